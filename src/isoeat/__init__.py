@@ -1,0 +1,86 @@
+"""isoeat: embedding association tests (WEAT, SC-WEAT) calibrated against anisotropy.
+
+Quick start::
+
+    import isoeat
+    model = isoeat.load_model("glove-6b-50d")           # bundled GloVe 6B 50d
+    zca = isoeat.fit_whitener(model, n_reference=100_000, eps=1e-3)
+    raw = isoeat.weat(model, "W6", rng=0)               # d, exact p
+    white = isoeat.weat(model, "W6", calibration=zca, rng=0)
+    print(raw.effect_size, raw.p_value, white.effect_size, white.p_value)
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ._errors import (
+    ConfigError,
+    CoverageError,
+    DataFormatError,
+    DimensionMismatchError,
+    FingerprintMismatchError,
+    IsoeatError,
+    IsoeatFileNotFoundError,
+    IsoeatWarning,
+    MissingDependencyError,
+    NotFittedError,
+    UnknownNameError,
+)
+from .backends import Lookup, StaticVectors, load_model
+from .calibration import ZCAWhitener, fit_whitener, load_whitener, save_whitener
+from .experiments import Comparison, classify_change, compare_calibration
+from .stats.weat import (
+    SCWEATResult,
+    WEATResult,
+    association_scores,
+    effect_size,
+    sc_weat_from_vectors,
+    weat,
+    weat_from_vectors,
+)
+from .wordsets import AssociationTest, WordSet, get_test, list_tests, load_tests_from_file, register_test
+
+__all__ = [
+    "__version__",
+    # word sets
+    "AssociationTest",
+    "WordSet",
+    "get_test",
+    "list_tests",
+    "load_tests_from_file",
+    "register_test",
+    # models
+    "load_model",
+    "StaticVectors",
+    "Lookup",
+    # calibration
+    "ZCAWhitener",
+    "fit_whitener",
+    "save_whitener",
+    "load_whitener",
+    # statistics
+    "weat",
+    "weat_from_vectors",
+    "WEATResult",
+    "sc_weat_from_vectors",
+    "SCWEATResult",
+    "association_scores",
+    "effect_size",
+    # experiments
+    "compare_calibration",
+    "Comparison",
+    "classify_change",
+    # errors
+    "IsoeatError",
+    "ConfigError",
+    "CoverageError",
+    "DataFormatError",
+    "DimensionMismatchError",
+    "FingerprintMismatchError",
+    "IsoeatFileNotFoundError",
+    "IsoeatWarning",
+    "MissingDependencyError",
+    "NotFittedError",
+    "UnknownNameError",
+]

@@ -1,0 +1,48 @@
+"""Atomic file writes: a result file is either the old one or the new one, never half."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Callable, IO, Iterator
+
+__all__ = ["atomic_write", "atomic_write_text", "atomic_write_bytes"]
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
+    """Open a temporary file next to ``path``; on success fsync and rename over it.
+
+    On any exception the temporary file is removed and ``path`` is untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding, newline=None if "b" in mode else "") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | Path, text: str) -> None:
+    with atomic_write(path, "w") as fh:
+        fh.write(text)
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    with atomic_write(path, "wb") as fh:
+        fh.write(data)
+
+
+def atomic_write_with(path: str | Path, writer: Callable[[IO], None], binary: bool = True) -> None:
+    """Call ``writer(fh)`` on a temporary file and rename it over ``path``."""
+    with atomic_write(path, "wb" if binary else "w") as fh:
+        writer(fh)

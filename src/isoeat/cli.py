@@ -1,0 +1,253 @@
+"""The ``isoeat`` command.
+
+Every user mistake ends as one line ``isoeat: error: ...`` on stderr and exit
+status 2; results go to stdout (and, with ``--out``, to files written
+atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any, Sequence
+
+__all__ = ["main"]
+
+FORMATS = ("table", "json", "csv")
+
+
+def _positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {v}")
+        return v
+    return parse
+
+
+def _nonneg_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {v}")
+        return v
+    return parse
+
+
+def _float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+        if not ok:
+            lb = "(" if lo_open else "["
+            rb = ")" if hi_open else "]"
+            raise argparse.ArgumentTypeError(f"{name} must lie in {lb}{lo:g}, {hi:g}{rb}, got {v:g}")
+        return v
+    return parse
+
+
+def _add_stat_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--permutations", type=_positive_int("--permutations"), default=100_000, metavar="N",
+                   help="Monte Carlo permutations where p is not exact (default 100000)")
+    p.add_argument("--seed", type=_nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
+                   help="permutation test alternative (default greater: P[S_i >= S])")
+    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
+                   help="p-value method (default auto: exact when feasible)")
+    p.add_argument("--ddof", type=_nonneg_int("--ddof"), default=1,
+                   help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
+    p.add_argument("--min-coverage", type=_float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
+                   help="error when a set keeps less than this share of its words (default 0.8)")
+    p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3,
+                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N",
+                   help="reference vectors for fitting ZCA (default 100000 most frequent words)")
+    p.add_argument("--reference-text", metavar="PATH",
+                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
+    p.add_argument("--whitener", metavar="FILE", help="use a whitener saved with 'isoeat whiten' instead of fitting")
+    p.add_argument("--force", action="store_true",
+                   help="apply a saved whitener even if it was fitted on another model")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="isoeat",
+        description="Embedding association tests (WEAT) raw and calibrated against anisotropy (ZCA whitening).",
+    )
+    parser.add_argument("--version", action="version", version=f"isoeat {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("tests", help="list the built-in tests with sizes and bias types")
+    p.add_argument("--format", choices=FORMATS, default="table")
+
+    p = sub.add_parser("weat", help="one WEAT on one model, raw or calibrated")
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
+    p.add_argument("--calibration", choices=("none", "zca"), default="none")
+    _add_stat_options(p)
+
+    p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)")
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--tests", default=None, metavar="IDS|PATHS",
+                   help="comma-separated ids and/or files (default W1..W10)")
+    p.add_argument("--alpha", type=_float_in("--alpha", 0, 1, True, True), default=0.05)
+    p.add_argument("--out", metavar="DIR", help="also write results.csv, results.json, comparison.csv/json here")
+    _add_stat_options(p)
+
+    p = sub.add_parser("whiten", help="fit a ZCA whitener on a model's reference vectors and save it (.npz)")
+    p.add_argument("--model", default="glove-6b-50d")
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3)
+    p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N")
+    p.add_argument("--reference-text", metavar="PATH")
+    return parser
+
+
+def _calibrator(args: argparse.Namespace, model: Any) -> Any:
+    from .calibration import fit_whitener, load_whitener
+
+    if args.whitener:
+        return load_whitener(args.whitener)
+    kwargs = {"text": args.reference_text} if args.reference_text else {}
+    return fit_whitener(model, n_reference=args.reference_size, eps=args.eps, **kwargs)
+
+
+def _cmd_tests(args: argparse.Namespace) -> int:
+    from .reporting.tables import _render, records_to_csv, to_json
+    from .wordsets import list_tests
+
+    tests = list_tests()
+    if args.format == "json":
+        sys.stdout.write(to_json([t.to_dict() for t in tests]))
+        return 0
+    recs = [
+        {"id": t.id, "bias_type": t.bias_type, "X": t.X.name, "Y": t.Y.name, "A": t.A.name, "B": t.B.name,
+         "n_x": len(t.X), "n_y": len(t.Y), "n_a": len(t.A), "n_b": len(t.B)}
+        for t in tests
+    ]
+    if args.format == "csv":
+        sys.stdout.write(records_to_csv(recs))
+        return 0
+    rows = [[r["id"], r["bias_type"], r["X"], r["Y"], r["A"], r["B"],
+             str(r["n_x"]), str(r["n_y"]), str(r["n_a"]), str(r["n_b"])] for r in recs]
+    print(_render(["ID", "Bias", "Target X", "Target Y", "Attribute A", "Attribute B",
+                   "|X|", "|Y|", "|A|", "|B|"], rows, align_left=6))
+    return 0
+
+
+def _cmd_weat(args: argparse.Namespace) -> int:
+    from .backends import load_model
+    from .reporting.tables import records_to_csv, to_json, weat_table
+    from .stats.weat import weat
+    from .wordsets import resolve_tests
+
+    tests = resolve_tests(args.test)
+    model = load_model(args.model)
+    cal = _calibrator(args, model) if args.calibration == "zca" or args.whitener else None
+    import numpy as np
+
+    seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
+    results = [
+        weat(model, t, calibration=cal, ddof=args.ddof, alternative=args.alternative, method=args.method,
+             n_permutations=args.permutations, rng=int(seeds[i].generate_state(1)[0]),
+             min_coverage=args.min_coverage, force=args.force)
+        for i, t in enumerate(tests)
+    ]
+    if args.format == "json":
+        sys.stdout.write(to_json([r.to_dict() for r in results]))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
+    else:
+        print(weat_table(results))
+        for r in results:
+            if r.dropped:
+                print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")
+    return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .backends import load_model
+    from .experiments import compare_calibration
+    from .reporting.tables import comparison_table, records_to_csv, to_json, write_outputs
+    from .wordsets import resolve_tests
+
+    t0 = time.perf_counter()
+    tests = resolve_tests(args.tests)
+    model = load_model(args.model)
+    cal = _calibrator(args, model)
+    progress = None
+    if sys.stderr.isatty():
+        def progress(done: int, total: int, label: str) -> None:
+            sys.stderr.write(f"\r[{done}/{total}] {label}      ")
+            sys.stderr.flush()
+            if done == total:
+                sys.stderr.write("\n")
+    comp = compare_calibration(
+        model, tests, calibrator=cal, alpha=args.alpha, n_permutations=args.permutations, rng=args.seed,
+        alternative=args.alternative, method=args.method, ddof=args.ddof, min_coverage=args.min_coverage,
+        force=args.force, progress=progress,
+    )
+    records = comp.records()
+    if args.out:
+        write_outputs(args.out, "results", records)
+        write_outputs(args.out, "comparison", [r.to_dict() for r in comp.rows], extra=comp.to_dict())
+    if args.format == "json":
+        sys.stdout.write(to_json(records))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv(records))
+    else:
+        print(comparison_table(comp))
+        print(f"({time.perf_counter() - t0:.1f} s" + (f"; written to {args.out})" if args.out else ")"))
+    return 0
+
+
+def _cmd_whiten(args: argparse.Namespace) -> int:
+    from .backends import load_model
+    from .calibration import fit_whitener, save_whitener
+
+    model = load_model(args.model)
+    kwargs = {"text": args.reference_text} if args.reference_text else {}
+    w = fit_whitener(model, n_reference=args.reference_size, eps=args.eps, **kwargs)
+    path = save_whitener(w, args.out)
+    print(f"saved ZCA whitener for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
+          f"eps={w.eps_:g}) to {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    from ._errors import IsoeatError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # bare `isoeat` shows help; `isoeat run` is the main job
+        parser.print_help()
+        return 0
+    handlers = {"tests": _cmd_tests, "weat": _cmd_weat, "run": _cmd_run, "whiten": _cmd_whiten}
+    try:
+        return handlers[args.command](args)
+    except IsoeatError as exc:
+        sys.stderr.write(f"isoeat: error: {exc}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("isoeat: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

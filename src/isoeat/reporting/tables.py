@@ -1,0 +1,168 @@
+"""Plain-text, CSV and JSON renderings of results (reads results, computes nothing)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from .._io import atomic_write_text
+
+__all__ = [
+    "format_p",
+    "format_d",
+    "comparison_table",
+    "weat_table",
+    "records_to_csv",
+    "to_json",
+    "write_outputs",
+]
+
+_CHG = {"Stable": "S", "Disappearing": "D", "Emerging": "E"}
+
+
+def format_p(p: float) -> str:
+    """``.0098`` style for p >= 1e-4, ``3.2e-10`` below (the exact value, not a floor)."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "nan"
+    if p >= 1e-4:
+        s = f"{p:.4f}"
+        return s[1:] if s.startswith("0.") else s
+    if p == 0:
+        return "0"
+    return f"{p:.1e}"
+
+
+def format_d(d: float) -> str:
+    return "nan" if d is None or math.isnan(d) else f"{d:.2f}"
+
+
+def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: int = 2, last_left: bool = False) -> str:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    def fmt(cells: Sequence[str]) -> str:
+        out = []
+        for i, c in enumerate(cells):
+            left = i < align_left or (last_left and i == len(cells) - 1)
+            out.append(c.ljust(widths[i]) if left else c.rjust(widths[i]))
+        return "  ".join(out).rstrip()
+    lines = [fmt(header), "  ".join("-" * w for w in widths)]
+    lines.extend(fmt(r) for r in rows)
+    return "\n".join(lines)
+
+
+def comparison_table(comp: Any) -> str:
+    """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags."""
+    header = ["ID", "Bias", "d_R", "p_R", "d_W", "p_W", "Chg", "Flags"]
+    rows = []
+    for r in comp.rows:
+        flags = []
+        if r.large_shift:
+            flags.append("|dd|>0.5")
+        if r.sign_reversal:
+            flags.append("sign")
+        mark_r = "*" if r.raw.p_value < comp.alpha else " "
+        mark_w = "*" if r.calibrated.p_value < comp.alpha else " "
+        rows.append([
+            r.test, r.bias_type,
+            format_d(r.raw.effect_size) + mark_r, format_p(r.raw.p_value),
+            format_d(r.calibrated.effect_size) + mark_w, format_p(r.calibrated.p_value),
+            _CHG.get(r.change, r.change), ",".join(flags) or "-",
+        ])
+    meta = comp.calibrator_metadata
+    title = f"{comp.model}: raw (R) vs {comp.calibration.upper()}-whitened (W)"
+    if meta:
+        title += f"; eps={meta.get('eps')}, reference: {meta.get('reference')}"
+    s = comp.summary()
+    methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
+    foot = [
+        f"* p < {comp.alpha:g} (one-sided unless stated: {comp.rows[0].raw.alternative}). "
+        f"Chg: S=Stable, D=Disappearing, E=Emerging. p: {' / '.join(methods)}.",
+        f"Stable {s['Stable']}, Disappearing {s['Disappearing']}, Emerging {s['Emerging']}; "
+        f"|dd|>0.5 in {s['large_shift']}, sign reversals {s['sign_reversal']}.",
+    ]
+    mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
+    if mc:
+        n = comp.rows[[r.test for r in comp.rows].index(mc[0])].raw.n_permutations
+        foot.append(f"Monte Carlo ({n:,} permutations, p=(k+1)/(N+1)) for: {', '.join(mc)}; exact elsewhere.")
+    dropped = [f"{r.test} {w}" for r in comp.rows for w in r.raw.dropped]
+    if dropped:
+        foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
+    return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
+
+
+def weat_table(results: Iterable[Any]) -> str:
+    """One line per WEAT result."""
+    header = ["Test", "Bias", "Model", "Calibration", "d", "p", "p method", "N", "|X|", "|Y|", "|A|", "|B|"]
+    rows = [
+        [r.test, r.bias_type, r.model, r.calibration, format_d(r.effect_size), format_p(r.p_value),
+         r.p_method, f"{r.n_permutations:,}", str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)]
+        for r in results
+    ]
+    return _render(header, rows, align_left=4)
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return ";".join(str(x) for x in v)
+    if v is None:
+        return ""
+    return v
+
+
+def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
+    """CSV text with one row per record (lists joined by ``;``)."""
+    if not records:
+        return ""
+    fields: list[str] = []
+    for rec in records:
+        for k in rec:
+            if k not in fields:
+                fields.append(k)
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for rec in records:
+        w.writerow({k: _cell(rec.get(k)) for k in fields})
+    return buf.getvalue()
+
+
+def _json_default(o: Any) -> Any:
+    import numpy as np
+
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def to_json(obj: Any) -> str:
+    """JSON text; NaN is written as null so that strict parsers accept it."""
+    def clean(x: Any) -> Any:
+        if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
+            return None
+        if isinstance(x, dict):
+            return {k: clean(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [clean(v) for v in x]
+        return x
+    return json.dumps(clean(obj), indent=2, default=_json_default) + "\n"
+
+
+def write_outputs(out_dir: str | Path, stem: str, records: Sequence[dict[str, Any]], extra: dict[str, Any] | None = None) -> list[Path]:
+    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}.csv", out / f"{stem}.json"]
+    atomic_write_text(paths[0], records_to_csv(records))
+    atomic_write_text(paths[1], to_json(list(records)))
+    if extra is not None:
+        p = out / f"{stem}-summary.json"
+        atomic_write_text(p, to_json(extra))
+        paths.append(p)
+    return paths

@@ -1,0 +1,1 @@
+"""Statistics: association scores, effect sizes, permutation tests, corrections."""

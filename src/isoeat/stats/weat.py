@@ -1,0 +1,478 @@
+r"""WEAT and SC-WEAT statistics (Caliskan, Bryson & Narayanan 2017).
+
+Notation follows the paper (§2.1, eq. 1–4). For a target word :math:`w` and
+attribute sets :math:`A, B`
+
+.. math::
+
+    s(w,A,B) = \operatorname{mean}_{a\in A}\cos(\vec w,\vec a)
+             - \operatorname{mean}_{b\in B}\cos(\vec w,\vec b)
+
+    S(X,Y,A,B) = \sum_{x\in X}s(x,A,B) - \sum_{y\in Y}s(y,A,B)
+
+    d = \frac{\operatorname{mean}_{x\in X}s(x,A,B)-\operatorname{mean}_{y\in Y}s(y,A,B)}
+             {\operatorname{std}_{w\in X\cup Y}s(w,A,B)}
+
+The standard deviation uses ``ddof=1`` (sample SD, as Caliskan et al.) unless
+told otherwise. :math:`s` is computed once per target word; every permutation
+of the test is then a different split of that vector (see
+:mod:`isoeat.stats.permutation`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError, CoverageError
+from .permutation import PermutationResult, partition_test
+
+__all__ = [
+    "cosine_matrix",
+    "association_scores",
+    "effect_size",
+    "test_statistic",
+    "WEATResult",
+    "SCWEATResult",
+    "weat_from_vectors",
+    "weat",
+    "sc_weat_from_vectors",
+    "resolve_seed",
+    "ALTERNATIVES",
+]
+
+ALTERNATIVES = ("greater", "less", "two-sided")
+
+
+def cosine_matrix(U: np.ndarray, V: np.ndarray) -> np.ndarray:
+    r"""Pairwise cosine similarities :math:`\cos(u_i, v_j)`, shape ``(len(U), len(V))``."""
+    U = np.asarray(U, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    nu = np.linalg.norm(U, axis=1, keepdims=True)
+    nv = np.linalg.norm(V, axis=1, keepdims=True)
+    if (nu == 0).any() or (nv == 0).any():
+        raise ConfigError("cosine is undefined for an all-zero vector")
+    return (U / nu) @ (V / nv).T
+
+
+def association_scores(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    r""":math:`s(w,A,B)` for every row ``w`` of ``W`` (paper eq. 1).
+
+    Examples
+    --------
+    >>> association_scores(np.array([[1.0, 0.0]]), np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]]))
+    array([1.])
+    """
+    return cosine_matrix(W, A).mean(axis=1) - cosine_matrix(W, B).mean(axis=1)
+
+
+def test_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
+    r""":math:`S = \sum_X s - \sum_Y s` (paper eq. 2)."""
+    return float(np.sum(s_x) - np.sum(s_y))
+
+
+test_statistic.__test__ = False  # keep pytest from collecting it
+
+
+def effect_size(s_x: np.ndarray, s_y: np.ndarray, ddof: int = 1) -> float:
+    r"""Effect size :math:`d` (paper eq. 3): mean difference over the pooled SD of :math:`s`.
+
+    Parameters
+    ----------
+    s_x, s_y : array_like
+        Association scores of the X and Y targets.
+    ddof : int, default 1
+        Delta degrees of freedom of the SD over :math:`X\cup Y`. Caliskan et
+        al. (2017) use the sample SD (``ddof=1``); several other tools use
+        ``ddof=0``, which gives :math:`d` larger by :math:`\sqrt{n/(n-1)}`.
+
+    Returns
+    -------
+    float
+        ``nan`` when all scores are equal (SD 0).
+    """
+    s_x = np.asarray(s_x, dtype=np.float64)
+    s_y = np.asarray(s_y, dtype=np.float64)
+    pooled = np.concatenate([s_x, s_y])
+    if pooled.size - ddof <= 0:
+        return float("nan")
+    sd = float(np.std(pooled, ddof=ddof))
+    if sd == 0.0 or not np.isfinite(sd):
+        return float("nan")
+    return float((s_x.mean() - s_y.mean()) / sd)
+
+
+def resolve_seed(rng: Any) -> tuple[np.random.Generator, int | None]:
+    """Turn the ``rng`` keyword (None, int or Generator) into a Generator and a recordable seed."""
+    if isinstance(rng, np.random.Generator):
+        return rng, None
+    if rng is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+        return np.random.default_rng(seed), seed
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ConfigError(f"rng must be None, a non-negative int or a numpy Generator, got {rng!r}")
+    return np.random.default_rng(int(rng)), int(rng)
+
+
+@dataclass(frozen=True)
+class WEATResult:
+    """One WEAT on one embedding space.
+
+    The same fields are filled on every path; quantities that were not
+    computed are ``nan`` (floats) or ``None``.
+
+    Attributes
+    ----------
+    test, bias_type, model, calibration : str
+    effect_size : float
+        :math:`d` (eq. 3), SD with ``ddof``.
+    statistic : float
+        :math:`S` (eq. 2).
+    p_value : float
+        Permutation p-value for ``alternative``; exact (``k / n_partitions``)
+        or Monte Carlo (``(k+1)/(N+1)``), see ``p_method``.
+    p_method : str
+        ``"exact"`` or ``"monte-carlo"``.
+    n_permutations : int
+        Number of partitions the p-value is based on: all of them when exact,
+        the N sampled ones for Monte Carlo.
+    n_partitions : int
+        :math:`\\binom{|X|+|Y|}{|X|}`, the size of the full permutation null.
+    count : int
+        Partitions (or sampled ones) whose statistic reached the observed one.
+    p_ci_low, p_ci_high : float
+        Clopper–Pearson 95% interval on p for Monte Carlo; equal to p when exact.
+    tolerance : float
+        Absolute tolerance on the X-side sum under which ties count as reaching.
+    alternative : str
+    ddof : int
+    n_x, n_y, n_a, n_b : int
+        Set sizes actually used (after dropping out-of-vocabulary words).
+    dropped : tuple of str
+        ``"ROLE:word"`` for every word not found in the model.
+    case_folded : tuple of str
+        ``"word->entry"`` for words found by the lowercase fallback.
+    seed : int or None
+        Seed of the Monte Carlo generator (``None`` when a Generator was passed).
+    effect_size_ci_low, effect_size_ci_high : float
+        Bootstrap interval on d when requested, else ``nan``.
+    """
+
+    test: str
+    bias_type: str
+    model: str
+    calibration: str
+    effect_size: float
+    statistic: float
+    p_value: float
+    p_method: str
+    n_permutations: int
+    n_partitions: int
+    count: int
+    p_ci_low: float
+    p_ci_high: float
+    tolerance: float
+    alternative: str
+    ddof: int
+    n_x: int
+    n_y: int
+    n_a: int
+    n_b: int
+    dropped: tuple[str, ...] = ()
+    case_folded: tuple[str, ...] = ()
+    seed: int | None = None
+    stopped_early: bool = False
+    effect_size_ci_low: float = float("nan")
+    effect_size_ci_high: float = float("nan")
+    effect_size_ci_method: str = ""
+    s_x: tuple[float, ...] = field(default=(), repr=False)
+    s_y: tuple[float, ...] = field(default=(), repr=False)
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """``p_value < alpha``."""
+        return bool(self.p_value < alpha)
+
+    def to_dict(self, *, scores: bool = False) -> dict[str, Any]:
+        """A JSON-ready record (tuples become lists; ``s_x``/``s_y`` only if ``scores``)."""
+        d = asdict(self)
+        for k in ("dropped", "case_folded", "s_x", "s_y"):
+            d[k] = list(d[k])
+        if not scores:
+            d.pop("s_x")
+            d.pop("s_y")
+        return d
+
+
+def _validate(alternative: str, ddof: Any) -> None:
+    if alternative not in ALTERNATIVES:
+        raise ConfigError(f"alternative must be one of {', '.join(ALTERNATIVES)}; got {alternative!r}")
+    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
+        raise ConfigError(f"ddof must be a non-negative integer, got {ddof!r}")
+
+
+def weat_from_vectors(
+    X: np.ndarray,
+    Y: np.ndarray,
+    A: np.ndarray,
+    B: np.ndarray,
+    *,
+    ddof: int = 1,
+    alternative: str = "greater",
+    method: str = "auto",
+    n_permutations: int = 100_000,
+    rng: Any = None,
+    test: str = "custom",
+    bias_type: str = "",
+    model: str = "",
+    calibration: str = "none",
+    dropped: tuple[str, ...] = (),
+    case_folded: tuple[str, ...] = (),
+    **permutation_kwargs: Any,
+) -> WEATResult:
+    r"""WEAT effect size and permutation p-value from four matrices of vectors.
+
+    Parameters
+    ----------
+    X, Y, A, B : ndarray of shape (n, dim)
+        Target and attribute vectors (rows), already calibrated if wanted.
+    ddof : int, default 1
+        See :func:`effect_size`.
+    alternative : {"greater", "less", "two-sided"}
+        ``"greater"``: :math:`p = P[S_i \ge S]` over equal-size partitions of
+        :math:`X\cup Y` (ties within a tolerance count as reaching).
+    method : {"auto", "exact", "monte-carlo"}
+        See :func:`isoeat.stats.permutation.partition_test`.
+    n_permutations : int, default 100_000
+        Monte Carlo sample size.
+    rng : None, int or numpy.random.Generator
+
+    Examples
+    --------
+    >>> X = np.array([[1.0, 0.1], [1.0, 0.2]]); Y = np.array([[0.1, 1.0], [0.2, 1.0]])
+    >>> A = np.array([[1.0, 0.0], [1.0, 0.05]]); B = np.array([[0.0, 1.0], [0.05, 1.0]])
+    >>> r = weat_from_vectors(X, Y, A, B, rng=0)
+    >>> round(r.effect_size, 3), r.p_method, r.n_partitions
+    (1.73, 'exact', 6)
+    """
+    _validate(alternative, ddof)
+    mats = {}
+    for role, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
+        M = np.asarray(M, dtype=np.float64)
+        if M.ndim != 2:
+            raise ConfigError(f"set {role}: expected a 2-D array of vectors, got shape {M.shape}")
+        if M.shape[0] < 2:
+            raise CoverageError(f"test {test}: set {role} has {M.shape[0]} word(s); at least 2 are needed")
+        mats[role] = M
+    dims = {M.shape[1] for M in mats.values()}
+    if len(dims) != 1:
+        raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
+    gen, seed = resolve_seed(rng)
+    s_x = association_scores(mats["X"], mats["A"], mats["B"])
+    s_y = association_scores(mats["Y"], mats["A"], mats["B"])
+    s = np.concatenate([s_x, s_y])
+    perm: PermutationResult = partition_test(
+        s,
+        len(s_x),
+        alternative=alternative,
+        method=method,
+        n_permutations=n_permutations,
+        rng=gen,
+        **permutation_kwargs,
+    )
+    return WEATResult(
+        test=test,
+        bias_type=bias_type,
+        model=model,
+        calibration=calibration,
+        effect_size=effect_size(s_x, s_y, ddof=ddof),
+        statistic=test_statistic(s_x, s_y),
+        p_value=float(perm.p_value),
+        p_method=perm.p_method,
+        n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
+        n_partitions=int(perm.n_partitions),
+        count=int(perm.count),
+        p_ci_low=float(perm.ci_low),
+        p_ci_high=float(perm.ci_high),
+        tolerance=float(perm.tolerance),
+        alternative=alternative,
+        ddof=int(ddof),
+        n_x=len(s_x),
+        n_y=len(s_y),
+        n_a=mats["A"].shape[0],
+        n_b=mats["B"].shape[0],
+        dropped=tuple(dropped),
+        case_folded=tuple(case_folded),
+        seed=seed,
+        stopped_early=bool(perm.stopped_early),
+        s_x=tuple(float(v) for v in s_x),
+        s_y=tuple(float(v) for v in s_y),
+    )
+
+
+def _lookup_sets(model: Any, test: Any, min_coverage: float) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    if not (0.0 <= float(min_coverage) <= 1.0):
+        raise ConfigError(f"min_coverage must lie in [0, 1], got {min_coverage!r}")
+    vecs: dict[str, np.ndarray] = {}
+    dropped: list[str] = []
+    folded: list[str] = []
+    for role, ws in test.sets().items():
+        lk = model.lookup(ws.words)
+        dropped.extend(f"{role}:{w}" for w in lk.missing)
+        folded.extend(f"{w}->{entry}" for w, entry in lk.case_folded)
+        if lk.coverage < min_coverage or len(lk.found) < 2:
+            shown = ", ".join(lk.missing[:10]) + (" ..." if len(lk.missing) > 10 else "")
+            raise CoverageError(
+                f"test {test.id}, set {role} ({ws.name}): {len(lk.missing)} of {len(ws.words)} words "
+                f"not in the vocabulary of {getattr(model, 'name', 'the model')} "
+                f"({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}, and at least 2 words): {shown}"
+            )
+        vecs[role] = lk.vectors
+    return vecs, dropped, folded
+
+
+def weat(
+    model: Any,
+    test: Any,
+    *,
+    calibration: Any = None,
+    ddof: int = 1,
+    alternative: str = "greater",
+    method: str = "auto",
+    n_permutations: int = 100_000,
+    rng: Any = None,
+    min_coverage: float = 0.8,
+    force: bool = False,
+    **permutation_kwargs: Any,
+) -> WEATResult:
+    """Run one WEAT on a model, optionally after calibration (pipeline stages 2–3).
+
+    Parameters
+    ----------
+    model : Encoder
+        E.g. ``isoeat.load_model("glove-6b-50d")``.
+    test : AssociationTest or str
+        A test or a registered id such as ``"W6"``.
+    calibration : fitted calibrator or None
+        Anything with ``transform``, e.g. a fitted :class:`~isoeat.ZCAWhitener`.
+        Its dimension and model fingerprint are checked (``force`` skips the
+        fingerprint check, never the dimension check).
+    min_coverage : float, default 0.8
+        Out-of-vocabulary words are dropped and reported; a set that keeps
+        less than this share of its words (or fewer than 2) is an error.
+    ddof, alternative, method, n_permutations, rng
+        See :func:`weat_from_vectors`.
+    """
+    if isinstance(test, str):
+        from ..wordsets import get_test
+
+        test = get_test(test)
+    vecs, dropped, folded = _lookup_sets(model, test, min_coverage)
+    cal_name = "none"
+    if calibration is not None:
+        from ..calibration import check_compatible
+
+        check_compatible(calibration, model, force=force)
+        vecs = {role: calibration.transform(v) for role, v in vecs.items()}
+        cal_name = getattr(calibration, "name", type(calibration).__name__.lower())
+    return weat_from_vectors(
+        vecs["X"],
+        vecs["Y"],
+        vecs["A"],
+        vecs["B"],
+        ddof=ddof,
+        alternative=alternative,
+        method=method,
+        n_permutations=n_permutations,
+        rng=rng,
+        test=test.id,
+        bias_type=test.bias_type,
+        model=getattr(model, "name", ""),
+        calibration=cal_name,
+        dropped=tuple(dropped),
+        case_folded=tuple(folded),
+        **permutation_kwargs,
+    )
+
+
+@dataclass(frozen=True)
+class SCWEATResult:
+    r"""Single-category WEAT for one target word (Caliskan et al. 2017).
+
+    .. math::
+
+        d = \frac{\operatorname{mean}_{a\in A}\cos(\vec w,\vec a)-\operatorname{mean}_{b\in B}\cos(\vec w,\vec b)}
+                 {\operatorname{std}_{x\in A\cup B}\cos(\vec w,\vec x)}
+
+    The p-value permutes the attribute words: all partitions of
+    :math:`A\cup B` into sets of sizes :math:`|A|` and :math:`|B|`.
+    """
+
+    word: str
+    effect_size: float
+    statistic: float
+    p_value: float
+    p_method: str
+    n_permutations: int
+    n_partitions: int
+    count: int
+    p_ci_low: float
+    p_ci_high: float
+    alternative: str
+    ddof: int
+    n_a: int
+    n_b: int
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def sc_weat_from_vectors(
+    w: np.ndarray,
+    A: np.ndarray,
+    B: np.ndarray,
+    *,
+    word: str = "",
+    ddof: int = 1,
+    alternative: str = "greater",
+    method: str = "auto",
+    n_permutations: int = 100_000,
+    rng: Any = None,
+) -> SCWEATResult:
+    """SC-WEAT effect size and permutation p-value of one target vector ``w``."""
+    _validate(alternative, ddof)
+    w = np.asarray(w, dtype=np.float64).reshape(1, -1)
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    if A.ndim != 2 or B.ndim != 2 or A.shape[0] < 2 or B.shape[0] < 2:
+        raise CoverageError("SC-WEAT needs at least 2 attribute words in each of A and B")
+    gen, seed = resolve_seed(rng)
+    ca = cosine_matrix(w, A)[0]
+    cb = cosine_matrix(w, B)[0]
+    sd = float(np.std(np.concatenate([ca, cb]), ddof=ddof))
+    stat = float(ca.mean() - cb.mean())
+    d = stat / sd if sd > 0 else math.nan
+    perm = partition_test(
+        np.concatenate([ca, cb]), len(ca), alternative=alternative, method=method,
+        n_permutations=n_permutations, rng=gen,
+    )
+    return SCWEATResult(
+        word=word,
+        effect_size=d,
+        statistic=stat,
+        p_value=float(perm.p_value),
+        p_method=perm.p_method,
+        n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
+        n_partitions=int(perm.n_partitions),
+        count=int(perm.count),
+        p_ci_low=float(perm.ci_low),
+        p_ci_high=float(perm.ci_high),
+        alternative=alternative,
+        ddof=int(ddof),
+        n_a=len(ca),
+        n_b=len(cb),
+        seed=seed,
+    )

@@ -1,0 +1,17 @@
+"""Word sets and association tests: specification, registry, file loaders."""
+
+from ._loaders import load_tests_from_file
+from ._registry import builtin_metadata, get_test, list_tests, register_test, resolve_tests
+from ._spec import BIAS_TYPES, AssociationTest, WordSet
+
+__all__ = [
+    "AssociationTest",
+    "WordSet",
+    "BIAS_TYPES",
+    "get_test",
+    "list_tests",
+    "register_test",
+    "resolve_tests",
+    "load_tests_from_file",
+    "builtin_metadata",
+]

@@ -1,0 +1,129 @@
+"""The association-test specification: four word sets and their metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._errors import ConfigError
+
+__all__ = ["WordSet", "AssociationTest", "BIAS_TYPES"]
+
+#: Bias categories of the ten standard WEATs (paper Table 1). User tests may
+#: use any other label; these are the ones the reports group by.
+BIAS_TYPES = ("Valence", "Race", "Gender", "Health", "Age")
+
+
+@dataclass(frozen=True)
+class WordSet:
+    """A named, ordered tuple of stimulus words (or sentences, for SEAT).
+
+    Parameters
+    ----------
+    name : str
+        Label of the set, e.g. ``"Flowers"``.
+    words : tuple of str
+        The stimuli, in their published order. Duplicates are refused.
+
+    Examples
+    --------
+    >>> WordSet("Career", ("executive", "management")).words
+    ('executive', 'management')
+    """
+
+    name: str
+    words: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ConfigError(f"word set name must be a non-empty string, got {self.name!r}")
+        words = tuple(self.words) if not isinstance(self.words, tuple) else self.words
+        object.__setattr__(self, "words", words)
+        for w in words:
+            if not isinstance(w, str) or not w.strip():
+                raise ConfigError(
+                    f"word set {self.name!r}: every word must be a non-empty string, got {w!r}"
+                )
+        seen: set[str] = set()
+        dups = [w for w in words if w in seen or seen.add(w)]  # type: ignore[func-returns-value]
+        if dups:
+            raise ConfigError(f"word set {self.name!r}: duplicate word(s) {sorted(set(dups))}")
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "words": list(self.words)}
+
+
+@dataclass(frozen=True)
+class AssociationTest:
+    """A WEAT: targets ``X``, ``Y`` and attributes ``A``, ``B`` (paper notation).
+
+    The test asks whether ``X`` is more associated with ``A`` (and ``Y`` with
+    ``B``) than the reverse; a positive effect size means it is.
+
+    Parameters
+    ----------
+    id : str
+        Registry id, e.g. ``"W6"``.
+    bias_type : str
+        Category, e.g. ``"Gender"``.
+    X, Y : WordSet
+        Target sets.
+    A, B : WordSet
+        Attribute sets.
+    citation : str
+        Where the stimuli come from.
+    title : str
+        Short human-readable description.
+    provenance : tuple of str
+        How the lists were established and checked.
+    source : str
+        ``"builtin"`` or the path of the file the test was read from.
+    """
+
+    id: str
+    bias_type: str
+    X: WordSet
+    Y: WordSet
+    A: WordSet
+    B: WordSet
+    citation: str = ""
+    title: str = ""
+    provenance: tuple[str, ...] = field(default=(), repr=False)
+    source: str = "builtin"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id.strip():
+            raise ConfigError(f"test id must be a non-empty string, got {self.id!r}")
+        for role in ("X", "Y", "A", "B"):
+            if not isinstance(getattr(self, role), WordSet):
+                raise ConfigError(f"test {self.id!r}: {role} must be a WordSet")
+        object.__setattr__(self, "provenance", tuple(self.provenance))
+
+    @property
+    def sizes(self) -> tuple[int, int, int, int]:
+        """``(|X|, |Y|, |A|, |B|)``."""
+        return (len(self.X), len(self.Y), len(self.A), len(self.B))
+
+    def sets(self) -> dict[str, WordSet]:
+        """The four sets keyed by role."""
+        return {"X": self.X, "Y": self.Y, "A": self.A, "B": self.B}
+
+    def swapped_targets(self) -> "AssociationTest":
+        """The same test with ``X`` and ``Y`` exchanged (negates ``d`` and ``S``)."""
+        from dataclasses import replace
+
+        return replace(self, X=self.Y, Y=self.X)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "bias_type": self.bias_type,
+            "title": self.title,
+            "citation": self.citation,
+            **{role: ws.to_dict() for role, ws in self.sets().items()},
+            "provenance": list(self.provenance),
+            "source": self.source,
+        }

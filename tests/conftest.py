@@ -1,0 +1,50 @@
+"""Shared fixtures. Real data only: the bundled GloVe 6B 50d and ../shared/data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _shared_data() -> Path | None:
+    for cand in (os.environ.get("ISOEAT_SHARED_DATA"), ROOT.parent / "shared" / "data"):
+        if cand and Path(cand).is_dir():
+            return Path(cand)
+    return None
+
+
+SHARED = _shared_data()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if SHARED is None:
+        pytest.skip("../shared/data not present (set ISOEAT_SHARED_DATA to run)")
+    return SHARED
+
+
+@pytest.fixture(scope="session")
+def glove():
+    import isoeat
+
+    try:
+        return isoeat.load_model("glove-6b-50d")
+    except isoeat.MissingDependencyError as exc:  # Python 3.10 has no kumo wheel
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def glove_zca(glove):
+    import isoeat
+
+    return isoeat.fit_whitener(glove, n_reference=100_000, eps=1e-3)
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)
