@@ -77,7 +77,29 @@ def _add_stat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--whitener", metavar="FILE", help="use a whitener saved with 'isoeat whiten' instead of fitting")
     p.add_argument("--force", action="store_true",
                    help="apply a saved whitener even if it was fitted on another model")
+    p.add_argument("--bootstrap", type=_nonneg_int("--bootstrap"), default=0, metavar="N",
+                   help="bootstrap resamples for a confidence interval on d (default 0: none)")
+    p.add_argument("--ci-method", choices=("percentile", "bca"), default="percentile",
+                   help="bootstrap interval method (default percentile)")
+    p.add_argument("--ci-level", type=_float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
+                   help="confidence level of the interval on d (default 0.95)")
+    p.add_argument("--resample-attributes", action="store_true",
+                   help="bootstrap the attribute words too, not only the targets")
+    p.add_argument("--stop-early", action="store_true",
+                   help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (0.05)")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+
+
+def _weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Options shared by `weat` and `run`, as keyword arguments of isoeat.weat."""
+    kw: dict[str, Any] = dict(
+        ddof=args.ddof, alternative=args.alternative, method=args.method, n_permutations=args.permutations,
+        min_coverage=args.min_coverage, bootstrap=args.bootstrap, ci_method=args.ci_method,
+        ci_level=args.ci_level, resample_attributes=args.resample_attributes,
+    )
+    if args.stop_early:
+        kw["sequential_alpha"] = getattr(args, "alpha", 0.05)
+    return kw
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -104,7 +126,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tests", default=None, metavar="IDS|PATHS",
                    help="comma-separated ids and/or files (default W1..W10)")
     p.add_argument("--alpha", type=_float_in("--alpha", 0, 1, True, True), default=0.05)
+    p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
+                   help="adjusted p shown next to p in the table (default holm; files carry both)")
     p.add_argument("--out", metavar="DIR", help="also write results.csv, results.json, comparison.csv/json here")
+    _add_stat_options(p)
+
+    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test")
+    p.add_argument("--model", default="glove-6b-50d")
+    p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
+    p.add_argument("--attributes", required=True, metavar="TEST",
+                   help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
+    p.add_argument("--calibration", choices=("none", "zca"), default="none")
     _add_stat_options(p)
 
     p = sub.add_parser("whiten", help="fit a ZCA whitener on a model's reference vectors and save it (.npz)")
@@ -161,9 +193,8 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
     seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
     results = [
-        weat(model, t, calibration=cal, ddof=args.ddof, alternative=args.alternative, method=args.method,
-             n_permutations=args.permutations, rng=int(seeds[i].generate_state(1)[0]),
-             min_coverage=args.min_coverage, force=args.force)
+        weat(model, t, calibration=cal, rng=int(seeds[i].generate_state(1)[0]), force=args.force,
+             **_weat_kwargs(args))
         for i, t in enumerate(tests)
     ]
     if args.format == "json":
@@ -196,9 +227,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             if done == total:
                 sys.stderr.write("\n")
     comp = compare_calibration(
-        model, tests, calibrator=cal, alpha=args.alpha, n_permutations=args.permutations, rng=args.seed,
-        alternative=args.alternative, method=args.method, ddof=args.ddof, min_coverage=args.min_coverage,
-        force=args.force, progress=progress,
+        model, tests, calibrator=cal, alpha=args.alpha, rng=args.seed, force=args.force, progress=progress,
+        **_weat_kwargs(args),
     )
     records = comp.records()
     if args.out:
@@ -209,8 +239,35 @@ def _cmd_run(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(records_to_csv(records))
     else:
-        print(comparison_table(comp))
+        print(comparison_table(comp, adjust=args.adjust))
         print(f"({time.perf_counter() - t0:.1f} s" + (f"; written to {args.out})" if args.out else ")"))
+    return 0
+
+
+def _cmd_scweat(args: argparse.Namespace) -> int:
+    from .backends import load_model
+    from .reporting.tables import _render, format_d, format_p, records_to_csv, to_json
+    from .stats.weat import sc_weat
+    from .wordsets import resolve_tests
+
+    (test,) = resolve_tests(args.attributes)[:1]
+    model = load_model(args.model)
+    cal = _calibrator(args, model) if args.calibration == "zca" or args.whitener else None
+    results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
+                      method=args.method, n_permutations=args.permutations, rng=args.seed,
+                      min_coverage=args.min_coverage, force=args.force)
+    recs = [{**r.to_dict(), "model": model.name, "calibration": "zca" if cal is not None else "none",
+             "A": test.A.name, "B": test.B.name} for r in results]
+    if args.format == "json":
+        sys.stdout.write(to_json(recs))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv(recs))
+    else:
+        print(f"SC-WEAT on {model.name} ({recs[0]['calibration']}): A = {test.A.name}, B = {test.B.name} "
+              f"(from {test.id})")
+        print(_render(["Word", "d", "p", "p method", "N"],
+                      [[r.word, format_d(r.effect_size), format_p(r.p_value), r.p_method,
+                        f"{r.n_permutations:,}"] for r in results], align_left=1))
     return 0
 
 
@@ -236,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:  # bare `isoeat` shows help; `isoeat run` is the main job
         parser.print_help()
         return 0
-    handlers = {"tests": _cmd_tests, "weat": _cmd_weat, "run": _cmd_run, "whiten": _cmd_whiten}
+    handlers = {"tests": _cmd_tests, "weat": _cmd_weat, "run": _cmd_run, "scweat": _cmd_scweat, "whiten": _cmd_whiten}
     try:
         return handlers[args.command](args)
     except IsoeatError as exc:

@@ -67,6 +67,10 @@ class ComparisonRow:
             "d_calibrated": self.calibrated.effect_size,
             "p_calibrated": self.calibrated.p_value,
             "p_method_calibrated": self.calibrated.p_method,
+            "p_holm_raw": self.raw.p_holm,
+            "p_bh_raw": self.raw.p_bh,
+            "p_holm_calibrated": self.calibrated.p_holm,
+            "p_bh_calibrated": self.calibrated.p_bh,
             "calibration": self.calibrated.calibration,
             "change": self.change,
             "delta_d": self.delta_d,
@@ -133,6 +137,17 @@ def _row(raw: WEATResult, cal: WEATResult, alpha: float) -> ComparisonRow:
     )
 
 
+def _with_adjusted(results: list[WEATResult]) -> list[WEATResult]:
+    """Fill ``p_holm``/``p_bh`` across one family of results."""
+    from dataclasses import replace
+
+    from ..stats.multitest import benjamini_hochberg, holm
+
+    p = np.array([r.p_value for r in results], dtype=np.float64)
+    ph, pb = holm(p), benjamini_hochberg(p)
+    return [replace(r, p_holm=float(a), p_bh=float(b)) for r, a, b in zip(results, ph, pb)]
+
+
 def compare_calibration(
     model: Any,
     tests: Sequence[Any] | None = None,
@@ -149,6 +164,7 @@ def compare_calibration(
     min_coverage: float = 0.8,
     force: bool = False,
     progress: Any = None,
+    **weat_kwargs: Any,
 ) -> Comparison:
     """The paper's three-stage pipeline on a battery of tests, raw and calibrated.
 
@@ -167,6 +183,16 @@ def compare_calibration(
         with ``numpy.random.SeedSequence.spawn`` and recorded in each result.
     progress : callable, optional
         Called as ``progress(done, total, label)`` after each result.
+    **weat_kwargs
+        Passed to :func:`isoeat.weat` (``bootstrap=``, ``ci_method=``,
+        ``sequential_alpha=``, ...).
+
+    Notes
+    -----
+    Holm and Benjamini–Hochberg adjusted p-values are computed across the
+    battery, separately within the raw and within the calibrated space (each
+    is one family of tests), and stored in ``p_holm``/``p_bh`` next to the
+    unadjusted ``p_value``. Change classes use the unadjusted p, as the paper.
     """
     from ..calibration import fit_whitener
     from ..wordsets import get_test, resolve_tests
@@ -189,12 +215,12 @@ def compare_calibration(
             raise ConfigError(f"rng (seed) must be None, a non-negative int or a Generator, got {rng!r}")
         root = np.random.SeedSequence(int(rng))
     children = root.spawn(2 * len(tests))
-    rows = []
+    pairs: list[tuple[WEATResult, WEATResult]] = []
     total = 2 * len(tests)
     for i, test in enumerate(tests):
         common = dict(
             ddof=ddof, alternative=alternative, method=method, n_permutations=n_permutations,
-            min_coverage=min_coverage,
+            min_coverage=min_coverage, **weat_kwargs,
         )
         raw = weat(model, test, rng=int(children[2 * i].generate_state(1)[0]), **common)
         if progress:
@@ -205,7 +231,10 @@ def compare_calibration(
         )
         if progress:
             progress(2 * i + 2, total, f"{test.id} {cal.calibration}")
-        rows.append(_row(raw, cal, alpha))
+        pairs.append((raw, cal))
+    raws = _with_adjusted([p[0] for p in pairs])
+    cals = _with_adjusted([p[1] for p in pairs])
+    rows = [_row(r, c, alpha) for r, c in zip(raws, cals)]
     return Comparison(
         model=getattr(model, "name", ""),
         calibration=getattr(calibrator, "name", "calibrated"),

@@ -53,9 +53,29 @@ def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: in
     return "\n".join(lines)
 
 
-def comparison_table(comp: Any) -> str:
-    """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags."""
-    header = ["ID", "Bias", "d_R", "p_R", "d_W", "p_W", "Chg", "Flags"]
+def comparison_table(comp: Any, adjust: str = "holm") -> str:
+    """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
+
+    ``adjust`` (``"holm"``, ``"bh"`` or ``"none"``) adds the adjusted p of each
+    space next to its raw p; ``ci`` columns appear when bootstrap intervals
+    were computed.
+    """
+    adj_field = {"holm": "p_holm", "bh": "p_bh", "none": None}[adjust]
+    adj_label = {"holm": "Holm", "bh": "BH", "none": ""}[adjust]
+    with_ci = any(r.raw.effect_size_ci_resamples for r in comp.rows)
+    header = ["ID", "Bias", "d_R"]
+    if with_ci:
+        header.append("CI_R")
+    header.append("p_R")
+    if adj_field:
+        header.append(f"{adj_label}_R")
+    header.append("d_W")
+    if with_ci:
+        header.append("CI_W")
+    header.append("p_W")
+    if adj_field:
+        header.append(f"{adj_label}_W")
+    header += ["Chg", "Flags"]
     rows = []
     for r in comp.rows:
         flags = []
@@ -65,12 +85,16 @@ def comparison_table(comp: Any) -> str:
             flags.append("sign")
         mark_r = "*" if r.raw.p_value < comp.alpha else " "
         mark_w = "*" if r.calibrated.p_value < comp.alpha else " "
-        rows.append([
-            r.test, r.bias_type,
-            format_d(r.raw.effect_size) + mark_r, format_p(r.raw.p_value),
-            format_d(r.calibrated.effect_size) + mark_w, format_p(r.calibrated.p_value),
-            _CHG.get(r.change, r.change), ",".join(flags) or "-",
-        ])
+        cells = [r.test, r.bias_type]
+        for res, mark in ((r.raw, mark_r), (r.calibrated, mark_w)):
+            cells.append(format_d(res.effect_size) + mark)
+            if with_ci:
+                cells.append(f"[{format_d(res.effect_size_ci_low)}, {format_d(res.effect_size_ci_high)}]")
+            cells.append(format_p(res.p_value))
+            if adj_field:
+                cells.append(format_p(getattr(res, adj_field)))
+        cells += [_CHG.get(r.change, r.change), ",".join(flags) or "-"]
+        rows.append(cells)
     meta = comp.calibrator_metadata
     title = f"{comp.model}: raw (R) vs {comp.calibration.upper()}-whitened (W)"
     if meta:
@@ -83,6 +107,13 @@ def comparison_table(comp: Any) -> str:
         f"Stable {s['Stable']}, Disappearing {s['Disappearing']}, Emerging {s['Emerging']}; "
         f"|dd|>0.5 in {s['large_shift']}, sign reversals {s['sign_reversal']}.",
     ]
+    if adj_field:
+        foot.append(f"{adj_label}_R, {adj_label}_W: {'Holm' if adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
+                    f"p across the {len(comp.rows)} tests of each space (change classes use unadjusted p).")
+    if with_ci:
+        r0 = comp.rows[0].raw
+        foot.append(f"CI: {r0.effect_size_ci_level:.0%} bootstrap interval on d ({r0.effect_size_ci_method}, "
+                    f"{r0.effect_size_ci_resamples:,} resamples of the target words).")
     mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
     if mc:
         n = comp.rows[[r.test for r in comp.rows].index(mc[0])].raw.n_permutations
@@ -95,12 +126,17 @@ def comparison_table(comp: Any) -> str:
 
 def weat_table(results: Iterable[Any]) -> str:
     """One line per WEAT result."""
-    header = ["Test", "Bias", "Model", "Calibration", "d", "p", "p method", "N", "|X|", "|Y|", "|A|", "|B|"]
-    rows = [
-        [r.test, r.bias_type, r.model, r.calibration, format_d(r.effect_size), format_p(r.p_value),
-         r.p_method, f"{r.n_permutations:,}", str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)]
-        for r in results
-    ]
+    results = list(results)
+    with_ci = any(r.effect_size_ci_resamples for r in results)
+    header = ["Test", "Bias", "Model", "Calibration", "d"] + (["CI"] if with_ci else []) + [
+        "p", "p 95% CI", "p method", "N", "|X|", "|Y|", "|A|", "|B|"]
+    rows = []
+    for r in results:
+        ci = [f"[{format_d(r.effect_size_ci_low)}, {format_d(r.effect_size_ci_high)}]"] if with_ci else []
+        p_ci = "exact" if r.p_method == "exact" else f"[{format_p(r.p_ci_low)}, {format_p(r.p_ci_high)}]"
+        rows.append([r.test, r.bias_type, r.model, r.calibration, format_d(r.effect_size), *ci,
+                     format_p(r.p_value), p_ci, r.p_method, f"{r.n_permutations:,}",
+                     str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)])
     return _render(header, rows, align_left=4)
 
 

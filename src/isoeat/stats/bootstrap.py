@@ -130,7 +130,9 @@ def effect_size(s_x: Any, s_y: Any, ddof: int = 1) -> float:
     s_x, s_y : array_like
         :math:`s(w)` of the X and of the Y target words (finite).
     ddof : int, default 1
-        Delta degrees of freedom of the pooled standard deviation.
+        Delta degrees of freedom of the pooled standard deviation. Caliskan
+        et al. (2017) use the sample SD (``ddof=1``); several other tools use
+        ``ddof=0``, which gives :math:`d` larger by :math:`\sqrt{n/(n-1)}`.
 
     Returns
     -------

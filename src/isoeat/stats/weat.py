@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, CoverageError
+from .bootstrap import effect_size
 from .permutation import PermutationResult, partition_test
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "weat_from_vectors",
     "weat",
     "sc_weat_from_vectors",
+    "sc_weat",
     "resolve_seed",
     "ALTERNATIVES",
 ]
@@ -75,34 +77,6 @@ def test_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
 
 
 test_statistic.__test__ = False  # keep pytest from collecting it
-
-
-def effect_size(s_x: np.ndarray, s_y: np.ndarray, ddof: int = 1) -> float:
-    r"""Effect size :math:`d` (paper eq. 3): mean difference over the pooled SD of :math:`s`.
-
-    Parameters
-    ----------
-    s_x, s_y : array_like
-        Association scores of the X and Y targets.
-    ddof : int, default 1
-        Delta degrees of freedom of the SD over :math:`X\cup Y`. Caliskan et
-        al. (2017) use the sample SD (``ddof=1``); several other tools use
-        ``ddof=0``, which gives :math:`d` larger by :math:`\sqrt{n/(n-1)}`.
-
-    Returns
-    -------
-    float
-        ``nan`` when all scores are equal (SD 0).
-    """
-    s_x = np.asarray(s_x, dtype=np.float64)
-    s_y = np.asarray(s_y, dtype=np.float64)
-    pooled = np.concatenate([s_x, s_y])
-    if pooled.size - ddof <= 0:
-        return float("nan")
-    sd = float(np.std(pooled, ddof=ddof))
-    if sd == 0.0 or not np.isfinite(sd):
-        return float("nan")
-    return float((s_x.mean() - s_y.mean()) / sd)
 
 
 def resolve_seed(rng: Any) -> tuple[np.random.Generator, int | None]:
@@ -157,8 +131,21 @@ class WEATResult:
         ``"word->entry"`` for words found by the lowercase fallback.
     seed : int or None
         Seed of the Monte Carlo generator (``None`` when a Generator was passed).
+    stopped_early : bool
+        Monte Carlo stopped once its interval on p lay clear of alpha.
     effect_size_ci_low, effect_size_ci_high : float
-        Bootstrap interval on d when requested, else ``nan``.
+        Bootstrap interval on d when requested (``bootstrap > 0``), else ``nan``.
+    effect_size_ci_method : str
+        ``"percentile"`` or ``"bca"`` (``"+attributes"`` appended when the
+        attribute words were resampled too); empty when not computed.
+    effect_size_ci_level : float
+        Confidence level of that interval.
+    effect_size_ci_resamples : int
+        Bootstrap replicates (0 when not computed).
+    p_holm, p_bh : float
+        Holm and Benjamini–Hochberg adjusted p across the battery the result
+        was run in (see :func:`isoeat.compare_calibration`); ``nan`` for a
+        single test. They are reported next to ``p_value``, never instead.
     """
 
     test: str
@@ -188,6 +175,10 @@ class WEATResult:
     effect_size_ci_low: float = float("nan")
     effect_size_ci_high: float = float("nan")
     effect_size_ci_method: str = ""
+    effect_size_ci_level: float = float("nan")
+    effect_size_ci_resamples: int = 0
+    p_holm: float = float("nan")
+    p_bh: float = float("nan")
     s_x: tuple[float, ...] = field(default=(), repr=False)
     s_y: tuple[float, ...] = field(default=(), repr=False)
 
@@ -204,6 +195,19 @@ class WEATResult:
             d.pop("s_x")
             d.pop("s_y")
         return d
+
+
+def _p_fields(perm: PermutationResult) -> dict[str, Any]:
+    """The p-value fields shared by WEAT and SC-WEAT results."""
+    return dict(
+        p_value=float(perm.p_value),
+        p_method=perm.p_method,
+        n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
+        n_partitions=int(perm.n_partitions),
+        count=int(perm.count),
+        p_ci_low=float(perm.ci_low),
+        p_ci_high=float(perm.ci_high),
+    )
 
 
 def _validate(alternative: str, ddof: Any) -> None:
@@ -230,6 +234,10 @@ def weat_from_vectors(
     calibration: str = "none",
     dropped: tuple[str, ...] = (),
     case_folded: tuple[str, ...] = (),
+    bootstrap: int = 0,
+    ci_method: str = "percentile",
+    ci_level: float = 0.95,
+    resample_attributes: bool = False,
     **permutation_kwargs: Any,
 ) -> WEATResult:
     r"""WEAT effect size and permutation p-value from four matrices of vectors.
@@ -248,6 +256,16 @@ def weat_from_vectors(
     n_permutations : int, default 100_000
         Monte Carlo sample size.
     rng : None, int or numpy.random.Generator
+    bootstrap : int, default 0
+        Bootstrap replicates for a confidence interval on d (0: none). Target
+        words are resampled with replacement within X and within Y; with
+        ``resample_attributes`` the A and B words too.
+    ci_method : {"percentile", "bca"}
+    ci_level : float, default 0.95
+    **permutation_kwargs
+        Passed to :func:`~isoeat.stats.permutation.partition_test`, e.g.
+        ``sequential_alpha=0.05`` (stop Monte Carlo once the Clopper–Pearson
+        interval on p lies clear of 0.05), ``exact_budget``, ``rtol``.
 
     Examples
     --------
@@ -269,9 +287,12 @@ def weat_from_vectors(
     dims = {M.shape[1] for M in mats.values()}
     if len(dims) != 1:
         raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
+        raise ConfigError(f"bootstrap must be a non-negative integer (0 = no interval), got {bootstrap!r}")
     gen, seed = resolve_seed(rng)
-    s_x = association_scores(mats["X"], mats["A"], mats["B"])
-    s_y = association_scores(mats["Y"], mats["A"], mats["B"])
+    cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
+    s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
+    s_y = cos["Y", "A"].mean(axis=1) - cos["Y", "B"].mean(axis=1)
     s = np.concatenate([s_x, s_y])
     perm: PermutationResult = partition_test(
         s,
@@ -282,6 +303,23 @@ def weat_from_vectors(
         rng=gen,
         **permutation_kwargs,
     )
+    ci: dict[str, Any] = {}
+    if bootstrap:
+        from .bootstrap import bootstrap_effect_size
+
+        boot = bootstrap_effect_size(
+            s_x, s_y, ddof=ddof, n_resamples=int(bootstrap), confidence=ci_level, method=ci_method, rng=gen,
+            attribute_cos=(
+                (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]) if resample_attributes else None
+            ),
+        )
+        ci = dict(
+            effect_size_ci_low=float(boot.ci_low),
+            effect_size_ci_high=float(boot.ci_high),
+            effect_size_ci_method=boot.method + ("+attributes" if boot.resample_attributes else ""),
+            effect_size_ci_level=float(boot.confidence),
+            effect_size_ci_resamples=int(boot.n_resamples),
+        )
     return WEATResult(
         test=test,
         bias_type=bias_type,
@@ -289,13 +327,7 @@ def weat_from_vectors(
         calibration=calibration,
         effect_size=effect_size(s_x, s_y, ddof=ddof),
         statistic=test_statistic(s_x, s_y),
-        p_value=float(perm.p_value),
-        p_method=perm.p_method,
-        n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
-        n_partitions=int(perm.n_partitions),
-        count=int(perm.count),
-        p_ci_low=float(perm.ci_low),
-        p_ci_high=float(perm.ci_high),
+        **_p_fields(perm),
         tolerance=float(perm.tolerance),
         alternative=alternative,
         ddof=int(ddof),
@@ -307,6 +339,7 @@ def weat_from_vectors(
         case_folded=tuple(case_folded),
         seed=seed,
         stopped_early=bool(perm.stopped_early),
+        **ci,
         s_x=tuple(float(v) for v in s_x),
         s_y=tuple(float(v) for v in s_y),
     )
@@ -463,16 +496,84 @@ def sc_weat_from_vectors(
         word=word,
         effect_size=d,
         statistic=stat,
-        p_value=float(perm.p_value),
-        p_method=perm.p_method,
-        n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
-        n_partitions=int(perm.n_partitions),
-        count=int(perm.count),
-        p_ci_low=float(perm.ci_low),
-        p_ci_high=float(perm.ci_high),
+        **_p_fields(perm),
         alternative=alternative,
         ddof=int(ddof),
         n_a=len(ca),
         n_b=len(cb),
         seed=seed,
     )
+
+
+def sc_weat(
+    model: Any,
+    words: Any,
+    attributes: Any,
+    *,
+    calibration: Any = None,
+    ddof: int = 1,
+    alternative: str = "greater",
+    method: str = "auto",
+    n_permutations: int = 100_000,
+    rng: Any = None,
+    min_coverage: float = 0.8,
+    force: bool = False,
+) -> list[SCWEATResult]:
+    """SC-WEAT of each target word against the attribute sets A and B of a test.
+
+    Parameters
+    ----------
+    model : Encoder
+    words : str or iterable of str
+        Target words; words missing from the model are an error.
+    attributes : AssociationTest, str, or (WordSet, WordSet)
+        Where A and B come from: a test (or its id, e.g. ``"W6"`` for career
+        vs. family) or a pair of word sets.
+    calibration : fitted calibrator, optional
+
+    Returns
+    -------
+    list of SCWEATResult, one per word (same seed stream, one child per word).
+    """
+    from ..wordsets import AssociationTest, WordSet, get_test
+
+    if isinstance(attributes, str):
+        attributes = get_test(attributes)
+    if isinstance(attributes, AssociationTest):
+        A, B = attributes.A, attributes.B
+    else:
+        try:
+            A, B = attributes
+        except (TypeError, ValueError):
+            raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)") from None
+        if not (isinstance(A, WordSet) and isinstance(B, WordSet)):
+            raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)")
+    if isinstance(words, str):
+        words = [w.strip() for w in words.split(",") if w.strip()]
+    words = list(words)
+    if not words:
+        raise ConfigError("words: give at least one target word")
+    fake = AssociationTest(id="sc-weat", bias_type="", X=WordSet("A", A.words), Y=WordSet("B", B.words),
+                           A=A, B=B)
+    vecs, _dropped, _folded = _lookup_sets(model, fake, min_coverage)
+    lk = model.lookup(words)
+    if lk.missing:
+        raise CoverageError(
+            f"target word(s) not in the vocabulary of {getattr(model, 'name', 'the model')}: {', '.join(lk.missing)}"
+        )
+    W = lk.vectors
+    Av, Bv = vecs["A"], vecs["B"]
+    if calibration is not None:
+        from ..calibration import check_compatible
+
+        check_compatible(calibration, model, force=force)
+        W, Av, Bv = (calibration.transform(m) for m in (W, Av, Bv))
+    gen, _seed = resolve_seed(rng)
+    seeds = np.random.SeedSequence(int(gen.integers(0, 2**63))).spawn(len(words))
+    return [
+        sc_weat_from_vectors(
+            W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
+            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]),
+        )
+        for i, w in enumerate(words)
+    ]
