@@ -101,7 +101,7 @@ def test_whiten_then_reuse(tmp_path, capsys, glove):
         (["weat", "--test", "W6", "--model", "glove-6b-5Od"], "did you mean glove-6b-50d"),
         (["weat", "--test", "/nonexistent/t.yaml"], "no such file"),
         (["weat", "--test", "W6", "--model", "glove:/nonexistent/v.txt"], "no such file"),
-        (["weat", "--test", "W6", "--whitener", "/nonexistent/w.npz"], "no such whitener file"),
+        (["weat", "--test", "W6", "--whitener", "/nonexistent/w.npz"], "no such calibrator file"),
         (["run", "--tests", "W1,W1"], "more than once"),
     ],
 )

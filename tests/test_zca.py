@@ -120,7 +120,7 @@ def test_tampered_and_pickled_files_refused(tmp_path, rng):
     with pytest.raises(DataFormatError, match="pickle"):
         isoeat.load_whitener(tmp_path / "pk.npz")
     np.savez(tmp_path / "m.npz", mean_=np.zeros(3))
-    with pytest.raises(DataFormatError, match="not an isoeat whitener"):
+    with pytest.raises(DataFormatError, match="not an isoeat calibrator"):
         isoeat.load_whitener(tmp_path / "m.npz")
 
 

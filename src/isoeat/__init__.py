@@ -28,7 +28,16 @@ from ._errors import (
     UnknownNameError,
 )
 from .backends import Lookup, StaticVectors, load_model
-from .calibration import ZCAWhitener, fit_whitener, load_whitener, save_whitener
+from .calibration import (
+    ZCAWhitener,
+    fit_calibrator,
+    fit_whitener,
+    load_calibrator,
+    load_whitener,
+    make_calibrator,
+    save_calibrator,
+    save_whitener,
+)
 from .experiments import Comparison, classify_change, compare_calibration
 from .stats.weat import (
     SCWEATResult,
@@ -57,6 +66,10 @@ __all__ = [
     "Lookup",
     # calibration
     "ZCAWhitener",
+    "make_calibrator",
+    "fit_calibrator",
+    "save_calibrator",
+    "load_calibrator",
     "fit_whitener",
     "save_whitener",
     "load_whitener",

@@ -70,11 +70,14 @@ def _add_stat_options(p: argparse.ArgumentParser) -> None:
                    help="error when a set keeps less than this share of its words (default 0.8)")
     p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3,
                    help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable)")
     p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N",
                    help="reference vectors for fitting ZCA (default 100000 most frequent words)")
     p.add_argument("--reference-text", metavar="PATH",
                    help="take the reference words from this text (by frequency) instead of the vocabulary top")
-    p.add_argument("--whitener", metavar="FILE", help="use a whitener saved with 'isoeat whiten' instead of fitting")
+    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
+                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
     p.add_argument("--force", action="store_true",
                    help="apply a saved whitener even if it was fitted on another model")
     p.add_argument("--bootstrap", type=_nonneg_int("--bootstrap"), default=0, metavar="N",
@@ -104,6 +107,7 @@ def _weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .calibration import calibration_names
 
     parser = argparse.ArgumentParser(
         prog="isoeat",
@@ -118,13 +122,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("weat", help="one WEAT on one model, raw or calibrated")
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
-    p.add_argument("--calibration", choices=("none", "zca"), default="none")
+    p.add_argument("--calibration", choices=calibration_names(), default="none")
     _add_stat_options(p)
 
     p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)")
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--tests", default=None, metavar="IDS|PATHS",
                    help="comma-separated ids and/or files (default W1..W10)")
+    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
+                   help="calibration compared with the raw space (default zca)")
     p.add_argument("--alpha", type=_float_in("--alpha", 0, 1, True, True), default=0.05)
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjusted p shown next to p in the table (default holm; files carry both)")
@@ -136,25 +142,70 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
-    p.add_argument("--calibration", choices=("none", "zca"), default="none")
+    p.add_argument("--calibration", choices=calibration_names(), default="none")
     _add_stat_options(p)
 
-    p = sub.add_parser("whiten", help="fit a ZCA whitener on a model's reference vectors and save it (.npz)")
+    p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)")
     p.add_argument("--model", default="glove-6b-50d")
     p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca")
     p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3)
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N")
     p.add_argument("--reference-text", metavar="PATH")
+    for mod in _command_modules():
+        mod.register(sub, _add_stat_options)
     return parser
 
 
+def _command_modules() -> list[Any]:
+    """Sub-command modules of :mod:`isoeat.commands` (each has ``register`` and ``COMMANDS``)."""
+    import importlib
+    import pkgutil
+
+    from . import commands
+
+    return [importlib.import_module(f"{commands.__name__}.{m.name}")
+            for m in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name)]
+
+
+def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--eps`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
+    from ._errors import ConfigError
+    from .calibration import make_calibrator
+
+    name = getattr(args, "calibration", "zca")
+    params: dict[str, Any] = {}
+    accepted = make_calibrator(name).get_params() if name != "none" else {}
+    if "eps" in accepted:
+        params["eps"] = args.eps
+    for item in getattr(args, "calibration_param", []) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--calibration-param expects KEY=VALUE, got {item!r}")
+        if key not in accepted:
+            raise ConfigError(
+                f"--calibration-param: calibration {name!r} has no parameter {key!r} "
+                f"(parameters: {', '.join(accepted) or 'none'})"
+            )
+        try:
+            import json
+
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
+
+
 def _calibrator(args: argparse.Namespace, model: Any) -> Any:
-    from .calibration import fit_whitener, load_whitener
+    """The calibrator a command asked for: loaded with --whitener, else fitted."""
+    from .calibration import fit_calibrator, load_calibrator
 
     if args.whitener:
-        return load_whitener(args.whitener)
+        return load_calibrator(args.whitener)
     kwargs = {"text": args.reference_text} if args.reference_text else {}
-    return fit_whitener(model, n_reference=args.reference_size, eps=args.eps, **kwargs)
+    return fit_calibrator(model, args.calibration, n_reference=args.reference_size, reference_kwargs=kwargs,
+                          **calibration_params(args))
 
 
 def _cmd_tests(args: argparse.Namespace) -> int:
@@ -188,7 +239,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
     tests = resolve_tests(args.test)
     model = load_model(args.model)
-    cal = _calibrator(args, model) if args.calibration == "zca" or args.whitener else None
+    cal = _calibrator(args, model) if args.calibration != "none" or args.whitener else None
     import numpy as np
 
     seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
@@ -252,11 +303,11 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 
     (test,) = resolve_tests(args.attributes)[:1]
     model = load_model(args.model)
-    cal = _calibrator(args, model) if args.calibration == "zca" or args.whitener else None
+    cal = _calibrator(args, model) if args.calibration != "none" or args.whitener else None
     results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
                       method=args.method, n_permutations=args.permutations, rng=args.seed,
                       min_coverage=args.min_coverage, force=args.force)
-    recs = [{**r.to_dict(), "model": model.name, "calibration": "zca" if cal is not None else "none",
+    recs = [{**r.to_dict(), "model": model.name, "calibration": cal.name if cal is not None else "none",
              "A": test.A.name, "B": test.B.name} for r in results]
     if args.format == "json":
         sys.stdout.write(to_json(recs))
@@ -273,14 +324,15 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 
 def _cmd_whiten(args: argparse.Namespace) -> int:
     from .backends import load_model
-    from .calibration import fit_whitener, save_whitener
+    from .calibration import save_calibrator
 
+    args.whitener = None
     model = load_model(args.model)
-    kwargs = {"text": args.reference_text} if args.reference_text else {}
-    w = fit_whitener(model, n_reference=args.reference_size, eps=args.eps, **kwargs)
-    path = save_whitener(w, args.out)
-    print(f"saved ZCA whitener for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
-          f"eps={w.eps_:g}) to {path}")
+    w = _calibrator(args, model)
+    path = save_calibrator(w, args.out)
+    label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"
+    print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
+          f"{', '.join(f'{k}={v}' for k, v in w.get_params().items())}) to {path}")
     return 0
 
 
@@ -294,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     handlers = {"tests": _cmd_tests, "weat": _cmd_weat, "run": _cmd_run, "scweat": _cmd_scweat, "whiten": _cmd_whiten}
+    for mod in _command_modules():
+        handlers.update(mod.COMMANDS)
     try:
         return handlers[args.command](args)
     except IsoeatError as exc:

@@ -72,6 +72,7 @@ class ZCAWhitener:
     """
 
     name = "zca"
+    _state_arrays = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
 
     def __init__(self, eps: float = 1e-3) -> None:
         self.eps = eps
@@ -163,6 +164,17 @@ class ZCAWhitener:
         Z = self._check(Z, "whitened vectors")
         unwhiten = (self.eigenvectors_ * np.sqrt(self.eigenvalues_ + self.eps_)) @ self.eigenvectors_.T
         return Z @ unwhiten + self.mean_
+
+    def _check_state(self) -> None:
+        """After loading: W must equal U (Λ+ε)^(-1/2) U^T for the stored U, Λ, ε."""
+        d = self.n_features_in_
+        if not (self.mean_.shape == (d,) and self.eigenvalues_.shape == (d,)
+                and all(a.shape == (d, d) for a in (self.covariance_, self.eigenvectors_, self.whitening_))):
+            raise DataFormatError(f"array shapes do not match the recorded dimension {d}")
+        expect = (self.eigenvectors_ / np.sqrt(self.eigenvalues_ + self.eps_)) @ self.eigenvectors_.T
+        scale = max(1.0, float(np.abs(expect).max()))
+        if not np.allclose(expect, self.whitening_, rtol=1e-8, atol=1e-10 * scale):
+            raise DataFormatError("whitening matrix is inconsistent with its eigendecomposition (tampered?)")
 
     def whitened_covariance(self) -> np.ndarray:
         """Covariance of the whitened reference vectors, :math:`U\\Lambda(\\Lambda+\\varepsilon)^{-1}U^\\top`."""

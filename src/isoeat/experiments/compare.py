@@ -153,8 +153,9 @@ def compare_calibration(
     tests: Sequence[Any] | None = None,
     *,
     calibrator: Any = None,
+    calibration: str = "zca",
+    calibration_params: dict[str, Any] | None = None,
     n_reference: int = 100_000,
-    eps: float = 1e-3,
     alpha: float = 0.05,
     n_permutations: int = 100_000,
     rng: Any = 0,
@@ -168,9 +169,10 @@ def compare_calibration(
 ) -> Comparison:
     """The paper's three-stage pipeline on a battery of tests, raw and calibrated.
 
-    Stage 1 fits a ZCA whitener on ``n_reference`` reference vectors of the
-    model (unless ``calibrator`` is given, already fitted); stage 2 whitens
-    the test words; stage 3 computes d and p in both spaces.
+    Stage 1 fits a calibrator (``calibration``, default ZCA with ε = 1e-3) on
+    ``n_reference`` reference vectors of the model, unless ``calibrator`` is
+    given already fitted; stage 2 transforms the test words; stage 3 computes
+    d and p in both spaces.
 
     Parameters
     ----------
@@ -178,6 +180,10 @@ def compare_calibration(
     tests : sequence of AssociationTest or ids, optional
         Default: the ten built-in WEATs.
     calibrator : fitted calibrator, optional
+    calibration : str, default "zca"
+        Registered calibration name, used when ``calibrator`` is None.
+    calibration_params : dict, optional
+        Its parameters, e.g. ``{"eps": 1e-3}``.
     rng : None, int or Generator, default 0
         Root of the randomness. One child seed per (test, space) is derived
         with ``numpy.random.SeedSequence.spawn`` and recorded in each result.
@@ -194,7 +200,7 @@ def compare_calibration(
     is one family of tests), and stored in ``p_holm``/``p_bh`` next to the
     unadjusted ``p_value``. Change classes use the unadjusted p, as the paper.
     """
-    from ..calibration import fit_whitener
+    from ..calibration import fit_calibrator
     from ..wordsets import get_test, resolve_tests
 
     if tests is None:
@@ -205,7 +211,7 @@ def compare_calibration(
     if not 0.0 < alpha < 1.0:
         raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
     if calibrator is None:
-        calibrator = fit_whitener(model, n_reference=n_reference, eps=eps)
+        calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
     if isinstance(rng, np.random.Generator):
         root = np.random.SeedSequence(int(rng.integers(0, 2**63)))
     elif rng is None:

@@ -96,9 +96,12 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         cells += [_CHG.get(r.change, r.change), ",".join(flags) or "-"]
         rows.append(cells)
     meta = comp.calibrator_metadata
-    title = f"{comp.model}: raw (R) vs {comp.calibration.upper()}-whitened (W)"
+    label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
+    title = f"{comp.model}: raw (R) vs {label} (W)"
     if meta:
-        title += f"; eps={meta.get('eps')}, reference: {meta.get('reference')}"
+        params = meta.get("params") or {}
+        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
     s = comp.summary()
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
     foot = [

@@ -1,0 +1,86 @@
+"""Calibrator registry: names accepted by ``--calibration`` and ``fit_calibrator``.
+
+A calibrator is a class following the scikit-learn estimator contract:
+``__init__`` only stores parameters, ``fit(X)`` returns self, learned state
+ends in ``_``, ``transform``/``inverse_transform`` check fitted state and
+dimension. It declares:
+
+* ``name`` (class attribute): the registry name, e.g. ``"zca"``;
+* ``_state_arrays`` (class attribute): names of the fitted arrays that
+  :func:`~isoeat.calibration.save_calibrator` writes;
+* optionally ``_check_state(self)``, called after loading, raising
+  ``DataFormatError`` when the arrays are inconsistent (tampered files).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from .._errors import ConfigError, UnknownNameError
+from .zca import ZCAWhitener
+
+__all__ = ["CALIBRATORS", "register_calibrator", "make_calibrator", "fit_calibrator", "calibration_names"]
+
+#: name -> calibrator class
+CALIBRATORS: dict[str, type] = {"zca": ZCAWhitener}
+
+
+def register_calibrator(cls: type) -> type:
+    """Add a calibrator class under ``cls.name`` (refuses duplicates)."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"{cls!r} has no 'name' class attribute")
+    if name in CALIBRATORS and CALIBRATORS[name] is not cls:
+        raise ConfigError(f"a calibrator named {name!r} is already registered")
+    CALIBRATORS[name] = cls
+    return cls
+
+
+def calibration_names() -> tuple[str, ...]:
+    """``("none", "zca", ...)``: every value ``--calibration`` accepts."""
+    return ("none", *CALIBRATORS)
+
+
+def make_calibrator(name: str, **params: Any) -> Any:
+    """An unfitted calibrator by name, e.g. ``make_calibrator("zca", eps=1e-3)``."""
+    if name not in CALIBRATORS:
+        close = difflib.get_close_matches(str(name), list(CALIBRATORS), n=3, cutoff=0.4)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise UnknownNameError(
+            f"unknown calibration {name!r}{hint} (known: {', '.join(calibration_names())})"
+        )
+    cls = CALIBRATORS[name]
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise ConfigError(f"calibration {name!r}: {exc}") from None
+
+
+def fit_calibrator(
+    model: Any, name: str = "zca", *, n_reference: int = 100_000, reference_kwargs: dict | None = None, **params: Any
+) -> Any:
+    """Stage 1 of the pipeline (paper §3.3) for any registered calibrator.
+
+    Fits ``make_calibrator(name, **params)`` on ``model.reference_vectors(n_reference)``
+    and records provenance in ``metadata_``: calibration name and parameters,
+    model name and fingerprint, reference description, n, dim, isoeat version.
+    """
+    from .. import __version__
+
+    cal = make_calibrator(name, **params)
+    vecs, description = model.reference_vectors(n_reference, **(reference_kwargs or {}))
+    cal.fit(vecs)
+    cal.metadata_ = {
+        "calibration": name,
+        "params": {k: v for k, v in cal.get_params().items()},
+        "model": getattr(model, "name", "?"),
+        "model_fingerprint": getattr(model, "fingerprint", None),
+        "reference": description,
+        "n": int(vecs.shape[0]),
+        "dim": int(vecs.shape[1]),
+        "isoeat_version": __version__,
+    }
+    if "eps" in cal.get_params():
+        cal.metadata_["eps"] = float(cal.get_params()["eps"])
+    return cal
