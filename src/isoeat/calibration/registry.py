@@ -69,16 +69,28 @@ def fit_calibrator(
     from .. import __version__
 
     cal = make_calibrator(name, **params)
-    vecs, description = model.reference_vectors(n_reference, **(reference_kwargs or {}))
-    cal.fit(vecs)
+    if hasattr(model, "reference_batches"):
+        # contextual encoders stream their reference vectors: no n x d matrix in memory
+        batches, description = model.reference_batches(n_reference, **(reference_kwargs or {}))
+        if hasattr(cal, "fit_batches"):
+            cal.fit_batches(batches)
+        else:
+            import numpy as np
+
+            cal.fit(np.concatenate([np.asarray(b, dtype=np.float64) for b in batches]))
+        n_seen, dim = int(cal.n_samples_seen_), int(cal.n_features_in_)
+    else:
+        vecs, description = model.reference_vectors(n_reference, **(reference_kwargs or {}))
+        cal.fit(vecs)
+        n_seen, dim = int(vecs.shape[0]), int(vecs.shape[1])
     cal.metadata_ = {
         "calibration": name,
         "params": {k: v for k, v in cal.get_params().items()},
         "model": getattr(model, "name", "?"),
         "model_fingerprint": getattr(model, "fingerprint", None),
         "reference": description,
-        "n": int(vecs.shape[0]),
-        "dim": int(vecs.shape[1]),
+        "n": n_seen,
+        "dim": dim,
         "isoeat_version": __version__,
     }
     if "eps" in cal.get_params():

@@ -107,25 +107,70 @@ class ZCAWhitener:
         mean = X.mean(axis=0)
         Xc = X - mean
         cov = (Xc.T @ Xc) / (n - 1)
+        self._accumulator = None
         return self._set_from_moments(mean, cov, n, eps)
+
+    def partial_fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
+        """Add a batch of reference vectors and refit from the running statistics.
+
+        The statistics are a :class:`~isoeat.calibration.moments.CovarianceAccumulator`
+        (Chan, Golub & LeVeque pairwise update), so fitting batch by batch gives
+        the same whitener as :meth:`fit` on all rows at once, with memory
+        :math:`O(d^2)` whatever the number of rows.
+        """
+        from .moments import CovarianceAccumulator
+
+        eps = self._validate_eps()
+        acc = getattr(self, "_accumulator", None)
+        if acc is None:
+            acc = self._accumulator = CovarianceAccumulator()
+        acc.update(X)
+        if acc.n < 2:
+            return self
+        self._streaming = True  # no few-samples warning for intermediate batches
+        try:
+            return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, max(eps, 0.0))
+        finally:
+            self._streaming = False
+
+    @classmethod
+    def from_statistics(cls, statistics: Any, eps: float = 1e-3) -> "ZCAWhitener":
+        """A fitted whitener from merged statistics (a ``CovarianceAccumulator``)."""
+        w = cls(eps=eps)
+        eps = w._validate_eps()
+        if statistics.n < 2:
+            raise DataFormatError(f"need at least 2 reference vectors, the statistics hold {statistics.n}")
+        w._accumulator = statistics
+        return w._set_from_moments(statistics.mean.copy(), statistics.covariance(), statistics.n, eps)
+
+    def fit_batches(self, batches: Any) -> "ZCAWhitener":
+        """Fit from an iterable of batches without materialising the n×d matrix."""
+        from .moments import CovarianceAccumulator
+
+        self._accumulator = None
+        acc = CovarianceAccumulator.from_batches(batches)
+        if acc.n < 2:
+            raise DataFormatError(f"reference batches: need at least 2 vectors, got {acc.n}")
+        self._accumulator = acc
+        return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, self._validate_eps())
 
     def _set_from_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, eps: float) -> "ZCAWhitener":
         d = cov.shape[0]
-        if n <= d:
+        if n <= d and not getattr(self, "_streaming", False):
             warnings.warn(
                 f"only {n} reference vectors for dimension {d}: the covariance is singular "
                 f"and eps={eps:g} carries the fit of the missing directions",
                 IsoeatWarning,
                 stacklevel=3,
             )
-        if eps == 0 and n <= d:
+        if eps == 0 and n <= d and not getattr(self, "_streaming", False):
             raise ConfigError("eps=0 with fewer reference vectors than dimensions: the covariance is singular")
         cov = (cov + cov.T) / 2.0
         evals, evecs = np.linalg.eigh(cov)
         order = np.argsort(evals)[::-1]
         evals = np.clip(evals[order], 0.0, None)
         evecs = evecs[:, order]
-        if eps == 0 and evals.min() <= 0:
+        if eps == 0 and evals.min() <= 0 and not getattr(self, "_streaming", False):
             raise ConfigError("eps=0 but the covariance has a zero eigenvalue; use eps > 0")
         scale = 1.0 / np.sqrt(evals + eps)
         self.mean_ = mean
