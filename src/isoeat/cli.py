@@ -126,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_stat_options(p)
 
     p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)")
+    p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
+                   help="an experiment grid (models x tests x calibrations); without it, the quick default run")
+    p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
+                   help="with CONFIG: recompute finished cells? (default never: resume)")
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--tests", default=None, metavar="IDS|PATHS",
                    help="comma-separated ids and/or files (default W1..W10)")
@@ -261,6 +265,10 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    if args.config:
+        from .experiments.runner import run_from_cli
+
+        return run_from_cli(args)
     from .backends import load_model
     from .experiments import compare_calibration
     from .reporting.tables import comparison_table, records_to_csv, to_json, write_outputs
