@@ -330,7 +330,15 @@ def _read_text_vectors(path: Path, *, header: bool | None) -> tuple[list[str], n
             dim = len(parts) - 1
             if dim < 1:
                 raise DataFormatError(f"{path}:{lineno}: a vector line needs a word and numbers")
-        if len(parts) > dim + 1:  # words with spaces (GloVe 840B has a few)
+        if len(parts) > dim + 1:
+            # GloVe 840B has a few words containing spaces; a number among the
+            # extra leading fields means a vector of another dimension instead
+            extra = parts[1 : len(parts) - dim]
+            if any(_is_float(f) for f in extra):
+                raise DataFormatError(
+                    f"{path}:{lineno}: word {parts[0]!r} has {len(parts) - 1} values, expected {dim} "
+                    "(inconsistent dimensions)"
+                )
             parts = [" ".join(parts[: len(parts) - dim]), *parts[len(parts) - dim :]]
         word = parts[0]
         rows.append(_parse_floats(path, lineno, word, parts[1:], dim))

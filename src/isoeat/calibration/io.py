@@ -102,6 +102,13 @@ def load_calibrator(path: str | Path) -> Any:
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such calibrator file")
     try:
+        with open(path, "rb") as fh:
+            magic = fh.read(4)
+    except OSError as exc:
+        raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if magic != b"PK\x03\x04":
+        raise DataFormatError(f"{path}: cannot read as .npz (not a zip archive: a calibrator is an .npz file)")
+    try:
         with np.load(path, allow_pickle=False) as npz:
             files = set(npz.files)
             if "metadata_json" not in files:
