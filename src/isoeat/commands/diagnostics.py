@@ -1,0 +1,362 @@
+"""``isoeat anisotropy`` and ``isoeat similarity``: the paper's Experiments 1 and 2 (Tables 2 and 3).
+
+::
+
+    isoeat anisotropy [--model SPEC] [--calibration zca|none|...] [--samples 2000] [--top-k 50]
+                      [--seed 0] [--matrix-out FILE.npz] [--format table|json|csv]
+    isoeat similarity [--model SPEC] [--benchmark ws353,simlex999|men|rg65|rw|mturk771|stsb|PATH]
+                      [--calibration zca|none|...] [--bootstrap 10000] [--ci-level 0.95] [--seed 0]
+                      [--min-coverage 0] [--format table|json|csv]
+
+Both fit the calibrator on the model's reference vectors (``--reference-size``,
+``--reference-text``, ``--eps``, ``--calibration-param``) or load one saved
+with ``isoeat whiten`` (``--whitener FILE``), like ``isoeat run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+import warnings
+from typing import Any
+
+__all__ = ["register", "COMMANDS"]
+
+
+def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> None:
+    from ..calibration import calibration_names
+    from ..cli import FORMATS, _float_in, _nonneg_int, _positive_int
+
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--calibration", choices=calibration_names(), default=default_calibration,
+                   help=f"calibration compared with the raw space; 'none' for raw only (default {default_calibration})")
+    p.add_argument("--seed", type=_nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3,
+                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra calibrator parameter (repeatable)")
+    p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N",
+                   help="reference vectors for fitting the calibrator (default 100000 most frequent words)")
+    p.add_argument("--reference-text", metavar="PATH",
+                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
+    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
+                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
+    p.add_argument("--force", action="store_true",
+                   help="apply a saved calibrator even if it was fitted on another model")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+
+
+def register(subparsers: Any, add_stat_options: Any = None) -> None:
+    """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
+    its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
+    from ..cli import _float_in, _nonneg_int, _positive_int
+
+    p = subparsers.add_parser(
+        "anisotropy",
+        help="anisotropy before/after calibration: mean and SD of pairwise cosine, IsoScore, "
+             "partition ratio, explained variance (paper Table 2)",
+    )
+    _common(p)
+    p.add_argument("--samples", type=_positive_int("--samples"), default=2000, metavar="N",
+                   help="reference vectors sampled (default 2000, as the paper)")
+    p.add_argument("--top-k", type=_positive_int("--top-k"), default=50, metavar="K",
+                   help="principal components whose explained-variance ratio is reported (default 50)")
+    p.add_argument("--matrix-out", metavar="FILE",
+                   help="also save the pairwise cosine matrices (paper Figure 1) to this .npz file "
+                        "(arrays named by calibration: none, zca, ...; info_json: sampling rule)")
+
+    p = subparsers.add_parser(
+        "similarity",
+        help="Spearman rho of cosine vs human scores on similarity benchmarks, raw vs calibrated, "
+             "paired bootstrap (paper Table 3)",
+    )
+    _common(p)
+    p.add_argument("--benchmark", default="ws353,simlex999", metavar="NAME|PATH",
+                   help="comma-separated: ws353, simlex999, men, rg65, rw, mturk771, stsb (stsb-dev, stsb-train) "
+                        "or files (default ws353,simlex999)")
+    p.add_argument("--bootstrap", type=_nonneg_int("--bootstrap"), default=10_000, metavar="N",
+                   help="paired bootstrap resamples of the pairs for the change in rho (default 10000; 0: none)")
+    p.add_argument("--ci-level", type=_float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
+                   help="confidence level of the interval on the change (default 0.95)")
+    p.add_argument("--min-coverage", type=_float_in("--min-coverage", 0, 1), default=0.0, metavar="F",
+                   help="error when fewer than this share of a benchmark's pairs are usable (default 0)")
+    p.add_argument("--show-oov", type=_nonneg_int("--show-oov"), default=10, metavar="N",
+                   help="uncovered pairs listed per benchmark in the table (default 10; json/csv list all)")
+
+
+# ----------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------
+
+
+class _ReferenceMemo:
+    """A model whose ``reference_vectors`` is computed once per argument set.
+
+    Fitting the calibrator and sampling the anisotropy pool ask for the same
+    reference vectors; for contextual encoders computing them is the
+    expensive part, so do it once. Everything else is the wrapped model's.
+    """
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._cache: dict[Any, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+    def reference_vectors(self, n: int = 100_000, **kwargs: Any) -> Any:
+        key = (n, tuple(sorted((k, str(v)) for k, v in kwargs.items())))
+        if key not in self._cache:
+            self._cache[key] = self._model.reference_vectors(n, **kwargs)
+        return self._cache[key]
+
+
+def _load(args: argparse.Namespace, memo: bool = False) -> tuple[Any, Any]:
+    from ..backends import load_model
+    from ..calibration import check_compatible
+    from ..cli import _calibrator
+
+    model = load_model(args.model)
+    if memo:
+        model = _ReferenceMemo(model)
+    cal = None
+    if args.calibration != "none" or args.whitener:
+        cal = _calibrator(args, model)
+        check_compatible(cal, model, force=args.force)
+    return model, cal
+
+
+def _cal_label(cal: Any) -> str:
+    meta = getattr(cal, "metadata_", {}) or {}
+    params = meta.get("params") or (cal.get_params() if hasattr(cal, "get_params") else {})
+    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    label = "ZCA-whitened" if cal.name == "zca" else f"calibrated with {cal.name}"
+    parts = [shown] if shown else []
+    if meta.get("reference"):
+        parts.append(f"reference: {meta['reference']}")
+    return label + (f" ({'; '.join(parts)})" if parts else "")
+
+
+def _warn_lines(caught: list[warnings.WarningMessage]) -> None:
+    for w in caught:
+        sys.stderr.write(f"isoeat: warning: {w.message}\n")
+
+
+def _rho(x: float | None) -> str:
+    """Paper style: ``.477``, ``-.025``."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    s = f"{x:.3f}"
+    return s.replace("0.", ".", 1) if abs(x) < 1 else s
+
+
+def _signed(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    s = _rho(abs(x))
+    return ("+" if x >= 0 else "-") + s
+
+
+def _small(v: float) -> str:
+    """``0.0606``; values below 1e-4 in scientific notation."""
+    return f"{v:.4f}" if v >= 1e-4 or v == 0 else f"{v:.1e}"
+
+
+def _stars(p: float | None) -> str:
+    if p is None:
+        return "-"
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
+
+
+def _emit(records: list[dict[str, Any]], fmt: str) -> bool:
+    from ..reporting.tables import records_to_csv, to_json
+
+    if fmt == "json":
+        sys.stdout.write(to_json(records))
+        return True
+    if fmt == "csv":
+        sys.stdout.write(records_to_csv(records))
+        return True
+    return False
+
+
+# ----------------------------------------------------------------------------
+# anisotropy
+# ----------------------------------------------------------------------------
+
+
+def _cmd_anisotropy(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from .._io import atomic_write_with
+    from ..diagnostics import compare_anisotropy
+    from ..reporting.tables import _render
+
+    t0 = time.perf_counter()
+    model, cal = _load(args, memo=True)
+    kwargs = {"text": args.reference_text} if args.reference_text else {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        results = compare_anisotropy(
+            model, cal, n_samples=args.samples, top_k=args.top_k, rng=args.seed,
+            reference_size=args.reference_size, reference_kwargs=kwargs, force=args.force,
+            return_matrix=bool(args.matrix_out),
+        )
+    _warn_lines(caught)
+    if args.matrix_out:
+        import json
+
+        arrays = {r.calibration: r.cosine_matrix for r in results}
+        arrays["info_json"] = np.array(json.dumps({"model": model.name, "sampling": results[0].sampling,
+                                                   "seed": results[0].seed}))
+        out = args.matrix_out if str(args.matrix_out).endswith(".npz") else f"{args.matrix_out}.npz"
+        atomic_write_with(out, lambda fh: np.savez(fh, **arrays))
+    records = [r.to_dict() for r in results]
+    if _emit(records, args.format):
+        return 0
+    raw = results[0]
+    title = f"{model.name}: anisotropy of sampled reference vectors"
+    if cal is not None:
+        title += f", raw vs {_cal_label(cal)}"
+    print(title)
+    print(f"Sample: {raw.sampling}")
+    print()
+    if cal is not None:
+        c = results[1]
+        tag = "Wh." if c.calibration == "zca" else c.calibration
+        print(_render(["Model", "Raw Mean", "Raw SD", f"{tag} Mean", f"{tag} SD"],
+                      [[model.name, f"{raw.mean_cosine:.3f}", f"{raw.sd_cosine:.3f}",
+                        f"{c.mean_cosine:.3f}", f"{c.sd_cosine:.3f}"]], align_left=1))
+        print()
+    k = raw.top_k
+    rows = []
+    for r in results:
+        evr = r.explained_variance_ratio
+        ratio = f"{evr[0] / evr[-1]:.3g}" if evr[-1] > 0 else "inf"
+        rows.append(["raw" if r.calibration == "none" else r.calibration, f"{r.mean_cosine:.4f}",
+                     f"{r.sd_cosine:.4f}", f"{r.isoscore:.3f}", f"{r.partition_ratio:.3f}", _small(evr[0]),
+                     _small(evr[-1]), ratio])
+    print(_render(["Space", "Mean cos", "SD cos", "IsoScore", "I(W)", "EVR PC1", f"EVR PC{k}", f"PC1/PC{k}"],
+                  rows, align_left=1))
+    print()
+    shown = min(k, 10)
+    print(f"Explained variance ratio of the top {k} principal components"
+          + (f" (first {shown} shown; --format json lists all):" if shown < k else ":"))
+    for r in results:
+        print(f"  {'raw' if r.calibration == 'none' else r.calibration:<6} "
+              + " ".join(_small(v) for v in r.explained_variance_ratio[:shown]))
+    print()
+    print(f"Mean cos, SD cos: over the N(N-1) off-diagonal pairwise cosines of the N = {raw.n_samples:,} vectors "
+          "(population SD); near 0 mean = isotropic.")
+    print("IsoScore: Rudman et al. (2022), 1 = all directions used equally, 0 = one direction. "
+          "I(W): partition-function ratio min Z(c)/max Z(c) of Mu & Viswanath (2018), c over the "
+          "eigenvectors of W'W and their negatives, 1 = isotropic (scale-dependent).")
+    if args.matrix_out:
+        print(f"Pairwise cosine matrices written to {args.matrix_out}")
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+# ----------------------------------------------------------------------------
+# similarity
+# ----------------------------------------------------------------------------
+
+
+def _benchmarks(spec: str) -> list[str]:
+    from pathlib import Path
+
+    if Path(spec).is_file():
+        return [spec]
+    items = [s.strip() for s in spec.split(",") if s.strip()]
+    if not items:
+        from .._errors import ConfigError
+
+        raise ConfigError("--benchmark: give at least one benchmark name or file")
+    return list(dict.fromkeys(items))
+
+
+def _cmd_similarity(args: argparse.Namespace) -> int:
+    from ..reporting.tables import _render, format_p
+    from ..similarity import compare_similarity, evaluate_similarity, load_benchmark
+
+    t0 = time.perf_counter()
+    names = _benchmarks(args.benchmark)
+    benches = [load_benchmark(b) for b in names]  # fail on a bad file before any fitting
+    model, cal = _load(args)
+    comparisons: list[Any] = []
+    records: list[dict[str, Any]] = []
+    for b in benches:
+        if cal is None:
+            r = evaluate_similarity(model, b, min_coverage=args.min_coverage)
+            rec = r.to_dict()
+            rec.update({"delta_spearman": None, "delta_ci_low": None, "delta_ci_high": None, "p_value": None,
+                        "spearman_ci_low": None, "spearman_ci_high": None, "ci_level": None, "n_resamples": 0,
+                        "n_valid_resamples": 0, "seed": None})
+            comparisons.append((r, None, None))
+            records.append(rec)
+        else:
+            c = compare_similarity(model, b, cal, n_resamples=args.bootstrap, ci_level=args.ci_level,
+                                   rng=args.seed, force=args.force, min_coverage=args.min_coverage)
+            comparisons.append((c.raw, c.calibrated, c.bootstrap))
+            records.extend(c.records())
+    if _emit(records, args.format):
+        return 0
+    if cal is None:
+        print(f"{model.name}: Spearman rho between cosine similarity and human scores (raw space)")
+    else:
+        print(f"{model.name}: Spearman rho between cosine similarity and human scores, raw vs {_cal_label(cal)}")
+    print()
+    any_boot = any(b is not None for _, _, b in comparisons)
+    if cal is None:
+        header = ["Bench.", "Kind", "rho", "Pairs", "Coverage"]
+        rows = [[r.title, r.kind, _rho(r.spearman), f"{r.n_pairs}/{r.n_total}", f"{r.coverage:.1%}"]
+                for r, _, _ in comparisons]
+    else:
+        tag = "White" if cal.name == "zca" else cal.name
+        header = ["Bench.", "Kind", "Raw", tag, "Delta"]
+        if any_boot:
+            header += [f"{args.ci_level:.0%} CI", "p", "Sig."]
+        header += ["Pairs", "Coverage"]
+        rows = []
+        for r, c, b in comparisons:
+            row = [r.title, r.kind, _rho(r.spearman), _rho(c.spearman), _signed(c.spearman - r.spearman)]
+            if any_boot:
+                row += ([f"[{_signed(b.ci_low)}, {_signed(b.ci_high)}]", format_p(b.p_value), _stars(b.p_value)]
+                        if b is not None else ["-", "-", "-"])
+            row += [f"{r.n_pairs}/{r.n_total}", f"{r.coverage:.1%}"]
+            rows.append(row)
+    print(_render(header, rows, align_left=2))
+    print()
+    if cal is not None:
+        print("Delta = rho(calibrated) - rho(raw) on the same pairs.")
+        if any_boot:
+            b0 = next(b for _, _, b in comparisons if b is not None)
+            print(f"Paired bootstrap over the benchmark pairs: {b0.n_resamples:,} resamples (seed {args.seed}), "
+                  f"{args.ci_level:.0%} percentile interval; two-sided p = 2(min(k<=0, k>=0)+1)/(B+1), "
+                  f"smallest possible {format_p(2 / (b0.n_resamples + 1))}. "
+                  "Sig.: *** p<0.001, ** p<0.01, * p<0.05, n.s. not significant.")
+            short = [r.title for r, _, b in comparisons if b is not None and b.n_valid < b.n_resamples]
+            if short:
+                print(f"Resamples with constant ranks (no rho) left out for: {', '.join(short)}.")
+    for r, _, _ in comparisons:
+        if r.kind == "sentence":
+            print(f"{r.title}: sentence vectors = {r.method}.")
+    for r, _, _ in comparisons:
+        if r.oov_pairs:
+            what = "words" if r.kind == "word" else "sentences"
+            shown = r.oov_pairs[: args.show_oov]
+            if r.kind == "word":
+                listed = ", ".join(f"{a}-{b}" for a, b, _ in shown)
+            else:
+                listed = ", ".join(f"line {ln}" for _, _, ln in shown)
+            more = len(r.oov_pairs) - len(shown)
+            tail = f" (+{more} more; --format json lists all)" if more > 0 else ""
+            print(f"{r.title}: {len(r.oov_pairs)} of {r.n_total} pairs skipped ({what} not covered)"
+                  + (f": {listed}{tail}" if shown else tail))
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+COMMANDS = {"anisotropy": _cmd_anisotropy, "similarity": _cmd_similarity}

@@ -1,0 +1,610 @@
+r"""Anisotropy diagnostics: how unevenly an embedding space uses its directions.
+
+Experiment 1 of the paper (§4.3, Table 2, Figures 1–2) measures anisotropy by
+the mean and standard deviation of the pairwise cosine similarities among
+:math:`N` (2,000) randomly sampled vectors, before and after calibration, and
+shows the explained-variance ratio of the top principal components. This
+module computes those numbers and two further isotropy measures from the
+literature, so that users can compare:
+
+* **Mean / SD of pairwise cosine.** For unit-normalised rows
+  :math:`u_i = x_i/\lVert x_i\rVert` of the sample, over the
+  :math:`N(N-1)` off-diagonal entries :math:`c_{ij} = u_i^\top u_j`,
+  :math:`i \ne j`:
+
+  .. math::
+
+      \bar c = \frac{1}{N(N-1)}\sum_{i\ne j} c_{ij},\qquad
+      \operatorname{SD} = \Big(\frac{1}{N(N-1)}\sum_{i\ne j} c_{ij}^2 - \bar c^{\,2}\Big)^{1/2}
+
+  (population SD, ``ddof=0``; every unordered pair counted once or twice gives
+  the same two numbers). An isotropic space gives :math:`\bar c \approx 0`
+  (Ethayarajh 2019).
+
+* **Explained-variance ratio.** Eigenvalues :math:`\lambda_1\ge\dots\ge\lambda_d`
+  of the sample covariance (``ddof=1``), :math:`\lambda_k/\sum_j\lambda_j`
+  for the top :math:`k` (default 50) components — the data of the paper's
+  Figure 2. Whitening flattens this curve towards :math:`1/d`.
+
+* **IsoScore** (Rudman, Gillman, Rayne & Eickhoff 2022, Algorithm 1). With
+  :math:`n = d` the ambient dimension: reorient the points by PCA, take the
+  variance vector :math:`\Sigma_D` of the reoriented points (this is the
+  vector of covariance eigenvalues), normalise it to norm :math:`\sqrt n`,
+  :math:`\hat\Sigma_D = \sqrt n\,\Sigma_D/\lVert\Sigma_D\rVert`, measure the
+  isotropy defect
+
+  .. math::
+
+      \delta(X) = \frac{\lVert \hat\Sigma_D - \mathbf 1\rVert}{\sqrt{2(n-\sqrt n)}}
+
+  and map it to the score
+
+  .. math::
+
+      \iota(X) = \frac{\big(n - \delta(X)^2 (n-\sqrt n)\big)^2 - n}{n(n-1)} \in [0, 1],
+
+  which is 1 when all :math:`n` directions carry equal variance and 0 when a
+  single direction carries it all. It is invariant to rotation, translation
+  and global scale.
+
+* **Partition-function ratio** (Mu & Viswanath 2018, "All-but-the-Top",
+  following Arora et al. 2016). For the sample :math:`W` (rows :math:`w`,
+  vectors as given, *not* centred or normalised),
+  :math:`Z(c) = \sum_w \exp(c^\top w)` and
+
+  .. math::
+
+      I(W) = \frac{\min_{\lVert c\rVert=1} Z(c)}{\max_{\lVert c\rVert=1} Z(c)}
+           \approx \frac{\min_{c\in C} Z(c)}{\max_{c\in C} Z(c)},
+
+  with :math:`C = \{\pm u_1, \dots, \pm u_d\}` the eigenvectors of
+  :math:`W^\top W` and their negatives. Mu & Viswanath take :math:`c` over the
+  eigenvectors; the sign of an eigenvector is arbitrary, so isoeat uses both
+  signs, which makes the value well defined (common re-implementations use
+  whatever sign the eigensolver returns). :math:`I(W)` lies in :math:`(0,1]`,
+  1 for an isotropic space; it depends on the scale of the vectors (it is not
+  invariant to multiplying all vectors by a constant), so compare it within a
+  space rather than across spaces with different norms. Computed in log space
+  (log-sum-exp), so large norms do not overflow.
+
+References
+----------
+Ethayarajh, K. (2019). How contextual are contextualized word representations? EMNLP.
+Mu, J., & Viswanath, P. (2018). All-but-the-Top: Simple and effective postprocessing
+for word representations. ICLR.
+Arora, S., Li, Y., Liang, Y., Ma, T., & Risteski, A. (2016). A latent variable model
+approach to PMI-based word embeddings. TACL.
+Rudman, W., Gillman, N., Rayne, T., & Eickhoff, C. (2022). IsoScore: Measuring the
+uniformity of embedding space utilization. Findings of ACL.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError, DataFormatError, IsoeatWarning
+from ..stats.weat import resolve_seed
+
+__all__ = [
+    "AnisotropyResult",
+    "anisotropy",
+    "anisotropy_from_vectors",
+    "compare_anisotropy",
+    "sample_reference",
+    "pairwise_cosine",
+    "cosine_stats",
+    "explained_variance_ratio",
+    "isoscore",
+    "partition_ratio",
+]
+
+
+def _as_matrix(X: Any, what: str = "vectors") -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise DataFormatError(f"{what}: expected a 2-D array (n_samples, dim), got shape {X.shape}")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise DataFormatError(f"{what}: empty array of shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise DataFormatError(f"{what}: contains NaN or inf values")
+    return X
+
+
+def _unit_rows(X: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    if (norms == 0).any():
+        i = int(np.flatnonzero(norms[:, 0] == 0)[0])
+        raise DataFormatError(f"row {i} is an all-zero vector; cosine is undefined")
+    return X / norms
+
+
+def pairwise_cosine(X: Any) -> np.ndarray:
+    r"""The :math:`N\times N` matrix of cosine similarities :math:`c_{ij}` (paper Figure 1).
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, N)
+        Symmetric, with ones on the diagonal (up to rounding).
+
+    Examples
+    --------
+    >>> pairwise_cosine([[1.0, 0.0], [1.0, 1.0]]).round(3)
+    array([[1.   , 0.707],
+           [0.707, 1.   ]])
+    """
+    U = _unit_rows(_as_matrix(X))
+    C = U @ U.T
+    np.fill_diagonal(C, 1.0)
+    return C
+
+
+def cosine_stats(X: Any) -> tuple[float, float]:
+    r"""Mean and SD (``ddof=0``) of the off-diagonal pairwise cosines.
+
+    .. math::
+
+        \bar c = \frac{\lVert\sum_i u_i\rVert^2 - N}{N(N-1)},\qquad
+        \overline{c^2} = \frac{\lVert U^\top U\rVert_F^2 - N}{N(N-1)},\qquad
+        \operatorname{SD} = \sqrt{\overline{c^2} - \bar c^{\,2}}
+
+    for unit rows :math:`u_i` (rows of :math:`U`). When :math:`d < N` the
+    :math:`d\times d` Gram matrix :math:`U^\top U` is used, so memory is
+    :math:`O(d^2)` and time :math:`O(Nd^2)`; otherwise the :math:`N\times N`
+    matrix. The diagonal is excluded.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d), N >= 2
+
+    Returns
+    -------
+    mean, sd : float
+
+    Examples
+    --------
+    >>> cosine_stats([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])  # doctest: +ELLIPSIS
+    (0.4714..., 0.3333...)
+    """
+    X = _as_matrix(X)
+    n, d = X.shape
+    if n < 2:
+        raise ConfigError(f"need at least 2 vectors for pairwise cosines, got {n}")
+    U = _unit_rows(X)
+    sq = np.einsum("ij,ij->i", U, U)  # 1 up to rounding; subtract exactly what was added
+    if d < n:
+        s = U.sum(axis=0)
+        total = float(s @ s) - float(sq.sum())
+        G = U.T @ U
+        total_sq = float(np.einsum("ij,ij->", G, G)) - float((sq**2).sum())
+    else:
+        C = U @ U.T
+        total = float(C.sum()) - float(np.trace(C))
+        total_sq = float(np.einsum("ij,ij->", C, C)) - float((np.diag(C) ** 2).sum())
+    m = n * (n - 1)
+    mean = total / m
+    var = max(total_sq / m - mean * mean, 0.0)
+    return mean, math.sqrt(var)
+
+
+def _covariance_eigenvalues(X: np.ndarray) -> np.ndarray:
+    n = X.shape[0]
+    if n < 2:
+        raise ConfigError(f"need at least 2 vectors for a covariance, got {n}")
+    Xc = X - X.mean(axis=0)
+    cov = (Xc.T @ Xc) / (n - 1)
+    lam = np.linalg.eigvalsh(cov)[::-1]
+    return np.clip(lam, 0.0, None)
+
+
+def explained_variance_ratio(X: Any, k: int | None = 50) -> np.ndarray:
+    r"""Explained-variance ratio :math:`\lambda_i/\sum_j\lambda_j` of the top ``k`` components.
+
+    Eigenvalues of the sample covariance (``ddof=1``) in decreasing order
+    (paper Figure 2).
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+    k : int or None, default 50
+        How many components; ``None`` or ``k > d`` gives all ``d``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (min(k, d),)
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(5000, 4)) * [2.0, 1.0, 1.0, 1.0]
+    >>> explained_variance_ratio(X).round(1)
+    array([0.6, 0.1, 0.1, 0.1])
+    """
+    X = _as_matrix(X)
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+        raise ConfigError(f"k must be a positive integer or None, got {k!r}")
+    lam = _covariance_eigenvalues(X)
+    total = lam.sum()
+    if total <= 0:
+        raise DataFormatError("all vectors are identical (zero variance); explained variance is undefined")
+    ratio = lam / total
+    return ratio if k is None else ratio[: int(k)]
+
+
+def isoscore(X: Any) -> float:
+    r"""IsoScore :math:`\iota(X)\in[0,1]` (Rudman et al. 2022, Algorithm 1).
+
+    Steps (with :math:`n = d`, the ambient dimension): PCA-reorient the
+    points; :math:`\Sigma_D` = variances of the reoriented coordinates (the
+    covariance eigenvalues); :math:`\hat\Sigma_D = \sqrt n\,\Sigma_D/\lVert\Sigma_D\rVert`;
+    :math:`\delta = \lVert\hat\Sigma_D - \mathbf 1\rVert/\sqrt{2(n-\sqrt n)}`;
+    :math:`\iota = ((n-\delta^2(n-\sqrt n))^2 - n)/(n(n-1))`.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d), d >= 2, N >= 2
+
+    Returns
+    -------
+    float
+        1 for isotropic data (equal variance in every direction), 0 when one
+        direction holds all the variance. :math:`k = \iota(n-1)+1` is the
+        paper's "number of dimensions uniformly used".
+
+    References
+    ----------
+    Rudman, W., Gillman, N., Rayne, T., & Eickhoff, C. (2022). IsoScore: Measuring
+    the uniformity of embedding space utilization. Findings of ACL, 3325–3339.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> round(isoscore(rng.normal(size=(20000, 5))), 2)
+    1.0
+    >>> round(isoscore(np.outer(rng.normal(size=100), [1.0, 2.0, 3.0])), 6)
+    0.0
+    """
+    X = _as_matrix(X)
+    n = X.shape[1]
+    if n < 2:
+        raise ConfigError("IsoScore needs dimension d >= 2")
+    lam = _covariance_eigenvalues(X)
+    norm = np.linalg.norm(lam)
+    if norm == 0:
+        raise DataFormatError("all vectors are identical (zero variance); IsoScore is undefined")
+    sigma = math.sqrt(n) * lam / norm
+    delta = float(np.linalg.norm(sigma - 1.0)) / math.sqrt(2.0 * (n - math.sqrt(n)))
+    score = ((n - delta**2 * (n - math.sqrt(n))) ** 2 - n) / (n * (n - 1))
+    return float(min(max(score, 0.0), 1.0))
+
+
+def _logsumexp(a: np.ndarray) -> np.ndarray:
+    """Column-wise log(sum(exp(a))) without overflow."""
+    m = a.max(axis=0)
+    return np.log(np.exp(a - m).sum(axis=0)) + m
+
+
+def partition_ratio(X: Any) -> float:
+    r"""Partition-function isotropy :math:`I(W)` of Mu & Viswanath (2018).
+
+    .. math::
+
+        I(W) = \frac{\min_{c\in C} Z(c)}{\max_{c\in C} Z(c)},\qquad
+        Z(c) = \sum_{w} \exp(c^\top w),\qquad C = \{\pm u_1,\dots,\pm u_d\}
+
+    where :math:`u_j` are the eigenvectors of :math:`W^\top W` (uncentred
+    second-moment matrix; rows of ``X`` as given). Both signs of every
+    eigenvector are used, so the value does not depend on the eigensolver's
+    arbitrary signs. Evaluated as :math:`\exp(\min\log Z - \max\log Z)` with
+    log-sum-exp.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+
+    Returns
+    -------
+    float in (0, 1]
+
+    References
+    ----------
+    Mu, J., & Viswanath, P. (2018). All-but-the-Top: Simple and effective
+    postprocessing for word representations. ICLR. (Definition after Arora et al. 2016.)
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> partition_ratio(rng.normal(size=(20000, 3)) * 0.1) > 0.95
+    True
+    >>> partition_ratio(rng.normal(size=(2000, 3)) * 0.1 + [3.0, 0.0, 0.0]) < 0.01  # about exp(-6)
+    True
+    """
+    X = _as_matrix(X)
+    _, vecs = np.linalg.eigh(X.T @ X)
+    proj = X @ vecs  # (N, d): c^T w for c = u_j
+    log_z = np.concatenate([_logsumexp(proj), _logsumexp(-proj)])
+    return float(np.exp(log_z.min() - log_z.max()))
+
+
+def sample_reference(
+    model: Any,
+    n: int = 2000,
+    *,
+    rng: Any = None,
+    reference_size: int = 100_000,
+    reference_kwargs: dict | None = None,
+) -> tuple[np.ndarray, str, int | None]:
+    """Draw ``n`` reference vectors of ``model`` uniformly at random, without replacement.
+
+    The pool is ``model.reference_vectors(reference_size, **reference_kwargs)``
+    (for static vectors: the ``reference_size`` most frequent vocabulary rows,
+    the sample ZCA is fitted on; for sentence encoders: the encoder's
+    reference sentences). ``n`` distinct rows of the pool are drawn with
+    ``Generator.choice(m, n, replace=False)`` and kept in pool order. When the
+    pool has fewer than ``n`` rows, all of them are used, an
+    :class:`~isoeat.IsoeatWarning` is issued and the description says so.
+
+    Parameters
+    ----------
+    model : Encoder
+    n : int, default 2000
+        Sample size (paper §4.3: 2,000).
+    rng : None, int or numpy.random.Generator
+    reference_size : int, default 100_000
+        Size of the pool the sample is drawn from.
+    reference_kwargs : dict, optional
+        Passed to ``model.reference_vectors`` (e.g. ``{"text": PATH}``).
+
+    Returns
+    -------
+    vectors : numpy.ndarray, shape (min(n, m), d)
+    description : str
+        The sampling rule, for the result.
+    seed : int or None
+        The seed used (None when a Generator was passed).
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ConfigError(f"n_samples must be an integer >= 2, got {n!r}")
+    gen, seed = resolve_seed(rng)
+    pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
+    pool = np.asarray(pool, dtype=np.float64)
+    m = pool.shape[0]
+    seed_txt = f"seed {seed}" if seed is not None else "a caller-supplied Generator"
+    if m < 2:
+        raise DataFormatError(f"{getattr(model, 'name', 'model')}: only {m} reference vector(s); need at least 2")
+    if m <= n:
+        if m < n:
+            warnings.warn(
+                f"{getattr(model, 'name', 'model')}: asked for {n} reference vectors but only {m} are "
+                f"available; using all {m}",
+                IsoeatWarning,
+                stacklevel=2,
+            )
+        desc = f"all {m} vectors of the pool ({pool_desc})"
+        if m < n:
+            desc += f"; asked for {n}, only {m} available"
+        return pool, desc, seed
+    idx = np.sort(gen.choice(m, size=int(n), replace=False))
+    desc = (f"{n} of {m} vectors drawn uniformly without replacement ({seed_txt}) from the pool: {pool_desc}")
+    return pool[idx], desc, seed
+
+
+@dataclass(frozen=True)
+class AnisotropyResult:
+    """Anisotropy of one embedding space (raw or calibrated) on one sample.
+
+    Attributes
+    ----------
+    model, calibration : str
+        Model name; ``"none"`` or the calibrator's name.
+    mean_cosine, sd_cosine : float
+        Mean and population SD of the :math:`N(N-1)` off-diagonal pairwise cosines (Table 2).
+    n_samples : int
+        :math:`N`, the vectors actually used.
+    n_requested : int
+        The :math:`N` asked for (larger than ``n_samples`` when the pool was smaller).
+    dim : int
+    isoscore : float
+        Rudman et al. (2022).
+    partition_ratio : float
+        :math:`I(W)` of Mu & Viswanath (2018), eigenvectors of :math:`W^\\top W` with both signs.
+    explained_variance_ratio : tuple of float
+        Top ``top_k`` ratios (Figure 2).
+    top_k : int
+        Number of ratios kept (``min(top_k, dim)``).
+    sampling : str
+        How the vectors were drawn.
+    seed : int or None
+    cosine_matrix : numpy.ndarray or None
+        The :math:`N\\times N` matrix (Figure 1) when asked for; not in :meth:`to_dict`.
+    """
+
+    model: str
+    calibration: str
+    mean_cosine: float
+    sd_cosine: float
+    n_samples: int
+    n_requested: int
+    dim: int
+    isoscore: float
+    partition_ratio: float
+    explained_variance_ratio: tuple[float, ...]
+    top_k: int
+    sampling: str
+    seed: int | None
+    cosine_matrix: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain fields (the cosine matrix left out) for JSON/CSV."""
+        return {
+            "model": self.model,
+            "calibration": self.calibration,
+            "mean_cosine": self.mean_cosine,
+            "sd_cosine": self.sd_cosine,
+            "n_samples": self.n_samples,
+            "n_requested": self.n_requested,
+            "dim": self.dim,
+            "isoscore": self.isoscore,
+            "partition_ratio": self.partition_ratio,
+            "top_k": self.top_k,
+            "explained_variance_ratio": list(self.explained_variance_ratio),
+            "sampling": self.sampling,
+            "seed": self.seed,
+        }
+
+
+def anisotropy_from_vectors(
+    X: Any,
+    *,
+    top_k: int = 50,
+    model: str = "vectors",
+    calibration: str = "none",
+    sampling: str = "vectors as given",
+    seed: int | None = None,
+    n_requested: int | None = None,
+    return_matrix: bool = False,
+) -> AnisotropyResult:
+    """All anisotropy measures of the rows of ``X``.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, d)
+    top_k : int, default 50
+        Explained-variance ratios kept.
+    model, calibration, sampling, seed, n_requested
+        Recorded in the result.
+    return_matrix : bool, default False
+        Also keep the :math:`N\\times N` cosine matrix (Figure 1).
+
+    Returns
+    -------
+    AnisotropyResult
+
+    Examples
+    --------
+    >>> X = np.random.default_rng(0).normal(size=(500, 8))
+    >>> r = anisotropy_from_vectors(X + 5.0)  # a shared offset: strongly anisotropic
+    >>> bool(r.mean_cosine > 0.9)
+    True
+    """
+    X = _as_matrix(X)
+    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
+        raise ConfigError(f"top_k must be a positive integer, got {top_k!r}")
+    mean, sd = cosine_stats(X)
+    evr = explained_variance_ratio(X, top_k)
+    n, d = X.shape
+    return AnisotropyResult(
+        model=model,
+        calibration=calibration,
+        mean_cosine=mean,
+        sd_cosine=sd,
+        n_samples=n,
+        n_requested=n if n_requested is None else int(n_requested),
+        dim=d,
+        isoscore=isoscore(X) if d >= 2 else float("nan"),
+        partition_ratio=partition_ratio(X),
+        explained_variance_ratio=tuple(float(v) for v in evr),
+        top_k=len(evr),
+        sampling=sampling,
+        seed=seed,
+        cosine_matrix=pairwise_cosine(X) if return_matrix else None,
+    )
+
+
+def _cal_name(calibration: Any) -> str:
+    return getattr(calibration, "name", type(calibration).__name__.lower())
+
+
+def compare_anisotropy(
+    model: Any,
+    calibration: Any = None,
+    *,
+    n_samples: int = 2000,
+    top_k: int = 50,
+    rng: Any = None,
+    reference_size: int = 100_000,
+    reference_kwargs: dict | None = None,
+    force: bool = False,
+    return_matrix: bool = False,
+) -> tuple[AnisotropyResult, ...]:
+    """Anisotropy of the raw space and, when given, of the calibrated space on the *same* sample.
+
+    Parameters
+    ----------
+    model : Encoder
+    calibration : fitted calibrator, optional
+        Anything with ``transform``; checked with
+        :func:`~isoeat.calibration.check_compatible` (``force`` skips the
+        fingerprint check).
+    n_samples : int, default 2000
+        :math:`N` (paper §4.3). More than the pool holds: all are used, with a warning.
+    top_k : int, default 50
+    rng : None, int or numpy.random.Generator
+    reference_size : int, default 100_000
+        Pool size (see :func:`sample_reference`).
+    reference_kwargs : dict, optional
+    force : bool, default False
+    return_matrix : bool, default False
+
+    Returns
+    -------
+    tuple of AnisotropyResult
+        ``(raw,)`` or ``(raw, calibrated)``.
+
+    Examples
+    --------
+    >>> import isoeat  # doctest: +SKIP
+    >>> m = isoeat.load_model("glove-6b-50d")  # doctest: +SKIP
+    >>> raw, zca = compare_anisotropy(m, isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
+    """
+    if calibration is not None:
+        from ..calibration import check_compatible
+
+        check_compatible(calibration, model, force=force)
+    X, desc, seed = sample_reference(
+        model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs
+    )
+    name = getattr(model, "name", "model")
+    common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
+                  return_matrix=return_matrix)
+    out = [anisotropy_from_vectors(X, calibration="none", **common)]
+    if calibration is not None:
+        Z = np.asarray(calibration.transform(X), dtype=np.float64)
+        out.append(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common))
+    return tuple(out)
+
+
+def anisotropy(
+    model: Any,
+    calibration: Any = None,
+    *,
+    n_samples: int = 2000,
+    top_k: int = 50,
+    rng: Any = None,
+    reference_size: int = 100_000,
+    reference_kwargs: dict | None = None,
+    force: bool = False,
+    return_matrix: bool = False,
+) -> AnisotropyResult:
+    """Anisotropy of one space: raw (``calibration=None``) or calibrated.
+
+    Same parameters as :func:`compare_anisotropy`. With the same integer
+    ``rng`` the raw and the calibrated call draw the same sample; use
+    :func:`compare_anisotropy` to get both from one draw.
+
+    Returns
+    -------
+    AnisotropyResult
+    """
+    res = compare_anisotropy(
+        model, calibration, n_samples=n_samples, top_k=top_k, rng=rng, reference_size=reference_size,
+        reference_kwargs=reference_kwargs, force=force, return_matrix=return_matrix,
+    )
+    return res[-1]
