@@ -1,0 +1,313 @@
+"""``isoeat sensitivity``: robustness of calibrated WEAT to ε, reference size and reference corpus.
+
+Prints the per-test summary (d raw and at the default setting, the range of
+d over the sweep, the share of cells whose significance agrees with the
+default, the verdict); with ``--out DIR`` also writes ``sensitivity.csv``,
+``sensitivity.json`` (one row per test, setting and repeat),
+``sensitivity-summary.json``, ``sensitivity_by_test.csv/json`` and the
+figures ``sensitivity_eps.png/pdf``, ``sensitivity_reference_size.png/pdf``
+(and ``sensitivity_reference``/``sensitivity_calibration`` when swept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+import warnings
+from typing import Any
+
+__all__ = ["register", "COMMANDS"]
+
+_NONE = ("none", "-", "off")
+
+
+def _split(text: str | None, option: str) -> list[str] | None:
+    """``None`` when the option was not given, ``[]`` for 'none', else the comma-separated items."""
+    from .._errors import ConfigError
+
+    if text is None:
+        return None
+    t = text.strip()
+    if t.lower() in _NONE:
+        return []
+    items = [s.strip() for s in t.split(",")]
+    if not t or any(not s for s in items):
+        raise ConfigError(f"{option}: empty list or empty item in {text!r} (give comma-separated values, "
+                          f"or 'none' to skip this sweep)")
+    return items
+
+
+def _parse_floats(text: str | None, option: str) -> list[float] | None:
+    from .._errors import ConfigError
+
+    items = _split(text, option)
+    if items is None:
+        return None
+    out = []
+    for s in items:
+        try:
+            v = float(s)
+        except ValueError:
+            raise ConfigError(f"{option}: {s!r} is not a number (in {text!r})") from None
+        if not math.isfinite(v) or v <= 0:
+            raise ConfigError(f"{option}: ε must be a finite number > 0, got {s!r}")
+        out.append(v)
+    return out
+
+
+def _parse_ints(text: str | None, option: str) -> list[int] | None:
+    from .._errors import ConfigError
+
+    items = _split(text, option)
+    if items is None:
+        return None
+    out = []
+    for s in items:
+        try:
+            f = float(s.replace("_", ""))
+        except ValueError:
+            raise ConfigError(f"{option}: {s!r} is not a whole number (in {text!r})") from None
+        if not math.isfinite(f) or f != int(f) or f < 2:
+            raise ConfigError(f"{option}: sizes must be whole numbers >= 2, got {s!r}")
+        out.append(int(f))
+    return out
+
+
+def _params(items: list[str], name: str) -> dict[str, Any]:
+    from .._errors import ConfigError
+    from ..calibration import make_calibrator
+
+    accepted = make_calibrator(name).get_params()
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--calibration-param expects KEY=VALUE, got {item!r}")
+        if key == "eps":
+            raise ConfigError("--calibration-param: give ε with --default-eps (and the sweep with --eps)")
+        if key not in accepted:
+            raise ConfigError(f"--calibration-param: calibration {name!r} has no parameter {key!r} "
+                              f"(parameters: {', '.join(accepted) or 'none'})")
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
+
+
+def register(subparsers: Any, add_stat_options: Any) -> None:
+    """Add the ``sensitivity`` parser (its own options; the shared stat options do not fit a sweep)."""
+    from ..calibration import calibration_names
+    from ..cli import FORMATS, _float_in, _nonneg_int, _positive_int
+    from ..experiments.sensitivity import (
+        DEFAULT_EPS_GRID,
+        DEFAULT_EXACT_MAX_N,
+        DEFAULT_PERMUTATIONS,
+        DEFAULT_REFERENCE_SIZES,
+        DEFAULT_REPEATS,
+        DRAWS,
+    )
+
+    p = subparsers.add_parser(
+        "sensitivity",
+        help="robustness of calibrated WEAT to eps, reference size and reference corpus (paper §6.3)",
+        description="Re-run the calibrated WEAT battery while varying one choice at a time around the default "
+                    "(ZCA, eps=1e-3, the 100,000 most frequent words), and report per test the spread of d, "
+                    "the share of settings whose significance agrees with the default, and a verdict.",
+    )
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--tests", default=None, metavar="IDS|PATHS",
+                   help="comma-separated ids and/or files (default W1..W10)")
+    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
+                   help="calibration analysed (default zca)")
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="parameter of that calibration other than eps, e.g. n_components=2 (repeatable)")
+    p.add_argument("--eps", default=None, metavar="LIST",
+                   help="eps values to sweep, comma-separated, > 0, or 'none' "
+                        f"(default {','.join(f'{e:g}' for e in DEFAULT_EPS_GRID)})")
+    p.add_argument("--eps-mode", choices=("absolute", "relative"), default="absolute",
+                   help="relative: each eps is multiplied by the mean eigenvalue tr(S)/d of the reference sample")
+    p.add_argument("--reference-sizes", default=None, metavar="LIST",
+                   help="reference sample sizes to sweep, or 'none' "
+                        f"(default {','.join(str(n) for n in DEFAULT_REFERENCE_SIZES)})")
+    p.add_argument("--reference", default=None, metavar="SOURCES",
+                   help="reference sources to compare: 'top' (vocabulary top) and/or text paths, comma-separated "
+                        "(default: no reference sweep)")
+    p.add_argument("--calibrations", default=None, metavar="NAMES",
+                   help="other calibrations to compare at the default setting, e.g. center,abtt "
+                        "(default: none)")
+    p.add_argument("--repeats", type=_positive_int("--repeats"), default=DEFAULT_REPEATS, metavar="R",
+                   help=f"reference draws per setting (default {DEFAULT_REPEATS})")
+    p.add_argument("--draw", choices=DRAWS, default="auto",
+                   help="how a repeat draws its reference sample: bootstrap (from the pool with replacement; "
+                        "auto for static vectors), subset (without replacement), encoder (the encoder re-samples "
+                        "its reference sentences; auto for contextual encoders), fixed (deterministic, 1 repeat)")
+    p.add_argument("--default-eps", type=_float_in("--default-eps", 0, float("inf"), lo_open=True), default=1e-3,
+                   metavar="E", help="eps of the default setting (default 1e-3, paper eq. 11)")
+    p.add_argument("--default-size", type=_positive_int("--default-size"), default=100_000, metavar="N",
+                   help="reference size of the default setting (default 100000)")
+    p.add_argument("--default-reference", default="top", metavar="SOURCE",
+                   help="reference source of the default setting: top or a text path (default top)")
+    p.add_argument("--alpha", type=_float_in("--alpha", 0, 1, True, True), default=0.05,
+                   help="significance level (default 0.05)")
+    p.add_argument("--agreement", type=_float_in("--agreement", 0, 1), default=0.9, metavar="F",
+                   help="verdict: robust needs this share of cells agreeing in significance (default 0.9)")
+    p.add_argument("--max-shift", type=_float_in("--max-shift", 0, float("inf"), lo_open=True), default=0.5,
+                   metavar="X", help="verdict: robust needs every |d - d_default| <= X (default 0.5)")
+    p.add_argument("--permutations", type=_positive_int("--permutations"), default=DEFAULT_PERMUTATIONS,
+                   metavar="N", help=f"Monte Carlo permutations where p is not exact (default {DEFAULT_PERMUTATIONS})")
+    p.add_argument("--exact-max-n", type=_positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
+                   help=f"count p exactly when |X|+|Y| <= N (default {DEFAULT_EXACT_MAX_N}; 50 makes W1/W2 exact "
+                        "at ~1-2 s per test and setting)")
+    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto")
+    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater")
+    p.add_argument("--ddof", type=_nonneg_int("--ddof"), default=1)
+    p.add_argument("--min-coverage", type=_float_in("--min-coverage", 0, 1), default=0.8, metavar="F")
+    p.add_argument("--seed", type=_nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--format", choices=FORMATS, default="table",
+                   help="stdout: table (per-test summary), json (everything) or csv (rows)")
+    p.add_argument("--out", metavar="DIR", help="write rows, summary and figures (PNG+PDF) here")
+    p.add_argument("--no-figures", action="store_true", help="with --out: do not draw figures")
+
+
+def _fmt(v: float, spec: str = ".2f") -> str:
+    return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
+
+
+def summary_table(res: Any) -> str:
+    """The per-test summary as text."""
+    from ..reporting.tables import _render, format_p
+
+    kinds = [(k, label) for k, label in (("eps", "ag_eps"), ("reference_size", "ag_n"), ("reference", "ag_ref"),
+                                          ("calibration", "ag_cal"))
+             if any(r.kind == k for r in res.rows)]
+    header = ["ID", "Bias", "d_raw", "p_raw", "d_def", "p_def", "d_min", "d_max", "SD", "max|Δd|", "agree",
+              *(label for _, label in kinds), "Verdict"]
+
+    def pct(v: float) -> str:
+        return "nan" if math.isnan(v) else f"{v:.0%}"
+
+    rows = []
+    for s in res.summary:
+        rows.append([s.test, s.bias_type, _fmt(s.d_raw), format_p(s.p_raw), _fmt(s.d_default),
+                     format_p(s.p_default), _fmt(s.d_min), _fmt(s.d_max), _fmt(s.d_sd), _fmt(s.max_abs_shift),
+                     pct(s.share_agree), *(pct(getattr(s, f"share_agree_{k}")) for k, _ in kinds), s.verdict])
+    d = res.default
+    eps = "" if isinstance(d["eps"], float) and math.isnan(d["eps"]) else f"eps={d['eps']:g}, "
+    head = (f"{res.model}: sensitivity of {res.calibration}-calibrated WEAT; default {eps}n={d['n_reference_used']:,}, "
+            f"reference {d['reference']}; {res.sweep['repeats']} draw(s) per setting ({res.sweep['draw']})")
+    sw = res.sweep
+    parts = []
+    if sw["eps"]:
+        parts.append(f"eps {', '.join(f'{e:g}' for e in sw['eps'])} ({sw['eps_mode']})")
+    if sw["reference_sizes"]:
+        parts.append(f"reference size {', '.join(f'{n:,}' for n in sw['reference_sizes'])}")
+    if sw["references"]:
+        parts.append(f"reference {', '.join(sw['references'])}")
+    if sw["calibrations"]:
+        parts.append(f"calibration {', '.join(sw['calibrations'])}")
+    fragile = [s.test for s in res.summary if s.verdict == "fragile"]
+    lines = [head, "", _render(header, rows, align_left=2), "",
+             f"Swept: {'; '.join(parts)}.",
+             f"Rule: {res.rule}.",
+             f"p: exact when |X|+|Y| <= {res.p_options['exact_max_n']}, else Monte Carlo "
+             f"({res.p_options['n_permutations']:,} permutations); d_def/p_def: the default setting; "
+             f"d_min..max, SD, max|Δd|, agree: over the sweep's cells; ag_*: agreement within one swept choice."]
+    for s in res.summary:
+        if s.verdict == "fragile":
+            lines.append(f"{s.test} fragile: {s.reason}")
+    if not fragile:
+        lines.append("All tests robust under this sweep.")
+    for n in res.notes:
+        lines.append(f"note: {n}")
+    return "\n".join(lines)
+
+
+def _run(model: Any, tests: Any, args: argparse.Namespace, eps: Any, sizes: Any, refs: Any, cals: Any,
+         params: dict[str, Any], progress: Any) -> Any:
+    from ..experiments.sensitivity import DEFAULT_EPS_GRID, DEFAULT_REFERENCE_SIZES, sensitivity_analysis
+
+    return sensitivity_analysis(
+        model, tests,
+        calibration=args.calibration, calibration_params=params,
+        eps=DEFAULT_EPS_GRID if eps is None else eps, eps_mode=args.eps_mode,
+        reference_sizes=DEFAULT_REFERENCE_SIZES if sizes is None else sizes,
+        references=refs or None, calibrations=cals or None,
+        repeats=args.repeats, draw=args.draw,
+        default_eps=args.default_eps, default_size=args.default_size, default_reference=args.default_reference,
+        alpha=args.alpha, rng=args.seed, n_permutations=args.permutations, exact_max_n=args.exact_max_n,
+        method=args.method, alternative=args.alternative, ddof=args.ddof, min_coverage=args.min_coverage,
+        agreement_threshold=args.agreement, max_shift=args.max_shift, progress=progress,
+    )
+
+
+def _check_early(refs: list[str] | None, cals: list[str] | None, default_reference: str) -> None:
+    """Refuse unknown calibrations and missing reference texts before loading the model."""
+    from pathlib import Path
+
+    from .._errors import IsoeatFileNotFoundError
+    from ..calibration import make_calibrator
+
+    for name in cals or []:
+        make_calibrator(name)
+    for src, option in [*((r, "--reference") for r in refs or []), (default_reference, "--default-reference")]:
+        if src != "top" and not Path(src).is_file():
+            raise IsoeatFileNotFoundError(f"{option}: {src}: no such reference text (use 'top' or a text path)")
+
+
+def _cmd_sensitivity(args: argparse.Namespace) -> int:
+    from .._errors import IsoeatWarning
+    from ..backends import load_model
+    from ..reporting.tables import records_to_csv, to_json, write_outputs
+    from ..wordsets import resolve_tests
+
+    t0 = time.perf_counter()
+    eps = _parse_floats(args.eps, "--eps")
+    sizes = _parse_ints(args.reference_sizes, "--reference-sizes")
+    refs = _split(args.reference, "--reference")
+    cals = _split(args.calibrations, "--calibrations")
+    params = _params(args.calibration_param, args.calibration)
+    _check_early(refs, cals, args.default_reference)
+    figures = bool(args.out) and not args.no_figures
+    if figures:
+        from ..reporting.sensitivity_plots import require_matplotlib
+
+        require_matplotlib()  # fail before the work, not after
+    tests = resolve_tests(args.tests)
+    model = load_model(args.model)
+    progress = None
+    if sys.stderr.isatty():
+        def progress(done: int, total: int, label: str) -> None:
+            sys.stderr.write(f"\r[{done}/{total}] {label}      ")
+            sys.stderr.flush()
+            if done == total:
+                sys.stderr.write("\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IsoeatWarning)  # caps and fit warnings are printed as notes
+        res = _run(model, tests, args, eps, sizes, refs, cals, params, progress)
+    written = []
+    if args.out:
+        written += write_outputs(args.out, "sensitivity", res.records(), extra=res.to_dict(rows=False))
+        written += write_outputs(args.out, "sensitivity_by_test", res.summary_records())
+        if figures:
+            from ..reporting.sensitivity_plots import save_sensitivity_figures
+
+            written += save_sensitivity_figures(res, args.out)
+    if args.format in ("json", "csv"):
+        for n in res.notes:
+            sys.stderr.write(f"isoeat: note: {n}\n")
+    if args.format == "json":
+        sys.stdout.write(to_json(res.to_dict()))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv(res.records()))
+    else:
+        print(summary_table(res))
+        print(f"({len(res.rows):,} rows, {time.perf_counter() - t0:.1f} s"
+              + (f"; written to {args.out}: {', '.join(p.name for p in written)})" if args.out else ")"))
+    return 0
+
+
+COMMANDS = {"sensitivity": _cmd_sensitivity}
