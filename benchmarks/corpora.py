@@ -1,0 +1,112 @@
+"""Benchmark of the reference-corpus pipeline on the real enwiki WikiExtractor sample.
+
+Prints, in one run:
+  (a) loading: read + detokenise + sentence split (sentencex) + 7-75 filter +
+      reservoir sample, total and per 100k sentences split;
+  (b) the word -> sentence index build, best of ``--repeats``, total and per
+      100k indexed sentences, with its size;
+  (c) ``contexts(word, k=20)`` for every word of the ten WEAT tests (first
+      call per word, then cached), mean and max per word, and coverage.
+
+Usage:  python benchmarks/corpora.py [PATH_OR_NAME] [--max-sentences 200000] [--repeats 3]
+
+PATH_OR_NAME defaults to ../shared/data/corpora/enwiki-2015-wikiextractor-sample
+(next to the repository), else to the "gensim-wiki" named corpus.
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import statistics
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT = ROOT.parent / "shared" / "data" / "corpora" / "enwiki-2015-wikiextractor-sample"
+
+
+def weat_words() -> list[str]:
+    import isoeat
+
+    words: list[str] = []
+    for t in isoeat.list_tests()[:10]:
+        for ws in (t.X, t.Y, t.A, t.B):
+            words.extend(ws.words)
+    return list(dict.fromkeys(words))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("spec", nargs="?", default=str(DEFAULT) if DEFAULT.is_dir() else "gensim-wiki")
+    ap.add_argument("--max-sentences", type=int, default=200_000)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--splitter", default="sentencex")
+    args = ap.parse_args()
+
+    from isoeat.corpora import load_corpus
+    from isoeat.corpora._index import WordIndex
+
+    print(f"python {platform.python_version()} on {platform.machine()}, corpus {args.spec}")
+
+    # (a) loading
+    t0 = time.perf_counter()
+    corpus = load_corpus(args.spec, max_sentences=args.max_sentences, splitter=args.splitter)
+    t_load = time.perf_counter() - t0
+    d = corpus.describe()
+    r = d["read"]
+    print(
+        f"(a) load: {t_load:.2f} s for {r['files']} files, {r['lines']:,} lines, {r['paragraphs']:,} paragraphs, "
+        f"{r['sentences_split']:,} sentences split -> {d['n_candidates']:,} with "
+        f"{d['settings']['min_tokens']}-{d['settings']['max_tokens']} tokens -> {len(corpus):,} indexed "
+        f"[{d['splitter']}, fingerprint {d['fingerprint']}]"
+    )
+    print(f"    load per 100k sentences split: {t_load / r['sentences_split'] * 1e5:.2f} s")
+
+    # (b) index build
+    times = []
+    index = None
+    for _ in range(max(1, args.repeats)):
+        t0 = time.perf_counter()
+        index = WordIndex(corpus.sentences)
+        times.append(time.perf_counter() - t0)
+    assert index is not None
+    best, med = min(times), statistics.median(times)
+    size_mb = (
+        sum(
+            a.nbytes
+            for p in (index._exact, index._lower)
+            for a in (p.postings, p.offsets)  # noqa: SLF001
+        )
+        / 2**20
+    )
+    print(
+        f"(b) index build: best {best:.2f} s, median {med:.2f} s of {len(times)} for {len(corpus):,} sentences "
+        f"({index.n_tokens:,} distinct tokens, {index.n_postings:,} postings, arrays {size_mb:.1f} MiB)"
+    )
+    per_best, per_med = best / len(corpus) * 1e5, med / len(corpus) * 1e5
+    print(f"    INDEX BUILD PER 100k SENTENCES: {per_best:.2f} s (best), {per_med:.2f} s (median)")
+    corpus._index = index  # noqa: SLF001 - reuse the timed index
+
+    # (c) contexts
+    words = weat_words()
+    first, again = [], []
+    found = fallback = 0
+    for w in words:
+        t0 = time.perf_counter()
+        ctx = corpus.contexts(w, k=20)
+        first.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        corpus.contexts(w, k=20)
+        again.append(time.perf_counter() - t0)
+        found += ctx.n_available > 0
+        fallback += ctx.case_insensitive
+    print(
+        f"(c) contexts(k=20) for {len(words)} WEAT words: first call mean {statistics.mean(first) * 1e3:.2f} ms, "
+        f"max {max(first) * 1e3:.2f} ms; cached mean {statistics.mean(again) * 1e3:.2f} ms; "
+        f"{found} found ({fallback} only case-insensitively), {len(words) - found} absent"
+    )
+
+
+if __name__ == "__main__":
+    main()

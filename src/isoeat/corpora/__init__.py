@@ -1,0 +1,65 @@
+"""Reference corpora: reading, sentence filtering, seeded sampling, word → sentence index.
+
+Contextual encoders need sentences that contain each target or attribute
+word, and reference sentences for the whitening statistics (paper §4.1:
+sentences of 7–75 tokens, section headers excluded, up to 200,000 indexed
+sentences with a fixed seed; up to 20 contexts per word).
+
+Quick start::
+
+    from isoeat.corpora import load_corpus
+    corpus = load_corpus("gensim-wiki")          # offline: gensim's Wikipedia sample
+    ctx = corpus.contexts("doctor", k=20)        # Contexts(sentences, spans, n_available, ...)
+    ref = corpus.sample(100_000)                 # ref.capped is True if fewer exist
+    corpus.describe()["fingerprint"]
+
+Sentence splitting uses Wikimedia's ``sentencex`` (rule-based; see
+:mod:`isoeat.corpora._text` for WikiText detokenisation and the built-in
+``splitter="regex"`` alternative); tokens for the length filter are
+whitespace tokens after detokenisation.
+"""
+
+from __future__ import annotations
+
+from ._corpus import Contexts, Corpus, Sample
+from ._index import WordIndex, word_pattern
+from ._load import (
+    FORMAT_PREFIXES,
+    NAMED_CORPORA,
+    available_corpora,
+    clear_corpus_cache,
+    load_corpus,
+    shared_wikitext2_path,
+)
+from ._readers import sniff_format
+from ._text import (
+    PREPROCESS_VERSION,
+    SPLITTERS,
+    Splitter,
+    detokenize_wikitext,
+    get_splitter,
+    is_wikitext_header,
+    regex_split,
+)
+
+__all__ = [
+    "Corpus",
+    "Contexts",
+    "Sample",
+    "load_corpus",
+    "available_corpora",
+    "clear_corpus_cache",
+    "NAMED_CORPORA",
+    "FORMAT_PREFIXES",
+    "shared_wikitext2_path",
+    "WordIndex",
+    "word_pattern",
+    "sniff_format",
+    "Splitter",
+    "SPLITTERS",
+    "get_splitter",
+    "regex_split",
+    "detokenize_wikitext",
+    "is_wikitext_header",
+    "PREPROCESS_VERSION",
+]

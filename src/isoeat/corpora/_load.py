@@ -1,0 +1,322 @@
+"""``load_corpus(spec)``: named corpora, ``FORMAT:PATH`` specs and sniffed paths."""
+
+from __future__ import annotations
+
+import difflib
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable, Iterator, NamedTuple
+
+from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
+from ._corpus import Corpus, check_settings
+from ._readers import (
+    FORMATS,
+    ReadStats,
+    file_paragraphs,
+    gensim_wiki_path,
+    iter_files,
+    wiki_xml_paragraphs,
+    wikitext_paragraphs,
+)
+from ._text import Splitter, get_splitter
+
+__all__ = [
+    "load_corpus",
+    "available_corpora",
+    "clear_corpus_cache",
+    "NAMED_CORPORA",
+    "FORMAT_PREFIXES",
+    "shared_wikitext2_path",
+]
+
+#: ``FORMAT:PATH`` prefixes.
+FORMAT_PREFIXES = FORMATS
+
+_WIKITEXT_HINT = (
+    "download WikiText ({config}.zip from the WikiText page of Salesforce Research, or any copy) "
+    "and pass 'wikitext:PATH' with PATH a folder holding wiki.train.raw, wiki.valid.raw, wiki.test.raw "
+    "(or set {env} to that folder)"
+)
+
+
+class _Source(NamedTuple):
+    description: str
+    paragraphs: Callable[[ReadStats], Iterator[str]]
+    identity: tuple  # what the content depends on (paths, sizes, mtimes); the in-process cache key
+
+
+_CACHE: OrderedDict[tuple, Corpus] = OrderedDict()
+_CACHE_MAX = 4
+_CACHE_LOCK = threading.Lock()
+
+
+def clear_corpus_cache() -> None:
+    """Forget the corpora that :func:`load_corpus` keeps in memory."""
+    with _CACHE_LOCK:
+        _CACHE.clear()
+
+
+def _file_identity(files: list[Path]) -> tuple:
+    out = []
+    for f in files:
+        st = f.stat()
+        out.append((str(f.resolve()), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def shared_wikitext2_path() -> Path | None:
+    """The project's ``shared/data/corpora/wikitext-2-raw-v1`` copy, if one is reachable.
+
+    Looked for under ``$ISOEAT_SHARED_DATA``, next to the source checkout
+    (``<repo>/../shared/data``) and next to the working directory
+    (``../shared/data``). isoeat never needs it; it only serves ``"wikitext-2"``.
+    """
+    roots: list[Path] = []
+    env = os.environ.get("ISOEAT_SHARED_DATA")
+    if env:
+        roots.append(Path(env))
+    here = Path(__file__).resolve()
+    if len(here.parents) > 4:
+        roots.append(here.parents[4] / "shared" / "data")
+    roots.append(Path.cwd().parent / "shared" / "data")
+    for root in roots:
+        cand = root / "corpora" / "wikitext-2-raw-v1"
+        if cand.is_dir() and any(cand.glob("wiki.*.raw")):
+            return cand
+    return None
+
+
+def _folder_source(path: Path, fmt: str | None) -> _Source:
+    files = iter_files(path)
+
+    def paragraphs(stats: ReadStats) -> Iterator[str]:
+        for f in files:
+            yield from file_paragraphs(f, fmt, stats)
+
+    what = f"{fmt} " if fmt else ""
+    desc = f"{what}{'folder' if path.is_dir() else 'file'} {path.resolve()}"
+    if path.is_dir():
+        desc += f" ({len(files)} files)"
+    return _Source(desc, paragraphs, ("files", fmt, _file_identity(files)))
+
+
+def _datasets_wikitext(config: str, env: str) -> _Source:
+    hint = _WIKITEXT_HINT.format(config=config, env=env)
+    try:
+        import datasets
+    except ImportError:
+        raise MissingDependencyError(
+            f"{config} is read through the datasets library when no local copy is given: "
+            f"pip install datasets — or {hint}"
+        ) from None
+
+    def lines() -> Iterator[str]:
+        try:
+            ds = datasets.load_dataset("wikitext", config)
+        except Exception as exc:  # offline, hub errors, cache problems: all mean "not available here"
+            raise IsoeatFileNotFoundError(
+                f"could not load {config} through datasets ({type(exc).__name__}: {exc}); "
+                f"if this machine is offline, {hint}"
+            ) from None
+        for split in ("train", "validation", "test"):
+            if split not in ds:
+                continue
+            part = ds[split]
+            if hasattr(part, "iter"):
+                for batch in part.iter(batch_size=10_000):
+                    yield from batch["text"]
+            else:  # pragma: no cover - very old datasets
+                for row in part:
+                    yield row["text"]
+
+    def paragraphs(stats: ReadStats) -> Iterator[str]:
+        stats.files += 1
+        stats.formats["wikitext"] = stats.formats.get("wikitext", 0) + 1
+        yield from wikitext_paragraphs(lines(), stats)
+
+    version = getattr(datasets, "__version__", "?")
+    return _Source(f"datasets: wikitext/{config} (train, validation, test)", paragraphs, ("datasets", config, version))
+
+
+def _wikitext_named(config: str, env: str, shared: bool) -> Callable[[], _Source]:
+    def resolve() -> _Source:
+        local = os.environ.get(env)
+        if local:
+            return _folder_source(Path(local), "wikitext")
+        if shared:
+            found = shared_wikitext2_path()
+            if found is not None:
+                return _folder_source(found, "wikitext")
+        return _datasets_wikitext(config, env)
+
+    return resolve
+
+
+def _gensim_wiki() -> _Source:
+    path = gensim_wiki_path()
+
+    def paragraphs(stats: ReadStats) -> Iterator[str]:
+        yield from wiki_xml_paragraphs(path, stats)
+
+    return _Source(
+        f"gensim test data: {path.name} (MediaWiki XML, main-namespace articles)",
+        paragraphs,
+        ("gensim-wiki", _file_identity([path])),
+    )
+
+
+#: Named corpora: name -> resolver returning a source (description, paragraphs factory, identity).
+NAMED_CORPORA: dict[str, Callable[[], _Source]] = {
+    "gensim-wiki": _gensim_wiki,
+    "wikitext-103": _wikitext_named("wikitext-103-raw-v1", "ISOEAT_WIKITEXT103", shared=False),
+    "wikitext-2": _wikitext_named("wikitext-2-raw-v1", "ISOEAT_WIKITEXT2", shared=True),
+}
+_ALIASES = {
+    "gensim": "gensim-wiki",
+    "gensim-wikipedia": "gensim-wiki",
+    "wikitext103": "wikitext-103",
+    "wt103": "wikitext-103",
+    "wikitext-103-raw-v1": "wikitext-103",
+    "wikitext2": "wikitext-2",
+    "wt2": "wikitext-2",
+    "wikitext-2-raw-v1": "wikitext-2",
+}
+
+
+def available_corpora() -> list[str]:
+    """Names accepted by :func:`load_corpus` without a path, and the ``FORMAT:PATH`` prefixes."""
+    return sorted(NAMED_CORPORA) + [f"{p}:PATH" for p in FORMAT_PREFIXES]
+
+
+def _resolve(spec: str) -> tuple[str, _Source]:
+    key = _ALIASES.get(spec.lower(), spec.lower())
+    if key in NAMED_CORPORA:
+        return key, NAMED_CORPORA[key]()
+    prefix, sep, rest = spec.partition(":")
+    if sep and prefix.lower() in FORMAT_PREFIXES:
+        if not rest.strip():
+            raise UnknownNameError(f"corpus spec {spec!r}: a path is needed after '{prefix}:'")
+        path = Path(rest.strip()).expanduser()
+        if not path.exists():
+            raise IsoeatFileNotFoundError(f"{path}: no such file or folder (corpus spec {spec!r})")
+        return spec, _folder_source(path, prefix.lower())
+    path = Path(spec).expanduser()
+    if path.exists():
+        return spec, _folder_source(path, None)
+    looks_like_path = any(c in spec for c in "/\\") or "." in path.name or spec.startswith("~")
+    if looks_like_path:
+        raise IsoeatFileNotFoundError(f"{path}: no such file or folder (corpus spec {spec!r})")
+    names = list(NAMED_CORPORA) + list(_ALIASES)
+    close = difflib.get_close_matches(spec.lower(), names, n=3, cutoff=0.5)
+    hint = f"; did you mean {', '.join(dict.fromkeys(_ALIASES.get(c, c) for c in close))}?" if close else ""
+    raise UnknownNameError(
+        f"unknown corpus {spec!r} and no such file or folder{hint} (named corpora: "
+        f"{', '.join(NAMED_CORPORA)}; or FORMAT:PATH with FORMAT in {', '.join(FORMAT_PREFIXES)}; or a path)"
+    )
+
+
+def load_corpus(
+    spec: str | os.PathLike,
+    *,
+    max_sentences: int = 200_000,
+    min_tokens: int = 7,
+    max_tokens: int = 75,
+    seed: int = 0,
+    splitter: str | Splitter = "sentencex",
+    cache: bool = True,
+) -> Corpus:
+    """Read a reference corpus, split it into sentences, filter and sample them.
+
+    Every paragraph (line) is split into sentences; a sentence is kept when
+    it has ``min_tokens``–``max_tokens`` whitespace tokens (inclusive, counted
+    after detokenisation) and no ``formula_N`` placeholder. Of the kept
+    sentences ("candidates") at most ``max_sentences`` are sampled by
+    reservoir sampling seeded with ``seed``; they are kept in corpus order.
+    The sample depends only on the content, the settings and the seed
+    (paper §4.1: 7–75 tokens, no section headers, up to 200,000 sentences,
+    fixed seed).
+
+    Parameters
+    ----------
+    spec : str or path
+        * ``"gensim-wiki"``: the real Wikipedia XML sample shipped in gensim's
+          test data (107 articles; works offline; needs gensim).
+        * ``"wikitext-103"``: WikiText-103 raw (train, validation, test). From
+          the folder in ``$ISOEAT_WIKITEXT103`` when set, else through
+          ``datasets.load_dataset("wikitext", "wikitext-103-raw-v1")`` (needs
+          the ``datasets`` package and a network or its cache).
+        * ``"wikitext-2"``: WikiText-2 raw, from ``$ISOEAT_WIKITEXT2``, else the
+          project's ``shared/data`` copy when reachable (valid and test splits
+          only; see :func:`shared_wikitext2_path`), else through ``datasets``.
+        * ``"wikitext:PATH"``, ``"wikiextractor:PATH"``, ``"text:PATH"``: a
+          file or folder in that format.
+        * a file or folder path: the format of each file is sniffed (see
+          :func:`~isoeat.corpora._readers.sniff_format`).
+    max_sentences : int
+        How many sentences to index at most (default 200,000).
+    min_tokens, max_tokens : int
+        Inclusive bounds on a sentence's whitespace tokens (defaults 7, 75).
+    seed : int
+        Seed of the reservoir sample (>= 0).
+    splitter : {"sentencex", "regex"} or Splitter
+        The sentence splitter (default: Wikimedia's sentencex).
+    cache : bool
+        Reuse a corpus already loaded in this process with the same source
+        and settings (default True; the last 4 are kept). Files are the same
+        source while their paths, sizes and modification times are; a cached
+        corpus keeps its built index. ``False`` always reads again.
+
+    Returns
+    -------
+    Corpus
+
+    Raises
+    ------
+    ConfigError
+        A bad setting (the message names it).
+    UnknownNameError
+        Neither a named corpus nor an existing path.
+    IsoeatFileNotFoundError
+        A missing or unreadable path; WikiText through ``datasets`` unreachable.
+    DataFormatError
+        A file that is not UTF-8 text (with file:line), or no usable sentences.
+    MissingDependencyError
+        gensim (for ``gensim-wiki``), datasets or sentencex not installed.
+
+    Examples
+    --------
+    >>> corpus = load_corpus("gensim-wiki")  # doctest: +SKIP
+    >>> ctx = corpus.contexts("doctor", k=20)  # doctest: +SKIP
+    """
+    settings = check_settings(min_tokens, max_tokens, max_sentences, seed)
+    split = get_splitter(splitter)
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str) or not spec.strip():
+        raise UnknownNameError(f"corpus spec must be a non-empty string or path, got {spec!r}")
+    name, source = _resolve(spec.strip())
+    key = (name, source.identity, tuple(sorted(settings.items())), split.label)
+    if cache:
+        with _CACHE_LOCK:
+            hit = _CACHE.get(key)
+            if hit is not None:
+                _CACHE.move_to_end(key)
+                return hit
+    stats = ReadStats()
+    corpus = Corpus._build(
+        source.paragraphs(stats),
+        split.split,
+        name=name,
+        source=source.description,
+        splitter_label=split.label,
+        stats=stats,
+        **settings,
+    )
+    if cache:
+        with _CACHE_LOCK:
+            _CACHE[key] = corpus
+            while len(_CACHE) > _CACHE_MAX:
+                _CACHE.popitem(last=False)
+    return corpus
