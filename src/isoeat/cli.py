@@ -130,6 +130,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
     p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
                    help="with CONFIG: recompute finished cells? (default never: resume)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="with CONFIG: show cells done/total and ETA (default: when stderr is a terminal)")
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--tests", default=None, metavar="IDS|PATHS",
                    help="comma-separated ids and/or files (default W1..W10)")

@@ -1,0 +1,91 @@
+"""``isoeat report DIR [--html]``: tables, figures and a self-contained HTML page from an experiment folder.
+
+Reads the cells that ``isoeat run CONFIG.yaml --out DIR`` wrote (finished ones;
+a run may still be going) and writes:
+
+* ``DIR/tables/``: Table A1 (per calibrated space), Table 2, Table 3 and the
+  §5.3–5.5 summary, each as ``.csv``, ``.md`` and ``.tex``;
+* ``DIR/figures/``: Figures 1–4 and the per-test heatmaps as PNG and PDF
+  (formats and dpi from the config's ``report`` section or ``--formats``/``--dpi``);
+* with ``--html``: ``DIR/report.html``, one file with the figures embedded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register", "COMMANDS"]
+
+
+def register(sub: Any, add_stat_options: Any) -> None:
+    p = sub.add_parser("report", help="tables, figures and (--html) a self-contained report.html from 'isoeat run' output",
+                       description="Tables (CSV, Markdown, LaTeX), figures (PNG, PDF) and, with --html, a "
+                                   "self-contained report.html from an experiment folder written by "
+                                   "'isoeat run CONFIG.yaml --out DIR'.")
+    p.add_argument("dir", metavar="DIR", help="experiment folder (the --out of 'isoeat run CONFIG.yaml')")
+    p.add_argument("--html", action="store_true", help="also write DIR/report.html (figures embedded, offline)")
+    p.add_argument("--no-figures", action="store_true", help="tables only (no matplotlib needed)")
+    p.add_argument("--formats", default=None, metavar="LIST",
+                   help="figure formats, comma-separated: png,pdf,svg (default: the config's, else png,pdf)")
+    p.add_argument("--dpi", type=int, default=None, help="PNG resolution (default: the config's, else 150)")
+    p.add_argument("--test-heatmaps", default=None, metavar="all|none|IDS",
+                   help="per-test cosine heatmaps to draw (default: the config's, else all)")
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from .._errors import ConfigError
+    from ..experiments.runner import load_experiment, write_results
+
+    t0 = time.perf_counter()
+    out = Path(args.dir)
+    res = load_experiment(out)
+    written = write_results(out, res)
+    formats = None
+    if args.formats:
+        formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
+        bad = [f for f in formats if f not in ("png", "pdf", "svg")]
+        if bad:
+            raise ConfigError(f"--formats: unknown format(s) {', '.join(bad)} (allowed: png, pdf, svg)")
+        if args.html and "png" not in formats:
+            formats = ("png", *formats)  # the page embeds PNG
+    if args.dpi is not None and args.dpi < 50:
+        raise ConfigError(f"--dpi must be at least 50, got {args.dpi}")
+    heat: Any = None
+    if args.test_heatmaps:
+        heat = args.test_heatmaps if args.test_heatmaps in ("all", "none") else \
+            [t.strip() for t in args.test_heatmaps.split(",") if t.strip()]
+        if isinstance(heat, list):
+            known = [t["id"] for t in res.tests]
+            unknown = [t for t in heat if t not in known]
+            if unknown:
+                raise ConfigError(f"--test-heatmaps: unknown test(s) {', '.join(unknown)} (tests of this experiment: "
+                                  f"{', '.join(known)}; or all, none)")
+    figures: list[Path] = []
+    if not args.no_figures:
+        from ..reporting.figures import write_figures
+
+        figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
+    tables = [p for p in written if p.parent.name == "tables"]
+    print(f"{out}: {len(res.weat)} WEAT cells, {len(res.anisotropy)} anisotropy, {len(res.similarity)} similarity, "
+          f"{len(res.failures)} failed")
+    print(f"tables:  {len(tables)} files in {out / 'tables'}")
+    if not args.no_figures:
+        print(f"figures: {len(figures)} files in {out / 'figures'}")
+    if args.html:
+        from ..reporting.html import write_report
+
+        pngs = [p for p in figures if p.suffix == ".png"]
+        page = write_report(res, out / "report.html", pngs)
+        size = page.stat().st_size
+        print(f"report:  {page} ({size / 1024:.0f} KiB, self-contained)")
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    if res.failures:
+        sys.stderr.write(f"isoeat: note: {len(res.failures)} cell(s) failed; see {out / 'failures.json'}\n")
+    return 0
+
+
+COMMANDS = {"report": _cmd_report}

@@ -1,0 +1,442 @@
+r"""The paper's figures from an experiment's tidy results (matplotlib, Agg, PNG and PDF).
+
+* **Figure 1**: pairwise cosine heatmaps of sampled reference vectors, before and after calibration.
+* **Figure 2**: explained-variance ratio of the top principal components (log scale), before and after.
+* **Figure 3**: models x tests; each cell split by its anti-diagonal, raw :math:`d` in the upper-left
+  triangle and calibrated :math:`d` in the lower-right, significant ones bold with an asterisk and a border.
+* **Figure 4**: calibrated vs raw :math:`d` by bias type; colour = change class, marker = model family.
+* **Per-test heatmaps** (the tutorial's figure): cosine of every target word with every attribute
+  word, X and Y side by side, A | B separated by a white line, one row per space.
+
+matplotlib is imported lazily and only through its object-oriented API
+(``matplotlib.figure.Figure``), so no global pyplot state or backend is touched.
+Missing matplotlib raises :class:`~isoeat.MissingDependencyError` with the pip line.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._errors import MissingDependencyError
+
+__all__ = [
+    "require_matplotlib",
+    "figure_cosine_heatmaps",
+    "figure_explained_variance",
+    "figure_effect_sizes",
+    "figure_scatter",
+    "figure_test_heatmap",
+    "write_figures",
+    "CHANGE_COLORS",
+    "FAMILY_MARKERS",
+]
+
+#: Colours of the paper's Figure 4: Disappearing red, Stable pink, Emerging blue.
+CHANGE_COLORS = {"Disappearing": "#d62728", "Stable": "#f4a3c1", "Emerging": "#1f5fbf"}
+#: Markers of the paper's Figure 4: circle static, triangle contextualized, square contrastive.
+FAMILY_MARKERS = {"static": "o", "contextualized": "^", "contrastive": "s"}
+_FAMILY_ORDER = ("static", "contextualized", "contrastive")
+_BIAS_ORDER = ("Valence", "Race", "Gender", "Health", "Age")
+_CLIP = 1.5
+
+
+def require_matplotlib() -> Any:
+    """Import matplotlib (Agg-safe, no pyplot) or raise MissingDependencyError with the pip line."""
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure  # noqa: F401
+    except ImportError:
+        raise MissingDependencyError(
+            'figures need matplotlib: pip install "isoeat[plot]" (or pip install matplotlib)'
+        ) from None
+    return matplotlib
+
+
+def _figure(w: float, h: float) -> Any:
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), layout="constrained")
+    return fig
+
+
+def _save(fig: Any, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
+    base.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    from .._io import atomic_write_bytes
+    import io
+
+    for fmt in formats:
+        buf = io.BytesIO()
+        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
+        p = base.parent / f"{base.name}.{fmt}"
+        atomic_write_bytes(p, buf.getvalue())
+        out.append(p)
+    return out
+
+
+def _metadata(fmt: str) -> dict | None:
+    if fmt == "png":
+        return {"Software": "isoeat"}
+    if fmt == "pdf":
+        return {"Creator": "isoeat", "CreationDate": None}  # reproducible bytes
+    if fmt == "svg":
+        return {"Date": None}
+    return None
+
+
+def _space_title(res: Any, label: str) -> str:
+    name = next((c["name"] for c in res.calibrations if c["label"] == label), label)
+    if name == "none":
+        return "raw"
+    if name == "zca" and label == "zca":
+        return "ZCA-whitened"
+    return label
+
+
+def _models_in_family_order(res: Any, present: set[str]) -> list[dict]:
+    ms = [m for m in res.models if m["label"] in present]
+    return sorted(ms, key=lambda m: (_FAMILY_ORDER.index(m["family"]) if m["family"] in _FAMILY_ORDER else 9,
+                                     res.models.index(m)))
+
+
+# --------------------------------------------------------------------------- Figure 1
+def figure_cosine_heatmaps(res: Any) -> Any | None:
+    """Figure 1: one row per model, one column per space; shared colour bar (cosine, -1..1)."""
+    items = [(m, c) for m in res.models for c in res.calibrations if res.heatmap(m["label"], c["label"]) is not None]
+    if not items:
+        return None
+    models = [m for m in res.models if any(i[0] is m for i in items)]
+    cals = [c for c in res.calibrations if any(i[1] is c for i in items)]
+    fig = _figure(2.6 * len(cals) + 1.2, 2.5 * len(models) + 0.6)
+    axes = fig.subplots(len(models), len(cals), squeeze=False)
+    im = None
+    for i, m in enumerate(models):
+        for j, c in enumerate(cals):
+            ax = axes[i][j]
+            M = res.heatmap(m["label"], c["label"])
+            if M is None:
+                ax.set_axis_off()
+                continue
+            im = ax.imshow(M, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
+            a = next((a for a in res.anisotropy if a["model"] == m["label"] and a["calibration"] == c["label"]), {})
+            ax.set_title(f"{m['label']} — {_space_title(res, c['label'])}\nmean cos {a.get('mean_cosine', float('nan')):.3f}"
+                         f" ± {a.get('sd_cosine', float('nan')):.3f}", fontsize=9)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            if j == 0:
+                ax.set_ylabel(f"{M.shape[0]} sampled vectors", fontsize=8)
+    if im is not None:
+        cb = fig.colorbar(im, ax=axes, shrink=0.8, aspect=30)
+        cb.set_label("cosine similarity")
+    n = res.anisotropy[0].get("n_samples", "?") if res.anisotropy else "?"
+    shown = res.heatmap(models[0]["label"], cals[0]["label"])
+    _title(fig, f"Figure 1: pairwise cosine similarity of sampled reference vectors, before and after calibration "
+           f"(mean ± SD over all {n} vectors; the first {shown.shape[0]} shown)", 2.6 * len(cals) + 1.2)
+    return fig
+
+
+# --------------------------------------------------------------------------- Figure 2
+def figure_explained_variance(res: Any) -> Any | None:
+    """Figure 2: explained-variance ratio of the top components (log y), one panel per space."""
+    if not res.anisotropy:
+        return None
+    cals = [c for c in res.calibrations if any(a["calibration"] == c["label"] for a in res.anisotropy)]
+    fig = _figure(4.2 * len(cals) + 0.5, 3.6)
+    axes = fig.subplots(1, len(cals), squeeze=False, sharey=True)[0]
+    cmap = _colors(len(res.models))
+    for j, c in enumerate(cals):
+        ax = axes[j]
+        for k, m in enumerate(res.models):
+            a = next((a for a in res.anisotropy if a["model"] == m["label"] and a["calibration"] == c["label"]), None)
+            if not a or not a.get("explained_variance_ratio"):
+                continue
+            evr = np.asarray(a["explained_variance_ratio"], dtype=float)
+            ax.plot(np.arange(1, len(evr) + 1), evr, marker=FAMILY_MARKERS.get(m["family"], "o"), markersize=3,
+                    linewidth=1.3, color=cmap[k], label=f"{m['label']} ({m['family']})")
+            dim = a.get("dim")
+            if dim and j == 0 and k == 0:
+                pass
+        ax.set_yscale("log")
+        ax.set_xlabel("principal component (rank)")
+        ax.set_title(_space_title(res, c["label"]), fontsize=10)
+        ax.grid(True, which="both", alpha=0.25)
+        dims = {a.get("dim") for a in res.anisotropy if a.get("dim")}
+        for d in dims:
+            ax.axhline(1.0 / d, color="grey", linestyle=":", linewidth=1)
+        if j == 0:
+            ax.set_ylabel("explained variance ratio (log scale)")
+    axes[-1].legend(fontsize=8, loc="upper right")
+    k = res.anisotropy[0].get("top_k", "")
+    _title(fig, f"Figure 2: explained variance ratio of the top {k} principal components of the sampled reference "
+           "vectors, before and after calibration (dotted: 1/dim, a perfectly isotropic space)", 4.2 * len(cals) + 0.5)
+    return fig
+
+
+def _title(fig: Any, text: str, width_in: float, fontsize: float = 10) -> None:
+    """A suptitle wrapped to the figure width."""
+    import textwrap
+
+    chars = max(40, int(width_in * 72 / (fontsize * 0.55)))
+    fig.suptitle("\n".join(textwrap.wrap(text, chars)), fontsize=fontsize)
+
+
+def _colors(n: int) -> list:
+    require_matplotlib()
+    from matplotlib import colormaps
+
+    cmap = colormaps["tab10"]
+    return [cmap(i % 10) for i in range(max(n, 1))]
+
+
+# --------------------------------------------------------------------------- Figure 3
+def figure_effect_sizes(res: Any, calibration: str) -> Any | None:
+    """Figure 3: models x tests, each cell split: raw d upper-left, calibrated d lower-right."""
+    rows = {(r["model"], r["test"]): r for r in res.comparisons if r["calibration"] == calibration}
+    if not rows:
+        return None
+    require_matplotlib()
+    from matplotlib import colormaps
+    from matplotlib.colors import Normalize
+    from matplotlib.patches import Polygon
+    from matplotlib.cm import ScalarMappable
+
+    models = _models_in_family_order(res, {k[0] for k in rows})
+    test_ids = [t["id"] for t in res.tests if any(k[1] == t["id"] for k in rows)]
+    bias = {t["id"]: t.get("bias_type") or "" for t in res.tests}
+    test_ids.sort(key=lambda t: (_BIAS_ORDER.index(bias[t]) if bias[t] in _BIAS_ORDER else 9,
+                                 [x["id"] for x in res.tests].index(t)))
+    nm, nt = len(models), len(test_ids)
+    fig = _figure(max(1.05 * nt + 2.6, 5.0), 0.95 * nm + (1.9 if nm <= 3 else 1.4))
+    ax = fig.add_subplot(1, 1, 1)
+    cmap = colormaps["RdBu_r"]
+    norm = Normalize(-_CLIP, _CLIP)
+    alpha = res.alpha
+    for i, m in enumerate(models):
+        for j, tid in enumerate(test_ids):
+            r = rows.get((m["label"], tid))
+            if r is None:
+                ax.add_patch(Polygon([(j, i), (j + 1, i), (j + 1, i + 1), (j, i + 1)], closed=True,
+                                     facecolor="#eeeeee", edgecolor="white"))
+                ax.text(j + 0.5, i + 0.5, "n/a", ha="center", va="center", fontsize=8, color="#777777")
+                continue
+            tri = {
+                "raw": ([(j, i), (j + 1, i), (j, i + 1)], (j + 0.3, i + 0.32), r["d_raw"], r["p_raw"]),
+                "cal": ([(j + 1, i), (j + 1, i + 1), (j, i + 1)], (j + 0.7, i + 0.72), r["d_calibrated"],
+                        r["p_calibrated"]),
+            }
+            for verts, (tx, ty), d, p in tri.values():
+                finite = d is not None and math.isfinite(d)
+                sig = p is not None and math.isfinite(p) and p < alpha
+                face = cmap(norm(max(-_CLIP, min(_CLIP, d)))) if finite else "#dddddd"
+                ax.add_patch(Polygon(verts, closed=True, facecolor=face, edgecolor="white", linewidth=1.0))
+                if sig:
+                    ax.add_patch(Polygon(_inset(verts, 0.03), closed=True, fill=False, edgecolor="black",
+                                         linewidth=1.0))
+                dark = finite and abs(d) > 0.95
+                ax.text(tx, ty, (f"{d:.2f}" if finite else "nan") + ("*" if sig else ""), ha="center", va="center",
+                        fontsize=8.5, fontweight="bold" if sig else "normal", color="white" if dark else "black")
+    ax.set_xlim(0, nt)
+    ax.set_ylim(nm, 0)
+    ax.set_aspect("equal")
+    ax.set_xticks(np.arange(nt) + 0.5)
+    ax.set_xticklabels([f"{t}\n{bias[t]}" for t in test_ids], fontsize=9)
+    ax.set_yticks(np.arange(nm) + 0.5)
+    ax.set_yticklabels([f"{m['label']}\n({m['family']})" for m in models], fontsize=9)
+    ax.tick_params(length=0)
+    for s in ax.spines.values():
+        s.set_visible(False)
+    # separators between families and between bias types
+    for i in range(1, nm):
+        if models[i]["family"] != models[i - 1]["family"]:
+            ax.axhline(i, color="black", linewidth=2)
+    for j in range(1, nt):
+        if bias[test_ids[j]] != bias[test_ids[j - 1]]:
+            ax.axvline(j, color="black", linewidth=2)
+    few = nm <= 3
+    cb = fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=ax, shrink=0.6 if few else 0.85,
+                      aspect=40 if few else 25, location="bottom" if few else "right", pad=0.02)
+    cb.set_label(f"effect size d (colour clipped to ±{_CLIP})")
+    title = _space_title(res, calibration)
+    _title(fig, f"Figure 3: WEAT effect sizes, raw d (upper-left triangle of each cell) vs {title} d "
+           f"(lower-right). Bold with * and bordered: p < {alpha:g}.", max(1.05 * nt + 2.6, 5.0))
+    return fig
+
+
+def _inset(verts: list[tuple[float, float]], f: float) -> list[tuple[float, float]]:
+    cx = sum(v[0] for v in verts) / 3
+    cy = sum(v[1] for v in verts) / 3
+    return [(x + (cx - x) * f * 4, y + (cy - y) * f * 4) for x, y in verts]
+
+
+# --------------------------------------------------------------------------- Figure 4
+def figure_scatter(res: Any, calibration: str) -> Any | None:
+    """Figure 4: calibrated d against raw d, one panel per bias group (Valence, Race, Gender, Other)."""
+    rows = [r for r in res.comparisons if r["calibration"] == calibration
+            and all(v is not None and math.isfinite(v) for v in (r["d_raw"], r["d_calibrated"]))]
+    if not rows:
+        return None
+    require_matplotlib()
+    from matplotlib.lines import Line2D
+
+    def group(b: str) -> str:
+        b = (b or "").strip().lower()
+        return {"valence": "Valence", "race": "Race", "gender": "Gender"}.get(b, "Other")
+
+    groups = [g for g in ("Valence", "Race", "Gender", "Other") if any(group(r["bias_type"]) == g for r in rows)]
+    ncols = 2 if len(groups) > 1 else 1
+    nrows = math.ceil(len(groups) / ncols)
+    fig = _figure(4.4 * ncols + 1.6, 4.0 * nrows + 0.4)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    lim = max(1.0, max(max(abs(r["d_raw"]), abs(r["d_calibrated"])) for r in rows)) * 1.1
+    letters = "abcd"
+    for k, g in enumerate(groups):
+        ax = axes[k // ncols][k % ncols]
+        pts = [r for r in rows if group(r["bias_type"]) == g]
+        ax.plot([-lim, lim], [-lim, lim], color="grey", linestyle="--", linewidth=1, zorder=1)
+        ax.axhline(0, color="#cccccc", linewidth=0.8, zorder=0)
+        ax.axvline(0, color="#cccccc", linewidth=0.8, zorder=0)
+        for r in pts:
+            ax.scatter(r["d_raw"], r["d_calibrated"], s=48, marker=FAMILY_MARKERS.get(r.get("family"), "o"),
+                       c=CHANGE_COLORS.get(r["change"], "grey"), edgecolors="black", linewidths=0.6, zorder=3)
+        if len(pts) <= 14:
+            for r in pts:
+                ax.annotate(f"{r['test']} {r['model']}" if len(res.models) > 1 else r["test"],
+                            (r["d_raw"], r["d_calibrated"]), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        ax.set_xlim(-lim, lim)
+        ax.set_ylim(-lim, lim)
+        ax.set_aspect("equal")
+        ax.grid(True, alpha=0.2)
+        tests = sorted({r["test"] for r in pts}, key=lambda t: [x["id"] for x in res.tests].index(t))
+        ax.set_title(f"({letters[k]}) {g}" + (f" ({', '.join(tests)})" if len(tests) <= 4 else ""), fontsize=10)
+        ax.set_xlabel("d raw")
+        ax.set_ylabel(f"d {_space_title(res, calibration)}")
+    for k in range(len(groups), nrows * ncols):
+        axes[k // ncols][k % ncols].set_axis_off()
+    handles = [Line2D([], [], marker="o", linestyle="", markerfacecolor=c, markeredgecolor="black", markersize=8,
+                      label=name) for name, c in CHANGE_COLORS.items()]
+    fams = [f for f in _FAMILY_ORDER if any(r.get("family") == f for r in rows)]
+    handles += [Line2D([], [], marker=FAMILY_MARKERS[f], linestyle="", markerfacecolor="white",
+                       markeredgecolor="black", markersize=8, label=f) for f in fams]
+    fig.legend(handles=handles, loc="outside right center", fontsize=8, title="change / family", title_fontsize=8)
+    _title(fig, f"Figure 4: WEAT effect size d after ({_space_title(res, calibration)}) vs before calibration, by bias "
+           "type. Above the diagonal: larger after calibration (underestimated raw); below: smaller (overestimated).",
+           4.4 * ncols + 1.6)
+    return fig
+
+
+# --------------------------------------------------------------------------- per-test heatmaps (tutorial)
+def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
+    """Cosine of each target word (rows) with each attribute word (columns, A | B), X and Y side by side.
+
+    One row of panels per space (raw, then each calibration), each with its own
+    symmetric colour scale and colour bar. Laid out by hand in inches (word
+    labels make automatic layout slow).
+    """
+    spaces = [(c, res.cosines(model, c["label"], test)) for c in res.calibrations]
+    spaces = [(c, cs) for c, cs in spaces if cs and cs.get("X_AB") and cs.get("Y_AB")]
+    if not spaces:
+        return None
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    c0 = spaces[0][1]
+    nx, ny = len(c0["X_words"]), len(c0["Y_words"])
+    n_attr = len(c0["A_words"]) + len(c0["B_words"])
+    big = max(nx, ny, n_attr) > 30
+    fs = 5.5 if big else 7.0
+    cell = 0.13 if big else 0.2
+    ch = fs * 0.62 / 72  # inches per character of a label
+    lab_x = max((len(w) for w in c0["X_words"]), default=4) * ch + 0.2
+    lab_y = max((len(w) for w in c0["Y_words"]), default=4) * ch + 0.2
+    lab_attr = max((len(w) for w in list(c0["A_words"]) + list(c0["B_words"])), default=4) * ch + 0.15
+    pw = max(2.6, n_attr * cell)          # panel width
+    ph = max(1.3, max(nx, ny) * cell)     # panel height
+    left, gap, cbar_w, right = lab_x + 0.1, lab_y + 0.35, 0.14, 0.85
+    width = left + pw + gap + pw + 0.25 + cbar_w + right
+    title_h, row_title, xlab = 0.5, 0.32, lab_attr + 0.05
+    row_h = row_title + ph + xlab
+    height = title_h + row_h * len(spaces) + 0.35
+    fig = Figure(figsize=(width, height))
+    bias = next((t.get("bias_type", "") for t in res.tests if t["id"] == test), "")
+
+    def box(x: float, y_top: float, w: float, h: float) -> list[float]:
+        return [x / width, 1 - (y_top + h) / height, w / width, h / height]
+
+    for i, (c, cs) in enumerate(spaces):
+        mats = [np.asarray(cs["X_AB"], dtype=float), np.asarray(cs["Y_AB"], dtype=float)]
+        vmax = max(float(np.abs(M).max()) for M in mats) or 1.0
+        y0 = title_h + i * row_h + row_title
+        im = None
+        for j, (M, role) in enumerate(zip(mats, "XY")):
+            x0 = left + j * (pw + gap)
+            h = ph * M.shape[0] / max(nx, ny)
+            ax = fig.add_axes(box(x0, y0, pw, h))
+            im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
+            ax.axvline(len(cs["A_words"]) - 0.5, color="white", linewidth=2.5)
+            ax.set_yticks(range(M.shape[0]))
+            ax.set_yticklabels(cs[f"{role}_words"], fontsize=fs)
+            ax.set_xticks(range(M.shape[1]))
+            ax.set_xticklabels(list(cs["A_words"]) + list(cs["B_words"]), rotation=90, fontsize=fs)
+            ax.tick_params(length=2, pad=1.5)
+            ax.set_title(f"{_space_title(res, c['label'])}: {role} = {cs.get(f'{role}_name', role)}", fontsize=9,
+                         pad=4)
+        cax = fig.add_axes(box(left + 2 * pw + gap + 0.25, y0, cbar_w, ph))
+        cb = fig.colorbar(im, cax=cax)
+        cb.ax.tick_params(labelsize=7)
+        cb.set_label(f"cosine ({_space_title(res, c['label'])})", fontsize=8)
+    fig.text(left / width, 0.12 / height, f"columns: A = {c0.get('A_name', 'A')}  |  B = {c0.get('B_name', 'B')}"
+             "  (white line between them)", fontsize=8, va="bottom")
+    import textwrap
+
+    text = (f"{test} ({bias}) on {model}: cosine of each target word (rows) with each attribute word (columns), "
+            "per space")
+    fig.text(0.5, 1 - 0.12 / height, "\n".join(textwrap.wrap(text, max(40, int(width * 72 / 5.6)))), ha="center",
+             va="top", fontsize=10)
+    return fig
+
+
+# --------------------------------------------------------------------------- all of them
+def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None = None,
+                  dpi: int | None = None, test_heatmaps: Any = None) -> list[Path]:
+    """Draw every figure the results support into ``folder``; returns the files written.
+
+    Names: ``fig1_cosine_heatmaps``, ``fig2_explained_variance``, ``fig3_effect_sizes-CAL``,
+    ``fig4_scatter-CAL``, ``tests/MODEL-TEST``; one file per format (default from the
+    config's ``report`` section: PNG and PDF at 150 dpi).
+    """
+    require_matplotlib()
+    folder = Path(folder)
+    rep = (res.experiment.get("config", {}) or {}).get("report", {}) or {}
+    formats = tuple(formats or rep.get("figure_formats") or ("png", "pdf"))
+    dpi = int(dpi or rep.get("dpi") or 150)
+    sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
+    written: list[Path] = []
+
+    def save(fig: Any, name: str) -> None:
+        if fig is not None:
+            written.extend(_save(fig, folder / name, formats, dpi))
+
+    save(figure_cosine_heatmaps(res), "fig1_cosine_heatmaps")
+    save(figure_explained_variance(res), "fig2_explained_variance")
+    for c in res.calibrations:
+        if c["name"] == "none":
+            continue
+        save(figure_effect_sizes(res, c["label"]), f"fig3_effect_sizes-{_file(c['label'])}")
+        save(figure_scatter(res, c["label"]), f"fig4_scatter-{_file(c['label'])}")
+    if sel != "none":
+        ids = [t["id"] for t in res.tests] if sel == "all" else list(sel)
+        for m in res.models:
+            for tid in ids:
+                save(figure_test_heatmap(res, m["label"], tid), f"tests/{_file(m['label'])}-{_file(tid)}")
+    return written
+
+
+def _file(label: str) -> str:
+    from .paper_tables import safe_name
+
+    return safe_name(label)

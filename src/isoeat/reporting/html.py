@@ -1,0 +1,325 @@
+"""A self-contained HTML report of an experiment: one file, figures embedded, no network.
+
+The page holds the summary of changes, every table (Table A1, 2, 3, the
+§5.3–5.5 summary), the figures as embedded PNG (``data:`` URIs), the failed
+cells, the manifest summary (versions, fingerprints, seeds, runs, durations),
+the conventions of the measurement and the config as given. It uses no
+external stylesheet, font, script or image, so it opens offline in any
+browser and can be mailed as it is.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from .._io import atomic_write_text
+from .paper_tables import all_tables, to_html
+
+__all__ = ["render_report", "write_report", "CONVENTIONS"]
+
+#: The conventions of the measurement, as printed in the report (README "Conventions").
+CONVENTIONS = (
+    ("Cosine", "on the vectors as given, after calibration when one is applied."),
+    ("s, S, d", "Caliskan et al. (2017), paper eq. 1-3: s(w,A,B) = mean_a cos(w,a) - mean_b cos(w,b); "
+                "S = sum_X s - sum_Y s; d = (mean_X s - mean_Y s) / SD_{{X u Y}}(s), SD with ddof = {ddof}."),
+    ("p-values", "permutation p over all partitions of X u Y into sets of sizes |X| and |Y|; alternative "
+                 "'{alternative}' (greater: p = P[S_i >= S]); ties within 1e-9 * sum|s| count as reaching. Exact "
+                 "(k / C(|X|+|Y|, |X|)) when feasible, else Monte Carlo with {permutations:,} permutations, "
+                 "p = (k+1)/(N+1), with a Clopper-Pearson interval."),
+    ("Adjusted p", "Holm and Benjamini-Hochberg across the tests of each (model, space); reported next to p, "
+                   "never instead; change classes use unadjusted p, as the paper."),
+    ("Calibration", "ZCA: mu and Sigma (n - 1) of {ref_size:,} reference vectors, Sigma = U Lambda U^T, "
+                    "W = U (Lambda + eps I)^(-1/2) U^T, z = W (x - mu), eps = {eps:g} (unless a calibration sets "
+                    "its own). Reference: {reference}."),
+    ("Change classes", "at alpha = {alpha:g}: Stable (significance unchanged), Disappearing (significant raw, not "
+                       "after calibration), Emerging (the reverse); |Delta d| > 0.5 among Stable cases significant "
+                       "in both spaces is a substantial shift (paper section 5.3)."),
+    ("Out-of-vocabulary words", "dropped and reported per cell; a set keeping less than {min_coverage:.0%} of its "
+                                "words (or fewer than 2) fails that cell."),
+    ("Seeds", "numpy SeedSequence({seed}).spawn: one child per WEAT cell at index test_index * n_calibrations + "
+              "calibration_index (the same for every model), recorded in each cell."),
+)
+
+_CSS = """
+:root { --fg:#1d232b; --muted:#5b6673; --line:#d9dee5; --bg:#ffffff; --accent:#2156a5; --bad:#b42318; }
+* { box-sizing: border-box; }
+body { font: 15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg);
+       background: var(--bg); margin: 0; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 60px; }
+h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 20px; margin: 34px 0 10px; border-bottom: 2px solid var(--line);
+padding-bottom: 4px; } h3 { font-size: 16px; margin: 22px 0 8px; } h4 { font-size: 14px; margin: 14px 0 6px; color: var(--muted); }
+.sub { color: var(--muted); margin: 0 0 16px; }
+nav { background: #f4f6f9; border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; margin: 12px 0 20px; }
+nav a { margin-right: 14px; color: var(--accent); text-decoration: none; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
+.card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px; min-width: 150px; background: #fafbfc; }
+.card .n { font-size: 24px; font-weight: 650; } .card .l { color: var(--muted); font-size: 13px; }
+.card.S .n { color: #9c4668; } .card.D .n { color: #c62828; } .card.E .n { color: #1f5fbf; } .card.F .n { color: var(--bad); }
+figure { margin: 16px 0 26px; } figcaption { font-weight: 600; margin-bottom: 6px; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; margin: 4px 0 8px; }
+th, td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #edf0f3; white-space: nowrap; }
+th { background: #f4f6f9; border-bottom: 1px solid var(--line); }
+th.group { text-align: center; border-bottom: 1px solid #bfc7d1; }
+td.l, th.l { text-align: left; }
+tbody tr:hover { background: #f8fafc; }
+p.note { color: var(--muted); font-size: 13px; margin: 4px 0; max-width: 980px; }
+img { max-width: 100%; height: auto; border: 1px solid var(--line); border-radius: 4px; background: white; }
+.figs figure { display: block; max-width: 100%; }
+.bad { color: var(--bad); } .ok { color: #1a7f37; }
+pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; overflow-x: auto;
+      font-size: 12.5px; }
+dl.conv dt { font-weight: 600; margin-top: 8px; } dl.conv dd { margin: 2px 0 0 18px; }
+details { margin: 8px 0; } summary { cursor: pointer; color: var(--accent); }
+footer { margin-top: 40px; color: var(--muted); font-size: 12px; }
+@media print { nav { display: none; } details { display: block; } }
+"""
+
+# Marks the page once every image has decoded (the headless-browser test reads it); nothing else.
+_SCRIPT = """
+window.addEventListener("load", function () {
+  var imgs = Array.prototype.slice.call(document.images);
+  var ok = imgs.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length;
+  document.body.setAttribute("data-images", imgs.length);
+  document.body.setAttribute("data-images-loaded", ok);
+  document.body.setAttribute("data-tables", document.querySelectorAll("table").length);
+});
+"""
+
+
+def _e(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _img(path: Path, alt: str) -> str:
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
+
+
+def _figure_block(path: Path, caption: str) -> str:
+    return f"<figure>{_img(path, caption)}<figcaption>{_e(caption)}</figcaption></figure>"
+
+
+def _fmt_s(x: Any) -> str:
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return "-"
+    if not math.isfinite(x):
+        return "-"
+    return f"{x:.3f} s" if x < 10 else f"{x:.1f} s" if x < 600 else f"{x / 60:.1f} min"
+
+
+def _conventions(res: Any) -> str:
+    s = res.settings
+    ref = s.get("reference") or {}
+    corpus = ref.get("corpus") or "the model's default sample (static vectors: the top-N vocabulary rows by frequency)"
+    fields = dict(ddof=s.get("ddof", 1), alternative=s.get("alternative", "greater"),
+                  permutations=int(s.get("permutations", 0)), ref_size=int(ref.get("size", 0)), eps=float(s.get("eps", 0)),
+                  reference=corpus, alpha=float(s.get("alpha", 0.05)), min_coverage=float(s.get("min_coverage", 0.8)),
+                  seed=s.get("seed", 0))
+    items = []
+    for k, v in CONVENTIONS:
+        try:
+            text = v.format(**fields)
+        except (KeyError, ValueError, IndexError):
+            text = v
+        items.append(f"<dt>{_e(k)}</dt><dd>{_e(text)}</dd>")
+    return '<dl class="conv">' + "".join(items) + "</dl>"
+
+
+def _cards(res: Any) -> str:
+    out = []
+    for label, summ in res.summary.items():
+        o = summ["overall"]
+        if not o["n"]:
+            continue
+        title = "raw vs " + ("ZCA-whitened" if label == "zca" else label)
+        out.append(f"<h3>{_e(title)}: {o['n']} model-test combinations</h3><div class='cards'>")
+        for cls, key in (("S", "Stable"), ("D", "Disappearing"), ("E", "Emerging")):
+            share = 100.0 * o[key] / o["n"]
+            out.append(f"<div class='card {cls}'><div class='n'>{o[key]}</div><div class='l'>{key} "
+                       f"({share:.1f}%)</div></div>")
+        out.append(f"<div class='card'><div class='n'>{o['stable_large_shift']}</div><div class='l'>Stable with "
+                   f"|&Delta;d| &gt; 0.5</div></div>")
+        out.append(f"<div class='card'><div class='n'>{o['changed_or_shifted']}</div><div class='l'>changed or "
+                   f"shifted ({100.0 * o['changed_or_shifted_share']:.1f}%)</div></div>")
+        out.append("</div>")
+    n_fail = len(res.failures)
+    cells = (res.manifest.get("cells") or {})
+    out.append("<div class='cards'>")
+    out.append(f"<div class='card'><div class='n'>{cells.get('ok', len(res.weat))}</div><div class='l'>cells "
+               f"finished</div></div>")
+    out.append(f"<div class='card F'><div class='n'>{n_fail}</div><div class='l'>cells failed</div></div>")
+    out.append(f"<div class='card'><div class='n'>{_fmt_s(cells.get('compute_seconds'))}</div><div class='l'>compute "
+               f"time (all cells)</div></div>")
+    out.append("</div>")
+    return "\n".join(out)
+
+
+def _failures(res: Any) -> str:
+    if not res.failures:
+        return "<p class='ok'>No cell failed.</p>"
+    rows = "".join(
+        f"<tr><td class='l'>{_e(f.get('kind'))}</td><td class='l'>{_e(f.get('model'))}</td>"
+        f"<td class='l'>{_e(f.get('calibration'))}</td><td class='l'>{_e(f.get('item'))}</td>"
+        f"<td class='l'>{_e(f.get('stage', ''))}</td><td class='l bad'>{_e(f.get('type'))}: {_e(f.get('message'))}</td></tr>"
+        for f in res.failures)
+    return ("<p class='bad'>These cells raised; the rest of the grid went on. Rerun with "
+            "<code>isoeat run CONFIG --out DIR --overwrite failed</code> to retry them.</p>"
+            "<div class='scroll'><table><thead><tr><th class='l'>kind</th><th class='l'>model</th>"
+            "<th class='l'>calibration</th><th class='l'>item</th><th class='l'>stage</th><th class='l'>error</th>"
+            f"</tr></thead><tbody>{rows}</tbody></table></div>")
+
+
+def _manifest(res: Any) -> str:
+    m = res.manifest or {}
+    env = m.get("environment", {})
+    pk = {k: v for k, v in (m.get("packages") or {}).items() if v}
+    parts = ["<h3>Environment</h3><table><tbody>"]
+    for k, v in (("isoeat", m.get("isoeat_version")), ("Python", f"{env.get('python')} ({env.get('python_implementation')})"),
+                 ("platform", env.get("platform")), ("host", env.get("hostname")), ("CPUs", env.get("cpu_count")),
+                 ("manifest written", m.get("written"))):
+        parts.append(f"<tr><th class='l'>{_e(k)}</th><td class='l'>{_e(v)}</td></tr>")
+    parts.append("<tr><th class='l'>packages</th><td class='l'>" + _e(", ".join(f"{k} {v}" for k, v in pk.items()))
+                 + "</td></tr></tbody></table>")
+    parts.append("<h3>Models</h3><div class='scroll'><table><thead><tr><th class='l'>label</th><th class='l'>spec</th>"
+                 "<th class='l'>family</th><th>dim</th><th>vocabulary</th><th class='l'>fingerprint</th>"
+                 "<th>load time</th></tr></thead><tbody>")
+    for lab, d in (m.get("models") or {}).items():
+        parts.append(f"<tr><td class='l'>{_e(lab)}</td><td class='l'>{_e(d.get('spec'))}</td><td class='l'>"
+                     f"{_e(d.get('family'))}</td><td>{_e(d.get('dim', '-'))}</td><td>{_e(d.get('vocab_size', '-'))}</td>"
+                     f"<td class='l'><code>{_e(d.get('fingerprint'))}</code></td><td>{_fmt_s(d.get('load_seconds'))}</td></tr>")
+    parts.append("</tbody></table></div>")
+    cals = m.get("calibrators") or {}
+    if cals:
+        parts.append("<h3>Calibrators</h3><div class='scroll'><table><thead><tr><th class='l'>model/calibration</th>"
+                     "<th class='l'>parameters</th><th>n</th><th class='l'>reference</th><th class='l'>file</th>"
+                     "</tr></thead><tbody>")
+        for k, d in cals.items():
+            parts.append(f"<tr><td class='l'>{_e(k)}</td><td class='l'>{_e(d.get('params'))}</td><td>{_e(d.get('n'))}</td>"
+                         f"<td class='l'>{_e(d.get('reference'))}</td><td class='l'>{_e(d.get('path'))}</td></tr>")
+        parts.append("</tbody></table></div>")
+    corp = m.get("corpora") or {}
+    rows = []
+    ref = corp.get("reference")
+    if ref:
+        fp = ref.get("fingerprint") or str(ref.get("sha256", ""))[:16]
+        extra = f", {ref['n_sentences']:,} sentences" if isinstance(ref.get("n_sentences"), int) else ""
+        rows.append(("reference corpus", f"{ref.get('name') or ref.get('path')}{extra}", fp))
+    for name, b in (corp.get("benchmarks") or {}).items():
+        rows.append((f"benchmark {name}", b.get("path") or b.get("error", ""), str(b.get("sha256", ""))[:16]))
+    for lab, d in (m.get("models") or {}).items():
+        cd = d.get("corpus_description")
+        if cd:
+            rows.append((f"contexts of {lab}", f"{cd.get('name')} ({cd.get('n_sentences', '?')} sentences)",
+                         cd.get("fingerprint", "")))
+    if rows:
+        parts.append("<h3>Corpora and benchmark files</h3><table><tbody>" + "".join(
+            f"<tr><th class='l'>{_e(k)}</th><td class='l'>{_e(v)}</td><td class='l'><code>{_e(fp)}</code></td></tr>"
+            for k, v, fp in rows) + "</tbody></table>")
+    seeds = m.get("seeds") or {}
+    parts.append(f"<h3>Seeds</h3><p>root seed <code>{_e(seeds.get('root'))}</code>; {_e(seeds.get('rule', ''))}</p>")
+    runs = m.get("runs") or []
+    if runs:
+        parts.append("<h3>Runs</h3><div class='scroll'><table><thead><tr><th class='l'>run</th><th class='l'>started"
+                     "</th><th class='l'>ended</th><th class='l'>status</th><th>computed</th><th>reused</th>"
+                     "<th>failed</th><th>wall time</th></tr></thead><tbody>")
+        for r in runs:
+            parts.append(f"<tr><td class='l'><code>{_e(r.get('run_id'))}</code></td><td class='l'>{_e(r.get('started'))}"
+                         f"</td><td class='l'>{_e(r.get('ended') or '(interrupted)')}</td><td class='l'>"
+                         f"{_e(r.get('status'))}</td><td>{_e(r.get('computed'))}</td><td>{_e(r.get('reused'))}</td>"
+                         f"<td>{_e(r.get('failed'))}</td><td>{_fmt_s(r.get('seconds'))}</td></tr>")
+        parts.append("</tbody></table></div>")
+    cells = (m.get("cells") or {}).get("list") or []
+    if cells:
+        rows = "".join(
+            f"<tr><td class='l'>{_e(c.get('key'))}</td><td class='l'>{_e(c.get('kind'))}</td><td class='l'>"
+            f"{_e(c.get('status'))}</td><td>{_e(c.get('seed'))}</td><td>{_fmt_s(c.get('duration_s'))}</td>"
+            f"<td class='l'><code>{_e(c.get('run_id') or '')}</code></td></tr>" for c in cells)
+        parts.append(f"<details><summary>Per-cell seeds and durations ({len(cells)} cells)</summary><div class='scroll'>"
+                     "<table><thead><tr><th class='l'>cell</th><th class='l'>kind</th><th class='l'>status</th>"
+                     f"<th>seed</th><th>duration</th><th class='l'>run</th></tr></thead><tbody>{rows}</tbody></table>"
+                     "</div></details>")
+    return "\n".join(parts)
+
+
+def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
+    """The report page as a string (``figures``: PNG files to embed, from :func:`~isoeat.reporting.figures.write_figures`)."""
+    from .. import __version__
+
+    exp = res.experiment
+    cfg = exp.get("config", {})
+    name = exp.get("name") or cfg.get("name") or "experiment"
+    pngs = [Path(p) for p in figures if Path(p).suffix == ".png" and Path(p).exists()]
+    main_figs = [p for p in pngs if p.parent.name != "tests"]
+    test_figs = [p for p in pngs if p.parent.name == "tests"]
+    captions = {
+        "fig1": "Figure 1: pairwise cosine similarity heatmaps before and after calibration",
+        "fig2": "Figure 2: explained variance ratio of the top principal components (log scale)",
+        "fig3": "Figure 3: effect sizes, raw (upper-left) vs calibrated (lower-right)",
+        "fig4": "Figure 4: calibrated vs raw effect size by bias type",
+    }
+    tables = all_tables(res)
+    nav = ["<a href='#summary'>Summary</a>", "<a href='#tables'>Tables</a>", "<a href='#figures'>Figures</a>",
+           "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
+           "<a href='#conventions'>Conventions</a>", "<a href='#config'>Config</a>"]
+    models = ", ".join(f"{m['label']} ({m['family']})" for m in res.models)
+    tests = ", ".join(t["id"] for t in res.tests)
+    cals = ", ".join(c["label"] for c in res.calibrations)
+    body = [
+        f"<h1>{_e(name)}</h1>",
+        f"<p class='sub'>{_e(cfg.get('description') or '')} Models: {_e(models)}. Tests: {_e(tests)}. Spaces: "
+        f"{_e(cals)}. Created {_e(exp.get('created', '?'))}, updated {_e(exp.get('updated', '?'))}.</p>",
+        "<nav>" + "".join(nav) + "</nav>",
+        "<h2 id='summary'>Summary</h2>", _cards(res),
+        "<h2 id='tables'>Tables</h2>",
+    ]
+    body += [to_html(t) for t in tables] or ["<p>No finished cells yet.</p>"]
+    body.append("<h2 id='figures'>Figures</h2>")
+    if not pngs:
+        body.append("<p class='note'>No figures (run <code>isoeat report DIR --html</code> with matplotlib "
+                    "installed: <code>pip install \"isoeat[plot]\"</code>).</p>")
+    for p in main_figs:
+        cap = next((v for k, v in captions.items() if p.stem.startswith(k)), p.stem)
+        if "-" in p.stem and p.stem.startswith(("fig3", "fig4")):
+            cap += f" ({p.stem.split('-', 1)[1]})"
+        body.append(_figure_block(p, cap))
+    if test_figs:
+        body.append("<h3>Per-test heatmaps: cosine of every target word with every attribute word</h3>")
+        body.append("<p class='note'>One figure per model and test: target words X (left) and Y (right) as rows, "
+                    "attribute words A | B as columns (white line), one row of panels per space.</p>")
+        open_ = " open" if len(test_figs) <= 12 else ""
+        body.append(f"<details{open_}><summary>{len(test_figs)} heatmaps</summary><div class='figs'>")
+        body += [_figure_block(p, f"Per-test heatmap: {p.stem}") for p in test_figs]
+        body.append("</div></details>")
+    body += ["<h2 id='failures'>Failures</h2>", _failures(res),
+             "<h2 id='manifest'>Manifest</h2>", _manifest(res),
+             "<h2 id='conventions'>Conventions</h2>", _conventions(res),
+             "<h2 id='config'>Config</h2>"]
+    cfg_text = None
+    cfg_path = Path(res.out) / "config.yaml"
+    if cfg_path.exists():
+        cfg_text = cfg_path.read_text("utf-8")
+    if cfg_text is None:
+        import json
+
+        cfg_text = json.dumps(cfg, indent=2)
+    body.append(f"<pre>{_e(cfg_text)}</pre>")
+    body.append(f"<footer>Written by isoeat {_e(__version__)} (<code>isoeat report</code>). Self-contained: no external "
+                "resources.</footer>")
+    return ("<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
+            f"<title>{_e(name)} — isoeat report</title>\n<style>{_CSS}</style>\n<script>{_SCRIPT}</script>\n</head>\n"
+            "<body>\n<main>\n" + "\n".join(body) + "\n</main>\n</body>\n</html>\n")
+
+
+def write_report(res: Any, path: str | Path, figures: Sequence[Path] = ()) -> Path:
+    """Write :func:`render_report` to ``path`` atomically."""
+    path = Path(path)
+    atomic_write_text(path, render_report(res, figures))
+    return path

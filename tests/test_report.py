@@ -1,0 +1,269 @@
+"""Paper values, the paper's tables and figures, the HTML report (rendered in headless Chromium), reproduce."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import isoeat
+from isoeat.commands.reproduce import candidate_models, paper_rows, paper_values, parse_paper_p
+from isoeat.experiments import runner as R
+from isoeat.experiments.summary import summarize
+from isoeat.reporting import paper_tables as PT
+
+CONFIG = """\
+name: report-test
+description: two tests on GloVe, raw vs ZCA
+models: [{spec: glove-6b-50d, label: GloVe}]
+tests: [W6, W8]
+calibrations: [none, zca]
+settings: {permutations: 2000}
+anisotropy: {sample: 300, heatmap_size: 60}
+similarity: {benchmarks: [ws353], bootstrap: 200}
+report: {figure_formats: [png], dpi: 80}
+"""
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "isoeat.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=dict(os.environ), timeout=300)
+
+
+@pytest.fixture(scope="module")
+def experiment(tmp_path_factory, glove):
+    base = tmp_path_factory.mktemp("report")
+    (base / "exp.yaml").write_text(CONFIG, encoding="utf-8")
+    R.run_experiment(base / "exp.yaml", base / "out")
+    return base / "out"
+
+
+@pytest.fixture(scope="module")
+def reported(experiment):
+    pytest.importorskip("matplotlib")
+    proc = _cli("report", str(experiment), "--html")
+    assert proc.returncode == 0, proc.stderr
+    return experiment, proc
+
+
+# --------------------------------------------------------------------------- the paper's values
+def test_paper_values_transcription_and_provenance():
+    pv = paper_values()
+    assert pv["source"]["transcribed_from"] and "Table A1" in pv["source"]["tables"]["table_a1"]
+    assert [m["label"] for m in pv["models"]] == ["GloVe", "word2vec", "GPT-2", "BERT", "RoBERTa", "unsup-BERT",
+                                                  "unsup-RoBERTa"]
+    assert all(len(v) == 10 for v in pv["table_a1"].values())
+    a1 = pv["table_a1"]
+    assert (a1["GPT-2"]["W2"]["d_R"], a1["GPT-2"]["W2"]["p_R"], a1["GPT-2"]["W2"]["d_W"]) == (-0.87, ".9993", 1.05)
+    assert a1["GloVe"]["W3"] == {"bias_type": "Race", "d_R": 0.95, "p_R": "10^-5", "d_W": 0.24, "p_W": ".1660",
+                                 "chg": "D"}
+    assert a1["unsup-RoBERTa"]["W6"]["p_R"] == "10^-4" and a1["unsup-RoBERTa"]["W8"]["d_R"] == 0.0
+    assert pv["table2"]["GPT-2"] == {"raw_mean": 0.997, "raw_sd": 0.003, "white_mean": 0.001, "white_sd": 0.042}
+    assert len(pv["table3"]) == 7 and pv["table3"]["GPT-2"]["ws353"] == {
+        "label": "WS-353", "raw": 0.263, "white": 0.62, "delta": 0.358, "sig": "***"}
+    assert pv["table3"]["word2vec"]["ws353"]["delta"] == -0.025 and pv["table3"]["RoBERTa"]["stsb"]["sig"] == "n.s."
+    assert parse_paper_p(".0098") == (0.0098, "=") and parse_paper_p("10^-5") == (1e-4, "<")
+
+
+def test_printed_change_classes_follow_the_printed_p():
+    for r in paper_rows():
+        assert r["change"] == isoeat.classify_change(r["p_raw"], r["p_calibrated"]), r
+
+
+def test_summary_reproduces_the_counts_of_sections_5_3_to_5_5():
+    pv = paper_values()["summary"]
+    s = summarize(paper_rows())
+    o = s["overall"]
+    assert (o["n"], o["Stable"], o["Disappearing"], o["Emerging"]) == (70, 48, 12, 10)
+    assert o["stable_large_shift"] == pv["stable_large_shift"] == 7
+    assert o["changed_or_shifted"] == pv["changed_or_shifted"] == 29
+    assert round(100 * o["Stable_share"], 1) == 68.6 and round(100 * o["changed_or_shifted_share"], 1) == 41.4
+    race = next(g for g in s["by_bias"] if g["group"] == "Race")
+    assert race["Disappearing"] == 8 and round(100 * race["Disappearing_share_of_class"], 1) == 66.7
+    groups = {g["group"]: g for g in s["by_bias_group"]}
+    assert {k: groups[k]["Emerging"] for k in pv["emerging_by_bias_group"]} == pv["emerging_by_bias_group"]
+    fam = {g["group"]: g for g in s["by_family"]}
+    assert fam["contextualized"]["Emerging"] == 6 and fam["static"]["Disappearing"] == 4
+    per_model = {g["group"]: g["significance_changed"] for g in s["by_model"]}
+    assert {k: per_model[k] for k in pv["changes_by_model"]} == pv["changes_by_model"]
+
+
+def _paper_results():
+    """The paper's own Table A1-3 as results, to check the table layouts on seven models."""
+    pv = paper_values()
+    rows = [dict(r, calibration="zca", calibration_name="zca", sig_raw=r["p_raw"] < 0.05,
+                 sig_calibrated=r["p_calibrated"] < 0.05, large_shift=abs(r["delta_d"]) > 0.5,
+                 sign_reversal=r["d_raw"] * r["d_calibrated"] < 0, p_method_raw="monte-carlo",
+                 p_method_calibrated="monte-carlo") for r in paper_rows()]
+    aniso = []
+    for m, v in pv["table2"].items():
+        aniso.append({"model": m, "calibration": "none", "mean_cosine": v["raw_mean"], "sd_cosine": v["raw_sd"],
+                      "isoscore": None, "n_samples": 2000, "sampling": "WikiText-103"})
+        aniso.append({"model": m, "calibration": "zca", "mean_cosine": v["white_mean"], "sd_cosine": v["white_sd"],
+                      "isoscore": None, "n_samples": 2000, "sampling": "WikiText-103"})
+    sims = [{"model": m, "calibration": "zca", "benchmark": b, "benchmark_title": v["label"], "rho_raw": v["raw"],
+             "rho_calibrated": v["white"], "delta": v["delta"],
+             "p_value": {"***": 1e-4, "**": 0.005, "*": 0.03, "n.s.": 0.3}[v["sig"]], "n_pairs": 353}
+            for m, t in pv["table3"].items() for b, v in t.items()]
+    return SimpleNamespace(
+        alpha=0.05, settings={"alternative": "greater", "permutations": 100_000},
+        models=[{"label": m["label"], "family": m["family"]} for m in pv["models"]],
+        tests=[{"id": k, "bias_type": v} for k, v in pv["tests"].items()],
+        calibrations=[{"name": "none", "label": "none"}, {"name": "zca", "label": "zca"}],
+        comparisons=rows, summary={"zca": summarize(rows)}, anisotropy=aniso, similarity=sims,
+    )
+
+
+def test_table_a1_layout_groups_models_by_family():
+    t = PT.table_a1(_paper_results(), "zca")
+    assert [b[0] for b in t.blocks] == ["Static embeddings", "Contextualized embeddings",
+                                        "Unsupervised contrastive embeddings"]
+    assert [g for g, _ in t.blocks[1][1]] == ["", "GPT-2", "BERT", "RoBERTa"]
+    md = PT.to_markdown(t)
+    assert "| ID | Bias | GloVe d_R | p_R | d_W | p_W | Chg | word2vec d_R |" in md
+    # GPT-2 W2: -0.87 (p .9993) -> **1.05** (p < 1e-4), Emerging; bold exactly where p < alpha
+    assert "| W2 | Valence | -0.87 | .9993 | **1.05** | 1.0e-05 | E |" in md
+    tex = PT.to_latex(t)
+    assert r"\multicolumn{5}{c}{GPT-2}" in tex and r"$-$0.87" in tex and r"\textbf{1.05}" in tex
+    assert tex.count(r"\begin{tabular}") == 3 and r"\cmidrule(lr){3-7}" in tex
+    assert len(t.records) == 70
+
+
+def test_tables_2_3_and_summary_layouts():
+    res = _paper_results()
+    t2 = PT.table2(res)
+    md = PT.to_markdown(t2)
+    assert "| GPT-2 | contextualized | 0.997 | 0.003 | -- | 0.001 | 0.042 | -- |" in md
+    t3 = PT.table3(res, "zca")
+    md3 = PT.to_markdown(t3)
+    assert "| GPT-2 | WS-353 | 353 | .263 | .620 | **+.358** |" in md3 and "***" in md3
+    assert "$^{***}$" in PT.to_latex(t3)
+    st = PT.summary_table(res, "zca")
+    md = PT.to_markdown(st)
+    assert "| All model-test combinations | 70 | 48 (68.6%) | 12 (17.1%) | 10 (14.3%) | 7 | 29 (41.4%) |" in md
+    assert "8 (61.5%); 67% of all D" in md or "8 (38.1%); 67% of all D" in md
+    assert PT.stars(0.0005) == "***" and PT.stars(0.2) == "n.s." and PT.latex_p(2.1e-5) == r"$2.1{\times}10^{-5}$"
+
+
+# --------------------------------------------------------------------------- tables and figures of a real run
+def test_run_writes_paper_tables(experiment):
+    tables = experiment / "tables"
+    for name in ("table_a1-zca", "table2", "table3-zca", "summary-zca"):
+        for ext in ("csv", "md", "tex"):
+            assert (tables / f"{name}.{ext}").stat().st_size > 0, (name, ext)
+    md = (tables / "table_a1-zca.md").read_text()
+    comp = {r["test"]: r for r in json.loads((experiment / "comparison.json").read_text())}
+    d6 = f"{comp['W6']['d_raw']:.2f}"
+    assert f"| W6 | Gender | **{d6}** |" in md  # significant: bold
+    csv_head = (tables / "table_a1-zca.csv").read_text().splitlines()[0]
+    for col in ("model", "family", "test", "d_raw", "p_raw", "p_holm_raw", "p_bh_raw", "d_calibrated", "change",
+                "change_holm", "delta_d"):
+        assert col in csv_head.split(",")
+    t2 = (tables / "table2.md").read_text()
+    a = {x["calibration"]: x for x in json.loads(json.dumps(R.load_experiment(experiment).anisotropy))}
+    assert f"{a['none']['mean_cosine']:.3f}" in t2 and a["zca"]["n_samples"] == 300
+    assert "WS-353" in (tables / "table3-zca.md").read_text()
+
+
+def test_report_command_writes_figures_and_a_self_contained_page(reported):
+    out, proc = reported
+    assert "report:" in proc.stdout and "self-contained" in proc.stdout
+    figs = sorted(p.relative_to(out / "figures").as_posix() for p in (out / "figures").rglob("*.png"))
+    assert figs == ["fig1_cosine_heatmaps.png", "fig2_explained_variance.png", "fig3_effect_sizes-zca.png",
+                    "fig4_scatter-zca.png", "tests/GloVe-W6.png", "tests/GloVe-W8.png"]
+    from PIL import Image
+
+    for f in (out / "figures").rglob("*.png"):
+        with Image.open(f) as im:
+            assert im.size[0] > 300 and im.size[1] > 150, f
+            assert np.asarray(im.convert("L")).std() > 5, f  # not blank
+    page = (out / "report.html").read_text()
+    assert page.count("<img ") == 6 and page.count('src="data:image/png;base64,') == 6
+    assert not re.search(r"""(src|href)=["'](https?:|//|file:)""", page)  # nothing external
+    assert "<table>" in page and "Table A1" in page and "Summary of changes" in page
+    assert "Conventions" in page and "ddof = 1" in page and "manifest" in page.lower()
+    assert "name: report-test" in page  # the config as given
+
+
+def test_report_renders_in_headless_chromium(reported, tmp_path):
+    exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+                if shutil.which(n)), None)
+    if exe is None:
+        pytest.skip("Chromium is not installed (CI installs it: apt-get install -y chromium)")
+    out, _ = reported
+    url = (out / "report.html").resolve().as_uri()
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
+             f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run([exe, *flags, "--virtual-time-budget=10000", "--dump-dom", url], capture_output=True,
+                         text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    m = re.search(r'<body[^>]*data-images="(\d+)"[^>]*data-images-loaded="(\d+)"[^>]*data-tables="(\d+)"', dom.stdout)
+    assert m, dom.stdout[:500]
+    n_img, n_loaded, n_tables = map(int, m.groups())
+    assert n_img == 6 and n_loaded == n_img and n_tables >= 4  # every embedded image decoded; tables in the DOM
+    shot = tmp_path / "shot.png"
+    r = subprocess.run([exe, *flags, f"--screenshot={shot}", "--window-size=1280,2200", url], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and shot.exists(), r.stderr[-2000:]
+    from PIL import Image
+
+    with Image.open(shot) as im:
+        px = np.asarray(im.convert("RGB"), dtype=float)
+    assert px.shape[:2] == (2200, 1280)
+    assert (px.std(axis=(0, 1)) > 10).all()  # text, tables and figures, not a blank page
+
+
+def test_report_without_matplotlib(experiment, monkeypatch, tmp_path):
+    from isoeat.reporting import figures
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    with pytest.raises(isoeat.MissingDependencyError, match=r'pip install "isoeat\[plot\]"'):
+        figures.require_matplotlib()
+    res = R.load_experiment(experiment)
+    with pytest.raises(isoeat.MissingDependencyError):
+        figures.write_figures(res, tmp_path / "figs")
+    from isoeat.cli import main
+
+    copy = tmp_path / "copy"
+    shutil.copytree(experiment, copy)
+    shutil.rmtree(copy / "tables")
+    assert main(["report", str(copy), "--no-figures"]) == 0
+    assert (copy / "tables" / "table_a1-zca.md").exists()
+    assert main(["report", str(copy)]) == 2  # figures wanted, matplotlib missing: one-line error
+
+
+def test_report_on_a_folder_that_is_no_experiment(tmp_path, capsys):
+    from isoeat.cli import main
+
+    assert main(["report", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("isoeat: error:") and "not an isoeat experiment folder" in err
+
+
+# --------------------------------------------------------------------------- reproduce
+def test_candidates_know_the_paper_models():
+    cands = {c["label"]: c for c in candidate_models(online=False)}
+    assert cands["GloVe-6B-50d"]["paper"] == "GloVe" and cands["GloVe-6B-50d"]["same"] is False
+    assert cands["GPT-2"]["spec"] == "hf:gpt2" and cands["GPT-2"]["same"] is True
+    assert cands["unsup-RoBERTa"]["spec"] == "hf:princeton-nlp/unsup-simcse-roberta-base"
+    assert cands["MiniLM"]["paper"] is None
+
+
+def test_reproduce_prints_the_paper_beside_ours(tmp_path, glove):
+    proc = _cli("reproduce", "--models", "glove-6b-50d", "--quick", "--no-extras", "--offline",
+                "--out", str(tmp_path / "rep"))
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "A DIFFERENT MODEL" in out and "6B 100d" in out and "paper d_R" in out
+    w3 = next(line for line in out.splitlines() if line.startswith("W3 "))
+    assert "0.95" in w3 and "10^-5" in w3 and ".1660" in w3  # the paper's GloVe W3 row beside ours
+    assert "change class agrees with the paper in" in out
+    rows = (tmp_path / "rep" / "paper_comparison.csv").read_text().splitlines()
+    assert len(rows) == 11 and "paper_d_raw" in rows[0]
