@@ -98,4 +98,35 @@ __all__ = [
     "MissingDependencyError",
     "NotFittedError",
     "UnknownNameError",
+    # loaded lazily on first access (see __getattr__)
+    *sorted(_LAZY := {
+        "load_corpus": "isoeat.corpora",
+        "Corpus": "isoeat.corpora",
+        "anisotropy": "isoeat.diagnostics",
+        "compare_anisotropy": "isoeat.diagnostics",
+        "AnisotropyResult": "isoeat.diagnostics",
+        "evaluate_similarity": "isoeat.similarity",
+        "compare_similarity": "isoeat.similarity",
+        "SimilarityResult": "isoeat.similarity",
+        "sensitivity_analysis": "isoeat.experiments.sensitivity",
+        "SensitivityResult": "isoeat.experiments.sensitivity",
+        "run_experiment": "isoeat.experiments.runner",
+        "load_experiment": "isoeat.experiments.runner",
+        "load_config": "isoeat.experiments.config",
+    }),
 ]
+
+
+def __getattr__(name: str):  # PEP 562: keep `import isoeat` light
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'isoeat' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
