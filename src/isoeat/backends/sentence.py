@@ -1,0 +1,524 @@
+"""Sentence encoders (``st:NAME_OR_PATH``, sentence-transformers) and SEAT templates.
+
+SEAT (May et al. 2019) measures sentence encoders by placing each stimulus
+word into *semantically bleached* templates ("This is {}.", "{} is here.")
+and running WEAT on the sentence embeddings; as the tutorial advises, the
+effect size is reported per template and summarised by its mean and range
+across templates (see :func:`isoeat.commands.seat.seat`).
+
+:class:`SentenceEncoder` follows the :class:`~isoeat.backends.base.Encoder`
+protocol: :meth:`~SentenceEncoder.lookup` embeds each word placed in one
+template (default ``"{}"``, the bare word, as May et al. encode their
+word-level tests), :meth:`~SentenceEncoder.encode` embeds any texts, and
+:meth:`~SentenceEncoder.reference_batches` streams sentence embeddings of
+corpus sentences for whitening (paper §4.1: sentence inputs).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning, MissingDependencyError
+from .base import Lookup
+from .cache import EmbeddingCache
+from .transformer import (
+    INSTALL_LINE,
+    _as_corpus,
+    _check_int,
+    _chunked_statistics,
+    _quiet_hf,
+    _read_config,
+    _texts_digest,
+    check_template,
+    folder_fingerprint,
+    resolve_model_folder,
+    select_device,
+)
+
+__all__ = [
+    "SentenceEncoder",
+    "DEFAULT_TEMPLATES",
+    "fill_template",
+    "check_template",
+    "validate_templates",
+    "load_templates",
+    "require_sentence_transformers",
+]
+
+#: Semantically bleached templates after May et al. (2019), usable for names
+#: and for common nouns alike. ``{}`` is the stimulus; a sentence that starts
+#: with it gets a capital first letter.
+DEFAULT_TEMPLATES: tuple[str, ...] = (
+    "This is {}.",
+    "That is {}.",
+    "There is {}.",
+    "Here is {}.",
+    "{} is here.",
+    "{} is there.",
+    "{} is a person.",
+    "It is {}.",
+)
+
+
+def require_sentence_transformers() -> Any:
+    """Import sentence_transformers (and torch), or raise ``MissingDependencyError`` with the install line."""
+    try:
+        import sentence_transformers
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"st: sentence encoders need torch and sentence-transformers ({exc.name or exc} is not installed): "
+            f"{INSTALL_LINE}"
+        ) from None
+    return sentence_transformers
+
+
+def fill_template(template: str, word: str, *, capitalize: bool = True) -> str:
+    """``template`` with its ``{}`` replaced by ``word`` (other braces are literal).
+
+    With ``capitalize`` the first letter of a sentence that starts with the
+    slot is upper-cased ("{} is here." + "executive" -> "Executive is here.").
+
+    Examples
+    --------
+    >>> fill_template("{} is here.", "executive")
+    'Executive is here.'
+    >>> fill_template("This is {}.", "Amy")
+    'This is Amy.'
+    """
+    text = template.replace("{}", word, 1)
+    if capitalize and template.startswith("{}") and text[:1].islower():
+        text = text[0].upper() + text[1:]
+    return text
+
+
+def validate_templates(templates: Any, *, source: str | None = None) -> tuple[str, ...]:
+    """Check a sequence of templates: strings, each with exactly one ``{}``, no duplicates."""
+    if isinstance(templates, str):
+        templates = [templates]
+    try:
+        items = list(templates)
+    except TypeError:
+        raise ConfigError(f"templates must be a list of strings with a '{{}}' slot, got {templates!r}") from None
+    if not items:
+        raise ConfigError("templates: the list is empty")
+    seen: set[str] = set()
+    for i, t in enumerate(items):
+        where = f"{source}:{i + 1}" if source else f"templates[{i}]"
+        if not isinstance(t, str) or t.count("{}") != 1:
+            raise ConfigError(f"{where}: template {t!r} must contain exactly one '{{}}' slot for the word")
+        if t in seen:
+            raise ConfigError(f"{where}: duplicate template {t!r}")
+        seen.add(t)
+    return tuple(items)
+
+
+def load_templates(path: str | os.PathLike) -> tuple[str, ...]:
+    """Templates from a text file: one per line; blank lines and lines starting with ``#`` are skipped.
+
+    Raises
+    ------
+    IsoeatFileNotFoundError
+        No such file.
+    DataFormatError
+        A line without exactly one ``{}`` (the message gives file:line), a
+        duplicate, or no template at all.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise IsoeatFileNotFoundError(f"{path}: no such templates file")
+    if path.is_dir():
+        raise IsoeatFileNotFoundError(f"{path}: is a folder, expected a text file with one template per line")
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
+    out: list[str] = []
+    seen: dict[str, int] = {}
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        t = line.strip()
+        if not t or t.startswith("#"):
+            continue
+        n = t.count("{}")
+        if n != 1:
+            raise DataFormatError(
+                f"{path}:{lineno}: template {t!r} has {n} '{{}}' slots; each template needs exactly one "
+                "(e.g. 'This is {}.')"
+            )
+        if t in seen:
+            raise DataFormatError(f"{path}:{lineno}: duplicate template {t!r} (first on line {seen[t]})")
+        seen[t] = lineno
+        out.append(t)
+    if not out:
+        raise DataFormatError(f"{path}: no templates (one per line, each with a '{{}}' slot)")
+    return tuple(out)
+
+
+def _st_dim(folder: Path) -> int | None:
+    """Output dimension from the sentence-transformers module configs, without loading the model."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        modules = None
+    dim = None
+    if isinstance(modules, list):
+        for m in modules:
+            if not isinstance(m, dict):
+                continue
+            typ, sub = str(m.get("type", "")), folder / str(m.get("path", ""))
+            try:
+                cfg = json.loads((sub / "config.json").read_text(encoding="utf-8")) if m.get("path") else {}
+            except (OSError, ValueError):
+                cfg = {}
+            pool_dim = cfg.get("word_embedding_dimension", cfg.get("embedding_dimension"))
+            if typ.endswith("Pooling") and isinstance(pool_dim, int):
+                dim = pool_dim
+            elif typ.endswith("Dense") and isinstance(cfg.get("out_features"), int):
+                dim = cfg["out_features"]
+            elif typ.endswith(("Transformer", "Normalize")):
+                continue
+            elif typ:
+                return None  # an unknown module might change the dimension: ask the model
+    if dim is None:
+        cfg = _read_config(folder)
+        d = cfg.get("hidden_size") or cfg.get("d_model") or cfg.get("dim")
+        dim = int(d) if isinstance(d, int) else None
+    return dim
+
+
+class SentenceEncoder:
+    """A sentence-transformers model (``st:NAME_OR_PATH``).
+
+    Parameters
+    ----------
+    model : str
+        A sentence-transformers folder or hub name (local cache first; the
+        hub only when reachable).
+    name : str, optional
+        Spec for reports (default ``"st:" + model``).
+    normalize_embeddings : bool, default True
+        L2-normalise every embedding (the tutorial's advice for cosine tests).
+    template : str, default "{}"
+        How :meth:`lookup` turns a word into a sentence.
+    corpus : str, Corpus or list of str, optional
+        Reference sentences for whitening (default ``"gensim-wiki"``).
+    seed : int, default 0
+    batch_size : int, default 64
+    device : str, optional
+        Default: CUDA when present, else CPU.
+    progress : bool, optional
+        Progress bar (default: when stderr is a terminal).
+    cache_dir, use_cache
+        Embedding cache (see :class:`~isoeat.backends.cache.EmbeddingCache`).
+    chunk_size : int, default 2048
+        Reference sentences per streamed batch and cache file.
+    """
+
+    kind = "sentence"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str | None = None,
+        normalize_embeddings: bool = True,
+        template: str = "{}",
+        corpus: Any = None,
+        seed: int = 0,
+        batch_size: int = 64,
+        device: str | None = None,
+        progress: bool | None = None,
+        cache_dir: str | os.PathLike | None = None,
+        use_cache: bool | None = None,
+        chunk_size: int = 2048,
+        _folder: Path | None = None,
+        _source: str | None = None,
+    ) -> None:
+        if not isinstance(normalize_embeddings, (bool, np.bool_)):
+            raise ConfigError(f"normalize_embeddings must be True or False, got {normalize_embeddings!r}")
+        self.normalize_embeddings = bool(normalize_embeddings)
+        self.template = check_template(template)
+        self.seed = _check_int("seed", seed, 0)
+        self.batch_size = _check_int("batch_size", batch_size, 1)
+        self.chunk_size = _check_int("chunk_size", chunk_size, 1)
+        self.progress = progress
+        self._device_arg = device
+        if _folder is None:
+            _folder, _source = resolve_model_folder(model, prefix="st")
+        self.folder = Path(_folder)
+        self.source = _source or "local folder"
+        self.name = name or f"st:{model}"
+        self._dim = _st_dim(self.folder)
+        self._corpus_arg = corpus
+        self._corpus: Any = None
+        self.cache = EmbeddingCache(cache_dir, enabled=use_cache)
+        self._model: Any = None
+        self._model_fp: str | None = None
+        self.last_report: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"SentenceEncoder(name={self.name!r}, dim={self._dim}, normalize={self.normalize_embeddings})"
+
+    # -- identity ------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._load()
+            self._dim = int(self._model.get_sentence_embedding_dimension())
+        return int(self._dim)
+
+    @property
+    def model_fingerprint(self) -> str:
+        if self._model_fp is None:
+            self._model_fp = folder_fingerprint(self.folder)
+        return self._model_fp
+
+    @property
+    def fingerprint(self) -> str:
+        """Hash of the model folder and whether embeddings are normalised."""
+        h = hashlib.sha256(f"st|{self.model_fingerprint}|normalize={self.normalize_embeddings}".encode())
+        return h.hexdigest()[:16]
+
+    @property
+    def corpus(self) -> Any:
+        if self._corpus is None:
+            self._corpus = _as_corpus(self._corpus_arg, self.seed)
+            if len(self._corpus) == 0:
+                raise DataFormatError(f"corpus {getattr(self._corpus, 'name', '?')}: no usable sentences")
+        return self._corpus
+
+    def _configured_max_seq_length(self) -> int | None:
+        try:
+            cfg = json.loads((self.folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+            return int(cfg["max_seq_length"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    @property
+    def max_seq_length(self) -> int | None:
+        """Tokens the encoder reads per text (longer texts are truncated by sentence-transformers)."""
+        if self._model is None:
+            v = self._configured_max_seq_length()
+            if v is not None:
+                return v
+            self._load()
+        v = getattr(self._model, "max_seq_length", None)
+        return int(v) if v else None
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "source": f"{self.folder} ({self.source})",
+            "dim": self.dim,
+            "normalize_embeddings": self.normalize_embeddings,
+            "template": self.template,
+            "max_seq_length": self.max_seq_length,
+            "fingerprint": self.fingerprint,
+            "model_fingerprint": self.model_fingerprint,
+        }
+
+    # -- model ---------------------------------------------------------------
+    def _load(self) -> None:
+        if self._model is not None:
+            return
+        st = require_sentence_transformers()
+        device = select_device(self._device_arg)
+        try:
+            with _quiet_hf():
+                try:
+                    model = st.SentenceTransformer(str(self.folder), device=device, local_files_only=True)
+                except TypeError:  # older sentence-transformers
+                    model = st.SentenceTransformer(str(self.folder), device=device)
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"{self.folder}: loading this model needs a package that is not installed ({exc}); "
+                f"install it, or the extra: {INSTALL_LINE}"
+            ) from None
+        except Exception as exc:  # transformers, safetensors and tokenizers raise many kinds
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataFormatError(
+                f"{self.folder}: sentence-transformers cannot load this folder as a model ({first})"
+            ) from None
+        model.eval()
+        self._model = model
+        self.device = device
+
+    # -- encoding ------------------------------------------------------------
+    def _show_progress(self, n: int) -> bool:
+        if self.progress is None:
+            return sys.stderr.isatty() and n > 4 * self.batch_size
+        return bool(self.progress)
+
+    def _count_truncated(self, texts: Sequence[str]) -> int:
+        limit = self.max_seq_length
+        tok = getattr(self._model, "tokenizer", None)
+        if not limit or tok is None:
+            return 0
+        try:
+            enc = tok(list(texts), add_special_tokens=True, truncation=False)["input_ids"]
+        except Exception:  # pragma: no cover - exotic tokenizers
+            return 0
+        return sum(len(ids) > limit for ids in enc)
+
+    def _encode_uncached(self, texts: Sequence[str]) -> tuple[np.ndarray, int]:
+        self._load()
+        import torch
+
+        with torch.inference_mode():
+            emb = self._model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize_embeddings,
+                convert_to_numpy=True, show_progress_bar=self._show_progress(len(texts)),
+            )
+        emb = np.asarray(emb, dtype=np.float32).reshape(len(texts), -1)
+        if self._dim is None:
+            self._dim = emb.shape[1]
+        return emb, self._count_truncated(texts)
+
+    def _key(self, texts: Sequence[str], kind: str) -> dict[str, Any]:
+        # the folder fingerprint covers the configured length; "default" avoids loading the model for a key
+        return {"kind": kind, "model": self.model_fingerprint, "normalize": self.normalize_embeddings,
+                "max_seq_length": self._configured_max_seq_length() or "default", "texts": _texts_digest(texts),
+                "n": len(texts)}
+
+    def encode(self, texts: Iterable[str]) -> np.ndarray:
+        """Sentence embeddings of ``texts``, ``(n, dim)`` float64 (cached on disk).
+
+        Texts longer than the model's ``max_seq_length`` are truncated by
+        sentence-transformers; they are counted and reported with an
+        :class:`~isoeat.IsoeatWarning`.
+        """
+        texts = [str(t) for t in texts]
+        if not texts:
+            return np.zeros((0, self.dim))
+        for i, t in enumerate(texts):
+            if not t.strip():
+                raise ConfigError(f"texts[{i}] is empty")
+        key = self._key(texts, "st-sentences")
+        hit = self.cache.get("st-sentences", key)
+        if hit is not None and "vectors" in hit and hit["vectors"].shape[0] == len(texts):
+            emb, n_trunc = hit["vectors"], int(hit.get("truncated", 0))
+        else:
+            emb, n_trunc = self._encode_uncached(texts)
+            self.cache.put("st-sentences", key, {"vectors": emb, "truncated": np.int64(n_trunc)})
+        self.last_report = {"n_texts": len(texts), "truncated": n_trunc}
+        if n_trunc:
+            warnings.warn(f"{self.name}: {n_trunc} text(s) longer than max_seq_length={self.max_seq_length} tokens "
+                          "were truncated by the encoder", IsoeatWarning, stacklevel=2)
+        return emb.astype(np.float64)
+
+    def encode_sentences(self, texts: Iterable[str]) -> np.ndarray:
+        """Alias of :meth:`encode` (the name SEAT uses for every encoder)."""
+        return self.encode(texts)
+
+    def lookup(self, words: Iterable[str]) -> Lookup:
+        """Each word placed in ``template`` and embedded; every word is found."""
+        words = tuple(words)
+        for w in words:
+            if not isinstance(w, str) or not w.strip():
+                raise ConfigError(f"words must be non-empty strings, got {w!r}")
+        vecs = self.encode([fill_template(self.template, w) for w in words]) if words else np.zeros((0, self.dim))
+        return Lookup(words, vecs, words, (), ())
+
+    # -- reference vectors ---------------------------------------------------
+    def _reference_setup(self, n: Any, unit: str | None, corpus: Any, text: Any, seed: Any) -> tuple[Any, ...]:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ConfigError(f"reference size 'n' must be a positive integer, got {n!r}")
+        if unit not in (None, "sentence"):
+            raise ConfigError(
+                f"unit={unit!r}: st: encoders give sentence embeddings, so their reference unit is 'sentence' "
+                "(for word-occurrence vectors use an hf: model)"
+            )
+        if corpus is not None and text is not None:
+            raise ConfigError("give the reference corpus as corpus= or text=, not both")
+        seed = self.seed if seed is None else _check_int("seed", seed, 0)
+        src = corpus if corpus is not None else text
+        corp = self.corpus if src is None else _as_corpus(src, seed)
+        sents = tuple(corp.sample(int(n), rng=seed))
+        if not sents:
+            raise DataFormatError(f"corpus {getattr(corp, 'name', '?')}: no usable sentences for reference vectors")
+        return int(n), corp, seed, sents
+
+    def reference_metadata(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                           text: Any = None, seed: int | None = None, **_: Any) -> dict[str, Any]:
+        n, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
+        return self._meta(n, corp, seed, sents)
+
+    def _meta(self, n: int, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
+        return {"unit": "sentence", "pooling": "sentence-transformers", "corpus": getattr(corp, "name", "?"),
+                "corpus_fingerprint": corp.fingerprint, "n_requested": n, "n_sentences": len(sents), "seed": seed,
+                "normalize_embeddings": self.normalize_embeddings, "model": self.name}
+
+    def reference_batches(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                          text: Any = None, seed: int | None = None, **_: Any) -> tuple[Iterator[np.ndarray], str]:
+        """Sentence embeddings of ``n`` corpus sentences (seeded sample), streamed by chunks.
+
+        Returns ``(iterator of (b, dim) float64 arrays, description)``; the
+        description names the unit (``sentence``), the corpus and its
+        fingerprint, the number of sentences and the seed.
+        """
+        n, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
+        desc = self._describe(n, corp, seed, sents)
+
+        def chunks() -> Iterator[np.ndarray]:
+            n_trunc = 0
+            for chunk in self._chunks(sents):
+                vecs, nt = self._chunk_vectors(chunk)
+                n_trunc += nt
+                yield vecs
+            self._warn_truncated(n_trunc)
+
+        return chunks(), desc
+
+    def _chunks(self, sents: Sequence[str]) -> Iterator[Sequence[str]]:
+        for c0 in range(0, len(sents), self.chunk_size):
+            yield sents[c0:c0 + self.chunk_size]
+
+    def _chunk_vectors(self, chunk: Sequence[str]) -> tuple[np.ndarray, int]:
+        key = self._key(chunk, "st-reference")
+        hit = self.cache.get("st-reference", key)
+        if hit is not None and "vectors" in hit and hit["vectors"].shape[0] == len(chunk):
+            return hit["vectors"].astype(np.float64), int(hit.get("truncated", 0))
+        emb, nt = self._encode_uncached(chunk)
+        self.cache.put("st-reference", key, {"vectors": emb, "truncated": np.int64(nt)})
+        return emb.astype(np.float64), nt
+
+    def _warn_truncated(self, n_trunc: int) -> None:
+        if n_trunc:
+            warnings.warn(f"{self.name}: {n_trunc} reference sentence(s) longer than max_seq_length were "
+                          "truncated by the encoder", IsoeatWarning, stacklevel=3)
+
+    def _describe(self, n: int, corp: Any, seed: int, sents: Sequence[str]) -> str:
+        meta = self._meta(n, corp, seed, sents)
+        desc = (f"unit=sentence: sentence embeddings ({'normalised' if self.normalize_embeddings else 'raw'}) "
+                f"of {meta['n_sentences']} sentences sampled (seed {seed}) from corpus {meta['corpus']} "
+                f"(fingerprint {meta['corpus_fingerprint']}) by {self.name}")
+        if len(sents) < n:
+            desc += f" (asked for {n}; the corpus has {len(sents)})"
+        return desc
+
+    def reference_statistics(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                             text: Any = None, seed: int | None = None, **_: Any) -> tuple[Any, str]:
+        """Count, mean and co-moment of the reference embeddings, merged chunk by chunk (cached).
+
+        Returns ``(CovarianceAccumulator, description)`` for ``ZCAWhitener.from_statistics``.
+        """
+        n, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
+        acc, n_trunc = _chunked_statistics(
+            self.cache, "st-reference-stats", ((c, self._key(c, "st-reference")) for c in self._chunks(sents)),
+            self._chunk_vectors, self.dim,
+        )
+        self._warn_truncated(n_trunc)
+        return acc, self._describe(n, corp, seed, sents)
+
+    def reference_vectors(self, n: int = 100_000, **kwargs: Any) -> tuple[np.ndarray, str]:
+        batches, desc = self.reference_batches(n, **kwargs)
+        return np.concatenate(list(batches), axis=0), desc
