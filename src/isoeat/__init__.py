@@ -113,6 +113,8 @@ __all__ = [
         "run_experiment": "isoeat.experiments.runner",
         "load_experiment": "isoeat.experiments.runner",
         "load_config": "isoeat.experiments.config",
+        "seat": "isoeat.commands.seat",
+        "SEATResult": "isoeat.commands.seat",
     }),
 ]
 

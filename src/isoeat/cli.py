@@ -93,6 +93,34 @@ def _add_stat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
 
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """Options of contextual models (hf:, st:, minilm); static models ignore them."""
+    g = p.add_argument_group("contextual models (hf:, st:, minilm)")
+    g.add_argument("--corpus", metavar="SPEC",
+                   help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
+    g.add_argument("--layer", type=int, metavar="L", help="hidden layer (default last; negative counts from the end)")
+    g.add_argument("--contexts", type=_positive_int("--contexts"), metavar="K", dest="contexts_per_word",
+                   help="sentences per word for aggregation (default 20)")
+    g.add_argument("--missing", choices=("fallback", "drop"),
+                   help="a word in no sentence: encode it in a template (fallback, default) or drop it")
+    g.add_argument("--reference-unit", choices=("word", "sentence"),
+                   help="reference vectors for whitening: word occurrences (default) or sentences")
+    g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
+    g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+
+
+def load_model_from_args(args: argparse.Namespace) -> Any:
+    """``load_model(args.model, ...)`` with the contextual options a command was given."""
+    from .backends import load_model
+
+    opts = {k: getattr(args, k, None) for k in
+            ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
+    if getattr(args, "no_cache", False):
+        opts["use_cache"] = False
+    return load_model(args.model, **opts)
+
+
 def _weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Options shared by `weat` and `run`, as keyword arguments of isoeat.weat."""
     kw: dict[str, Any] = dict(
@@ -124,6 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
     p.add_argument("--calibration", choices=calibration_names(), default="none")
     _add_stat_options(p)
+    _add_model_options(p)
 
     p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)")
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
@@ -142,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="adjusted p shown next to p in the table (default holm; files carry both)")
     p.add_argument("--out", metavar="DIR", help="also write results.csv, results.json, comparison.csv/json here")
     _add_stat_options(p)
+    _add_model_options(p)
 
     p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test")
     p.add_argument("--model", default="glove-6b-50d")
@@ -150,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
     p.add_argument("--calibration", choices=calibration_names(), default="none")
     _add_stat_options(p)
+    _add_model_options(p)
 
     p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)")
     p.add_argument("--model", default="glove-6b-50d")
@@ -159,6 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N")
     p.add_argument("--reference-text", metavar="PATH")
+    _add_model_options(p)
     for mod in _command_modules():
         mod.register(sub, _add_stat_options)
     return parser
@@ -238,13 +270,12 @@ def _cmd_tests(args: argparse.Namespace) -> int:
 
 
 def _cmd_weat(args: argparse.Namespace) -> int:
-    from .backends import load_model
     from .reporting.tables import records_to_csv, to_json, weat_table
     from .stats.weat import weat
     from .wordsets import resolve_tests
 
     tests = resolve_tests(args.test)
-    model = load_model(args.model)
+    model = load_model_from_args(args)
     cal = _calibrator(args, model) if args.calibration != "none" or args.whitener else None
     import numpy as np
 
@@ -271,14 +302,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from .experiments.runner import run_from_cli
 
         return run_from_cli(args)
-    from .backends import load_model
     from .experiments import compare_calibration
     from .reporting.tables import comparison_table, records_to_csv, to_json, write_outputs
     from .wordsets import resolve_tests
 
     t0 = time.perf_counter()
     tests = resolve_tests(args.tests)
-    model = load_model(args.model)
+    model = load_model_from_args(args)
     cal = _calibrator(args, model)
     progress = None
     if sys.stderr.isatty():
@@ -306,13 +336,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
-    from .backends import load_model
     from .reporting.tables import _render, format_d, format_p, records_to_csv, to_json
     from .stats.weat import sc_weat
     from .wordsets import resolve_tests
 
     (test,) = resolve_tests(args.attributes)[:1]
-    model = load_model(args.model)
+    model = load_model_from_args(args)
     cal = _calibrator(args, model) if args.calibration != "none" or args.whitener else None
     results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
                       method=args.method, n_permutations=args.permutations, rng=args.seed,
@@ -333,11 +362,10 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 
 
 def _cmd_whiten(args: argparse.Namespace) -> int:
-    from .backends import load_model
     from .calibration import save_calibrator
 
     args.whitener = None
-    model = load_model(args.model)
+    model = load_model_from_args(args)
     w = _calibrator(args, model)
     path = save_calibrator(w, args.out)
     label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"

@@ -69,7 +69,12 @@ def fit_calibrator(
     from .. import __version__
 
     cal = make_calibrator(name, **params)
-    if hasattr(model, "reference_batches"):
+    if hasattr(model, "reference_statistics") and hasattr(type(cal), "from_statistics"):
+        # mergeable statistics (cached per chunk by contextual encoders): O(d^2) numbers per chunk
+        stats, description = model.reference_statistics(n_reference, **(reference_kwargs or {}))
+        cal = type(cal).from_statistics(stats, **cal.get_params())
+        n_seen, dim = int(cal.n_samples_seen_), int(cal.n_features_in_)
+    elif hasattr(model, "reference_batches"):
         # contextual encoders stream their reference vectors: no n x d matrix in memory
         batches, description = model.reference_batches(n_reference, **(reference_kwargs or {}))
         if hasattr(cal, "fit_batches"):

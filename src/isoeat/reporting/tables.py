@@ -124,6 +124,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     dropped = [f"{r.test} {w}" for r in comp.rows for w in r.raw.dropped]
     if dropped:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
+    fallback = [f"{r.test} {w}" for r in comp.rows for w in getattr(r.raw, "fallback", ())]
+    if fallback:
+        shown = "; ".join(fallback[:12]) + (f"; ... ({len(fallback)} in all)" if len(fallback) > 12 else "")
+        foot.append("No corpus context, encoded in the fallback template: " + shown)
     return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
 
 

@@ -129,6 +129,9 @@ class WEATResult:
         ``"ROLE:word"`` for every word not found in the model.
     case_folded : tuple of str
         ``"word->entry"`` for words found by the lowercase fallback.
+    fallback : tuple of str
+        ``"ROLE:word"`` for words a contextual model found in no corpus
+        sentence and encoded in its neutral template instead.
     seed : int or None
         Seed of the Monte Carlo generator (``None`` when a Generator was passed).
     stopped_early : bool
@@ -170,6 +173,7 @@ class WEATResult:
     n_b: int
     dropped: tuple[str, ...] = ()
     case_folded: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
     seed: int | None = None
     stopped_early: bool = False
     effect_size_ci_low: float = float("nan")
@@ -189,7 +193,7 @@ class WEATResult:
     def to_dict(self, *, scores: bool = False) -> dict[str, Any]:
         """A JSON-ready record (tuples become lists; ``s_x``/``s_y`` only if ``scores``)."""
         d = asdict(self)
-        for k in ("dropped", "case_folded", "s_x", "s_y"):
+        for k in ("dropped", "case_folded", "fallback", "s_x", "s_y"):
             d[k] = list(d[k])
         if not scores:
             d.pop("s_x")
@@ -234,6 +238,7 @@ def weat_from_vectors(
     calibration: str = "none",
     dropped: tuple[str, ...] = (),
     case_folded: tuple[str, ...] = (),
+    fallback: tuple[str, ...] = (),
     bootstrap: int = 0,
     ci_method: str = "percentile",
     ci_level: float = 0.95,
@@ -337,6 +342,7 @@ def weat_from_vectors(
         n_b=mats["B"].shape[0],
         dropped=tuple(dropped),
         case_folded=tuple(case_folded),
+        fallback=tuple(fallback),
         seed=seed,
         stopped_early=bool(perm.stopped_early),
         **ci,
@@ -345,7 +351,9 @@ def weat_from_vectors(
     )
 
 
-def _lookup_sets(model: Any, test: Any, min_coverage: float) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+def _lookup_sets(
+    model: Any, test: Any, min_coverage: float, fallback_out: list[str] | None = None
+) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
     if not (0.0 <= float(min_coverage) <= 1.0):
         raise ConfigError(f"min_coverage must lie in [0, 1], got {min_coverage!r}")
     vecs: dict[str, np.ndarray] = {}
@@ -355,6 +363,8 @@ def _lookup_sets(model: Any, test: Any, min_coverage: float) -> tuple[dict[str, 
         lk = model.lookup(ws.words)
         dropped.extend(f"{role}:{w}" for w in lk.missing)
         folded.extend(f"{w}->{entry}" for w, entry in lk.case_folded)
+        if fallback_out is not None:
+            fallback_out.extend(f"{role}:{w}" for w in getattr(lk, "fallback", ()))
         if lk.coverage < min_coverage or len(lk.found) < 2:
             shown = ", ".join(lk.missing[:10]) + (" ..." if len(lk.missing) > 10 else "")
             raise CoverageError(
@@ -402,7 +412,8 @@ def weat(
         from ..wordsets import get_test
 
         test = get_test(test)
-    vecs, dropped, folded = _lookup_sets(model, test, min_coverage)
+    fallback: list[str] = []
+    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback)
     cal_name = "none"
     if calibration is not None:
         from ..calibration import check_compatible
@@ -426,6 +437,7 @@ def weat(
         calibration=cal_name,
         dropped=tuple(dropped),
         case_folded=tuple(folded),
+        fallback=tuple(fallback),
         **permutation_kwargs,
     )
 
