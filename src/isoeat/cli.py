@@ -374,8 +374,36 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line_warnings() -> Any:
+    """Print isoeat's own warnings as ``isoeat: warning: ...`` (no source lines); returns the old hook."""
+    import warnings
+
+    from ._errors import IsoeatWarning
+
+    default = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
+        if issubclass(category, IsoeatWarning):
+            sys.stderr.write(f"isoeat: warning: {message}\n")
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    return default
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit status."""
+    import warnings
+
+    previous = _one_line_warnings()
+    try:
+        return _main(argv)
+    finally:
+        warnings.showwarning = previous
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from ._errors import IsoeatError
 
     parser = build_parser()
