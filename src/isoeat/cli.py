@@ -123,6 +123,8 @@ def load_model_from_args(args: argparse.Namespace) -> Any:
 
 def _weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """Options shared by `weat` and `run`, as keyword arguments of isoeat.weat."""
+    if getattr(args, "calibration", None) == "none":
+        calibration_params(args)  # refuses --calibration-param on the raw space
     kw: dict[str, Any] = dict(
         ddof=args.ddof, alternative=args.alternative, method=args.method, n_permutations=args.permutations,
         min_coverage=args.min_coverage, bootstrap=args.bootstrap, ci_method=args.ci_method,
@@ -217,10 +219,17 @@ def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
     accepted = make_calibrator(name).get_params() if name != "none" else {}
     if "eps" in accepted:
         params["eps"] = args.eps
-    for item in getattr(args, "calibration_param", []) or []:
+    items = getattr(args, "calibration_param", []) or []
+    if items and name == "none":
+        raise ConfigError("--calibration-param: the raw space (--calibration none) takes no parameters")
+    seen: set[str] = set()
+    for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--calibration-param expects KEY=VALUE, got {item!r}")
+        if key in seen:
+            raise ConfigError(f"--calibration-param: {key!r} given more than once")
+        seen.add(key)
         if key not in accepted:
             raise ConfigError(
                 f"--calibration-param: calibration {name!r} has no parameter {key!r} "
@@ -424,6 +433,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # disk full, permission denied, read-only file system, ...
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        sys.stderr.write(f"isoeat: error: {where}{exc.strerror or exc}\n")
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -134,7 +134,7 @@ class EmbeddingCache:
             return None
         expected = _canonical({"cache_format": CACHE_FORMAT, **parts})
         try:
-            with np.load(path, allow_pickle=False) as npz:
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as npz:
                 if "__key__" not in npz.files:
                     raise ValueError("no key record")
                 stored = str(npz["__key__"])

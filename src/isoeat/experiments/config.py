@@ -79,7 +79,9 @@ _FIG_FORMATS = ("png", "pdf", "svg")
 
 # --------------------------------------------------------------------------- errors and checks
 def _where(source: str | None, key: str) -> str:
-    return f"{source}: {key}" if source else key
+    if source and key:
+        return f"{source}: {key}"
+    return source or key
 
 
 class _Checker:
@@ -89,7 +91,8 @@ class _Checker:
         self.source = source
 
     def fail(self, key: str, msg: str) -> ConfigError:
-        return ConfigError(f"{_where(self.source, key)}: {msg}")
+        where = _where(self.source, key)
+        return ConfigError(f"{where}: {msg}" if where else msg)
 
     def keys(self, key: str, mapping: Any, allowed: Sequence[str]) -> dict:
         if not isinstance(mapping, Mapping):
