@@ -3,7 +3,6 @@ worker failure, bad input. Uses real LocalClusters (worker processes) on 127.0.0
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys

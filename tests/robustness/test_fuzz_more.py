@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
-from pathlib import Path
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
@@ -27,7 +26,7 @@ from isoeat.corpora import load_corpus
 from isoeat.experiments.config import load_config
 from isoeat.similarity import read_sts, read_word_pairs
 
-from .test_fuzz_core import inputs
+from .test_fuzz_core import _check, inputs
 
 FUZZ_EXAMPLES = int(os.environ.get("ISOEAT_FUZZ_EXAMPLES", "200"))
 FUZZ = settings(max_examples=FUZZ_EXAMPLES, deadline=None, derandomize=True,
@@ -49,16 +48,6 @@ VALID_TEMPLATES = b"# templates\nThis is {}.\nThat is {}.\n\n{} is here.\n"
 
 PARSERS_FUZZED = ("config", "word pairs", "word pairs (csv)", "sts", "corpus text", "corpus wikitext",
                   "corpus wikiextractor", "templates", "embedding cache", "sensitivity --eps", "sensitivity --reference-sizes")
-
-
-def _check(parse, data: bytes, suffix: str) -> None:
-    with tempfile.TemporaryDirectory() as d:
-        p = Path(d) / f"f{suffix}"
-        p.write_bytes(data)
-        try:
-            parse(p)
-        except IsoeatError:
-            pass
 
 
 @FUZZ

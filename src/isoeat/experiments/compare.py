@@ -13,7 +13,7 @@ the raw and calibrated effect sizes have opposite, non-zero signs.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np

@@ -284,7 +284,8 @@ def bootstrap_effect_size(
         Cosine matrices (targets x attributes).  When given, every replicate
         also resamples the A and B attribute words with replacement and
         recomputes :math:`s` from the matrices.  Their row means must reproduce
-        ``s_x`` and ``s_y``.
+        ``s_x`` and ``s_y``.  (With BCa, the acceleration is still the
+        jackknife over target words only; attribute words do not enter it.)
 
     Returns
     -------

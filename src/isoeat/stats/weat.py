@@ -145,6 +145,9 @@ class WEATResult:
         Confidence level of that interval.
     effect_size_ci_resamples : int
         Bootstrap replicates (0 when not computed).
+    effect_size_ci_note : str
+        Why BCa fell back to percentile, or how many undefined replicates
+        were dropped; empty otherwise.
     p_holm, p_bh : float
         Holm and Benjamini–Hochberg adjusted p across the battery the result
         was run in (see :func:`isoeat.compare_calibration`); ``nan`` for a
@@ -181,6 +184,7 @@ class WEATResult:
     effect_size_ci_method: str = ""
     effect_size_ci_level: float = float("nan")
     effect_size_ci_resamples: int = 0
+    effect_size_ci_note: str = ""
     p_holm: float = float("nan")
     p_bh: float = float("nan")
     s_x: tuple[float, ...] = field(default=(), repr=False)
@@ -324,6 +328,7 @@ def weat_from_vectors(
             effect_size_ci_method=boot.method + ("+attributes" if boot.resample_attributes else ""),
             effect_size_ci_level=float(boot.confidence),
             effect_size_ci_resamples=int(boot.n_resamples),
+            effect_size_ci_note=boot.note or "",
         )
     return WEATResult(
         test=test,
@@ -470,9 +475,14 @@ class SCWEATResult:
     n_a: int
     n_b: int
     seed: int | None = None
+    tolerance: float = float("nan")
+    dropped: tuple[str, ...] = ()
+    case_folded: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["dropped"], d["case_folded"] = list(self.dropped), list(self.case_folded)
+        return d
 
 
 def sc_weat_from_vectors(
@@ -486,8 +496,15 @@ def sc_weat_from_vectors(
     method: str = "auto",
     n_permutations: int = 100_000,
     rng: Any = None,
+    dropped: tuple[str, ...] = (),
+    case_folded: tuple[str, ...] = (),
+    **permutation_kwargs: Any,
 ) -> SCWEATResult:
-    """SC-WEAT effect size and permutation p-value of one target vector ``w``."""
+    """SC-WEAT effect size and permutation p-value of one target vector ``w``.
+
+    ``permutation_kwargs`` go to :func:`~isoeat.stats.permutation.partition_test`
+    (``rtol``, ``exact_budget``, ``sequential_alpha``, ...).
+    """
     _validate(alternative, ddof)
     w = np.asarray(w, dtype=np.float64).reshape(1, -1)
     A = np.asarray(A, dtype=np.float64)
@@ -502,7 +519,7 @@ def sc_weat_from_vectors(
     d = stat / sd if sd > 0 else math.nan
     perm = partition_test(
         np.concatenate([ca, cb]), len(ca), alternative=alternative, method=method,
-        n_permutations=n_permutations, rng=gen,
+        n_permutations=n_permutations, rng=gen, **permutation_kwargs,
     )
     return SCWEATResult(
         word=word,
@@ -514,6 +531,9 @@ def sc_weat_from_vectors(
         n_a=len(ca),
         n_b=len(cb),
         seed=seed,
+        tolerance=float(perm.tolerance),
+        dropped=tuple(dropped),
+        case_folded=tuple(case_folded),
     )
 
 
@@ -530,6 +550,7 @@ def sc_weat(
     rng: Any = None,
     min_coverage: float = 0.8,
     force: bool = False,
+    **permutation_kwargs: Any,
 ) -> list[SCWEATResult]:
     """SC-WEAT of each target word against the attribute sets A and B of a test.
 
@@ -567,7 +588,8 @@ def sc_weat(
         raise ConfigError("words: give at least one target word")
     fake = AssociationTest(id="sc-weat", bias_type="", X=WordSet("A", A.words), Y=WordSet("B", B.words),
                            A=A, B=B)
-    vecs, _dropped, _folded = _lookup_sets(model, fake, min_coverage)
+    vecs, dropped, folded = _lookup_sets(model, fake, min_coverage)
+    dropped = [d for d in dropped if d[:2] in ("A:", "B:")]  # X/Y of the stand-in test repeat A/B
     lk = model.lookup(words)
     if lk.missing:
         raise CoverageError(
@@ -586,6 +608,7 @@ def sc_weat(
         sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
             n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]),
+            dropped=tuple(dropped), case_folded=tuple(dict.fromkeys(folded)), **permutation_kwargs,
         )
         for i, w in enumerate(words)
     ]
