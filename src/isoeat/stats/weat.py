@@ -364,7 +364,9 @@ def _lookup_sets(
     vecs: dict[str, np.ndarray] = {}
     dropped: list[str] = []
     folded: list[str] = []
-    for role, ws in test.sets().items():
+    sets = test.sets() if hasattr(test, "sets") else test["sets"]
+    test_id = test.id if hasattr(test, "id") else test["id"]
+    for role, ws in sets.items():
         lk = model.lookup(ws.words)
         dropped.extend(f"{role}:{w}" for w in lk.missing)
         folded.extend(f"{w}->{entry}" for w, entry in lk.case_folded)
@@ -373,7 +375,7 @@ def _lookup_sets(
         if lk.coverage < min_coverage or len(lk.found) < 2:
             shown = ", ".join(lk.missing[:10]) + (" ..." if len(lk.missing) > 10 else "")
             raise CoverageError(
-                f"test {test.id}, set {role} ({ws.name}): {len(lk.missing)} of {len(ws.words)} words "
+                f"test {test_id}, set {role} ({ws.name}): {len(lk.missing)} of {len(ws.words)} words "
                 f"not in the vocabulary of {getattr(model, 'name', 'the model')} "
                 f"({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}, and at least 2 words): {shown}"
             )
@@ -586,10 +588,8 @@ def sc_weat(
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    fake = AssociationTest(id="sc-weat", bias_type="", X=WordSet("A", A.words), Y=WordSet("B", B.words),
-                           A=A, B=B)
-    vecs, dropped, folded = _lookup_sets(model, fake, min_coverage)
-    dropped = [d for d in dropped if d[:2] in ("A:", "B:")]  # X/Y of the stand-in test repeat A/B
+    attrs = {"id": "SC-WEAT", "sets": {"A": A, "B": B}}
+    vecs, dropped, folded = _lookup_sets(model, attrs, min_coverage)
     lk = model.lookup(words)
     if lk.missing:
         raise CoverageError(
@@ -608,7 +608,7 @@ def sc_weat(
         sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
             n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]),
-            dropped=tuple(dropped), case_folded=tuple(dict.fromkeys(folded)), **permutation_kwargs,
+            dropped=tuple(dropped), case_folded=tuple(folded), **permutation_kwargs,
         )
         for i, w in enumerate(words)
     ]
