@@ -271,3 +271,28 @@ def test_empty_sentence_shard_gives_no_vectors():
 def test_bad_arguments(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         fit_calibrator_distributed("glove-6b-50d", **kwargs)
+
+
+# -- the command line: --scheduler on weat/run ----------------------------------------------------------
+def test_cli_scheduler_equals_single_process(client2, capsys):
+    import json
+
+    from isoeat.cli import main
+
+    address = client2.scheduler.address
+    common = ["weat", "--test", "W6,W8", "--calibration", "zca", "--reference-size", "20000", "--format", "json"]
+    assert main(common) == 0
+    local = json.loads(capsys.readouterr().out)
+    assert main([*common, "--scheduler", address]) == 0
+    remote = json.loads(capsys.readouterr().out)
+    for a, b in zip(local, remote):
+        assert b["effect_size"] == pytest.approx(a["effect_size"], rel=RTOL)
+        assert b["p_value"] == pytest.approx(a["p_value"], rel=RTOL)
+
+
+def test_cli_unreachable_scheduler_is_one_line(capsys):
+    from isoeat.cli import main
+
+    code = main(["weat", "--test", "W6", "--scheduler", "tcp://127.0.0.1:1", "--scheduler-timeout", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("isoeat: error: cannot reach the Dask scheduler at tcp://127.0.0.1:1")

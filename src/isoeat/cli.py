@@ -108,17 +108,49 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
     g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler (tcp://HOST:8786 or a scheduler .json file): fit ZCA and encode the test "
+                        "words on the cluster (pip install \"isoeat[distributed]\")")
+    g.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds to wait for the scheduler (default 10)")
 
 
-def load_model_from_args(args: argparse.Namespace) -> Any:
-    """``load_model(args.model, ...)`` with the contextual options a command was given."""
-    from .backends import load_model
-
+def _model_options(args: argparse.Namespace) -> dict[str, Any]:
     opts = {k: getattr(args, k, None) for k in
             ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
     if getattr(args, "no_cache", False):
         opts["use_cache"] = False
-    return load_model(args.model, **opts)
+    return opts
+
+
+class _ClusterLookup:
+    """A model whose ``lookup`` runs on a Dask cluster (every other attribute is the local model's)."""
+
+    def __init__(self, model: Any, client: Any, spec: str, options: dict[str, Any]) -> None:
+        self._model, self._client, self._spec, self._options = model, client, spec, options
+
+    def lookup(self, words: Any) -> Any:
+        from .distributed import encode_words_distributed
+
+        return encode_words_distributed(self._spec, list(words), client=self._client, model_options=self._options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
+def load_model_from_args(args: argparse.Namespace) -> Any:
+    """``load_model(args.model, ...)`` with the contextual options a command was given.
+
+    With ``--scheduler``, the returned model looks words up on the cluster.
+    """
+    from .backends import load_model
+
+    opts = _model_options(args)
+    model = load_model(args.model, **opts)
+    client = getattr(args, "_client", None)
+    if client is not None:
+        return _ClusterLookup(model, client, args.model, {k: v for k, v in opts.items() if v is not None})
+    return model
 
 
 def _weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
@@ -251,6 +283,16 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
     if args.whitener:
         return load_calibrator(args.whitener)
     kwargs = {"text": args.reference_text} if args.reference_text else {}
+    client = getattr(args, "_client", None)
+    if client is not None:
+        from .distributed import fit_calibrator_distributed
+
+        opts = {k: v for k, v in _model_options(args).items() if v is not None}
+        return fit_calibrator_distributed(
+            args.model, client=client, calibration=args.calibration, n_reference=args.reference_size,
+            corpus=opts.get("corpus"), unit=opts.get("reference_unit"), model_options=opts,
+            reference_kwargs=kwargs or None, **calibration_params(args),
+        )
     return fit_calibrator(model, args.calibration, n_reference=args.reference_size, reference_kwargs=kwargs,
                           **calibration_params(args))
 
@@ -424,6 +466,12 @@ def _main(argv: Sequence[str] | None) -> int:
     for mod in _command_modules():
         handlers.update(mod.COMMANDS)
     try:
+        if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten"}:
+            from .distributed import connect
+
+            with connect(scheduler=args.scheduler, timeout=args.scheduler_timeout) as client:
+                args._client = client
+                return handlers[args.command](args)
         return handlers[args.command](args)
     except IsoeatError as exc:
         sys.stderr.write(f"isoeat: error: {exc}\n")
