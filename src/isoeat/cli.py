@@ -56,6 +56,36 @@ def _float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: b
     return parse
 
 
+def add_calibration_options(p: argparse.ArgumentParser) -> None:
+    """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded."""
+    p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3,
+                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable)")
+    p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N",
+                   help="reference vectors for fitting the calibrator (default 100000 most frequent words)")
+    p.add_argument("--reference-text", metavar="PATH",
+                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
+    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
+                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
+    p.add_argument("--force", action="store_true",
+                   help="apply a saved calibrator even if it was fitted on another model")
+
+
+def terminal_progress() -> Any:
+    """A ``progress(done, total, label)`` printer for stderr when it is a terminal, else None."""
+    if not sys.stderr.isatty():
+        return None
+
+    def progress(done: int, total: int, label: str) -> None:
+        sys.stderr.write(f"\r[{done}/{total}] {label}      ")
+        sys.stderr.flush()
+        if done == total:
+            sys.stderr.write("\n")
+
+    return progress
+
+
 def _add_stat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--permutations", type=_positive_int("--permutations"), default=100_000, metavar="N",
                    help="Monte Carlo permutations where p is not exact (default 100000)")
@@ -68,18 +98,7 @@ def _add_stat_options(p: argparse.ArgumentParser) -> None:
                    help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
     p.add_argument("--min-coverage", type=_float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
                    help="error when a set keeps less than this share of its words (default 0.8)")
-    p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3,
-                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
-    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable)")
-    p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N",
-                   help="reference vectors for fitting ZCA (default 100000 most frequent words)")
-    p.add_argument("--reference-text", metavar="PATH",
-                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
-    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
-                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
-    p.add_argument("--force", action="store_true",
-                   help="apply a saved whitener even if it was fitted on another model")
+    add_calibration_options(p)
     p.add_argument("--bootstrap", type=_nonneg_int("--bootstrap"), default=0, metavar="N",
                    help="bootstrap resamples for a confidence interval on d (default 0: none)")
     p.add_argument("--ci-method", choices=("percentile", "bca"), default="percentile",
@@ -361,15 +380,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     tests = resolve_tests(args.tests)
     model = load_model_from_args(args)
     cal = _calibrator(args, model)
-    progress = None
-    if sys.stderr.isatty():
-        def progress(done: int, total: int, label: str) -> None:
-            sys.stderr.write(f"\r[{done}/{total}] {label}      ")
-            sys.stderr.flush()
-            if done == total:
-                sys.stderr.write("\n")
     comp = compare_calibration(
-        model, tests, calibrator=cal, alpha=args.alpha, rng=args.seed, force=args.force, progress=progress,
+        model, tests, calibrator=cal, alpha=args.alpha, rng=args.seed, force=args.force,
+        progress=terminal_progress(),
         **_weat_kwargs(args),
     )
     records = comp.records()

@@ -27,24 +27,13 @@ __all__ = ["register", "COMMANDS"]
 
 def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> None:
     from ..calibration import calibration_names
-    from ..cli import FORMATS, _float_in, _nonneg_int, _positive_int
+    from ..cli import FORMATS, _nonneg_int, add_calibration_options
 
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--calibration", choices=calibration_names(), default=default_calibration,
                    help=f"calibration compared with the raw space; 'none' for raw only (default {default_calibration})")
     p.add_argument("--seed", type=_nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--eps", type=_float_in("--eps", 0, float("inf")), default=1e-3,
-                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
-    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra calibrator parameter (repeatable)")
-    p.add_argument("--reference-size", type=_positive_int("--reference-size"), default=100_000, metavar="N",
-                   help="reference vectors for fitting the calibrator (default 100000 most frequent words)")
-    p.add_argument("--reference-text", metavar="PATH",
-                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
-    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
-                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
-    p.add_argument("--force", action="store_true",
-                   help="apply a saved calibrator even if it was fitted on another model")
+    add_calibration_options(p)
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
 

@@ -278,13 +278,9 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
         require_matplotlib()  # fail before the work, not after
     tests = resolve_tests(args.tests)
     model = load_model(args.model)
-    progress = None
-    if sys.stderr.isatty():
-        def progress(done: int, total: int, label: str) -> None:
-            sys.stderr.write(f"\r[{done}/{total}] {label}      ")
-            sys.stderr.flush()
-            if done == total:
-                sys.stderr.write("\n")
+    from ..cli import terminal_progress
+
+    progress = terminal_progress()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IsoeatWarning)  # caps and fit warnings are printed as notes
         res = _run(model, tests, args, eps, sizes, refs, cals, params, progress)
