@@ -55,8 +55,9 @@ def test_run_writes_csv_and_json(run_out, glove, glove_zca):
     rows = list(csv.DictReader((out / "comparison.csv").open()))
     assert [r["test"] for r in rows] == [f"W{i}" for i in range(1, 11)]
     assert {r["change"] for r in rows} <= {"Stable", "Disappearing", "Emerging"}
-    summary = json.loads((out / "comparison-summary.json").read_text())
-    assert summary["calibrator"]["n"] == 100_000 and summary["calibrator"]["model_fingerprint"] == glove.fingerprint
+    # the run folder is an experiment folder: the calibrator is recorded in its manifest
+    calibrator = json.loads((out / "manifest.json").read_text())["calibrators"]["glove-6b-50d/zca"]
+    assert calibrator["n"] == 100_000 and calibrator["model_fingerprint"] == glove.fingerprint
     assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no temp files left
 
 

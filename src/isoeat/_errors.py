@@ -22,6 +22,10 @@ __all__ = [
     "MissingDependencyError",
     "UnknownNameError",
     "IsoeatFileNotFoundError",
+    "ExperimentLockedError",
+    "ExperimentMismatchError",
+    "ExperimentNotFoundError",
+    "SchedulerUnreachableError",
     "IsoeatWarning",
 ]
 
@@ -71,6 +75,22 @@ class FingerprintMismatchError(IsoeatError, ValueError):
 
 class MissingDependencyError(IsoeatError, ImportError):
     """An optional dependency is not installed; the message gives the pip line."""
+
+
+class ExperimentLockedError(IsoeatError):
+    """Another run holds the output folder."""
+
+
+class ExperimentMismatchError(IsoeatError):
+    """The output folder holds another experiment's results, or files isoeat did not write."""
+
+
+class ExperimentNotFoundError(IsoeatError):
+    """A folder is not an experiment folder (no ``experiment.json``)."""
+
+
+class SchedulerUnreachableError(ConfigError, ConnectionError):
+    """The Dask scheduler given with ``--scheduler`` cannot be reached."""
 
 
 class IsoeatWarning(UserWarning):

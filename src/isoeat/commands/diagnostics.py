@@ -27,12 +27,12 @@ __all__ = ["register", "COMMANDS"]
 
 def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> None:
     from ..calibration import calibration_names
-    from ..cli import FORMATS, _nonneg_int, add_calibration_options
+    from ..cliargs import FORMATS, add_calibration_options, nonneg_int
 
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--calibration", choices=calibration_names(), default=default_calibration,
                    help=f"calibration compared with the raw space; 'none' for raw only (default {default_calibration})")
-    p.add_argument("--seed", type=_nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
     add_calibration_options(p)
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
@@ -40,7 +40,7 @@ def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> Non
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
     """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
     its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
-    from ..cli import _float_in, _nonneg_int, _positive_int
+    from ..cliargs import float_in, nonneg_int, positive_int
 
     p = subparsers.add_parser(
         "anisotropy",
@@ -48,9 +48,9 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
              "partition ratio, explained variance (paper Table 2)",
     )
     _common(p)
-    p.add_argument("--samples", type=_positive_int("--samples"), default=2000, metavar="N",
+    p.add_argument("--samples", type=positive_int("--samples"), default=2000, metavar="N",
                    help="reference vectors sampled (default 2000, as the paper)")
-    p.add_argument("--top-k", type=_positive_int("--top-k"), default=50, metavar="K",
+    p.add_argument("--top-k", type=positive_int("--top-k"), default=50, metavar="K",
                    help="principal components whose explained-variance ratio is reported (default 50)")
     p.add_argument("--matrix-out", metavar="FILE",
                    help="also save the pairwise cosine matrices (paper Figure 1) to this .npz file "
@@ -65,13 +65,13 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
     p.add_argument("--benchmark", default="ws353,simlex999", metavar="NAME|PATH",
                    help="comma-separated: ws353, simlex999, men, rg65, rw, mturk771, stsb (stsb-dev, stsb-train) "
                         "or files (default ws353,simlex999)")
-    p.add_argument("--bootstrap", type=_nonneg_int("--bootstrap"), default=10_000, metavar="N",
+    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=10_000, metavar="N",
                    help="paired bootstrap resamples of the pairs for the change in rho (default 10000; 0: none)")
-    p.add_argument("--ci-level", type=_float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
+    p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
                    help="confidence level of the interval on the change (default 0.95)")
-    p.add_argument("--min-coverage", type=_float_in("--min-coverage", 0, 1), default=0.0, metavar="F",
+    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.0, metavar="F",
                    help="error when fewer than this share of a benchmark's pairs are usable (default 0)")
-    p.add_argument("--show-oov", type=_nonneg_int("--show-oov"), default=10, metavar="N",
+    p.add_argument("--show-oov", type=nonneg_int("--show-oov"), default=10, metavar="N",
                    help="uncovered pairs listed per benchmark in the table (default 10; json/csv list all)")
 
 
@@ -105,14 +105,14 @@ class _ReferenceMemo:
 def _load(args: argparse.Namespace, memo: bool = False) -> tuple[Any, Any]:
     from ..backends import load_model
     from ..calibration import check_compatible
-    from ..cli import _calibrator
+    from ..cliargs import calibrator_from_args
 
     model = load_model(args.model)
     if memo:
         model = _ReferenceMemo(model)
     cal = None
     if args.calibration != "none" or args.whitener:
-        cal = _calibrator(args, model)
+        cal = calibrator_from_args(args, model)
         check_compatible(cal, model, force=args.force)
     return model, cal
 

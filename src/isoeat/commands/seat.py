@@ -290,7 +290,7 @@ def _load_encoder(args: argparse.Namespace) -> Any:
 
 def _calibrator(args: argparse.Namespace, model: Any) -> Any:
     from ..calibration import fit_calibrator, load_calibrator
-    from ..cli import calibration_params
+    from ..cliargs import calibration_params
 
     if args.whitener:
         return load_calibrator(args.whitener)
@@ -329,7 +329,7 @@ def _table(res: SEATResult) -> str:
 
 
 def _cmd_seat(args: argparse.Namespace) -> int:
-    from ..cli import _weat_kwargs
+    from ..cliargs import weat_kwargs
     from ..reporting.tables import records_to_csv, to_json
     from ..wordsets import resolve_tests
 
@@ -338,8 +338,8 @@ def _cmd_seat(args: argparse.Namespace) -> int:
     tests = resolve_tests(args.test)
     templates = load_templates(args.templates) if args.templates else None
     model = _load_encoder(args)
-    cal = _calibrator(args, model)
-    kw = _weat_kwargs(args)
+    cal = calibrator_from_args(args, model)
+    kw = weat_kwargs(args)
     kw.pop("min_coverage", None)
     seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
     results = [

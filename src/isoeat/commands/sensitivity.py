@@ -101,7 +101,7 @@ def _params(items: list[str], name: str) -> dict[str, Any]:
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add the ``sensitivity`` parser (its own options; the shared stat options do not fit a sweep)."""
     from ..calibration import calibration_names
-    from ..cli import FORMATS, _float_in, _nonneg_int, _positive_int
+    from ..cliargs import FORMATS, float_in, nonneg_int, positive_int
     from ..experiments.sensitivity import (
         DEFAULT_EPS_GRID,
         DEFAULT_EXACT_MAX_N,
@@ -139,34 +139,34 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--calibrations", default=None, metavar="NAMES",
                    help="other calibrations to compare at the default setting, e.g. center,abtt "
                         "(default: none)")
-    p.add_argument("--repeats", type=_positive_int("--repeats"), default=DEFAULT_REPEATS, metavar="R",
+    p.add_argument("--repeats", type=positive_int("--repeats"), default=DEFAULT_REPEATS, metavar="R",
                    help=f"reference draws per setting (default {DEFAULT_REPEATS})")
     p.add_argument("--draw", choices=DRAWS, default="auto",
                    help="how a repeat draws its reference sample: bootstrap (from the pool with replacement; "
                         "auto for static vectors), subset (without replacement), encoder (the encoder re-samples "
                         "its reference sentences; auto for contextual encoders), fixed (deterministic, 1 repeat)")
-    p.add_argument("--default-eps", type=_float_in("--default-eps", 0, float("inf"), lo_open=True), default=1e-3,
+    p.add_argument("--default-eps", type=float_in("--default-eps", 0, float("inf"), lo_open=True), default=1e-3,
                    metavar="E", help="eps of the default setting (default 1e-3, paper eq. 11)")
-    p.add_argument("--default-size", type=_positive_int("--default-size"), default=100_000, metavar="N",
+    p.add_argument("--default-size", type=positive_int("--default-size"), default=100_000, metavar="N",
                    help="reference size of the default setting (default 100000)")
     p.add_argument("--default-reference", default="top", metavar="SOURCE",
                    help="reference source of the default setting: top or a text path (default top)")
-    p.add_argument("--alpha", type=_float_in("--alpha", 0, 1, True, True), default=0.05,
+    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
                    help="significance level (default 0.05)")
-    p.add_argument("--agreement", type=_float_in("--agreement", 0, 1), default=0.9, metavar="F",
+    p.add_argument("--agreement", type=float_in("--agreement", 0, 1), default=0.9, metavar="F",
                    help="verdict: robust needs this share of cells agreeing in significance (default 0.9)")
-    p.add_argument("--max-shift", type=_float_in("--max-shift", 0, float("inf"), lo_open=True), default=0.5,
+    p.add_argument("--max-shift", type=float_in("--max-shift", 0, float("inf"), lo_open=True), default=0.5,
                    metavar="X", help="verdict: robust needs every |d - d_default| <= X (default 0.5)")
-    p.add_argument("--permutations", type=_positive_int("--permutations"), default=DEFAULT_PERMUTATIONS,
+    p.add_argument("--permutations", type=positive_int("--permutations"), default=DEFAULT_PERMUTATIONS,
                    metavar="N", help=f"Monte Carlo permutations where p is not exact (default {DEFAULT_PERMUTATIONS})")
-    p.add_argument("--exact-max-n", type=_positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
+    p.add_argument("--exact-max-n", type=positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
                    help=f"count p exactly when |X|+|Y| <= N (default {DEFAULT_EXACT_MAX_N}; 50 makes W1/W2 exact "
                         "at ~1-2 s per test and setting)")
     p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater")
-    p.add_argument("--ddof", type=_nonneg_int("--ddof"), default=1)
-    p.add_argument("--min-coverage", type=_float_in("--min-coverage", 0, 1), default=0.8, metavar="F")
-    p.add_argument("--seed", type=_nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1)
+    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--format", choices=FORMATS, default="table",
                    help="stdout: table (per-test summary), json (everything) or csv (rows)")
     p.add_argument("--out", metavar="DIR", help="write rows, summary and figures (PNG+PDF) here")
@@ -278,7 +278,7 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
         require_matplotlib()  # fail before the work, not after
     tests = resolve_tests(args.tests)
     model = load_model(args.model)
-    from ..cli import terminal_progress
+    from .._progress import terminal_progress
 
     progress = terminal_progress()
     with warnings.catch_warnings():

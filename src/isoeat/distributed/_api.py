@@ -10,7 +10,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError
+from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError, SchedulerUnreachableError
 from ..calibration.moments import CovarianceAccumulator
 from . import _worker
 
@@ -23,10 +23,6 @@ INSTALL_LINE = 'pip install "isoeat[distributed]"'
 #: result of a run does not depend on the cluster it ran on.
 DEFAULT_SENTENCES_PER_SHARD = 1024
 DEFAULT_ROWS_PER_SHARD = 10_000
-
-
-class SchedulerUnreachableError(ConfigError, ConnectionError):
-    """No Dask scheduler answered at the given address within the timeout."""
 
 
 def require_dask() -> Any:

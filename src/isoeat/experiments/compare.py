@@ -21,9 +21,28 @@ import numpy as np
 from .._errors import ConfigError
 from ..stats.weat import WEATResult, weat
 
-__all__ = ["classify_change", "ComparisonRow", "Comparison", "compare_calibration", "CHANGE_CLASSES"]
+__all__ = [
+    "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
+    "adjust_records", "compare_records", "comparison_rows", "result_from_record", "ComparisonRow", "Comparison",
+    "compare_calibration",
+]
 
 CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
+
+
+#: |Δd| strictly above this is flagged ``large_shift`` (the paper's "|Δd| > 0.5").
+LARGE_SHIFT = 0.5
+
+
+def is_significant(p: float, alpha: float) -> bool:
+    """Significance as everywhere in isoeat: ``p < alpha`` (strict; NaN is not significant).
+
+    Examples
+    --------
+    >>> is_significant(0.05, 0.05), is_significant(0.0499, 0.05)
+    (False, True)
+    """
+    return bool(p < alpha)
 
 
 def classify_change(p_raw: float, p_calibrated: float, alpha: float = 0.05) -> str:
@@ -33,15 +52,131 @@ def classify_change(p_raw: float, p_calibrated: float, alpha: float = 0.05) -> s
     --------
     >>> classify_change(0.001, 0.2)
     'Disappearing'
+    >>> classify_change(0.2, 0.05)  # p equal to alpha is not significant
+    'Stable'
     """
     if not 0.0 < alpha < 1.0:
         raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
-    raw, cal = p_raw < alpha, p_calibrated < alpha
+    raw, cal = is_significant(p_raw, alpha), is_significant(p_calibrated, alpha)
     if raw and not cal:
         return "Disappearing"
     if cal and not raw:
         return "Emerging"
     return "Stable"
+
+
+def change_flags(d_raw: float, d_calibrated: float) -> dict[str, Any]:
+    """``delta_d`` = d_W − d_R, ``large_shift`` (abs(Δd) > 0.5) and ``sign_reversal`` (opposite, non-zero signs).
+
+    A zero or non-finite effect size on either side is never a sign reversal;
+    a non-finite Δd is never a large shift.
+
+    Examples
+    --------
+    >>> change_flags(1.0, 0.5)["large_shift"], change_flags(1.0, 0.4)["large_shift"]
+    (False, True)
+    >>> change_flags(0.2, -0.1)["sign_reversal"], change_flags(0.0, -0.1)["sign_reversal"]
+    (True, False)
+    """
+    dd = float(d_calibrated) - float(d_raw)
+    return {
+        "delta_d": dd,
+        "large_shift": bool(math.isfinite(dd) and abs(dd) > LARGE_SHIFT),
+        "sign_reversal": bool(math.isfinite(d_raw) and math.isfinite(d_calibrated) and d_raw * d_calibrated < 0),
+    }
+
+
+def adjust_family(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    """Holm and Benjamini–Hochberg adjusted p across one family; NaN entries stay NaN and are not counted.
+
+    One family is the battery of tests of one (model, space): change classes
+    use the unadjusted p, as the paper; the adjusted ones are reported next to it.
+    """
+    from ..stats.multitest import benjamini_hochberg, holm
+
+    p = np.asarray(p_values, dtype=np.float64)
+    ph, pb = np.full(len(p), np.nan), np.full(len(p), np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        ph[ok], pb[ok] = holm(p[ok]), benjamini_hochberg(p[ok])
+    return ph, pb
+
+
+def adjust_records(records: list[dict], by: Sequence[str] = ("model", "calibration")) -> None:
+    """Fill ``p_holm``/``p_bh`` in WEAT records, one family per value of the ``by`` keys (in place)."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault(tuple(r[k] for k in by), []).append(r)
+    for rs in groups.values():
+        ph, pb = adjust_family([r["p_value"] for r in rs])
+        if not np.isfinite(ph).any():
+            continue
+        for r, a, b in zip(rs, ph, pb):
+            r["p_holm"], r["p_bh"] = float(a), float(b)
+
+
+def compare_records(raw: dict, calibrated: dict, alpha: float) -> dict[str, Any]:
+    """The comparison columns of one test from its raw and calibrated WEAT records.
+
+    ``raw``/``calibrated`` hold at least ``effect_size``, ``p_value`` and, when
+    adjusted, ``p_holm``/``p_bh``. Returns d, p (and adjusted p) of both
+    spaces, ``sig_raw``/``sig_calibrated``, ``change`` (and ``change_holm``/
+    ``change_bh`` where both adjusted p exist), ``delta_d``, ``large_shift``
+    and ``sign_reversal`` — the one definition of every label isoeat prints.
+    """
+    row = {
+        "d_raw": raw["effect_size"], "p_raw": raw["p_value"], "p_method_raw": raw.get("p_method"),
+        "d_calibrated": calibrated["effect_size"], "p_calibrated": calibrated["p_value"],
+        "p_method_calibrated": calibrated.get("p_method"),
+        "p_holm_raw": raw.get("p_holm"), "p_holm_calibrated": calibrated.get("p_holm"),
+        "p_bh_raw": raw.get("p_bh"), "p_bh_calibrated": calibrated.get("p_bh"),
+        "sig_raw": is_significant(raw["p_value"], alpha),
+        "sig_calibrated": is_significant(calibrated["p_value"], alpha),
+        "change": classify_change(raw["p_value"], calibrated["p_value"], alpha),
+        **change_flags(raw["effect_size"], calibrated["effect_size"]),
+    }
+    for m in ("holm", "bh"):
+        a, b = row[f"p_{m}_raw"], row[f"p_{m}_calibrated"]
+        if a is not None and b is not None and math.isfinite(a) and math.isfinite(b):
+            row[f"change_{m}"] = classify_change(a, b, alpha)
+    return row
+
+
+def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: float) -> list[dict]:
+    """Raw vs each calibrated space, per model and test (the ``comparison.csv`` rows).
+
+    ``weat_records`` carry ``model``, ``calibration`` (labels), ``test`` and the
+    WEAT fields; ``calibrations`` are ``{"label", "name"}`` dicts, the raw
+    space being the one named ``"none"``.
+    """
+    index = {(r["model"], r["calibration"], r["test"]): r for r in weat_records}
+    raw_label = next((c["label"] for c in calibrations if c["name"] == "none"), "none")
+    rows = []
+    for (model, cal, test), rc in index.items():
+        if cal == raw_label:
+            continue
+        rr = index.get((model, raw_label, test))
+        if rr is None:
+            continue
+        rows.append({
+            "model": model, "family": rr.get("family"), "calibration": cal,
+            "calibration_name": rc.get("calibration_name"), "test": test, "bias_type": rr.get("bias_type"),
+            **compare_records(rr, rc, alpha),
+        })
+    return rows
+
+
+def result_from_record(rec: dict) -> WEATResult:
+    """A :class:`WEATResult` from a tidy record (a cell's ``result`` plus the runner's columns)."""
+    from dataclasses import fields
+
+    names = {f.name for f in fields(WEATResult)}
+    kw = {k: v for k, v in rec.items() if k in names}
+    kw["model"] = rec.get("model_name") or rec.get("model", "")
+    for k in ("dropped", "case_folded", "s_x", "s_y"):
+        if k in kw:
+            kw[k] = tuple(kw[k] or ())
+    return WEATResult(**kw)
 
 
 @dataclass(frozen=True)
@@ -119,32 +254,17 @@ class Comparison:
 
 
 def _row(raw: WEATResult, cal: WEATResult, alpha: float) -> ComparisonRow:
-    dd = cal.effect_size - raw.effect_size
-    sign_rev = bool(
-        np.isfinite(raw.effect_size)
-        and np.isfinite(cal.effect_size)
-        and raw.effect_size * cal.effect_size < 0
-    )
-    return ComparisonRow(
-        test=raw.test,
-        bias_type=raw.bias_type,
-        raw=raw,
-        calibrated=cal,
-        change=classify_change(raw.p_value, cal.p_value, alpha),
-        delta_d=float(dd),
-        large_shift=bool(math.isfinite(dd) and abs(dd) > 0.5),
-        sign_reversal=sign_rev,
-    )
+    cols = compare_records(raw.to_dict(), cal.to_dict(), alpha)
+    return ComparisonRow(test=raw.test, bias_type=raw.bias_type, raw=raw, calibrated=cal, change=cols["change"],
+                         delta_d=cols["delta_d"], large_shift=cols["large_shift"],
+                         sign_reversal=cols["sign_reversal"])
 
 
 def _with_adjusted(results: list[WEATResult]) -> list[WEATResult]:
     """Fill ``p_holm``/``p_bh`` across one family of results."""
     from dataclasses import replace
 
-    from ..stats.multitest import benjamini_hochberg, holm
-
-    p = np.array([r.p_value for r in results], dtype=np.float64)
-    ph, pb = holm(p), benjamini_hochberg(p)
+    ph, pb = adjust_family([r.p_value for r in results])
     return [replace(r, p_holm=float(a), p_bh=float(b)) for r, a, b in zip(results, ph, pb)]
 
 

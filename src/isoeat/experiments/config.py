@@ -64,7 +64,8 @@ _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
     "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
-    "bootstrap", "ci_method", "ci_level", "stop_early", "contexts_per_word", "layer", "reference",
+    "bootstrap", "ci_method", "ci_level", "resample_attributes", "stop_early", "contexts_per_word", "layer",
+    "reference",
 )
 _REFERENCE_KEYS = ("corpus", "size", "sentences")
 _ANISO_KEYS = ("sample", "components", "heatmap_size")
@@ -262,6 +263,7 @@ class Settings:
     bootstrap: int = 0
     ci_method: str = "percentile"
     ci_level: float = 0.95
+    resample_attributes: bool = False
     stop_early: bool = False
     contexts_per_word: int = 20
     layer: int = -1
@@ -274,7 +276,8 @@ class Settings:
             min_coverage=self.min_coverage,
         )
         if self.bootstrap:
-            kw.update(bootstrap=self.bootstrap, ci_method=self.ci_method, ci_level=self.ci_level)
+            kw.update(bootstrap=self.bootstrap, ci_method=self.ci_method, ci_level=self.ci_level,
+                      resample_attributes=self.resample_attributes)
         if self.stop_early:
             kw["sequential_alpha"] = self.alpha
         return kw
@@ -388,6 +391,8 @@ class ExperimentConfig:
         s = asdict(self.settings)
         for k in ("adjust",):  # presentation only
             s.pop(k, None)
+        if not s.get("resample_attributes"):  # added later: off keeps the hash of folders written before
+            s.pop("resample_attributes", None)
         return {
             "settings": s,
             "calibrations": [c.to_dict() for c in self.calibrations],
@@ -555,6 +560,8 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         kw["ci_level"] = ck.number("settings.ci_level", raw["ci_level"], lo=0, hi=1, lo_open=True, hi_open=True)
     if "stop_early" in raw:
         kw["stop_early"] = ck.boolean("settings.stop_early", raw["stop_early"])
+    if "resample_attributes" in raw:
+        kw["resample_attributes"] = ck.boolean("settings.resample_attributes", raw["resample_attributes"])
     if "contexts_per_word" in raw:
         kw["contexts_per_word"] = ck.integer("settings.contexts_per_word", raw["contexts_per_word"], lo=1)
     if "layer" in raw:

@@ -1,0 +1,230 @@
+"""Argument types and option groups shared by the ``isoeat`` sub-commands (public).
+
+Every command module in :mod:`isoeat.commands` builds its parser and reads its
+arguments with these helpers, so an option means the same thing, with the same
+default and the same validation, in every command.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+__all__ = [
+    "FORMATS", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
+    "add_model_options", "model_options", "ClusterLookup", "load_model_from_args", "weat_kwargs",
+    "calibration_params", "calibrator_from_args",
+]
+
+FORMATS = ("table", "json", "csv")
+
+
+def positive_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if v < 1:
+            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {v}")
+        return v
+    return parse
+
+
+def nonneg_int(name: str):
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {v}")
+        return v
+    return parse
+
+
+def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False):
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
+        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+        if not ok:
+            lb = "(" if lo_open else "["
+            rb = ")" if hi_open else "]"
+            raise argparse.ArgumentTypeError(f"{name} must lie in {lb}{lo:g}, {hi:g}{rb}, got {v:g}")
+        return v
+    return parse
+
+
+def add_calibration_options(p: argparse.ArgumentParser) -> None:
+    """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded."""
+    p.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
+                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable)")
+    p.add_argument("--reference-size", type=positive_int("--reference-size"), default=100_000, metavar="N",
+                   help="reference vectors for fitting the calibrator (default 100000 most frequent words)")
+    p.add_argument("--reference-text", metavar="PATH",
+                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
+    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
+                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
+    p.add_argument("--force", action="store_true",
+                   help="apply a saved calibrator even if it was fitted on another model")
+
+
+def add_stat_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--permutations", type=positive_int("--permutations"), default=100_000, metavar="N",
+                   help="Monte Carlo permutations where p is not exact (default 100000)")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
+                   help="permutation test alternative (default greater: P[S_i >= S])")
+    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
+                   help="p-value method (default auto: exact when feasible)")
+    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
+                   help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
+    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
+                   help="error when a set keeps less than this share of its words (default 0.8)")
+    add_calibration_options(p)
+    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+                   help="bootstrap resamples for a confidence interval on d (default 0: none)")
+    p.add_argument("--ci-method", choices=("percentile", "bca"), default="percentile",
+                   help="bootstrap interval method (default percentile)")
+    p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
+                   help="confidence level of the interval on d (default 0.95)")
+    p.add_argument("--resample-attributes", action="store_true",
+                   help="bootstrap the attribute words too, not only the targets")
+    p.add_argument("--stop-early", action="store_true",
+                   help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (0.05)")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+
+
+def add_model_options(p: argparse.ArgumentParser) -> None:
+    """Options of contextual models (hf:, st:, minilm); static models ignore them."""
+    g = p.add_argument_group("contextual models (hf:, st:, minilm)")
+    g.add_argument("--corpus", metavar="SPEC",
+                   help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
+    g.add_argument("--layer", type=int, metavar="L", help="hidden layer (default last; negative counts from the end)")
+    g.add_argument("--contexts", type=positive_int("--contexts"), metavar="K", dest="contexts_per_word",
+                   help="sentences per word for aggregation (default 20)")
+    g.add_argument("--missing", choices=("fallback", "drop"),
+                   help="a word in no sentence: encode it in a template (fallback, default) or drop it")
+    g.add_argument("--reference-unit", choices=("word", "sentence"),
+                   help="reference vectors for whitening: word occurrences (default) or sentences")
+    g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
+    g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    g.add_argument("--scheduler", metavar="ADDRESS",
+                   help="Dask scheduler (tcp://HOST:8786 or a scheduler .json file): fit ZCA and encode the test "
+                        "words on the cluster (pip install \"isoeat[distributed]\")")
+    g.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="seconds to wait for the scheduler (default 10)")
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    opts = {k: getattr(args, k, None) for k in
+            ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
+    if getattr(args, "no_cache", False):
+        opts["use_cache"] = False
+    return opts
+
+
+class ClusterLookup:
+    """A model whose ``lookup`` runs on a Dask cluster (every other attribute is the local model's)."""
+
+    def __init__(self, model: Any, client: Any, spec: str, options: dict[str, Any]) -> None:
+        self._model, self._client, self._spec, self._options = model, client, spec, options
+
+    def lookup(self, words: Any) -> Any:
+        from .distributed import encode_words_distributed
+
+        return encode_words_distributed(self._spec, list(words), client=self._client, model_options=self._options)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
+def load_model_from_args(args: argparse.Namespace) -> Any:
+    """``load_model(args.model, ...)`` with the contextual options a command was given.
+
+    With ``--scheduler``, the returned model looks words up on the cluster.
+    """
+    from .backends import load_model
+
+    opts = model_options(args)
+    model = load_model(args.model, **opts)
+    client = getattr(args, "_client", None)
+    if client is not None:
+        return ClusterLookup(model, client, args.model, {k: v for k, v in opts.items() if v is not None})
+    return model
+
+
+def weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """Options shared by `weat` and `run`, as keyword arguments of isoeat.weat."""
+    if getattr(args, "calibration", None) == "none":
+        calibration_params(args)  # refuses --calibration-param on the raw space
+    kw: dict[str, Any] = dict(
+        ddof=args.ddof, alternative=args.alternative, method=args.method, n_permutations=args.permutations,
+        min_coverage=args.min_coverage, bootstrap=args.bootstrap, ci_method=args.ci_method,
+        ci_level=args.ci_level, resample_attributes=args.resample_attributes,
+    )
+    if args.stop_early:
+        kw["sequential_alpha"] = getattr(args, "alpha", 0.05)
+    return kw
+
+
+def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--eps`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
+    from ._errors import ConfigError
+    from .calibration import make_calibrator
+
+    name = getattr(args, "calibration", "zca")
+    params: dict[str, Any] = {}
+    accepted = make_calibrator(name).get_params() if name != "none" else {}
+    if "eps" in accepted:
+        params["eps"] = args.eps
+    items = getattr(args, "calibration_param", []) or []
+    if items and name == "none":
+        raise ConfigError("--calibration-param: the raw space (--calibration none) takes no parameters")
+    seen: set[str] = set()
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"--calibration-param expects KEY=VALUE, got {item!r}")
+        if key in seen:
+            raise ConfigError(f"--calibration-param: {key!r} given more than once")
+        seen.add(key)
+        if key not in accepted:
+            raise ConfigError(
+                f"--calibration-param: calibration {name!r} has no parameter {key!r} "
+                f"(parameters: {', '.join(accepted) or 'none'})"
+            )
+        try:
+            import json
+
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
+
+
+def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:
+    """The calibrator a command asked for: loaded with --whitener, else fitted."""
+    from .calibration import fit_calibrator, load_calibrator
+
+    if args.whitener:
+        return load_calibrator(args.whitener)
+    kwargs = {"text": args.reference_text} if args.reference_text else {}
+    client = getattr(args, "_client", None)
+    if client is not None:
+        from .distributed import fit_calibrator_distributed
+
+        opts = {k: v for k, v in model_options(args).items() if v is not None}
+        return fit_calibrator_distributed(
+            args.model, client=client, calibration=args.calibration, n_reference=args.reference_size,
+            corpus=opts.get("corpus"), unit=opts.get("reference_unit"), model_options=opts,
+            reference_kwargs=kwargs or None, **calibration_params(args),
+        )
+    return fit_calibrator(model, args.calibration, n_reference=args.reference_size, reference_kwargs=kwargs,
+                          **calibration_params(args))

@@ -1,0 +1,147 @@
+"""The core commands: ``isoeat tests``, ``weat``, ``scweat`` and ``whiten``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ..cliargs import (
+    FORMATS,
+    add_model_options,
+    add_stat_options,
+    calibrator_from_args,
+    float_in,
+    load_model_from_args,
+    positive_int,
+    weat_kwargs,
+)
+
+__all__ = ["register", "COMMANDS"]
+
+
+def register(sub: Any, add_stat_options_: Any = None) -> None:
+    """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
+    from ..calibration import calibration_names
+
+    p = sub.add_parser("tests", help="list the built-in tests with sizes and bias types")
+    p.add_argument("--format", choices=FORMATS, default="table")
+
+    p = sub.add_parser("weat", help="one WEAT on one model, raw or calibrated")
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
+    p.add_argument("--calibration", choices=calibration_names(), default="none")
+    add_stat_options(p)
+    add_model_options(p)
+
+    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test")
+    p.add_argument("--model", default="glove-6b-50d")
+    p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
+    p.add_argument("--attributes", required=True, metavar="TEST",
+                   help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
+    p.add_argument("--calibration", choices=calibration_names(), default="none")
+    add_stat_options(p)
+    add_model_options(p)
+
+    p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)")
+    p.add_argument("--model", default="glove-6b-50d")
+    p.add_argument("--out", required=True, metavar="FILE")
+    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca")
+    p.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3)
+    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--reference-size", type=positive_int("--reference-size"), default=100_000, metavar="N")
+    p.add_argument("--reference-text", metavar="PATH")
+    add_model_options(p)
+
+
+def _cmd_tests(args: argparse.Namespace) -> int:
+    from ..reporting.tables import _render, records_to_csv, to_json
+    from ..wordsets import list_tests
+
+    tests = list_tests()
+    if args.format == "json":
+        sys.stdout.write(to_json([t.to_dict() for t in tests]))
+        return 0
+    recs = [
+        {"id": t.id, "bias_type": t.bias_type, "X": t.X.name, "Y": t.Y.name, "A": t.A.name, "B": t.B.name,
+         "n_x": len(t.X), "n_y": len(t.Y), "n_a": len(t.A), "n_b": len(t.B)}
+        for t in tests
+    ]
+    if args.format == "csv":
+        sys.stdout.write(records_to_csv(recs))
+        return 0
+    rows = [[r["id"], r["bias_type"], r["X"], r["Y"], r["A"], r["B"],
+             str(r["n_x"]), str(r["n_y"]), str(r["n_a"]), str(r["n_b"])] for r in recs]
+    print(_render(["ID", "Bias", "Target X", "Target Y", "Attribute A", "Attribute B",
+                   "|X|", "|Y|", "|A|", "|B|"], rows, align_left=6))
+    return 0
+
+
+def _cmd_weat(args: argparse.Namespace) -> int:
+    from ..reporting.tables import records_to_csv, to_json, weat_table
+    from ..stats.weat import weat
+    from ..wordsets import resolve_tests
+
+    tests = resolve_tests(args.test)
+    model = load_model_from_args(args)
+    cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None
+    import numpy as np
+
+    seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
+    results = [
+        weat(model, t, calibration=cal, rng=int(seeds[i].generate_state(1)[0]), force=args.force,
+             **weat_kwargs(args))
+        for i, t in enumerate(tests)
+    ]
+    if args.format == "json":
+        sys.stdout.write(to_json([r.to_dict() for r in results]))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
+    else:
+        print(weat_table(results))
+        for r in results:
+            if r.dropped:
+                print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")
+    return 0
+
+
+def _cmd_scweat(args: argparse.Namespace) -> int:
+    from ..reporting.tables import _render, format_d, format_p, records_to_csv, to_json
+    from ..stats.weat import sc_weat
+    from ..wordsets import resolve_tests
+
+    (test,) = resolve_tests(args.attributes)[:1]
+    model = load_model_from_args(args)
+    cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None
+    results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
+                      method=args.method, n_permutations=args.permutations, rng=args.seed,
+                      min_coverage=args.min_coverage, force=args.force)
+    recs = [{**r.to_dict(), "model": model.name, "calibration": cal.name if cal is not None else "none",
+             "A": test.A.name, "B": test.B.name} for r in results]
+    if args.format == "json":
+        sys.stdout.write(to_json(recs))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv(recs))
+    else:
+        print(f"SC-WEAT on {model.name} ({recs[0]['calibration']}): A = {test.A.name}, B = {test.B.name} "
+              f"(from {test.id})")
+        print(_render(["Word", "d", "p", "p method", "N"],
+                      [[r.word, format_d(r.effect_size), format_p(r.p_value), r.p_method,
+                        f"{r.n_permutations:,}"] for r in results], align_left=1))
+    return 0
+
+
+def _cmd_whiten(args: argparse.Namespace) -> int:
+    from ..calibration import save_calibrator
+
+    args.whitener = None
+    model = load_model_from_args(args)
+    w = calibrator_from_args(args, model)
+    path = save_calibrator(w, args.out)
+    label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"
+    print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
+          f"{', '.join(f'{k}={v}' for k, v in w.get_params().items())}) to {path}")
+    return 0
+
+
+COMMANDS = {"tests": _cmd_tests, "weat": _cmd_weat, "scweat": _cmd_scweat, "whiten": _cmd_whiten}

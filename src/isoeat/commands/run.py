@@ -1,0 +1,242 @@
+"""``isoeat run``: every test raw vs calibrated, through the one experiment engine.
+
+Two ways in, one engine. ``isoeat run CONFIG.yaml --out DIR`` runs the grid a
+config describes; ``isoeat run [--model ...] [--tests ...] [--out DIR]`` builds
+the one-model grid from its options (raw and one calibration) and runs it the
+same way: the cells are computed by :mod:`isoeat.experiments.runner`, the
+comparison rows, change classes, flags and Holm/BH families come from
+:mod:`isoeat.experiments.compare`, and ``--out DIR`` is an experiment folder
+(identity file, lock, cells, manifest, tables) that ``isoeat report DIR`` reads.
+Without ``--out`` the folder is a temporary one, removed afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ..cliargs import (
+    add_model_options,
+    add_stat_options,
+    calibration_params,
+    calibrator_from_args,
+    float_in,
+    load_model_from_args,
+    model_options,
+)
+
+__all__ = ["register", "COMMANDS", "quick_config"]
+
+#: Options that still mean something next to a CONFIG file.
+_CONFIG_KEEP = {"command", "config", "out", "overwrite", "format", "progress"}
+
+
+def register(sub: Any, add_stat_options_: Any = None) -> None:
+    """Add the ``run`` parser."""
+    from ..calibration import calibration_names
+
+    p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)")
+    p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
+                   help="an experiment grid (models x tests x calibrations); without it, the quick default run")
+    p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
+                   help="finished cells in --out: never recompute them (default: resume), recompute the failed "
+                        "ones, or all")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="show cells done/total and ETA (default: when stderr is a terminal)")
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--tests", default=None, metavar="IDS|PATHS",
+                   help="comma-separated ids and/or files (default W1..W10)")
+    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
+                   help="calibration compared with the raw space (default zca)")
+    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05)
+    p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
+                   help="adjusted p shown next to p in the table (default holm; files carry both)")
+    p.add_argument("--out", metavar="DIR",
+                   help="experiment folder: cells, results.csv/json, comparison.csv/json, tables, manifest "
+                        "(then 'isoeat report DIR')")
+    add_stat_options(p)
+    add_model_options(p)
+    p.set_defaults(_parser=p)
+
+
+def _explicit_options(args: argparse.Namespace) -> list[str]:
+    """Options given on the command line that a CONFIG file makes meaningless."""
+    parser = getattr(args, "_parser", None)
+    if parser is None:
+        return []
+    bad = []
+    for k, v in vars(args).items():
+        if k in _CONFIG_KEEP or k.startswith("_"):
+            continue
+        if v != parser.get_default(k):
+            bad.append("--" + k.replace("_", "-"))
+    return bad
+
+
+def _split_tests(spec: str | None) -> list[str] | None:
+    if spec is None:
+        return None
+    return [s.strip() for s in spec.split(",") if s.strip()]
+
+
+def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
+    """The one-model experiment that ``isoeat run`` without a CONFIG runs: raw and ``calibrator``'s space."""
+    from ..experiments.config import parse_config
+
+    params = {k: v for k, v in calibration_params(args).items() if k != "eps"}
+    name = getattr(calibrator, "name", args.calibration)
+    if args.whitener or getattr(args, "_client", None) is not None:
+        # a given calibrator: its own parameters, and its content in the cell hashes (see run_experiment)
+        params = {k: v for k, v in (calibrator.get_params() if hasattr(calibrator, "get_params") else {}).items()
+                  if k != "eps"}
+    eps = (calibrator.get_params().get("eps", args.eps) if hasattr(calibrator, "get_params") else args.eps)
+    options = {k: v for k, v in model_options(args).items() if v is not None}
+    tests = _split_tests(args.tests)
+    settings: dict[str, Any] = {
+        "permutations": args.permutations, "method": args.method, "alternative": args.alternative,
+        "ddof": args.ddof, "alpha": args.alpha, "seed": args.seed, "eps": eps, "min_coverage": args.min_coverage,
+        "adjust": args.adjust, "bootstrap": args.bootstrap, "ci_method": args.ci_method, "ci_level": args.ci_level,
+        "stop_early": bool(args.stop_early), "resample_attributes": bool(args.resample_attributes),
+        "reference": {"size": args.reference_size, **({"corpus": args.reference_text} if args.reference_text else {})},
+    }
+    data = {
+        "name": "isoeat-run",
+        "description": "isoeat run without a config: one model, raw vs one calibration",
+        "models": [{"spec": args.model, "label": getattr(model, "name", None) or args.model, "options": options}],
+        "calibrations": ["none", {"name": name, **({"params": params} if params else {})}],
+        "settings": settings,
+        **({"tests": tests} if tests is not None else {}),
+    }
+    return parse_config(data, source=None, base_dir=Path.cwd())
+
+
+def _print_failures(summary: Any, out: Path | None) -> None:
+    sys.stderr.write(f"isoeat: {len(summary.failed)} cell(s) failed:\n")
+    for f in summary.failed[:20]:
+        sys.stderr.write(f"  {f['key']}: {f.get('type')}: {f.get('message')}\n")
+    if len(summary.failed) > 20:
+        where = f" (see {out / 'failures.json'})" if out else ""
+        sys.stderr.write(f"  ... and {len(summary.failed) - 20} more{where}\n")
+    if out:
+        sys.stderr.write("rerun with --overwrite failed to retry them\n")
+
+
+def _run(config: Any, out: Path, args: argparse.Namespace, **given: Any) -> Any:
+    """run_experiment with SIGTERM turned into an interruption (finished cells kept, lock released)."""
+    from .._progress import progress_enabled
+    from ..experiments.runner import run_experiment
+
+    progress = getattr(args, "progress", None)
+
+    def log(msg: str) -> None:
+        if progress_enabled(progress):
+            sys.stderr.write("\r" + msg + "\n")
+
+    def on_term(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, on_term) if hasattr(signal, "SIGTERM") else None
+    try:
+        return run_experiment(config, out, overwrite=args.overwrite, progress=progress, log=log,
+                              argv=sys.argv[1:], **given)
+    finally:
+        if old is not None:
+            signal.signal(signal.SIGTERM, old)
+
+
+def comparisons(res: Any) -> list[Any]:
+    """One :class:`~isoeat.experiments.compare.Comparison` per model and calibrated space of a folder."""
+    from ..experiments.compare import Comparison, ComparisonRow, result_from_record
+
+    out = []
+    by_key = {(r["model"], r["calibration"], r["test"]): r for r in res.weat}
+    raw = next((c["label"] for c in res.calibrations if c["name"] == "none"), "none")
+    for m in res.models:
+        for c in res.calibrations:
+            if c["name"] == "none":
+                continue
+            rows = []
+            for row in res.comparisons:
+                if row["model"] != m["label"] or row["calibration"] != c["label"]:
+                    continue
+                rr, rc = by_key[(m["label"], raw, row["test"])], by_key[(m["label"], c["label"], row["test"])]
+                rows.append(ComparisonRow(
+                    test=row["test"], bias_type=row["bias_type"] or "", raw=result_from_record(rr),
+                    calibrated=result_from_record(rc), change=row["change"], delta_d=row["delta_d"],
+                    large_shift=row["large_shift"], sign_reversal=row["sign_reversal"]))
+            if not rows:
+                continue
+            cal_meta = (res.manifest.get("calibrators", {}) or {}).get(f"{m['label']}/{c['label']}", {})
+            meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference")} if cal_meta else {}
+            out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
+                                  alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta))
+    return out
+
+
+def _print(res: Any, fmt: str, adjust: str) -> None:
+    from ..reporting.tables import comparison_table, records_to_csv, to_json
+
+    comps = comparisons(res)
+    if fmt in ("json", "csv"):
+        records = [rec for comp in comps for rec in comp.records()]
+        sys.stdout.write(to_json(records) if fmt == "json" else records_to_csv(records))
+        return
+    for i, comp in enumerate(comps):
+        if i:
+            print()
+        print(comparison_table(comp, adjust=adjust))
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from .._errors import ConfigError
+    from ..experiments.config import load_config
+    from ..experiments.runner import load_experiment
+
+    t0 = time.perf_counter()
+    given: dict[str, Any] = {}
+    if args.config:
+        bad = _explicit_options(args)
+        if bad:
+            raise ConfigError(f"{', '.join(bad)}: not used with a CONFIG file; set these in the file's 'settings' "
+                              "(see docs/experiments.md)")
+        if not args.out:
+            raise ConfigError("isoeat run CONFIG.yaml needs --out DIR (where cells, tables and the manifest go)")
+        config = load_config(args.config)
+        adjust = config.settings.adjust
+    else:
+        from ..wordsets import resolve_tests
+
+        resolve_tests(args.tests)  # unknown ids and bad files: the same one-line errors as every command
+        model = load_model_from_args(args)
+        calibrator = calibrator_from_args(args, model)
+        config = quick_config(args, model, calibrator)
+        label = config.models[0].label
+        given = {"models": {label: model}, "calibrators": {(label, config.calibrations[1].label): calibrator},
+                 "force": bool(args.force)}
+        adjust = args.adjust
+    with tempfile.TemporaryDirectory(prefix="isoeat-run-") as tmp:
+        out = Path(args.out) if args.out else Path(tmp) / "run"
+        summary = _run(config, out, args, **given)
+        res = load_experiment(out)
+        _print(res, getattr(args, "format", "table"), adjust)
+    if getattr(args, "format", "table") == "table":
+        if args.config:
+            print()
+            print(f"{config.name}: {summary.line()}")
+            print(f"tables: {out / 'tables'}; figures and report: isoeat report {out} --html")
+        else:
+            reused = f"; {summary.reused} of {summary.total} cells reused" if summary.reused else ""
+            where = f"; written to {args.out}{reused}; report: isoeat report {args.out} --html" if args.out else ""
+            print(f"({time.perf_counter() - t0:.1f} s{where})")
+    if summary.failed:
+        _print_failures(summary, Path(args.out) if args.out else None)
+        return 1
+    return 0
+
+
+COMMANDS = {"run": _cmd_run}

@@ -1,0 +1,364 @@
+"""The cells of an experiment grid: planning (seeds, files, content hashes) and computing one cell.
+
+A cell is one unit of work: a WEAT in one (model, calibration) space, an
+anisotropy measurement, or a similarity benchmark. :func:`plan_cells` lays
+them out with their seeds (see :mod:`isoeat.experiments.runner` for the seed
+rule) and the hash of every input that determines them; the ``run_*_cell``
+functions compute one and return its JSON payload.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from .._errors import ConfigError, IsoeatError
+from .._io import atomic_write_bytes
+from ._store import slug
+from .config import ExperimentConfig, ModelSpec, test_hash
+
+__all__ = ["Cell", "plan_cells", "calibrator_digest", "CELL_FORMAT", "CachedEncoder", "load_model_for", "calibrator_for",
+           "run_weat_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus"]
+
+CELL_FORMAT = 1
+
+
+@dataclass
+class Cell:
+    """One unit of work of the grid (planned from the config)."""
+
+    kind: str  # "weat" | "anisotropy" | "similarity"
+    model: str
+    calibration: str
+    item: str  # test id, "anisotropy" or benchmark name
+    seed: int
+    spawn_index: int
+    path: Path
+    cell_hash: str
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return f"{self.model}/{self.calibration}/{self.item}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} {self.calibration} {self.item}"
+
+
+def _seed_of(children: list, index: int) -> int:
+    """The integer seed of spawned child ``index`` (as :func:`isoeat.compare_calibration` draws it)."""
+    return int(children[index].generate_state(1)[0])
+
+
+def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str], str] | None = None) -> list[Cell]:
+    """Every cell of the grid with its seed, file and content hash, in run order.
+
+    ``given`` maps ``(model label, calibration label)`` to the
+    :func:`calibrator_digest` of a calibrator handed to the run; it enters the
+    hash of that space's cells, so a different calibrator never reuses them.
+    """
+    from .config import _sha
+
+    s = config.settings
+    n_cal, n_test = len(config.calibrations), len(config.tests)
+    benches = list(config.similarity.benchmarks) if config.similarity else []
+    n_children = n_test * n_cal + 1 + len(benches)
+    children = np.random.SeedSequence(s.seed).spawn(n_children)
+    protocol = config.protocol_hash()
+    cells: list[Cell] = []
+    for m in config.models:
+        mdir = slug(m.label)
+        mid = {"spec": m.spec, "options": m.options, "layer": m.layer, "contexts_per_word": m.contexts_per_word}
+        for ci, c in enumerate(config.calibrations):
+            cdir = slug(c.label)
+            for ti, t in enumerate(config.tests):
+                idx = ti * n_cal + ci
+                seed = _seed_of(children, idx)
+                key = {"protocol": protocol, "model": mid, "calibration": c.to_dict(), "test": test_hash(t),
+                       "seed": seed, "format": CELL_FORMAT}
+                if (given or {}).get((m.label, c.label)):
+                    key["calibrator_sha256"] = given[(m.label, c.label)]
+                h = _sha(key)
+                cells.append(Cell("weat", m.label, c.label, t.id, seed, idx,
+                                  out / "cells" / mdir / cdir / f"{slug(t.id)}.json", h, {"test": t}))
+        if config.anisotropy:
+            idx = n_test * n_cal
+            seed = _seed_of(children, idx)
+            for c in config.calibrations:
+                h = _sha({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "anisotropy": True,
+                          "seed": seed, "format": CELL_FORMAT})
+                cells.append(Cell("anisotropy", m.label, c.label, "anisotropy", seed, idx,
+                                  out / "anisotropy" / mdir / f"{slug(c.label)}.json", h))
+        for bi, b in enumerate(benches):
+            idx = n_test * n_cal + 1 + bi
+            seed = _seed_of(children, idx)
+            for c in config.calibrated:
+                h = _sha({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "benchmark": b,
+                          "seed": seed, "format": CELL_FORMAT})
+                cells.append(Cell("similarity", m.label, c.label, b, seed, idx,
+                                  out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json", h))
+    return cells
+
+
+def calibrator_digest(calibrator: Any) -> str:
+    """SHA-256 of a fitted calibrator's class, parameters and every fitted array (its content)."""
+    import hashlib
+    import json
+
+    import numpy as np
+
+    h = hashlib.sha256()
+    params = calibrator.get_params() if hasattr(calibrator, "get_params") else {}
+    h.update(json.dumps([type(calibrator).__name__, params], sort_keys=True, default=str).encode())
+    for name in getattr(type(calibrator), "_state_arrays", ()) or ():
+        a = np.ascontiguousarray(np.asarray(getattr(calibrator, name)))
+        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+        h.update(a.tobytes())
+    return h.hexdigest()
+
+
+
+class CachedEncoder:
+    """Forwards to a model, memoising ``lookup`` so contextual encoders embed each word set once per grid."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._cache: dict[tuple[str, ...], Any] = {}
+
+    def lookup(self, words: Iterable[str]) -> Any:
+        key = tuple(words)
+        if key not in self._cache:
+            self._cache[key] = self._model.lookup(key)
+        return self._cache[key]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
+def _cosines(model: Any, test: Any, calibrator: Any) -> dict[str, Any]:
+    """Target x attribute cosine matrices of a test in one space (the tutorial's per-test heatmap)."""
+    from ..stats.weat import cosine_matrix
+
+    out: dict[str, Any] = {}
+    vecs: dict[str, np.ndarray] = {}
+    for role, ws in test.sets().items():
+        lk = model.lookup(ws.words)
+        out[f"{role}_words"] = list(lk.found)
+        out[f"{role}_name"] = ws.name
+        v = lk.vectors
+        if calibrator is not None and len(v):
+            v = calibrator.transform(v)
+        vecs[role] = v
+    for t in "XY":
+        if len(vecs[t]) and len(vecs["A"]) and len(vecs["B"]):
+            M = np.concatenate([cosine_matrix(vecs[t], vecs["A"]), cosine_matrix(vecs[t], vecs["B"])], axis=1)
+            out[f"{t}_AB"] = np.round(M, 6).tolist()
+    return out
+
+
+# =========================================================================== model, calibrator and corpus adapters
+def _corpus_file(spec: str | None) -> str | None:
+    """The text file behind a corpus spec (``PATH`` or ``FORMAT:PATH``), or None (a named corpus, a folder)."""
+    if not spec:
+        return None
+    if Path(spec).is_file():
+        return spec
+    prefix, sep, rest = spec.partition(":")
+    if sep and len(prefix) > 1 and Path(rest).is_file():
+        return rest
+    return None
+
+
+def _reference_kwargs(mspec: ModelSpec, config: ExperimentConfig, model: Any) -> dict[str, Any]:
+    """Keyword arguments of ``model.reference_vectors`` for the configured reference corpus."""
+    corpus = config.settings.reference.corpus
+    if not corpus:
+        return {}
+    if getattr(model, "kind", "static") == "static" or not hasattr(model, "reference_batches"):
+        # static vectors: the vocabulary of a text, by frequency in it
+        f = _corpus_file(corpus)
+        return {"text": f} if f else {}
+    return {}
+
+
+_CORPORA: dict[tuple, Any] = {}
+
+
+def reference_corpus(config: ExperimentConfig) -> Any:
+    """The configured reference corpus, loaded once per process (None: each encoder's default)."""
+    spec = config.settings.reference.corpus
+    if not spec:
+        return None
+    key = (spec, config.settings.reference.sentences, config.settings.seed)
+    if key not in _CORPORA:
+        try:
+            from ..corpora import load_corpus
+        except ImportError:  # pragma: no cover - corpora ships with isoeat
+            return spec
+        _CORPORA[key] = load_corpus(spec, max_sentences=config.settings.reference.sentences,
+                                    seed=config.settings.seed)
+    return _CORPORA[key]
+
+
+def _encoder_class(spec: str) -> Any:
+    low = spec.strip().lower()
+    try:
+        if low.startswith("st:"):
+            from ..backends.sentence import SentenceEncoder
+
+            return SentenceEncoder
+        from ..backends.transformer import TransformerEncoder
+
+        return TransformerEncoder
+    except ImportError:  # pragma: no cover - an older isoeat without contextual encoders
+        return None
+
+
+def load_model_for(mspec: ModelSpec, config: ExperimentConfig) -> Any:
+    """``load_model`` with the model's options, plus layer/contexts/corpus/seed for contextual encoders.
+
+    Only the keywords the encoder class accepts are passed (a sentence
+    encoder has no ``layer``); ``options`` from the config always win.
+    """
+    import inspect
+
+    from ..backends import load_model
+
+    kwargs = dict(mspec.options)
+    if not mspec.is_static:
+        s = config.settings
+        wanted = {
+            "layer": mspec.layer if mspec.layer is not None else s.layer,
+            "contexts_per_word": mspec.contexts_per_word if mspec.contexts_per_word is not None
+            else s.contexts_per_word,
+            "corpus": reference_corpus(config),
+            "seed": s.seed,
+            "progress": False,
+        }
+        cls = _encoder_class(mspec.spec)
+        try:
+            accepted = set(inspect.signature(cls.__init__).parameters) if cls is not None else set()
+        except (TypeError, ValueError):  # pragma: no cover
+            accepted = set()
+        for k, v in wanted.items():
+            if v is not None and k not in kwargs and k in accepted:
+                kwargs[k] = v
+    try:
+        return load_model(mspec.spec, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"model {mspec.label!r} ({mspec.spec}): {exc}") from None
+
+
+def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
+                overwrite: str, log: Callable[[str], None], record: dict) -> Any:
+    """Load the saved calibrator of (model, calibration) when it still fits, else fit and save it."""
+    from ..calibration import fit_calibrator, load_calibrator, save_calibrator
+    from .config import _sha
+
+    s = config.settings
+    ref_kw = _reference_kwargs(mspec, config, model)
+    request = {"calibration": cspec.name, "params": cspec.params, "n_reference": s.reference.size,
+               "reference_kwargs": ref_kw, "model_fingerprint": getattr(model, "fingerprint", None)}
+    req_hash = _sha(request)
+    path = out / "calibrators" / slug(mspec.label) / f"{slug(cspec.label)}.npz"
+    t0 = time.perf_counter()
+    if path.exists() and overwrite != "all":
+        try:
+            cal = load_calibrator(path)
+            meta = getattr(cal, "metadata_", {}) or {}
+            if meta.get("request_hash") == req_hash:
+                from ..calibration import check_compatible
+
+                check_compatible(cal, model)
+                record.update(path=str(path.relative_to(out)), reused=True, seconds=time.perf_counter() - t0,
+                              **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")})
+                log(f"{mspec.label}: reusing calibrator {cspec.label} ({path.relative_to(out)})")
+                return cal
+            log(f"{mspec.label}: saved calibrator {cspec.label} does not match this config; refitting")
+        except IsoeatError as exc:
+            log(f"{mspec.label}: saved calibrator {cspec.label} unusable ({exc}); refitting")
+    cal = fit_calibrator(model, cspec.name, n_reference=s.reference.size, reference_kwargs=ref_kw, **cspec.params)
+    cal.metadata_ = {**(getattr(cal, "metadata_", {}) or {}), "request_hash": req_hash}
+    save_calibrator(cal, path)
+    meta = cal.metadata_
+    record.update(path=str(path.relative_to(out)), reused=False, seconds=time.perf_counter() - t0,
+                  **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")})
+    return cal
+
+
+def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, out: Path, force: bool,
+                     record: dict) -> Any:
+    """A calibrator handed to the run (``--whitener FILE``, a cluster fit): checked, saved with the run, recorded."""
+    from ..calibration import check_compatible, save_calibrator
+
+    check_compatible(calibrator, model, force=force)
+    path = out / "calibrators" / slug(mspec.label) / f"{slug(cspec.label)}.npz"
+    save_calibrator(calibrator, path)
+    meta = getattr(calibrator, "metadata_", {}) or {}
+    record.update(path=str(path.relative_to(out)), reused=False, given=True, seconds=0.0,
+                  **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")})
+    return calibrator
+
+
+def run_weat_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig, *,
+                  force: bool = False) -> dict[str, Any]:
+    from ..stats.weat import weat
+
+    test = cell.extra["test"]
+    res = weat(model, test, calibration=calibrator, rng=cell.seed, force=force, **config.settings.weat_kwargs())
+    return {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
+
+
+def run_anisotropy_cell(cell: Cell, model: Any, calibrator: Any, mspec: ModelSpec,
+                         config: ExperimentConfig, out: Path) -> dict[str, Any]:
+    from ..diagnostics import anisotropy  # type: ignore[import-not-found]
+
+    spec = config.anisotropy
+    assert spec is not None
+    # static vectors: sample from the top reference.size rows (the ZCA reference); contextual encoders: from
+    # the word vectors of `sample` reference sentences (a pool of reference.size sentences would not fit in memory)
+    pool = config.settings.reference.size if mspec.is_static else min(config.settings.reference.size, spec.sample)
+    res = anisotropy(model, calibrator, n_samples=spec.sample, top_k=spec.components, rng=cell.seed,
+                     reference_size=pool,
+                     reference_kwargs=_reference_kwargs(mspec, config, model), return_matrix=True)
+    rec = res.to_dict()
+    mat = getattr(res, "cosine_matrix", None)
+    if mat is not None:
+        k = min(spec.heatmap_size, mat.shape[0])
+        npz = cell.path.with_suffix(".npz")
+        import io
+
+        buf = io.BytesIO()
+        np.savez_compressed(buf, cosine=np.asarray(mat[:k, :k], dtype=np.float32))
+        atomic_write_bytes(npz, buf.getvalue())
+        rec["heatmap_file"] = npz.name
+        rec["heatmap_size"] = int(k)
+    return {"result": rec}
+
+
+def run_similarity_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig) -> dict[str, Any]:
+    from .. import similarity as sim  # type: ignore[attr-defined]
+
+    spec = config.similarity
+    assert spec is not None
+    fn = getattr(sim, "compare_similarity", None)
+    if fn is None:
+        raise ConfigError("similarity: isoeat.similarity has no compare_similarity() in this installation")
+    comp = fn(model, cell.item, calibrator, n_resamples=spec.bootstrap, rng=cell.seed)
+    raw, cal, boot = comp.raw, comp.calibrated, comp.bootstrap
+    rec = {
+        "benchmark": cell.item, "benchmark_title": getattr(raw, "title", cell.item), "kind": getattr(raw, "kind", ""),
+        "source": getattr(raw, "source", ""), "n_pairs": raw.n_pairs, "n_total": raw.n_total,
+        "coverage": raw.coverage, "n_missing": len(getattr(raw, "missing", ()) or ()),
+        "rho_raw": raw.spearman, "rho_calibrated": cal.spearman, "delta": cal.spearman - raw.spearman,
+        "ci_low": boot.ci_low if boot else None, "ci_high": boot.ci_high if boot else None,
+        "ci_level": boot.ci_level if boot else None, "p_value": boot.p_value if boot else None,
+        "n_resamples": boot.n_resamples if boot else 0, "n_valid_resamples": boot.n_valid if boot else 0,
+        "seed": boot.seed if boot else None, "method": getattr(raw, "method", ""),
+    }
+    return {"result": rec, "detail": comp.to_dict()}

@@ -1,0 +1,211 @@
+"""Reading an experiment folder back: tidy records, comparisons, summaries, and the tidy files.
+
+Nothing here recomputes a statistic: the WEAT records come from the cells'
+JSON files and the comparison rows, change classes, flags and Holm/BH
+families from :mod:`isoeat.experiments.compare` — the one home of every label.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .._errors import ExperimentNotFoundError
+from .._io import atomic_write_text
+from ._store import nan_of, read_json, slug
+from .compare import adjust_records, comparison_rows
+from .manifest import read_manifest
+
+__all__ = ["ExperimentResults", "load_experiment", "write_results", "EXPERIMENT_NAME"]
+
+EXPERIMENT_NAME = "experiment.json"
+_FLOAT_FIELDS = ("effect_size", "statistic", "p_value", "p_ci_low", "p_ci_high", "tolerance", "effect_size_ci_low",
+                 "effect_size_ci_high", "effect_size_ci_level", "p_holm", "p_bh")
+
+
+@dataclass
+class ExperimentResults:
+    """Tidy results of an experiment folder (what reporting reads).
+
+    Attributes
+    ----------
+    out : Path
+    experiment : dict
+        ``experiment.json`` (normalised config, protocol).
+    manifest : dict
+    weat : list of dict
+        One record per finished WEAT cell: the :class:`~isoeat.WEATResult`
+        fields (``s_x``/``s_y`` included), plus ``model`` (label), ``model_name``,
+        ``family``, ``calibration`` (label), ``calibration_name``, ``seed``,
+        ``cell`` (path) and ``p_holm``/``p_bh`` across the tests of each
+        (model, calibration).
+    comparisons : list of dict
+        One row per model x calibrated space x test (see :func:`isoeat.experiments.compare.comparison_rows`).
+    anisotropy, similarity : list of dict
+    failures : list of dict
+    summary : dict
+        Calibration label -> :func:`isoeat.experiments.summary.summarize` output.
+    """
+
+    out: Path
+    experiment: dict
+    manifest: dict
+    weat: list[dict]
+    comparisons: list[dict]
+    anisotropy: list[dict]
+    similarity: list[dict]
+    failures: list[dict]
+    summary: dict
+    models: list[dict]
+    tests: list[dict]
+    calibrations: list[dict]
+
+    @property
+    def alpha(self) -> float:
+        return float(self.experiment["config"]["settings"]["alpha"])
+
+    @property
+    def settings(self) -> dict:
+        return self.experiment["config"]["settings"]
+
+    def cosines(self, model: str, calibration: str, test: str) -> dict | None:
+        """The stored target x attribute cosines of one WEAT cell (None when absent)."""
+        for r in self.weat:
+            if r["model"] == model and r["calibration"] == calibration and r["test"] == test:
+                rec = read_json(self.out / r["cell"]) or {}
+                return rec.get("cosines")
+        return None
+
+    def heatmap(self, model: str, calibration: str) -> np.ndarray | None:
+        """The stored pairwise-cosine block of an anisotropy cell (Figure 1), or None."""
+        for a in self.anisotropy:
+            if a["model"] == model and a["calibration"] == calibration and a.get("heatmap_path"):
+                try:
+                    with np.load(self.out / a["heatmap_path"], allow_pickle=False) as z:
+                        return np.array(z["cosine"], dtype=np.float64)
+                except (OSError, KeyError, ValueError):
+                    return None
+        return None
+
+
+def load_experiment(out: str | Path) -> ExperimentResults:
+    """Read an experiment folder's cells into tidy records (no recomputation).
+
+    Raises
+    ------
+    ExperimentNotFoundError
+        ``out`` has no ``experiment.json``.
+    """
+    from .summary import summarize
+
+    out = Path(out)
+    exp = read_json(out / EXPERIMENT_NAME)
+    if not exp:
+        raise ExperimentNotFoundError(
+            f"{out}: not an isoeat experiment folder (no {EXPERIMENT_NAME}); run 'isoeat run CONFIG.yaml --out {out}' first"
+        )
+    cfg = exp["config"]
+    manifest = read_manifest(out) or {}
+    alpha = float(cfg["settings"]["alpha"])
+    mmeta = manifest.get("models", {})
+    models = []
+    for m in cfg["models"]:
+        fam = (mmeta.get(m["label"]) or {}).get("family") or m["family"]
+        models.append({**m, "family": fam, "name": (mmeta.get(m["label"]) or {}).get("name", m["spec"]),
+                       "fingerprint": (mmeta.get(m["label"]) or {}).get("fingerprint")})
+    family_of = {m["label"]: m["family"] for m in models}
+    cal_name = {c["label"]: c["name"] for c in cfg["calibrations"]}
+    weat_recs: list[dict] = []
+    failures: list[dict] = []
+    aniso: list[dict] = []
+    sims: list[dict] = []
+    mdirs = {m["label"]: slug(m["label"]) for m in cfg["models"]}
+    cdirs = {c["label"]: slug(c["label"]) for c in cfg["calibrations"]}
+    for m in cfg["models"]:
+        for c in cfg["calibrations"]:
+            for t in cfg["tests"]:
+                p = out / "cells" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(t['id'])}.json"
+                rec = read_json(p) if p.exists() else None
+                if not rec:
+                    continue
+                if rec.get("status") != "ok":
+                    failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
+                                     "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
+                    continue
+                r = dict(rec["result"])
+                for k in _FLOAT_FIELDS:
+                    if k in r:
+                        r[k] = nan_of(r[k])
+                r.update(model=m["label"], model_name=r.get("model"), family=family_of[m["label"]],
+                         calibration=c["label"], calibration_name=cal_name[c["label"]], seed=rec.get("seed"),
+                         cell=str(p.relative_to(out)), duration_s=rec.get("duration_s"),
+                         warnings=rec.get("warnings", []))
+                weat_recs.append(r)
+            if cfg.get("anisotropy"):
+                p = out / "anisotropy" / mdirs[m["label"]] / f"{cdirs[c['label']]}.json"
+                rec = read_json(p) if p.exists() else None
+                if rec and rec.get("status") == "ok":
+                    a = dict(rec["result"])
+                    a.update(model=m["label"], model_name=a.get("model"), family=family_of[m["label"]],
+                             calibration=c["label"], calibration_name=cal_name[c["label"]])
+                    if a.get("heatmap_file"):
+                        a["heatmap_path"] = str((p.parent / a["heatmap_file"]).relative_to(out))
+                    aniso.append(a)
+                elif rec:
+                    failures.append({"kind": "anisotropy", "model": m["label"], "calibration": c["label"],
+                                     "item": "anisotropy", "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
+            if cfg.get("similarity") and c["name"] != "none":
+                for b in cfg["similarity"]["benchmarks"]:
+                    p = out / "similarity" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(b)}.json"
+                    rec = read_json(p) if p.exists() else None
+                    if rec and rec.get("status") == "ok":
+                        s = dict(rec["result"])
+                        s.update(model=m["label"], family=family_of[m["label"]], calibration=c["label"],
+                                 calibration_name=cal_name[c["label"]], benchmark=b)
+                        sims.append(s)
+                    elif rec:
+                        failures.append({"kind": "similarity", "model": m["label"], "calibration": c["label"],
+                                         "item": b, "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
+    adjust_records(weat_recs)
+    comps = comparison_rows(weat_recs, cfg["calibrations"], alpha)
+    summary = {c["label"]: summarize([r for r in comps if r["calibration"] == c["label"]], alpha)
+               for c in cfg["calibrations"] if c["name"] != "none"}
+    return ExperimentResults(out=out, experiment=exp, manifest=manifest, weat=weat_recs, comparisons=comps,
+                             anisotropy=aniso, similarity=sims, failures=failures, summary=summary, models=models,
+                             tests=cfg["tests"], calibrations=cfg["calibrations"])
+
+
+_TIDY_DROP = ("s_x", "s_y", "cell", "duration_s", "warnings")
+
+
+def write_results(out: str | Path, results: ExperimentResults | None = None) -> list[Path]:
+    """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``."""
+    from ..reporting.paper_tables import write_tables
+    from ..reporting.tables import records_to_csv, to_json
+
+    out = Path(out)
+    res = results or load_experiment(out)
+    written: list[Path] = []
+
+    def both(stem: str, records: list[dict]) -> None:
+        atomic_write_text(out / f"{stem}.csv", records_to_csv(records))
+        atomic_write_text(out / f"{stem}.json", to_json(records))
+        written.extend([out / f"{stem}.csv", out / f"{stem}.json"])
+
+    both("results", [{k: v for k, v in r.items() if k not in _TIDY_DROP} for r in res.weat])
+    both("comparison", res.comparisons)
+    if res.anisotropy:
+        atomic_write_text(out / "anisotropy.csv", records_to_csv(
+            [{**{k: v for k, v in a.items() if k != "explained_variance_ratio"},
+              "explained_variance_ratio": a.get("explained_variance_ratio")} for a in res.anisotropy]))
+        written.append(out / "anisotropy.csv")
+    if res.similarity:
+        atomic_write_text(out / "similarity.csv", records_to_csv(res.similarity))
+        written.append(out / "similarity.csv")
+    atomic_write_text(out / "summary.json", to_json(res.summary))
+    atomic_write_text(out / "failures.json", to_json(res.failures))
+    written += [out / "summary.json", out / "failures.json"]
+    written += write_tables(res, out / "tables")
+    return written
