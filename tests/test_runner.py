@@ -254,10 +254,10 @@ def test_failing_cells_are_recorded_and_the_grid_goes_on(tmp_path, glove, monkey
     # an unexpected exception (a bug) in one cell: recorded with its traceback, the rest goes on
     real = R._run_weat_cell
 
-    def flaky(cell, model, calibrator, config):
+    def flaky(cell, model, calibrator, config, **kw):
         if cell.item == "W7" and cell.calibration == "zca":
             raise RuntimeError("boom")
-        return real(cell, model, calibrator, config)
+        return real(cell, model, calibrator, config, **kw)
 
     monkeypatch.setattr(R, "_run_weat_cell", flaky)
     out2 = tmp_path / "out2"

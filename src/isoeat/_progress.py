@@ -13,7 +13,7 @@ import sys
 import time
 from typing import Any, Callable
 
-__all__ = ["Progress", "progress_enabled", "terminal_progress", "format_duration"]
+__all__ = ["Progress", "progress_enabled", "progress_bar", "terminal_progress", "format_duration"]
 
 
 def format_duration(s: float) -> str:
@@ -49,7 +49,9 @@ class Progress:
         self.computed = 0
         self.compute_time = 0.0
         self.t0 = time.perf_counter()
+        self._last = self.t0
         self._width = 0
+        self.label = ""
 
     def advance(self, label: str, *, seconds: float | None = None, n: int = 1) -> None:
         self.done += n
@@ -74,6 +76,18 @@ class Progress:
         self.stream.write("\r" + text + " " * pad)
         self.stream.flush()
 
+    def update(self, n: int = 1, label: str | None = None) -> None:
+        """``n`` more steps computed since the last call (the tqdm-style interface encoders use)."""
+        now = time.perf_counter()
+        seconds, self._last = now - self._last, now
+        self.advance(self.label if label is None else label, seconds=seconds, n=n)
+
+    def __enter__(self) -> "Progress":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
     def close(self) -> None:
         if self.enabled and self._width:
             self.stream.write("\n")
@@ -90,6 +104,16 @@ def progress_enabled(flag: bool | None) -> bool:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
         return False
+
+
+def progress_bar(total: int, label: str, enabled: bool | None = None, *, prefix: str = "isoeat") -> Progress:
+    """A :class:`Progress` for ``total`` steps of one stage (``with progress_bar(n, "encoding") as bar: bar.update(k)``).
+
+    ``enabled=None`` follows :func:`progress_enabled`; a disabled bar counts silently.
+    """
+    bar = Progress(total, progress_enabled(enabled), prefix=prefix)
+    bar.label = label
+    return bar
 
 
 def terminal_progress(prefix: str = "isoeat") -> Callable[[int, int, str], None] | None:

@@ -273,7 +273,7 @@ def compare_calibration(
     tests: Sequence[Any] | None = None,
     *,
     calibrator: Any = None,
-    calibration: str = "zca",
+    calibration: Any = "zca",
     calibration_params: dict[str, Any] | None = None,
     n_reference: int = 100_000,
     alpha: float = 0.05,
@@ -299,9 +299,12 @@ def compare_calibration(
     model : Encoder
     tests : sequence of AssociationTest or ids, optional
         Default: the ten built-in WEATs.
+    calibration : str or fitted calibrator, default "zca"
+        A registered calibration name (fitted here on ``n_reference``
+        reference vectors of the model) or an already fitted calibrator — the
+        same meaning as in :func:`isoeat.weat`.
     calibrator : fitted calibrator, optional
-    calibration : str, default "zca"
-        Registered calibration name, used when ``calibrator`` is None.
+        Older spelling of ``calibration=<fitted calibrator>``; wins when given.
     calibration_params : dict, optional
         Its parameters, e.g. ``{"eps": 1e-3}``.
     rng : None, int or Generator, default 0
@@ -330,7 +333,11 @@ def compare_calibration(
         raise ConfigError("no tests given")
     if not 0.0 < alpha < 1.0:
         raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if calibrator is None and not isinstance(calibration, str):
+        calibrator = calibration
     if calibrator is None:
+        if calibration == "none":
+            raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
         calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
     if isinstance(rng, np.random.Generator):
         root = np.random.SeedSequence(int(rng.integers(0, 2**63)))

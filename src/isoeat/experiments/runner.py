@@ -146,15 +146,18 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
 
 
 def _remove_stale_temporaries(out: Path) -> None:
-    """Temporary files a killed run left behind in the folders only runs write (we hold the lock)."""
-    for sub in ("cells", "anisotropy", "similarity", "calibrators"):
+    """Temporary files (``.NAME.XXXX.tmp``) a killed run left behind anywhere in the folder (we hold the lock)."""
+    candidates = list(out.glob(".*.tmp"))
+    for sub in ("cells", "anisotropy", "similarity", "calibrators", "tables", "figures"):
         d = out / sub
         if d.is_dir():
-            for p in d.rglob(".*.tmp"):
-                try:
-                    p.unlink()
-                except OSError:
-                    pass
+            candidates += d.rglob(".*.tmp")
+    for p in candidates:
+        try:
+            if p.is_file() and not p.is_symlink():
+                p.unlink()
+        except OSError:
+            pass
 
 
 def _clear_owned(out: Path) -> None:
