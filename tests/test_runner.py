@@ -164,10 +164,11 @@ def test_lock_refuses_a_second_run_and_takes_over_a_stale_one(tmp_path, glove):
     cfg = _cfg(tmp_path, SMALL)
     out = tmp_path / "out"
     out.mkdir()
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from isoeat.experiments.lock import DirLock; "
+                               "DirLock(sys.argv[1]).acquire(); print('held', flush=True); time.sleep(60)", str(out)],
+                              stdout=subprocess.PIPE, text=True)
     try:
-        (out / ".isoeat.lock").write_text(json.dumps({"pid": holder.pid, "host": socket.gethostname(),
-                                                       "started": "2026-01-01T00:00:00Z"}))
+        assert holder.stdout.readline().strip() == "held"
         with pytest.raises(R.ExperimentLockedError, match=f"pid {holder.pid}"):
             R.run_experiment(cfg, out)
     finally:

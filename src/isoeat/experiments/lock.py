@@ -1,11 +1,19 @@
-"""An exclusive, OS-checked lock on an output folder (``DIR/.isoeat.lock``)."""
+"""An exclusive lock on an output folder (``DIR/.isoeat.lock``), held by the operating system.
+
+The lock is an OS lock (``fcntl.flock``, ``msvcrt.locking`` on Windows) on the
+open file ``DIR/.isoeat.lock``: the kernel releases it when its holder exits,
+however it exits (SIGKILL, power loss of the process, disk full), so there is
+no stale lock to guess about and no race between two processes taking one
+over. The file's content (PID, host, start time) only serves the message a
+second run prints. A lock file naming another host is never taken over
+automatically (network file systems do not always carry OS locks between hosts).
+"""
 
 from __future__ import annotations
 
 import json
 import os
 import socket
-import time
 import uuid
 import warnings
 from pathlib import Path
@@ -19,121 +27,104 @@ __all__ = ["DirLock", "LOCK_NAME"]
 LOCK_NAME = ".isoeat.lock"
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
+def _try_lock(fd: int) -> bool:
+    """Take the OS lock on ``fd`` without waiting; False when another process holds it."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    try:  # a zombie (killed, not yet reaped) holds nothing
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            state = fh.read().rsplit(b")", 1)[1].split()[0]
-        if state in (b"Z", b"X"):
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            return True
+        except OSError:
             return False
-    except (OSError, IndexError):
-        pass
-    return True
-
-
-def _proc_start(pid: int) -> str | None:
     try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[1].split()[19].decode()
-    except (OSError, IndexError):
-        return None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except (BlockingIOError, PermissionError):
+        return False
+
+
+def _read_info(path: Path) -> dict:
+    try:
+        info = json.loads(path.read_text("utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return info if isinstance(info, dict) else {}
 
 
 class DirLock:
-    """An exclusive lock on an output folder: ``DIR/.isoeat.lock`` created with ``O_EXCL``.
+    """The exclusive lock of an output folder (a context manager).
 
-    The file holds the PID, host name, process start tick and start time. A
-    second run on the same folder is refused (:class:`ExperimentLockedError`).
-    A stale lock — its PID dead (or reused by another process) on this same
-    host — is taken over with an :class:`~isoeat.IsoeatWarning`. A lock from
-    another host is never taken over automatically (remove the file by hand
-    when that run is gone).
+    A second run on a locked folder is refused with
+    :class:`~isoeat.ExperimentLockedError` naming the holder. A lock file left
+    by a process that is gone (the OS lock is free) is taken over with an
+    :class:`~isoeat.IsoeatWarning`; one naming another host is refused.
     """
 
     def __init__(self, out_dir: str | Path, run_id: str = "") -> None:
         self.path = Path(out_dir) / LOCK_NAME
         self.run_id = run_id or uuid.uuid4().hex[:12]
         self.held = False
+        self._fd: int | None = None
 
     def _payload(self) -> bytes:
-        return json.dumps({
-            "pid": os.getpid(), "host": socket.gethostname(), "pid_start": _proc_start(os.getpid()),
-            "started": now_iso(), "run_id": self.run_id,
-        }).encode()
+        return json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": now_iso(),
+                           "run_id": self.run_id}).encode()
 
-    def _create(self) -> bool:
-        try:
-            fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            return False
-        try:
-            os.write(fd, self._payload())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        return True
+    def _refuse(self, info: dict) -> ExperimentLockedError:
+        pid, host = info.get("pid"), info.get("host")
+        who = f"pid {pid} on {host}" if pid is not None else "another isoeat process"
+        return ExperimentLockedError(
+            f"{self.path.parent}: another isoeat run ({who}, since {info.get('started', '?')}) is using this folder; "
+            f"wait for it to finish, or remove {self.path} if that run is gone"
+        )
 
     def acquire(self) -> "DirLock":
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for _ in range(3):
-            if self._create():
-                self.held = True
-                return self
-            try:
-                info = json.loads(self.path.read_text("utf-8") or "{}")
+        for _ in range(20):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            if not _try_lock(fd):
+                os.close(fd)
+                raise self._refuse(_read_info(self.path))
+            try:  # the file may have been unlinked by its releasing holder meanwhile: lock the one on disk
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
-                continue  # released meanwhile: try again
-            except (OSError, ValueError):
-                info = {}
-            host, pid = info.get("host"), info.get("pid")
-            same_host = host == socket.gethostname()
-            stale = False
-            if same_host and isinstance(pid, int):
-                stale = not _pid_alive(pid)
-                if not stale and info.get("pid_start") and _proc_start(pid) not in (None, info.get("pid_start")):
-                    stale = True  # the PID was reused by another process
-            elif not info:
-                # unreadable lock file: stale only if old (a writer may be between create and write)
-                try:
-                    stale = time.time() - self.path.stat().st_mtime > 10
-                except FileNotFoundError:
-                    continue
-            if not stale:
-                since = info.get("started", "?")
-                who = f"pid {pid} on {host}" if info else "an unknown process"
-                raise ExperimentLockedError(
-                    f"{self.path.parent}: another isoeat run ({who}, since {since}) is using this folder; "
-                    f"wait for it to finish, or remove {self.path} if that run is gone"
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            info = _read_info(self.path)
+            if info and info.get("host") not in (None, socket.gethostname()):
+                os.close(fd)
+                raise self._refuse(info)
+            if info.get("pid") is not None:
+                warnings.warn(
+                    f"{self.path}: taking over a stale lock (pid {info.get('pid')} on {info.get('host')} is no longer "
+                    f"running; started {info.get('started', '?')})", IsoeatWarning, stacklevel=2,
                 )
-            warnings.warn(
-                f"{self.path}: taking over a stale lock (pid {pid} on {host} is no longer running; "
-                f"started {info.get('started', '?')})", IsoeatWarning, stacklevel=2,
-            )
             try:
-                os.unlink(self.path)
-            except FileNotFoundError:
+                os.ftruncate(fd, 0)
+                os.write(fd, self._payload())
+                os.fsync(fd)
+            except OSError:  # disk full: the OS lock holds all the same; the message just names no PID
                 pass
+            self._fd, self.held = fd, True
+            return self
         raise ExperimentLockedError(f"{self.path}: could not acquire the lock (another run keeps taking it)")
 
     def release(self) -> None:
-        if not self.held:
+        if not self.held or self._fd is None:
             return
-        try:
-            info = json.loads(self.path.read_text("utf-8"))
-            if info.get("pid") == os.getpid() and info.get("run_id") == self.run_id:
+        try:  # unlink while still holding the lock; a waiter that opened the old file re-checks the inode
+            if os.fstat(self._fd).st_ino == os.stat(self.path).st_ino:
                 os.unlink(self.path)
-        except (OSError, ValueError):
+        except OSError:
             pass
-        self.held = False
+        finally:
+            os.close(self._fd)  # closing releases the OS lock
+            self._fd, self.held = None, False
 
     def __enter__(self) -> "DirLock":
         return self.acquire()
