@@ -222,6 +222,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="isoeat-run-") as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "run"
         summary = _run(config, out, args, **given)
+        if summary.kept_old:
+            _print_failures(summary, None)
+            sys.stderr.write(f"isoeat: --overwrite all: nothing replaced; {out} still holds its earlier results\n")
+            return 1
         res = load_experiment(out)
         _print(res, getattr(args, "format", "table"), adjust)
     if getattr(args, "format", "table") == "table":

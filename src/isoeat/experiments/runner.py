@@ -127,12 +127,19 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
     """Refuse a folder holding another experiment (unless ``overwrite == 'all'``); return the old record."""
     exp = read_json(out / EXPERIMENT_NAME)
     if exp is None:
-        others = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME) if out.exists() else []
+        others = sorted(p.name for p in out.iterdir()
+                        if p.name != LOCK_NAME and not p.name.startswith(_SCRATCH)) if out.exists() else []
+        clash = [n for n in others if n in OWNED]
+        if clash:
+            raise ExperimentMismatchError(
+                f"{out}: holds {', '.join(clash[:5])}, which isoeat did not write (the folder has no "
+                f"{EXPERIMENT_NAME}); isoeat never replaces such files: use a new or empty folder"
+            )
         if others and overwrite != "all":
             shown = ", ".join(others[:5]) + (" ..." if len(others) > 5 else "")
             raise ExperimentMismatchError(
                 f"{out}: the folder is not empty and holds no isoeat experiment ({shown}); "
-                "use a new or empty folder, or pass --overwrite all to write into it"
+                "use a new or empty folder, or pass --overwrite all to write beside those files"
             )
         return None
     if exp.get("protocol_hash") != config.protocol_hash():
@@ -160,15 +167,42 @@ def _remove_stale_temporaries(out: Path) -> None:
             pass
 
 
-def _clear_owned(out: Path) -> None:
+_SCRATCH = ".isoeat-"  # staging and swap folders inside DIR (ours while we hold the lock)
+
+
+def _recover_scratch(out: Path, log: Callable[[str], None]) -> None:
+    """Undo what a run killed while staging or swapping left behind (we hold the lock).
+
+    A staging folder is dropped (its run did not finish). A folder of old
+    results whose swap was cut short gives back every item the folder lacks.
+    """
     import shutil
 
+    for d in sorted(out.glob(_SCRATCH + "*")):
+        if not d.is_dir() or d.is_symlink():
+            continue
+        if d.name.startswith(_SCRATCH + "old-"):
+            back = [p.name for p in d.iterdir() if not (out / p.name).exists()]
+            for name in back:
+                os.replace(d / name, out / name)
+            if back:
+                log(f"{out}: restored {', '.join(back)} from an interrupted replacement ({d.name})")
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _swap_in(staging: Path, out: Path, run_id: str) -> None:
+    """Replace the owned results in ``out`` by those in ``staging``: each old item moves aside only now."""
+    import shutil
+
+    old = out / f"{_SCRATCH}old-{run_id}"
+    old.mkdir()
     for name in OWNED:
-        p = out / name
-        if p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
-        elif p.exists() or p.is_symlink():
-            p.unlink()
+        if (out / name).exists() or (out / name).is_symlink():
+            os.replace(out / name, old / name)
+        if (staging / name).exists():
+            os.replace(staging / name, out / name)
+    shutil.rmtree(old, ignore_errors=True)
+    shutil.rmtree(staging, ignore_errors=True)
 
 
 # =========================================================================== the run
@@ -184,6 +218,7 @@ class RunSummary:
     failed: list[dict[str, Any]]
     seconds: float
     interrupted: bool = False
+    kept_old: bool = False  #: ``--overwrite all`` failed: the folder still holds the earlier results
 
     @property
     def ok(self) -> bool:
@@ -276,50 +311,71 @@ def run_experiment(
     started = now_iso()
     with DirLock(out, run_id):
         old = _check_folder(out, config, overwrite)
-        if old is not None and old.get("protocol_hash") != config.protocol_hash():
-            log(f"{out}: replacing another experiment's results (--overwrite all)")
-            _clear_owned(out)
-            old = None
+        _recover_scratch(out, log)
         _remove_stale_temporaries(out)
-        previous_manifest = read_manifest(out) or {}
-        _write_identity(out, config, old)
-        cells = plan_cells(config, out, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
+        same = old is not None and old.get("protocol_hash") == config.protocol_hash()
+        staged = overwrite == "all" and old is not None
+        work = out / f"{_SCRATCH}staging-{run_id}" if staged else out
+        if staged:
+            log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
+        previous_manifest = (read_manifest(out) or {}) if same else {}
+        work.mkdir(parents=True, exist_ok=True)
+        _write_identity(work, config, old if same else None)
+        cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
         prog = Progress(len(cells), progress_enabled(progress))
-        runs = list(previous_manifest.get("runs", []))
+        runs = [dict(r, status="interrupted") if r.get("status") == "running" else r
+                for r in previous_manifest.get("runs", []) or [] if isinstance(r, dict)]  # we hold the lock
         this_run = {"run_id": run_id, "started": started, "ended": None, "status": "running",
                     "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
                     "pid": os.getpid(), "host": socket.gethostname(), "computed": 0, "reused": 0, "failed": 0,
                     "notes": notes}
         runs.append(this_run)
-        models_meta = dict(previous_manifest.get("models", {}))
-        cal_meta = dict(previous_manifest.get("calibrators", {}))
-        manifest_args = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta, out=out)
-        write_manifest(out, _build_manifest(**manifest_args, cells=cells))
+        models_meta = dict(previous_manifest.get("models", {}) or {})
+        cal_meta = dict(previous_manifest.get("calibrators", {}) or {})
+        manifest_args = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta, out=work)
+        write_manifest(work, _build_manifest(**manifest_args, cells=cells))
         computed = reused = 0
-        interrupted = False
+        status = "running"
         try:
-            computed, reused = _run_cells(config, cells, out, overwrite, prog, log, run_id, models_meta, cal_meta,
+            computed, reused = _run_cells(config, cells, work, overwrite, prog, log, run_id, models_meta, cal_meta,
                                           dict(models or {}), dict(calibrators or {}), force)
-        except KeyboardInterrupt:
-            interrupted = True
+            if write_tables:
+                try:
+                    write_results(work)
+                except IsoeatError as exc:  # pragma: no cover - defensive
+                    log(f"could not write tables: {exc}")
+            status = "finished"
+        except BaseException as exc:  # SIGTERM (as KeyboardInterrupt), disk full, ...: the record says so
+            status = "interrupted"
+            this_run["reason"] = f"{type(exc).__name__}: {exc}"[:300]
             raise
         finally:
             prog.close()
             states = _cell_states(cells)
             failed = [s for s in states if s.get("status") == "failed"]
-            this_run.update(ended=now_iso(), status="interrupted" if interrupted else "finished",
-                            computed=computed, reused=reused,
+            this_run.update(ended=now_iso(), status=status, computed=computed, reused=reused,
                             failed=sum(1 for s in failed if s.get("run_id") == run_id),
                             seconds=round(time.perf_counter() - t_start, 3))
-            if not interrupted and write_tables:
-                try:
-                    write_results(out)
-                except IsoeatError as exc:  # pragma: no cover - defensive
-                    log(f"could not write tables: {exc}")
-            write_manifest(out, _build_manifest(**manifest_args, cells=cells))
+            try:
+                write_manifest(work, _build_manifest(**manifest_args, cells=cells))
+            except OSError:  # disk full: the next run marks this one interrupted
+                pass
+            if staged and status != "finished":
+                import shutil
+
+                shutil.rmtree(work, ignore_errors=True)
+        if staged:
+            if failed:
+                import shutil
+
+                shutil.rmtree(work, ignore_errors=True)
+                log(f"{out}: {len(failed)} cell(s) failed; the old results are kept unchanged")
+            else:
+                _swap_in(work, out, run_id)
     return RunSummary(out=out, run_id=run_id, total=len(cells), computed=computed, reused=reused,
                       failed=[{"key": f.get("key"), "kind": f.get("kind"), **(f.get("error") or {})} for f in failed],
-                      seconds=time.perf_counter() - t_start, interrupted=interrupted)
+                      seconds=time.perf_counter() - t_start, interrupted=status == "interrupted",
+                      kept_old=staged and bool(failed))
 
 
 def _write_identity(out: Path, config: ExperimentConfig, old: dict | None) -> None:

@@ -1,0 +1,134 @@
+"""Nothing lost: results are replaced only after their successors exist, foreign files are never replaced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isoeat.cli import main
+from isoeat.experiments import runner as R
+
+W6 = ["executive", "management", "professional", "corporation", "salary", "office", "business", "career",
+      "home", "parents", "children", "family", "cousins", "marriage", "wedding", "relatives",
+      "john", "paul", "mike", "kevin", "steve", "greg", "jeff", "bill",
+      "amy", "joan", "lisa", "sarah", "diana", "kate", "ann", "donna"]
+
+
+@pytest.fixture
+def small_glove(tmp_path, glove) -> Path:
+    """A GloVe text file: the 400 most frequent words plus W6's words (real vectors)."""
+    words = list(dict.fromkeys(list(glove.words[:400]) + W6))
+    vecs = glove.lookup(words).vectors
+    p = tmp_path / "small.txt"
+    p.write_text("".join(w + " " + " ".join(f"{x:.6f}" for x in v) + "\n" for w, v in zip(words, vecs)),
+                 encoding="utf-8")
+    return p
+
+
+def _config(tmp_path: Path, model: Path) -> Path:
+    cfg = tmp_path / "exp.yaml"
+    cfg.write_text(f"name: safety\nmodels: [{{spec: 'glove:{model}', label: small}}]\ntests: [W6]\n"
+                   "settings: {permutations: 1000, reference: {size: 300}}\n", encoding="utf-8")
+    return cfg
+
+
+def _snapshot(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+
+
+def test_overwrite_all_with_a_broken_model_keeps_the_old_results(tmp_path, small_glove, capsys):
+    cfg, out = _config(tmp_path, small_glove), tmp_path / "out"
+    assert main(["run", str(cfg), "--out", str(out)]) == 0
+    before = _snapshot(out)
+    assert json.loads((out / "results.json").read_text())  # two finished cells
+    small_glove.write_text("this is not a vector file\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["run", str(cfg), "--out", str(out), "--overwrite", "all"]) == 1
+    err = capsys.readouterr().err
+    assert "nothing replaced" in err and "failed" in err
+    after = _snapshot(out)
+    assert after == before  # byte for byte, and no staging folder left
+    assert not list(out.glob(".isoeat-*"))
+
+
+def test_overwrite_all_replaces_only_after_success(tmp_path, small_glove, capsys):
+    cfg, out = _config(tmp_path, small_glove), tmp_path / "out"
+    assert main(["run", str(cfg), "--out", str(out)]) == 0
+    first = json.loads((out / "manifest.json").read_text())["runs"][-1]["run_id"]
+    assert main(["run", str(cfg), "--out", str(out), "--overwrite", "all"]) == 0
+    cells = [json.loads(p.read_text()) for p in (out / "cells").rglob("*.json")]
+    assert len(cells) == 2 and all(c["run_id"] != first for c in cells)
+    assert not list(out.glob(".isoeat-*"))
+
+
+def test_a_cut_short_replacement_is_undone_on_the_next_run(tmp_path, glove):
+    out = tmp_path / "out"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\nmodels: [glove-6b-50d]\ntests: [W6]\nsettings: {permutations: 500, "
+                   "reference: {size: 2000}}\n", encoding="utf-8")
+    R.run_experiment(cfg, out)
+    results = (out / "results.json").read_bytes()
+    # a swap killed after moving results.json aside, before its successor arrived; and a staging folder
+    old = out / ".isoeat-old-x"
+    old.mkdir()
+    (out / "results.json").rename(old / "results.json")
+    (out / ".isoeat-staging-y").mkdir()
+    (out / ".isoeat-staging-y" / "junk.json").write_text("{}")
+    notes: list[str] = []
+    s = R.run_experiment(cfg, out, log=notes.append, write_tables=False)
+    assert s.reused == 2 and (out / "results.json").read_bytes() == results
+    assert any("restored results.json" in n for n in notes)
+    assert not list(out.glob(".isoeat-*"))
+
+
+def test_a_run_left_running_is_recorded_as_interrupted(tmp_path, glove):
+    out = tmp_path / "out"
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\nmodels: [glove-6b-50d]\ntests: [W6]\nsettings: {permutations: 500, "
+                   "reference: {size: 2000}}\n", encoding="utf-8")
+    R.run_experiment(cfg, out)
+    m = json.loads((out / "manifest.json").read_text())
+    m["runs"][-1]["status"] = "running"  # as a run killed during its last write leaves it
+    (out / "manifest.json").write_text(json.dumps(m))
+    R.run_experiment(cfg, out)
+    runs = json.loads((out / "manifest.json").read_text())["runs"]
+    assert [r["status"] for r in runs] == ["interrupted", "finished"]
+
+
+def test_an_interruption_is_recorded_with_its_reason(tmp_path, glove, monkeypatch):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\nmodels: [glove-6b-50d]\ntests: [W6, W7]\nsettings: {permutations: 500, "
+                   "reference: {size: 2000}}\n", encoding="utf-8")
+    # a full disk while the tables are written interrupts the run, and the manifest says so
+    monkeypatch.setattr(R, "write_results", lambda out: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    out = tmp_path / "out"
+    with pytest.raises(OSError):
+        R.run_experiment(cfg, out)
+    run = json.loads((out / "manifest.json").read_text())["runs"][-1]
+    assert run["status"] == "interrupted" and "No space left" in run["reason"]
+    assert not (out / ".isoeat.lock").exists()
+
+
+def test_foreign_results_file_is_never_replaced(tmp_path, glove, capsys):
+    f = tmp_path / "f"
+    f.mkdir()
+    (f / "results.csv").write_text("mine\n")
+    for extra in ([], ["--overwrite", "all"]):
+        assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(f), *extra]) == 2
+        assert "isoeat did not write" in capsys.readouterr().err
+    assert (f / "results.csv").read_text() == "mine\n" and sorted(p.name for p in f.iterdir()) == ["results.csv"]
+
+
+def test_the_tables_of_a_foreign_folder_beside_isoeat_files(tmp_path, glove):
+    f = tmp_path / "f"
+    f.mkdir()
+    (f / "notes.txt").write_text("mine")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\nmodels: [glove-6b-50d]\ntests: [W6]\nsettings: {permutations: 500, "
+                   "reference: {size: 2000}}\n", encoding="utf-8")
+    R.run_experiment(cfg, f, overwrite="all")
+    assert (f / "notes.txt").read_text() == "mine" and (f / "results.json").exists()
+    assert np.isfinite(json.loads((f / "results.json").read_text())[0]["effect_size"])
