@@ -73,27 +73,48 @@ def reference_run(tmp_path_factory, glove):
     return tmp, res
 
 
+def _kill_mid_grid(cfg: Path, out: Path, tmp_path: Path, rnd: random.Random) -> int:
+    """Start a run, SIGKILL it at a seeded point strictly inside the grid; the number of cells it finished.
+
+    The process is first stopped (SIGSTOP), the finished cells counted, then
+    killed: a stop that comes after the last cell does not count, and the trial
+    starts again in a fresh folder, until a kill lands mid-grid.
+    """
+    import shutil
+
+    for _ in range(20):
+        shutil.rmtree(out, ignore_errors=True)
+        k = rnd.randint(1, N_CELLS - 2)  # cells to wait for before the kill
+        delay = rnd.uniform(0.0, 0.4)    # then a random point inside the next cell
+        proc = subprocess.Popen(_cmd(cfg, out), env=_env(tmp_path), cwd=tmp_path / "home",
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            if (out / "cells").exists() and len(list((out / "cells").rglob("*.json"))) >= k:
+                break
+            time.sleep(0.005)
+        time.sleep(delay)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGSTOP)
+        done = len(list((out / "cells").rglob("*.json"))) if (out / "cells").exists() else 0
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        if 0 < done < N_CELLS and proc.returncode == -signal.SIGKILL:
+            return done
+    raise AssertionError("no kill landed mid-grid in 20 attempts")
+
+
 @pytest.mark.parametrize("seed", range(KILL_RESUME_TRIALS))
 def test_killed_run_resumes_to_same_results(tmp_path, reference_run, seed):
     _, expected = reference_run
     rnd = random.Random(seed)
-    k = rnd.randint(0, N_CELLS - 2)  # cells to wait for before the kill
-    delay = rnd.uniform(0.0, 0.4)    # then a random point inside the next cell (or the calibrator fit)
     (tmp_path / "home").mkdir()
     cfg = tmp_path / "c.yaml"
     cfg.write_text(CONFIG)
     out = tmp_path / "out"
-    proc = subprocess.Popen(_cmd(cfg, out), env=_env(tmp_path), cwd=tmp_path / "home",
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
-    while proc.poll() is None and time.monotonic() < deadline:
-        if len(list((out / "cells").rglob("*.json"))) >= k if (out / "cells").exists() else k == 0:
-            break
-        time.sleep(0.005)
-    time.sleep(delay)
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.wait(timeout=30)
+    done = _kill_mid_grid(cfg, out, tmp_path, rnd)
+    assert 0 < done < N_CELLS
     # no half-written file: every JSON that exists parses
     for p in out.rglob("*.json") if out.exists() else []:
         json.loads(p.read_text())
