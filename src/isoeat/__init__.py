@@ -39,6 +39,7 @@ from .calibration import (
     save_whitener,
 )
 from .experiments import Comparison, classify_change, compare_calibration
+from .stats.bootstrap import ConfidenceInterval
 from .stats.weat import (
     SCWEATResult,
     WEATResult,
@@ -80,6 +81,7 @@ __all__ = [
     "sc_weat",
     "sc_weat_from_vectors",
     "SCWEATResult",
+    "ConfidenceInterval",
     "association_scores",
     "effect_size",
     # experiments
@@ -113,8 +115,8 @@ __all__ = [
         "run_experiment": "isoeat.experiments.runner",
         "load_experiment": "isoeat.experiments.runner",
         "load_config": "isoeat.experiments.config",
-        "seat": "isoeat.commands.seat",
-        "SEATResult": "isoeat.commands.seat",
+        "seat": "isoeat.stats.seat",
+        "SEATResult": "isoeat.stats.seat",
     }),
 ]
 
