@@ -43,6 +43,7 @@ from .calibration import (
     save_whitener,
 )
 from .experiments import Comparison, classify_change, compare_calibration
+from .stats.bootstrap import ConfidenceInterval
 from .stats.weat import (
     SCWEATResult,
     WEATResult,
@@ -84,6 +85,7 @@ __all__ = [
     "sc_weat",
     "sc_weat_from_vectors",
     "SCWEATResult",
+    "ConfidenceInterval",
     "association_scores",
     "effect_size",
     # experiments
@@ -121,8 +123,8 @@ __all__ = [
         "run_experiment": "isoeat.experiments.runner",
         "load_experiment": "isoeat.experiments.runner",
         "load_config": "isoeat.experiments.config",
-        "seat": "isoeat.commands.seat",
-        "SEATResult": "isoeat.commands.seat",
+        "seat": "isoeat.stats.seat",
+        "SEATResult": "isoeat.stats.seat",
     }),
 ]
 

@@ -17,19 +17,28 @@ The standard deviation uses ``ddof=1`` (sample SD, as Caliskan et al.) unless
 told otherwise. :math:`s` is computed once per target word; every permutation
 of the test is then a different split of that vector (see
 :mod:`isoeat.stats.permutation`).
+
+The result records (:class:`WEATResult`, :class:`SCWEATResult`) live in
+:mod:`isoeat.stats.results` and are importable from here too. ``calibration=``
+means the same at every entry point (:func:`weat`, :func:`sc_weat`,
+:func:`isoeat.seat`): see :func:`resolve_calibration`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
 from .._errors import ConfigError, CoverageError
+from .._types import Calibrator, Encoder
 from .bootstrap import effect_size
 from .permutation import PermutationResult, partition_test
+from .results import SCWEATResult, WEATResult
+
+if TYPE_CHECKING:
+    from ..wordsets import AssociationTest, WordSet
 
 __all__ = [
     "cosine_matrix",
@@ -43,6 +52,8 @@ __all__ = [
     "sc_weat_from_vectors",
     "sc_weat",
     "resolve_seed",
+    "resolve_seed_sequence",
+    "resolve_calibration",
     "ALTERNATIVES",
 ]
 
@@ -79,130 +90,91 @@ def test_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
 test_statistic.__test__ = False  # keep pytest from collecting it
 
 
+def _seed(rng: Any, refusal: str) -> int:
+    """The int seed that ``rng`` (None or a non-negative int) stands for; None draws a fresh one."""
+    if rng is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
+        raise ConfigError(f"{refusal}, got {rng!r}")
+    return int(rng)
+
+
 def resolve_seed(rng: Any) -> tuple[np.random.Generator, int | None]:
     """Turn the ``rng`` keyword (None, int or Generator) into a Generator and a recordable seed."""
     if isinstance(rng, np.random.Generator):
         return rng, None
-    if rng is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-        return np.random.default_rng(seed), seed
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-        raise ConfigError(f"rng must be None, a non-negative int or a numpy Generator, got {rng!r}")
-    return np.random.default_rng(int(rng)), int(rng)
+    seed = _seed(rng, "rng must be None, a non-negative int or a numpy Generator")
+    return np.random.default_rng(seed), seed
 
 
-@dataclass(frozen=True)
-class WEATResult:
-    """One WEAT on one embedding space.
+def resolve_seed_sequence(rng: Any) -> tuple[np.random.SeedSequence, int | None]:
+    """Turn the ``rng`` keyword into a root :class:`numpy.random.SeedSequence` to spawn children from.
 
-    The same fields are filled on every path; quantities that were not
-    computed are ``nan`` (floats) or ``None``.
+    An int is the root's seed; ``None`` draws a fresh one and records it; a
+    Generator gives the root one draw (``int(rng.integers(0, 2**63))``) and
+    no recordable seed.
 
-    Attributes
-    ----------
-    test, bias_type, model, calibration : str
-    effect_size : float
-        :math:`d` (eq. 3), SD with ``ddof``.
-    statistic : float
-        :math:`S` (eq. 2).
-    p_value : float
-        Permutation p-value for ``alternative``; exact (``k / n_partitions``)
-        or Monte Carlo (``(k+1)/(N+1)``), see ``p_method``.
-    p_method : str
-        ``"exact"`` or ``"monte-carlo"``.
-    n_permutations : int
-        Number of partitions the p-value is based on: all of them when exact,
-        the N sampled ones for Monte Carlo.
-    n_partitions : int
-        :math:`\\binom{|X|+|Y|}{|X|}`, the size of the full permutation null.
-    count : int
-        Partitions (or sampled ones) whose statistic reached the observed one.
-    p_ci_low, p_ci_high : float
-        Clopper–Pearson 95% interval on p for Monte Carlo; equal to p when exact.
-    tolerance : float
-        Absolute tolerance on the X-side sum under which ties count as reaching.
-    alternative : str
-    ddof : int
-    n_x, n_y, n_a, n_b : int
-        Set sizes actually used (after dropping out-of-vocabulary words).
-    dropped : tuple of str
-        ``"ROLE:word"`` for every word not found in the model.
-    case_folded : tuple of str
-        ``"word->entry"`` for words found by the lowercase fallback.
-    fallback : tuple of str
-        ``"ROLE:word"`` for words a contextual model found in no corpus
-        sentence and encoded in its neutral template instead.
-    seed : int or None
-        Seed of the Monte Carlo generator (``None`` when a Generator was passed).
-    stopped_early : bool
-        Monte Carlo stopped once its interval on p lay clear of alpha.
-    effect_size_ci_low, effect_size_ci_high : float
-        Bootstrap interval on d when requested (``bootstrap > 0``), else ``nan``.
-    effect_size_ci_method : str
-        ``"percentile"`` or ``"bca"`` (``"+attributes"`` appended when the
-        attribute words were resampled too); empty when not computed.
-    effect_size_ci_level : float
-        Confidence level of that interval.
-    effect_size_ci_resamples : int
-        Bootstrap replicates (0 when not computed).
-    effect_size_ci_note : str
-        Why BCa fell back to percentile, or how many undefined replicates
-        were dropped; empty otherwise.
-    p_holm, p_bh : float
-        Holm and Benjamini–Hochberg adjusted p across the battery the result
-        was run in (see :func:`isoeat.compare_calibration`); ``nan`` for a
-        single test. They are reported next to ``p_value``, never instead.
+    Examples
+    --------
+    >>> root, seed = resolve_seed_sequence(7)
+    >>> seed, root.entropy
+    (7, 7)
     """
+    if isinstance(rng, np.random.Generator):
+        return np.random.SeedSequence(int(rng.integers(0, 2**63))), None
+    seed = _seed(rng, "rng (seed) must be None, a non-negative int or a Generator")
+    return np.random.SeedSequence(seed), seed
 
-    test: str
-    bias_type: str
-    model: str
-    calibration: str
-    effect_size: float
-    statistic: float
-    p_value: float
-    p_method: str
-    n_permutations: int
-    n_partitions: int
-    count: int
-    p_ci_low: float
-    p_ci_high: float
-    tolerance: float
-    alternative: str
-    ddof: int
-    n_x: int
-    n_y: int
-    n_a: int
-    n_b: int
-    dropped: tuple[str, ...] = ()
-    case_folded: tuple[str, ...] = ()
-    fallback: tuple[str, ...] = ()
-    seed: int | None = None
-    stopped_early: bool = False
-    effect_size_ci_low: float = float("nan")
-    effect_size_ci_high: float = float("nan")
-    effect_size_ci_method: str = ""
-    effect_size_ci_level: float = float("nan")
-    effect_size_ci_resamples: int = 0
-    effect_size_ci_note: str = ""
-    p_holm: float = float("nan")
-    p_bh: float = float("nan")
-    s_x: tuple[float, ...] = field(default=(), repr=False)
-    s_y: tuple[float, ...] = field(default=(), repr=False)
 
-    def significant(self, alpha: float = 0.05) -> bool:
-        """``p_value < alpha``."""
-        return bool(self.p_value < alpha)
+CALIBRATION_DOC = """calibration : None, str or Calibrator, default None
+        ``None`` or ``"none"``: the raw vectors. A registered calibration
+        name such as ``"zca"`` (see :func:`isoeat.calibration.calibration_names`):
+        a calibrator fitted on the model's reference vectors with default
+        settings (:func:`isoeat.fit_calibrator`). A fitted calibrator
+        (anything with ``transform``, e.g. a :class:`~isoeat.ZCAWhitener`):
+        used as given. Either way its dimension and model fingerprint are
+        checked against the model (``force`` skips the fingerprint check,
+        never the dimension check) and its name is recorded as the result's
+        ``calibration``."""
 
-    def to_dict(self, *, scores: bool = False) -> dict[str, Any]:
-        """A JSON-ready record (tuples become lists; ``s_x``/``s_y`` only if ``scores``)."""
-        d = asdict(self)
-        for k in ("dropped", "case_folded", "fallback", "s_x", "s_y"):
-            d[k] = list(d[k])
-        if not scores:
-            d.pop("s_x")
-            d.pop("s_y")
-        return d
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def documents_calibration(fn: _F) -> _F:
+    """Put :data:`CALIBRATION_DOC` in place of the ``calibration : ...`` line of ``fn``'s docstring.
+
+    The three entry points (WEAT, SC-WEAT, SEAT) thus describe ``calibration=`` in the same words.
+    """
+    fn.__doc__ = (fn.__doc__ or "").replace("calibration : see CALIBRATION_DOC", CALIBRATION_DOC)
+    return fn
+
+
+def resolve_calibration(
+    calibration: Calibrator | str | None, model: Any, *, force: bool = False
+) -> tuple[Calibrator | None, str]:
+    """The calibrator that ``calibration=`` asks for, checked against ``model``, and its name.
+
+    See :data:`CALIBRATION_DOC` for the accepted forms. Returns ``(None, "none")``
+    for raw vectors.
+
+    Examples
+    --------
+    >>> resolve_calibration("none", model=None)
+    (None, 'none')
+    """
+    if calibration is None or (isinstance(calibration, str) and calibration == "none"):
+        return None, "none"
+    from ..calibration import check_compatible, fit_calibrator
+
+    if isinstance(calibration, str):
+        calibration = fit_calibrator(model, calibration)
+    elif not callable(getattr(calibration, "transform", None)):
+        raise ConfigError(
+            f"calibration must be None, 'none', a calibration name such as 'zca', or a fitted calibrator "
+            f"with transform(); got {type(calibration).__name__}"
+        )
+    check_compatible(calibration, model, force=force)
+    return calibration, str(getattr(calibration, "name", type(calibration).__name__.lower()))
 
 
 def _p_fields(perm: PermutationResult) -> dict[str, Any]:
@@ -235,7 +207,7 @@ def weat_from_vectors(
     alternative: str = "greater",
     method: str = "auto",
     n_permutations: int = 100_000,
-    rng: Any = None,
+    rng: int | np.random.Generator | None = None,
     test: str = "custom",
     bias_type: str = "",
     model: str = "",
@@ -271,6 +243,9 @@ def weat_from_vectors(
         ``resample_attributes`` the A and B words too.
     ci_method : {"percentile", "bca"}
     ci_level : float, default 0.95
+    test, bias_type, model, calibration, dropped, case_folded, fallback
+        Labels recorded in the result (``calibration`` is the name of the
+        calibration already applied to the vectors, ``"none"`` for raw).
     **permutation_kwargs
         Passed to :func:`~isoeat.stats.permutation.partition_test`, e.g.
         ``sequential_alpha=0.05`` (stop Monte Carlo once the Clopper–Pearson
@@ -282,7 +257,7 @@ def weat_from_vectors(
     >>> A = np.array([[1.0, 0.0], [1.0, 0.05]]); B = np.array([[0.0, 1.0], [0.05, 1.0]])
     >>> r = weat_from_vectors(X, Y, A, B, rng=0)
     >>> round(r.effect_size, 3), r.p_method, r.n_partitions
-    (1.73, 'exact', 6)
+    (1.728, 'exact', 6)
     """
     _validate(alternative, ddof)
     mats = {}
@@ -312,24 +287,16 @@ def weat_from_vectors(
         rng=gen,
         **permutation_kwargs,
     )
-    ci: dict[str, Any] = {}
+    ci = None
     if bootstrap:
         from .bootstrap import bootstrap_effect_size
 
-        boot = bootstrap_effect_size(
+        ci = bootstrap_effect_size(
             s_x, s_y, ddof=ddof, n_resamples=int(bootstrap), confidence=ci_level, method=ci_method, rng=gen,
             attribute_cos=(
                 (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]) if resample_attributes else None
             ),
-        )
-        ci = dict(
-            effect_size_ci_low=float(boot.ci_low),
-            effect_size_ci_high=float(boot.ci_high),
-            effect_size_ci_method=boot.method + ("+attributes" if boot.resample_attributes else ""),
-            effect_size_ci_level=float(boot.confidence),
-            effect_size_ci_resamples=int(boot.n_resamples),
-            effect_size_ci_note=boot.note or "",
-        )
+        ).interval()
     return WEATResult(
         test=test,
         bias_type=bias_type,
@@ -350,14 +317,14 @@ def weat_from_vectors(
         fallback=tuple(fallback),
         seed=seed,
         stopped_early=bool(perm.stopped_early),
-        **ci,
+        effect_size_ci=ci,
         s_x=tuple(float(v) for v in s_x),
         s_y=tuple(float(v) for v in s_y),
     )
 
 
 def _lookup_sets(
-    model: Any, test: Any, min_coverage: float, fallback_out: list[str] | None = None
+    model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
     if not (0.0 <= float(min_coverage) <= 1.0):
         raise ConfigError(f"min_coverage must lie in [0, 1], got {min_coverage!r}")
@@ -383,37 +350,42 @@ def _lookup_sets(
     return vecs, dropped, folded
 
 
+@documents_calibration
 def weat(
-    model: Any,
-    test: Any,
+    model: Encoder,
+    test: AssociationTest | str,
     *,
-    calibration: Any = None,
+    calibration: Calibrator | str | None = None,
     ddof: int = 1,
     alternative: str = "greater",
     method: str = "auto",
     n_permutations: int = 100_000,
-    rng: Any = None,
+    rng: int | np.random.Generator | None = None,
+    bootstrap: int = 0,
+    ci_method: str = "percentile",
+    ci_level: float = 0.95,
+    resample_attributes: bool = False,
     min_coverage: float = 0.8,
     force: bool = False,
     **permutation_kwargs: Any,
 ) -> WEATResult:
-    """Run one WEAT on a model, optionally after calibration (pipeline stages 2–3).
+    """Run one WEAT on a model, optionally after calibration (pipeline stages 1–3).
 
     Parameters
     ----------
     model : Encoder
-        E.g. ``isoeat.load_model("glove-6b-50d")``.
+        Anything with ``lookup`` (:class:`isoeat._types.Encoder`), e.g.
+        ``isoeat.load_model("glove-6b-50d")``.
     test : AssociationTest or str
         A test or a registered id such as ``"W6"``.
-    calibration : fitted calibrator or None
-        Anything with ``transform``, e.g. a fitted :class:`~isoeat.ZCAWhitener`.
-        Its dimension and model fingerprint are checked (``force`` skips the
-        fingerprint check, never the dimension check).
+    calibration : see CALIBRATION_DOC
     min_coverage : float, default 0.8
         Out-of-vocabulary words are dropped and reported; a set that keeps
         less than this share of its words (or fewer than 2) is an error.
-    ddof, alternative, method, n_permutations, rng
+    ddof, alternative, method, n_permutations, rng, bootstrap, ci_method, ci_level, resample_attributes
         See :func:`weat_from_vectors`.
+    **permutation_kwargs
+        Passed to :func:`~isoeat.stats.permutation.partition_test`.
     """
     if isinstance(test, str):
         from ..wordsets import get_test
@@ -421,70 +393,16 @@ def weat(
         test = get_test(test)
     fallback: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback)
-    cal_name = "none"
-    if calibration is not None:
-        from ..calibration import check_compatible
-
-        check_compatible(calibration, model, force=force)
-        vecs = {role: calibration.transform(v) for role, v in vecs.items()}
-        cal_name = getattr(calibration, "name", type(calibration).__name__.lower())
+    cal, cal_name = resolve_calibration(calibration, model, force=force)
+    if cal is not None:
+        vecs = {role: cal.transform(v) for role, v in vecs.items()}
     return weat_from_vectors(
-        vecs["X"],
-        vecs["Y"],
-        vecs["A"],
-        vecs["B"],
-        ddof=ddof,
-        alternative=alternative,
-        method=method,
-        n_permutations=n_permutations,
-        rng=rng,
-        test=test.id,
-        bias_type=test.bias_type,
-        model=getattr(model, "name", ""),
-        calibration=cal_name,
-        dropped=tuple(dropped),
-        case_folded=tuple(folded),
-        fallback=tuple(fallback),
-        **permutation_kwargs,
+        vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, alternative=alternative, method=method,
+        n_permutations=n_permutations, rng=rng, test=test.id, bias_type=test.bias_type,
+        model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
+        fallback=tuple(fallback), bootstrap=bootstrap, ci_method=ci_method, ci_level=ci_level,
+        resample_attributes=resample_attributes, **permutation_kwargs,
     )
-
-
-@dataclass(frozen=True)
-class SCWEATResult:
-    r"""Single-category WEAT for one target word (Caliskan et al. 2017).
-
-    .. math::
-
-        d = \frac{\operatorname{mean}_{a\in A}\cos(\vec w,\vec a)-\operatorname{mean}_{b\in B}\cos(\vec w,\vec b)}
-                 {\operatorname{std}_{x\in A\cup B}\cos(\vec w,\vec x)}
-
-    The p-value permutes the attribute words: all partitions of
-    :math:`A\cup B` into sets of sizes :math:`|A|` and :math:`|B|`.
-    """
-
-    word: str
-    effect_size: float
-    statistic: float
-    p_value: float
-    p_method: str
-    n_permutations: int
-    n_partitions: int
-    count: int
-    p_ci_low: float
-    p_ci_high: float
-    alternative: str
-    ddof: int
-    n_a: int
-    n_b: int
-    seed: int | None = None
-    tolerance: float = float("nan")
-    dropped: tuple[str, ...] = ()
-    case_folded: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["dropped"], d["case_folded"] = list(self.dropped), list(self.case_folded)
-        return d
 
 
 def sc_weat_from_vectors(
@@ -493,19 +411,31 @@ def sc_weat_from_vectors(
     B: np.ndarray,
     *,
     word: str = "",
+    test: str = "custom",
+    model: str = "",
+    calibration: str = "none",
     ddof: int = 1,
     alternative: str = "greater",
     method: str = "auto",
     n_permutations: int = 100_000,
-    rng: Any = None,
+    rng: int | np.random.Generator | None = None,
     dropped: tuple[str, ...] = (),
     case_folded: tuple[str, ...] = (),
     **permutation_kwargs: Any,
 ) -> SCWEATResult:
     """SC-WEAT effect size and permutation p-value of one target vector ``w``.
 
+    ``test``, ``model``, ``calibration``, ``dropped`` and ``case_folded``
+    label the result (see :class:`~isoeat.stats.results.ResultIdentity`);
     ``permutation_kwargs`` go to :func:`~isoeat.stats.permutation.partition_test`
     (``rtol``, ``exact_budget``, ``sequential_alpha``, ...).
+
+    Examples
+    --------
+    >>> A = np.array([[1.0, 0.0], [1.0, 1.0]]); B = np.array([[0.0, 1.0], [-1.0, 1.0]])
+    >>> r = sc_weat_from_vectors(np.array([1.0, 0.0]), A, B, word="w", rng=0)
+    >>> round(r.effect_size, 3), round(r.p_value, 4), r.n_partitions, r.calibration
+    (1.58, 0.1667, 6, 'none')
     """
     _validate(alternative, ddof)
     w = np.asarray(w, dtype=np.float64).reshape(1, -1)
@@ -524,34 +454,43 @@ def sc_weat_from_vectors(
         n_permutations=n_permutations, rng=gen, **permutation_kwargs,
     )
     return SCWEATResult(
-        word=word,
-        effect_size=d,
-        statistic=stat,
-        **_p_fields(perm),
-        alternative=alternative,
-        ddof=int(ddof),
-        n_a=len(ca),
-        n_b=len(cb),
-        seed=seed,
-        tolerance=float(perm.tolerance),
-        dropped=tuple(dropped),
-        case_folded=tuple(case_folded),
+        word=word, effect_size=d, statistic=stat, **_p_fields(perm), tolerance=float(perm.tolerance),
+        alternative=alternative, ddof=int(ddof), test=test, model=model, calibration=calibration, seed=seed,
+        n_a=len(ca), n_b=len(cb), dropped=tuple(dropped), case_folded=tuple(case_folded),
     )
 
 
+def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
+    """``(test id, A, B)`` from a test, a test id or a pair of word sets (test id ``"custom"``)."""
+    from ..wordsets import AssociationTest, WordSet, get_test
+
+    if isinstance(attributes, str):
+        attributes = get_test(attributes)
+    if isinstance(attributes, AssociationTest):
+        return attributes.id, attributes.A, attributes.B
+    try:
+        A, B = attributes
+    except (TypeError, ValueError):
+        raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)") from None
+    if not (isinstance(A, WordSet) and isinstance(B, WordSet)):
+        raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)")
+    return "custom", A, B
+
+
+@documents_calibration
 def sc_weat(
-    model: Any,
-    words: Any,
-    attributes: Any,
+    model: Encoder,
+    words: str | Iterable[str],
+    attributes: AssociationTest | str | tuple[WordSet, WordSet],
     *,
-    calibration: Any = None,
+    calibration: Calibrator | str | None = None,
+    min_coverage: float = 0.8,
+    force: bool = False,
     ddof: int = 1,
     alternative: str = "greater",
     method: str = "auto",
     n_permutations: int = 100_000,
-    rng: Any = None,
-    min_coverage: float = 0.8,
-    force: bool = False,
+    rng: int | np.random.Generator | None = None,
     **permutation_kwargs: Any,
 ) -> list[SCWEATResult]:
     """SC-WEAT of each target word against the attribute sets A and B of a test.
@@ -559,37 +498,35 @@ def sc_weat(
     Parameters
     ----------
     model : Encoder
+        Anything with ``lookup`` (:class:`isoeat._types.Encoder`).
     words : str or iterable of str
-        Target words; words missing from the model are an error.
+        Target words (a string is split at commas); words missing from the
+        model are an error.
     attributes : AssociationTest, str, or (WordSet, WordSet)
         Where A and B come from: a test (or its id, e.g. ``"W6"`` for career
-        vs. family) or a pair of word sets.
-    calibration : fitted calibrator, optional
+        vs. family) or a pair of word sets. The test id is recorded as each
+        result's ``test`` (``"custom"`` for a pair of word sets).
+    calibration : see CALIBRATION_DOC
+    min_coverage : float, default 0.8
+        As in :func:`weat`, for the attribute sets.
+    ddof, alternative, method, n_permutations
+        See :func:`sc_weat_from_vectors`.
+    rng : None, int or numpy.random.Generator
+        One child seed per word (same seed stream), recorded in each result.
+    **permutation_kwargs
+        Passed to :func:`~isoeat.stats.permutation.partition_test`.
 
     Returns
     -------
-    list of SCWEATResult, one per word (same seed stream, one child per word).
+    list of SCWEATResult, one per word, labelled with the model's name and the calibration.
     """
-    from ..wordsets import AssociationTest, WordSet, get_test
-
-    if isinstance(attributes, str):
-        attributes = get_test(attributes)
-    if isinstance(attributes, AssociationTest):
-        A, B = attributes.A, attributes.B
-    else:
-        try:
-            A, B = attributes
-        except (TypeError, ValueError):
-            raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)") from None
-        if not (isinstance(A, WordSet) and isinstance(B, WordSet)):
-            raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)")
+    test_id, A, B = _attribute_sets(attributes)
     if isinstance(words, str):
         words = [w.strip() for w in words.split(",") if w.strip()]
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    attrs = {"id": "SC-WEAT", "sets": {"A": A, "B": B}}
-    vecs, dropped, folded = _lookup_sets(model, attrs, min_coverage)
+    vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage)
     lk = model.lookup(words)
     if lk.missing:
         raise CoverageError(
@@ -597,18 +534,17 @@ def sc_weat(
         )
     W = lk.vectors
     Av, Bv = vecs["A"], vecs["B"]
-    if calibration is not None:
-        from ..calibration import check_compatible
-
-        check_compatible(calibration, model, force=force)
-        W, Av, Bv = (calibration.transform(m) for m in (W, Av, Bv))
+    cal, cal_name = resolve_calibration(calibration, model, force=force)
+    if cal is not None:
+        W, Av, Bv = (cal.transform(m) for m in (W, Av, Bv))
     gen, _seed = resolve_seed(rng)
     seeds = np.random.SeedSequence(int(gen.integers(0, 2**63))).spawn(len(words))
     return [
         sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]),
-            dropped=tuple(dropped), case_folded=tuple(folded), **permutation_kwargs,
+            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]), test=test_id,
+            model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
+            case_folded=tuple(folded), **permutation_kwargs,
         )
         for i, w in enumerate(words)
     ]

@@ -1,0 +1,268 @@
+"""Result records of the association tests: WEAT, SC-WEAT (here) and SEAT (:mod:`isoeat.stats.seat`).
+
+Every result is a frozen dataclass built on :class:`ResultIdentity`, so the
+three tests name *what was measured* with the same fields: test, model,
+calibration, seed, attribute set sizes, dropped and case-folded words.
+``to_dict()`` gives the flat, JSON-ready record that tables, CSV/JSON files
+and the experiment runner use; its columns and their order are part of the
+file formats and do not change.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Mapping
+
+from .._errors import ConfigError
+from .bootstrap import ConfidenceInterval
+
+__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult"]
+
+#: The identity fields every association-test result carries, in declaration order.
+IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded")
+
+_CI_PREFIX = "effect_size_ci"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResultIdentity:
+    """What an association-test result measured: the fields WEAT, SC-WEAT and SEAT share.
+
+    Attributes
+    ----------
+    test : str
+        Test id (``"W6"``), ``"custom"`` for vectors given directly; for
+        SC-WEAT the test the attribute sets came from.
+    model : str
+        The model's name (its spec, e.g. ``"glove-6b-50d"``); empty when
+        vectors were given directly.
+    calibration : str
+        The calibrator's name (``"zca"``, ...), ``"none"`` for raw vectors.
+    seed : int or None
+        The seed that reproduces the random parts (``None`` when a
+        Generator was passed).
+    n_a, n_b : int
+        Attribute set sizes actually used (after dropping out-of-vocabulary words).
+    dropped : tuple of str
+        ``"ROLE:word"`` for every word not found in the model.
+    case_folded : tuple of str
+        ``"word->entry"`` for words found by the lowercase fallback.
+    """
+
+    test: str
+    model: str
+    calibration: str
+    seed: int | None = None
+    n_a: int
+    n_b: int
+    dropped: tuple[str, ...] = ()
+    case_folded: tuple[str, ...] = ()
+
+    def identity(self) -> dict[str, Any]:
+        """The identity fields (:data:`IDENTITY_FIELDS`) as a JSON-ready dict."""
+        return self._record(IDENTITY_FIELDS)
+
+    def _record(self, keys: tuple[str, ...]) -> dict[str, Any]:
+        """``keys`` in that order; tuples become lists."""
+        return {k: list(v) if isinstance(v := getattr(self, k), tuple) else v for k in keys}
+
+
+def _from_record(cls: type, record: Mapping[str, Any], **overrides: Any) -> Any:
+    """``cls(**fields read from record)``: unknown keys ignored, lists to tuples, JSON null to nan."""
+    kw: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name in overrides:
+            kw[f.name] = overrides[f.name]
+        elif f.name in record:
+            v = record[f.name]
+            if f.type.startswith("tuple"):
+                v = tuple(v or ())
+            elif f.type == "float" and v is None:
+                v = math.nan
+            kw[f.name] = v
+        elif f.default is MISSING and f.default_factory is MISSING:
+            raise ConfigError(f"{cls.__name__} record: missing key {f.name!r}")
+    return cls(**kw)
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outcome(ResultIdentity):
+    """The effect size and permutation p-value fields WEAT and SC-WEAT share (documented on each)."""
+
+    effect_size: float
+    statistic: float
+    p_value: float
+    p_method: str
+    n_permutations: int
+    n_partitions: int
+    count: int
+    p_ci_low: float
+    p_ci_high: float
+    tolerance: float = float("nan")
+    alternative: str
+    ddof: int
+
+
+class _FlatCI:
+    """A read-only record column of ``effect_size_ci`` (``effect_size_ci_low``, ...), kept for readers."""
+
+    def __init__(self, part: str) -> None:
+        self.key = f"{_CI_PREFIX}_{part}"
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return ConfidenceInterval.flat(obj.effect_size_ci, _CI_PREFIX)[self.key]
+
+
+@dataclass(frozen=True, kw_only=True)
+class WEATResult(_Outcome):
+    r"""One WEAT on one embedding space.
+
+    The same fields are filled on every path; quantities that were not
+    computed are ``nan`` (floats) or ``None``. The identity fields (test,
+    model, calibration, seed, set sizes, dropped and case-folded words) are
+    those of :class:`ResultIdentity`.
+
+    Attributes
+    ----------
+    bias_type : str
+    effect_size : float
+        :math:`d` (eq. 3), SD with ``ddof``.
+    statistic : float
+        :math:`S` (eq. 2).
+    p_value : float
+        Permutation p-value for ``alternative``; exact (``k / n_partitions``)
+        or Monte Carlo (``(k+1)/(N+1)``), see ``p_method``.
+    p_method : str
+        ``"exact"`` or ``"monte-carlo"``.
+    n_permutations : int
+        Number of partitions the p-value is based on: all of them when exact,
+        the N sampled ones for Monte Carlo.
+    n_partitions : int
+        :math:`\binom{|X|+|Y|}{|X|}`, the size of the full permutation null.
+    count : int
+        Partitions (or sampled ones) whose statistic reached the observed one.
+    p_ci_low, p_ci_high : float
+        Clopper–Pearson 95% interval on p for Monte Carlo; equal to p when exact.
+    tolerance : float
+        Absolute tolerance on the X-side sum under which ties count as reaching.
+    alternative : str
+    ddof : int
+    n_x, n_y : int
+        Target set sizes actually used (``n_a``, ``n_b``: see :class:`ResultIdentity`).
+    fallback : tuple of str
+        ``"ROLE:word"`` for words a contextual model found in no corpus
+        sentence and encoded in its neutral template instead.
+    stopped_early : bool
+        Monte Carlo stopped once its interval on p lay clear of alpha.
+    effect_size_ci : ConfidenceInterval or None
+        Bootstrap interval on d when requested (``bootstrap > 0``). Its
+        record columns ``effect_size_ci_low``, ``_high``, ``_method`` (with
+        ``"+attributes"`` when the attribute words were resampled too),
+        ``_level``, ``_resamples`` and ``_note`` are also readable as
+        attributes (``nan``, ``""`` or 0 without an interval).
+    p_holm, p_bh : float
+        Holm and Benjamini–Hochberg adjusted p across the battery the result
+        was run in (see :func:`isoeat.compare_calibration`); ``nan`` for a
+        single test. They are reported next to ``p_value``, never instead.
+    s_x, s_y : tuple of float
+        :math:`s(w,A,B)` of every X and Y word (in the record only with ``scores=True``).
+    """
+
+    bias_type: str
+    n_x: int
+    n_y: int
+    fallback: tuple[str, ...] = ()
+    stopped_early: bool = False
+    effect_size_ci: ConfidenceInterval | None = None
+    p_holm: float = float("nan")
+    p_bh: float = float("nan")
+    s_x: tuple[float, ...] = field(default=(), repr=False)
+    s_y: tuple[float, ...] = field(default=(), repr=False)
+
+    #: Record columns before and after the interval's, in file order.
+    _HEAD: ClassVar[tuple[str, ...]] = (
+        "test", "bias_type", "model", "calibration", "effect_size", "statistic", "p_value", "p_method",
+        "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
+        "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
+    )
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh")
+
+    effect_size_ci_low = _FlatCI("low")
+    effect_size_ci_high = _FlatCI("high")
+    effect_size_ci_method = _FlatCI("method")
+    effect_size_ci_level = _FlatCI("level")
+    effect_size_ci_resamples = _FlatCI("resamples")
+    effect_size_ci_note = _FlatCI("note")
+
+    def significant(self, alpha: float = 0.05) -> bool:
+        """``p_value < alpha``."""
+        return bool(self.p_value < alpha)
+
+    def to_dict(self, *, scores: bool = False) -> dict[str, Any]:
+        """A flat JSON-ready record (tuples become lists; ``s_x``/``s_y`` only if ``scores``).
+
+        The interval appears as the six ``effect_size_ci_*`` columns.
+        """
+        d = self._record(self._HEAD)
+        d.update(ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX))
+        d.update(self._record(self._TAIL + (("s_x", "s_y") if scores else ())))
+        return d
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> WEATResult:
+        """The result a :meth:`to_dict` record (with or without ``scores``) came from.
+
+        Lists become tuples, the ``effect_size_ci_*`` columns become
+        :attr:`effect_size_ci`, JSON ``null`` in a number column reads as
+        ``nan``. Keys that are not columns of the record (e.g. the
+        experiment runner's own) are ignored; a missing required column is a
+        :class:`~isoeat.ConfigError` naming it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from isoeat.stats.weat import weat_from_vectors
+        >>> X = np.array([[1.0, 0.1], [1.0, 0.2]]); Y = np.array([[0.1, 1.0], [0.2, 1.0]])
+        >>> r = weat_from_vectors(X, Y, X + [0, 0.05], Y + [0.05, 0], rng=0, bootstrap=50)
+        >>> WEATResult.from_dict(r.to_dict(scores=True)) == r
+        True
+        """
+        return _from_record(cls, record, effect_size_ci=ConfidenceInterval.from_flat(record, _CI_PREFIX))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SCWEATResult(_Outcome):
+    r"""Single-category WEAT for one target word (Caliskan et al. 2017).
+
+    .. math::
+
+        d = \frac{\operatorname{mean}_{a\in A}\cos(\vec w,\vec a)-\operatorname{mean}_{b\in B}\cos(\vec w,\vec b)}
+                 {\operatorname{std}_{x\in A\cup B}\cos(\vec w,\vec x)}
+
+    The p-value permutes the attribute words: all partitions of
+    :math:`A\cup B` into sets of sizes :math:`|A|` and :math:`|B|`. The
+    p-value fields mean what they mean in :class:`WEATResult`; the identity
+    fields are those of :class:`ResultIdentity` (``seed`` is this word's own
+    child seed).
+
+    Attributes
+    ----------
+    word : str
+        The target word.
+    """
+
+    word: str
+
+    #: Record columns in file order (the identity columns model, calibration, test come last).
+    _COLUMNS: ClassVar[tuple[str, ...]] = (
+        "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
+        "p_ci_low", "p_ci_high", "alternative", "ddof", "n_a", "n_b", "seed", "tolerance", "dropped",
+        "case_folded", "model", "calibration", "test",
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat JSON-ready record (tuples become lists)."""
+        return self._record(self._COLUMNS)

@@ -1,0 +1,249 @@
+r"""SEAT: the Sentence Encoder Association Test (May et al. 2019).
+
+SEAT runs WEAT on sentence embeddings. Each stimulus word of a test is placed
+into a semantically bleached template ("This is {}.", "{} is here.", ...);
+targets and attributes are filled into the *same* template, the filled
+sentences are embedded, and :func:`~isoeat.stats.weat.weat_from_vectors`
+gives d and p for that template. Because effect sizes vary with the template,
+every template's d and p are kept and summarised by the mean and the range of
+d across templates, as the tutorial recommends (never one hand-picked
+template).
+
+Tests whose stimuli are already sentences (the ``sent-*`` files of the
+sent-bias release, e.g. ``sent-weat6.jsonl``) are embedded as they are: one
+WEAT, no templates.
+
+With ``calibration`` (e.g. a ZCA whitener fitted on the encoder's sentence
+embeddings of corpus sentences, paper §4.1), every embedding is transformed
+before cosines are taken (paper §3.3, stage 2).
+
+The command line (``isoeat seat``) is :mod:`isoeat.commands.seat`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+import numpy as np
+
+from .._errors import ConfigError
+from .._types import Calibrator, SentenceEncoder
+from .results import ResultIdentity, WEATResult
+from .weat import documents_calibration, resolve_calibration, resolve_seed_sequence, weat_from_vectors
+
+if TYPE_CHECKING:
+    from ..wordsets import AssociationTest
+
+__all__ = ["SEATResult", "seat", "MODES"]
+
+MODES = ("auto", "templates", "sentences")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SEATResult(ResultIdentity):
+    """One SEAT on one encoder: a WEAT per template and their summary.
+
+    The identity fields (test, model, calibration, seed, set sizes, dropped
+    and case-folded words) are those of
+    :class:`~isoeat.stats.results.ResultIdentity`; ``seed`` is the root seed
+    the per-template seeds were spawned from, and a sentence encoder drops
+    no word.
+
+    Attributes
+    ----------
+    bias_type : str
+    mode : str
+        ``"templates"`` (words placed in templates) or ``"sentences"``
+        (stimuli embedded as given; one result, no template).
+    templates : tuple of str
+        The templates, in the order of ``results`` (empty for ``"sentences"``).
+    results : tuple of WEATResult
+        One WEAT per template (d, p, p method, its own seed, ...).
+    effect_size_mean, effect_size_min, effect_size_max : float
+        Mean, smallest and largest d across templates.
+    n_x, n_y : int
+        Target set sizes (``n_a``, ``n_b``: attribute set sizes), the same in every template.
+    alpha : float
+        Level for :attr:`n_significant`.
+    """
+
+    bias_type: str
+    mode: str
+    templates: tuple[str, ...]
+    results: tuple[WEATResult, ...]
+    effect_size_mean: float
+    effect_size_min: float
+    effect_size_max: float
+    n_x: int
+    n_y: int
+    alpha: float = 0.05
+
+    @property
+    def effect_size_range(self) -> float:
+        """Width of the range of d across templates (max − min)."""
+        return float(self.effect_size_max - self.effect_size_min)
+
+    @property
+    def n_significant(self) -> int:
+        """Templates with ``p < alpha``."""
+        return sum(r.p_value < self.alpha for r in self.results)
+
+    @property
+    def p_values(self) -> tuple[float, ...]:
+        return tuple(r.p_value for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary and the identity fields, with one record per template under ``per_template``."""
+        return {
+            "test": self.test,
+            "bias_type": self.bias_type,
+            "model": self.model,
+            "calibration": self.calibration,
+            "mode": self.mode,
+            "n_templates": len(self.templates),
+            "effect_size_mean": self.effect_size_mean,
+            "effect_size_min": self.effect_size_min,
+            "effect_size_max": self.effect_size_max,
+            "effect_size_range": self.effect_size_range,
+            "alpha": self.alpha,
+            "n_significant": self.n_significant,
+            **self._record(("seed", "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded")),
+            "per_template": self.records(),
+        }
+
+    def records(self) -> list[dict[str, Any]]:
+        """One tidy record per template (the WEAT fields plus ``template`` and ``mode``)."""
+        out = []
+        for i, r in enumerate(self.results):
+            rec = {"template": self.templates[i] if self.templates else "", "mode": self.mode}
+            rec.update(r.to_dict())
+            out.append(rec)
+        return out
+
+
+def _is_sentences(test: Any) -> bool:
+    return all(any(c.isspace() for c in w.strip()) for ws in test.sets().values() for w in ws.words)
+
+
+def _encoder_fn(model: Any) -> Callable[[list[str]], Any]:
+    """The model's ``encode_sentences`` (or ``encode``), or a ConfigError naming the model."""
+    fn = getattr(model, "encode_sentences", None) or getattr(model, "encode", None)
+    if fn is None or not callable(fn):
+        raise ConfigError(
+            f"SEAT needs a sentence encoder (st:NAME_OR_PATH, minilm) or a transformer (hf:NAME_OR_PATH); "
+            f"{getattr(model, 'name', 'this model')} gives static word vectors only"
+        )
+    return fn
+
+
+def _template_text() -> Any:
+    """The module that holds SEAT's template text: bleached defaults, slot filling, validation.
+
+    That text is stimulus data, not model code; it still lives beside the
+    sentence encoder (:mod:`isoeat.backends.sentence`). This is the one
+    place statistics reach into ``backends``, until it moves to ``wordsets``.
+    """
+    from ..backends import sentence
+
+    return sentence
+
+
+@documents_calibration
+def seat(
+    model: SentenceEncoder,
+    test: AssociationTest | str,
+    *,
+    templates: Sequence[str] | None = None,
+    calibration: Calibrator | str | None = None,
+    mode: str = "auto",
+    capitalize: bool = True,
+    alpha: float = 0.05,
+    rng: int | np.random.Generator | None = 0,
+    force: bool = False,
+    ddof: int = 1,
+    alternative: str = "greater",
+    method: str = "auto",
+    n_permutations: int = 100_000,
+    **weat_kwargs: Any,
+) -> SEATResult:
+    """SEAT of ``test`` on a sentence encoder, per template, with mean and range of d.
+
+    Parameters
+    ----------
+    model : SentenceEncoder
+        Anything with ``encode_sentences`` or ``encode``
+        (:class:`isoeat._types.SentenceEncoder`): ``load_model("st:minilm")``,
+        any ``st:``/``hf:`` encoder.
+    test : AssociationTest or str
+        A test or registered id (``"W6"``), or a test loaded from a
+        sent-bias file.
+    templates : sequence of str, optional
+        Each with exactly one ``{}``; default :data:`~isoeat.backends.sentence.DEFAULT_TEMPLATES`.
+    calibration : see CALIBRATION_DOC
+    mode : {"auto", "templates", "sentences"}
+        ``"auto"``: stimuli that all contain white space are sentences and
+        are embedded as given; otherwise words go into templates.
+    capitalize : bool, default True
+        Upper-case the first letter of sentences that start with the slot.
+    alpha : float, default 0.05
+        Level for counting significant templates.
+    rng : None, int or Generator, default 0
+        One child seed per template (``SeedSequence.spawn``), recorded in
+        each result; the root seed is the SEAT result's ``seed``.
+    ddof, alternative, method, n_permutations, **weat_kwargs
+        See :func:`~isoeat.stats.weat.weat_from_vectors`.
+
+    Returns
+    -------
+    SEATResult
+    """
+    from ..wordsets import get_test
+
+    if isinstance(test, str):
+        test = get_test(test)
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    encode = _encoder_fn(model)
+    if mode == "auto":
+        mode = "sentences" if _is_sentences(test) else "templates"
+    sets = test.sets()
+    if mode == "sentences":
+        templates_t: tuple[str, ...] = ()
+        filled = [{role: list(ws.words) for role, ws in sets.items()}]
+    else:
+        text = _template_text()
+        templates_t = text.validate_templates(text.DEFAULT_TEMPLATES if templates is None else templates)
+        filled = [{role: [text.fill_template(t, w, capitalize=capitalize) for w in ws.words]
+                   for role, ws in sets.items()} for t in templates_t]
+    cal, cal_name = resolve_calibration(calibration, model, force=force)  # after the cheap checks: may fit
+    texts = list(dict.fromkeys(s for f in filled for ss in f.values() for s in ss))
+    vecs = np.asarray(encode(texts), dtype=np.float64)
+    if cal is not None:
+        vecs = cal.transform(vecs)
+    row = {t: i for i, t in enumerate(texts)}
+    root, seed = resolve_seed_sequence(rng)
+    seeds = root.spawn(len(filled))
+    name = getattr(model, "name", "")
+    results = []
+    for i, f in enumerate(filled):
+        mats = {role: vecs[[row[s] for s in ss]] for role, ss in f.items()}
+        results.append(weat_from_vectors(
+            mats["X"], mats["Y"], mats["A"], mats["B"], ddof=ddof, alternative=alternative, method=method,
+            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]), test=test.id,
+            bias_type=test.bias_type, model=name, calibration=cal_name, **weat_kwargs,
+        ))
+    ds = np.array([r.effect_size for r in results], dtype=np.float64)
+    finite = ds[np.isfinite(ds)]
+    nan = float("nan")
+    return SEATResult(
+        test=test.id, bias_type=test.bias_type, model=name, calibration=cal_name, seed=seed, mode=mode,
+        templates=templates_t, results=tuple(results),
+        effect_size_mean=float(finite.mean()) if finite.size else nan,
+        effect_size_min=float(finite.min()) if finite.size else nan,
+        effect_size_max=float(finite.max()) if finite.size else nan,
+        n_x=results[0].n_x, n_y=results[0].n_y, n_a=results[0].n_a, n_b=results[0].n_b,
+        alpha=float(alpha),
+    )
