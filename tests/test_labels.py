@@ -173,7 +173,7 @@ def test_quick_run_resumes_and_refuses_a_foreign_folder(tmp_path, glove, capsys)
     foreign.mkdir()
     (foreign / "results.csv").write_text("mine\n")
     assert main(["run", "--tests", "W6", "--out", str(foreign)]) == 2
-    assert "holds no isoeat experiment" in capsys.readouterr().err
+    assert "isoeat did not write" in capsys.readouterr().err
     assert (foreign / "results.csv").read_text() == "mine\n"
 
 

@@ -116,8 +116,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
                       method=args.method, n_permutations=args.permutations, rng=args.seed,
                       min_coverage=args.min_coverage, force=args.force)
-    recs = [{**r.to_dict(), "model": model.name, "calibration": cal.name if cal is not None else "none",
-             "A": test.A.name, "B": test.B.name} for r in results]
+    recs = [{**r.to_dict(), "A": test.A.name, "B": test.B.name} for r in results]
     if args.format == "json":
         sys.stdout.write(to_json(recs))
     elif args.format == "csv":

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._errors import ConfigError
-from ..stats.weat import WEATResult, weat
+from ..stats.weat import WEATResult, resolve_seed_sequence, weat
 
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
@@ -167,16 +167,11 @@ def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: f
 
 
 def result_from_record(rec: dict) -> WEATResult:
-    """A :class:`WEATResult` from a tidy record (a cell's ``result`` plus the runner's columns)."""
-    from dataclasses import fields
+    """A :class:`WEATResult` from a tidy record (a cell's ``result`` plus the runner's columns).
 
-    names = {f.name for f in fields(WEATResult)}
-    kw = {k: v for k, v in rec.items() if k in names}
-    kw["model"] = rec.get("model_name") or rec.get("model", "")
-    for k in ("dropped", "case_folded", "s_x", "s_y"):
-        if k in kw:
-            kw[k] = tuple(kw[k] or ())
-    return WEATResult(**kw)
+    The runner's ``model`` column is the model's label; the result's own name is ``model_name``.
+    """
+    return WEATResult.from_dict({**rec, "model": rec.get("model_name") or rec.get("model", "")})
 
 
 @dataclass(frozen=True)
@@ -339,14 +334,7 @@ def compare_calibration(
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
         calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
-    if isinstance(rng, np.random.Generator):
-        root = np.random.SeedSequence(int(rng.integers(0, 2**63)))
-    elif rng is None:
-        root = np.random.SeedSequence()
-    else:
-        if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-            raise ConfigError(f"rng (seed) must be None, a non-negative int or a Generator, got {rng!r}")
-        root = np.random.SeedSequence(int(rng))
+    root, _ = resolve_seed_sequence(rng)
     children = root.spawn(2 * len(tests))
     pairs: list[tuple[WEATResult, WEATResult]] = []
     total = 2 * len(tests)
