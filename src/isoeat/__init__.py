@@ -23,6 +23,7 @@ from ._errors import (
     ExperimentMismatchError,
     ExperimentNotFoundError,
     FingerprintMismatchError,
+    InvalidValueError,
     IsoeatError,
     IsoeatFileNotFoundError,
     IsoeatWarning,
@@ -95,6 +96,7 @@ __all__ = [
     # errors
     "IsoeatError",
     "ConfigError",
+    "InvalidValueError",
     "CoverageError",
     "DataFormatError",
     "DimensionMismatchError",

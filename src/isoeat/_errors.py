@@ -14,6 +14,7 @@ from __future__ import annotations
 __all__ = [
     "IsoeatError",
     "ConfigError",
+    "InvalidValueError",
     "DataFormatError",
     "CoverageError",
     "NotFittedError",
@@ -36,6 +37,43 @@ class IsoeatError(Exception):
 
 class ConfigError(IsoeatError, ValueError):
     """A parameter or option has a value outside what is allowed."""
+
+
+class InvalidValueError(ConfigError):
+    """A parameter of the wrong type, or outside its range or choices.
+
+    Raised by the validators of :mod:`isoeat._validate`. The message reads
+    ``"<parameter> must be <requirement>, got <received>"`` (``"; got"`` after
+    a list of choices), optionally followed by a did-you-mean hint. The parts
+    are kept as attributes so that a caller can word the message for its
+    context (the experiment file says ``"<key>: expected ..."``).
+
+    Attributes
+    ----------
+    parameter : str
+        The parameter's name as the user wrote it.
+    requirement : str
+        What is allowed, e.g. ``"a positive integer"``, ``"a number in (0, 1)"``.
+    received : str
+        The value received, shown with ``repr`` (and its type when that is the problem).
+    hint : str
+        ``""`` or ``"; did you mean 'x'?"``.
+    """
+
+    def __init__(self, parameter: str, requirement: str, received: str, hint: str = "", sep: str = ", ") -> None:
+        self.parameter = parameter
+        self.requirement = requirement
+        self.received = received
+        self.hint = hint
+        self.sep = sep
+        super().__init__(f"{parameter} must be {self.detail()}")
+
+    def detail(self, requirement: str | None = None) -> str:
+        """``"<requirement>, got <received><hint>"``, with ``requirement`` replaced when given."""
+        return f"{requirement or self.requirement}{self.sep}got {self.received}{self.hint}"
+
+    def __reduce__(self):  # picklable (Dask sends errors between processes)
+        return (type(self), (self.parameter, self.requirement, self.received, self.hint, self.sep))
 
 
 class UnknownNameError(ConfigError, KeyError):

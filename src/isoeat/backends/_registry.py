@@ -9,13 +9,13 @@ Their modules import torch only when a model is first run.
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from .._errors import ConfigError, IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
+from .._registry import Registry
 from .transformer import INSTALL_LINE
 from .static import (
     StaticVectors,
@@ -94,13 +94,15 @@ def _load_minilm(**kwargs: Any) -> Any:
     return _contextual("hf", "minilm", **kwargs)
 
 
-#: Named models that load without a path.
-NAMED_MODELS: dict[str, Callable[..., Any]] = {
-    "glove-6b-50d": _load_glove_6b_50d,
-    "minilm": _load_minilm,
-}
-_ALIASES = {"glove": "glove-6b-50d", "glove-6b": "glove-6b-50d", "glove6b50d": "glove-6b-50d",
-            "all-minilm-l6-v2": "minilm", "minilm-l6": "minilm"}
+#: Named models that load without a path (case-insensitive, with aliases such as ``glove``).
+NAMED_MODELS: Registry[Callable[..., Any]] = Registry(
+    "model",
+    {"glove-6b-50d": _load_glove_6b_50d, "minilm": _load_minilm},
+    aliases={"glove": "glove-6b-50d", "glove-6b": "glove-6b-50d", "glove6b50d": "glove-6b-50d",
+             "all-minilm-l6-v2": "minilm", "minilm-l6": "minilm"},
+    fold_case=True,
+    known="named models",
+)
 #: Keywords meant for contextual encoders that static models accept and ignore.
 _CONTEXTUAL_ONLY = ("cache_dir", "use_cache")
 #: Contextual-encoder keywords that static models ignore when ``None`` (so a caller such as the CLI
@@ -150,6 +152,9 @@ FORMAT_PREFIXES: dict[str, Callable[..., Any]] = {
     "gensim": _reader(read_gensim_kv, "gensim"),
     "npy": _npy,
 }
+
+NAMED_MODELS.also = (f"or PREFIX:PATH with PREFIX in {', '.join(FORMAT_PREFIXES)}; "
+                     "or hf:NAME_OR_PATH / st:NAME_OR_PATH for transformer and sentence encoders")
 
 
 def _sniff(path: Path) -> str:
@@ -230,11 +235,11 @@ def load_model(spec: str, **kwargs: Any) -> Any:
     if not isinstance(spec, str) or not spec.strip():
         raise UnknownNameError(f"model spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
-    key = _ALIASES.get(spec.lower(), spec.lower())
-    if key in NAMED_MODELS:
+    key = NAMED_MODELS.resolve(spec)
+    if key is not None:
         if key not in _contextual_named():
             kwargs = _static_kwargs(spec, kwargs)
-        return NAMED_MODELS[key](**kwargs)
+        return NAMED_MODELS.get(key)(**kwargs)
     prefix, sep, rest = spec.partition(":")
     if sep and prefix.lower() in CONTEXTUAL_PREFIXES:
         if not rest.strip():
@@ -251,16 +256,9 @@ def load_model(spec: str, **kwargs: Any) -> Any:
             raise IsoeatFileNotFoundError(f"{path}: is a folder, expected a vector file")
         fmt = _sniff(path)
         return FORMAT_PREFIXES[fmt](spec, **kwargs)
-    names = list(NAMED_MODELS) + list(_ALIASES)
-    close = difflib.get_close_matches(spec.lower(), names, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
     looks_like_path = any(c in spec for c in "/\\") or "." in Path(spec).name
     what = "no such file" if looks_like_path else "unknown model"
-    raise UnknownNameError(
-        f"{what} {spec!r}{hint} (named models: {', '.join(NAMED_MODELS)}; "
-        f"or PREFIX:PATH with PREFIX in {', '.join(FORMAT_PREFIXES)}; "
-        "or hf:NAME_OR_PATH / st:NAME_OR_PATH for transformer and sentence encoders)"
-    )
+    raise NAMED_MODELS.unknown(spec, what=f"{what} {spec!r}")
 
 
 def _contextual_named() -> set[str]:

@@ -18,11 +18,11 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from .._errors import (
-    ConfigError,
     DataFormatError,
     IsoeatFileNotFoundError,
     MissingDependencyError,
 )
+from .._validate import check_int
 from .base import Lookup
 
 __all__ = [
@@ -210,8 +210,7 @@ class StaticVectors:
         description : str
             How the sample was drawn (for the whitener's metadata).
         """
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConfigError(f"reference size 'n' must be a positive integer, got {n!r}")
+        n = check_int("reference size 'n'", n, lo=1)
         if text is None:
             m = min(int(n), len(self))
             vecs = np.asarray(self.vectors[:m], dtype=np.float64)

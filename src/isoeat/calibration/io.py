@@ -117,9 +117,9 @@ def load_calibrator(path: str | Path) -> Any:
             if not isinstance(meta, dict):
                 raise DataFormatError(f"{path}: metadata is not a JSON object")
             name = meta.get("calibration", "zca")
-            cls = CALIBRATORS.get(name)
-            if cls is None:
+            if name not in CALIBRATORS:
                 raise DataFormatError(f"{path}: unknown calibration {name!r} in metadata")
+            cls = CALIBRATORS.get(name)
             missing = [k for k in cls._state_arrays if k not in files]
             if missing:
                 raise DataFormatError(f"{path}: not an isoeat calibrator (missing {', '.join(missing)})")

@@ -14,43 +14,36 @@ dimension. It declares:
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
 
-from .._errors import ConfigError, UnknownNameError
+from .._errors import ConfigError
+from .._registry import Registry
 from .zca import ZCAWhitener
 
 __all__ = ["CALIBRATORS", "register_calibrator", "make_calibrator", "fit_calibrator", "calibration_names"]
 
-#: name -> calibrator class
-CALIBRATORS: dict[str, type] = {"zca": ZCAWhitener}
+#: name -> calibrator class (a :class:`~isoeat._registry.Registry`; read it like a mapping)
+CALIBRATORS: Registry[type] = Registry("calibration", {"zca": ZCAWhitener}, cutoff=0.4)
 
 
 def register_calibrator(cls: type) -> type:
-    """Add a calibrator class under ``cls.name`` (refuses duplicates)."""
+    """Add a calibrator class under ``cls.name`` (refuses another class under a taken name)."""
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{cls!r} has no 'name' class attribute")
-    if name in CALIBRATORS and CALIBRATORS[name] is not cls:
-        raise ConfigError(f"a calibrator named {name!r} is already registered")
-    CALIBRATORS[name] = cls
-    return cls
+    return CALIBRATORS.register(name, cls, same_ok=True)
 
 
 def calibration_names() -> tuple[str, ...]:
     """``("none", "zca", ...)``: every value ``--calibration`` accepts."""
-    return ("none", *CALIBRATORS)
+    return ("none", *CALIBRATORS.names())
 
 
 def make_calibrator(name: str, **params: Any) -> Any:
     """An unfitted calibrator by name, e.g. ``make_calibrator("zca", eps=1e-3)``."""
     if name not in CALIBRATORS:
-        close = difflib.get_close_matches(str(name), list(CALIBRATORS), n=3, cutoff=0.4)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UnknownNameError(
-            f"unknown calibration {name!r}{hint} (known: {', '.join(calibration_names())})"
-        )
-    cls = CALIBRATORS[name]
+        raise CALIBRATORS.unknown(name, names=calibration_names())
+    cls = CALIBRATORS.get(name)
     try:
         return cls(**params)
     except TypeError as exc:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, DimensionMismatchError, IsoeatWarning, NotFittedError
+from .._validate import check_real
 
 __all__ = ["ZCAWhitener"]
 
@@ -92,10 +93,7 @@ class ZCAWhitener:
         return f"ZCAWhitener(eps={self.eps!r})"
 
     def _validate_eps(self) -> float:
-        eps = self.eps
-        if isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating)) or not np.isfinite(eps) or eps < 0:
-            raise ConfigError(f"eps must be a finite number >= 0, got {eps!r}")
-        return float(eps)
+        return check_real("eps", self.eps, lo=0)
 
     def fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
         """Estimate mean, covariance (n−1) and the whitening matrix from ``X``."""

@@ -129,7 +129,7 @@ def _cmd_seat(args: argparse.Namespace) -> int:
     tests = resolve_tests(args.test)
     templates = load_templates(args.templates) if args.templates else None
     model = _load_encoder(args)
-    cal = calibrator_from_args(args, model)
+    cal = _calibrator(args, model)
     kw = weat_kwargs(args)
     kw.pop("min_coverage", None)
     seeds = np.random.SeedSequence(args.seed).spawn(len(tests))

@@ -11,6 +11,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
+from .._random import as_generator
+from .._validate import check_int
 from ._index import TOKEN_RE, WordIndex, word_pattern
 from ._readers import ReadStats
 from ._text import PREPROCESS_VERSION, has_formula, normalize_space
@@ -101,21 +103,13 @@ class Sample(tuple):
 # ---------------------------------------------------------------------------
 
 
-def _check_int(name: str, value: Any, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if value < minimum:
-        raise ConfigError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
 def check_settings(min_tokens: Any, max_tokens: Any, max_sentences: Any, seed: Any) -> dict[str, int]:
     """Validate the corpus settings; :class:`~isoeat.ConfigError` names the bad parameter."""
     s = {
-        "min_tokens": _check_int("min_tokens", min_tokens, 1),
-        "max_tokens": _check_int("max_tokens", max_tokens, 1),
-        "max_sentences": _check_int("max_sentences", max_sentences, 1),
-        "seed": _check_int("seed", seed, 0),
+        "min_tokens": check_int("min_tokens", min_tokens, lo=1),
+        "max_tokens": check_int("max_tokens", max_tokens, lo=1),
+        "max_sentences": check_int("max_sentences", max_sentences, lo=1),
+        "seed": check_int("seed", seed, lo=0),
     }
     if s["min_tokens"] > s["max_tokens"]:
         raise ConfigError(
@@ -138,7 +132,7 @@ class _Reservoir:
         self.k = k
         self.n = 0
         self.items: list[tuple[int, str]] = []
-        self._rng = np.random.default_rng(seed)
+        self._rng = as_generator(seed, name="seed")
         self._u: list[float] = []
         self._ui = 0
 
@@ -480,7 +474,7 @@ class Corpus:
             ``k < 1``, or a word without any letter, digit or underscore.
         """
         word = _check_word(word)
-        k = _check_int("k", k, 1)
+        k = check_int("k", k, lo=1)
         ids = self._matches(word, False)
         ignore_case = False
         if ids.size == 0:
@@ -488,7 +482,7 @@ class Corpus:
             ignore_case = bool(ids.size)
         if ids.size == 0:
             return Contexts(word, (), 0, False, (), ())
-        gen = np.random.default_rng([self.seed, _word_seed(word)] if rng is None else rng)
+        gen = as_generator(np.random.SeedSequence([self.seed, _word_seed(word)]) if rng is None else rng)
         chosen = ids[gen.permutation(ids.size)[:k]]
         search = word_pattern(word, ignore_case).search
         sents, spans, kept = [], [], []
@@ -521,8 +515,8 @@ class Corpus:
         Sample
             A tuple of sentences with ``capped``, ``n_requested`` and ``sentence_ids``.
         """
-        n = _check_int("n", n, 1)
-        gen = np.random.default_rng([self.seed, 0x73616D706C65] if rng is None else rng)
+        n = check_int("n", n, lo=1)
+        gen = as_generator(np.random.SeedSequence([self.seed, 0x73616D706C65]) if rng is None else rng)
         order = gen.permutation(len(self.sentences))[:n].tolist()
         return Sample((self.sentences[i] for i in order), n, order)
 

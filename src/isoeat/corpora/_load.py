@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 import threading
 from collections import OrderedDict
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
 from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
+from .._registry import Registry
 from ._corpus import Corpus, check_settings
 from ._readers import (
     FORMATS,
@@ -168,21 +168,28 @@ def _gensim_wiki() -> _Source:
 
 
 #: Named corpora: name -> resolver returning a source (description, paragraphs factory, identity).
-NAMED_CORPORA: dict[str, Callable[[], _Source]] = {
-    "gensim-wiki": _gensim_wiki,
-    "wikitext-103": _wikitext_named("wikitext-103-raw-v1", "ISOEAT_WIKITEXT103", shared=False),
-    "wikitext-2": _wikitext_named("wikitext-2-raw-v1", "ISOEAT_WIKITEXT2", shared=True),
-}
-_ALIASES = {
-    "gensim": "gensim-wiki",
-    "gensim-wikipedia": "gensim-wiki",
-    "wikitext103": "wikitext-103",
-    "wt103": "wikitext-103",
-    "wikitext-103-raw-v1": "wikitext-103",
-    "wikitext2": "wikitext-2",
-    "wt2": "wikitext-2",
-    "wikitext-2-raw-v1": "wikitext-2",
-}
+#: Case-insensitive, with aliases (``wt103``, ``gensim``, ...).
+NAMED_CORPORA: Registry[Callable[[], _Source]] = Registry(
+    "corpus",
+    {
+        "gensim-wiki": _gensim_wiki,
+        "wikitext-103": _wikitext_named("wikitext-103-raw-v1", "ISOEAT_WIKITEXT103", shared=False),
+        "wikitext-2": _wikitext_named("wikitext-2-raw-v1", "ISOEAT_WIKITEXT2", shared=True),
+    },
+    aliases={
+        "gensim": "gensim-wiki",
+        "gensim-wikipedia": "gensim-wiki",
+        "wikitext103": "wikitext-103",
+        "wt103": "wikitext-103",
+        "wikitext-103-raw-v1": "wikitext-103",
+        "wikitext2": "wikitext-2",
+        "wt2": "wikitext-2",
+        "wikitext-2-raw-v1": "wikitext-2",
+    },
+    fold_case=True,
+    known="named corpora",
+    also=f"or FORMAT:PATH with FORMAT in {', '.join(FORMAT_PREFIXES)}; or a path",
+)
 
 
 def available_corpora() -> list[str]:
@@ -191,9 +198,9 @@ def available_corpora() -> list[str]:
 
 
 def _resolve(spec: str) -> tuple[str, _Source]:
-    key = _ALIASES.get(spec.lower(), spec.lower())
-    if key in NAMED_CORPORA:
-        return key, NAMED_CORPORA[key]()
+    key = NAMED_CORPORA.resolve(spec)
+    if key is not None:
+        return key, NAMED_CORPORA.get(key)()
     prefix, sep, rest = spec.partition(":")
     if sep and prefix.lower() in FORMAT_PREFIXES:
         if not rest.strip():
@@ -208,13 +215,7 @@ def _resolve(spec: str) -> tuple[str, _Source]:
     looks_like_path = any(c in spec for c in "/\\") or "." in path.name or spec.startswith("~")
     if looks_like_path:
         raise IsoeatFileNotFoundError(f"{path}: no such file or folder (corpus spec {spec!r})")
-    names = list(NAMED_CORPORA) + list(_ALIASES)
-    close = difflib.get_close_matches(spec.lower(), names, n=3, cutoff=0.5)
-    hint = f"; did you mean {', '.join(dict.fromkeys(_ALIASES.get(c, c) for c in close))}?" if close else ""
-    raise UnknownNameError(
-        f"unknown corpus {spec!r} and no such file or folder{hint} (named corpora: "
-        f"{', '.join(NAMED_CORPORA)}; or FORMAT:PATH with FORMAT in {', '.join(FORMAT_PREFIXES)}; or a path)"
-    )
+    raise NAMED_CORPORA.unknown(spec, what=f"unknown corpus {spec!r} and no such file or folder")
 
 
 def load_corpus(

@@ -53,7 +53,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from .._errors import ConfigError, MissingDependencyError
+from .._errors import MissingDependencyError
+from .._validate import check_choice
 
 __all__ = [
     "detokenize_wikitext",
@@ -304,6 +305,5 @@ def get_splitter(name: str | Splitter) -> Splitter:
     """Resolve a splitter name (``"sentencex"``, ``"regex"``) or pass a :class:`Splitter` through."""
     if isinstance(name, Splitter):
         return name
-    if not isinstance(name, str) or name.lower() not in SPLITTERS:
-        raise ConfigError(f"splitter must be one of {', '.join(SPLITTERS)}, got {name!r}")
-    return SPLITTERS[name.lower()]()
+    key = check_choice("splitter", name.lower() if isinstance(name, str) else name, tuple(SPLITTERS))
+    return SPLITTERS[key]()

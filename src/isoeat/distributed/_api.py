@@ -11,6 +11,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError, SchedulerUnreachableError
+from .._validate import check_choice, check_int, check_real
 from ..calibration.moments import CovarianceAccumulator
 from . import _worker
 
@@ -69,8 +70,7 @@ def connect(client: Any = None, scheduler: str | None = None, *, timeout: float 
         raise ConfigError("give a Dask client (client=) or a scheduler address (scheduler=)")
     if not isinstance(scheduler, str) or not scheduler.strip():
         raise ConfigError(f"scheduler must be an address such as tcp://HOST:8786, got {scheduler!r}")
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise ConfigError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    timeout = check_real("timeout (seconds)", timeout, lo=0, lo_open=True, finite=False)
     distributed = require_dask()
     kwargs: dict[str, Any] = {"timeout": timeout, "set_as_default": False}
     if scheduler.endswith(".json"):
@@ -125,10 +125,8 @@ class ShardPlan:
 def _split(n_items: int, shards: Any, default_size: int) -> list[tuple[int, int]]:
     if shards is None:
         k = max(1, math.ceil(n_items / default_size))
-    elif isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or shards < 1:
-        raise ConfigError(f"shards must be a positive integer, got {shards!r}")
     else:
-        k = int(shards)
+        k = check_int("shards", shards, lo=1)
     bounds = np.linspace(0, n_items, k + 1).round().astype(int)
     return [(int(bounds[i]), int(bounds[i + 1])) for i in range(k)]
 
@@ -170,15 +168,13 @@ def plan_reference_shards(
 
     if not isinstance(model_spec, str) or not model_spec.strip():
         raise ConfigError(f"model_spec must be a model spec string (e.g. 'minilm'), got {model_spec!r}")
-    if isinstance(n_reference, bool) or not isinstance(n_reference, (int, np.integer)) or n_reference < 1:
-        raise ConfigError(f"n_reference must be a positive integer, got {n_reference!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+    n_reference = check_int("n_reference", n_reference, lo=1)
+    seed = check_int("seed", seed, lo=0)
     options = dict(model_options or {})
     model = load_model(model_spec, **options)  # contextual encoders load no weights here
     ref_kwargs = dict(reference_kwargs or {})
-    if unit is not None and unit not in ("word", "sentence"):
-        raise ConfigError(f"unit must be 'word' or 'sentence', got {unit!r}")
+    if unit is not None:
+        unit = check_choice("unit", unit, ("word", "sentence"))
     if hasattr(model, "reference_batches"):
         if "text" in ref_kwargs:
             if corpus is not None:
@@ -342,8 +338,7 @@ def fit_calibrator_distributed(
     empty shards. The result does not depend on the number of workers.
     """
     _check_calibration(calibration, params)
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise ConfigError(f"retries must be a non-negative integer, got {retries!r}")
+    retries = check_int("retries", retries, lo=0)
     local = client is None and scheduler is None
     if not local and client is None:
         require_dask()

@@ -14,15 +14,37 @@ Examples
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping
 
-from .._errors import ConfigError, IsoeatError, IsoeatFileNotFoundError
+from .._errors import ConfigError, IsoeatError
+from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
+    _ADJUST,
+    _ALTERNATIVES,
+    _ANISO_KEYS,
+    _CAL_KEYS,
+    _CI_METHODS,
+    _FIG_FORMATS,
+    _METHODS,
+    _MODEL_KEYS,
+    _REFERENCE_KEYS,
+    _REPORT_KEYS,
+    _SETTINGS_KEYS,
+    _SIM_KEYS,
+    _TOP_KEYS,
+    _Checker,
+    _check_corpus,
+    _is_contextual_spec,
+    _preflight_model,
+    _show,
+    _UniqueKeyLoader,
+    _where,
+    read_yaml,
+    similarity_benchmarks,
+)
 
 __all__ = [
     "ExperimentConfig",
@@ -59,124 +81,6 @@ settings:
   reference: {size: 100000}
 """
 
-_TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "settings", "anisotropy", "similarity", "report")
-_MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options")
-_CAL_KEYS = ("name", "label", "params")
-_SETTINGS_KEYS = (
-    "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
-    "bootstrap", "ci_method", "ci_level", "resample_attributes", "stop_early", "contexts_per_word", "layer",
-    "reference",
-)
-_REFERENCE_KEYS = ("corpus", "size", "sentences")
-_ANISO_KEYS = ("sample", "components", "heatmap_size")
-_SIM_KEYS = ("benchmarks", "bootstrap")
-_REPORT_KEYS = ("test_heatmaps", "figure_formats", "dpi")
-_METHODS = ("auto", "exact", "monte-carlo")
-_ALTERNATIVES = ("greater", "less", "two-sided")
-_ADJUST = ("holm", "bh", "none")
-_CI_METHODS = ("percentile", "bca")
-_FIG_FORMATS = ("png", "pdf", "svg")
-
-
-# --------------------------------------------------------------------------- errors and checks
-def _where(source: str | None, key: str) -> str:
-    if source and key:
-        return f"{source}: {key}"
-    return source or key
-
-
-class _Checker:
-    """Helpers that raise :class:`ConfigError` naming the key, the value and what is allowed."""
-
-    def __init__(self, source: str | None) -> None:
-        self.source = source
-
-    def fail(self, key: str, msg: str) -> ConfigError:
-        where = _where(self.source, key)
-        return ConfigError(f"{where}: {msg}" if where else msg)
-
-    def keys(self, key: str, mapping: Any, allowed: Sequence[str]) -> dict:
-        if not isinstance(mapping, Mapping):
-            raise self.fail(key, f"expected a mapping with keys {', '.join(allowed)}; got {_show(mapping)}")
-        for k in mapping:
-            if k not in allowed:
-                close = difflib.get_close_matches(str(k), list(allowed), n=1, cutoff=0.6)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                sub = f"{key}.{k}" if key else str(k)
-                raise self.fail(sub, f"unknown key{hint} (allowed: {', '.join(allowed)})")
-        return dict(mapping)
-
-    def integer(self, key: str, v: Any, *, lo: int | None = None) -> int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
-                v = int(v)
-            else:
-                what = "a whole number" + (f" >= {lo}" if lo is not None else "")
-                raise self.fail(key, f"expected {what}, got {_show(v)}")
-        if lo is not None and v < lo:
-            raise self.fail(key, f"expected a whole number >= {lo}, got {v}")
-        return int(v)
-
-    def number(self, key: str, v: Any, *, lo: float | None = None, hi: float | None = None,
-               lo_open: bool = False, hi_open: bool = False) -> float:
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            if isinstance(v, str):  # YAML reads 1e-3 (no dot) as a string
-                try:
-                    v = float(v)
-                except ValueError:
-                    raise self.fail(key, f"expected a number{_range(lo, hi, lo_open, hi_open)}, got {_show(v)}") from None
-            else:
-                raise self.fail(key, f"expected a number{_range(lo, hi, lo_open, hi_open)}, got {_show(v)}")
-        v = float(v)
-        ok = math.isfinite(v)
-        if lo is not None:
-            ok = ok and (v > lo if lo_open else v >= lo)
-        if hi is not None:
-            ok = ok and (v < hi if hi_open else v <= hi)
-        if not ok:
-            raise self.fail(key, f"expected a number{_range(lo, hi, lo_open, hi_open)}, got {v:g}")
-        return v
-
-    def choice(self, key: str, v: Any, allowed: Sequence[Any]) -> Any:
-        if isinstance(v, bool) or not isinstance(v, (str, int)) or v not in allowed:
-            close = difflib.get_close_matches(str(v), [str(a) for a in allowed], n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise self.fail(key, f"expected one of {', '.join(map(str, allowed))}; got {_show(v)}{hint}")
-        return v
-
-    def string(self, key: str, v: Any, *, empty: bool = False) -> str:
-        if not isinstance(v, str) or (not empty and not v.strip()):
-            raise self.fail(key, f"expected a non-empty string, got {_show(v)}")
-        return v.strip()
-
-    def boolean(self, key: str, v: Any) -> bool:
-        if not isinstance(v, bool):
-            raise self.fail(key, f"expected true or false, got {_show(v)}")
-        return v
-
-    def str_list(self, key: str, v: Any, *, allow_str: bool = True) -> list[str]:
-        if allow_str and isinstance(v, str):
-            v = [p.strip() for p in v.split(",") if p.strip()]
-        if not isinstance(v, list) or not v:
-            raise self.fail(key, f"expected a non-empty list of strings, got {_show(v)}")
-        return [self.string(f"{key}[{i}]", x) for i, x in enumerate(v)]
-
-
-def _range(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool) -> str:
-    if lo is None and hi is None:
-        return ""
-    if hi is None:
-        return f" {'>' if lo_open else '>='} {lo:g}"
-    if lo is None:
-        return f" {'<' if hi_open else '<='} {hi:g}"
-    return f" in {'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-
-
-def _show(v: Any) -> str:
-    text = repr(v)
-    if len(text) > 60:
-        text = text[:57] + "..."
-    return f"{text} ({type(v).__name__})" if not isinstance(v, str) else text
 
 
 # --------------------------------------------------------------------------- the specs
@@ -419,11 +323,6 @@ test_hash.__test__ = False  # keep pytest from collecting it
 
 
 # --------------------------------------------------------------------------- loading
-def _is_contextual_spec(spec: str) -> bool:
-    low = spec.strip().lower()
-    return low.startswith(("hf:", "st:", "minilm")) or low in {"minilm", "all-minilm-l6-v2"}
-
-
 def default_family(spec: str) -> str:
     """The paper's family for a model spec: hf: -> contextualized (SimCSE -> contrastive), st:/minilm -> contrastive."""
     low = spec.strip().lower()
@@ -448,32 +347,6 @@ def family_from_kind(kind: str | None) -> str | None:
     return None
 
 
-class _UniqueKeyLoader:
-    """A yaml SafeLoader that refuses duplicate keys (a silent overwrite hides mistakes)."""
-
-    @staticmethod
-    def make():
-        import yaml
-
-        class Loader(yaml.SafeLoader):
-            pass
-
-        def construct_mapping(loader, node, deep=False):
-            loader.flatten_mapping(node)
-            seen: dict = {}
-            for key_node, _ in node.value:
-                key = loader.construct_object(key_node, deep=deep)
-                if key in seen:
-                    raise ConfigError(
-                        f"duplicate key {key!r} (line {key_node.start_mark.line + 1}; first on line {seen[key]})"
-                    )
-                seen[key] = key_node.start_mark.line + 1
-            return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-        Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-        return Loader
-
-
 def load_config(path: str | Path) -> ExperimentConfig:
     """Read and validate an experiment file (YAML, or JSON which YAML reads too).
 
@@ -484,26 +357,8 @@ def load_config(path: str | Path) -> ExperimentConfig:
     IsoeatFileNotFoundError
         The file (or a test file it names) does not exist.
     """
-    import yaml
-
     path = Path(path)
-    if not path.is_file():
-        raise IsoeatFileNotFoundError(f"{path}: no such config file")
-    try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader.make())  # noqa: S506 - a SafeLoader subclass
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
-    if data is None:
-        raise ConfigError(f"{path}: the file is empty; it needs at least 'models' (see docs/experiments.md)")
+    data, text = read_yaml(path)
     return parse_config(data, source=str(path), base_dir=path.parent, text=text)
 
 
@@ -579,34 +434,6 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
     return Settings(**{**asdict(d), "reference": d.reference, **kw})
 
 
-def _check_corpus(ck: _Checker, spec: str, base: Path) -> str:
-    """A named corpus (wikitext-103, wikitext-2, gensim-wiki, ...), FORMAT:PATH, or an existing file/folder."""
-    names: list[str] = []
-    prefixes: list[str] = []
-    try:
-        from ..corpora import _load as cl
-
-        names = list(getattr(cl, "NAMED_CORPORA", {})) + list(getattr(cl, "_ALIASES", {}))
-        prefixes = list(getattr(cl, "FORMAT_PREFIXES", {}))
-    except ImportError:  # pragma: no cover - corpora ships with isoeat
-        pass
-    if spec.lower() in {n.lower() for n in names}:
-        return spec
-    prefix, sep, rest = spec.partition(":")
-    path_part = rest if (sep and prefix.lower() in prefixes) else spec
-    p = Path(path_part).expanduser()
-    if not p.is_absolute():
-        p = base / p
-    if p.exists():
-        return f"{prefix}:{p.resolve()}" if (sep and prefix.lower() in prefixes) else str(p.resolve())
-    close = difflib.get_close_matches(spec.lower(), names, n=2, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise ck.fail("settings.reference.corpus",
-                  f"no such file or folder {str(p)!r} and no named corpus {spec!r}{hint} (named corpora: "
-                  f"{', '.join(getattr(cl, 'NAMED_CORPORA', {})) if names else 'none'}; or FORMAT:PATH with FORMAT in "
-                  f"{', '.join(prefixes) or '-'}; or omit the key for each model's default reference sample)")
-
-
 def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
     if raw is None:
         raise ck.fail("models", "missing: give a list of model specs, e.g. [glove-6b-50d]")
@@ -644,32 +471,6 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
     if dup:
         raise ck.fail("models", f"label(s) used more than once: {', '.join(dup)} (give each model a distinct 'label')")
     return tuple(out)
-
-
-def _preflight_model(ck: _Checker, key: str, spec: str) -> None:
-    """Catch an unknown model name before a long grid starts (loading happens later, once per model)."""
-    try:
-        from ..backends import _registry as reg
-    except Exception:  # pragma: no cover - backends always present
-        return
-    named = {n.lower() for n in getattr(reg, "NAMED_MODELS", {})} | {a.lower() for a in getattr(reg, "_ALIASES", {})}
-    low = spec.lower()
-    if low in named or _is_contextual_spec(spec):
-        return
-    prefix, sep, rest = spec.partition(":")
-    prefixes = {p.lower() for p in getattr(reg, "FORMAT_PREFIXES", {})}
-    if sep and len(prefix) > 1 and prefix.lower() in prefixes:
-        if rest and not Path(rest.split(",")[0]).expanduser().exists():
-            raise ck.fail(key, f"no such file {rest.split(',')[0]!r} (from model spec {spec!r})")
-        return
-    if sep and len(prefix) > 1:
-        return  # a prefix this version does not know: load_model decides (and the cells record why)
-    if Path(spec).expanduser().exists():
-        return
-    close = difflib.get_close_matches(low, sorted(named), n=2, cutoff=0.5)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise ck.fail(key, f"unknown model {spec!r}{hint} (named models: {', '.join(sorted(getattr(reg, 'NAMED_MODELS', {})))}; "
-                  f"or PREFIX:PATH with PREFIX in {', '.join(sorted(prefixes))}; or an existing file)")
 
 
 def _parse_tests(ck: _Checker, raw: Any, base: Path) -> tuple[tuple[Any, ...], tuple[str, ...]]:
@@ -799,24 +600,6 @@ def _parse_anisotropy(ck: _Checker, raw: Any) -> AnisotropySpec | None:
     if "heatmap_size" in r:
         kw["heatmap_size"] = ck.integer("anisotropy.heatmap_size", r["heatmap_size"], lo=10)
     return AnisotropySpec(**kw)
-
-
-def similarity_benchmarks() -> tuple[str, ...]:
-    """Benchmark names :mod:`isoeat.similarity` knows (empty when the module is absent)."""
-    try:
-        from .. import similarity as sim  # type: ignore[attr-defined]
-    except ImportError:
-        return ()
-    for attr in ("benchmark_names", "list_benchmarks", "available_benchmarks"):
-        fn = getattr(sim, attr, None)
-        if callable(fn):
-            try:
-                names = fn()
-                return tuple(n if isinstance(n, str) else getattr(n, "name", str(n)) for n in names)
-            except Exception:  # pragma: no cover - defensive
-                continue
-    reg = getattr(sim, "BENCHMARKS", None)
-    return tuple(reg) if isinstance(reg, Mapping) else ()
 
 
 def _parse_similarity(ck: _Checker, raw: Any) -> SimilaritySpec | None:

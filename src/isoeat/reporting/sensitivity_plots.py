@@ -24,6 +24,7 @@ from typing import Any, Sequence
 
 from .._errors import ConfigError, MissingDependencyError
 from .._io import atomic_write_with
+from .._validate import check_choice
 
 __all__ = ["plot_sensitivity", "save_sensitivity_figures", "require_matplotlib", "FIGURE_KINDS"]
 
@@ -84,8 +85,7 @@ def plot_sensitivity(result: Any, kind: str = "eps", ax: Any = None, *, alpha: f
         Significance level of the markers (default: the result's).
     """
     Figure = require_matplotlib()
-    if kind not in FIGURE_KINDS:
-        raise ConfigError(f"kind must be one of {', '.join(FIGURE_KINDS)}; got {kind!r}")
+    kind = check_choice("kind", kind, FIGURE_KINDS)
     recs, meta = _records(result)
     alpha = float(alpha if alpha is not None else meta.get("alpha", 0.05))
     rows = [r for r in recs if r["kind"] == kind]

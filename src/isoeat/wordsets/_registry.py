@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Iterable
 
-from .._errors import ConfigError, UnknownNameError
+from .._errors import ConfigError
+from .._registry import Registry
 from ._loaders import load_tests_from_file
 from ._spec import AssociationTest, WordSet
 
-__all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "builtin_metadata"]
-
-_USER: dict[str, AssociationTest] = {}
-
+__all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "builtin_metadata", "TESTS"]
 
 @lru_cache(maxsize=1)
 def builtin_metadata() -> dict:
@@ -46,8 +43,15 @@ def _builtin() -> dict[str, AssociationTest]:
     return out
 
 
-def _all() -> dict[str, AssociationTest]:
-    return {**_builtin(), **_USER}
+def _load_builtin(reg: Registry[AssociationTest]) -> None:
+    for test_id, test in _builtin().items():
+        reg.register(test_id, test)
+
+
+#: Every registered test: the built-in W1..W10 (read at first use), then user tests. Ids are case-insensitive.
+TESTS: Registry[AssociationTest] = Registry(
+    "test id", fold_case=True, cutoff=0.4, also="or give a YAML/JSON file path", loader=_load_builtin
+)
 
 
 def get_test(test_id: str) -> AssociationTest:
@@ -68,32 +72,19 @@ def get_test(test_id: str) -> AssociationTest:
     >>> get_test("W6").sizes
     (8, 8, 8, 8)
     """
-    tests = _all()
-    if test_id in tests:
-        return tests[test_id]
-    folded = {k.lower(): k for k in tests}
-    if isinstance(test_id, str) and test_id.strip().lower() in folded:
-        return tests[folded[test_id.strip().lower()]]
-    close = difflib.get_close_matches(str(test_id), list(tests), n=3, cutoff=0.4)
-    hint = f"; did you mean {', '.join(close)}?" if close else ""
-    raise UnknownNameError(
-        f"unknown test id {test_id!r}{hint} (known: {', '.join(tests)}; or give a YAML/JSON file path)"
-    )
+    return TESTS.get(test_id)
 
 
 def list_tests() -> tuple[AssociationTest, ...]:
     """All registered tests: the built-in ones in order W1..W10, then user tests."""
-    return tuple(_all().values())
+    return tuple(TESTS.values())
 
 
 def register_test(test: AssociationTest) -> AssociationTest:
-    """Add a user test to the registry; duplicate ids are refused."""
+    """Add a user test to the registry; duplicate ids (in any case) are refused."""
     if not isinstance(test, AssociationTest):
         raise ConfigError(f"register_test expects an AssociationTest, got {type(test).__name__}")
-    if test.id.lower() in {k.lower() for k in _all()}:
-        raise ConfigError(f"a test with id {test.id!r} is already registered")
-    _USER[test.id] = test
-    return test
+    return TESTS.register(test.id, test)
 
 
 def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:

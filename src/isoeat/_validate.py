@@ -1,0 +1,316 @@
+"""One validator per kind of parameter (in the spirit of scipy's ``_xxx_iv`` functions).
+
+Every public function of isoeat checks its parameters at the edge, once,
+with these helpers. Each raises :class:`~isoeat.InvalidValueError` (a
+:class:`~isoeat.ConfigError`) whose one-line message names the parameter,
+what is allowed and the value received::
+
+    n_resamples must be a positive integer, got 0
+    alpha must be a number in (0, 1), got 1.5
+    method must be one of auto, exact, monte-carlo; got 'exakt'; did you mean 'exact'?
+
+Conventions
+-----------
+* ``bool`` is never a number: ``True`` is refused where an integer or a real
+  is expected (``True`` is not 1), and ``1`` is refused where a bool is
+  expected (so are strings such as ``"no"``).
+* numpy scalars (``np.int64``, ``np.float32``, ``np.bool_``) are accepted and
+  returned as the Python type.
+* Reals must be finite unless ``finite=False``; NaN is refused unless
+  ``nan=True`` (then it is returned without a range check).
+* Strings are never converted: ``"3"`` is not an integer here. Readers of text
+  formats (YAML, the command line) convert first and then validate.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import numbers
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from ._errors import InvalidValueError
+
+__all__ = ["check_int", "check_real", "check_choice", "check_bool", "suggest", "show", "describe_range"]
+
+
+# --------------------------------------------------------------------------- presentation
+def show(value: Any, *, limit: int = 60) -> str:
+    """``repr`` of a received value, cut to ``limit`` characters, with its type unless it is a string.
+
+    Examples
+    --------
+    >>> show("many")
+    "'many'"
+    >>> show(True)
+    'True (bool)'
+    """
+    text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text if isinstance(value, str) else f"{text} ({type(value).__name__})"
+
+
+def _plain(value: Any) -> str:
+    """``repr`` of a number as Python writes it (``np.float64(2.0)`` shows as ``2.0``)."""
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}" if isinstance(x, float) else str(x)
+
+
+def describe_range(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,
+                   hi_open: bool = False) -> str:
+    """The bounds as words: ``""``, ``" >= 0"``, ``" < 1"`` or ``" in (0, 1]"``.
+
+    Examples
+    --------
+    >>> describe_range(0, 1, lo_open=True, hi_open=True)
+    ' in (0, 1)'
+    >>> describe_range(lo=2)
+    ' >= 2'
+    """
+    if lo is None and hi is None:
+        return ""
+    if hi is None:
+        return f" {'>' if lo_open else '>='} {_num(lo)}"
+    if lo is None:
+        return f" {'<' if hi_open else '<='} {_num(hi)}"
+    return f" in {'(' if lo_open else '['}{_num(lo)}, {_num(hi)}{')' if hi_open else ']'}"
+
+
+def _int_requirement(lo: int | None, hi: int | None) -> str:
+    if hi is None and lo == 1:
+        return "a positive integer"
+    if hi is None and lo == 0:
+        return "a non-negative integer"
+    return "an integer" + describe_range(lo, hi)
+
+
+def _real_requirement(lo: float | None, hi: float | None, lo_open: bool, hi_open: bool, finite: bool) -> str:
+    # with both bounds the number is finite anyway; say "finite" only when it adds something
+    word = "a finite number" if finite and (lo is None or hi is None) else "a number"
+    return word + describe_range(lo, hi, lo_open=lo_open, hi_open=hi_open)
+
+
+# --------------------------------------------------------------------------- validators
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_))
+
+
+def check_int(name: str, value: Any, *, lo: int | None = None, hi: int | None = None) -> int:
+    """Validate an integer parameter and return it as ``int``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    value : Any
+        The value received. ``int`` and numpy integers are accepted; ``bool``,
+        floats (even ``2.0``) and strings are refused.
+    lo, hi : int, optional
+        Inclusive bounds.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InvalidValueError
+        Wrong type or out of range; the message names ``name``, the range and the value.
+
+    Examples
+    --------
+    >>> check_int("k", 3, lo=1)
+    3
+    >>> check_int("k", 0, lo=1)
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: k must be a positive integer, got 0
+    >>> check_int("seed", True, lo=0)
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: seed must be a non-negative integer, got True (bool)
+    """
+    requirement = _int_requirement(lo, hi)
+    if _is_bool(value) or not isinstance(value, numbers.Integral):
+        raise InvalidValueError(name, requirement, show(value))
+    v = int(value)
+    if (lo is not None and v < lo) or (hi is not None and v > hi):
+        raise InvalidValueError(name, requirement, _plain(value))
+    return v
+
+
+def check_real(name: str, value: Any, *, lo: float | None = None, hi: float | None = None, lo_open: bool = False,
+               hi_open: bool = False, finite: bool = True, nan: bool = False) -> float:
+    """Validate a real parameter and return it as ``float``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, used in the message.
+    value : Any
+        ``int``, ``float`` or a numpy integer/floating scalar; ``bool`` and strings are refused.
+    lo, hi : float, optional
+        Bounds, inclusive unless ``lo_open``/``hi_open``.
+    lo_open, hi_open : bool
+        Exclude the bound itself.
+    finite : bool
+        Refuse ``inf`` and ``-inf`` (default True).
+    nan : bool
+        Accept NaN (returned as is, without a range check; default False).
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    InvalidValueError
+        Wrong type, NaN, infinite or out of range.
+
+    Examples
+    --------
+    >>> check_real("alpha", 0.05, lo=0, hi=1, lo_open=True, hi_open=True)
+    0.05
+    >>> check_real("alpha", 1, lo=0, hi=1, lo_open=True, hi_open=True)
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: alpha must be a number in (0, 1), got 1
+    >>> check_real("eps", float("nan"), lo=0)
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: eps must be a finite number >= 0, got nan
+    """
+    requirement = _real_requirement(lo, hi, lo_open, hi_open, finite)
+    if _is_bool(value) or not isinstance(value, numbers.Real):
+        raise InvalidValueError(name, requirement, show(value))
+    v = float(value)
+    if math.isnan(v):
+        if nan:
+            return v
+        raise InvalidValueError(name, requirement, _plain(value))
+    ok = not (finite and math.isinf(v))
+    if lo is not None:
+        ok = ok and (v > lo if lo_open else v >= lo)
+    if hi is not None:
+        ok = ok and (v < hi if hi_open else v <= hi)
+    if not ok:
+        raise InvalidValueError(name, requirement, _plain(value))
+    return v
+
+
+def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
+    """Validate that ``value`` is one of ``choices``; return the matching choice.
+
+    ``True`` does not match ``1`` (nor ``False`` ``0``) unless a bool is among
+    the choices. The message lists the choices and suggests the closest one.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name.
+    value : Any
+        The value received.
+    choices : iterable
+        The allowed values, in the order the message lists them.
+
+    Returns
+    -------
+    The element of ``choices`` equal to ``value``.
+
+    Raises
+    ------
+    InvalidValueError
+        Not one of the choices.
+
+    Examples
+    --------
+    >>> check_choice("alternative", "less", ("greater", "less", "two-sided"))
+    'less'
+    >>> check_choice("method", "exakt", ("auto", "exact", "monte-carlo"))
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: method must be one of auto, exact, monte-carlo; got 'exakt'; did you mean 'exact'?
+    """
+    options = tuple(choices)
+    bool_ok = any(_is_bool(c) for c in options)
+    if bool_ok or not _is_bool(value):
+        for c in options:
+            try:
+                same = bool(c == value) and _is_bool(c) == _is_bool(value)
+            except Exception:  # noqa: BLE001 - an exotic __eq__ is simply "not equal"
+                same = False
+            if same:
+                return c
+    hint = suggest(str(value), [str(c) for c in options]) if isinstance(value, str) else ""
+    raise InvalidValueError(name, "one of " + ", ".join(map(str, options)), show(value), hint, sep="; ")
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """Validate a flag: ``True``/``False`` (or ``numpy.bool_``) only; ``1``, ``"no"`` are refused.
+
+    Examples
+    --------
+    >>> check_bool("cache", False)
+    False
+    >>> check_bool("cache", "no")
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: cache must be true or false, got 'no'
+    """
+    if not _is_bool(value):
+        raise InvalidValueError(name, "true or false", show(value))
+    return bool(value)
+
+
+# --------------------------------------------------------------------------- did you mean
+def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float = 0.6, quote: bool = True,
+            aliases: Mapping[str, str] | None = None, fold_case: bool = False) -> str:
+    """The did-you-mean hint for an unknown ``word``: ``"; did you mean 'x'?"`` or ``""``.
+
+    The close matches are those of :func:`difflib.get_close_matches` (at most
+    ``n``, similarity ratio >= ``cutoff``), best first.
+
+    Parameters
+    ----------
+    word : str
+        What the user wrote.
+    candidates : iterable of str
+        The valid names.
+    n : int
+        How many suggestions at most (default 1).
+    cutoff : float
+        Minimum :class:`difflib.SequenceMatcher` ratio (default 0.6).
+    quote : bool
+        Quote the suggestions with ``repr`` (keys and choices), or list them
+        bare (registered names: ``did you mean W1, W10?``).
+    aliases : mapping, optional
+        Alternative spellings, alias -> name: matched too, reported as their name.
+    fold_case : bool
+        Compare case-insensitively (suggestions keep their spelling).
+
+    Examples
+    --------
+    >>> suggest("permutaions", ["permutations", "method"])
+    "; did you mean 'permutations'?"
+    >>> suggest("W11", ["W1", "W2", "W10"], n=3, cutoff=0.4, quote=False)
+    '; did you mean W1, W10, W2?'
+    >>> suggest("xyz", ["W1"])
+    ''
+    """
+    alias_map = dict(aliases or {})
+    key = str.lower if fold_case else str
+    spelled: dict[str, str] = {}
+    for c in [*map(str, candidates), *alias_map]:
+        spelled.setdefault(key(c), c)
+    close = difflib.get_close_matches(key(str(word)), list(spelled), n=n, cutoff=cutoff)
+    names = list(dict.fromkeys(alias_map.get(spelled[c], spelled[c]) for c in close))
+    if not names:
+        return ""
+    return "; did you mean " + ", ".join(repr(s) if quote else s for s in names) + "?"
+

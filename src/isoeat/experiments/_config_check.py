@@ -1,0 +1,224 @@
+"""Validation of experiment files: the key checker, the safe YAML reader, model and corpus preflight.
+
+:mod:`isoeat.experiments.config` holds the dataclasses and the parsing of each
+section; this module holds what every section uses. Every error names the key
+(``settings.permutations``, ``models[2].family``), what is allowed and the value
+received; the values themselves are checked by :mod:`isoeat._validate`, so an
+experiment file and a Python call refuse the same values.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from .._errors import ConfigError, InvalidValueError, IsoeatFileNotFoundError
+from .._validate import check_bool, check_choice, check_int, check_real, describe_range, show, suggest
+
+__all__: list[str] = []
+
+_show = show
+
+# --------------------------------------------------------------------------- the keys of each section
+_TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "settings", "anisotropy", "similarity", "report")
+_MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options")
+_CAL_KEYS = ("name", "label", "params")
+_SETTINGS_KEYS = (
+    "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
+    "bootstrap", "ci_method", "ci_level", "resample_attributes", "stop_early", "contexts_per_word", "layer",
+    "reference",
+)
+_REFERENCE_KEYS = ("corpus", "size", "sentences")
+_ANISO_KEYS = ("sample", "components", "heatmap_size")
+_SIM_KEYS = ("benchmarks", "bootstrap")
+_REPORT_KEYS = ("test_heatmaps", "figure_formats", "dpi")
+_METHODS = ("auto", "exact", "monte-carlo")
+_ALTERNATIVES = ("greater", "less", "two-sided")
+_ADJUST = ("holm", "bh", "none")
+_CI_METHODS = ("percentile", "bca")
+_FIG_FORMATS = ("png", "pdf", "svg")
+
+
+def _where(source: str | None, key: str) -> str:
+    if source and key:
+        return f"{source}: {key}"
+    return source or key
+
+
+class _Checker:
+    """Helpers that raise :class:`ConfigError` naming the key, the value and what is allowed.
+
+    Messages read ``"<file>: <key>: expected <what>, got <value>"``; the checks
+    are those of :mod:`isoeat._validate`, with two conversions that YAML needs:
+    a string such as ``1e-3`` (YAML 1.1 reads it as text) is a number, and a
+    float such as ``100000.0`` is a whole number.
+    """
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source
+
+    def fail(self, key: str, msg: str) -> ConfigError:
+        where = _where(self.source, key)
+        return ConfigError(f"{where}: {msg}" if where else msg)
+
+    def _check(self, key: str, fn: Callable[..., Any], v: Any, *args: Any, requirement: str | None = None,
+               **kwargs: Any) -> Any:
+        try:
+            return fn(key, v, *args, **kwargs)
+        except InvalidValueError as exc:
+            raise self.fail(key, "expected " + exc.detail(requirement)) from None
+
+    def keys(self, key: str, mapping: Any, allowed: Sequence[str]) -> dict:
+        if not isinstance(mapping, Mapping):
+            raise self.fail(key, f"expected a mapping with keys {', '.join(allowed)}; got {_show(mapping)}")
+        for k in mapping:
+            if k not in allowed:
+                sub = f"{key}.{k}" if key else str(k)
+                raise self.fail(sub, f"unknown key{suggest(str(k), allowed)} (allowed: {', '.join(allowed)})")
+        return dict(mapping)
+
+    def integer(self, key: str, v: Any, *, lo: int | None = None) -> int:
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+            v = int(v)
+        return self._check(key, check_int, v, lo=lo, requirement=f"a whole number{describe_range(lo)}")
+
+    def number(self, key: str, v: Any, *, lo: float | None = None, hi: float | None = None,
+               lo_open: bool = False, hi_open: bool = False) -> float:
+        if isinstance(v, str):  # YAML reads 1e-3 (no dot) as a string
+            try:
+                v = float(v)
+            except ValueError:
+                pass
+        return self._check(key, check_real, v, lo=lo, hi=hi, lo_open=lo_open, hi_open=hi_open)
+
+    def choice(self, key: str, v: Any, allowed: Sequence[Any]) -> Any:
+        return self._check(key, check_choice, v, allowed)
+
+    def string(self, key: str, v: Any, *, empty: bool = False) -> str:
+        if not isinstance(v, str) or (not empty and not v.strip()):
+            raise self.fail(key, f"expected a non-empty string, got {_show(v)}")
+        return v.strip()
+
+    def boolean(self, key: str, v: Any) -> bool:
+        return self._check(key, check_bool, v)
+
+    def str_list(self, key: str, v: Any, *, allow_str: bool = True) -> list[str]:
+        if allow_str and isinstance(v, str):
+            v = [p.strip() for p in v.split(",") if p.strip()]
+        if not isinstance(v, list) or not v:
+            raise self.fail(key, f"expected a non-empty list of strings, got {_show(v)}")
+        return [self.string(f"{key}[{i}]", x) for i, x in enumerate(v)]
+
+
+# --------------------------------------------------------------------------- YAML
+class _UniqueKeyLoader:
+    """A yaml SafeLoader that refuses duplicate keys (a silent overwrite hides mistakes)."""
+
+    @staticmethod
+    def make():
+        import yaml
+
+        class Loader(yaml.SafeLoader):
+            pass
+
+        def construct_mapping(loader, node, deep=False):
+            loader.flatten_mapping(node)
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = loader.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise ConfigError(
+                        f"duplicate key {key!r} (line {key_node.start_mark.line + 1}; first on line {seen[key]})"
+                    )
+                seen[key] = key_node.start_mark.line + 1
+            return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+        Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+        return Loader
+
+
+def read_yaml(path: Path) -> tuple[Any, str]:
+    """``(data, text)`` of an experiment file: safe loader, duplicate keys refused, errors with file and line."""
+    import yaml
+
+    if not path.is_file():
+        raise IsoeatFileNotFoundError(f"{path}: no such config file")
+    try:
+        text = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read ({exc})") from None
+    try:
+        data = yaml.load(text, Loader=_UniqueKeyLoader.make())  # noqa: S506 - a SafeLoader subclass
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError(f"{path}: not valid YAML{where}: {problem}") from None
+    if data is None:
+        raise ConfigError(f"{path}: the file is empty; it needs at least 'models' (see docs/experiments.md)")
+    return data, text
+
+
+# --------------------------------------------------------------------------- models and corpora
+def _is_contextual_spec(spec: str) -> bool:
+    low = spec.strip().lower()
+    return low.startswith(("hf:", "st:", "minilm")) or low in {"minilm", "all-minilm-l6-v2"}
+
+
+def _check_corpus(ck: _Checker, spec: str, base: Path) -> str:
+    """A named corpus (wikitext-103, wikitext-2, gensim-wiki, ...), FORMAT:PATH, or an existing file/folder."""
+    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA
+
+    if spec in NAMED_CORPORA:
+        return spec
+    prefixes = [p.lower() for p in FORMAT_PREFIXES]
+    prefix, sep, rest = spec.partition(":")
+    path_part = rest if (sep and prefix.lower() in prefixes) else spec
+    p = Path(path_part).expanduser()
+    if not p.is_absolute():
+        p = base / p
+    if p.exists():
+        return f"{prefix}:{p.resolve()}" if (sep and prefix.lower() in prefixes) else str(p.resolve())
+    raise ck.fail("settings.reference.corpus",
+                  f"no such file or folder {str(p)!r} and no named corpus {spec!r}{NAMED_CORPORA.suggest(spec)} "
+                  f"(named corpora: {', '.join(NAMED_CORPORA.names()) or 'none'}; or FORMAT:PATH with FORMAT in "
+                  f"{', '.join(FORMAT_PREFIXES) or '-'}; or omit the key for each model's default reference sample)")
+
+
+def _preflight_model(ck: _Checker, key: str, spec: str) -> None:
+    """Catch an unknown model name before a long grid starts (loading happens later, once per model)."""
+    from ..backends import FORMAT_PREFIXES, NAMED_MODELS
+
+    if spec in NAMED_MODELS or _is_contextual_spec(spec):
+        return
+    prefix, sep, rest = spec.partition(":")
+    prefixes = {p.lower() for p in FORMAT_PREFIXES}
+    if sep and len(prefix) > 1 and prefix.lower() in prefixes:
+        if rest and not Path(rest.split(",")[0]).expanduser().exists():
+            raise ck.fail(key, f"no such file {rest.split(',')[0]!r} (from model spec {spec!r})")
+        return
+    if sep and len(prefix) > 1:
+        return  # a prefix this version does not know: load_model decides (and the cells record why)
+    if Path(spec).expanduser().exists():
+        return
+    raise ck.fail(key, str(NAMED_MODELS.unknown(spec)))
+
+
+def similarity_benchmarks() -> tuple[str, ...]:
+    """Benchmark names :mod:`isoeat.similarity` knows (empty when the module is absent)."""
+    try:
+        from .. import similarity as sim  # type: ignore[attr-defined]
+    except ImportError:
+        return ()
+    for attr in ("benchmark_names", "list_benchmarks", "available_benchmarks"):
+        fn = getattr(sim, attr, None)
+        if callable(fn):
+            try:
+                names = fn()
+                return tuple(n if isinstance(n, str) else getattr(n, "name", str(n)) for n in names)
+            except Exception:  # pragma: no cover - defensive
+                continue
+    reg = getattr(sim, "BENCHMARKS", None)
+    return tuple(reg) if isinstance(reg, Mapping) else ()
