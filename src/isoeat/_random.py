@@ -32,14 +32,14 @@ import numpy as np
 from ._errors import InvalidValueError
 from ._validate import check_int, show
 
-__all__ = ["as_generator", "seed_sequence", "spawn_seeds", "RNG_TYPES"]
+__all__ = ["as_generator", "seed_sequence", "spawn_seeds", "resolve_seed", "resolve_seed_sequence", "RNG_TYPES"]
 
 #: What an ``rng`` parameter accepts, in words (for messages and docstrings).
 RNG_TYPES = "None, a non-negative integer, a numpy.random.Generator or a numpy.random.SeedSequence"
 
 
 def _seed(rng: Any, name: str) -> int:
-    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral):
+    if isinstance(rng, (bool, np.bool_)) or not isinstance(rng, numbers.Integral) or rng < 0:
         raise InvalidValueError(name, RNG_TYPES, show(rng))
     return check_int(name, rng, lo=0)
 
@@ -75,7 +75,7 @@ def as_generator(rng: Any = None, *, name: str = "rng") -> np.random.Generator:
     >>> as_generator(-1)
     Traceback (most recent call last):
     ...
-    isoeat._errors.InvalidValueError: rng must be a non-negative integer, got -1
+    isoeat._errors.InvalidValueError: rng must be None, a non-negative integer, a numpy.random.Generator or a numpy.random.SeedSequence, got -1 (int)
     """
     if rng is None:
         return np.random.default_rng()
@@ -133,3 +133,43 @@ def spawn_seeds(rng: Any, n: int, *, name: str = "rng") -> list[int]:
     n = check_int("n", n, lo=0)
     root = seed_sequence(rng, name=name)
     return [int(c.generate_state(1)[0]) for c in root.spawn(n)]
+
+
+def _recordable(rng: Any, name: str) -> int | None:
+    """The int seed a result can record for ``rng``: the seed itself, a fresh one for None, None otherwise."""
+    if rng is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return None
+    return _seed(rng, name)
+
+
+def resolve_seed(rng: Any, *, name: str = "rng") -> tuple[np.random.Generator, int | None]:
+    """A Generator for ``rng`` and the seed to record: ``None`` draws a fresh seed and records it.
+
+    The seed recorded replays the result: ``resolve_seed(seed)`` gives the
+    same stream. A Generator is used as given (nothing to record).
+
+    Examples
+    --------
+    >>> gen, seed = resolve_seed(3)
+    >>> seed, bool(gen.integers(0, 100) == np.random.default_rng(3).integers(0, 100))
+    (3, True)
+    """
+    if isinstance(rng, np.random.Generator):
+        return rng, None
+    seed = _recordable(rng, name)
+    return (np.random.default_rng(rng) if seed is None else np.random.default_rng(seed)), seed
+
+
+def resolve_seed_sequence(rng: Any, *, name: str = "rng (seed)") -> tuple[np.random.SeedSequence, int | None]:
+    """The root SeedSequence for ``rng`` and the seed to record (:func:`seed_sequence` plus the seed).
+
+    Examples
+    --------
+    >>> root, seed = resolve_seed_sequence(7)
+    >>> seed, root.entropy
+    (7, 7)
+    """
+    seed = _recordable(rng, name)
+    return (seed_sequence(rng, name=name) if seed is None else np.random.SeedSequence(seed)), seed

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 import numpy as np
 
 from .._errors import ConfigError, CoverageError
+from .._random import resolve_seed, resolve_seed_sequence  # noqa: F401 - re-exported (one home: _random)
 from .._types import Calibrator, Encoder
 from .bootstrap import effect_size
 from .permutation import PermutationResult, partition_test
@@ -88,42 +89,6 @@ def test_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
 
 
 test_statistic.__test__ = False  # keep pytest from collecting it
-
-
-def _seed(rng: Any, refusal: str) -> int:
-    """The int seed that ``rng`` (None or a non-negative int) stands for; None draws a fresh one."""
-    if rng is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-        raise ConfigError(f"{refusal}, got {rng!r}")
-    return int(rng)
-
-
-def resolve_seed(rng: Any) -> tuple[np.random.Generator, int | None]:
-    """Turn the ``rng`` keyword (None, int or Generator) into a Generator and a recordable seed."""
-    if isinstance(rng, np.random.Generator):
-        return rng, None
-    seed = _seed(rng, "rng must be None, a non-negative int or a numpy Generator")
-    return np.random.default_rng(seed), seed
-
-
-def resolve_seed_sequence(rng: Any) -> tuple[np.random.SeedSequence, int | None]:
-    """Turn the ``rng`` keyword into a root :class:`numpy.random.SeedSequence` to spawn children from.
-
-    An int is the root's seed; ``None`` draws a fresh one and records it; a
-    Generator gives the root one draw (``int(rng.integers(0, 2**63))``) and
-    no recordable seed.
-
-    Examples
-    --------
-    >>> root, seed = resolve_seed_sequence(7)
-    >>> seed, root.entropy
-    (7, 7)
-    """
-    if isinstance(rng, np.random.Generator):
-        return np.random.SeedSequence(int(rng.integers(0, 2**63))), None
-    seed = _seed(rng, "rng (seed) must be None, a non-negative int or a Generator")
-    return np.random.SeedSequence(seed), seed
 
 
 CALIBRATION_DOC = """calibration : None, str or Calibrator, default None
