@@ -22,26 +22,22 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning, MissingDependencyError
-from .base import Lookup
-from .cache import EmbeddingCache
-from .transformer import (
+from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning
+from ._contextual import _check_int, _ContextualBase, _texts_digest, check_template
+from ._contextual import _as_corpus, _chunked_statistics  # noqa: F401  (importable from here, as before)
+from ._hf import _read_config, load_sentence_transformer, require_sentence_transformers
+from ._hf import (  # noqa: F401  (importable from here, as before)
     INSTALL_LINE,
-    _as_corpus,
-    _check_int,
-    _chunked_statistics,
     _quiet_hf,
-    _read_config,
-    _texts_digest,
-    check_template,
     folder_fingerprint,
     resolve_model_folder,
     select_device,
 )
+from .base import Lookup
 
 __all__ = [
     "SentenceEncoder",
@@ -66,19 +62,6 @@ DEFAULT_TEMPLATES: tuple[str, ...] = (
     "{} is a person.",
     "It is {}.",
 )
-
-
-def require_sentence_transformers() -> Any:
-    """Import sentence_transformers (and torch), or raise ``MissingDependencyError`` with the install line."""
-    try:
-        import sentence_transformers
-        import torch  # noqa: F401
-    except ImportError as exc:
-        raise MissingDependencyError(
-            f"st: sentence encoders need torch and sentence-transformers ({exc.name or exc} is not installed): "
-            f"{INSTALL_LINE}"
-        ) from None
-    return sentence_transformers
 
 
 def fill_template(template: str, word: str, *, capitalize: bool = True) -> str:
@@ -194,7 +177,7 @@ def _st_dim(folder: Path) -> int | None:
     return dim
 
 
-class SentenceEncoder:
+class SentenceEncoder(_ContextualBase):
     """A sentence-transformers model (``st:NAME_OR_PATH``).
 
     Parameters
@@ -212,14 +195,14 @@ class SentenceEncoder:
         Reference sentences for whitening (default ``"gensim-wiki"``).
     seed : int, default 0
     batch_size : int, default 64
+    chunk_size : int, default 2048
+        Reference sentences per streamed batch and cache file.
     device : str, optional
         Default: CUDA when present, else CPU.
     progress : bool, optional
         Progress bar (default: when stderr is a terminal).
     cache_dir, use_cache
         Embedding cache (see :class:`~isoeat.backends.cache.EmbeddingCache`).
-    chunk_size : int, default 2048
-        Reference sentences per streamed batch and cache file.
     """
 
     kind = "sentence"
@@ -234,11 +217,11 @@ class SentenceEncoder:
         corpus: Any = None,
         seed: int = 0,
         batch_size: int = 64,
+        chunk_size: int = 2048,
         device: str | None = None,
         progress: bool | None = None,
         cache_dir: str | os.PathLike | None = None,
         use_cache: bool | None = None,
-        chunk_size: int = 2048,
         _folder: Path | None = None,
         _source: str | None = None,
     ) -> None:
@@ -249,51 +232,22 @@ class SentenceEncoder:
         self.seed = _check_int("seed", seed, 0)
         self.batch_size = _check_int("batch_size", batch_size, 1)
         self.chunk_size = _check_int("chunk_size", chunk_size, 1)
-        self.progress = progress
-        self._device_arg = device
-        if _folder is None:
-            _folder, _source = resolve_model_folder(model, prefix="st")
-        self.folder = Path(_folder)
-        self.source = _source or "local folder"
-        self.name = name or f"st:{model}"
+        self._init_source(model, "st", name=name, corpus=corpus, device=device, progress=progress,
+                          cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source)
         self._dim = _st_dim(self.folder)
-        self._corpus_arg = corpus
-        self._corpus: Any = None
-        self.cache = EmbeddingCache(cache_dir, enabled=use_cache)
-        self._model: Any = None
-        self._model_fp: str | None = None
-        self.last_report: dict[str, Any] = {}
 
     def __repr__(self) -> str:
         return f"SentenceEncoder(name={self.name!r}, dim={self._dim}, normalize={self.normalize_embeddings})"
 
     # -- identity ------------------------------------------------------------
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._load()
-            self._dim = int(self._model.get_sentence_embedding_dimension())
-        return int(self._dim)
-
-    @property
-    def model_fingerprint(self) -> str:
-        if self._model_fp is None:
-            self._model_fp = folder_fingerprint(self.folder)
-        return self._model_fp
+    def _loaded_dim(self) -> int:
+        return int(self._model.get_sentence_embedding_dimension())
 
     @property
     def fingerprint(self) -> str:
         """Hash of the model folder and whether embeddings are normalised."""
         h = hashlib.sha256(f"st|{self.model_fingerprint}|normalize={self.normalize_embeddings}".encode())
         return h.hexdigest()[:16]
-
-    @property
-    def corpus(self) -> Any:
-        if self._corpus is None:
-            self._corpus = _as_corpus(self._corpus_arg, self.seed)
-            if len(self._corpus) == 0:
-                raise DataFormatError(f"corpus {getattr(self._corpus, 'name', '?')}: no usable sentences")
-        return self._corpus
 
     def _configured_max_seq_length(self) -> int | None:
         try:
@@ -313,41 +267,18 @@ class SentenceEncoder:
         v = getattr(self._model, "max_seq_length", None)
         return int(v) if v else None
 
-    def describe(self) -> dict[str, Any]:
+    def _settings(self) -> dict[str, Any]:
         return {
-            "name": self.name,
-            "kind": self.kind,
-            "source": f"{self.folder} ({self.source})",
-            "dim": self.dim,
             "normalize_embeddings": self.normalize_embeddings,
             "template": self.template,
             "max_seq_length": self.max_seq_length,
-            "fingerprint": self.fingerprint,
-            "model_fingerprint": self.model_fingerprint,
         }
 
     # -- model ---------------------------------------------------------------
     def _load(self) -> None:
         if self._model is not None:
             return
-        st = require_sentence_transformers()
-        device = select_device(self._device_arg)
-        try:
-            with _quiet_hf():
-                try:
-                    model = st.SentenceTransformer(str(self.folder), device=device, local_files_only=True)
-                except TypeError:  # older sentence-transformers
-                    model = st.SentenceTransformer(str(self.folder), device=device)
-        except ImportError as exc:
-            raise MissingDependencyError(
-                f"{self.folder}: loading this model needs a package that is not installed ({exc}); "
-                f"install it, or the extra: {INSTALL_LINE}"
-            ) from None
-        except Exception as exc:  # transformers, safetensors and tokenizers raise many kinds
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise DataFormatError(
-                f"{self.folder}: sentence-transformers cannot load this folder as a model ({first})"
-            ) from None
+        model, device = load_sentence_transformer(self.folder, self._device_arg)
         model.eval()
         self._model = model
         self.device = device
@@ -428,97 +359,35 @@ class SentenceEncoder:
         vecs = self.encode([fill_template(self.template, w) for w in words]) if words else np.zeros((0, self.dim))
         return Lookup(words, vecs, words, (), ())
 
-    # -- reference vectors ---------------------------------------------------
-    def _reference_setup(self, n: Any, unit: str | None, corpus: Any, text: Any, seed: Any) -> tuple[Any, ...]:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConfigError(f"reference size 'n' must be a positive integer, got {n!r}")
+    # -- reference vectors (streamed by _ContextualBase) ---------------------
+    _stats_kind = "st-reference-stats"
+    _truncation_note = "longer than max_seq_length were truncated by the encoder"
+
+    def _check_unit(self, unit: str | None) -> str:
         if unit not in (None, "sentence"):
             raise ConfigError(
                 f"unit={unit!r}: st: encoders give sentence embeddings, so their reference unit is 'sentence' "
                 "(for word-occurrence vectors use an hf: model)"
             )
-        if corpus is not None and text is not None:
-            raise ConfigError("give the reference corpus as corpus= or text=, not both")
-        seed = self.seed if seed is None else _check_int("seed", seed, 0)
-        src = corpus if corpus is not None else text
-        corp = self.corpus if src is None else _as_corpus(src, seed)
-        sents = tuple(corp.sample(int(n), rng=seed))
-        if not sents:
-            raise DataFormatError(f"corpus {getattr(corp, 'name', '?')}: no usable sentences for reference vectors")
-        return int(n), corp, seed, sents
+        return "sentence"
 
-    def reference_metadata(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
-                           text: Any = None, seed: int | None = None, **_: Any) -> dict[str, Any]:
-        n, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
-        return self._meta(n, corp, seed, sents)
-
-    def _meta(self, n: int, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
-        return {"unit": "sentence", "pooling": "sentence-transformers", "corpus": getattr(corp, "name", "?"),
+    def _meta(self, n: int, unit: str, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
+        return {"unit": unit, "pooling": "sentence-transformers", "corpus": getattr(corp, "name", "?"),
                 "corpus_fingerprint": corp.fingerprint, "n_requested": n, "n_sentences": len(sents), "seed": seed,
                 "normalize_embeddings": self.normalize_embeddings, "model": self.name}
 
-    def reference_batches(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
-                          text: Any = None, seed: int | None = None, **_: Any) -> tuple[Iterator[np.ndarray], str]:
-        """Sentence embeddings of ``n`` corpus sentences (seeded sample), streamed by chunks.
+    def _reference_words(self, meta: dict[str, Any]) -> tuple[str, str]:
+        return f"sentence embeddings ({'normalised' if self.normalize_embeddings else 'raw'})", f" by {self.name}"
 
-        Returns ``(iterator of (b, dim) float64 arrays, description)``; the
-        description names the unit (``sentence``), the corpus and its
-        fingerprint, the number of sentences and the seed.
-        """
-        n, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
-        desc = self._describe(n, corp, seed, sents)
+    def _reference_key(self, chunk: Sequence[str], unit: str) -> dict[str, Any]:
+        return self._key(chunk, "st-reference")
 
-        def chunks() -> Iterator[np.ndarray]:
-            n_trunc = 0
-            for chunk in self._chunks(sents):
-                vecs, nt = self._chunk_vectors(chunk)
-                n_trunc += nt
-                yield vecs
-            self._warn_truncated(n_trunc)
-
-        return chunks(), desc
-
-    def _chunks(self, sents: Sequence[str]) -> Iterator[Sequence[str]]:
-        for c0 in range(0, len(sents), self.chunk_size):
-            yield sents[c0:c0 + self.chunk_size]
-
-    def _chunk_vectors(self, chunk: Sequence[str]) -> tuple[np.ndarray, int]:
-        key = self._key(chunk, "st-reference")
+    def _chunk_vectors(self, chunk: Sequence[str], unit: str = "sentence") -> tuple[np.ndarray, int]:
+        """Sentence embeddings of one chunk of sentences (float64) and its truncation count, cached."""
+        key = self._reference_key(chunk, unit)
         hit = self.cache.get("st-reference", key)
         if hit is not None and "vectors" in hit and hit["vectors"].shape[0] == len(chunk):
             return hit["vectors"].astype(np.float64), int(hit.get("truncated", 0))
         emb, nt = self._encode_uncached(chunk)
         self.cache.put("st-reference", key, {"vectors": emb, "truncated": np.int64(nt)})
         return emb.astype(np.float64), nt
-
-    def _warn_truncated(self, n_trunc: int) -> None:
-        if n_trunc:
-            warnings.warn(f"{self.name}: {n_trunc} reference sentence(s) longer than max_seq_length were "
-                          "truncated by the encoder", IsoeatWarning, stacklevel=3)
-
-    def _describe(self, n: int, corp: Any, seed: int, sents: Sequence[str]) -> str:
-        meta = self._meta(n, corp, seed, sents)
-        desc = (f"unit=sentence: sentence embeddings ({'normalised' if self.normalize_embeddings else 'raw'}) "
-                f"of {meta['n_sentences']} sentences sampled (seed {seed}) from corpus {meta['corpus']} "
-                f"(fingerprint {meta['corpus_fingerprint']}) by {self.name}")
-        if len(sents) < n:
-            desc += f" (asked for {n}; the corpus has {len(sents)})"
-        return desc
-
-    def reference_statistics(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
-                             text: Any = None, seed: int | None = None, **_: Any) -> tuple[Any, str]:
-        """Count, mean and co-moment of the reference embeddings, merged chunk by chunk (cached).
-
-        Returns ``(CovarianceAccumulator, description)`` for ``ZCAWhitener.from_statistics``.
-        """
-        n, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
-        acc, n_trunc = _chunked_statistics(
-            self.cache, "st-reference-stats", ((c, self._key(c, "st-reference")) for c in self._chunks(sents)),
-            self._chunk_vectors, self.dim,
-        )
-        self._warn_truncated(n_trunc)
-        return acc, self._describe(n, corp, seed, sents)
-
-    def reference_vectors(self, n: int = 100_000, **kwargs: Any) -> tuple[np.ndarray, str]:
-        batches, desc = self.reference_batches(n, **kwargs)
-        return np.concatenate(list(batches), axis=0), desc

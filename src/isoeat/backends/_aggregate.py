@@ -1,0 +1,299 @@
+r"""Aggregated contextual word vectors (Bommasani et al. 2020) for ``hf:`` models: the lookup side.
+
+For each word, up to ``contexts_per_word`` sentences that contain it are
+drawn from the reference corpus with a seed derived from the encoder's seed
+and the word; each sentence is encoded once, the word's subword tokens are
+mean-pooled, and the pooled vectors are averaged over the sentences:
+
+.. math::
+
+    \vec w = \frac{1}{|C_w|}\sum_{c\in C_w}\frac{1}{|T_{w,c}|}\sum_{t\in T_{w,c}} h^{(\ell)}_t(c)
+
+A word with no context follows the ``missing`` policy (encoded once in the
+fallback template, or reported as out of vocabulary). Results are cached per
+word and per looked-up set of words.
+
+:class:`_WordAggregation` is a mixin for
+:class:`~isoeat.backends.transformer.TransformerEncoder`: it uses the host's
+``corpus``, ``cache``, ``model_fingerprint``, ``layer``, ``dim``, ``seed``,
+``contexts_per_word``, ``missing``, ``fallback_template``, ``max_length_key``,
+``_encode_seqs`` and ``_pool``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .._errors import ConfigError, DataFormatError, IsoeatWarning
+from ._contextual import _texts_digest
+from .base import Lookup
+
+__all__ = ["ContextualLookup", "FALLBACK_TEMPLATE", "MISSING_POLICIES"]
+
+#: Neutral template for words with no context under ``missing="fallback"``.
+FALLBACK_TEMPLATE = "This is {}."
+MISSING_POLICIES = ("fallback", "drop")
+# Bumped when the aggregation's arithmetic changes: part of every cache key.
+_ALGO = "aggregated-2"
+_POOLING = "subword-mean"
+
+
+# ----------------------------------------------------------------------------
+# lookup report
+# ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ContextualLookup(Lookup):
+    """A :class:`~isoeat.backends.base.Lookup` with what contextual aggregation adds.
+
+    Attributes
+    ----------
+    fallback : tuple of str
+        Found words that had no context in the corpus and were encoded in the
+        neutral template (``missing="fallback"``).
+    n_contexts : tuple of int
+        Sentences averaged for each found word (1 for fallbacks), in ``found`` order.
+    truncated : int
+        Contexts longer than the model's maximum, truncated around the word.
+    """
+
+    fallback: tuple[str, ...] = ()
+    n_contexts: tuple[int, ...] = ()
+    truncated: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = super().to_dict()
+        d.update(fallback=list(self.fallback), n_contexts=dict(zip(self.found, self.n_contexts)),
+                 truncated=self.truncated)
+        return d
+
+
+@dataclass
+class _WordResult:
+    vector: np.ndarray | None
+    n_contexts: int
+    case_insensitive: bool = False
+    truncated: int = 0
+    fallback: bool = False
+    extra: dict = field(default_factory=dict)
+
+
+class _WordAggregation:
+    """Aggregated word vectors, with memo and on-disk cache (a mixin of ``TransformerEncoder``)."""
+
+    _memo: dict[str, _WordResult]
+    _template_memo: dict[tuple[str, str], np.ndarray]
+
+    # -- lookup --------------------------------------------------------------
+    def _word_key(self, word: str) -> dict[str, Any]:
+        return {
+            "kind": "hf-word", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
+            "pooling": _POOLING, "corpus": self.corpus.fingerprint, "seed": self.seed,
+            "contexts_per_word": self.contexts_per_word, "max_length": self.max_length_key, "word": word,
+        }
+
+    def _template_key(self, word: str, template: str) -> dict[str, Any]:
+        return {
+            "kind": "hf-template", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
+            "pooling": _POOLING, "template": template, "max_length": self.max_length_key, "word": word,
+        }
+
+    def _word_rng(self, word: str) -> np.random.Generator:
+        """Context sampling for ``word``: seeded by the encoder's seed and the word (order-independent)."""
+        h = int.from_bytes(hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+        return np.random.default_rng([self.seed, h])
+
+    def _aggregate(self, words: Sequence[str]) -> dict[str, _WordResult]:
+        """Contexts, one batched pass over all their sentences, and the averages."""
+        sentences: list[str] = []
+        jobs: list[tuple[int, int, int]] = []
+        owner: list[int] = []
+        infos = []
+        for wi, w in enumerate(words):
+            ctx = self.corpus.contexts(w, k=self.contexts_per_word, rng=self._word_rng(w))
+            infos.append(ctx)
+            for sent, (s, e) in zip(ctx.sentences, ctx.spans):
+                jobs.append((int(s), int(e), len(sentences)))
+                sentences.append(sent)
+                owner.append(wi)
+        out: dict[str, _WordResult] = {}
+        means = np.zeros((0, 0))
+        counts = np.zeros(0, dtype=np.int64)
+        trunc_flags: list[bool] = []
+        if sentences:
+            seqs, _ = self._encode_seqs(sentences, jobs, "focus")
+            trunc_flags = [s.truncated for s in seqs]
+            means, counts = self._pool(seqs, len(sentences), "contexts")
+        owner_arr = np.asarray(owner, dtype=np.int64)
+        for wi, w in enumerate(words):
+            rows = np.flatnonzero(owner_arr == wi) if owner else np.zeros(0, dtype=np.int64)
+            rows = rows[counts[rows] > 0] if rows.size else rows
+            ctx = infos[wi]
+            if rows.size:
+                vec = means[rows].astype(np.float64).mean(axis=0)
+                out[w] = _WordResult(vec, int(rows.size), bool(getattr(ctx, "case_insensitive", False)),
+                                     int(sum(trunc_flags[r] for r in rows)),
+                                     extra={"n_available": int(getattr(ctx, "n_available", rows.size))})
+            else:
+                out[w] = _WordResult(None, 0, bool(getattr(ctx, "case_insensitive", False)))
+        return out
+
+    def _template_vectors(self, words: Sequence[str], template: str) -> dict[str, np.ndarray]:
+        """Each word pooled in ``template`` (the fallback for words without context)."""
+        res: dict[str, np.ndarray] = {}
+        todo = []
+        for w in words:
+            if (w, template) in self._template_memo:
+                res[w] = self._template_memo[(w, template)]
+                continue
+            hit = self.cache.get("hf-template", self._template_key(w, template))
+            if hit is not None and hit.get("vector") is not None and hit["vector"].shape == (self.dim,):
+                res[w] = hit["vector"]
+            else:
+                todo.append(w)
+        if todo:
+            sents, jobs = [], []
+            for i, w in enumerate(todo):
+                pos = template.index("{}")
+                sents.append(template.replace("{}", w))
+                jobs.append((pos, pos + len(w), i))
+            seqs, _ = self._encode_seqs(sents, jobs, "focus")
+            means, counts = self._pool(seqs, len(todo), "templates")
+            for i, w in enumerate(todo):
+                if counts[i] == 0:
+                    raise DataFormatError(f"{self.name}: the tokenizer gives no token for {w!r} in {template!r}")
+                res[w] = means[i].astype(np.float64)
+                self.cache.put("hf-template", self._template_key(w, template), {"vector": res[w]})
+        for w, v in res.items():
+            self._template_memo[(w, template)] = v
+        return res
+
+    def _bundle_key(self, words: Sequence[str]) -> dict[str, Any]:
+        key = self._word_key("")
+        key.update(kind="hf-word-set", word=None, words=_texts_digest(words), n_words=len(words))
+        return key
+
+    @staticmethod
+    def _info(r: _WordResult) -> list[int]:
+        # contexts used, contexts available, found case-insensitively, truncated contexts
+        return [r.n_contexts, r.extra.get("n_available", r.n_contexts), int(r.case_insensitive), r.truncated]
+
+    @staticmethod
+    def _from_info(vec: np.ndarray | None, info: Any) -> _WordResult:
+        n_ctx, n_avail, folded, trunc = (int(x) for x in info)
+        return _WordResult(vec if n_ctx > 0 else None, n_ctx, bool(folded), trunc, extra={"n_available": n_avail})
+
+    def _word_results(self, words: Sequence[str]) -> tuple[dict[str, _WordResult], int]:
+        """Per word: memo, else the cache (one file for the whole set when it was looked up before,
+        else one file per word), else the model."""
+        results: dict[str, _WordResult] = {w: self._memo[w] for w in words if w in self._memo}
+        rest = [w for w in words if w not in results]
+        if len(rest) > 1:
+            hit = self.cache.get("hf-word-set", self._bundle_key(rest))
+            if (hit is not None and hit.get("vectors") is not None and hit["vectors"].shape == (len(rest), self.dim)
+                    and hit.get("info") is not None and hit["info"].shape == (len(rest), 4)):
+                for i, w in enumerate(rest):
+                    results[w] = self._from_info(hit["vectors"][i], hit["info"][i])
+                self._memo.update(results)
+                return results, len(rest)
+        todo: list[str] = []
+        hits = 0
+        for w in rest:
+            hit = self.cache.get("hf-word", self._word_key(w))
+            if hit is not None:
+                try:
+                    r = self._from_info(hit["vector"], hit["info"])
+                    if r.vector is not None and r.vector.shape != (self.dim,):
+                        raise KeyError("vector shape")
+                    results[w] = r
+                    hits += 1
+                    continue
+                except (KeyError, ValueError, TypeError):
+                    pass
+            todo.append(w)
+        if todo:
+            fresh = self._aggregate(todo)
+            for w, r in fresh.items():
+                self.cache.put("hf-word", self._word_key(w), {
+                    "vector": r.vector if r.vector is not None else np.zeros(0),
+                    "info": np.array(self._info(r), dtype=np.int64),
+                })
+            results.update(fresh)
+        if len(rest) > 1:
+            self.cache.put("hf-word-set", self._bundle_key(rest), {
+                "vectors": np.vstack([results[w].vector if results[w].vector is not None else np.zeros(self.dim)
+                                      for w in rest]),
+                "info": np.array([self._info(results[w]) for w in rest], dtype=np.int64),
+            })
+        self._memo.update(results)
+        return results, hits
+
+    def lookup(self, words: Iterable[str]) -> ContextualLookup:
+        """Aggregated vectors of ``words`` (see the module docstring) and a report.
+
+        Words with no context follow ``missing``: encoded in the fallback
+        template (listed in ``fallback``) or dropped (listed in ``missing``).
+        Contexts found only case-insensitively are listed in ``case_folded``
+        as ``(word, word.lower())``. Fallbacks and truncations are also
+        announced with an :class:`~isoeat.IsoeatWarning`.
+        """
+        words = tuple(words)
+        for w in words:
+            if not isinstance(w, str) or not w.strip():
+                raise ConfigError(f"words must be non-empty strings, got {w!r}")
+        uniq = list(dict.fromkeys(words))
+        results, hits = self._word_results(uniq)
+        need_fb = [w for w in uniq if results[w].vector is None] if self.missing == "fallback" else []
+        fb_vecs = self._template_vectors(need_fb, self.fallback_template) if need_fb else {}
+        vecs, found, missing, folded, fallback, n_ctx = [], [], [], [], [], []
+        truncated = 0
+        for w in words:
+            r = results[w]
+            if r.vector is not None:
+                vecs.append(r.vector)
+                found.append(w)
+                n_ctx.append(r.n_contexts)
+                truncated += r.truncated
+                if r.case_insensitive:
+                    folded.append((w, w.lower()))
+            elif w in fb_vecs:
+                vecs.append(fb_vecs[w])
+                found.append(w)
+                n_ctx.append(1)
+                fallback.append(w)
+            else:
+                missing.append(w)
+        mat = np.vstack(vecs).astype(np.float64) if vecs else np.zeros((0, self.dim))
+        self.last_report = {
+            "n_words": len(words),
+            "fallback": list(dict.fromkeys(fallback)),
+            "dropped": list(dict.fromkeys(missing)),
+            "contexts": {w: results[w].n_contexts for w in uniq},
+            "truncated": truncated,
+            "cache_hits": hits,
+            "fallback_template": self.fallback_template,
+        }
+        if fallback:
+            fb = list(dict.fromkeys(fallback))
+            warnings.warn(
+                f"{self.name}: {len(fb)} word(s) have no context in corpus {getattr(self.corpus, 'name', '?')} "
+                f"and were encoded in the template {self.fallback_template!r}: {', '.join(fb[:12])}"
+                + (" ..." if len(fb) > 12 else ""),
+                IsoeatWarning, stacklevel=2,
+            )
+        if truncated:
+            warnings.warn(
+                f"{self.name}: {truncated} context sentence(s) longer than the model's maximum were truncated "
+                "around the word",
+                IsoeatWarning, stacklevel=2,
+            )
+        return ContextualLookup(
+            words, mat, tuple(found), tuple(missing), tuple(folded),
+            fallback=tuple(fallback), n_contexts=tuple(n_ctx), truncated=truncated,
+        )

@@ -1,0 +1,332 @@
+"""What the contextual encoders (``hf:`` and ``st:``) share besides loading.
+
+:class:`_ContextualBase` holds the model folder and its fingerprint, the
+reference corpus (loaded on first use), the embedding cache, and the
+reference-vector API that calibration uses: :meth:`~_ContextualBase.reference_batches`
+streams vectors of ``n`` seeded corpus sentences a chunk at a time,
+:meth:`~_ContextualBase.reference_statistics` merges per-chunk covariance
+statistics (each chunk cached), :meth:`~_ContextualBase.reference_vectors`
+materialises the stream. A subclass says what one chunk's vectors are
+(``_chunk_vectors``), how they are keyed in the cache (``_reference_key``),
+which units it accepts (``_check_unit``) and how it describes them
+(``_meta``, ``_reference_words``).
+
+The small validators and digests both backends use live here too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import warnings
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+
+import numpy as np
+
+from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError
+from ._hf import folder_fingerprint, resolve_model_folder
+from .cache import EmbeddingCache
+
+__all__ = ["DEFAULT_CORPUS", "check_template"]
+
+#: Reference corpus for contexts and whitening statistics when none is given (offline everywhere).
+DEFAULT_CORPUS = "gensim-wiki"
+
+
+# ----------------------------------------------------------------------------
+# validators and digests
+# ----------------------------------------------------------------------------
+
+
+def _check_int(name: str, value: Any, lo: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+        raise ConfigError(f"{name} must be an integer >= {lo}, got {value!r}")
+    return int(value)
+
+
+def check_template(template: Any, *, name: str = "template") -> str:
+    """A template must be a string with exactly one ``{}`` slot."""
+    if not isinstance(template, str):
+        raise ConfigError(f"{name} must be a string with one '{{}}' slot, got {template!r}")
+    n = template.count("{}")
+    if n != 1:
+        raise ConfigError(
+            f"{name} {template!r} must contain exactly one '{{}}' slot for the word (found {n})"
+        )
+    return template
+
+
+def _texts_digest(texts: Sequence[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        b = t.encode("utf-8", "surrogatepass")
+        h.update(len(b).to_bytes(8, "little"))
+        h.update(b)
+    return h.hexdigest()
+
+
+# ----------------------------------------------------------------------------
+# corpora and chunked statistics
+# ----------------------------------------------------------------------------
+
+
+def _as_corpus(corpus: Any, seed: int) -> Any:
+    """A corpus object from a spec (``"gensim-wiki"``, a path), a list of sentences, or a corpus."""
+    if corpus is None:
+        corpus = DEFAULT_CORPUS
+    if hasattr(corpus, "contexts") and hasattr(corpus, "fingerprint"):
+        return corpus
+    try:
+        from ..corpora import Corpus, load_corpus
+    except ImportError as exc:  # pragma: no cover - corpora ships with isoeat
+        raise MissingDependencyError(f"reference corpora are not available: {exc}") from None
+    if isinstance(corpus, (str, os.PathLike)):
+        return load_corpus(str(corpus), seed=seed)
+    if isinstance(corpus, (list, tuple)):
+        return Corpus.from_sentences(list(corpus), seed=seed)
+    raise ConfigError(
+        f"corpus must be a corpus spec (e.g. {DEFAULT_CORPUS!r} or a path), a list of sentences or a "
+        f"Corpus, got {type(corpus).__name__}"
+    )
+
+
+def _chunked_statistics(cache: EmbeddingCache, kind: str, keyed_chunks: Iterable[tuple[Sequence[str], dict]],
+                        compute: Any, dim: int) -> tuple[Any, int]:
+    """Merge per-chunk covariance statistics, from the cache where present, else from ``compute(chunk)``."""
+    from ..calibration.moments import CovarianceAccumulator
+
+    parts = []
+    n_trunc = 0
+    for chunk, key in keyed_chunks:
+        key = {**key, "kind": kind}
+        hit = cache.get(kind, key)
+        if (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
+                and hit["comoment"].shape == (dim, dim)):
+            parts.append(CovarianceAccumulator.from_arrays(hit))
+            n_trunc += int(hit.get("truncated", 0))
+            continue
+        vecs, nt = compute(chunk)
+        n_trunc += nt
+        acc = CovarianceAccumulator(dim).update(vecs)
+        cache.put(kind, key, {**acc.to_arrays(), "truncated": np.int64(nt)})
+        parts.append(acc)
+    acc = CovarianceAccumulator.merge_all(parts)
+    if acc.n < 2:
+        raise DataFormatError(f"reference statistics: need at least 2 vectors, got {acc.n}")
+    return acc, n_trunc
+
+
+# ----------------------------------------------------------------------------
+# the shared base class
+# ----------------------------------------------------------------------------
+
+
+class _ContextualBase:
+    """Model folder, reference corpus, cache and streamed reference vectors of an ``hf:``/``st:`` encoder.
+
+    A subclass calls :meth:`_init_source` from its ``__init__`` (after its
+    own parameter checks, which set ``seed`` and ``chunk_size``), sets
+    ``_dim`` (``None`` when the configs do not say), and defines ``kind``,
+    ``fingerprint``, ``_load``, ``_settings`` (its entries of
+    :meth:`describe`), ``_stats_kind`` (cache kind of per-chunk statistics),
+    ``_truncation_note`` (the end of the truncation warning) and the
+    reference hooks ``_check_unit``, ``_meta``, ``_reference_words``,
+    ``_reference_key`` and ``_chunk_vectors``.
+    """
+
+    kind: str
+    name: str
+    seed: int
+    chunk_size: int
+    _dim: int | None
+    _stats_kind: str
+    _truncation_note: str
+
+    def _init_source(self, model: str, prefix: str, *, name: str | None, corpus: Any, device: Any,
+                     progress: bool | None, cache_dir: str | os.PathLike | None, use_cache: bool | None,
+                     folder: Path | None, source: str | None) -> None:
+        """Resolve the model folder and set what every contextual encoder holds (nothing is loaded)."""
+        self._device_arg = device
+        self.progress = progress
+        if folder is None:
+            folder, source = resolve_model_folder(model, prefix=prefix)
+        self.folder = Path(folder)
+        self.source = source or "local folder"
+        self.name = name or f"{prefix}:{model}"
+        self._corpus_arg = corpus
+        self._corpus: Any = None
+        self.cache = EmbeddingCache(cache_dir, enabled=use_cache)
+        self._model: Any = None
+        self._model_fp: str | None = None
+        self.last_report: dict[str, Any] = {}
+
+    # -- identity ------------------------------------------------------------
+    @property
+    def dim(self) -> int:
+        """Vector dimension: from the folder's configs when they say, else from the loaded model."""
+        if self._dim is None:
+            self._load()
+            self._dim = self._loaded_dim()
+        return int(self._dim)  # type: ignore[arg-type]
+
+    def describe(self) -> dict[str, Any]:
+        """Name, kind, source folder, dimension, the encoder's settings and its fingerprints."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "source": f"{self.folder} ({self.source})",
+            "dim": self.dim,
+            **self._settings(),
+            "fingerprint": self.fingerprint,
+            "model_fingerprint": self.model_fingerprint,
+        }
+
+    @property
+    def model_fingerprint(self) -> str:
+        """Hash of the model folder (configs, tokenizer, weights): the model alone."""
+        if self._model_fp is None:
+            self._model_fp = folder_fingerprint(self.folder)
+        return self._model_fp
+
+    @property
+    def corpus(self) -> Any:
+        """The reference corpus (loaded on first use)."""
+        if self._corpus is None:
+            self._corpus = _as_corpus(self._corpus_arg, self.seed)
+            if len(self._corpus) == 0:
+                raise DataFormatError(f"corpus {getattr(self._corpus, 'name', '?')}: no usable sentences")
+        return self._corpus
+
+    # -- hooks ---------------------------------------------------------------
+    def _load(self) -> None:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _loaded_dim(self) -> int | None:
+        """The dimension once the model is loaded (default: what ``_load`` set)."""
+        return self._dim
+
+    def _settings(self) -> dict[str, Any]:  # pragma: no cover - every subclass defines it
+        """The encoder's own entries of :meth:`describe`."""
+        raise NotImplementedError
+
+    def _check_unit(self, unit: str | None) -> str:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _meta(self, n: int, unit: str, corp: Any, seed: int,
+              sents: Sequence[str]) -> dict[str, Any]:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def _reference_words(self, meta: dict[str, Any]) -> tuple[str, str]:  # pragma: no cover
+        """What the vectors are, and what makes them (the middle and the end of the description)."""
+        raise NotImplementedError
+
+    def _reference_key(self, chunk: Sequence[str], unit: str) -> dict[str, Any]:  # pragma: no cover
+        raise NotImplementedError
+
+    def _chunk_vectors(self, chunk: Sequence[str], unit: str) -> tuple[np.ndarray, int]:  # pragma: no cover
+        """Reference vectors of one chunk of sentences (float64) and its truncation count, cached."""
+        raise NotImplementedError
+
+    # -- reference vectors for calibration ------------------------------------
+    def _reference_setup(self, n: Any, unit: str | None, corpus: Any, text: Any, seed: Any) -> tuple[Any, ...]:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ConfigError(f"reference size 'n' must be a positive integer, got {n!r}")
+        unit = self._check_unit(unit)
+        if corpus is not None and text is not None:
+            raise ConfigError("give the reference corpus as corpus= or text=, not both")
+        seed = self.seed if seed is None else _check_int("seed", seed, 0)
+        src = corpus if corpus is not None else text
+        corp = self.corpus if src is None else _as_corpus(src, seed)
+        sents = tuple(corp.sample(int(n), rng=seed))
+        if not sents:
+            raise DataFormatError(f"corpus {getattr(corp, 'name', '?')}: no usable sentences for reference vectors")
+        return int(n), unit, corp, seed, sents
+
+    def reference_metadata(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                           text: Any = None, seed: int | None = None, **_: Any) -> dict[str, Any]:
+        """What :meth:`reference_batches` would stream, as a dict (for manifests)."""
+        return self._meta(*self._reference_setup(n, unit, corpus, text, seed))
+
+    def _describe_reference(self, meta: dict[str, Any]) -> str:
+        what, by = self._reference_words(meta)
+        desc = (f"unit={meta['unit']}: {what} of {meta['n_sentences']} sentences sampled (seed {meta['seed']}) "
+                f"from corpus {meta['corpus']} (fingerprint {meta['corpus_fingerprint']}){by}")
+        if meta["n_sentences"] < meta["n_requested"]:
+            desc += f" (asked for {meta['n_requested']}; the corpus has {meta['n_sentences']})"
+        return desc
+
+    def reference_batches(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                          text: Any = None, seed: int | None = None, **_: Any) -> tuple[Iterator[np.ndarray], str]:
+        """Stream reference vectors from ``n`` corpus sentences, a chunk at a time.
+
+        Parameters
+        ----------
+        n : int, default 100_000
+            Sentences (paper §4.1: up to 100,000 sentences for contextual models).
+        unit : str, optional
+            ``"word"`` or ``"sentence"`` for ``hf:`` models (default their
+            ``reference_unit``); ``st:`` models give sentence embeddings only.
+        corpus, text : corpus spec, Corpus or list of sentences, optional
+            Another reference corpus than the encoder's (``text`` is the name
+            the CLI's ``--reference-text`` uses).
+        seed : int, optional
+            Sampling seed (default the encoder's).
+
+        Returns
+        -------
+        batches : iterator of ndarray (b, dim) float64
+            One array per chunk of ``chunk_size`` sentences; each chunk is
+            cached on disk (keyed by the model, its settings, the unit and the
+            chunk's sentences), so a rerun does not run the model.
+        description : str
+            Unit, pooling, corpus name and fingerprint, number of sentences,
+            seed and the model's settings (recorded in the whitener's metadata).
+        """
+        n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
+        meta = self._meta(n, unit, corp, seed, sents)
+        return self._reference_iter(sents, unit), self._describe_reference(meta)
+
+    def _chunks(self, sents: Sequence[str]) -> Iterator[Sequence[str]]:
+        for c0 in range(0, len(sents), self.chunk_size):
+            yield sents[c0:c0 + self.chunk_size]
+
+    def _warn_truncated(self, n_trunc: int) -> None:
+        if n_trunc:
+            warnings.warn(f"{self.name}: {n_trunc} reference sentence(s) {self._truncation_note}",
+                          IsoeatWarning, stacklevel=3)
+
+    def _reference_iter(self, sents: Sequence[str], unit: str) -> Iterator[np.ndarray]:
+        n_trunc = 0
+        for chunk in self._chunks(sents):
+            vecs, nt = self._chunk_vectors(chunk, unit)
+            n_trunc += nt
+            yield vecs
+        self._warn_truncated(n_trunc)
+
+    def reference_statistics(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                             text: Any = None, seed: int | None = None, **_: Any) -> tuple[Any, str]:
+        """Count, mean and co-moment of the :meth:`reference_batches` vectors, merged chunk by chunk.
+
+        Returns ``(CovarianceAccumulator, description)``; feed it to
+        ``ZCAWhitener.from_statistics``. Each chunk's statistics are cached
+        next to its vectors, so a rerun reads ``O(d^2)`` numbers per chunk
+        instead of every vector (and never runs the model).
+        """
+        n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
+        desc = self._describe_reference(self._meta(n, unit, corp, seed, sents))
+        acc, n_trunc = _chunked_statistics(
+            self.cache, self._stats_kind,
+            ((chunk, self._reference_key(chunk, unit)) for chunk in self._chunks(sents)),
+            lambda chunk: self._chunk_vectors(chunk, unit), self.dim,
+        )
+        self._warn_truncated(n_trunc)
+        return acc, desc
+
+    def reference_vectors(self, n: int = 100_000, **kwargs: Any) -> tuple[np.ndarray, str]:
+        """:meth:`reference_batches` materialised as one ``(m, dim)`` matrix (small ``n`` only)."""
+        batches, desc = self.reference_batches(n, **kwargs)
+        parts = [b for b in batches if b.size]
+        if not parts:
+            raise DataFormatError(f"{self.name}: the reference sentences gave no vectors")
+        return np.concatenate(parts, axis=0), desc

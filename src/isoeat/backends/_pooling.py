@@ -1,0 +1,205 @@
+"""Subword pooling for ``hf:`` models: which tokens belong to which word, truncation, batched pooling.
+
+A word's tokens are found with the tokenizer's offset mapping: every token
+whose character span overlaps the word's span (:func:`assign_tokens`), so
+WordPiece ``##`` pieces and byte-level BPE tokens that carry the word's
+leading space (``Ġword``) both count, while special tokens never do. A
+sequence longer than the model's maximum is cut around the word (one word
+per sentence) or from the end (:func:`truncate_sequence`). :func:`pool_rows`
+runs the model once per length-bucketed batch and sums each output row's
+token states. Pure numpy apart from :func:`pool_rows`, which receives torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+__all__ = ["assign_tokens", "truncate_sequence", "encode_sequences", "length_batches", "pool_rows"]
+
+
+@dataclass
+class _Seq:
+    ids: np.ndarray  # int64 (L,)
+    assign: np.ndarray  # int64 (L,)
+    truncated: bool = False
+
+
+def assign_tokens(
+    offsets: np.ndarray, special: np.ndarray, spans: np.ndarray, rows: np.ndarray
+) -> np.ndarray:
+    """Which output row each token is pooled into, ``-1`` for none.
+
+    Parameters
+    ----------
+    offsets : ndarray (L, 2)
+        Character span ``[start, end)`` of each token (the tokenizer's offset mapping).
+    special : ndarray (L,) of bool
+        Special tokens ([CLS], <s>, ...) are never assigned.
+    spans : ndarray (k, 2)
+        Character spans of the words, sorted by start and not overlapping.
+    rows : ndarray (k,)
+        Output row of each span.
+
+    A token belongs to the first span it overlaps (``start < span_end`` and
+    ``end > span_start``); zero-length tokens belong to none.
+
+    Examples
+    --------
+    >>> offs = np.array([[0, 0], [0, 3], [4, 6], [6, 9], [9, 10], [0, 0]])
+    >>> spec = np.array([1, 0, 0, 0, 0, 1], bool)
+    >>> assign_tokens(offs, spec, np.array([[4, 9]]), np.array([7])).tolist()
+    [-1, -1, 7, 7, -1, -1]
+    """
+    L = offsets.shape[0]
+    out = np.full(L, -1, dtype=np.int64)
+    k = spans.shape[0]
+    if k == 0 or L == 0:
+        return out
+    ts, te = offsets[:, 0], offsets[:, 1]
+    j = np.searchsorted(spans[:, 1], ts, side="right")  # first span ending after the token starts
+    jj = np.minimum(j, k - 1)
+    ok = (~special) & (te > ts) & (j < k) & (spans[jj, 0] < te)
+    out[ok] = rows[jj[ok]]
+    return out
+
+
+def truncate_sequence(ids: np.ndarray, assign: np.ndarray, special: np.ndarray, max_len: int,
+                      focus: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Cut a too-long sequence to ``max_len`` tokens, keeping its leading and trailing special tokens.
+
+    With ``focus`` the kept window of content tokens is centred on the
+    assigned tokens (one word per sentence); otherwise the end is cut. When
+    the special tokens alone fill the budget, the first ``max_len`` tokens
+    are kept.
+    """
+    L = ids.shape[0]
+    content = np.flatnonzero(~special)
+    first, last = (int(content[0]), int(content[-1])) if content.size else (0, L - 1)
+    prefix = np.arange(0, first)
+    suffix = np.arange(last + 1, L)
+    budget = max_len - prefix.size - suffix.size
+    if budget < 1:
+        prefix, suffix, budget = np.arange(0), np.arange(0), max_len
+    start = first
+    if focus:
+        tp = np.flatnonzero(assign >= 0)
+        if tp.size:
+            lo, hi = int(tp[0]), int(tp[-1]) + 1
+            start = lo - max(0, (budget - (hi - lo)) // 2)
+            start = max(first, min(start, last + 1 - budget))
+    keep = np.concatenate([prefix, np.arange(start, start + budget), suffix])
+    return ids[keep], assign[keep]
+
+
+def encode_sequences(encodings: Sequence[Any], jobs: Sequence[Any], mode: str,
+                     max_len: int) -> tuple[list[_Seq], int]:
+    """Assign the tokens of each ``tokenizers`` encoding to output rows, and truncate.
+
+    ``mode="focus"``: ``jobs[i]`` is ``(start, end, row)``, one word per
+    sentence, truncation centred on it. ``mode="words"``: ``jobs[i]`` is
+    ``(spans (k,2), rows (k,))``, truncation from the end. ``mode="all"``:
+    ``jobs[i]`` is the row; every token (specials too) is pooled.
+
+    Returns the sequences and how many were truncated.
+    """
+    seqs: list[_Seq] = []
+    n_trunc = 0
+    for enc, job in zip(encodings, jobs):
+        ids = np.asarray(enc.ids, dtype=np.int64)
+        L = ids.shape[0]
+        special = np.asarray(enc.special_tokens_mask, dtype=bool)
+        if mode == "all":
+            assign = np.full(L, int(job), dtype=np.int64)
+        else:
+            offs = np.asarray(enc.offsets, dtype=np.int64).reshape(L, 2)
+            if mode == "focus":
+                s, e, row = job
+                assign = assign_tokens(offs, special, np.array([[s, e]], dtype=np.int64),
+                                       np.array([row], dtype=np.int64))
+            else:
+                spans, rows = job
+                assign = assign_tokens(offs, special, spans, rows)
+        truncated = L > max_len
+        if truncated:
+            n_trunc += 1
+            ids, assign = truncate_sequence(ids, assign, special, max_len, mode == "focus")
+        seqs.append(_Seq(ids, assign, truncated))
+    return seqs, n_trunc
+
+
+def length_batches(lengths: Sequence[int], batch_size: int, max_tokens: int) -> Iterator[list[int]]:
+    """Length-bucketed batches of indices: sort by length, cut at ``batch_size`` or the padded-token budget."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batch: list[int] = []
+    for i in order:
+        L = lengths[i]
+        if batch and (len(batch) >= batch_size or (len(batch) + 1) * L > max_tokens):
+            yield batch
+            batch = []
+        batch.append(i)
+    if batch:
+        yield batch
+
+
+def pool_rows(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq], n_rows: int, *, dim: int,
+              device: str, pad_id: int, batches: Iterator[list[int]], bar: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Forward every sequence once; per output row the mean of its tokens' states, and the count.
+
+    ``hidden(input_ids, attention_mask)`` runs the model and returns the
+    chosen layer's states ``(b, L, dim)``; ``bar`` is a progress-bar context.
+    Returns ``(means (n_rows, dim) float32, counts (n_rows,))``; rows with
+    no token have count 0 and a zero vector.
+    """
+    sums = torch.zeros((max(n_rows, 1), dim), dtype=torch.float32, device=device)
+    counts = torch.zeros(max(n_rows, 1), dtype=torch.float32, device=device)
+    with torch.inference_mode(), bar as progress:
+        for batch in batches:
+            Lmax = max(len(seqs[i].ids) for i in batch)
+            ids = np.full((len(batch), Lmax), pad_id, dtype=np.int64)
+            mask = np.zeros((len(batch), Lmax), dtype=np.int64)
+            assign = np.full((len(batch), Lmax), -1, dtype=np.int64)
+            for r, i in enumerate(batch):
+                L = len(seqs[i].ids)
+                ids[r, :L] = seqs[i].ids
+                mask[r, :L] = 1
+                assign[r, :L] = seqs[i].assign
+            H = hidden(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
+            a = torch.from_numpy(assign).to(device).reshape(-1)
+            sel = a >= 0
+            idx = a[sel]
+            sums.index_add_(0, idx, H.reshape(-1, dim)[sel].float())
+            counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float32))
+            progress.update(len(batch))
+    sums = sums[:n_rows]
+    counts = counts[:n_rows]
+    means = sums / counts.clamp(min=1.0)[:, None]
+    return means.cpu().numpy(), counts.cpu().numpy().astype(np.int64)
+
+
+def _progress_bar(total: int, desc: str, enabled: bool | None) -> Any:
+    if enabled is None:
+        enabled = sys.stderr.isatty()
+    if enabled:
+        try:
+            from tqdm.auto import tqdm
+
+            return tqdm(total=total, desc=desc, unit="sent", file=sys.stderr, leave=False, dynamic_ncols=True)
+        except ImportError:  # pragma: no cover - tqdm comes with transformers
+            pass
+    return contextlib.nullcontext(_NoBar())
+
+
+class _NoBar:
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def __enter__(self) -> "_NoBar":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
