@@ -581,30 +581,25 @@ def compare_anisotropy(
     return tuple(out)
 
 
-def anisotropy(
-    model: Any,
-    calibration: Any = None,
-    *,
-    n_samples: int = 2000,
-    top_k: int = 50,
-    rng: Any = None,
-    reference_size: int = 100_000,
-    reference_kwargs: dict | None = None,
-    force: bool = False,
-    return_matrix: bool = False,
-) -> AnisotropyResult:
+def anisotropy(model: Any, calibration: Any = None, **options: Any) -> AnisotropyResult:
     """Anisotropy of one space: raw (``calibration=None``) or calibrated.
 
-    Same parameters as :func:`compare_anisotropy`. With the same integer
-    ``rng`` the raw and the calibrated call draw the same sample; use
-    :func:`compare_anisotropy` to get both from one draw.
+    With the same integer ``rng`` the raw and the calibrated call draw the
+    same sample; use :func:`compare_anisotropy` to get both from one draw.
+
+    Parameters
+    ----------
+    model, calibration
+        As in :func:`compare_anisotropy`.
+    **options
+        The keyword options of :func:`compare_anisotropy`: ``n_samples``,
+        ``top_k``, ``rng``, ``reference_size``, ``reference_kwargs``,
+        ``force``, ``return_matrix`` (same defaults).
 
     Returns
     -------
     AnisotropyResult
+        The last result of :func:`compare_anisotropy`: the calibrated space
+        when ``calibration`` is given, else the raw one.
     """
-    res = compare_anisotropy(
-        model, calibration, n_samples=n_samples, top_k=top_k, rng=rng, reference_size=reference_size,
-        reference_kwargs=reference_kwargs, force=force, return_matrix=return_matrix,
-    )
-    return res[-1]
+    return compare_anisotropy(model, calibration, **options)[-1]

@@ -75,7 +75,12 @@ A test is **robust** when its significance call (:math:`p < \alpha`) agrees
 with the default in at least ``agreement_threshold`` (default 90%) of the
 sweep's cells (settings × repeats) and no cell's d departs from the default d
 by more than ``max_shift`` (default 0.5, the paper's large-shift threshold);
-otherwise **fragile**, with the failing criterion named.
+otherwise **fragile**, with the failing criterion named. Both bounds are
+inclusive (a share equal to ``agreement_threshold`` and a shift equal to
+``max_shift`` pass); ``p == alpha`` is not significant; a cell with an
+undefined d fails the shift criterion. The rule is implemented, as small pure
+functions, in :mod:`isoeat.experiments._verdicts`; the result records live in
+:mod:`isoeat.experiments._sensitivity_records` (re-exported here).
 """
 
 from __future__ import annotations
@@ -83,13 +88,21 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .._errors import ConfigError, IsoeatFileNotFoundError, IsoeatWarning
+from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exported)
+    KINDS,
+    SWEEP_KINDS,
+    SensitivityResult,
+    SensitivityRow,
+    TestSensitivity,
+)
+from ._verdicts import _summarise, agrees, is_significant
 
 __all__ = [
     "sensitivity_analysis",
@@ -116,227 +129,9 @@ DEFAULT_PERMUTATIONS = 10_000
 #: p is counted exactly when |X| + |Y| <= this (W4–W10 on the built-in battery; W1–W3 Monte Carlo).
 DEFAULT_EXACT_MAX_N = 40
 
-SWEEP_KINDS = ("eps", "reference_size", "reference", "calibration")
-KINDS = ("raw", "default", *SWEEP_KINDS)
 DRAWS = ("auto", "bootstrap", "subset", "encoder", "fixed")
 EPS_MODES = ("absolute", "relative")
 TOP = "top"
-
-
-# ---------------------------------------------------------------------------
-# results
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SensitivityRow:
-    """One WEAT under one setting and one reference draw (a tidy record).
-
-    Attributes
-    ----------
-    kind : str
-        ``"raw"`` (uncalibrated), ``"default"`` (the reference setting),
-        ``"eps"``, ``"reference_size"``, ``"reference"`` or ``"calibration"``.
-    setting : str
-        The value varied, as text (``"1e-05"``, ``"3000"``, ``"top"``, a path,
-        ``"abtt"``); for raw and default rows ``"none"`` and ``"default"``.
-    value : float
-        The value varied as a number: nominal ε for ``eps`` rows, the
-        requested size for ``reference_size`` rows, ``nan`` otherwise.
-    eps, eps_effective : float
-        Nominal ε and the ε handed to the calibrator (they differ in relative
-        mode); ``nan`` when the calibration has no ε.
-    reference : str
-        ``"top"`` (the model's own reference: vocabulary top for static
-        vectors) or the reference text path.
-    n_requested, n_reference : int
-        Reference sample size asked for, and the number of reference vectors
-        the calibrator was fitted on (capped at the pool; for contextual
-        encoders the vectors of the n sentences).
-    draw : str
-        ``"bootstrap"``, ``"subset"``, ``"encoder"`` or ``"fixed"``
-        (deterministic; the raw row has ``""``).
-    repeat : int
-        Reference draw index (0 for raw and default rows).
-    significant : bool
-        ``p_value < alpha``.
-    agrees_with_default : bool
-        Same significance call as the default row of this test.
-    delta_d : float
-        ``effect_size - d_default``.
-    reference_seed : int or None
-        Seed of the reference draw (None when deterministic).
-    seed : int or None
-        Seed of the permutation p-value.
-    """
-
-    model: str
-    calibration: str
-    test: str
-    bias_type: str
-    kind: str
-    setting: str
-    value: float
-    eps: float
-    eps_mode: str
-    eps_effective: float
-    reference: str
-    n_requested: int
-    n_reference: int
-    draw: str
-    repeat: int
-    effect_size: float
-    statistic: float
-    p_value: float
-    p_method: str
-    n_permutations: int
-    p_ci_low: float
-    p_ci_high: float
-    significant: bool
-    agrees_with_default: bool
-    delta_d: float
-    reference_seed: int | None
-    seed: int | None
-    n_x: int
-    n_y: int
-    n_a: int
-    n_b: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class TestSensitivity:
-    """Per-test summary of a sensitivity analysis.
-
-    ``d_min``, ``d_max``, ``d_sd`` (``ddof=1``) and ``max_abs_shift``
-    (:math:`\\max|d - d_{default}|`) run over the sweep's cells (settings ×
-    repeats), not over the raw and default rows. ``share_agree`` is the share
-    of those cells whose significance call equals the default's;
-    ``share_agree_<kind>`` the same within one kind (``nan`` when the kind was
-    not swept). ``sign_reversals`` counts cells where d has the opposite sign
-    of the default d.
-    """
-
-    __test__ = False  # not a pytest class
-
-    test: str
-    bias_type: str
-    d_raw: float
-    p_raw: float
-    significant_raw: bool
-    d_default: float
-    p_default: float
-    significant_default: bool
-    n_cells: int
-    d_min: float
-    d_max: float
-    d_sd: float
-    max_abs_shift: float
-    sign_reversals: int
-    share_agree: float
-    share_agree_eps: float
-    share_agree_reference_size: float
-    share_agree_reference: float
-    share_agree_calibration: float
-    verdict: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class SensitivityResult:
-    """Outcome of :func:`sensitivity_analysis`.
-
-    Attributes
-    ----------
-    rows : tuple of SensitivityRow
-        One per (test, setting, repeat), plus one ``raw`` and one ``default``
-        row per test; in the order tests × (raw, default, sweep kinds ×
-        settings × repeats).
-    summary : tuple of TestSensitivity
-        One per test, in test order.
-    default : dict
-        The default setting (calibration, eps, n, reference, draw).
-    sweep : dict
-        What was swept: ``eps``, ``eps_mode``, ``reference_sizes``,
-        ``references``, ``calibrations``, ``repeats``, ``draw``.
-    rule : str
-        The verdict rule in words.
-    notes : tuple of str
-        Caps, skipped sweeps, calibrator warnings.
-    """
-
-    model: str
-    calibration: str
-    calibration_params: dict
-    alpha: float
-    default: dict
-    sweep: dict
-    seed: int | None
-    rule: str
-    agreement_threshold: float
-    max_shift: float
-    rows: tuple[SensitivityRow, ...]
-    summary: tuple[TestSensitivity, ...]
-    notes: tuple[str, ...] = ()
-    calibrator_metadata: dict = field(default_factory=dict)
-    p_options: dict = field(default_factory=dict)
-    elapsed_s: float = float("nan")
-
-    def records(self) -> list[dict[str, Any]]:
-        """The rows as dicts (the CSV/JSON output)."""
-        return [r.to_dict() for r in self.rows]
-
-    def summary_records(self) -> list[dict[str, Any]]:
-        return [s.to_dict() for s in self.summary]
-
-    def verdicts(self) -> dict[str, str]:
-        """``{test: "robust" | "fragile"}``."""
-        return {s.test: s.verdict for s in self.summary}
-
-    def to_frame(self) -> Any:
-        """The rows as a tidy :class:`pandas.DataFrame` (pandas imported lazily)."""
-        return _frame(self.records())
-
-    def summary_frame(self) -> Any:
-        """The per-test summary as a :class:`pandas.DataFrame`."""
-        return _frame(self.summary_records())
-
-    def to_dict(self, *, rows: bool = True) -> dict[str, Any]:
-        out = {
-            "model": self.model,
-            "calibration": self.calibration,
-            "calibration_params": dict(self.calibration_params),
-            "alpha": self.alpha,
-            "default": dict(self.default),
-            "sweep": dict(self.sweep),
-            "seed": self.seed,
-            "rule": self.rule,
-            "agreement_threshold": self.agreement_threshold,
-            "max_shift": self.max_shift,
-            "p_options": dict(self.p_options),
-            "notes": list(self.notes),
-            "calibrator": dict(self.calibrator_metadata),
-            "elapsed_s": self.elapsed_s,
-            "summary": self.summary_records(),
-        }
-        if rows:
-            out["rows"] = self.records()
-        return out
-
-
-def _frame(records: list[dict[str, Any]]) -> Any:
-    try:
-        import pandas as pd
-    except ImportError:  # pragma: no cover - pandas ships with the dev environment
-        from .._errors import MissingDependencyError
-
-        raise MissingDependencyError('DataFrames need pandas: pip install pandas') from None
-    return pd.DataFrame.from_records(records)
 
 
 # ---------------------------------------------------------------------------
@@ -731,14 +526,14 @@ def sensitivity_analysis(
                  reference: str, n_req: int, n_used: int, drw: str, rep: int, ref_seed: int | None,
                  cal_name: str) -> SensitivityRow:
         d0 = def_res[j]
-        sig = bool(res.p_value < alpha)
+        sig = is_significant(res.p_value, alpha)
         return SensitivityRow(
             model=model_name, calibration=cal_name, test=res.test, bias_type=res.bias_type, kind=kind,
             setting=setting, value=_value(kind, eps_nom, n_req), eps=float(eps_nom), eps_mode=mode, eps_effective=float(eps_eff), reference=reference,
             n_requested=int(n_req), n_reference=int(n_used), draw=drw, repeat=int(rep),
             effect_size=float(res.effect_size), statistic=float(res.statistic), p_value=float(res.p_value),
             p_method=res.p_method, n_permutations=int(res.n_permutations), p_ci_low=float(res.p_ci_low),
-            p_ci_high=float(res.p_ci_high), significant=sig, agrees_with_default=sig == bool(d0.p_value < alpha),
+            p_ci_high=float(res.p_ci_high), significant=sig, agrees_with_default=agrees(res.p_value, d0.p_value, alpha),
             delta_d=float(res.effect_size - d0.effect_size), reference_seed=ref_seed, seed=res.seed,
             n_x=res.n_x, n_y=res.n_y, n_a=res.n_a, n_b=res.n_b,
         )
@@ -791,57 +586,3 @@ def _value(kind: str, eps: float, n: int) -> float:
     if kind == "reference_size":
         return float(n)
     return float("nan")
-
-
-def _summarise(rows: list[SensitivityRow], test: str, alpha: float, thr: float, max_shift: float) -> TestSensitivity:
-    mine = [r for r in rows if r.test == test]
-    raw = next(r for r in mine if r.kind == "raw")
-    default = next(r for r in mine if r.kind == "default")
-    sweep = [r for r in mine if r.kind in SWEEP_KINDS]
-    d = np.array([r.effect_size for r in sweep], dtype=np.float64)
-    agree = np.array([r.agrees_with_default for r in sweep], dtype=bool)
-
-    def share(kind: str) -> float:
-        sel = [r.agrees_with_default for r in sweep if r.kind == kind]
-        return float(np.mean(sel)) if sel else float("nan")
-
-    finite = d[np.isfinite(d)]
-    shift = np.abs(finite - default.effect_size)
-    max_abs_shift = float(shift.max()) if shift.size else float("nan")
-    share_agree = float(agree.mean()) if agree.size else float("nan")
-    failing = []
-    if not share_agree >= thr:
-        failing.append(f"significance agrees with the default in {share_agree:.0%} of {len(sweep)} cells "
-                       f"(< {thr:.0%})")
-    if not max_abs_shift <= max_shift or finite.size < d.size:
-        failing.append(f"d moves up to {max_abs_shift:.2f} from the default (> {max_shift:g})")
-    if failing:
-        verdict, reason = "fragile", "; ".join(failing)
-    else:
-        verdict = "robust"
-        reason = (f"significance agrees in {share_agree:.0%} of {len(sweep)} cells; "
-                  f"max |d - d_default| = {max_abs_shift:.2f} <= {max_shift:g}")
-    sign_rev = int(np.sum(finite * default.effect_size < 0))
-    return TestSensitivity(
-        test=test,
-        bias_type=default.bias_type,
-        d_raw=raw.effect_size,
-        p_raw=raw.p_value,
-        significant_raw=bool(raw.p_value < alpha),
-        d_default=default.effect_size,
-        p_default=default.p_value,
-        significant_default=bool(default.p_value < alpha),
-        n_cells=len(sweep),
-        d_min=float(finite.min()) if finite.size else float("nan"),
-        d_max=float(finite.max()) if finite.size else float("nan"),
-        d_sd=float(finite.std(ddof=1)) if finite.size > 1 else float("nan"),
-        max_abs_shift=max_abs_shift,
-        sign_reversals=sign_rev,
-        share_agree=share_agree,
-        share_agree_eps=share("eps"),
-        share_agree_reference_size=share("reference_size"),
-        share_agree_reference=share("reference"),
-        share_agree_calibration=share("calibration"),
-        verdict=verdict,
-        reason=reason,
-    )

@@ -69,8 +69,25 @@ __all__ = [
 DATA_ENV = "ISOEAT_DATA_DIR"
 
 
-@dataclass(frozen=True, eq=False)
-class WordPairs:
+@dataclass(frozen=True, eq=False, repr=False)
+class _Pairs:
+    """What every benchmark has first: its name, table title and file; length and repr."""
+
+    name: str
+    title: str
+    source: str
+    kind = ""
+    _items = ""  # the field holding the first item of every pair
+
+    def __len__(self) -> int:
+        return len(getattr(self, self._items))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, pairs={len(self)}, source={self.source!r})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class WordPairs(_Pairs):
     """A word-similarity benchmark: word pairs with human scores.
 
     Attributes
@@ -88,24 +105,16 @@ class WordPairs:
         Line number of each pair in ``source`` (for messages).
     """
 
-    name: str
-    title: str
-    source: str
     word1: tuple[str, ...]
     word2: tuple[str, ...]
     scores: np.ndarray
     lines: tuple[int, ...]
     kind = "word"
-
-    def __len__(self) -> int:
-        return len(self.word1)
-
-    def __repr__(self) -> str:
-        return f"WordPairs(name={self.name!r}, pairs={len(self)}, source={self.source!r})"
+    _items = "word1"
 
 
-@dataclass(frozen=True, eq=False)
-class SentencePairs:
+@dataclass(frozen=True, eq=False, repr=False)
+class SentencePairs(_Pairs):
     """A sentence-similarity benchmark (STS-B layout).
 
     Attributes
@@ -121,9 +130,6 @@ class SentencePairs:
         Rows that carried extra trailing fields (ignored).
     """
 
-    name: str
-    title: str
-    source: str
     sentence1: tuple[str, ...]
     sentence2: tuple[str, ...]
     scores: np.ndarray
@@ -131,12 +137,7 @@ class SentencePairs:
     genres: tuple[str, ...] = ()
     n_extra_fields: int = 0
     kind = "sentence"
-
-    def __len__(self) -> int:
-        return len(self.sentence1)
-
-    def __repr__(self) -> str:
-        return f"SentencePairs(name={self.name!r}, pairs={len(self)}, source={self.source!r})"
+    _items = "sentence1"
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
+from ..stats.rank import spearman, tie_groups
 from ..stats.weat import resolve_seed
 
 __all__ = ["PairedBootstrapResult", "paired_bootstrap_spearman", "resampled_spearman"]
@@ -112,17 +113,9 @@ class PairedBootstrapResult:
 
 
 def _rank_groups(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
-    """Sort order, start of each tie group in sorted order (None when there are no ties),
-    and each element's position among the groups."""
-    order = np.argsort(v, kind="stable")
-    vs = v[order]
-    new = np.empty(len(v), dtype=bool)
-    new[0] = True
-    new[1:] = vs[1:] != vs[:-1]
-    group = np.empty(len(v), dtype=np.intp)
-    group[order] = np.cumsum(new) - 1
-    starts = None if new.all() else np.flatnonzero(new)
-    return order, starts, group
+    """:func:`~isoeat.stats.rank.tie_groups`, with ``starts`` None when there are no ties."""
+    order, starts, group = tie_groups(v)
+    return order, (None if len(starts) == len(v) else starts), group
 
 
 def _ranks2(counts: np.ndarray, groups: tuple[np.ndarray, np.ndarray | None, np.ndarray]) -> np.ndarray:
@@ -247,8 +240,6 @@ def paired_bootstrap_spearman(
             raise DataFormatError(f"{what} contain NaN or inf")
         if np.ptp(arr) == 0:
             raise DataFormatError(f"all {what} are equal; Spearman's rho is undefined")
-    from .evaluate import spearman
-
     rho_a, rho_b = spearman(g, a), spearman(g, b)
     gen, seed = resolve_seed(rng)
     B = int(n_resamples)

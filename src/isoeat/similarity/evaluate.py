@@ -27,7 +27,6 @@ bootstrap (:mod:`isoeat.similarity.bootstrap`).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -35,6 +34,7 @@ import numpy as np
 
 from .._errors import ConfigError, CoverageError, DataFormatError
 from .benchmarks import SentencePairs, WordPairs, load_benchmark
+from ..stats.rank import rankdata, spearman  # noqa: F401 (rankdata re-exported: it lived here)
 from .bootstrap import PairedBootstrapResult, paired_bootstrap_spearman
 from .sentences import _StaticPooler, _check_encoded
 
@@ -46,68 +46,6 @@ __all__ = [
     "evaluate_similarity",
     "compare_similarity",
 ]
-
-
-def rankdata(x: Any) -> np.ndarray:
-    """Average ranks (1-based; ties get the mean of their ranks), as ``scipy.stats.rankdata``.
-
-    Examples
-    --------
-    >>> rankdata([10, 30, 20, 20]).tolist()
-    [1.0, 4.0, 2.5, 2.5]
-    """
-    x = np.asarray(x, dtype=np.float64).ravel()
-    n = len(x)
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    new = np.empty(n, dtype=bool)
-    new[:1] = True
-    new[1:] = xs[1:] != xs[:-1]
-    starts = np.flatnonzero(new)
-    ends = np.append(starts[1:], n)
-    avg = (starts + ends + 1) / 2.0  # mean of the 1-based ranks starts+1 .. ends
-    ranks = np.empty(n)
-    ranks[order] = avg[np.cumsum(new) - 1]
-    return ranks
-
-
-def spearman(x: Any, y: Any) -> float:
-    """Spearman's ρ: Pearson correlation of average ranks.
-
-    Parameters
-    ----------
-    x, y : array_like, shape (n,), n >= 2
-
-    Returns
-    -------
-    float
-
-    Raises
-    ------
-    DataFormatError
-        Either input is constant (ρ undefined) or not finite.
-
-    Examples
-    --------
-    >>> round(spearman([1, 2, 3, 4], [10, 20, 40, 30]), 6)
-    0.8
-    """
-    x = np.asarray(x, dtype=np.float64).ravel()
-    y = np.asarray(y, dtype=np.float64).ravel()
-    if len(x) != len(y):
-        raise ConfigError(f"x and y must have the same length, got {len(x)} and {len(y)}")
-    if len(x) < 2:
-        raise ConfigError(f"Spearman's rho needs at least 2 pairs, got {len(x)}")
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise DataFormatError("Spearman's rho: inputs contain NaN or inf")
-    rx = rankdata(x)
-    ry = rankdata(y)
-    rx -= rx.mean()
-    ry -= ry.mean()
-    den = math.sqrt(float(rx @ rx) * float(ry @ ry))
-    if den == 0:
-        raise DataFormatError("Spearman's rho is undefined: one of the inputs is constant")
-    return float(rx @ ry) / den
 
 
 @dataclass(frozen=True, eq=False)
@@ -351,6 +289,19 @@ def _check_min_coverage(min_coverage: float) -> float:
     return float(min_coverage)
 
 
+def _encode(
+    model: Any, benchmark: Any, calibration: Any, force: bool, min_coverage: float, tokenizer: Callable | None
+) -> tuple[_Encoded, float]:
+    """Check ``min_coverage`` and the calibrator against the model, load the benchmark, encode its pairs once."""
+    min_coverage = _check_min_coverage(min_coverage)
+    bench = load_benchmark(benchmark)
+    if calibration is not None:
+        from ..calibration import check_compatible
+
+        check_compatible(calibration, model, force=force)
+    return _Encoded(model, bench, tokenizer), min_coverage
+
+
 def evaluate_similarity(
     model: Any,
     benchmark: Any,
@@ -397,13 +348,7 @@ def evaluate_similarity(
     >>> r = evaluate_similarity(isoeat.load_model("glove-6b-50d"), "ws353")  # doctest: +SKIP
     >>> round(r.spearman, 3), r.n_pairs  # doctest: +SKIP
     """
-    min_coverage = _check_min_coverage(min_coverage)
-    bench = load_benchmark(benchmark)
-    if calibration is not None:
-        from ..calibration import check_compatible
-
-        check_compatible(calibration, model, force=force)
-    enc = _Encoded(model, bench, tokenizer)
+    enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     return _result(enc, model, calibration, min_coverage)
 
 
@@ -448,12 +393,7 @@ def compare_similarity(
         raise ConfigError("compare_similarity needs a fitted calibrator (use evaluate_similarity for one space)")
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise ConfigError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
-    min_coverage = _check_min_coverage(min_coverage)
-    bench = load_benchmark(benchmark)
-    from ..calibration import check_compatible
-
-    check_compatible(calibration, model, force=force)
-    enc = _Encoded(model, bench, tokenizer)
+    enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     raw = _result(enc, model, None, min_coverage)
     cal = _result(enc, model, calibration, min_coverage)
     boot = None

@@ -19,7 +19,7 @@ With :math:`p_{(1)} \le \dots \le p_{(m)}` the sorted non-NaN p-values:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -50,6 +50,44 @@ def _finish(p: np.ndarray, valid: np.ndarray, adjusted: np.ndarray) -> np.ndarra
     return out.reshape(p.shape)
 
 
+def _adjusted(pvalues: Any, step: Callable[[np.ndarray, int], np.ndarray]) -> np.ndarray:
+    """Sort the non-NaN p-values, apply ``step(sorted_p, m)``, cap at 1, restore input order and NaN."""
+    p, valid, vals = _prepare(pvalues)
+    m = vals.size
+    if m == 0:
+        return _finish(p, valid, vals)
+    order = np.argsort(vals, kind="stable")
+    adjusted = np.empty(m)
+    adjusted[order] = np.minimum(1.0, step(vals[order], m))
+    return _finish(p, valid, adjusted)
+
+
+def _holm_step(sorted_p: np.ndarray, m: int) -> np.ndarray:
+    factors = m - np.arange(m)  # m, m-1, ..., 1
+    return np.maximum.accumulate(factors * sorted_p)
+
+
+def _bh_step(sorted_p: np.ndarray, m: int) -> np.ndarray:
+    scaled = sorted_p * (m / np.arange(1, m + 1))
+    return np.minimum.accumulate(scaled[::-1])[::-1]
+
+
+def _family_doc(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Fill the ``Parameters`` section that both corrections share into ``func.__doc__``."""
+    if func.__doc__:  # None under python -OO
+        func.__doc__ = func.__doc__.replace("    <pvalues>\n", _PVALUES_DOC)
+    return func
+
+
+_PVALUES_DOC = """    Parameters
+    ----------
+    pvalues : array_like
+        Raw p-values in [0, 1]; NaN entries are returned as NaN and do not
+        count towards the family size :math:`m`.
+"""
+
+
+@_family_doc
 def holm(pvalues: Any) -> np.ndarray:
     r"""Holm step-down adjusted p-values.
 
@@ -57,29 +95,17 @@ def holm(pvalues: Any) -> np.ndarray:
 
         \tilde p_{(i)} = \min\Bigl\{1,\ \max_{j \le i}\,(m - j + 1)\,p_{(j)}\Bigr\}
 
-    Parameters
-    ----------
-    pvalues : array_like
-        Raw p-values in [0, 1]; NaN entries are returned as NaN and do not
-        count towards the family size :math:`m`.
+    <pvalues>
 
     Returns
     -------
     numpy.ndarray
         Adjusted p-values, same shape and order as the input.
     """
-    p, valid, vals = _prepare(pvalues)
-    m = vals.size
-    if m == 0:
-        return _finish(p, valid, vals)
-    order = np.argsort(vals, kind="stable")
-    factors = m - np.arange(m)  # m, m-1, ..., 1
-    stepped = np.minimum(1.0, np.maximum.accumulate(factors * vals[order]))
-    adjusted = np.empty(m)
-    adjusted[order] = stepped
-    return _finish(p, valid, adjusted)
+    return _adjusted(pvalues, _holm_step)
 
 
+@_family_doc
 def benjamini_hochberg(pvalues: Any) -> np.ndarray:
     r"""Benjamini–Hochberg step-up adjusted p-values (false discovery rate).
 
@@ -87,28 +113,14 @@ def benjamini_hochberg(pvalues: Any) -> np.ndarray:
 
         \tilde p_{(i)} = \min\Bigl\{1,\ \min_{j \ge i}\,\frac{m}{j}\,p_{(j)}\Bigr\}
 
-    Parameters
-    ----------
-    pvalues : array_like
-        Raw p-values in [0, 1]; NaN entries are returned as NaN and do not
-        count towards the family size :math:`m`.
+    <pvalues>
 
     Returns
     -------
     numpy.ndarray
         Adjusted p-values ("q-values"), same shape and order as the input.
     """
-    p, valid, vals = _prepare(pvalues)
-    m = vals.size
-    if m == 0:
-        return _finish(p, valid, vals)
-    order = np.argsort(vals, kind="stable")
-    ranks = np.arange(1, m + 1)
-    scaled = vals[order] * (m / ranks)
-    stepped = np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
-    adjusted = np.empty(m)
-    adjusted[order] = stepped
-    return _finish(p, valid, adjusted)
+    return _adjusted(pvalues, _bh_step)
 
 
 def adjust(pvalues: Any, method: str = "holm") -> np.ndarray:

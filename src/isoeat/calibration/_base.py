@@ -1,0 +1,185 @@
+"""Shared plumbing of the alternative calibrators (:mod:`isoeat.calibration.alternatives`).
+
+Reference moments (in memory and streamed), the sign-fixed eigendecomposition,
+the singular-covariance warning and the :class:`_Calibrator` base class with
+the estimator contract's parameter, fitted-state and dimension checks.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError, DataFormatError, DimensionMismatchError, IsoeatWarning, NotFittedError
+from .zca import _as_matrix
+
+
+def _check_eps(eps: Any, cls: str) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not np.isfinite(eps) \
+            or eps < 0:
+        raise ConfigError(f"{cls}: eps must be a finite number >= 0, got {eps!r}")
+    return float(eps)
+
+
+def _moments(X: np.ndarray, min_n: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean, centred data and covariance (n−1) of reference vectors."""
+    n = X.shape[0]
+    if n < min_n:
+        raise DataFormatError(f"reference vectors: need at least {min_n} samples to estimate a covariance, got {n}")
+    mean = X.mean(axis=0)
+    Xc = X - mean
+    cov = (Xc.T @ Xc) / (n - 1)
+    return mean, Xc, (cov + cov.T) / 2.0
+
+
+class _BatchMoments:
+    r"""Streaming mean, covariance and (for Ledoit–Wolf) :math:`\sum_k\|x_k-\mu\|^4`.
+
+    Mean and covariance come from :class:`~isoeat.calibration.moments.CovarianceAccumulator`
+    (Chan et al. pairwise updates). The fourth-moment sum is accumulated on
+    vectors shifted by the first batch's mean, :math:`y = x - m_0`, as
+    :math:`q = \sum\|y\|^4` and :math:`v = \sum\|y\|^2 y`, and centred at the end:
+    with :math:`\nu = \mu - m_0`, :math:`c = \|\nu\|^2` and :math:`T = \sum yy^\top`,
+    :math:`\sum\|y-\nu\|^4 = q - 4v\cdot\nu + 4\nu^\top T\nu + 2c\,\mathrm{tr}T - 3nc^2`.
+    """
+
+    def __init__(self, fourth: bool = False) -> None:
+        from .moments import CovarianceAccumulator
+
+        self.acc = CovarianceAccumulator()
+        self.fourth = fourth
+        self.shift: np.ndarray | None = None
+        self.q = 0.0
+        self.v: np.ndarray | None = None
+
+    def update(self, batch: Any) -> None:
+        X = np.asarray(batch, dtype=np.float64)
+        if X.ndim == 1:
+            X = X[None, :]
+        if X.ndim != 2 or X.shape[0] == 0:
+            if X.ndim != 2:
+                raise DataFormatError(f"batch must be a 2-D array (rows, dim), got shape {X.shape}")
+            return
+        self.acc.update(X)
+        if self.fourth:
+            if self.shift is None:
+                self.shift = X.mean(axis=0)
+                self.v = np.zeros(X.shape[1])
+            Y = X - self.shift
+            sq = np.einsum("ij,ij->i", Y, Y)
+            self.q += float(np.sum(sq * sq))
+            self.v += sq @ Y
+
+    def centred_fourth(self) -> float:
+        acc, n = self.acc, self.acc.n
+        nu = acc.mean - self.shift
+        c = float(nu @ nu)
+        T = acc.comoment + n * np.outer(nu, nu)
+        return float(self.q - 4.0 * (self.v @ nu) + 4.0 * (nu @ T @ nu) + 2.0 * c * np.trace(T) - 3.0 * n * c * c)
+
+
+def _batch_moments(batches: Any, fourth: bool = False, min_n: int = 2) -> _BatchMoments:
+    bm = _BatchMoments(fourth)
+    for b in batches:
+        bm.update(b)
+    if bm.acc.n < min_n:
+        raise DataFormatError(f"reference batches: need at least {min_n} vectors, got {bm.acc.n}")
+    return bm
+
+
+def _eigh_desc(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (descending, round-off clipped to 0) and eigenvectors with a fixed sign."""
+    evals, evecs = np.linalg.eigh(cov)
+    order = np.argsort(evals)[::-1]
+    evals = np.clip(evals[order], 0.0, None)
+    evecs = evecs[:, order]
+    pivot = np.argmax(np.abs(evecs), axis=0)
+    signs = np.sign(evecs[pivot, np.arange(evecs.shape[1])])
+    signs[signs == 0] = 1.0
+    return evals, evecs * signs
+
+
+def _warn_singular(n: int, d: int, eps: float, cls: str) -> None:
+    if n <= d:
+        warnings.warn(
+            f"{cls}: only {n} reference vectors for dimension {d}: the covariance is singular "
+            f"and eps={eps:g} carries the fit of the missing directions",
+            IsoeatWarning,
+            stacklevel=4,
+        )
+        if eps == 0:
+            raise ConfigError(f"{cls}: eps=0 with fewer reference vectors than dimensions: the covariance is singular")
+
+
+class _Calibrator:
+    """Shared plumbing: parameters, fitted-state and dimension checks, repr."""
+
+    name = ""
+    _params: tuple[str, ...] = ()
+    _state_arrays: tuple[str, ...] = ()
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self._params}
+
+    def set_params(self, **params: Any) -> "_Calibrator":
+        for k, v in params.items():
+            if k not in self._params:
+                raise ConfigError(
+                    f"{type(self).__name__} has no parameter {k!r} (parameters: {', '.join(self._params) or 'none'})"
+                )
+            setattr(self, k, v)
+        return self
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    def _finish_fit(self, n: int, d: int) -> None:
+        self.n_samples_seen_ = int(n)
+        self.n_features_in_ = int(d)
+        if not hasattr(self, "metadata_"):
+            self.metadata_: dict[str, Any] = {}
+
+    def _check(self, X: Any, what: str) -> np.ndarray:
+        if not all(hasattr(self, k) for k in self._state_arrays) or not hasattr(self, "n_features_in_"):
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(reference_vectors) first")
+        X = _as_matrix(X, what)
+        if X.shape[1] != self.n_features_in_:
+            raise DimensionMismatchError(
+                f"{what} have dimension {X.shape[1]}, but the {self.name} calibrator was fitted on dimension "
+                f"{self.n_features_in_}"
+            )
+        return X
+
+    def _check_shapes(self, **shapes: tuple[int, ...]) -> None:
+        for k, shape in shapes.items():
+            a = np.asarray(getattr(self, k))
+            if a.shape != shape:
+                raise DataFormatError(f"{k} has shape {a.shape}, expected {shape} for dimension {self.n_features_in_}")
+
+    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
+        return self.fit(X).transform(X)
+
+
+class _MomentCalibrator(_Calibrator):
+    """A calibrator fitted from the reference mean and covariance (:math:`n-1`) alone.
+
+    Subclasses implement ``_fit_moments(mean, cov, n)``; ``_check_dim(d)``
+    may refuse a dimension before any moment is computed.
+    """
+
+    def _check_dim(self, d: int) -> None:
+        """Hook: validate parameters against the dimension ``d`` (nothing by default)."""
+
+    def fit(self, X: Any, y: Any = None) -> Any:
+        """Fit on the reference vectors ``X`` (rows)."""
+        X = _as_matrix(X, "reference vectors")
+        self._check_dim(X.shape[1])
+        mean, _, cov = _moments(X)
+        return self._fit_moments(mean, cov, X.shape[0])  # type: ignore[attr-defined]
+
+    def fit_batches(self, batches: Any) -> Any:
+        """Fit from an iterable of batches without materialising the n×d matrix."""
+        bm = _batch_moments(batches)
+        return self._fit_moments(bm.acc.mean.copy(), bm.acc.covariance(), bm.acc.n)  # type: ignore[attr-defined]
