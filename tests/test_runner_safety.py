@@ -132,3 +132,35 @@ def test_the_tables_of_a_foreign_folder_beside_isoeat_files(tmp_path, glove):
     R.run_experiment(cfg, f, overwrite="all")
     assert (f / "notes.txt").read_text() == "mine" and (f / "results.json").exists()
     assert np.isfinite(json.loads((f / "results.json").read_text())[0]["effect_size"])
+
+
+@pytest.mark.parametrize("content", ["[1]", "{}", '{"config": []}', '{"config": {"models": null}}'])
+def test_a_damaged_experiment_file_is_a_one_line_error(tmp_path, glove, capsys, content):
+    out = tmp_path / "r"
+    assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(out)]) == 0
+    (out / "experiment.json").write_text(content)
+    capsys.readouterr()
+    assert main(["report", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "experiment.json" in err and "damaged" in err
+    assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(out)]) == 2
+    assert "damaged" in capsys.readouterr().err
+
+
+def test_damaged_cell_and_manifest_files_are_recomputed_or_ignored(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    args = ["run", "--tests", "W6,W7", "--reference-size", "2000", "--out", str(out)]
+    assert main(args) == 0
+    first = capsys.readouterr().out.splitlines()[:-1]
+    cell = out / "cells" / "glove-6b-50d" / "zca" / "W7.json"
+    rec = json.loads(cell.read_text())
+    del rec["result"]  # "status": "ok" and no result
+    cell.write_text(json.dumps(rec))
+    m = json.loads((out / "manifest.json").read_text())
+    m["runs"], m["models"] = None, [1]
+    (out / "manifest.json").write_text(json.dumps(m))
+    assert main(["report", str(out), "--no-figures"]) == 0  # the damaged cell is a failure there, not a crash
+    capsys.readouterr()
+    assert main(args) == 0  # the resume recomputes it
+    out_text = capsys.readouterr().out.splitlines()
+    assert out_text[:-1] == first and "3 of 4 cells reused" in out_text[-1]

@@ -14,10 +14,17 @@ from typing import Any, Sequence
 __all__ = ["main", "build_parser"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line with a pointer to ``--help`` (no usage block)."""
+
+    def error(self, message: str) -> Any:  # noqa: D102 - argparse's hook
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="isoeat",
         description="Embedding association tests (WEAT) raw and calibrated against anisotropy (ZCA whitening).",
     )
@@ -28,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod in _command_modules():
         mod.register(sub, add_stat_options)
+    for name, p in sub.choices.items():  # each command knows its defaults (to tell given options apart)
+        p.set_defaults(_parser=p)
     return parser
 
 

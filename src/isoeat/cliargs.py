@@ -13,7 +13,7 @@ from typing import Any
 __all__ = [
     "FORMATS", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
     "add_model_options", "model_options", "ClusterLookup", "load_model_from_args", "weat_kwargs",
-    "calibration_params", "calibrator_from_args",
+    "calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
 
 FORMATS = ("table", "json", "csv")
@@ -209,12 +209,41 @@ def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
     return params
 
 
+def given_options(args: argparse.Namespace) -> set[str]:
+    """Destinations of the options given on the command line (those that differ from their default)."""
+    parser = getattr(args, "_parser", None)
+    if parser is None:
+        return set()
+    return {k for k, v in vars(args).items() if not k.startswith("_") and v != parser.get_default(k)}
+
+
+#: Options that say how to fit a calibrator: meaningless next to ``--whitener FILE``.
+_FIT_OPTIONS = ("eps", "calibration_param", "reference_size", "reference_text")
+
+
+def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
+    """Refuse fitting options next to ``--whitener FILE`` and a ``--calibration`` the file does not hold."""
+    from ._errors import ConfigError
+
+    given = given_options(args)
+    unused = ["--" + k.replace("_", "-") for k in _FIT_OPTIONS if k in given]
+    if unused:
+        raise ConfigError(f"{', '.join(unused)}: not used with --whitener {args.whitener} (the calibrator is "
+                          "loaded as saved); drop them, or drop --whitener to fit a new one")
+    name = getattr(calibrator, "name", None)
+    if "calibration" in given and args.calibration not in ("none", name):
+        raise ConfigError(f"--calibration {args.calibration}, but --whitener {args.whitener} holds a {name} "
+                          f"calibrator; drop --calibration or give a {args.calibration} file")
+
+
 def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:
     """The calibrator a command asked for: loaded with --whitener, else fitted."""
     from .calibration import fit_calibrator, load_calibrator
 
     if args.whitener:
-        return load_calibrator(args.whitener)
+        cal = load_calibrator(args.whitener)
+        check_whitener_options(args, cal)
+        return cal
     kwargs = {"text": args.reference_text} if args.reference_text else {}
     client = getattr(args, "_client", None)
     if client is not None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
+from .._errors import ConfigError
 from ..cliargs import (
     FORMATS,
     add_model_options,
@@ -85,14 +87,9 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     tests = resolve_tests(args.test)
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None
-    import numpy as np
-
-    seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
-    results = [
-        weat(model, t, calibration=cal, rng=int(seeds[i].generate_state(1)[0]), force=args.force,
-             **weat_kwargs(args))
-        for i, t in enumerate(tests)
-    ]
+    # --seed is the seed each result records: `isoeat weat --test T --seed <seed of a result>` replays it
+    results = [weat(model, t, calibration=cal, rng=args.seed, force=args.force, **weat_kwargs(args))
+               for t in tests]
     if args.format == "json":
         sys.stdout.write(to_json([r.to_dict() for r in results]))
     elif args.format == "csv":
@@ -133,6 +130,14 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
 
+    out = Path(args.out)
+    if out.is_dir():
+        raise ConfigError(f"--out {out}: is a folder; give the calibrator's file name, e.g. {out / 'calibrator.npz'}")
+    if out.exists() and not out.is_file():
+        raise ConfigError(f"--out {out}: is not a regular file (a device, FIFO or socket); give a file name ending "
+                          "in .npz")
+    if out.suffix.lower() != ".npz":
+        raise ConfigError(f"--out {out}: a calibrator is saved as .npz; give a name ending in .npz")
     args.whitener = None
     model = load_model_from_args(args)
     w = calibrator_from_args(args, model)

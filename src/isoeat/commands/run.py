@@ -61,7 +61,6 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "(then 'isoeat report DIR')")
     add_stat_options(p)
     add_model_options(p)
-    p.set_defaults(_parser=p)
 
 
 def _explicit_options(args: argparse.Namespace) -> list[str]:

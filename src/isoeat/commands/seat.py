@@ -10,8 +10,6 @@ import argparse
 import sys
 from typing import Any
 
-import numpy as np
-
 from .._errors import ConfigError
 from ..backends.sentence import load_templates
 from ..stats.seat import MODES, SEATResult, _encoder_fn, seat
@@ -132,11 +130,11 @@ def _cmd_seat(args: argparse.Namespace) -> int:
     cal = _calibrator(args, model)
     kw = weat_kwargs(args)
     kw.pop("min_coverage", None)
-    seeds = np.random.SeedSequence(args.seed).spawn(len(tests))
+    # --seed is the root seed each result records, so `--seed <recorded seed>` replays it
     results = [
         seat(model, t, templates=templates, calibration=cal, mode=args.mode, capitalize=args.capitalize,
-             alpha=args.alpha, rng=int(seeds[i].generate_state(1)[0]), force=args.force, **kw)
-        for i, t in enumerate(tests)
+             alpha=args.alpha, rng=args.seed, force=args.force, **kw)
+        for t in tests
     ]
     if args.format == "json":
         sys.stdout.write(to_json([r.to_dict() for r in results]))

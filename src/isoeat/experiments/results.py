@@ -18,7 +18,7 @@ from ._store import nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows
 from .manifest import read_manifest
 
-__all__ = ["ExperimentResults", "load_experiment", "write_results", "EXPERIMENT_NAME"]
+__all__ = ["ExperimentResults", "load_experiment", "read_experiment", "cell_is_whole", "write_results", "EXPERIMENT_NAME"]
 
 EXPERIMENT_NAME = "experiment.json"
 _FLOAT_FIELDS = ("effect_size", "statistic", "p_value", "p_ci_low", "p_ci_high", "tolerance", "effect_size_ci_low",
@@ -90,6 +90,44 @@ class ExperimentResults:
         return None
 
 
+#: The failure record of a cell file that is not what isoeat wrote (a resume recomputes it).
+DAMAGED = {"type": "DamagedCell", "message": "the cell file is damaged (not a complete isoeat cell); "
+                                              "a resume recomputes it", "user_error": True}
+
+
+def cell_is_whole(rec: object, kind: str) -> bool:
+    """A cell record as isoeat writes it: a mapping whose finished cells carry a ``result`` mapping."""
+    if not isinstance(rec, dict) or not isinstance(rec.get("status"), str):
+        return False
+    if rec["status"] == "ok":
+        res = rec.get("result")
+        return isinstance(res, dict) and (kind != "weat" or isinstance(res.get("effect_size"), (int, float, type(None))))
+    return True
+
+
+def read_experiment(out: Path) -> dict:
+    """``DIR/experiment.json``, checked: a one-line error when it is missing or damaged."""
+    exp = read_json(out / EXPERIMENT_NAME)
+    if exp is None:
+        raise ExperimentNotFoundError(
+            f"{out}: not an isoeat experiment folder (no {EXPERIMENT_NAME}); run 'isoeat run --out {out}' "
+            f"(or 'isoeat run CONFIG.yaml --out {out}') first"
+        )
+    cfg = exp.get("config") if isinstance(exp, dict) else None
+    ok = isinstance(cfg, dict) and all(isinstance(cfg.get(k), list) for k in ("models", "tests", "calibrations")) \
+        and isinstance(cfg.get("settings"), dict) and "alpha" in cfg["settings"]
+    if ok:
+        ok = all(isinstance(m, dict) and {"label", "spec", "family"} <= set(m) for m in cfg["models"]) \
+            and all(isinstance(t, dict) and "id" in t for t in cfg["tests"]) \
+            and all(isinstance(c, dict) and {"label", "name"} <= set(c) for c in cfg["calibrations"])
+    if not ok:
+        raise ExperimentNotFoundError(
+            f"{out / EXPERIMENT_NAME}: damaged (not the record isoeat writes: a 'config' with models, tests, "
+            f"calibrations and settings); restore it, or rerun into a new folder"
+        )
+    return exp
+
+
 def load_experiment(out: str | Path) -> ExperimentResults:
     """Read an experiment folder's cells into tidy records (no recomputation).
 
@@ -101,20 +139,16 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     from .summary import summarize
 
     out = Path(out)
-    exp = read_json(out / EXPERIMENT_NAME)
-    if not exp:
-        raise ExperimentNotFoundError(
-            f"{out}: not an isoeat experiment folder (no {EXPERIMENT_NAME}); run 'isoeat run CONFIG.yaml --out {out}' first"
-        )
+    exp = read_experiment(out)
     cfg = exp["config"]
     manifest = read_manifest(out) or {}
     alpha = float(cfg["settings"]["alpha"])
-    mmeta = manifest.get("models", {})
+    mmeta = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
     models = []
     for m in cfg["models"]:
-        fam = (mmeta.get(m["label"]) or {}).get("family") or m["family"]
-        models.append({**m, "family": fam, "name": (mmeta.get(m["label"]) or {}).get("name", m["spec"]),
-                       "fingerprint": (mmeta.get(m["label"]) or {}).get("fingerprint")})
+        meta = mmeta.get(m["label"]) if isinstance(mmeta.get(m["label"]), dict) else {}
+        models.append({**m, "family": meta.get("family") or m["family"], "name": meta.get("name", m["spec"]),
+                       "fingerprint": meta.get("fingerprint")})
     family_of = {m["label"]: m["family"] for m in models}
     cal_name = {c["label"]: c["name"] for c in cfg["calibrations"]}
     weat_recs: list[dict] = []
@@ -129,6 +163,10 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                 p = out / "cells" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(t['id'])}.json"
                 rec = read_json(p) if p.exists() else None
                 if not rec:
+                    continue
+                if not cell_is_whole(rec, "weat"):
+                    failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
+                                     "cell": str(p.relative_to(out)), **DAMAGED})
                     continue
                 if rec.get("status") != "ok":
                     failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
@@ -146,6 +184,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
             if cfg.get("anisotropy"):
                 p = out / "anisotropy" / mdirs[m["label"]] / f"{cdirs[c['label']]}.json"
                 rec = read_json(p) if p.exists() else None
+                if rec and not cell_is_whole(rec, "anisotropy"):
+                    rec = {"status": "failed", "error": DAMAGED}
                 if rec and rec.get("status") == "ok":
                     a = dict(rec["result"])
                     a.update(model=m["label"], model_name=a.get("model"), family=family_of[m["label"]],
@@ -160,6 +200,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                 for b in cfg["similarity"]["benchmarks"]:
                     p = out / "similarity" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(b)}.json"
                     rec = read_json(p) if p.exists() else None
+                    if rec and not cell_is_whole(rec, "similarity"):
+                        rec = {"status": "failed", "error": DAMAGED}
                     if rec and rec.get("status") == "ok":
                         s = dict(rec["result"])
                         s.update(model=m["label"], family=family_of[m["label"]], calibration=c["label"],

@@ -72,7 +72,7 @@ from .cells import _CORPORA
 from .config import ExperimentConfig, family_from_kind, load_config, test_hash
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
-from .results import EXPERIMENT_NAME, ExperimentResults, load_experiment, write_results  # noqa: F401
+from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
 
 __all__ = [
     "ExperimentLockedError",
@@ -126,6 +126,13 @@ def _protocol_diff(old: dict, new: dict, limit: int = 4) -> str:
 def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict | None:
     """Refuse a folder holding another experiment (unless ``overwrite == 'all'``); return the old record."""
     exp = read_json(out / EXPERIMENT_NAME)
+    if exp is not None and not (isinstance(exp, dict) and isinstance(exp.get("config"), dict)):
+        if overwrite != "all":
+            raise ExperimentMismatchError(
+                f"{out / EXPERIMENT_NAME}: damaged (not the record isoeat writes); use another --out folder, "
+                "or --overwrite all to replace this folder's results"
+            )
+        return {"protocol_hash": None, "damaged": True}
     if exp is None:
         others = sorted(p.name for p in out.iterdir()
                         if p.name != LOCK_NAME and not p.name.startswith(_SCRATCH)) if out.exists() else []
@@ -188,6 +195,11 @@ def _recover_scratch(out: Path, log: Callable[[str], None]) -> None:
             if back:
                 log(f"{out}: restored {', '.join(back)} from an interrupted replacement ({d.name})")
         shutil.rmtree(d, ignore_errors=True)
+
+
+def _mapping(x: Any) -> dict:
+    """A manifest section as a dict of dicts (a damaged section reads as empty)."""
+    return {k: v for k, v in x.items() if isinstance(v, dict)} if isinstance(x, dict) else {}
 
 
 def _swap_in(staging: Path, out: Path, run_id: str) -> None:
@@ -323,15 +335,16 @@ def run_experiment(
         _write_identity(work, config, old if same else None)
         cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
         prog = Progress(len(cells), progress_enabled(progress))
-        runs = [dict(r, status="interrupted") if r.get("status") == "running" else r
-                for r in previous_manifest.get("runs", []) or [] if isinstance(r, dict)]  # we hold the lock
+        old_runs = previous_manifest.get("runs")
+        runs = [dict(r, status="interrupted") if r.get("status") == "running" else r  # we hold the lock
+                for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
         this_run = {"run_id": run_id, "started": started, "ended": None, "status": "running",
                     "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
                     "pid": os.getpid(), "host": socket.gethostname(), "computed": 0, "reused": 0, "failed": 0,
                     "notes": notes}
         runs.append(this_run)
-        models_meta = dict(previous_manifest.get("models", {}) or {})
-        cal_meta = dict(previous_manifest.get("calibrators", {}) or {})
+        models_meta = _mapping(previous_manifest.get("models"))
+        cal_meta = _mapping(previous_manifest.get("calibrators"))
         manifest_args = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta, out=work)
         write_manifest(work, _build_manifest(**manifest_args, cells=cells))
         computed = reused = 0
@@ -396,7 +409,7 @@ def _cell_states(cells: list[Cell]) -> list[dict[str, Any]]:
     out = []
     for c in cells:
         rec = read_json(c.path) if c.path.exists() else None
-        if rec:
+        if rec and cell_is_whole(rec, c.kind):
             out.append({"key": c.key, "kind": c.kind, "status": rec.get("status"), "run_id": rec.get("run_id"),
                         "seed": rec.get("seed"), "duration_s": rec.get("duration_s"), "started": rec.get("started"),
                         "ended": rec.get("ended"), "error": rec.get("error")})
@@ -409,7 +422,9 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
     if overwrite == "all" or not cell.path.exists():
         return True
     rec = read_json(cell.path)
-    if not rec or rec.get("format_version") != CELL_FORMAT:
+    if not cell_is_whole(rec, cell.kind) or rec.get("format_version") != CELL_FORMAT:
+        if rec:
+            log(f"{cell.key}: its file is damaged; recomputing")
         return True
     if rec.get("cell_hash") != cell.cell_hash:
         log(f"{cell.key}: its inputs changed since it was computed (test words, model options or seed); recomputing")
@@ -461,7 +476,8 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         for c in mcells:
             if id(c) in todo_ids:
                 continue
-            rec = read_json(c.path) or {}
+            rec = read_json(c.path)
+            rec = rec if isinstance(rec, dict) else {}
             if fp and rec.get("model_fingerprint") and rec.get("model_fingerprint") != fp:
                 log(f"{c.key}: computed on another version of the model (fingerprint changed); recomputing")
                 todo.append(c)

@@ -1,0 +1,29 @@
+"""A result can be replayed from its record: `isoeat weat --seed <recorded seed>` gives the same Monte Carlo p."""
+
+from __future__ import annotations
+
+import json
+
+from isoeat.cli import main
+
+
+def test_weat_replays_a_run_cell_from_its_recorded_seed(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    common = ["--permutations", "2000", "--reference-size", "2000"]
+    assert main(["run", "--tests", "W3", *common, "--out", str(out)]) == 0
+    capsys.readouterr()
+    recs = {r["calibration"]: r for r in json.loads((out / "results.json").read_text())}
+    assert {r["p_method"] for r in recs.values()} == {"monte-carlo"}
+    for cal in ("none", "zca"):
+        rec = recs[cal]
+        assert main(["weat", "--test", "W3", "--calibration", cal, "--seed", str(rec["seed"]), *common,
+                     "--format", "json"]) == 0
+        (again,) = json.loads(capsys.readouterr().out)
+        assert again["seed"] == rec["seed"]
+        assert (again["p_value"], again["count"]) == (rec["p_value"], rec["count"])
+        assert again["effect_size"] == rec["effect_size"]
+
+
+def test_weat_records_the_seed_it_was_given(glove, capsys):
+    assert main(["weat", "--test", "W6", "--seed", "12345", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["seed"] == 12345
