@@ -114,7 +114,7 @@ def test_user_errors_are_one_line(capsys, args, match):
 
 def test_argument_errors_name_the_parameter():
     proc = _run("run", "--permutations", "0")
-    assert proc.returncode == 2 and "--permutations must be at least 1" in proc.stderr
+    assert proc.returncode == 2 and "--permutations must be a positive integer" in proc.stderr
     proc = _run("weat", "--test", "W6", "--alternative", "bigger")
     assert proc.returncode == 2 and "--alternative" in proc.stderr and "Traceback" not in proc.stderr
 

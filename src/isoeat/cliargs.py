@@ -10,52 +10,53 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._validate import check_int, check_real
+
 __all__ = [
     "FORMATS", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
     "add_model_options", "model_options", "ClusterLookup", "load_model_from_args", "weat_kwargs",
-    "calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
+    "calibration_params", "parse_calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
 
 FORMATS = ("table", "json", "csv")
 
 
-def positive_int(name: str):
-    def parse(text: str) -> int:
+def _argument(name: str, parse: Any, check: Any, what: str) -> Any:
+    """An argparse ``type=`` that parses the text, then validates it with :mod:`isoeat._validate`."""
+    from ._errors import ConfigError
+
+    def convert(text: str) -> Any:
         try:
-            v = int(text.replace("_", "").replace(",", ""))
+            value = parse(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if v < 1:
-            raise argparse.ArgumentTypeError(f"{name} must be at least 1, got {v}")
-        return v
-    return parse
-
-
-def nonneg_int(name: str):
-    def parse(text: str) -> int:
+            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
         try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if v < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be >= 0, got {v}")
-        return v
-    return parse
+            return check(value)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
 
 
-def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False):
-    def parse(text: str) -> float:
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        ok = (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-        if not ok:
-            lb = "(" if lo_open else "["
-            rb = ")" if hi_open else "]"
-            raise argparse.ArgumentTypeError(f"{name} must lie in {lb}{lo:g}, {hi:g}{rb}, got {v:g}")
-        return v
-    return parse
+def _whole(text: str) -> int:
+    return int(text.replace("_", "").replace(",", ""))
+
+
+def positive_int(name: str) -> Any:
+    """``type=`` for a whole number >= 1 (``100_000`` and ``100,000`` accepted)."""
+    return _argument(name, _whole, lambda v: check_int(name, v, lo=1), "a whole number")
+
+
+def nonneg_int(name: str) -> Any:
+    """``type=`` for a whole number >= 0."""
+    return _argument(name, _whole, lambda v: check_int(name, v, lo=0), "a whole number")
+
+
+def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> Any:
+    """``type=`` for a number in an interval (open or closed at either end; ``hi=inf`` for none)."""
+    upper = None if hi == float("inf") else hi
+    return _argument(name, float, lambda v: check_real(name, v, lo=lo, hi=upper, lo_open=lo_open, hi_open=hi_open),
+                     "a number")
 
 
 def add_calibration_options(p: argparse.ArgumentParser) -> None:
@@ -174,38 +175,54 @@ def weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return kw
 
 
-def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``--eps`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
+def parse_calibration_params(items: list[str] | None, name: str, *, refuse: dict[str, str] | None = None
+                             ) -> dict[str, Any]:
+    """``--calibration-param KEY=VALUE`` items as keyword arguments of calibration ``name``.
+
+    Values are read as JSON where they parse (``5``, ``0.1``, ``true``), else
+    kept as text; keys are checked against the calibrator's parameters (with a
+    suggestion), each given once; ``refuse`` maps keys that have their own
+    option to the message that says so.
+    """
+    import json
+
     from ._errors import ConfigError
+    from ._validate import suggest
     from .calibration import make_calibrator
 
-    name = getattr(args, "calibration", "zca")
-    params: dict[str, Any] = {}
-    accepted = make_calibrator(name).get_params() if name != "none" else {}
-    if "eps" in accepted:
-        params["eps"] = args.eps
-    items = getattr(args, "calibration_param", []) or []
+    items = items or []
     if items and name == "none":
         raise ConfigError("--calibration-param: the raw space (--calibration none) takes no parameters")
-    seen: set[str] = set()
+    accepted = make_calibrator(name).get_params() if name != "none" else {}
+    params: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfigError(f"--calibration-param expects KEY=VALUE, got {item!r}")
-        if key in seen:
+        if key in (refuse or {}):
+            raise ConfigError(f"--calibration-param: {refuse[key]}")  # type: ignore[index]
+        if key in params:
             raise ConfigError(f"--calibration-param: {key!r} given more than once")
-        seen.add(key)
         if key not in accepted:
-            raise ConfigError(
-                f"--calibration-param: calibration {name!r} has no parameter {key!r} "
-                f"(parameters: {', '.join(accepted) or 'none'})"
-            )
+            hint = suggest(key, list(accepted))
+            raise ConfigError(f"--calibration-param: calibration {name!r} has no parameter {key!r}"
+                              f"{'; ' + hint if hint else ''} (parameters: {', '.join(accepted) or 'none'})")
         try:
-            import json
-
             params[key] = json.loads(value)
         except ValueError:
             params[key] = value
+    return params
+
+
+def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--eps`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
+    from .calibration import make_calibrator
+
+    name = getattr(args, "calibration", "zca")
+    params: dict[str, Any] = {}
+    if name != "none" and "eps" in make_calibrator(name).get_params():
+        params["eps"] = args.eps
+    params.update(parse_calibration_params(getattr(args, "calibration_param", []), name))
     return params
 
 

@@ -22,6 +22,17 @@ from ..cliargs import (
 __all__ = ["register", "COMMANDS"]
 
 
+def _association_options(p: argparse.ArgumentParser) -> None:
+    """Model, calibration and statistics options of ``weat`` and ``scweat``."""
+    from ..calibration import calibration_names
+
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--calibration", choices=calibration_names(), default="none",
+                   help="calibration of the space (default none: raw; see 'isoeat run' for raw vs calibrated)")
+    add_stat_options(p)
+    add_model_options(p)
+
+
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
     from ..calibration import calibration_names
@@ -30,20 +41,14 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     p.add_argument("--format", choices=FORMATS, default="table")
 
     p = sub.add_parser("weat", help="one WEAT on one model, raw or calibrated")
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
-    p.add_argument("--calibration", choices=calibration_names(), default="none")
-    add_stat_options(p)
-    add_model_options(p)
+    _association_options(p)
 
     p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test")
-    p.add_argument("--model", default="glove-6b-50d")
     p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
-    p.add_argument("--calibration", choices=calibration_names(), default="none")
-    add_stat_options(p)
-    add_model_options(p)
+    _association_options(p)
 
     p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)")
     p.add_argument("--model", default="glove-6b-50d")

@@ -12,7 +12,6 @@ figures ``sensitivity_eps.png/pdf``, ``sensitivity_reference_size.png/pdf``
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import sys
 import time
@@ -40,7 +39,8 @@ def _split(text: str | None, option: str) -> list[str] | None:
     return items
 
 
-def _parse_floats(text: str | None, option: str) -> list[float] | None:
+def _parse_list(text: str | None, option: str, parse: Any, what: str, check: Any, rule: str) -> list | None:
+    """A comma-separated option as a list: each item parsed, then checked (one-line errors name the item)."""
     from .._errors import ConfigError
 
     items = _split(text, option)
@@ -49,53 +49,35 @@ def _parse_floats(text: str | None, option: str) -> list[float] | None:
     out = []
     for s in items:
         try:
-            v = float(s)
+            v = parse(s)
         except ValueError:
-            raise ConfigError(f"{option}: {s!r} is not a number (in {text!r})") from None
-        if not math.isfinite(v) or v <= 0:
-            raise ConfigError(f"{option}: ε must be a finite number > 0, got {s!r}")
+            raise ConfigError(f"{option}: {s!r} is not {what} (in {text!r})") from None
+        if not check(v):
+            raise ConfigError(f"{option}: {rule}, got {s!r}")
         out.append(v)
     return out
 
 
-def _parse_ints(text: str | None, option: str) -> list[int] | None:
-    from .._errors import ConfigError
+def _whole(s: str) -> int:
+    f = float(s.replace("_", ""))
+    if not math.isfinite(f) or f != int(f):
+        return -1  # refused by the check below with the sizes message
+    return int(f)
 
-    items = _split(text, option)
-    if items is None:
-        return None
-    out = []
-    for s in items:
-        try:
-            f = float(s.replace("_", ""))
-        except ValueError:
-            raise ConfigError(f"{option}: {s!r} is not a whole number (in {text!r})") from None
-        if not math.isfinite(f) or f != int(f) or f < 2:
-            raise ConfigError(f"{option}: sizes must be whole numbers >= 2, got {s!r}")
-        out.append(int(f))
-    return out
+
+def _parse_floats(text: str | None, option: str) -> list[float] | None:
+    return _parse_list(text, option, float, "a number", lambda v: math.isfinite(v) and v > 0,
+                       "ε must be a finite number > 0")
+
+
+def _parse_ints(text: str | None, option: str) -> list[int] | None:
+    return _parse_list(text, option, _whole, "a whole number", lambda v: v >= 2, "sizes must be whole numbers >= 2")
 
 
 def _params(items: list[str], name: str) -> dict[str, Any]:
-    from .._errors import ConfigError
-    from ..calibration import make_calibrator
+    from ..cliargs import parse_calibration_params
 
-    accepted = make_calibrator(name).get_params()
-    params: dict[str, Any] = {}
-    for item in items or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise ConfigError(f"--calibration-param expects KEY=VALUE, got {item!r}")
-        if key == "eps":
-            raise ConfigError("--calibration-param: give ε with --default-eps (and the sweep with --eps)")
-        if key not in accepted:
-            raise ConfigError(f"--calibration-param: calibration {name!r} has no parameter {key!r} "
-                              f"(parameters: {', '.join(accepted) or 'none'})")
-        try:
-            params[key] = json.loads(value)
-        except ValueError:
-            params[key] = value
-    return params
+    return parse_calibration_params(items, name, refuse={"eps": "give ε with --default-eps (and the sweep with --eps)"})
 
 
 def register(subparsers: Any, add_stat_options: Any) -> None:

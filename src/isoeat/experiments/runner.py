@@ -452,12 +452,8 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         try:
             model = given_models.get(mspec.label) or load_model_for(mspec, config)
         except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
-            err = _error_record(exc, "load model")
             log(f"{mspec.label}: cannot load ({type(exc).__name__}: {exc})")
-            for c in todo:
-                _write_cell(c, run_id, "failed", {}, err, 0.0, None, None)
-                computed += 1
-                prog.advance(c.label, seconds=0.0)
+            computed += _fail_cells(todo, _error_record(exc, "load model"), run_id, None, prog)
             continue
         load_s = time.perf_counter() - t0
         try:
@@ -500,12 +496,9 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                         calibrator = calibrator_for(model, mspec, cspec, config, out, overwrite, log, cal_record)
                     cal_meta[f"{mspec.label}/{cspec.label}"] = jsonable(cal_record)
                 except Exception as exc:  # noqa: BLE001
-                    err = _error_record(exc, f"fit calibrator {cspec.label}")
                     log(f"{mspec.label}: calibrator {cspec.label} failed ({type(exc).__name__}: {exc})")
-                    for c in ccells:
-                        _write_cell(c, run_id, "failed", {}, err, 0.0, fp, None)
-                        computed += 1
-                        prog.advance(c.label, seconds=0.0)
+                    computed += _fail_cells(ccells, _error_record(exc, f"fit calibrator {cspec.label}"), run_id,
+                                            fp, prog)
                     continue
             cal_info = {"label": cspec.label, "name": cspec.name, "params": cspec.params,
                         **({k: cal_record.get(k) for k in ("reference", "n", "path")} if cal_record else {})}
@@ -543,6 +536,14 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
             pass
         del cached, model
     return computed, reused
+
+
+def _fail_cells(cells: list[Cell], err: dict, run_id: str, fingerprint: str | None, prog: Progress) -> int:
+    """Record every cell of a stage that could not start (model or calibrator failed) as failed."""
+    for c in cells:
+        _write_cell(c, run_id, "failed", {}, err, 0.0, fingerprint, None)
+        prog.advance(c.label, seconds=0.0)
+    return len(cells)
 
 
 def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict | None, seconds: float,
