@@ -164,3 +164,20 @@ def test_damaged_cell_and_manifest_files_are_recomputed_or_ignored(tmp_path, glo
     assert main(args) == 0  # the resume recomputes it
     out_text = capsys.readouterr().out.splitlines()
     assert out_text[:-1] == first and "3 of 4 cells reused" in out_text[-1]
+
+
+def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import isoeat._io as io_
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    target = tmp_path / "results.json"
+    with pytest.raises(OSError) as info:
+        io_.atomic_write_text(target, "x")
+    assert info.value.filename == str(target) and info.value.errno == errno.ENOSPC
+    assert not list(tmp_path.iterdir())

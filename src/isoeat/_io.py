@@ -15,7 +15,9 @@ __all__ = ["atomic_write", "atomic_write_text", "atomic_write_bytes"]
 def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-8") -> Iterator[IO]:
     """Open a temporary file next to ``path``; on success fsync and rename over it.
 
-    On any exception the temporary file is removed and ``path`` is untouched.
+    On any exception the temporary file is removed and ``path`` is untouched;
+    an :class:`OSError` that names no file (``ENOSPC`` during a write) is
+    raised again naming ``path``.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -27,9 +29,12 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
+            # a full disk during write/fsync names no file: name the one being written
+            raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
 
 
