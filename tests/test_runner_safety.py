@@ -181,3 +181,54 @@ def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
         io_.atomic_write_text(target, "x")
     assert info.value.filename == str(target) and info.value.errno == errno.ENOSPC
     assert not list(tmp_path.iterdir())
+
+
+def _npy_model(tmp_path: Path, glove, scale_w6: float = 1.0) -> Path:
+    """An npy+vocab model of 3,000 real GloVe rows (W6's words included), W6's name vectors scaled."""
+    words = list(dict.fromkeys(list(glove.words[:3000]) + W6))
+    vecs = np.array(glove.lookup(words).vectors, dtype=np.float32)
+    names = set(W6[16:])
+    for i, w in enumerate(words):
+        if w in names:
+            vecs[i] = vecs[i] * scale_w6 + (0.0 if scale_w6 == 1.0 else 0.5)
+    np.save(tmp_path / "m.npy", vecs)
+    (tmp_path / "m.vocab").write_text("\n".join(words) + "\n", encoding="utf-8")
+    return tmp_path / "m.npy"
+
+
+def test_a_changed_model_file_is_never_served_from_finished_cells(tmp_path, glove):
+    model = _npy_model(tmp_path, glove)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: x\nmodels: [{{spec: 'npy:{model}', label: m}}]\ntests: [W6]\n"
+                   "settings: {permutations: 500, reference: {size: 2000}}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    R.run_experiment(cfg, out)
+    before = {r["calibration"]: r["effect_size"] for r in json.loads((out / "results.json").read_text())}
+    _npy_model(tmp_path, glove, scale_w6=-1.0)  # the 16 name vectors change, nothing else
+    s = R.run_experiment(cfg, out)
+    after = {r["calibration"]: r["effect_size"] for r in json.loads((out / "results.json").read_text())}
+    fresh = R.run_experiment(cfg, tmp_path / "fresh")
+    expected = {r["calibration"]: r["effect_size"] for r in json.loads((tmp_path / "fresh" / "results.json").read_text())}
+    assert s.computed == 2 and fresh.computed == 2
+    assert after == expected and after != before
+
+
+def test_a_rewritten_reference_corpus_refits_and_recomputes(tmp_path, glove):
+    ref = tmp_path / "ref.txt"
+    vocab = list(glove.words[:4000])
+    ref.write_text(" ".join(vocab[:3000]) + "\n", encoding="utf-8")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: x\nmodels: [glove-6b-50d]\ntests: [W7]\n"
+                   f"settings: {{permutations: 500, reference: {{corpus: '{ref}', size: 2000}}}}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    R.run_experiment(cfg, out)
+    ref.write_text(" ".join(vocab[1000:4000]) + "\n", encoding="utf-8")  # same name, other content
+    notes: list[str] = []
+    s = R.run_experiment(cfg, out, log=notes.append)
+    assert s.computed == 1 and s.reused == 1  # raw kept, calibrated recomputed with a refitted calibrator
+    assert any("calibrator's inputs changed" in n for n in notes)
+    fresh = tmp_path / "fresh"
+    R.run_experiment(cfg, fresh)
+    got = json.loads((out / "results.json").read_text())
+    want = json.loads((fresh / "results.json").read_text())
+    assert [r["effect_size"] for r in got] == [r["effect_size"] for r in want]

@@ -21,7 +21,7 @@ from .._io import atomic_write_bytes
 from ._store import slug
 from .config import ExperimentConfig, ModelSpec, test_hash
 
-__all__ = ["Cell", "plan_cells", "calibrator_digest", "CELL_FORMAT", "CachedEncoder", "load_model_for", "calibrator_for",
+__all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT", "CachedEncoder", "load_model_for", "calibrator_for",
            "run_weat_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus"]
 
 CELL_FORMAT = 1
@@ -254,17 +254,47 @@ def load_model_for(mspec: ModelSpec, config: ExperimentConfig) -> Any:
         raise ConfigError(f"model {mspec.label!r} ({mspec.spec}): {exc}") from None
 
 
+def reference_content(config: ExperimentConfig) -> str | None:
+    """SHA-256 of the configured reference corpus file or folder (None: a named corpus or the model's default)."""
+    from .manifest import file_fingerprint
+
+    spec = config.settings.reference.corpus
+    if not spec:
+        return None
+    path = _corpus_file(spec) or (spec if Path(spec).is_dir() else None)
+    if path is None:
+        prefix, sep, rest = spec.partition(":")
+        path = rest if sep and Path(rest).exists() else None
+    return file_fingerprint(path).get("sha256") if path else None
+
+
+def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig) -> str:
+    """The hash of everything a fitted calibrator depends on: computed before fitting, so it keys reuse.
+
+    The calibration and its parameters, the reference size and how the
+    reference vectors are drawn, the model's content fingerprint and the
+    content of the reference corpus file: a change to any of them means a new
+    calibrator, and the calibrated cells computed with the old one are stale.
+    """
+    from .config import _sha
+
+    request = {"calibration": cspec.name, "params": cspec.params, "n_reference": config.settings.reference.size,
+               "reference_kwargs": _reference_kwargs(mspec, config, model),
+               "model_fingerprint": getattr(model, "fingerprint", None)}
+    content = reference_content(config)
+    if content is not None:  # absent key: requests of earlier versions keep their hash
+        request["reference_sha256"] = content
+    return _sha(request)
+
+
 def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
                 overwrite: str, log: Callable[[str], None], record: dict) -> Any:
     """Load the saved calibrator of (model, calibration) when it still fits, else fit and save it."""
     from ..calibration import fit_calibrator, load_calibrator, save_calibrator
-    from .config import _sha
 
     s = config.settings
     ref_kw = _reference_kwargs(mspec, config, model)
-    request = {"calibration": cspec.name, "params": cspec.params, "n_reference": s.reference.size,
-               "reference_kwargs": ref_kw, "model_fingerprint": getattr(model, "fingerprint", None)}
-    req_hash = _sha(request)
+    req_hash = calibration_request(model, mspec, cspec, config)
     path = out / "calibrators" / slug(mspec.label) / f"{slug(cspec.label)}.npz"
     t0 = time.perf_counter()
     if path.exists() and overwrite != "all":

@@ -59,6 +59,7 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     CELL_FORMAT,
     CachedEncoder,
     Cell,
+    calibration_request,
     calibrator_digest,
     calibrator_for,
     given_calibrator,
@@ -434,26 +435,43 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
     return rec.get("status") != "ok"
 
 
+def _stale(cell: Cell, fingerprint: str | None, requests: dict[str, str], log: Callable[[str], None]) -> bool:
+    """A finished cell whose model content or calibrator inputs changed since it was computed."""
+    rec = read_json(cell.path)
+    if not isinstance(rec, dict) or rec.get("status") != "ok":
+        return False  # failed cells are kept or retried by --overwrite, not here
+    if fingerprint and rec.get("model_fingerprint") != fingerprint:
+        log(f"{cell.key}: computed on another version of the model (its content changed); recomputing")
+        return True
+    want = requests.get(cell.calibration)
+    got = (rec.get("calibrator") or {}).get("request_hash") if isinstance(rec.get("calibrator"), dict) else None
+    if want is not None and got != want:
+        log(f"{cell.key}: its calibrator's inputs changed (reference corpus, size, parameters or model); "
+            "recomputing")
+        return True
+    return False
+
+
 def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite: str, prog: Progress,
                log: Callable[[str], None], run_id: str, models_meta: dict, cal_meta: dict,
                given_models: dict, given_calibrators: dict, force: bool) -> tuple[int, int]:
     computed = reused = 0
     for mspec in config.models:
         mcells = [c for c in cells if c.model == mspec.label]
-        todo = [c for c in mcells if _needs_run(c, overwrite, log)]
-        skipped = len(mcells) - len(todo)
-        if skipped:
-            reused += skipped
-            prog.advance(f"{mspec.label}: {skipped} finished cells reused", n=skipped)
-        if not todo:
+        if not mcells:
             continue
+        pending = [c for c in mcells if _needs_run(c, overwrite, log)]
+        # the model is loaded even when every cell is finished: finished cells are checked against its content
         prog.show(f"loading {mspec.label}")
         t0 = time.perf_counter()
         try:
             model = given_models.get(mspec.label) or load_model_for(mspec, config)
         except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
             log(f"{mspec.label}: cannot load ({type(exc).__name__}: {exc})")
-            computed += _fail_cells(todo, _error_record(exc, "load model"), run_id, None, prog)
+            kept = len(mcells) - len(pending)
+            reused += kept
+            prog.advance(f"{mspec.label}: {kept} finished cells kept", n=kept)
+            computed += _fail_cells(pending, _error_record(exc, "load model"), run_id, None, prog)
             continue
         load_s = time.perf_counter() - t0
         try:
@@ -467,18 +485,17 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         models_meta[mspec.label] = {**jsonable(desc), "spec": mspec.spec, "label": mspec.label, "family": family,
                                     "load_seconds": round(load_s, 3), "loaded_by_run": run_id}
         fp = getattr(model, "fingerprint", None)
-        # finished cells computed on another version of the model's file are stale
-        todo_ids = {id(c) for c in todo}
-        for c in mcells:
-            if id(c) in todo_ids:
-                continue
-            rec = read_json(c.path)
-            rec = rec if isinstance(rec, dict) else {}
-            if fp and rec.get("model_fingerprint") and rec.get("model_fingerprint") != fp:
-                log(f"{c.key}: computed on another version of the model (fingerprint changed); recomputing")
-                todo.append(c)
-                reused -= 1
-                prog.done -= 1
+        requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
+                    if cs.name != "none" and (mspec.label, cs.label) not in given_calibrators}
+        pending_ids = {id(c) for c in pending}
+        todo = pending + [c for c in mcells if id(c) not in pending_ids and _stale(c, fp, requests, log)]
+        skipped = len(mcells) - len(todo)
+        if skipped:
+            reused += skipped
+            prog.advance(f"{mspec.label}: {skipped} finished cells reused", n=skipped)
+        if not todo:
+            del model
+            continue
         cached = CachedEncoder(model)
         for cspec in config.calibrations:
             ccells = [c for c in todo if c.calibration == cspec.label]
@@ -501,7 +518,8 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                                             fp, prog)
                     continue
             cal_info = {"label": cspec.label, "name": cspec.name, "params": cspec.params,
-                        **({k: cal_record.get(k) for k in ("reference", "n", "path")} if cal_record else {})}
+                        **({k: cal_record.get(k) for k in ("reference", "n", "path")} if cal_record else {}),
+                        **({"request_hash": requests[cspec.label]} if cspec.label in requests else {})}
             for c in ccells:
                 prog.show(c.label)
                 t1 = time.perf_counter()
