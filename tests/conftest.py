@@ -48,3 +48,17 @@ def glove_zca(glove):
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001 - pytest's hook signature
+    """Print the bad-input catalogue's size (machine-independent; the README quotes it)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_isoeat_catalogue", ROOT / "tests" / "robustness" / "catalogue.py")
+    if spec is None or spec.loader is None:
+        return
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    per_file = {k.removeprefix("test_bad_input_").removesuffix(".py"): len(v) for k, v in mod.catalogue().items()}
+    terminalreporter.write_line(f"bad-input catalogue: {mod.size()} cases "
+                                f"({', '.join(f'{k} {n}' for k, n in per_file.items())})")
