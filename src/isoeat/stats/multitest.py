@@ -70,7 +70,7 @@ def holm(pvalues: Any) -> np.ndarray:
     """
     p, valid, vals = _prepare(pvalues)
     m = vals.size
-    if m == 0:
+    if m == 0:  # mutation: equivalent[const 0 -> 1] (general path: same for m = 0, 1)
         return _finish(p, valid, vals)
     order = np.argsort(vals, kind="stable")
     factors = m - np.arange(m)  # m, m-1, ..., 1
@@ -100,7 +100,7 @@ def benjamini_hochberg(pvalues: Any) -> np.ndarray:
     """
     p, valid, vals = _prepare(pvalues)
     m = vals.size
-    if m == 0:
+    if m == 0:  # mutation: equivalent[const 0 -> 1] (general path: same for m = 0, 1)
         return _finish(p, valid, vals)
     order = np.argsort(vals, kind="stable")
     ranks = np.arange(1, m + 1)
