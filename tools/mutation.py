@@ -307,6 +307,10 @@ def find_mutants(module: str, lines: list[tuple[int, int]] | None = None) -> tup
     src_lines = src.splitlines()
     offs = _offsets(src)
     mutants, skipped, seen = [], 0, set()
+    for k, text in enumerate(src_lines, 1):
+        if "mutation: equivalent" in text and not PRAGMA.search(text):
+            print(f"warning: {module}:{k}: pragma without a (reason) at the end of the line is ignored",
+                  file=sys.stderr)
     for node, edit in _edits(src, tree):
         line = next(i for i in range(len(offs) - 1) if offs[i] <= edit.start < offs[i + 1]) + 1
         if lines and not any(a <= line <= b for a, b in lines):
@@ -434,16 +438,25 @@ def report(per_module: dict[str, tuple[list[Mutant], int]], lines: list[tuple[in
     return "\n".join(out)
 
 
-def _write_doc(path: Path, text: str, argv: list[str]) -> None:
+def _write_doc(path: Path, text: str, argv: list[str], key: str) -> None:
+    """Replace (or append) this run's block between the report markers of ``path``.
+
+    Each block is keyed by the modules and line ranges of the run, so runs of
+    different modules keep their own, latest, figures.
+    """
     start, end = "<!-- mutation-report:start -->", "<!-- mutation-report:end -->"
     doc = path.read_text(encoding="utf-8")
     if start not in doc or end not in doc:
         raise SystemExit(f"error: --write-doc {path}: markers {start} / {end} not found")
-    stamp = time.strftime("%Y-%m-%d")
-    block = (f"{start}\nLast report ({stamp}), `python tools/mutation.py {' '.join(argv)}`:\n\n"
-             f"{text}\n{end}")
     head, rest = doc.split(start, 1)
-    path.write_text(head + block + rest.split(end, 1)[1], encoding="utf-8")
+    body, tail = rest.split(end, 1)
+    blocks = re.split(r"(?m)^(?=<!-- run: )", body.strip("\n"))
+    blocks = [b.strip("\n") for b in blocks if b.strip() and not b.startswith(f"<!-- run: {key} -->")]
+    cmd = " ".join(a for a in argv if not a.startswith("--write-doc") and a != str(path))
+    blocks.append(f"<!-- run: {key} -->\n{time.strftime('%Y-%m-%d')}: "
+                  f"`python tools/mutation.py {cmd}`\n\n{text}")
+    blocks.sort()
+    path.write_text(head + start + "\n" + "\n\n".join(blocks) + "\n" + end + tail, encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -532,7 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(text)
     if args.write_doc:
-        _write_doc(args.write_doc, text, argv)
+        key = " ".join(modules) + "".join(f" {a}-{b}" for a, b in args.lines or [])
+        _write_doc(args.write_doc, text, argv, key)
     return 1 if any(m.status == "survived" for muts, _ in found.values() for m in muts) else 0
 
 
