@@ -239,3 +239,12 @@ def test_attribute_cos_consistency_tolerance(which):
         run(np.array([1.3e-7, 0.0, 0.0]))
     with pytest.raises(ConfigError, match="inconsistent"):
         run(np.array([0.0, 1.2e-5, 0.0]))
+
+
+def test_bca_identical_jackknife_values_fall_back():
+    # x = [0], y = [1, 2] (ddof 1): both leave-one-out samples give d = -sqrt(2) (n = 2),
+    # so the acceleration is 0/0; the replicates straddle d = -1.5, so z0 is finite
+    r = bootstrap_effect_size([0.0], [1.0, 2.0], n_resamples=400, rng=0, method="bca")
+    assert r.estimate == pytest.approx(-1.5, rel=1e-14)
+    assert r.method == "percentile"
+    assert r.note == "fell back to percentile: BCa acceleration undefined (identical jackknife values)"

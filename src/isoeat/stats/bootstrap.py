@@ -38,7 +38,7 @@ from isoeat._errors import ConfigError
 __all__ = ["BootstrapResult", "effect_size", "bootstrap_effect_size"]
 
 _METHODS = ("percentile", "bca")
-_CHUNK_ELEMENTS = 1 << 22  # ~32 MiB of float64 per working array
+_CHUNK_ELEMENTS = 1 << 22  # ~32 MiB of float64 per working array  # mutation: equivalent[const 22] (chunk size)
 
 
 @dataclass(frozen=True)
@@ -192,11 +192,11 @@ def _replicates(
     mats: tuple[np.ndarray, ...] | None,
 ) -> np.ndarray:
     nx, ny = x.size, y.size
-    width = nx + ny
+    width = nx + ny  # mutation: equivalent (width only sizes the chunk)
     if mats is not None:
         n_a, n_b = mats[0].shape[1], mats[1].shape[1]
-        width += n_a + n_b
-    chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(1, 2 * width)))
+        width += n_a + n_b  # mutation: equivalent (width only sizes the chunk)
+    chunk = max(1, min(n_resamples, _CHUNK_ELEMENTS // max(1, 2 * width)))  # mutation: equivalent (chunk size)
     out = np.empty(n_resamples)
     done = 0
     while done < n_resamples:
