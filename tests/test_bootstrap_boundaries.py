@@ -7,6 +7,7 @@ replicates; the attribute resampling by an explicit per-replicate loop).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -39,6 +40,13 @@ def test_single_words_and_defaults():
     r = bootstrap_effect_size([2.0], [0.0, 1.0], n_resamples=1, rng=0)
     assert r.estimate == pytest.approx(1.5, rel=1e-15)  # default ddof = 1
     assert bootstrap_effect_size([1.0, 2.0], [0.0, 1.0], rng=0).n_resamples == 10_000  # default
+
+
+def test_result_is_frozen():
+    r = bootstrap_effect_size([2.0], [0.0, 1.0], n_resamples=1, rng=0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.ci_low = 0.0
+    assert hash(r) == hash(dataclasses.replace(r))
 
 
 def test_underflowing_pooled_sd_gives_nan_not_inf():
@@ -90,6 +98,19 @@ def test_every_replicate_dropped_gives_nan_interval_with_note():
         seen.add(r.note is None)
         assert math.isnan(r.ci_low) == (r.note is not None)
     assert seen == {True, False}
+
+
+def test_several_chunks_of_replicates():
+    # 2000 target words: a chunk holds 2**22 // (2 * 2000) = 1048 replicates, so 2500
+    # replicates take three chunks (1048 + 1048 + 404); all are drawn and finite
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(0.3, 1.0, 1000), rng.normal(0.0, 1.0, 1000)
+    r = bootstrap_effect_size(x, y, n_resamples=2500, rng=1)
+    assert r.n_resamples == 2500 and r.note is None
+    assert r.ci_low < r.estimate < r.ci_high
+    reps = _replicates(x, y, 1, 2500, np.random.default_rng(1), None)
+    assert reps.shape == (2500,) and np.all(np.isfinite(reps))
+    assert (r.ci_low, r.ci_high) == tuple(np.quantile(reps, [0.025, 0.975]))
 
 
 @pytest.mark.parametrize("confidence", [0.5, 0.8, 0.999])

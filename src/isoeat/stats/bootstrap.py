@@ -231,7 +231,7 @@ def _jackknife(x: np.ndarray, y: np.ndarray, ddof: int) -> np.ndarray:
         keep = ~np.eye(y.size, dtype=bool)
         ys = np.broadcast_to(y, (y.size, y.size))[keep].reshape(y.size, y.size - 1)
         vals.append(_d_rows(np.broadcast_to(x, (y.size, x.size)), ys, ddof))
-    return np.concatenate(vals) if vals else np.empty(0)
+    return np.concatenate(vals) if vals else np.empty(0)  # mutation: equivalent[const] (< 2 values either way)
 
 
 # ---------------------------------------------------------------------------
