@@ -367,7 +367,7 @@ def bootstrap_effect_size(
                 for q in levels:
                     zq = float(ndtri(q))
                     adj.append(float(ndtr(z0 + (z0 + zq) / (1.0 - accel * (z0 + zq)))))
-                if all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in adj):
+                if all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in adj):  # mutation: equivalent[bool] (ndtr)
                     levels = (adj[0], adj[1])
                     used = "bca"
                 else:
