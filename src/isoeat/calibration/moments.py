@@ -102,7 +102,7 @@ class CovarianceAccumulator:
     @classmethod
     def merge_all(cls, parts: Iterable["CovarianceAccumulator"]) -> "CovarianceAccumulator":
         """Pairwise (tree) reduction of partial statistics."""
-        parts = [p for p in parts if p.n > 0]
+        parts = [p for p in parts if p.n > 0]  # mutation: equivalent[cmp > -> >=] (merging an empty part is a no-op)
         if not parts:
             return cls()
         while len(parts) > 1:

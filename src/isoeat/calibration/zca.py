@@ -79,7 +79,7 @@ class ZCAWhitener:
         self.eps = eps
 
     # scikit-learn style parameter access
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:  # mutation: equivalent[const] (deep is unused)
         return {"eps": self.eps}
 
     def set_params(self, **params: Any) -> "ZCAWhitener":
@@ -153,7 +153,7 @@ class ZCAWhitener:
         return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, self._validate_eps())
 
     def _set_from_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, eps: float) -> "ZCAWhitener":
-        d = cov.shape[0]
+        d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         if n <= d and not getattr(self, "_streaming", False):
             warnings.warn(
                 f"only {n} reference vectors for dimension {d}: the covariance is singular "

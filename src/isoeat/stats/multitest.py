@@ -54,7 +54,7 @@ def _adjusted(pvalues: Any, step: Callable[[np.ndarray, int], np.ndarray]) -> np
     """Sort the non-NaN p-values, apply ``step(sorted_p, m)``, cap at 1, restore input order and NaN."""
     p, valid, vals = _prepare(pvalues)
     m = vals.size
-    if m == 0:
+    if m == 0:  # mutation: equivalent[const 0 -> 1] (general path: same for m = 0, 1)
         return _finish(p, valid, vals)
     order = np.argsort(vals, kind="stable")
     adjusted = np.empty(m)
