@@ -35,6 +35,7 @@ from ._errors import (
 from .backends import Lookup, StaticVectors, load_model
 from .calibration import (
     ZCAWhitener,
+    calibrator_digest,
     fit_calibrator,
     fit_whitener,
     load_calibrator,
@@ -76,6 +77,7 @@ __all__ = [
     "fit_calibrator",
     "save_calibrator",
     "load_calibrator",
+    "calibrator_digest",
     "fit_whitener",
     "save_whitener",
     "load_whitener",

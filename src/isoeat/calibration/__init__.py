@@ -1,6 +1,16 @@
 """Calibrators that make an embedding space isotropic before measuring."""
 
-from .io import check_compatible, fit_whitener, load_calibrator, load_whitener, save_calibrator, save_whitener
+from . import io as _io
+from . import registry as _registry
+from .io import (
+    calibrator_digest,
+    check_compatible,
+    fit_whitener,
+    load_calibrator,
+    load_whitener,
+    save_calibrator,
+    save_whitener,
+)
 from .registry import CALIBRATORS, calibration_names, fit_calibrator, make_calibrator, register_calibrator
 from .zca import ZCAWhitener
 from .alternatives import AllButTheTop, MeanCenterer, PCAWhitener, RogueStandardizer, ShrinkageZCAWhitener  # registers them
@@ -12,15 +22,6 @@ __all__ = [
     "ShrinkageZCAWhitener",
     "AllButTheTop",
     "RogueStandardizer",
-    "CALIBRATORS",
-    "calibration_names",
-    "make_calibrator",
-    "fit_calibrator",
-    "register_calibrator",
-    "fit_whitener",
-    "save_calibrator",
-    "load_calibrator",
-    "save_whitener",
-    "load_whitener",
-    "check_compatible",
+    *_registry.__all__,
+    *_io.__all__,
 ]

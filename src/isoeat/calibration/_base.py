@@ -1,26 +1,61 @@
-"""Shared plumbing of the alternative calibrators (:mod:`isoeat.calibration.alternatives`).
+r"""Shared plumbing of every calibrator (:class:`~isoeat.ZCAWhitener` and :mod:`~isoeat.calibration.alternatives`).
 
-Reference moments (in memory and streamed), the sign-fixed eigendecomposition,
-the singular-covariance warning and the :class:`_Calibrator` base class with
-the estimator contract's parameter, fitted-state and dimension checks.
+Input and parameter validation, reference moments (in memory and streamed),
+the descending eigendecomposition, the singular-covariance warning, and the
+base classes: :class:`_Calibrator` (the estimator contract's parameter,
+fitted-state and dimension checks, and the reset of a refit) and
+:class:`_Whitener` (:math:`z = W(x-\mu)` with :math:`W` built from
+:math:`U` and :math:`\Lambda`).
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, DimensionMismatchError, IsoeatWarning, NotFittedError
-from .zca import _as_matrix
+from .._errors import ConfigError, DataFormatError, DimensionMismatchError, InvalidValueError, IsoeatWarning, \
+    NotFittedError
+from .._validate import check_int, check_real, show
 
 
-def _check_eps(eps: Any, cls: str) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, np.integer, np.floating)) or not np.isfinite(eps) \
-            or eps < 0:
-        raise ConfigError(f"{cls}: eps must be a finite number >= 0, got {eps!r}")
-    return float(eps)
+def _as_matrix(X: Any, what: str) -> np.ndarray:
+    """``X`` as a finite float64 matrix (a single vector becomes one row)."""
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[None, :]
+    if X.ndim != 2:
+        raise DataFormatError(f"{what}: expected a 2-D array (n_samples, dim), got shape {X.shape}")
+    if not np.isfinite(X).all():
+        raise DataFormatError(f"{what}: contains NaN or inf values")
+    return X
+
+
+# --------------------------------------------------------------------------- one validator per parameter
+def _check_eps(eps: Any) -> float:
+    """``eps`` (added to the eigenvalues): a finite number >= 0 (``True``, strings and NaN refused)."""
+    return check_real("eps", eps, lo=0)
+
+
+def _check_shrinkage(s: Any) -> float | None:
+    """``shrinkage``: None (the Ledoit-Wolf optimum) or a number in [0, 1]."""
+    if s is None:
+        return None
+    try:
+        return check_real("shrinkage", s, lo=0, hi=1)
+    except InvalidValueError:
+        raise InvalidValueError("shrinkage", "None (Ledoit-Wolf optimum) or a number in [0, 1]", show(s)) from None
+
+
+def _check_components(D: Any) -> int | None:
+    """``n_components``: None (the default for the dimension) or an integer >= 0."""
+    if D is None:
+        return None
+    try:
+        return check_int("n_components", D, lo=0)
+    except InvalidValueError:
+        raise InvalidValueError("n_components", "None or a non-negative integer", show(D)) from None
 
 
 def _moments(X: np.ndarray, min_n: int = 2) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -89,12 +124,14 @@ def _batch_moments(batches: Any, fourth: bool = False, min_n: int = 2) -> _Batch
     return bm
 
 
-def _eigh_desc(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (descending, round-off clipped to 0) and eigenvectors with a fixed sign."""
+def _eigh_desc(cov: np.ndarray, fix_signs: bool = True) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (descending, round-off clipped to 0) and eigenvectors (sign fixed unless ``fix_signs=False``)."""
     evals, evecs = np.linalg.eigh(cov)
     order = np.argsort(evals)[::-1]
     evals = np.clip(evals[order], 0.0, None)
     evecs = evecs[:, order]
+    if not fix_signs:
+        return evals, evecs
     pivot = np.argmax(np.abs(evecs), axis=0)
     signs = np.sign(evecs[pivot, np.arange(evecs.shape[1])])
     signs[signs == 0] = 1.0
@@ -102,6 +139,7 @@ def _eigh_desc(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _warn_singular(n: int, d: int, eps: float, cls: str) -> None:
+    """Warn when ``n <= d`` (singular covariance); refuse ``eps=0`` then."""
     if n <= d:
         warnings.warn(
             f"{cls}: only {n} reference vectors for dimension {d}: the covariance is singular "
@@ -114,26 +152,56 @@ def _warn_singular(n: int, d: int, eps: float, cls: str) -> None:
 
 
 class _Calibrator:
-    """Shared plumbing: parameters, fitted-state and dimension checks, repr."""
+    """Shared plumbing: parameters, fitted-state and dimension checks, refit reset, repr.
+
+    A subclass declares ``name``, ``_params`` (constructor parameters),
+    ``_validators`` (parameter -> validating function, used by
+    :meth:`validate_params`, :meth:`set_params` and ``fit``) and
+    ``_state_arrays`` (the fitted arrays that are saved and hashed).
+    """
 
     name = ""
     _params: tuple[str, ...] = ()
+    _validators: dict[str, Callable[[Any], Any]] = {}
     _state_arrays: tuple[str, ...] = ()
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self._params}
 
-    def set_params(self, **params: Any) -> "_Calibrator":
+    @classmethod
+    def validate_params(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """Check constructor parameters (names and values) before anything is fitted; return them validated.
+
+        Raises
+        ------
+        ConfigError
+            An unknown parameter, or a value of the wrong type or range (``eps=True``,
+            ``eps="abc"``, ``eps=nan``); the one-line message names the parameter.
+        """
+        out = {}
         for k, v in params.items():
-            if k not in self._params:
+            if k not in cls._params:
                 raise ConfigError(
-                    f"{type(self).__name__} has no parameter {k!r} (parameters: {', '.join(self._params) or 'none'})"
+                    f"{cls.__name__} has no parameter {k!r} (parameters: {', '.join(cls._params) or 'none'})"
                 )
+            check = cls._validators.get(k)
+            out[k] = check(v) if check is not None else v
+        return out
+
+    def set_params(self, **params: Any) -> "_Calibrator":
+        self.validate_params(params)
+        for k, v in params.items():
             setattr(self, k, v)
         return self
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.get_params().items())})"
+
+    def _reset(self) -> None:
+        """Forget every fitted attribute (all names ending in ``_``, ``metadata_`` included) before a fresh fit."""
+        for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
+            delattr(self, k)
+        self.__dict__.pop("_accumulator", None)
 
     def _finish_fit(self, n: int, d: int) -> None:
         self.n_samples_seen_ = int(n)
@@ -159,7 +227,42 @@ class _Calibrator:
                 raise DataFormatError(f"{k} has shape {a.shape}, expected {shape} for dimension {self.n_features_in_}")
 
     def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        return self.fit(X).transform(X)
+        return self.fit(X).transform(X)  # type: ignore[attr-defined]
+
+
+class _Whitener(_Calibrator):
+    r"""A calibrator :math:`z = (x-\mu)\,W` whose :math:`W` comes from the eigendecomposition :math:`U, \Lambda`.
+
+    One parameter, ``eps`` (added to the eigenvalues); fitted state: ``mean_``,
+    ``covariance_``, ``eigenvalues_``, ``eigenvectors_``, ``whitening_`` (saved)
+    and ``eps_``. ``inverse_transform`` assumes the zero-phase (symmetric)
+    :math:`W = U(\Lambda+\varepsilon)^{-1/2}U^\top`; PCA whitening overrides it.
+    """
+
+    _params = ("eps",)
+    _validators = {"eps": _check_eps}
+    _state_arrays = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
+
+    def __init__(self, eps: float = 1e-3) -> None:
+        self.eps = eps
+
+    def transform(self, X: Any) -> np.ndarray:
+        r""":math:`z = W(x-\mu)` for each row ``x`` of ``X``."""
+        X = self._check(X, "vectors")
+        return (X - self.mean_) @ self.whitening_  # type: ignore[attr-defined]  # W is symmetric
+
+    def inverse_transform(self, Z: Any) -> np.ndarray:
+        r""":math:`x = W^{-1}z + \mu` with :math:`W^{-1} = U(\Lambda+\varepsilon I)^{1/2}U^\top`."""
+        Z = self._check(Z, "whitened vectors")
+        U = self.eigenvectors_  # type: ignore[attr-defined]
+        unwhiten = (U * np.sqrt(self.eigenvalues_ + self.eps_)) @ U.T  # type: ignore[attr-defined]
+        return Z @ unwhiten + self.mean_  # type: ignore[attr-defined]
+
+    def _check_whitening(self, expect: np.ndarray) -> None:
+        """After loading: the stored ``whitening_`` must equal ``expect``, rebuilt from U, Λ and ε."""
+        scale = max(1.0, float(np.abs(expect).max()))
+        if not np.allclose(expect, self.whitening_, rtol=1e-8, atol=1e-10 * scale):  # type: ignore[attr-defined]
+            raise DataFormatError("whitening matrix is inconsistent with its eigendecomposition (tampered?)")
 
 
 class _MomentCalibrator(_Calibrator):
@@ -173,13 +276,15 @@ class _MomentCalibrator(_Calibrator):
         """Hook: validate parameters against the dimension ``d`` (nothing by default)."""
 
     def fit(self, X: Any, y: Any = None) -> Any:
-        """Fit on the reference vectors ``X`` (rows)."""
+        """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
+        self._reset()
         X = _as_matrix(X, "reference vectors")
         self._check_dim(X.shape[1])
         mean, _, cov = _moments(X)
         return self._fit_moments(mean, cov, X.shape[0])  # type: ignore[attr-defined]
 
     def fit_batches(self, batches: Any) -> Any:
-        """Fit from an iterable of batches without materialising the n×d matrix."""
+        """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
+        self._reset()
         bm = _batch_moments(batches)
         return self._fit_moments(bm.acc.mean.copy(), bm.acc.covariance(), bm.acc.n)  # type: ignore[attr-defined]

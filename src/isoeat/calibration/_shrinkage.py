@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
-from ._base import _batch_moments, _Calibrator, _check_eps, _eigh_desc, _moments, _warn_singular
-from .zca import _as_matrix
+from ._base import _as_matrix, _batch_moments, _check_eps, _check_shrinkage, _eigh_desc, _moments, _warn_singular, \
+    _Whitener
 
 __all__ = ["ShrinkageZCAWhitener", "ledoit_wolf_shrinkage"]
 
@@ -48,7 +48,7 @@ def _lw_from_moments(S: np.ndarray, n: int, fourth: float) -> float:
     return 0.0 if delta2 <= 0 else beta2 / delta2
 
 
-class ShrinkageZCAWhitener(_Calibrator):
+class ShrinkageZCAWhitener(_Whitener):
     r"""ZCA whitening of a Ledoit–Wolf shrunk covariance.
 
     .. math::
@@ -92,6 +92,7 @@ class ShrinkageZCAWhitener(_Calibrator):
 
     name = "zca-shrinkage"
     _params = ("eps", "shrinkage")
+    _validators = {"eps": _check_eps, "shrinkage": _check_shrinkage}
     _state_arrays = ("mean_", "covariance_", "shrinkage_", "eigenvalues_", "eigenvectors_", "whitening_")
 
     def __init__(self, eps: float = 1e-3, shrinkage: float | None = None) -> None:
@@ -99,32 +100,30 @@ class ShrinkageZCAWhitener(_Calibrator):
         self.shrinkage = shrinkage
 
     def _validate_shrinkage(self) -> float | None:
-        s = self.shrinkage
-        if s is None:
-            return None
-        if isinstance(s, bool) or not isinstance(s, (int, float, np.integer, np.floating)) or not 0.0 <= s <= 1.0:
-            raise ConfigError(f"zca-shrinkage: shrinkage must be None (Ledoit-Wolf optimum) or a number in [0, 1], "
-                              f"got {s!r}")
-        return float(s)
+        return _check_shrinkage(self.shrinkage)
 
     def fit(self, X: Any, y: Any = None) -> "ShrinkageZCAWhitener":
-        _check_eps(self.eps, "zca-shrinkage")
+        """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
+        _check_eps(self.eps)
         fixed = self._validate_shrinkage()
+        self._reset()
         X = _as_matrix(X, "reference vectors")
         mean, Xc, cov = _moments(X)
         rho = ledoit_wolf_shrinkage(Xc) if fixed is None else fixed
         return self._fit_moments(mean, cov, X.shape[0], rho)
 
     def fit_batches(self, batches: Any) -> "ShrinkageZCAWhitener":
-        """Fit from an iterable of batches without materialising the n×d matrix (one pass)."""
+        """Fit from an iterable of batches without materialising the n×d matrix (one pass); forgets any earlier fit."""
+        _check_eps(self.eps)
         fixed = self._validate_shrinkage()
+        self._reset()
         bm = _batch_moments(batches, fourth=fixed is None)
         acc = bm.acc
         rho = None if fixed is not None else _lw_from_moments(acc.comoment / acc.n, acc.n, bm.centred_fourth())
         return self._fit_moments(acc.mean.copy(), acc.covariance(), acc.n, rho)
 
     def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, rho: float | None) -> "ShrinkageZCAWhitener":
-        eps = _check_eps(self.eps, "zca-shrinkage")
+        eps = _check_eps(self.eps)
         fixed = self._validate_shrinkage()
         rho = fixed if fixed is not None else float(rho)
         d = cov.shape[0]
@@ -149,16 +148,6 @@ class ShrinkageZCAWhitener(_Calibrator):
         d = self.covariance_.shape[0]
         return (1.0 - self.shrinkage_) * self.covariance_ + self.shrinkage_ * np.trace(self.covariance_) / d * np.eye(d)
 
-    def transform(self, X: Any) -> np.ndarray:
-        """:math:`z = W(x-\\mu)` for each row."""
-        return (self._check(X, "vectors") - self.mean_) @ self.whitening_
-
-    def inverse_transform(self, Z: Any) -> np.ndarray:
-        """:math:`x = W^{-1}z + \\mu`."""
-        Z = self._check(Z, "whitened vectors")
-        unwhiten = (self.eigenvectors_ * np.sqrt(self.eigenvalues_ + self.eps_)) @ self.eigenvectors_.T
-        return Z @ unwhiten + self.mean_
-
     def _check_state(self) -> None:
         d = self.n_features_in_
         self.shrinkage_ = float(np.asarray(self.shrinkage_))
@@ -170,6 +159,4 @@ class ShrinkageZCAWhitener(_Calibrator):
         target = self.shrunk_covariance_
         if not np.allclose((U * lam) @ U.T, target, rtol=1e-7, atol=1e-9 * max(1.0, float(np.abs(target).max()))):
             raise DataFormatError("eigendecomposition is inconsistent with the shrunk covariance (tampered?)")
-        expect = (U / np.sqrt(lam + self.eps_)) @ U.T
-        if not np.allclose(expect, self.whitening_, rtol=1e-8, atol=1e-10 * max(1.0, float(np.abs(expect).max()))):
-            raise DataFormatError("whitening matrix is inconsistent with its eigendecomposition (tampered?)")
+        self._check_whitening((U / np.sqrt(lam + self.eps_)) @ U.T)

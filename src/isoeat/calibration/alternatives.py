@@ -32,10 +32,10 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning
-from ._base import _batch_moments, _Calibrator, _check_eps, _eigh_desc, _MomentCalibrator, _warn_singular
+from ._base import _as_matrix, _batch_moments, _Calibrator, _check_components, _check_eps, _eigh_desc, \
+    _MomentCalibrator, _warn_singular, _Whitener
 from ._shrinkage import ShrinkageZCAWhitener, ledoit_wolf_shrinkage  # noqa: F401 (re-exported)
 from .registry import register_calibrator
-from .zca import _as_matrix
 
 __all__ = ["MeanCenterer", "PCAWhitener", "ShrinkageZCAWhitener", "AllButTheTop", "RogueStandardizer"]
 
@@ -74,6 +74,8 @@ class MeanCenterer(_Calibrator):
         pass
 
     def fit(self, X: Any, y: Any = None) -> "MeanCenterer":
+        """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
+        self._reset()
         X = _as_matrix(X, "reference vectors")
         if X.shape[0] < 1:
             raise DataFormatError("reference vectors: need at least 1 sample")
@@ -82,7 +84,8 @@ class MeanCenterer(_Calibrator):
         return self
 
     def fit_batches(self, batches: Any) -> "MeanCenterer":
-        """Fit from an iterable of batches without materialising the n×d matrix."""
+        """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
+        self._reset()
         bm = _batch_moments(batches, min_n=1)
         self.mean_ = bm.acc.mean.copy()
         self._finish_fit(bm.acc.n, bm.acc.dim)
@@ -105,7 +108,7 @@ class MeanCenterer(_Calibrator):
 # ---------------------------------------------------------------------------
 
 
-class PCAWhitener(_MomentCalibrator):
+class PCAWhitener(_MomentCalibrator, _Whitener):
     r"""PCA whitening without truncation (Kessy, Lewin & Strimmer 2018).
 
     .. math::
@@ -148,14 +151,10 @@ class PCAWhitener(_MomentCalibrator):
     """
 
     name = "pca-whiten"
-    _params = ("eps",)
-    _state_arrays = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
-
-    def __init__(self, eps: float = 1e-3) -> None:
-        self.eps = eps
+    # parameters (eps), their validation, __init__ and the fitted arrays: those of _Whitener
 
     def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> "PCAWhitener":
-        eps = _check_eps(self.eps, "pca-whiten")
+        eps = _check_eps(self.eps)
         d = cov.shape[0]
         cov = (cov + cov.T) / 2.0
         _warn_singular(n, d, eps, "pca-whiten")
@@ -168,10 +167,6 @@ class PCAWhitener(_MomentCalibrator):
         self._finish_fit(n, d)
         return self
 
-    def transform(self, X: Any) -> np.ndarray:
-        """:math:`z = (\\Lambda+\\varepsilon)^{-1/2}U^\\top(x-\\mu)` for each row."""
-        return (self._check(X, "vectors") - self.mean_) @ self.whitening_
-
     def inverse_transform(self, Z: Any) -> np.ndarray:
         """:math:`x = U(\\Lambda+\\varepsilon)^{1/2}z + \\mu`."""
         Z = self._check(Z, "whitened vectors")
@@ -181,10 +176,7 @@ class PCAWhitener(_MomentCalibrator):
         d = self.n_features_in_
         self._check_shapes(mean_=(d,), eigenvalues_=(d,), covariance_=(d, d), eigenvectors_=(d, d),
                            whitening_=(d, d))
-        expect = self.eigenvectors_ / np.sqrt(self.eigenvalues_ + self.eps_)
-        scale = max(1.0, float(np.abs(expect).max()))
-        if not np.allclose(expect, self.whitening_, rtol=1e-8, atol=1e-10 * scale):
-            raise DataFormatError("whitening matrix is inconsistent with its eigendecomposition (tampered?)")
+        self._check_whitening(self.eigenvectors_ / np.sqrt(self.eigenvalues_ + self.eps_))
 
 
 # ---------------------------------------------------------------------------
@@ -237,6 +229,7 @@ class AllButTheTop(_MomentCalibrator):
 
     name = "abtt"
     _params = ("n_components",)
+    _validators = {"n_components": _check_components}
     _state_arrays = ("mean_", "components_", "explained_variance_")
 
     def __init__(self, n_components: int | None = None) -> None:
@@ -248,12 +241,9 @@ class AllButTheTop(_MomentCalibrator):
         return max(1, int(np.floor(dim / 100.0 + 0.5)))
 
     def _validate_components(self, d: int) -> int:
-        D = self.n_components
+        D = _check_components(self.n_components)
         if D is None:
-            D = self.default_components(d)
-            return min(D, d - 1)
-        if isinstance(D, bool) or not isinstance(D, (int, np.integer)) or D < 0:
-            raise ConfigError(f"abtt: n_components (D) must be None or an integer in [0, dim), got {D!r}")
+            return min(self.default_components(d), d - 1)
         if D >= d:
             raise ConfigError(
                 f"abtt: n_components (D) must be smaller than the dimension {d} (allowed 0..{d - 1}), got {D}"
@@ -344,6 +334,8 @@ class RogueStandardizer(_Calibrator):
         pass
 
     def fit(self, X: Any, y: Any = None) -> "RogueStandardizer":
+        """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
+        self._reset()
         X = _as_matrix(X, "reference vectors")
         n = X.shape[0]
         if n < 2:
@@ -353,7 +345,8 @@ class RogueStandardizer(_Calibrator):
         return self._fit_moments(X.mean(axis=0), X.std(axis=0, ddof=1), n)
 
     def fit_batches(self, batches: Any) -> "RogueStandardizer":
-        """Fit from an iterable of batches without materialising the n×d matrix."""
+        """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
+        self._reset()
         bm = _batch_moments(batches)
         return self._fit_moments(bm.acc.mean.copy(), np.sqrt(np.diag(bm.acc.covariance())), bm.acc.n)
 

@@ -1,8 +1,19 @@
-"""Fit calibrators for a model, save them as ``.npz`` (no pickle), load them back."""
+"""Fit calibrators for a model, save them as ``.npz`` (no pickle), load them back, verified by content.
+
+A saved calibrator holds its fitted arrays, a ``metadata_json`` string
+(class, parameters, provenance) and a ``content_sha256`` record: the SHA-256
+of every fitted array (name, dtype, shape and bytes) and of the metadata
+string. :func:`load_calibrator` recomputes them and refuses a file whose
+arrays or metadata changed after it was written. The hash detects changes
+(a shifted mean, an edited fingerprint); it is not a signature: whoever can
+rewrite the file can rewrite the record too.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +25,11 @@ from .._errors import (
     DimensionMismatchError,
     FingerprintMismatchError,
     IsoeatFileNotFoundError,
+    IsoeatWarning,
+    NotFittedError,
 )
 from .._io import atomic_write_with
+from .._validate import check_bool
 from .registry import CALIBRATORS, fit_calibrator
 from .zca import ZCAWhitener
 
@@ -26,10 +40,105 @@ __all__ = [
     "save_whitener",
     "load_whitener",
     "check_compatible",
+    "calibrator_digest",
 ]
 
 _FORMAT = "isoeat-calibrator"
 _OLD_FORMAT = "isoeat-whitener"
+#: format_version 2 adds the content hash record; 1 (and the old format) had none
+_FORMAT_VERSION = 2
+_HASH_KEY = "content_sha256"
+
+
+def _update_array(h: Any, name: str, a: Any) -> None:
+    a = np.ascontiguousarray(np.asarray(a))
+    h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
+    h.update(a.tobytes())
+
+
+def _array_sha256(name: str, a: Any) -> str:
+    h = hashlib.sha256()
+    _update_array(h, name, a)
+    return h.hexdigest()
+
+
+def calibrator_digest(calibrator: Any) -> str:
+    """SHA-256 (hex) of a fitted calibrator's content: class name, parameters and every fitted array.
+
+    Every array named in the class's ``_state_arrays`` enters whole, with its
+    name, dtype and shape, so two calibrators have the same digest only if
+    they would transform every vector identically. The experiment runner
+    keys the reuse of stored results by it.
+
+    Parameters
+    ----------
+    calibrator : fitted calibrator
+        Any registered calibrator (``ZCAWhitener``, ``PCAWhitener``, ...) after ``fit`` or ``load_calibrator``.
+
+    Returns
+    -------
+    str
+        64 hexadecimal characters.
+
+    Raises
+    ------
+    NotFittedError
+        The calibrator is not fitted.
+
+    Examples
+    --------
+    >>> from isoeat import ZCAWhitener
+    >>> X = np.random.default_rng(0).normal(size=(50, 3))
+    >>> calibrator_digest(ZCAWhitener().fit(X)) == calibrator_digest(ZCAWhitener().fit(X.copy()))
+    True
+    """
+    names = getattr(type(calibrator), "_state_arrays", None)
+    if names is None or not all(hasattr(calibrator, k) for k in names):
+        raise NotFittedError(f"this {type(calibrator).__name__} is not fitted yet: it has no content to hash")
+    h = hashlib.sha256()
+    params = calibrator.get_params() if hasattr(calibrator, "get_params") else {}
+    h.update(json.dumps([type(calibrator).__name__, params], sort_keys=True, default=str).encode())
+    for name in names:
+        _update_array(h, name, getattr(calibrator, name))
+    return h.hexdigest()
+
+
+def _content_record(arrays: dict[str, np.ndarray], metadata_json: str) -> str:
+    """The ``content_sha256`` entry: per-array and metadata SHA-256, as a JSON string."""
+    return json.dumps({
+        "algorithm": "sha256",
+        "arrays": {k: _array_sha256(k, a) for k, a in arrays.items()},
+        "metadata_json": hashlib.sha256(metadata_json.encode()).hexdigest(),
+    }, sort_keys=True)
+
+
+def _verify_content(path: Path, record: str | None, arrays: dict[str, np.ndarray], metadata_json: str,
+                    meta: dict, require_hash: bool) -> None:
+    """Refuse a file whose arrays or metadata differ from its hash record; warn for files older than hashes."""
+    if record is None:
+        version = meta.get("format_version")
+        if meta.get("format") == _FORMAT and not (isinstance(version, int) and version < _FORMAT_VERSION):
+            raise DataFormatError(f"{path}: the content hash record ({_HASH_KEY}) is missing though format_version is "
+                                  f"{version!r}: the file was changed after it was saved")
+        if require_hash:
+            raise DataFormatError(f"{path}: saved before isoeat recorded content hashes, so it cannot be verified "
+                                  "(require_hash=True); fit the calibrator again")
+        warnings.warn(f"{path}: saved before isoeat recorded content hashes: its arrays and metadata cannot be "
+                      "verified; load it once and save_calibrator it again to add one", IsoeatWarning, stacklevel=3)
+        return
+    try:
+        rec = json.loads(record)
+        recorded, meta_sha = dict(rec["arrays"]), str(rec["metadata_json"])
+    except (ValueError, KeyError, TypeError):
+        raise DataFormatError(f"{path}: the content hash record ({_HASH_KEY}) is unreadable (changed or tampered?)"
+                              ) from None
+    bad = [k for k, a in arrays.items() if recorded.get(k) != _array_sha256(k, a)]
+    bad += [k for k in recorded if k not in arrays]
+    if meta_sha != hashlib.sha256(metadata_json.encode()).hexdigest():
+        bad.append("metadata_json")
+    if bad:
+        raise DataFormatError(f"{path}: {', '.join(bad)} do not match the content hash recorded when the file was "
+                              "saved (changed or tampered?)")
 
 
 def fit_whitener(model: Any, *, n_reference: int = 100_000, eps: float = 1e-3, **reference_kwargs: Any) -> ZCAWhitener:
@@ -70,9 +179,11 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
 def save_calibrator(calibrator: Any, path: str | Path) -> Path:
     """Write a fitted calibrator to ``path`` (``.npz``) atomically.
 
-    The archive holds the calibrator's fitted arrays (``_state_arrays``) and a
+    The archive holds the calibrator's fitted arrays (``_state_arrays``), a
     JSON string with its class name, parameters and provenance (model
-    fingerprint, reference description, n, dim); nothing is pickled.
+    fingerprint, reference description, n, dim) and the SHA-256 of each of
+    them (``content_sha256``), which :func:`load_calibrator` verifies;
+    nothing is pickled.
     """
     arrays_names = getattr(type(calibrator), "_state_arrays", None)
     if arrays_names is None or not all(hasattr(calibrator, k) for k in arrays_names):
@@ -82,7 +193,7 @@ def save_calibrator(calibrator: Any, path: str | Path) -> Path:
         path = path.with_name(path.name + ".npz")
     meta = {
         "format": _FORMAT,
-        "format_version": 1,
+        "format_version": _FORMAT_VERSION,
         "calibration": calibrator.name,
         "params": calibrator.get_params(),
         "dim": int(calibrator.n_features_in_),
@@ -91,13 +202,39 @@ def save_calibrator(calibrator: Any, path: str | Path) -> Path:
            if k not in {"dim", "n", "params", "calibration"}},
     }
     arrays = {k: np.asarray(getattr(calibrator, k), dtype=np.float64) for k in arrays_names}
-    arrays["metadata_json"] = np.array(json.dumps(meta, sort_keys=True, default=float))
+    meta_json = json.dumps(meta, sort_keys=True, default=float)
+    arrays[_HASH_KEY] = np.array(_content_record(arrays, meta_json))
+    arrays["metadata_json"] = np.array(meta_json)
     atomic_write_with(path, lambda fh: np.savez(fh, **arrays))
     return path
 
 
-def load_calibrator(path: str | Path) -> Any:
-    """Read a calibrator written by :func:`save_calibrator` (``allow_pickle=False``)."""
+def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
+    """Read a calibrator written by :func:`save_calibrator` (``allow_pickle=False``), verified by content.
+
+    Parameters
+    ----------
+    path : str or Path
+        The ``.npz`` file.
+    require_hash : bool, default False
+        Refuse files written before content hashes (format_version 1) instead
+        of loading them with a warning.
+
+    Raises
+    ------
+    DataFormatError
+        Not a calibrator file, or its arrays or metadata differ from the
+        SHA-256 recorded when it was saved (the message names the file and
+        what does not match), or the arrays are inconsistent with each other.
+
+    Warns
+    -----
+    IsoeatWarning
+        A file written before isoeat recorded content hashes (format_version 1)
+        cannot be verified; unless ``require_hash``, it is loaded (its arrays
+        are still checked for consistency) with a warning.
+    """
+    require_hash = check_bool("require_hash", require_hash)
     path = Path(path)
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such calibrator file")
@@ -113,7 +250,8 @@ def load_calibrator(path: str | Path) -> Any:
             files = set(npz.files)
             if "metadata_json" not in files:
                 raise DataFormatError(f"{path}: not an isoeat calibrator (missing metadata_json)")
-            meta = json.loads(str(npz["metadata_json"]))
+            meta_json = str(npz["metadata_json"])
+            meta = json.loads(meta_json)
             if not isinstance(meta, dict):
                 raise DataFormatError(f"{path}: metadata is not a JSON object")
             name = meta.get("calibration", "zca")
@@ -124,12 +262,14 @@ def load_calibrator(path: str | Path) -> Any:
             if missing:
                 raise DataFormatError(f"{path}: not an isoeat calibrator (missing {', '.join(missing)})")
             arrays = {k: np.array(npz[k]) for k in cls._state_arrays}
+            record = str(npz[_HASH_KEY]) if _HASH_KEY in files else None
     except DataFormatError:
         raise
     except ValueError as exc:
         raise DataFormatError(f"{path}: refused ({exc}); calibrator files never contain pickles") from None
     except Exception as exc:
         raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None
+    _verify_content(path, record, arrays, meta_json, meta, require_hash)
     if meta.get("format") not in (_FORMAT, _OLD_FORMAT):
         raise DataFormatError(f"{path}: metadata format is {meta.get('format')!r}, expected {_FORMAT!r}")
     if not all(np.isfinite(a).all() for a in arrays.values()):

@@ -7,7 +7,10 @@ dimension. It declares:
 
 * ``name`` (class attribute): the registry name, e.g. ``"zca"``;
 * ``_state_arrays`` (class attribute): names of the fitted arrays that
-  :func:`~isoeat.calibration.save_calibrator` writes;
+  :func:`~isoeat.calibration.save_calibrator` writes and hashes;
+* optionally ``validate_params(params)`` (classmethod), called by
+  :func:`make_calibrator`, raising ``ConfigError`` for a bad parameter
+  (the shared base class ``calibration._base._Calibrator`` provides it);
 * optionally ``_check_state(self)``, called after loading, raising
   ``DataFormatError`` when the arrays are inconsistent (tampered files).
 """
@@ -40,10 +43,19 @@ def calibration_names() -> tuple[str, ...]:
 
 
 def make_calibrator(name: str, **params: Any) -> Any:
-    """An unfitted calibrator by name, e.g. ``make_calibrator("zca", eps=1e-3)``."""
+    """An unfitted calibrator by name, e.g. ``make_calibrator("zca", eps=1e-3)``.
+
+    The parameters are checked here (``cls.validate_params``), before anything
+    is fitted: ``eps=True``, ``eps="abc"`` or ``eps=nan`` raise a one-line
+    :class:`~isoeat.ConfigError` naming the parameter, so an experiment file
+    is refused when it is read rather than in every cell of the run.
+    """
     if name not in CALIBRATORS:
         raise CALIBRATORS.unknown(name, names=calibration_names())
     cls = CALIBRATORS.get(name)
+    validate = getattr(cls, "validate_params", None)
+    if validate is not None:
+        validate(params)
     try:
         return cls(**params)
     except TypeError as exc:

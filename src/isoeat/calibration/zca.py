@@ -2,29 +2,17 @@
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, DimensionMismatchError, IsoeatWarning, NotFittedError
-from .._validate import check_real
+from .._errors import ConfigError, DataFormatError, NotFittedError
+from ._base import _as_matrix, _check_eps, _eigh_desc, _moments, _warn_singular, _Whitener
 
 __all__ = ["ZCAWhitener"]
 
 
-def _as_matrix(X: Any, what: str) -> np.ndarray:
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim == 1:
-        X = X[None, :]
-    if X.ndim != 2:
-        raise DataFormatError(f"{what}: expected a 2-D array (n_samples, dim), got shape {X.shape}")
-    if not np.isfinite(X).all():
-        raise DataFormatError(f"{what}: contains NaN or inf values")
-    return X
-
-
-class ZCAWhitener:
+class ZCAWhitener(_Whitener):
     r"""Zero-phase component analysis whitening.
 
     Fitted on reference vectors :math:`x_1..x_n \in \mathbb{R}^d`:
@@ -73,40 +61,18 @@ class ZCAWhitener:
     """
 
     name = "zca"
-    _state_arrays = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
-
-    def __init__(self, eps: float = 1e-3) -> None:
-        self.eps = eps
-
-    # scikit-learn style parameter access
-    def get_params(self, deep: bool = True) -> dict[str, Any]:  # mutation: equivalent[const] (deep is unused)
-        return {"eps": self.eps}
-
-    def set_params(self, **params: Any) -> "ZCAWhitener":
-        for k, v in params.items():
-            if k != "eps":
-                raise ConfigError(f"ZCAWhitener has no parameter {k!r} (parameters: eps)")
-            setattr(self, k, v)
-        return self
-
-    def __repr__(self) -> str:
-        return f"ZCAWhitener(eps={self.eps!r})"
+    # parameters (eps), their validation, __init__ and the fitted arrays: those of _Whitener
 
     def _validate_eps(self) -> float:
-        return check_real("eps", self.eps, lo=0)
+        return _check_eps(self.eps)
 
     def fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
-        """Estimate mean, covariance (n−1) and the whitening matrix from ``X``."""
+        """Estimate mean, covariance (n−1) and the whitening matrix from ``X``; forgets any earlier fit."""
         eps = self._validate_eps()
+        self._reset()
         X = _as_matrix(X, "reference vectors")
-        n, d = X.shape
-        if n < 2:
-            raise DataFormatError(f"reference vectors: need at least 2 samples to estimate a covariance, got {n}")
-        mean = X.mean(axis=0)
-        Xc = X - mean
-        cov = (Xc.T @ Xc) / (n - 1)
-        self._accumulator = None
-        return self._set_from_moments(mean, cov, n, eps)
+        mean, _, cov = _moments(X)
+        return self._set_from_moments(mean, cov, X.shape[0], eps)
 
     def partial_fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
         """Add a batch of reference vectors and refit from the running statistics.
@@ -114,13 +80,16 @@ class ZCAWhitener:
         The statistics are a :class:`~isoeat.calibration.moments.CovarianceAccumulator`
         (Chan, Golub & LeVeque pairwise update), so fitting batch by batch gives
         the same whitener as :meth:`fit` on all rows at once, with memory
-        :math:`O(d^2)` whatever the number of rows.
+        :math:`O(d^2)` whatever the number of rows. The first ``partial_fit``
+        after construction or after :meth:`fit` starts afresh (every fitted
+        attribute, ``metadata_`` included, is forgotten); later calls add to it.
         """
         from .moments import CovarianceAccumulator
 
         eps = self._validate_eps()
         acc = getattr(self, "_accumulator", None)
         if acc is None:
+            self._reset()
             acc = self._accumulator = CovarianceAccumulator()
         acc.update(X)
         if acc.n < 2:
@@ -142,82 +111,42 @@ class ZCAWhitener:
         return w._set_from_moments(statistics.mean.copy(), statistics.covariance(), statistics.n, eps)
 
     def fit_batches(self, batches: Any) -> "ZCAWhitener":
-        """Fit from an iterable of batches without materialising the n×d matrix."""
+        """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
         from .moments import CovarianceAccumulator
 
-        self._accumulator = None
+        eps = self._validate_eps()
+        self._reset()
         acc = CovarianceAccumulator.from_batches(batches)
         if acc.n < 2:
             raise DataFormatError(f"reference batches: need at least 2 vectors, got {acc.n}")
         self._accumulator = acc
-        return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, self._validate_eps())
+        return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, eps)
 
     def _set_from_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, eps: float) -> "ZCAWhitener":
         d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
-        if n <= d and not getattr(self, "_streaming", False):
-            warnings.warn(
-                f"only {n} reference vectors for dimension {d}: the covariance is singular "
-                f"and eps={eps:g} carries the fit of the missing directions",
-                IsoeatWarning,
-                stacklevel=3,
-            )
-        if eps == 0 and n <= d and not getattr(self, "_streaming", False):
-            raise ConfigError("eps=0 with fewer reference vectors than dimensions: the covariance is singular")
+        streaming = getattr(self, "_streaming", False)
+        if not streaming:
+            _warn_singular(n, d, eps, "zca")
         cov = (cov + cov.T) / 2.0
-        evals, evecs = np.linalg.eigh(cov)
-        order = np.argsort(evals)[::-1]
-        evals = np.clip(evals[order], 0.0, None)
-        evecs = evecs[:, order]
-        if eps == 0 and evals.min() <= 0 and not getattr(self, "_streaming", False):
-            raise ConfigError("eps=0 but the covariance has a zero eigenvalue; use eps > 0")
+        evals, evecs = _eigh_desc(cov, fix_signs=False)
+        if eps == 0 and evals.min() <= 0 and not streaming:
+            raise ConfigError("zca: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
         scale = 1.0 / np.sqrt(evals + eps)
         self.mean_ = mean
         self.covariance_ = cov
         self.eigenvalues_ = evals
         self.eigenvectors_ = evecs
         self.whitening_ = (evecs * scale) @ evecs.T
-        self.n_samples_seen_ = int(n)
-        self.n_features_in_ = int(d)
         self.eps_ = eps
-        if not hasattr(self, "metadata_"):
-            self.metadata_: dict[str, Any] = {}
+        self._finish_fit(n, d)
         return self
-
-    def _check(self, X: Any, what: str) -> np.ndarray:
-        if not hasattr(self, "whitening_"):
-            raise NotFittedError("this ZCAWhitener is not fitted yet: call fit(reference_vectors) first")
-        X = _as_matrix(X, what)
-        if X.shape[1] != self.n_features_in_:
-            raise DimensionMismatchError(
-                f"{what} have dimension {X.shape[1]}, but the whitener was fitted on dimension "
-                f"{self.n_features_in_}"
-            )
-        return X
-
-    def transform(self, X: Any) -> np.ndarray:
-        """:math:`z = W(x-\\mu)` for each row ``x`` of ``X``."""
-        X = self._check(X, "vectors")
-        return (X - self.mean_) @ self.whitening_  # W is symmetric
-
-    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        return self.fit(X).transform(X)
-
-    def inverse_transform(self, Z: Any) -> np.ndarray:
-        """:math:`x = W^{-1}z + \\mu` with :math:`W^{-1} = U(\\Lambda+\\varepsilon I)^{1/2}U^\\top`."""
-        Z = self._check(Z, "whitened vectors")
-        unwhiten = (self.eigenvectors_ * np.sqrt(self.eigenvalues_ + self.eps_)) @ self.eigenvectors_.T
-        return Z @ unwhiten + self.mean_
 
     def _check_state(self) -> None:
         """After loading: W must equal U (Λ+ε)^(-1/2) U^T for the stored U, Λ, ε."""
         d = self.n_features_in_
-        if not (self.mean_.shape == (d,) and self.eigenvalues_.shape == (d,)
-                and all(a.shape == (d, d) for a in (self.covariance_, self.eigenvectors_, self.whitening_))):
-            raise DataFormatError(f"array shapes do not match the recorded dimension {d}")
-        expect = (self.eigenvectors_ / np.sqrt(self.eigenvalues_ + self.eps_)) @ self.eigenvectors_.T
-        scale = max(1.0, float(np.abs(expect).max()))
-        if not np.allclose(expect, self.whitening_, rtol=1e-8, atol=1e-10 * scale):
-            raise DataFormatError("whitening matrix is inconsistent with its eigendecomposition (tampered?)")
+        self._check_shapes(mean_=(d,), eigenvalues_=(d,), covariance_=(d, d), eigenvectors_=(d, d),
+                           whitening_=(d, d))
+        self._check_whitening((self.eigenvectors_ / np.sqrt(self.eigenvalues_ + self.eps_)) @ self.eigenvectors_.T)
 
     def whitened_covariance(self) -> np.ndarray:
         """Covariance of the whitened reference vectors, :math:`U\\Lambda(\\Lambda+\\varepsilon)^{-1}U^\\top`."""

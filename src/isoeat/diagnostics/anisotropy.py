@@ -88,7 +88,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning
-from ..stats.weat import resolve_seed
+from .._random import resolve_seed
+from .._validate import check_bool, check_int
 
 __all__ = [
     "AnisotropyResult",
@@ -121,6 +122,18 @@ def _unit_rows(X: np.ndarray) -> np.ndarray:
         i = int(np.flatnonzero(norms[:, 0] == 0)[0])
         raise DataFormatError(f"row {i} is an all-zero vector; cosine is undefined")
     return X / norms
+
+
+#: rows per block when pairwise cosines are summed without the d x d Gram matrix (N <= d): memory block x N
+_BLOCK_ROWS = 1024
+
+
+def _cosine_corner(U: np.ndarray, k: int) -> np.ndarray:
+    """The top-left ``k x k`` block of the cosine matrix of unit rows ``U`` (ones on the diagonal)."""
+    V = U[:k]
+    C = V @ V.T
+    np.fill_diagonal(C, 1.0)
+    return C
 
 
 def pairwise_cosine(X: Any) -> np.ndarray:
@@ -158,8 +171,10 @@ def cosine_stats(X: Any) -> tuple[float, float]:
 
     for unit rows :math:`u_i` (rows of :math:`U`). When :math:`d < N` the
     :math:`d\times d` Gram matrix :math:`U^\top U` is used, so memory is
-    :math:`O(d^2)` and time :math:`O(Nd^2)`; otherwise the :math:`N\times N`
-    matrix. The diagonal is excluded.
+    :math:`O(Nd + d^2)` and time :math:`O(Nd^2)`; otherwise the rows of the
+    :math:`N\times N` matrix are summed a block of rows at a time (memory
+    :math:`O(Nd + bN)`, :math:`b` = 1024 rows), never the whole matrix. The
+    diagonal is excluded.
 
     Parameters
     ----------
@@ -186,13 +201,22 @@ def cosine_stats(X: Any) -> tuple[float, float]:
         G = U.T @ U
         total_sq = float(np.einsum("ij,ij->", G, G)) - float((sq**2).sum())
     else:
-        C = U @ U.T
-        total = float(C.sum()) - float(np.trace(C))
-        total_sq = float(np.einsum("ij,ij->", C, C)) - float((np.diag(C) ** 2).sum())
+        total, total_sq = _blockwise_sums(U)
     m = n * (n - 1)
     mean = total / m
     var = max(total_sq / m - mean * mean, 0.0)
     return mean, math.sqrt(var)
+
+
+def _blockwise_sums(U: np.ndarray) -> tuple[float, float]:
+    """Off-diagonal sums of :math:`c_{ij}` and :math:`c_{ij}^2` over rows blocks of :math:`UU^\top`."""
+    total = total_sq = 0.0
+    for i in range(0, U.shape[0], _BLOCK_ROWS):
+        C = U[i:i + _BLOCK_ROWS] @ U.T
+        diag = C[np.arange(C.shape[0]), np.arange(i, i + C.shape[0])]
+        total += float(C.sum()) - float(diag.sum())
+        total_sq += float(np.einsum("ij,ij->", C, C)) - float((diag**2).sum())
+    return total, total_sq
 
 
 def _covariance_eigenvalues(X: np.ndarray) -> np.ndarray:
@@ -228,8 +252,8 @@ def explained_variance_ratio(X: Any, k: int | None = 50) -> np.ndarray:
     array([0.6, 0.1, 0.1, 0.1])
     """
     X = _as_matrix(X)
-    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
-        raise ConfigError(f"k must be a positive integer or None, got {k!r}")
+    if k is not None:
+        k = check_int("k", k, lo=1)
     lam = _covariance_eigenvalues(X)
     total = lam.sum()
     if total <= 0:
@@ -370,8 +394,7 @@ def sample_reference(
     seed : int or None
         The seed used (None when a Generator was passed).
     """
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-        raise ConfigError(f"n_samples must be an integer >= 2, got {n!r}")
+    n = check_int("n_samples", n, lo=2)
     gen, seed = resolve_seed(rng)
     pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
     pool = np.asarray(pool, dtype=np.float64)
@@ -470,6 +493,7 @@ def anisotropy_from_vectors(
     seed: int | None = None,
     n_requested: int | None = None,
     return_matrix: bool = False,
+    matrix_size: int | None = None,
 ) -> AnisotropyResult:
     """All anisotropy measures of the rows of ``X``.
 
@@ -482,6 +506,12 @@ def anisotropy_from_vectors(
         Recorded in the result.
     return_matrix : bool, default False
         Also keep the :math:`N\\times N` cosine matrix (Figure 1).
+    matrix_size : int, optional
+        With ``return_matrix``: keep only the top-left ``matrix_size`` square
+        of that matrix (the cosines among the first ``matrix_size`` vectors,
+        all a heatmap shows); only that block is ever built, so memory stays
+        :math:`O(Nd + k^2)` whatever :math:`N`. ``None``: the whole matrix
+        (:math:`8N^2` bytes).
 
     Returns
     -------
@@ -495,8 +525,10 @@ def anisotropy_from_vectors(
     True
     """
     X = _as_matrix(X)
-    if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or top_k < 1:
-        raise ConfigError(f"top_k must be a positive integer, got {top_k!r}")
+    top_k = check_int("top_k", top_k, lo=1)
+    return_matrix = check_bool("return_matrix", return_matrix)
+    if matrix_size is not None:
+        matrix_size = check_int("matrix_size", matrix_size, lo=1)
     mean, sd = cosine_stats(X)
     evr = explained_variance_ratio(X, top_k)
     n, d = X.shape
@@ -514,8 +546,14 @@ def anisotropy_from_vectors(
         top_k=len(evr),
         sampling=sampling,
         seed=seed,
-        cosine_matrix=pairwise_cosine(X) if return_matrix else None,
+        cosine_matrix=_result_matrix(X, return_matrix, matrix_size),
     )
+
+
+def _result_matrix(X: np.ndarray, keep: bool, size: int | None) -> np.ndarray | None:
+    if not keep:
+        return None
+    return pairwise_cosine(X) if size is None else _cosine_corner(_unit_rows(X), size)
 
 
 def _cal_name(calibration: Any) -> str:
@@ -533,6 +571,7 @@ def compare_anisotropy(
     reference_kwargs: dict | None = None,
     force: bool = False,
     return_matrix: bool = False,
+    matrix_size: int | None = None,
 ) -> tuple[AnisotropyResult, ...]:
     """Anisotropy of the raw space and, when given, of the calibrated space on the *same* sample.
 
@@ -552,6 +591,10 @@ def compare_anisotropy(
     reference_kwargs : dict, optional
     force : bool, default False
     return_matrix : bool, default False
+    matrix_size : int, optional
+        With ``return_matrix``, keep (and build) only the top-left
+        ``matrix_size`` square of each cosine matrix; see
+        :func:`anisotropy_from_vectors`.
 
     Returns
     -------
@@ -573,7 +616,7 @@ def compare_anisotropy(
     )
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
-                  return_matrix=return_matrix)
+                  return_matrix=return_matrix, matrix_size=matrix_size)
     out = [anisotropy_from_vectors(X, calibration="none", **common)]
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
@@ -594,7 +637,7 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
     **options
         The keyword options of :func:`compare_anisotropy`: ``n_samples``,
         ``top_k``, ``rng``, ``reference_size``, ``reference_kwargs``,
-        ``force``, ``return_matrix`` (same defaults).
+        ``force``, ``return_matrix``, ``matrix_size`` (same defaults).
 
     Returns
     -------

@@ -18,10 +18,12 @@ import numpy as np
 
 from .._errors import ConfigError, IsoeatError
 from .._io import atomic_write_bytes
+from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
 from ._store import slug
 from .config import ExperimentConfig, ModelSpec, test_hash
 
-__all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT", "CachedEncoder", "load_model_for", "calibrator_for",
+__all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT",
+           "CachedEncoder", "load_model_for", "calibrator_for",
            "run_weat_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus"]
 
 CELL_FORMAT = 1
@@ -103,24 +105,6 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
                 cells.append(Cell("similarity", m.label, c.label, b, seed, idx,
                                   out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json", h))
     return cells
-
-
-def calibrator_digest(calibrator: Any) -> str:
-    """SHA-256 of a fitted calibrator's class, parameters and every fitted array (its content)."""
-    import hashlib
-    import json
-
-    import numpy as np
-
-    h = hashlib.sha256()
-    params = calibrator.get_params() if hasattr(calibrator, "get_params") else {}
-    h.update(json.dumps([type(calibrator).__name__, params], sort_keys=True, default=str).encode())
-    for name in getattr(type(calibrator), "_state_arrays", ()) or ():
-        a = np.ascontiguousarray(np.asarray(getattr(calibrator, name)))
-        h.update(f"{name}:{a.dtype.str}:{a.shape}".encode())
-        h.update(a.tobytes())
-    return h.hexdigest()
-
 
 
 class CachedEncoder:
@@ -299,7 +283,7 @@ def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentC
     t0 = time.perf_counter()
     if path.exists() and overwrite != "all":
         try:
-            cal = load_calibrator(path)
+            cal = load_calibrator(path, require_hash=True)  # one saved before content hashes: refit
             meta = getattr(cal, "metadata_", {}) or {}
             if meta.get("request_hash") == req_hash:
                 from ..calibration import check_compatible
@@ -354,7 +338,7 @@ def run_anisotropy_cell(cell: Cell, model: Any, calibrator: Any, mspec: ModelSpe
     # the word vectors of `sample` reference sentences (a pool of reference.size sentences would not fit in memory)
     pool = config.settings.reference.size if mspec.is_static else min(config.settings.reference.size, spec.sample)
     res = anisotropy(model, calibrator, n_samples=spec.sample, top_k=spec.components, rng=cell.seed,
-                     reference_size=pool,
+                     reference_size=pool, matrix_size=spec.heatmap_size,
                      reference_kwargs=_reference_kwargs(mspec, config, model), return_matrix=True)
     rec = res.to_dict()
     mat = getattr(res, "cosine_matrix", None)

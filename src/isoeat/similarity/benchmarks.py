@@ -40,7 +40,6 @@ CSV quoting.
 
 from __future__ import annotations
 
-import difflib
 import importlib.util
 import math
 import os
@@ -51,7 +50,9 @@ from typing import Iterator
 
 import numpy as np
 
-from .._errors import DataFormatError, IsoeatFileNotFoundError, UnknownNameError
+from .._errors import DataFormatError, IsoeatFileNotFoundError
+from .._registry import Registry
+from .._validate import check_choice
 
 __all__ = [
     "WordPairs",
@@ -152,9 +153,7 @@ class BenchmarkSpec:
     gensim_file: str | None = None
 
 
-BENCHMARKS: dict[str, BenchmarkSpec] = {
-    s.name: s
-    for s in (
+_SPECS = (
         BenchmarkSpec("ws353", "WS-353", "word",
                       ("similarity/gensim-4.4.0-test-data/wordsim353.tsv", "similarity/wordsim353/combined.csv"),
                       "Finkelstein, L. et al. (2002). Placing search in context: the concept revisited. ACM TOIS 20(1).",
@@ -179,19 +178,22 @@ BENCHMARKS: dict[str, BenchmarkSpec] = {
                       "Cer, D. et al. (2017). SemEval-2017 Task 1: Semantic textual similarity. SemEval."),
         BenchmarkSpec("stsb-train", "STS-B train", "sentence", ("sts/stsbenchmark/sts-train.csv",),
                       "Cer, D. et al. (2017). SemEval-2017 Task 1: Semantic textual similarity. SemEval."),
-    )
-}
+)
 _ALIASES = {
     "wordsim353": "ws353", "ws-353": "ws353", "wordsim": "ws353", "simlex": "simlex999", "simlex-999": "simlex999",
     "sl999": "simlex999", "sl-999": "simlex999", "men3000": "men", "rg-65": "rg65", "rarewords": "rw",
     "mturk": "mturk771", "mturk-771": "mturk771", "sts-b": "stsb", "stsbenchmark": "stsb", "sts-test": "stsb",
     "stsb-test": "stsb", "sts-dev": "stsb-dev", "sts-train": "stsb-train",
 }
+#: name -> :class:`BenchmarkSpec` (a :class:`~isoeat._registry.Registry`: case-insensitive, with aliases
+#: such as ``"wordsim353"``; read it like a mapping)
+BENCHMARKS: Registry[BenchmarkSpec] = Registry("benchmark", {b.name: b for b in _SPECS}, aliases=_ALIASES,
+                                               fold_case=True, also="or give a file path", n=3, cutoff=0.5)
 
 
 def benchmark_names() -> tuple[str, ...]:
     """Names accepted by :func:`load_benchmark` and ``--benchmark``."""
-    return tuple(BENCHMARKS)
+    return BENCHMARKS.names()
 
 
 def _checkout_shared() -> Path | None:
@@ -267,15 +269,10 @@ def find_benchmark_file(name: str) -> Path:
 
 
 def _canonical(name: str) -> str:
-    key = name.strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in BENCHMARKS:
-        close = difflib.get_close_matches(key, list(BENCHMARKS) + list(_ALIASES), n=3, cutoff=0.5)
-        close = list(dict.fromkeys(_ALIASES.get(c, c) for c in close))
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UnknownNameError(
-            f"unknown benchmark {name!r}{hint} (known: {', '.join(BENCHMARKS)}; or give a file path)"
-        )
+    """The registered name of a benchmark name or alias (any case); UnknownNameError with suggestions otherwise."""
+    key = BENCHMARKS.resolve(name.strip())
+    if key is None:
+        raise BENCHMARKS.unknown(name)
     return key
 
 
@@ -530,9 +527,8 @@ def load_benchmark(spec: str | Path | WordPairs | SentencePairs, *, kind: str | 
     text = str(spec)
     path = Path(text).expanduser()
     if not path.is_file():
-        key = text.strip().lower()
-        if key in BENCHMARKS or key in _ALIASES:
-            bspec = BENCHMARKS[_canonical(key)]
+        if text.strip() in BENCHMARKS:
+            bspec = BENCHMARKS[_canonical(text)]
             f = find_benchmark_file(bspec.name)
             if bspec.kind == "sentence":
                 return read_sts(f, name=bspec.name, title=bspec.title)
@@ -544,10 +540,8 @@ def load_benchmark(spec: str | Path | WordPairs | SentencePairs, *, kind: str | 
                 f"{text}: no such benchmark file (named benchmarks: {', '.join(BENCHMARKS)})"
             )
         _canonical(text)  # raises UnknownNameError with suggestions
-    if kind not in (None, "word", "sentence"):
-        from .._errors import ConfigError
-
-        raise ConfigError(f"kind must be 'word', 'sentence' or None, got {kind!r}")
+    if kind is not None:
+        check_choice("kind", kind, ("word", "sentence"))
     if kind == "sentence" or (kind is None and _looks_like_sts(path)):
         return read_sts(path)
     return read_word_pairs(path)

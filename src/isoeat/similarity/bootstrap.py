@@ -56,7 +56,8 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError
 from ..stats.rank import spearman, tie_groups
-from ..stats.weat import resolve_seed
+from .._random import resolve_seed
+from .._validate import check_int, check_real
 
 __all__ = ["PairedBootstrapResult", "paired_bootstrap_spearman", "resampled_spearman"]
 
@@ -223,10 +224,8 @@ def paired_bootstrap_spearman(
     >>> bool(r.delta > 0 and r.ci_low > 0 and r.p_value < 0.01)
     True
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise ConfigError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if not (isinstance(ci_level, (int, float)) and 0 < ci_level < 1):
-        raise ConfigError(f"ci_level must lie in (0, 1), got {ci_level!r}")
+    n_resamples = check_int("n_resamples", n_resamples, lo=1)
+    ci_level = check_real("ci_level", ci_level, lo=0, hi=1, lo_open=True, hi_open=True)
     g = np.asarray(gold, dtype=np.float64).ravel()
     a = np.asarray(sim_a, dtype=np.float64).ravel()
     b = np.asarray(sim_b, dtype=np.float64).ravel()

@@ -33,6 +33,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._errors import ConfigError, CoverageError, DataFormatError
+from .._validate import check_int, check_real
 from .benchmarks import SentencePairs, WordPairs, load_benchmark
 from ..stats.rank import rankdata, spearman  # noqa: F401 (rankdata re-exported: it lived here)
 from .bootstrap import PairedBootstrapResult, paired_bootstrap_spearman
@@ -284,9 +285,7 @@ def _result(enc: _Encoded, model: Any, calibration: Any, min_coverage: float) ->
 
 
 def _check_min_coverage(min_coverage: float) -> float:
-    if isinstance(min_coverage, bool) or not isinstance(min_coverage, (int, float)) or not 0 <= min_coverage <= 1:
-        raise ConfigError(f"min_coverage must lie in [0, 1], got {min_coverage!r}")
-    return float(min_coverage)
+    return check_real("min_coverage", min_coverage, lo=0, hi=1)
 
 
 def _encode(
@@ -391,8 +390,7 @@ def compare_similarity(
     """
     if calibration is None:
         raise ConfigError("compare_similarity needs a fitted calibrator (use evaluate_similarity for one space)")
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise ConfigError(f"n_resamples must be an integer >= 0, got {n_resamples!r}")
+    n_resamples = check_int("n_resamples", n_resamples, lo=0)
     enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     raw = _result(enc, model, None, min_coverage)
     cal = _result(enc, model, calibration, min_coverage)
