@@ -3,6 +3,8 @@ through the hf: and st: encoders (every key part changes the entry)."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import zipfile
 
@@ -231,3 +233,51 @@ def test_no_cache_switch(tiny, corpora, tmp_path):
     m.cache.enabled = False
     m.lookup(["quokka"])
     assert not (tmp_path / "embeddings").exists()
+
+
+# --------------------------------------------------------------------------- fingerprint cache
+def _stamps(tmp_path, mtime=1_600_000_000):
+    from isoeat.backends.cache import file_stamp
+
+    p = tmp_path / "m.npy"
+    if not p.exists():
+        p.write_bytes(b"x")
+    os.utime(p, (mtime, mtime))
+    return [file_stamp(p)]
+
+
+def test_fingerprint_cache_roundtrip_and_keys(tmp_path):
+    from isoeat.backends.cache import FingerprintCache
+
+    c = FingerprintCache(tmp_path / "c", enabled=True)
+    s = _stamps(tmp_path)
+    assert c.get(s, {"name": "a"}) is None and c.put(s, {"name": "a"}, "f1")
+    assert c.get(s, {"name": "a"}) == "f1" and c.get(s, {"name": "b"}) is None
+    assert c.get(_stamps(tmp_path, mtime=1_600_000_001), {"name": "a"}) is None  # touched: another key
+    assert c.path.read_text().startswith("{")
+
+
+def test_fingerprint_cache_skips_racy_files_and_obeys_switches(tmp_path, monkeypatch):
+    from isoeat.backends.cache import FingerprintCache, file_stamp
+
+    p = tmp_path / "fresh.npy"
+    p.write_bytes(b"x")  # modified just now: a write within the same clock tick could keep its stamp
+    c = FingerprintCache(tmp_path / "c", enabled=True)
+    assert file_stamp(p)["racy"] and not c.put([file_stamp(p)], {}, "f") and not c.path.exists()
+    monkeypatch.setenv("ISOEAT_NO_CACHE", "1")
+    off = FingerprintCache(tmp_path / "c")
+    assert not off.enabled and not off.put(_stamps(tmp_path), {}, "f") and off.get(_stamps(tmp_path), {}) is None
+    with pytest.raises(ConfigError, match="enabled must be true or false"):
+        FingerprintCache(tmp_path, enabled="yes")
+
+
+def test_fingerprint_cache_is_bounded(tmp_path, monkeypatch):
+    from isoeat.backends.cache import FingerprintCache
+
+    monkeypatch.setattr(FingerprintCache, "MAX_ENTRIES", 3)
+    c = FingerprintCache(tmp_path / "c", enabled=True)
+    s = _stamps(tmp_path)
+    for i in range(5):
+        assert c.put(s, {"i": i}, f"f{i}")
+    assert c.get(s, {"i": 0}) is None and c.get(s, {"i": 4}) == "f4"
+    assert len(json.loads(c.path.read_text())["entries"]) == 3

@@ -79,7 +79,7 @@ def test_word2vec_binary_agrees_with_gensim(tmp_path):
     np.testing.assert_array_equal(mat, MAT[:3])
     # the same through gensim's .kv format and word2vec text
     kv.save(str(tmp_path / "v.kv"))
-    m = isoeat.load_model(str(tmp_path / "v.kv"))
+    m = isoeat.load_model(f"gensim:{tmp_path / 'v.kv'}", allow_pickle=True)  # pickles need the explicit opt-in
     np.testing.assert_array_equal(m.lookup(["cat"]).vectors[0], MAT[1])
     kv.save_word2vec_format(str(tmp_path / "v.w2v.txt"), binary=False)
     w2, m2 = read_word2vec_text(tmp_path / "v.w2v.txt")

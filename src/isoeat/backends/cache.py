@@ -25,6 +25,7 @@ import contextlib
 import hashlib
 import json
 import os
+import time
 import warnings
 from pathlib import Path
 from typing import Any, Mapping
@@ -32,9 +33,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from .._errors import ConfigError, IsoeatWarning
-from .._io import atomic_write_with
+from .._io import atomic_write_text, atomic_write_with
+from .._validate import check_bool
 
-__all__ = ["EmbeddingCache", "cache_key", "default_cache_dir", "cache_enabled_by_default", "CACHE_FORMAT"]
+__all__ = ["EmbeddingCache", "FingerprintCache", "file_stamp", "cache_key", "default_cache_dir",
+           "cache_enabled_by_default", "CACHE_FORMAT"]
 
 #: Bumped whenever the meaning of a cached array changes (invalidates old entries).
 CACHE_FORMAT = 1
@@ -103,7 +106,7 @@ class EmbeddingCache:
 
     def __init__(self, root: str | os.PathLike | None = None, *, enabled: bool | None = None) -> None:
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
-        self.enabled = cache_enabled_by_default() if enabled is None else bool(enabled)
+        self.enabled = cache_enabled_by_default() if enabled is None else check_bool("enabled", enabled)
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -201,3 +204,103 @@ class EmbeddingCache:
     def stats(self) -> dict[str, Any]:
         return {"root": str(self.root), "enabled": self.enabled, "hits": self.hits, "misses": self.misses,
                 "writes": self.writes, "corrupt": self.corrupt}
+
+
+# ----------------------------------------------------------------------------
+# content fingerprints of model files
+# ----------------------------------------------------------------------------
+
+#: A file modified less than this many seconds before it was stamped may change again within the
+#: same timestamp tick ("racy" in git's words): its fingerprint is computed but never cached.
+RACY_SECONDS = 2.0
+
+
+def file_stamp(path: str | os.PathLike) -> dict[str, Any]:
+    """What identifies one version of a file without reading it.
+
+    ``{"path": resolved path, "size", "mtime_ns", "ctime_ns", "inode", "racy"}``;
+    ``racy`` is true when the file was modified less than :data:`RACY_SECONDS`
+    ago (a later write within the same clock tick could keep every other field).
+    """
+    st = os.stat(path)
+    return {"path": str(Path(path).resolve()), "size": st.st_size, "mtime_ns": st.st_mtime_ns,
+            "ctime_ns": st.st_ctime_ns, "inode": st.st_ino,
+            "racy": st.st_mtime_ns >= time.time_ns() - int(RACY_SECONDS * 1e9)}
+
+
+class FingerprintCache:
+    """A small JSON file mapping model files (by :func:`file_stamp`) to their content fingerprint.
+
+    Hashing every byte of a large model takes a noticeable time; this cache
+    lets a run skip it when the files are exactly those seen before. An entry
+    is keyed by the stamps of every file the model was read from (resolved
+    path, size, mtime_ns, ctime_ns, inode) and the options that shape the
+    vectors (``parts``), so touching, replacing or editing a file recomputes.
+
+    The file is ``<cache dir>/fingerprints.json`` (see :func:`default_cache_dir`),
+    written atomically and holding at most :attr:`MAX_ENTRIES` entries (oldest
+    dropped first). The cache never stops a run: an unreadable or corrupt file
+    is ignored, a read-only or missing folder only means nothing is cached,
+    and ``$ISOEAT_NO_CACHE`` turns it off.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> c = FingerprintCache(tempfile.mkdtemp())
+    >>> stamps = [{"path": "/m.npy", "size": 1, "mtime_ns": 0, "ctime_ns": 0, "inode": 1, "racy": False}]
+    >>> c.get(stamps, {"reader": "npy"}) is None
+    True
+    >>> c.put(stamps, {"reader": "npy"}, "0123abcd")
+    True
+    >>> c.get(stamps, {"reader": "npy"})
+    '0123abcd'
+    """
+
+    FILE = "fingerprints.json"
+    MAX_ENTRIES = 512
+    FORMAT = 1
+
+    def __init__(self, root: str | os.PathLike | None = None, *, enabled: bool | None = None) -> None:
+        self.root = Path(root).expanduser() if root is not None else default_cache_dir()
+        self.enabled = cache_enabled_by_default() if enabled is None else check_bool("enabled", enabled)
+
+    @property
+    def path(self) -> Path:
+        return self.root / self.FILE
+
+    @staticmethod
+    def key(stamps: list[Mapping[str, Any]], parts: Mapping[str, Any]) -> str:
+        files = [{k: v for k, v in s.items() if k != "racy"} for s in stamps]
+        return cache_key({"fingerprint_cache": FingerprintCache.FORMAT, "files": files, **parts})
+
+    def _entries(self) -> dict[str, Any]:
+        try:
+            with open(self.path, "rb") as fh:
+                data = json.loads(fh.read(1 << 22).decode("utf-8"))
+            entries = data["entries"] if data.get("format") == self.FORMAT else {}
+            return {k: v for k, v in entries.items() if isinstance(v, str)} if isinstance(entries, dict) else {}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError):
+            return {}
+
+    def get(self, stamps: list[Mapping[str, Any]], parts: Mapping[str, Any]) -> str | None:
+        """The fingerprint stored for these file stamps and parts, or ``None``."""
+        if not self.enabled or not stamps:
+            return None
+        return self._entries().get(self.key(stamps, parts))
+
+    def put(self, stamps: list[Mapping[str, Any]], parts: Mapping[str, Any], fingerprint: str) -> bool:
+        """Store ``fingerprint``; returns whether it was stored (never raises for I/O)."""
+        if not self.enabled or not stamps or any(s.get("racy") for s in stamps):
+            return False
+        entries = self._entries()
+        key = self.key(stamps, parts)
+        entries.pop(key, None)
+        entries[key] = fingerprint
+        while len(entries) > self.MAX_ENTRIES:
+            entries.pop(next(iter(entries)))
+        text = json.dumps({"format": self.FORMAT, "entries": entries}, indent=0)
+        try:
+            atomic_write_text(self.path, text)
+        except OSError:
+            return False
+        return True

@@ -1,40 +1,94 @@
 """Static word vectors: a vocabulary and a matrix.
 
-Readers for GloVe text (no header), word2vec text and fastText ``.vec``
-(header ``count dim``), word2vec binary, gensim ``KeyedVectors`` files and
-``.npy`` matrices with a vocabulary file. Each reader validates as it goes and
-names the file and line of the first problem.
+Readers (in :mod:`isoeat.backends._static_readers`, re-exported here) for
+GloVe text (no header), word2vec text and fastText ``.vec`` (header
+``count dim``), word2vec binary, gensim ``KeyedVectors`` files (pickles: only
+with ``allow_pickle`` set to true) and ``.npy`` matrices with a vocabulary file.
+Each reader validates as it goes and names the file and line of the first
+problem; :func:`open_static` turns a file into a :class:`StaticVectors`.
+
+Identity: :attr:`StaticVectors.fingerprint` is a SHA-256 of every byte of the
+vectors and of the vocabulary (:func:`content_fingerprint`); for models read
+from files it is cached against the files' stamps
+(:class:`~isoeat.backends.cache.FingerprintCache`).
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .._errors import (
-    DataFormatError,
-    IsoeatFileNotFoundError,
-    MissingDependencyError,
+from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
+from .._textio import iter_lines, nfc
+from .._validate import check_bool, check_int
+from ._static_readers import (
+    PICKLE_RISK,
+    RAW_READERS,
+    read_gensim_kv,
+    read_glove_text,
+    read_npy,
+    read_word2vec_binary,
+    read_word2vec_text,
 )
-from .._validate import check_int
+from ._vocab import DUPLICATE_POLICIES, Locate, build_vocabulary, row_locator
 from .base import Lookup
+from .cache import FingerprintCache
 
 __all__ = [
     "StaticVectors",
+    "content_fingerprint",
+    "open_static",
     "read_glove_text",
     "read_word2vec_text",
     "read_word2vec_binary",
     "read_npy",
     "read_gensim_kv",
+    "DUPLICATE_POLICIES",
+    "PICKLE_RISK",
+    "FINGERPRINT_SCHEME",
 ]
 
 _TOKEN_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
+#: Version of what :func:`content_fingerprint` hashes (part of every cache key).
+FINGERPRINT_SCHEME = 2
+#: Rows hashed per step (a bounded slice of a memory map is read at a time).
+_HASH_CHUNK_BYTES = 1 << 24
+
+
+def content_fingerprint(words: Sequence[str], vectors: np.ndarray, *, extra: str = "") -> str:
+    """SHA-256 (first 16 hex digits) of every byte of ``vectors`` and ``words``.
+
+    Hashed in order: a header with the scheme, shape, dtype (little-endian
+    form) and ``extra``; the UTF-8 lengths and bytes of the words in order;
+    then the matrix rows in order, streamed in slices of about 16 MiB (a
+    memory map is never read whole). Any change of a value, a word, the order,
+    the shape or the dtype changes it.
+
+    Examples
+    --------
+    >>> a = content_fingerprint(["x", "y"], np.eye(2, dtype=np.float32))
+    >>> b = content_fingerprint(["x", "y"], np.array([[1, 0], [0, 1.5]], dtype=np.float32))
+    >>> len(a), a == b
+    (16, False)
+    """
+    vectors = vectors if isinstance(vectors, np.ndarray) else np.asarray(vectors)
+    dtype = vectors.dtype.newbyteorder("<") if vectors.dtype.byteorder not in "|" else vectors.dtype
+    rows, cols = (vectors.shape + (1,))[:2] if vectors.ndim == 1 else vectors.shape[:2]
+    h = hashlib.sha256()
+    h.update(f"isoeat-static|scheme={FINGERPRINT_SCHEME}|shape={rows}x{cols}|dtype={dtype.str}|{extra}\n".encode())
+    encoded = [w.encode("utf-8", "surrogatepass") for w in words]
+    h.update(np.fromiter((len(b) for b in encoded), dtype="<u8", count=len(encoded)).tobytes())
+    h.update(b"".join(encoded))
+    step = max(1, _HASH_CHUNK_BYTES // max(1, cols * dtype.itemsize))
+    for start in range(0, rows, step):
+        block = np.ascontiguousarray(vectors[start : start + step], dtype=dtype)
+        h.update(memoryview(block).cast("B"))
+    return h.hexdigest()[:16]
 
 
 class StaticVectors:
@@ -56,6 +110,29 @@ class StaticVectors:
         turns it on when the vocabulary is lowercase (as GloVe 6B is), so that
         capitalised names in the word lists are found; every fallback is
         reported in :class:`~isoeat.backends.base.Lookup`.
+    duplicates : {"error", "first", "last"}
+        What a word present twice (possibly only after Unicode NFC
+        normalisation) means. ``"error"`` (default) refuses the vocabulary
+        with a one-line :class:`~isoeat.DataFormatError` naming the word and
+        both positions (file lines when read from a file); ``"first"`` or
+        ``"last"`` keeps every row and makes lookups return the first or the
+        last occurrence (GloVe and word2vec files are in frequency order, so
+        ``"first"`` is the more frequent entry). Reported in
+        :meth:`describe` and part of the :attr:`fingerprint`.
+    locate : callable, optional
+        ``locate(i) -> (prefix, where)`` naming row ``i`` in messages (readers
+        pass file lines); default ``"NAME: row i+1"``.
+    file_stamps : sequence of dict, optional
+        :func:`~isoeat.backends.cache.file_stamp` of every file the vectors
+        were read from, taken before reading; when given, the fingerprint is
+        cached against them.
+
+    Notes
+    -----
+    Words are stored in Unicode NFC and queries are normalised the same way,
+    so ``"cafe\\u0301"`` finds ``"caf\\u00e9"``. Words that were not in NFC
+    are reported with an :class:`~isoeat.IsoeatWarning` and in
+    :meth:`describe` (count and examples of the original form).
 
     Examples
     --------
@@ -75,31 +152,35 @@ class StaticVectors:
         name: str = "vectors",
         source: str = "",
         lowercase_fallback: bool | None = None,
+        duplicates: str = "error",
+        locate: Locate | None = None,
+        file_stamps: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         vectors = np.asarray(vectors) if not isinstance(vectors, np.ndarray) else vectors
+        where = source or name
         if vectors.ndim != 2:
-            raise DataFormatError(f"{source or name}: vectors must be a 2-D matrix, got shape {vectors.shape}")
+            raise DataFormatError(f"{where}: vectors must be a 2-D matrix, got shape {vectors.shape}")
         if len(words) != vectors.shape[0]:
-            raise DataFormatError(
-                f"{source or name}: {len(words)} vocabulary entries but {vectors.shape[0]} vector rows"
-            )
+            raise DataFormatError(f"{where}: {len(words)} vocabulary entries but {vectors.shape[0]} vector rows")
         if vectors.shape[0] == 0:
-            raise DataFormatError(f"{source or name}: no vectors")
-        self.words: tuple[str, ...] = tuple(words)
+            raise DataFormatError(f"{where}: no vectors")
+        if vectors.shape[1] == 0:
+            raise DataFormatError(f"{where}: the matrix has 0 columns (vectors of dimension 0)")
+        vocab = build_vocabulary(words, duplicates=duplicates, locate=locate or row_locator(where), source=where)
+        self.words: tuple[str, ...] = vocab.words
         self.vectors = vectors
         self.name = name
-        self.source = source or name
+        self.source = where
         self.dim = int(vectors.shape[1])
-        index: dict[str, int] = {}
-        for i, w in enumerate(self.words):
-            index.setdefault(w, i)  # first (most frequent) occurrence wins
-        self._index = index
-        self.n_duplicates = len(self.words) - len(index)
+        self._vocab = vocab
+        self._index = vocab.index
+        self.n_duplicates = vocab.n_duplicates
         if lowercase_fallback is None:
             sample = self.words[:20000]
             upper = sum(1 for w in sample if w != w.lower())
             lowercase_fallback = upper <= 0.01 * len(sample)
-        self.lowercase_fallback = bool(lowercase_fallback)
+        self.lowercase_fallback = check_bool("lowercase_fallback", lowercase_fallback)
+        self._file_stamps = [dict(s) for s in file_stamps] if file_stamps else []
         self._fingerprint: str | None = None
 
     # -- basic container behaviour -------------------------------------
@@ -107,26 +188,31 @@ class StaticVectors:
         return len(self.words)
 
     def __contains__(self, word: object) -> bool:
-        return word in self._index
+        return isinstance(word, str) and nfc(word) in self._index
 
     def __repr__(self) -> str:
         return f"StaticVectors(name={self.name!r}, vocab={len(self)}, dim={self.dim})"
 
     @property
     def fingerprint(self) -> str:
-        """SHA-256 over shape, dtype, the vocabulary and 1,024 evenly spaced rows.
+        """SHA-256 of every byte of the vectors and the vocabulary (16 hex digits).
 
-        A sampled hash keeps this fast for multi-gigabyte models while any
-        change of vocabulary, order or dimension, and almost any change of the
-        values, changes it.
+        See :func:`content_fingerprint`; the duplicates policy is part of it
+        when the vocabulary has duplicates (it changes which vectors lookups
+        return). For a model read from files the value is cached against the
+        files' stamps (path, size, mtime, ctime, inode), so a large model is
+        hashed once, and again only when a file changes or is touched.
         """
         if self._fingerprint is None:
-            h = hashlib.sha256()
-            h.update(f"static|{self.vectors.shape}|".encode())
-            h.update("\n".join(self.words).encode("utf-8", "surrogatepass"))
-            rows = np.unique(np.linspace(0, len(self) - 1, num=min(1024, len(self))).astype(np.int64))
-            h.update(np.ascontiguousarray(self.vectors[rows], dtype=np.float32).tobytes())
-            self._fingerprint = h.hexdigest()[:16]
+            extra = f"duplicates={self._vocab.policy}" if self.n_duplicates else ""
+            cache = FingerprintCache() if self._file_stamps else None
+            parts = {"scheme": FINGERPRINT_SCHEME, "name": self.name, "extra": extra}
+            fp = cache.get(self._file_stamps, parts) if cache is not None else None
+            if fp is None:
+                fp = content_fingerprint(self.words, self.vectors, extra=extra)
+                if cache is not None:
+                    cache.put(self._file_stamps, parts, fp)
+            self._fingerprint = fp
         return self._fingerprint
 
     def describe(self) -> dict[str, Any]:
@@ -139,15 +225,17 @@ class StaticVectors:
             "dim": self.dim,
             "fingerprint": self.fingerprint,
             "lowercase_fallback": self.lowercase_fallback,
+            **self._vocab.describe(),
         }
 
     # -- lookup ---------------------------------------------------------
     def _row(self, word: str) -> tuple[int | None, str | None]:
+        word = nfc(word)
         i = self._index.get(word)
         if i is not None:
             return i, None
         if self.lowercase_fallback:
-            low = word.lower()
+            low = nfc(word.lower())
             i = self._index.get(low)
             if i is not None:
                 return i, low
@@ -156,7 +244,8 @@ class StaticVectors:
     def lookup(self, words: Iterable[str]) -> Lookup:
         """Vectors of the words that are in the vocabulary, and a report.
 
-        Exact match first, then (if enabled) the lowercased word. Vectors with
+        Exact match first (both sides in Unicode NFC), then (if enabled) the
+        lowercased word. Vectors with
         NaN/inf values or all zeros are refused, since cosine is undefined.
         """
         words = tuple(words)
@@ -243,227 +332,39 @@ def _word_counts(path: Path) -> Counter:
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such reference text")
     counts: Counter = Counter()
-    for _lineno, line in _binary_lines(path):
-        counts.update(_TOKEN_RE.findall(line))
+    for _lineno, line in iter_lines(path, what="reference text"):
+        counts.update(_TOKEN_RE.findall(nfc(line)))
     return counts
 
 
-# ----------------------------------------------------------------------------
-# readers
-# ----------------------------------------------------------------------------
+def open_static(fmt: str, path: str, *, name: str | None = None, allow_pickle: bool = False,
+                **kwargs: Any) -> StaticVectors:
+    """Read a vector file of format ``fmt`` into a :class:`StaticVectors`.
 
-
-def _check_file(path: Path) -> None:
-    if not path.exists():
-        raise IsoeatFileNotFoundError(f"{path}: no such file")
-    if path.is_dir():
-        raise IsoeatFileNotFoundError(f"{path}: is a folder, expected a vector file")
-    if path.stat().st_size == 0:
-        raise DataFormatError(f"{path}: file is empty")
-
-
-def _parse_floats(path: Path, lineno: int, word: str, fields: Sequence[str], dim: int) -> np.ndarray:
-    if len(fields) != dim:
-        raise DataFormatError(
-            f"{path}:{lineno}: word {word!r} has {len(fields)} values, expected {dim} "
-            "(inconsistent dimensions)"
-        )
-    try:
-        vec = np.array(fields, dtype=np.float32)
-    except ValueError:
-        bad = next((f for f in fields if not _is_float(f)), "?")
-        raise DataFormatError(f"{path}:{lineno}: word {word!r}: {bad!r} is not a number") from None
-    if not np.isfinite(vec).all():
-        raise DataFormatError(f"{path}:{lineno}: word {word!r} has NaN or inf values")
-    return vec
-
-
-def _is_float(s: str) -> bool:
-    try:
-        float(s)
-        return True
-    except ValueError:
-        return False
-
-
-def _binary_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, text)``, decoding each line on its own so that a
-    bad byte is reported on the line where it is."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise DataFormatError(
-                        f"{path}:{lineno}: not valid UTF-8 (byte {exc.start + 1} of the line: {exc.reason})"
-                    ) from None
-                yield lineno, text.rstrip("\n").rstrip("\r")
-    except (OSError, EOFError) as exc:
-        raise DataFormatError(f"{path}: cannot read ({exc})") from None
-
-
-def _read_text_vectors(path: Path, *, header: bool | None) -> tuple[list[str], np.ndarray]:
-    _check_file(path)
-    words: list[str] = []
-    rows: list[np.ndarray] = []
-    dim: int | None = None
-    expected: int | None = None
-    for lineno, line in _binary_lines(path):
-        if not line.strip():
-            continue
-        if lineno == 1 and header is not False:
-            parts = line.split()
-            if len(parts) == 2 and all(p.isdigit() for p in parts):
-                expected, dim = int(parts[0]), int(parts[1])
-                if dim < 1:
-                    raise DataFormatError(f"{path}:1: header gives dimension {dim}")
-                continue
-            if header:
-                raise DataFormatError(
-                    f"{path}:1: expected a header 'count dim' (word2vec/fastText text format)"
-                )
-        parts = line.rstrip().split(" ")
-        if dim is None:
-            dim = len(parts) - 1
-            if dim < 1:
-                raise DataFormatError(f"{path}:{lineno}: a vector line needs a word and numbers")
-        if len(parts) > dim + 1:
-            # GloVe 840B has a few words containing spaces; a number among the
-            # extra leading fields means a vector of another dimension instead
-            extra = parts[1 : len(parts) - dim]
-            if any(_is_float(f) for f in extra):
-                raise DataFormatError(
-                    f"{path}:{lineno}: word {parts[0]!r} has {len(parts) - 1} values, expected {dim} "
-                    "(inconsistent dimensions)"
-                )
-            parts = [" ".join(parts[: len(parts) - dim]), *parts[len(parts) - dim :]]
-        word = parts[0]
-        rows.append(_parse_floats(path, lineno, word, parts[1:], dim))
-        words.append(word)
-    if not rows:
-        raise DataFormatError(f"{path}: no vectors found")
-    if expected is not None and expected != len(rows):
-        raise DataFormatError(f"{path}:1: header announces {expected} vectors, file has {len(rows)}")
-    return words, np.vstack(rows)
-
-
-def read_glove_text(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """Read a GloVe text file: ``word v1 v2 ... vd`` per line, no header."""
-    return _read_text_vectors(Path(path), header=False)
-
-
-def read_word2vec_text(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """Read word2vec text or fastText ``.vec``: header ``count dim``, then lines."""
-    return _read_text_vectors(Path(path), header=True)
-
-
-def read_word2vec_binary(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """Read the word2vec binary format (header line, then word, space, float32s)."""
-    path = Path(path)
-    _check_file(path)
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as fh:
-        head = fh.readline()
-        try:
-            count, dim = (int(x) for x in head.split())
-        except ValueError:
-            raise DataFormatError(f"{path}:1: expected a header 'count dim', got {head[:60]!r}") from None
-        if count < 1 or dim < 1:
-            raise DataFormatError(f"{path}:1: header gives {count} vectors of dimension {dim}")
-        nbytes = 4 * dim
-        words: list[str] = []
-        mat = np.empty((count, dim), dtype=np.float32)
-        for i in range(count):
-            buf = bytearray()
-            while True:
-                ch = fh.read(1)
-                if not ch:
-                    raise DataFormatError(
-                        f"{path}: file ends after {i} of the {count} vectors its header announces"
-                    )
-                if ch == b" ":
-                    break
-                if ch != b"\n" or buf:
-                    buf += ch
-                if len(buf) > 10_000:
-                    raise DataFormatError(f"{path}: entry {i + 1}: word longer than 10,000 bytes (corrupt file?)")
-            try:
-                word = buf.decode("utf-8")
-            except UnicodeDecodeError:
-                raise DataFormatError(f"{path}: entry {i + 1}: word is not valid UTF-8: {bytes(buf[:40])!r}") from None
-            data = fh.read(nbytes)
-            if len(data) != nbytes:
-                raise DataFormatError(
-                    f"{path}: file ends inside vector {i + 1} ({word!r}) of the {count} its header announces"
-                )
-            vec = np.frombuffer(data, dtype="<f4")
-            if not np.isfinite(vec).all():
-                raise DataFormatError(f"{path}: entry {i + 1}: word {word!r} has NaN or inf values")
-            mat[i] = vec
-            words.append(word)
-    return words, mat
-
-
-def _read_vocab_file(path: Path) -> list[str]:
-    _check_file(path)
-    words: list[str] = []
-    for lineno, w in _binary_lines(path):
-        if "\t" in w:  # "word<TAB>count" vocabularies
-            w = w.split("\t", 1)[0]
-        if not w:
-            raise DataFormatError(f"{path}:{lineno}: empty vocabulary entry")
-        words.append(w)
-    return words
-
-
-def read_npy(path: str | Path, vocab: str | Path | None = None) -> tuple[list[str], np.ndarray]:
-    """Read a ``.npy`` matrix (memory-mapped, never unpickled) and its vocabulary.
-
-    The vocabulary is ``vocab`` or, when omitted, a sibling file named like the
-    matrix with suffix ``.vocab``, ``.txt`` or ``.tsv`` (one word per line,
-    optionally ``word<TAB>count``).
+    Parameters
+    ----------
+    fmt : {"glove", "word2vec-text", "word2vec-bin", "npy", "gensim"}
+        The reader. For ``npy``, ``path`` may be ``MATRIX.npy,VOCAB``.
+    path : str
+        The file.
+    name : str, optional
+        The model's name (default ``"FMT:PATH"``).
+    allow_pickle : bool
+        Needed for ``gensim`` (``.kv`` files are pickles: loading one runs
+        code from the file); default False refuses with the risk stated.
+    **kwargs
+        :class:`StaticVectors` options (``lowercase_fallback``, ``duplicates``).
     """
-    path = Path(path)
-    _check_file(path)
-    if vocab is None:
-        for suffix in (".vocab", ".txt", ".tsv"):
-            cand = path.with_suffix(suffix)
-            if cand.exists():
-                vocab = cand
-                break
-        else:
-            raise IsoeatFileNotFoundError(
-                f"{path}: no vocabulary file found next to it (looked for .vocab, .txt, .tsv); "
-                "use npy:MATRIX.npy,VOCAB.txt"
-            )
-    try:
-        mat = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
-        raise DataFormatError(f"{path}: not a plain .npy array ({exc})") from None
-    except OSError as exc:
-        raise DataFormatError(f"{path}: cannot read as .npy ({exc})") from None
-    if mat.dtype.kind not in "fiu":
-        raise DataFormatError(f"{path}: expected a numeric matrix, got dtype {mat.dtype}")
-    return _read_vocab_file(Path(vocab)), mat
-
-
-def read_gensim_kv(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """Read a gensim ``KeyedVectors`` file (``.kv``) through gensim.
-
-    gensim stores these with Python's pickle: load only files you trust.
-    """
-    path = Path(path)
-    _check_file(path)
-    try:
-        from gensim.models import KeyedVectors
-    except ImportError:
-        raise MissingDependencyError(
-            'reading gensim .kv files needs gensim: pip install "isoeat[gensim]"'
-        ) from None
-    try:
-        kv = KeyedVectors.load(str(path), mmap="r")
-    except Exception as exc:  # gensim raises many kinds
-        raise DataFormatError(f"{path}: gensim could not load it as KeyedVectors ({exc})") from None
-    return list(kv.index_to_key), kv.vectors
+    allow_pickle = check_bool("allow_pickle", allow_pickle)
+    if fmt == "npy":
+        matrix, _, vocab = path.partition(",")
+        raw = RAW_READERS["npy"](matrix, vocab or None)
+        path = matrix
+    elif fmt == "gensim":
+        raw = RAW_READERS["gensim"](path, allow_pickle=allow_pickle)
+    elif fmt in RAW_READERS:
+        raw = RAW_READERS[fmt](path)
+    else:
+        raise ConfigError(f"unknown vector format {fmt!r}")
+    return StaticVectors(raw.words, raw.vectors, name=name or f"{fmt}:{path}", source=path, locate=raw.locate,
+                         file_stamps=raw.stamps, **kwargs)
