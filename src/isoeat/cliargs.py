@@ -102,7 +102,13 @@ def add_stat_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_model_options(p: argparse.ArgumentParser) -> None:
-    """Options of contextual models (hf:, st:, minilm); static models ignore them."""
+    """How a model is read: vector files (--duplicates, --allow-pickle) and contextual models (hf:, st:, minilm)."""
+    v = p.add_argument_group("vector files")
+    v.add_argument("--duplicates", choices=("error", "first", "last"), default=None,
+                   help="a word listed twice in a vector file: an error (default), or keep its first or last vector")
+    v.add_argument("--allow-pickle", action="store_true",
+                   help="allow gensim:PATH.kv files, which are Python pickles: loading one runs code from the file; "
+                        "only for files you trust")
     g = p.add_argument_group("contextual models (hf:, st:, minilm)")
     g.add_argument("--corpus", metavar="SPEC",
                    help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
@@ -128,6 +134,10 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
             ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
     if getattr(args, "no_cache", False):
         opts["use_cache"] = False
+    if getattr(args, "duplicates", None):
+        opts["duplicates"] = args.duplicates
+    if getattr(args, "allow_pickle", False):
+        opts["allow_pickle"] = True
     return opts
 
 

@@ -154,7 +154,7 @@ def _assert_one_line_error(code, err, expected, name=""):
 
 @pytest.mark.parametrize("name, files, args, expected", CLI_CASES, ids=[c[0] for c in CLI_CASES])
 def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, artefacts, name, files, args, expected):
-    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not in the snapshot
     _materialise(tmp_path, files, artefacts)
     argv = [a.replace("{d}", str(tmp_path)) for a in args]
     before = _snapshot(tmp_path)
@@ -184,7 +184,7 @@ def test_bad_model_folder(tmp_path, capsys, monkeypatch, name, files, model, exp
         pytest.importorskip("sentence_transformers")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
-    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not in the snapshot
     for n, c in files.items():
         (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / n).write_text(c)
