@@ -406,6 +406,24 @@ def test_occurrences_first_keeps_cache_keys(tiny_models, corpus):
     assert a._word_key("quokka")["occurrences"] == "all"
 
 
+def test_progress_is_the_one_reporter(tiny_models, corpus, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # no tqdm bar of its own
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    m = make_encoder(tiny_models["bert-cased"], corpus, progress=True, chunk_size=2)
+    m.reference_vectors(5, unit="sentence")
+    err = capsys.readouterr().err
+    assert "isoeat: [5/5] 100%" in err and "reference (sentence)" in err
+    assert err.count("\n") == 1  # one line for the whole pass, not one per chunk of 2
+    m.lookup(["quokka", "garden"])
+    assert "contexts" in capsys.readouterr().err
+    for env, shown in (("1", True), ("0", False)):
+        monkeypatch.setenv("ISOEAT_PROGRESS", env)
+        make_encoder(tiny_models["bert-cased"], corpus, progress=None).encode_sentences(["A short sentence here."])
+        assert ("isoeat: [1/1]" in capsys.readouterr().err) is shown
+    make_encoder(tiny_models["bert-cased"], corpus, progress=False).encode_sentences(["Another one."])
+    assert capsys.readouterr().err == ""
+
+
 def test_word_without_context_fallback_and_drop(tiny_models, corpus):
     folder = tiny_models["bert-uncased"]
     m = make_encoder(folder, corpus)
