@@ -201,7 +201,11 @@ class SentenceEncoder(_ContextualBase):
     device : str, optional
         Default: CUDA when present, else CPU.
     progress : bool, optional
-        Progress bar (default: when stderr is a terminal).
+        Progress line on stderr, the one reporter of :mod:`isoeat._progress`
+        (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``, for
+        calls of more than four batches). sentence-transformers encodes all
+        texts of a call at once, so the line advances per call, or per chunk
+        of a reference pass.
     cache_dir, use_cache
         Embedding cache (see :class:`~isoeat.backends.cache.EmbeddingCache`).
     """
