@@ -158,6 +158,11 @@ def test_minilm_cluster_equals_single_process(client2, wiki_sentences):
     assert w.n_features_in_ == 384 and w.n_samples_seen_ == ref.n_samples_seen_ > 500
     assert rel(w.whitening_, ref.whitening_) <= RTOL
     assert w.metadata_["distributed"]["corpus_fingerprint"] == plan.meta["corpus_fingerprint"]
+    from isoeat.corpora import Corpus
+
+    sha = Corpus.from_sentences(wiki_sentences, name="sentences", seed=0).source_sha256
+    assert w.metadata_["distributed"]["corpus_sha256"] == plan.meta["corpus_sha256"] == sha
+    assert all(s["corpus_sha256"] == sha for s in plan.shards)
     # the worker encoded exactly the sentences the single-process path samples (same vectors up to batching)
     model = isoeat.load_model("minilm", **opts)
     batches, _ = model.reference_batches(80, corpus=wiki_sentences, seed=0, unit="word")

@@ -185,3 +185,12 @@ def test_every_model_load_in_src_passes_trust_remote_code_false():
             value = kw["trust_remote_code"]
             assert isinstance(value, ast.Constant) and value.value is False, f"{path}:{call.lineno}"
     assert seen >= 3  # AutoTokenizer, AutoModel, SentenceTransformer
+
+
+def test_custom_code_refused_error_lives_with_the_other_errors():
+    import isoeat._errors as errors
+    from isoeat.backends import _hf
+
+    assert _hf.CustomCodeRefusedError is errors.CustomCodeRefusedError is isoeat.CustomCodeRefusedError
+    assert "CustomCodeRefusedError" in isoeat.__all__ and "CustomCodeRefusedError" in errors.__all__
+    assert issubclass(isoeat.CustomCodeRefusedError, isoeat.DataFormatError)

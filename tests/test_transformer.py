@@ -356,6 +356,74 @@ def test_batching_does_not_change_vectors(tiny_models, corpus):
 # ----------------------------------------------------------------------------
 
 
+TWICE = [
+    "The quokka smiled at another quokka near the old fence by the river.",  # quokka twice
+    "Many flowers grew in the garden of the old family house during the summer.",
+    "Later that day a quokka ate some leaves in the shade of a large tree.",
+]
+
+
+def _occurrence_vector(folder, sentence: str, start: int, end: int, layer: int = -1) -> np.ndarray:
+    """Mean hidden state of the tokens whose offsets overlap ``[start, end)``, by a plain forward pass."""
+    _, offsets, H = direct_states(folder, sentence, layer)
+    pos = [i for i, (s, e) in enumerate(offsets) if e > s and s < end and e > start]
+    assert pos
+    return H[pos].mean(axis=0)
+
+
+@pytest.mark.parametrize("family", ["bert-uncased", "gpt2"])
+def test_occurrences_first_or_all(family, tiny_models, tmp_path):
+    from isoeat.corpora import Corpus
+
+    folder = tiny_models[family]
+    corp = Corpus.from_sentences(TWICE, name="twice")
+    ctx = corp.contexts("quokka")
+    assert sorted(ctx.sentences) == sorted([TWICE[0], TWICE[2]])
+    first = TWICE[0].index("quokka")
+    second = TWICE[0].index("quokka", first + 1)
+    v1 = _occurrence_vector(folder, TWICE[0], first, first + 6)
+    v2 = _occurrence_vector(folder, TWICE[0], second, second + 6)
+    other = _occurrence_vector(folder, TWICE[2], TWICE[2].index("quokka"), TWICE[2].index("quokka") + 6)
+    assert not np.allclose(v1, v2, atol=1e-4)  # the two occurrences differ in context
+    cache = tmp_path / "cache"
+    got = {}
+    for occ in ("first", "all", "first"):  # "all" after "first" on one cache: never served the other's vectors
+        m = make_encoder(folder, corp, occurrences=occ, use_cache=True, cache_dir=cache)
+        lk = m.lookup(["quokka"])
+        assert lk.n_contexts == (2,)
+        got.setdefault(occ, []).append(lk.vectors[0])
+    np.testing.assert_allclose(got["first"][0], (v1 + other) / 2, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(got["all"][0], ((v1 + v2) / 2 + other) / 2, rtol=1e-4, atol=1e-5)
+    np.testing.assert_array_equal(got["first"][0], got["first"][1])
+    assert make_encoder(folder, corp).occurrences == "first"
+    assert make_encoder(folder, corp, occurrences="all").describe()["occurrences"] == "all"
+
+
+def test_occurrences_first_keeps_cache_keys(tiny_models, corpus):
+    m = make_encoder(tiny_models["bert-cased"], corpus)
+    assert "occurrences" not in m._word_key("quokka")  # keys (and caches) of the default are unchanged
+    a = make_encoder(tiny_models["bert-cased"], corpus, occurrences="all")
+    assert a._word_key("quokka")["occurrences"] == "all"
+
+
+def test_progress_is_the_one_reporter(tiny_models, corpus, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # no tqdm bar of its own
+    monkeypatch.setitem(sys.modules, "tqdm.auto", None)
+    m = make_encoder(tiny_models["bert-cased"], corpus, progress=True, chunk_size=2)
+    m.reference_vectors(5, unit="sentence")
+    err = capsys.readouterr().err
+    assert "isoeat: [5/5] 100%" in err and "reference (sentence)" in err
+    assert err.count("\n") == 1  # one line for the whole pass, not one per chunk of 2
+    m.lookup(["quokka", "garden"])
+    assert "contexts" in capsys.readouterr().err
+    for env, shown in (("1", True), ("0", False)):
+        monkeypatch.setenv("ISOEAT_PROGRESS", env)
+        make_encoder(tiny_models["bert-cased"], corpus, progress=None).encode_sentences(["A short sentence here."])
+        assert ("isoeat: [1/1]" in capsys.readouterr().err) is shown
+    make_encoder(tiny_models["bert-cased"], corpus, progress=False).encode_sentences(["Another one."])
+    assert capsys.readouterr().err == ""
+
+
 def test_word_without_context_fallback_and_drop(tiny_models, corpus):
     folder = tiny_models["bert-uncased"]
     m = make_encoder(folder, corpus)

@@ -17,6 +17,7 @@ __version__ = "0.1.0"
 from ._errors import (
     ConfigError,
     CoverageError,
+    CustomCodeRefusedError,
     DataFormatError,
     DimensionMismatchError,
     ExperimentLockedError,
@@ -107,6 +108,7 @@ __all__ = [
     "ExperimentMismatchError",
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
+    "CustomCodeRefusedError",
     "IsoeatFileNotFoundError",
     "IsoeatWarning",
     "MissingDependencyError",

@@ -27,6 +27,7 @@ __all__ = [
     "ExperimentMismatchError",
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
+    "CustomCodeRefusedError",
     "IsoeatWarning",
 ]
 
@@ -129,6 +130,10 @@ class ExperimentNotFoundError(IsoeatError):
 
 class SchedulerUnreachableError(ConfigError, ConnectionError):
     """The Dask scheduler given with ``--scheduler`` cannot be reached."""
+
+
+class CustomCodeRefusedError(DataFormatError):
+    """A model folder that needs its own Python code (``auto_map`` in its config) to load: never run."""
 
 
 class IsoeatWarning(UserWarning):

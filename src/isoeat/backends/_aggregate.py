@@ -9,6 +9,13 @@ mean-pooled, and the pooled vectors are averaged over the sentences:
 
     \vec w = \frac{1}{|C_w|}\sum_{c\in C_w}\frac{1}{|T_{w,c}|}\sum_{t\in T_{w,c}} h^{(\ell)}_t(c)
 
+``occurrences="first"`` (default): :math:`T_{w,c}` are the tokens of the
+*first* whole-word occurrence of the word in :math:`c`. ``occurrences="all"``:
+each occurrence :math:`o` of the word in :math:`c` is pooled on its own and the
+sentence contributes the mean over its occurrences,
+:math:`\frac{1}{|O_{w,c}|}\sum_{o}\frac{1}{|T_{o}|}\sum_{t\in T_o} h^{(\ell)}_t(c)`
+(occurrences cut off by truncation are left out).
+
 A word with no context follows the ``missing`` policy (encoded once in the
 fallback template, or reported as out of vocabulary). Results are cached per
 word and per looked-up set of words.
@@ -16,13 +23,12 @@ word and per looked-up set of words.
 :class:`_WordAggregation` is a mixin for
 :class:`~isoeat.backends.transformer.TransformerEncoder`: it uses the host's
 ``corpus``, ``cache``, ``model_fingerprint``, ``layer``, ``dim``, ``seed``,
-``contexts_per_word``, ``missing``, ``fallback_template``, ``max_length_key``,
+``contexts_per_word``, ``occurrences``, ``missing``, ``fallback_template``, ``max_length_key``,
 ``_encode_seqs`` and ``_pool``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
@@ -33,11 +39,13 @@ from .._errors import ConfigError, DataFormatError, IsoeatWarning
 from ._contextual import _texts_digest
 from .base import Lookup
 
-__all__ = ["ContextualLookup", "FALLBACK_TEMPLATE", "MISSING_POLICIES"]
+__all__ = ["ContextualLookup", "FALLBACK_TEMPLATE", "MISSING_POLICIES", "OCCURRENCES"]
 
 #: Neutral template for words with no context under ``missing="fallback"``.
 FALLBACK_TEMPLATE = "This is {}."
 MISSING_POLICIES = ("fallback", "drop")
+#: Which occurrences of a word in a context sentence are pooled.
+OCCURRENCES = ("first", "all")
 # Bumped when the aggregation's arithmetic changes: part of every cache key.
 _ALGO = "aggregated-2"
 _POOLING = "subword-mean"
@@ -74,6 +82,19 @@ class ContextualLookup(Lookup):
         return d
 
 
+def _sentence_means(means: np.ndarray, counts: np.ndarray, row_sentence: np.ndarray,
+                    n_sentences: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per sentence, the float64 mean of its pooled occurrences that kept a token, and whether it has one.
+
+    With one occurrence per sentence this is exactly that occurrence's vector in float64.
+    """
+    ok = counts > 0
+    sums = np.zeros((n_sentences, means.shape[1]), dtype=np.float64)
+    np.add.at(sums, row_sentence[ok], means[ok].astype(np.float64))
+    k = np.bincount(row_sentence[ok], minlength=n_sentences)
+    return sums / np.maximum(k, 1)[:, None], k > 0
+
+
 @dataclass
 class _WordResult:
     vector: np.ndarray | None
@@ -92,11 +113,14 @@ class _WordAggregation:
 
     # -- lookup --------------------------------------------------------------
     def _word_key(self, word: str) -> dict[str, Any]:
-        return {
+        key = {
             "kind": "hf-word", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
             "pooling": _POOLING, "corpus": self.corpus.fingerprint, "seed": self.seed,
             "contexts_per_word": self.contexts_per_word, "max_length": self.max_length_key, "word": word,
         }
+        if self.occurrences != "first":  # keys of the default stay as they were, so existing caches stay valid
+            key["occurrences"] = self.occurrences
+        return key
 
     def _template_key(self, word: str, template: str) -> dict[str, Any]:
         return {
@@ -106,37 +130,50 @@ class _WordAggregation:
 
     def _word_rng(self, word: str) -> np.random.Generator:
         """Context sampling for ``word``: seeded by the encoder's seed and the word (order-independent)."""
-        h = int.from_bytes(hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()[:8], "little")
-        return np.random.default_rng([self.seed, h])
+        from ..corpora._corpus import word_rng
+
+        return word_rng(self.seed, word)
+
+    def _occurrence_spans(self, ctx: Any) -> list[np.ndarray]:
+        """Per context sentence, the ``(k, 2)`` character spans of the occurrences to pool."""
+        every = getattr(ctx, "occurrences", ()) if self.occurrences == "all" else ()
+        if not every:
+            every = [(span,) for span in ctx.spans]
+        return [np.asarray(spans, dtype=np.int64).reshape(-1, 2) for spans in every]
 
     def _aggregate(self, words: Sequence[str]) -> dict[str, _WordResult]:
         """Contexts, one batched pass over all their sentences, and the averages."""
         sentences: list[str] = []
-        jobs: list[tuple[int, int, int]] = []
-        owner: list[int] = []
+        jobs: list[tuple[np.ndarray, np.ndarray]] = []
+        owner: list[int] = []  # word of each sentence
+        row_sentence: list[int] = []  # sentence of each pooled occurrence
         infos = []
         for wi, w in enumerate(words):
             ctx = self.corpus.contexts(w, k=self.contexts_per_word, rng=self._word_rng(w))
             infos.append(ctx)
-            for sent, (s, e) in zip(ctx.sentences, ctx.spans):
-                jobs.append((int(s), int(e), len(sentences)))
+            for sent, spans in zip(ctx.sentences, self._occurrence_spans(ctx)):
+                rows = np.arange(len(row_sentence), len(row_sentence) + len(spans), dtype=np.int64)
+                jobs.append((spans, rows))
+                row_sentence.extend([len(sentences)] * len(spans))
                 sentences.append(sent)
                 owner.append(wi)
         out: dict[str, _WordResult] = {}
-        means = np.zeros((0, 0))
-        counts = np.zeros(0, dtype=np.int64)
+        sent_vecs = np.zeros((0, 0))
+        sent_ok = np.zeros(0, dtype=bool)
         trunc_flags: list[bool] = []
         if sentences:
-            seqs, _ = self._encode_seqs(sentences, jobs, "focus")
+            seqs, _ = self._encode_seqs(sentences, jobs, "focus-words")
             trunc_flags = [s.truncated for s in seqs]
-            means, counts = self._pool(seqs, len(sentences), "contexts")
+            means, counts = self._pool(seqs, len(row_sentence), "contexts")
+            sent_vecs, sent_ok = _sentence_means(means, counts, np.asarray(row_sentence, dtype=np.int64),
+                                                 len(sentences))
         owner_arr = np.asarray(owner, dtype=np.int64)
         for wi, w in enumerate(words):
             rows = np.flatnonzero(owner_arr == wi) if owner else np.zeros(0, dtype=np.int64)
-            rows = rows[counts[rows] > 0] if rows.size else rows
+            rows = rows[sent_ok[rows]] if rows.size else rows
             ctx = infos[wi]
             if rows.size:
-                vec = means[rows].astype(np.float64).mean(axis=0)
+                vec = sent_vecs[rows].mean(axis=0)
                 out[w] = _WordResult(vec, int(rows.size), bool(getattr(ctx, "case_insensitive", False)),
                                      int(sum(trunc_flags[r] for r in rows)),
                                      extra={"n_available": int(getattr(ctx, "n_available", rows.size))})

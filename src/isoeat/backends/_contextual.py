@@ -16,7 +16,7 @@ The small validators and digests both backends use live here too.
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import os
 import warnings
 from pathlib import Path
@@ -25,6 +25,9 @@ from typing import Any, Iterable, Iterator, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError
+from .._progress import Progress, progress_bar
+from .._validate import check_choice, check_int
+from ..corpora._files import texts_sha256 as _texts_digest  # noqa: F401  (the cache keys' text digest)
 from ._hf import folder_fingerprint, resolve_model_folder
 from .cache import EmbeddingCache
 
@@ -39,10 +42,9 @@ DEFAULT_CORPUS = "gensim-wiki"
 # ----------------------------------------------------------------------------
 
 
-def _check_int(name: str, value: Any, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise ConfigError(f"{name} must be an integer >= {lo}, got {value!r}")
-    return int(value)
+def check_progress(progress: Any) -> bool | None:
+    """``progress``: True, False or None (None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``)."""
+    return check_choice("progress", progress, (True, False, None))
 
 
 def check_template(template: Any, *, name: str = "template") -> str:
@@ -55,15 +57,6 @@ def check_template(template: Any, *, name: str = "template") -> str:
             f"{name} {template!r} must contain exactly one '{{}}' slot for the word (found {n})"
         )
     return template
-
-
-def _texts_digest(texts: Sequence[str]) -> str:
-    h = hashlib.sha256()
-    for t in texts:
-        b = t.encode("utf-8", "surrogatepass")
-        h.update(len(b).to_bytes(8, "little"))
-        h.update(b)
-    return h.hexdigest()
 
 
 # ----------------------------------------------------------------------------
@@ -148,7 +141,8 @@ class _ContextualBase:
                      folder: Path | None, source: str | None) -> None:
         """Resolve the model folder and set what every contextual encoder holds (nothing is loaded)."""
         self._device_arg = device
-        self.progress = progress
+        self.progress = check_progress(progress)
+        self._bar: Progress | None = None  # the bar of the reference pass running now, if any
         if folder is None:
             folder, source = resolve_model_folder(model, prefix=prefix)
         self.folder = Path(folder)
@@ -215,7 +209,20 @@ class _ContextualBase:
 
     def _meta(self, n: int, unit: str, corp: Any, seed: int,
               sents: Sequence[str]) -> dict[str, Any]:  # pragma: no cover - every subclass defines it
+        """:meth:`_corpus_meta` plus the unit's pooling and the model's settings."""
         raise NotImplementedError
+
+    @staticmethod
+    def _corpus_meta(n: int, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
+        """Where the reference sentences come from: corpus name, fingerprints, sample size, seed.
+
+        ``corpus_sha256`` is the SHA-256 of the bytes of the corpus source
+        (:attr:`isoeat.corpora.Corpus.source_sha256`; None for a corpus object
+        without it): a stored calibrator may be reused only while it is unchanged.
+        """
+        return {"corpus": getattr(corp, "name", "?"), "corpus_fingerprint": corp.fingerprint,
+                "corpus_sha256": getattr(corp, "source_sha256", None), "n_requested": n,
+                "n_sentences": len(sents), "seed": seed}
 
     def _reference_words(self, meta: dict[str, Any]) -> tuple[str, str]:  # pragma: no cover
         """What the vectors are, and what makes them (the middle and the end of the description)."""
@@ -228,14 +235,40 @@ class _ContextualBase:
         """Reference vectors of one chunk of sentences (float64) and its truncation count, cached."""
         raise NotImplementedError
 
+    # -- progress --------------------------------------------------------------
+    @contextlib.contextmanager
+    def _progress(self, total: int, label: str, enabled: bool | None = None) -> Iterator[Progress]:
+        """The one progress reporter (:func:`isoeat._progress.progress_bar`) for a long step.
+
+        ``enabled`` defaults to the encoder's ``progress`` (None: when stderr
+        is a terminal or ``ISOEAT_PROGRESS=1``). A step run inside a reference
+        pass (one chunk) counts into the pass's bar instead of drawing its own.
+        """
+        if self._bar is not None:
+            yield self._bar
+            return
+        with progress_bar(total, label, self.progress if enabled is None else enabled) as bar:
+            yield bar
+
+    def _chunk_in_pass(self, bar: Progress, chunk: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
+        """:meth:`_chunk_vectors` of one chunk of a reference pass, counted in the pass's bar."""
+        target = bar.done + len(chunk)
+        self._bar = bar
+        try:
+            out = self._chunk_vectors(chunk, unit)
+        finally:
+            self._bar = None
+        if target > bar.done:  # a cached chunk, or an encoder that counts whole calls
+            bar.update(target - bar.done)
+        return out
+
     # -- reference vectors for calibration ------------------------------------
     def _reference_setup(self, n: Any, unit: str | None, corpus: Any, text: Any, seed: Any) -> tuple[Any, ...]:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ConfigError(f"reference size 'n' must be a positive integer, got {n!r}")
+        n = check_int("reference size 'n'", n, lo=1)
         unit = self._check_unit(unit)
         if corpus is not None and text is not None:
             raise ConfigError("give the reference corpus as corpus= or text=, not both")
-        seed = self.seed if seed is None else _check_int("seed", seed, 0)
+        seed = self.seed if seed is None else check_int("seed", seed, lo=0)
         src = corpus if corpus is not None else text
         corp = self.corpus if src is None else _as_corpus(src, seed)
         sents = tuple(corp.sample(int(n), rng=seed))
@@ -245,13 +278,20 @@ class _ContextualBase:
 
     def reference_metadata(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
                            text: Any = None, seed: int | None = None, **_: Any) -> dict[str, Any]:
-        """What :meth:`reference_batches` would stream, as a dict (for manifests)."""
+        """What :meth:`reference_batches` would stream, as a dict (for manifests and reuse checks).
+
+        Keys: ``unit``, ``pooling``, ``corpus``, ``corpus_fingerprint`` (the
+        sampled sentences and settings), ``corpus_sha256`` (the bytes of the
+        corpus source), ``n_requested``, ``n_sentences``, ``seed`` and the
+        model's settings (``layer``, ``model``, ...).
+        """
         return self._meta(*self._reference_setup(n, unit, corpus, text, seed))
 
     def _describe_reference(self, meta: dict[str, Any]) -> str:
         what, by = self._reference_words(meta)
+        sha = f", sha256 {meta['corpus_sha256'][:16]}" if meta.get("corpus_sha256") else ""
         desc = (f"unit={meta['unit']}: {what} of {meta['n_sentences']} sentences sampled (seed {meta['seed']}) "
-                f"from corpus {meta['corpus']} (fingerprint {meta['corpus_fingerprint']}){by}")
+                f"from corpus {meta['corpus']} (fingerprint {meta['corpus_fingerprint']}{sha}){by}")
         if meta["n_sentences"] < meta["n_requested"]:
             desc += f" (asked for {meta['n_requested']}; the corpus has {meta['n_sentences']})"
         return desc
@@ -298,10 +338,11 @@ class _ContextualBase:
 
     def _reference_iter(self, sents: Sequence[str], unit: str) -> Iterator[np.ndarray]:
         n_trunc = 0
-        for chunk in self._chunks(sents):
-            vecs, nt = self._chunk_vectors(chunk, unit)
-            n_trunc += nt
-            yield vecs
+        with self._progress(len(sents), f"reference ({unit})") as bar:
+            for chunk in self._chunks(sents):
+                vecs, nt = self._chunk_in_pass(bar, chunk, unit)
+                n_trunc += nt
+                yield vecs
         self._warn_truncated(n_trunc)
 
     def reference_statistics(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
@@ -315,11 +356,20 @@ class _ContextualBase:
         """
         n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
         desc = self._describe_reference(self._meta(n, unit, corp, seed, sents))
-        acc, n_trunc = _chunked_statistics(
-            self.cache, self._stats_kind,
-            ((chunk, self._reference_key(chunk, unit)) for chunk in self._chunks(sents)),
-            lambda chunk: self._chunk_vectors(chunk, unit), self.dim,
-        )
+        with self._progress(len(sents), f"reference statistics ({unit})") as bar:
+
+            def keyed_chunks() -> Iterator[tuple[Sequence[str], dict]]:
+                done = 0
+                for chunk in self._chunks(sents):
+                    yield chunk, self._reference_key(chunk, unit)
+                    done += len(chunk)  # resumed once this chunk's statistics are in
+                    if done > bar.done:  # read from the cache
+                        bar.update(done - bar.done)
+
+            acc, n_trunc = _chunked_statistics(
+                self.cache, self._stats_kind, keyed_chunks(),
+                lambda chunk: self._chunk_in_pass(bar, chunk, unit), self.dim,
+            )
         self._warn_truncated(n_trunc)
         return acc, desc
 

@@ -24,6 +24,7 @@ import numpy as np
 
 from .._errors import (
     ConfigError,
+    CustomCodeRefusedError,
     DataFormatError,
     IsoeatError,
     IsoeatFileNotFoundError,
@@ -46,10 +47,6 @@ __all__ = [
 #: The exact line every missing-extra error ends with.
 INSTALL_LINE = 'pip install "isoeat[transformers]"'
 _MODEL_FILES_SKIP = {"readme.md", ".gitattributes", "license", "license.txt", "license.md"}
-
-
-class CustomCodeRefusedError(DataFormatError):
-    """A model folder that needs its own Python code (``auto_map`` in its config) to load: never run."""
 
 
 # ----------------------------------------------------------------------------

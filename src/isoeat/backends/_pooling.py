@@ -12,8 +12,6 @@ token states. Pure numpy apart from :func:`pool_rows`, which receives torch.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -101,9 +99,11 @@ def encode_sequences(encodings: Sequence[Any], jobs: Sequence[Any], mode: str,
     """Assign the tokens of each ``tokenizers`` encoding to output rows, and truncate.
 
     ``mode="focus"``: ``jobs[i]`` is ``(start, end, row)``, one word per
-    sentence, truncation centred on it. ``mode="words"``: ``jobs[i]`` is
-    ``(spans (k,2), rows (k,))``, truncation from the end. ``mode="all"``:
-    ``jobs[i]`` is the row; every token (specials too) is pooled.
+    sentence, truncation centred on it. ``mode="focus-words"``: ``jobs[i]``
+    is ``(spans (k,2), rows (k,))``, the occurrences of one word, truncation
+    centred on them. ``mode="words"``: ``jobs[i]`` is ``(spans (k,2), rows (k,))``,
+    truncation from the end. ``mode="all"``: ``jobs[i]`` is the row; every
+    token (specials too) is pooled.
 
     Returns the sequences and how many were truncated.
     """
@@ -127,7 +127,7 @@ def encode_sequences(encodings: Sequence[Any], jobs: Sequence[Any], mode: str,
         truncated = L > max_len
         if truncated:
             n_trunc += 1
-            ids, assign = truncate_sequence(ids, assign, special, max_len, mode == "focus")
+            ids, assign = truncate_sequence(ids, assign, special, max_len, mode.startswith("focus"))
         seqs.append(_Seq(ids, assign, truncated))
     return seqs, n_trunc
 
@@ -151,13 +151,14 @@ def pool_rows(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq
     """Forward every sequence once; per output row the mean of its tokens' states, and the count.
 
     ``hidden(input_ids, attention_mask)`` runs the model and returns the
-    chosen layer's states ``(b, L, dim)``; ``bar`` is a progress-bar context.
+    chosen layer's states ``(b, L, dim)``; ``bar.update(k)`` is called after
+    each batch of ``k`` sequences (an open :class:`isoeat._progress.Progress`).
     Returns ``(means (n_rows, dim) float32, counts (n_rows,))``; rows with
     no token have count 0 and a zero vector.
     """
     sums = torch.zeros((max(n_rows, 1), dim), dtype=torch.float32, device=device)
     counts = torch.zeros(max(n_rows, 1), dtype=torch.float32, device=device)
-    with torch.inference_mode(), bar as progress:
+    with torch.inference_mode():
         for batch in batches:
             Lmax = max(len(seqs[i].ids) for i in batch)
             ids = np.full((len(batch), Lmax), pad_id, dtype=np.int64)
@@ -174,32 +175,8 @@ def pool_rows(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq
             idx = a[sel]
             sums.index_add_(0, idx, H.reshape(-1, dim)[sel].float())
             counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float32))
-            progress.update(len(batch))
+            bar.update(len(batch))
     sums = sums[:n_rows]
     counts = counts[:n_rows]
     means = sums / counts.clamp(min=1.0)[:, None]
     return means.cpu().numpy(), counts.cpu().numpy().astype(np.int64)
-
-
-def _progress_bar(total: int, desc: str, enabled: bool | None) -> Any:
-    if enabled is None:
-        enabled = sys.stderr.isatty()
-    if enabled:
-        try:
-            from tqdm.auto import tqdm
-
-            return tqdm(total=total, desc=desc, unit="sent", file=sys.stderr, leave=False, dynamic_ncols=True)
-        except ImportError:  # pragma: no cover - tqdm comes with transformers
-            pass
-    return contextlib.nullcontext(_NoBar())
-
-
-class _NoBar:
-    def update(self, n: int = 1) -> None:
-        pass
-
-    def __enter__(self) -> "_NoBar":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        pass

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import warnings
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -27,7 +26,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning
-from ._contextual import _check_int, _ContextualBase, _texts_digest, check_template
+from .._progress import progress_enabled
+from .._validate import check_bool, check_int
+from ._contextual import _ContextualBase, _texts_digest, check_template
 from ._contextual import _as_corpus, _chunked_statistics  # noqa: F401  (importable from here, as before)
 from ._hf import _read_config, load_sentence_transformer, require_sentence_transformers
 from ._hf import (  # noqa: F401  (importable from here, as before)
@@ -200,7 +201,11 @@ class SentenceEncoder(_ContextualBase):
     device : str, optional
         Default: CUDA when present, else CPU.
     progress : bool, optional
-        Progress bar (default: when stderr is a terminal).
+        Progress line on stderr, the one reporter of :mod:`isoeat._progress`
+        (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``, for
+        calls of more than four batches). sentence-transformers encodes all
+        texts of a call at once, so the line advances per call, or per chunk
+        of a reference pass.
     cache_dir, use_cache
         Embedding cache (see :class:`~isoeat.backends.cache.EmbeddingCache`).
     """
@@ -225,13 +230,11 @@ class SentenceEncoder(_ContextualBase):
         _folder: Path | None = None,
         _source: str | None = None,
     ) -> None:
-        if not isinstance(normalize_embeddings, (bool, np.bool_)):
-            raise ConfigError(f"normalize_embeddings must be True or False, got {normalize_embeddings!r}")
-        self.normalize_embeddings = bool(normalize_embeddings)
+        self.normalize_embeddings = check_bool("normalize_embeddings", normalize_embeddings)
         self.template = check_template(template)
-        self.seed = _check_int("seed", seed, 0)
-        self.batch_size = _check_int("batch_size", batch_size, 1)
-        self.chunk_size = _check_int("chunk_size", chunk_size, 1)
+        self.seed = check_int("seed", seed, lo=0)
+        self.batch_size = check_int("batch_size", batch_size, lo=1)
+        self.chunk_size = check_int("chunk_size", chunk_size, lo=1)
         self._init_source(model, "st", name=name, corpus=corpus, device=device, progress=progress,
                           cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source)
         self._dim = _st_dim(self.folder)
@@ -286,8 +289,8 @@ class SentenceEncoder(_ContextualBase):
     # -- encoding ------------------------------------------------------------
     def _show_progress(self, n: int) -> bool:
         if self.progress is None:
-            return sys.stderr.isatty() and n > 4 * self.batch_size
-        return bool(self.progress)
+            return progress_enabled(None) and n > 4 * self.batch_size
+        return self.progress
 
     def _count_truncated(self, texts: Sequence[str]) -> int:
         limit = self.max_seq_length
@@ -304,11 +307,14 @@ class SentenceEncoder(_ContextualBase):
         self._load()
         import torch
 
-        with torch.inference_mode():
+        # one call for all texts (sentence-transformers batches them by length: the numbers depend on it),
+        # so the bar advances once per call, or once per chunk of a reference pass
+        with self._progress(len(texts), "sentences", self._show_progress(len(texts))) as bar, torch.inference_mode():
             emb = self._model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize_embeddings,
-                convert_to_numpy=True, show_progress_bar=self._show_progress(len(texts)),
+                convert_to_numpy=True, show_progress_bar=False,
             )
+            bar.update(len(texts))
         emb = np.asarray(emb, dtype=np.float32).reshape(len(texts), -1)
         if self._dim is None:
             self._dim = emb.shape[1]
@@ -372,8 +378,7 @@ class SentenceEncoder(_ContextualBase):
         return "sentence"
 
     def _meta(self, n: int, unit: str, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
-        return {"unit": unit, "pooling": "sentence-transformers", "corpus": getattr(corp, "name", "?"),
-                "corpus_fingerprint": corp.fingerprint, "n_requested": n, "n_sentences": len(sents), "seed": seed,
+        return {"unit": unit, "pooling": "sentence-transformers", **self._corpus_meta(n, corp, seed, sents),
                 "normalize_embeddings": self.normalize_embeddings, "model": self.name}
 
     def _reference_words(self, meta: dict[str, Any]) -> tuple[str, str]:

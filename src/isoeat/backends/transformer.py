@@ -7,7 +7,10 @@ in the paper's §4.1:
    contain it as a whole word are drawn from a reference corpus with a fixed
    seed (:meth:`isoeat.corpora.Corpus.contexts`);
 2. each sentence is encoded once; the hidden states of the chosen ``layer``
-   (default: the last) at the word's *subword tokens* are mean-pooled. The
+   (default: the last) at the word's *subword tokens* are mean-pooled: those
+   of its first whole-word occurrence in the sentence (``occurrences="first"``,
+   the default), or of each occurrence separately, then averaged over the
+   occurrences (``occurrences="all"``). The
    word's tokens are found with the tokenizer's offset mapping: every token
    whose character span overlaps the word's span in the sentence (so
    WordPiece ``##`` pieces, and byte-level BPE tokens that carry the word's
@@ -47,7 +50,7 @@ pass, sentence and reference vectors). Its parts live beside it, shared with
 without custom code), :mod:`._contextual` (lazy corpus, streamed reference
 vectors and statistics), :mod:`._pooling` (offset-based token assignment,
 truncation, batched pooling) and :mod:`._aggregate` (the word lookup). Every
-name this module exported before is still importable from here.
+public name this module exported before is still importable from here.
 """
 
 from __future__ import annotations
@@ -62,9 +65,18 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning
-from ._aggregate import _ALGO, _POOLING, FALLBACK_TEMPLATE, MISSING_POLICIES, ContextualLookup, _WordAggregation
+from .._validate import check_choice, check_int
+from ._aggregate import (
+    _ALGO,
+    _POOLING,
+    FALLBACK_TEMPLATE,
+    MISSING_POLICIES,
+    OCCURRENCES,
+    ContextualLookup,
+    _WordAggregation,
+)
 from ._aggregate import _WordResult  # noqa: F401  (importable from here, as before)
-from ._contextual import DEFAULT_CORPUS, _check_int, _ContextualBase, _texts_digest, check_template
+from ._contextual import DEFAULT_CORPUS, _ContextualBase, _texts_digest, check_template
 from ._contextual import _as_corpus, _chunked_statistics  # noqa: F401  (importable from here, as before)
 from ._hf import (  # noqa: F401  (importable from here, as before)
     _MODEL_FILES_SKIP,
@@ -82,8 +94,7 @@ from ._hf import (  # noqa: F401  (importable from here, as before)
     resolve_model_folder,
     select_device,
 )
-from ._pooling import _progress_bar, _Seq, assign_tokens, encode_sequences, length_batches, pool_rows
-from ._pooling import _NoBar  # noqa: F401  (importable from here, as before)
+from ._pooling import _Seq, assign_tokens, encode_sequences, length_batches, pool_rows
 
 __all__ = [
     "TransformerEncoder",
@@ -92,6 +103,7 @@ __all__ = [
     "DEFAULT_CORPUS",
     "FALLBACK_TEMPLATE",
     "MISSING_POLICIES",
+    "OCCURRENCES",
     "REFERENCE_UNITS",
     "REFERENCE_WORD_RE",
     "resolve_model_folder",
@@ -129,6 +141,14 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         ``"gensim-wiki"``; the paper used WikiText-103: ``"wikitext-103"``).
     contexts_per_word : int, default 20
         Sentences per word (Bommasani et al. 2020, paper §4.1).
+    occurrences : {"first", "all"}, default "first"
+        Which occurrences of the word in a context sentence are pooled.
+        ``"first"``: only the first whole-word occurrence (the vectors isoeat
+        has always computed). ``"all"``: every whole-word occurrence is pooled
+        on its own (mean of its subword tokens) and the sentence's vector is
+        the mean of those, so a sentence counts once however often the word
+        occurs in it; occurrences cut off by truncation are left out. Part of
+        the embedding-cache key.
     seed : int, default 0
         Seed of context and reference sampling.
     missing : {"fallback", "drop"}
@@ -146,7 +166,8 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
     device : str, optional
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default: CUDA when present.
     progress : bool, optional
-        Progress bar on stderr (default: when stderr is a terminal).
+        Progress line on stderr, the one reporter of :mod:`isoeat._progress`
+        (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``).
     cache_dir : path, optional
         Embedding cache folder (default ``$ISOEAT_CACHE_DIR`` or ``~/.cache/isoeat``).
     use_cache : bool, optional
@@ -178,6 +199,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         layer: int = -1,
         corpus: Any = None,
         contexts_per_word: int = 20,
+        occurrences: str = "first",
         seed: int = 0,
         missing: str = "fallback",
         fallback_template: str = FALLBACK_TEMPLATE,
@@ -193,22 +215,18 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         _folder: Path | None = None,
         _source: str | None = None,
     ) -> None:
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
-            raise ConfigError(f"layer must be an integer (negative counts from the end), got {layer!r}")
-        self.contexts_per_word = _check_int("contexts_per_word", contexts_per_word, 1)
-        self.seed = _check_int("seed", seed, 0)
-        if missing not in MISSING_POLICIES:
-            raise ConfigError(f"missing must be one of {', '.join(MISSING_POLICIES)}; got {missing!r}")
-        if reference_unit not in REFERENCE_UNITS:
-            raise ConfigError(f"reference_unit must be one of {', '.join(REFERENCE_UNITS)}; got {reference_unit!r}")
-        self.missing = missing
+        layer = check_int("layer", layer)
+        self.contexts_per_word = check_int("contexts_per_word", contexts_per_word, lo=1)
+        self.occurrences = check_choice("occurrences", occurrences, OCCURRENCES)
+        self.seed = check_int("seed", seed, lo=0)
+        self.missing = check_choice("missing", missing, MISSING_POLICIES)
         self.fallback_template = check_template(fallback_template, name="fallback_template")
-        self.reference_unit = reference_unit
-        self.batch_size = _check_int("batch_size", batch_size, 1)
-        self.max_tokens_per_batch = _check_int("max_tokens_per_batch", max_tokens_per_batch, 16)
-        self.chunk_size = _check_int("chunk_size", chunk_size, 1)
+        self.reference_unit = check_choice("reference_unit", reference_unit, REFERENCE_UNITS)
+        self.batch_size = check_int("batch_size", batch_size, lo=1)
+        self.max_tokens_per_batch = check_int("max_tokens_per_batch", max_tokens_per_batch, lo=16)
+        self.chunk_size = check_int("chunk_size", chunk_size, lo=1)
         if max_length is not None:
-            max_length = _check_int("max_length", max_length, 4)
+            max_length = check_int("max_length", max_length, lo=4)
         self._max_length_arg = max_length
         self._init_source(model, "hf", name=name, corpus=corpus, device=device, progress=progress,
                           cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source)
@@ -256,6 +274,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             "n_layers": self.n_layers,
             "pooling": _POOLING,
             "contexts_per_word": self.contexts_per_word,
+            "occurrences": self.occurrences,
             "missing": self.missing,
             "fallback_template": self.fallback_template,
             "seed": self.seed,
@@ -325,9 +344,11 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         """Tokenize and assign tokens to output rows (see :func:`~isoeat.backends._pooling.encode_sequences`).
 
         ``mode="focus"``: ``jobs[i]`` is ``(start, end, row)``, one word per
-        sentence, truncation centred on it. ``mode="words"``: ``jobs[i]`` is
-        ``(spans (k,2), rows (k,))``, truncation from the end. ``mode="all"``:
-        ``jobs[i]`` is the row; every token (specials too) is pooled.
+        sentence, truncation centred on it; ``"focus-words"``: ``(spans (k,2),
+        rows (k,))``, the occurrences of one word, truncation centred on them.
+        ``mode="words"``: ``jobs[i]`` is ``(spans (k,2), rows (k,))``, truncation
+        from the end. ``mode="all"``: ``jobs[i]`` is the row; every token
+        (specials too) is pooled.
         """
         self._load()
         encs = self._backend.encode_batch(list(sentences), add_special_tokens=True)
@@ -347,8 +368,9 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             return out.hidden_states[self.layer] if need_hidden else out.last_hidden_state
 
         batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
-        return pool_rows(hidden, self._torch, seqs, n_rows, dim=self.dim, device=self.device, pad_id=self._pad_id,
-                         batches=batches, bar=_progress_bar(len(seqs), desc, self.progress))
+        with self._progress(len(seqs), desc) as bar:
+            return pool_rows(hidden, self._torch, seqs, n_rows, dim=self.dim, device=self.device,
+                             pad_id=self._pad_id, batches=batches, bar=bar)
 
     # -- sentences -----------------------------------------------------------
     def encode_sentences(self, texts: Iterable[str]) -> np.ndarray:
@@ -379,21 +401,14 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
     _truncation_note = "longer than the model's maximum were truncated (their end is not used)"
 
     def _check_unit(self, unit: str | None) -> str:
-        unit = unit or self.reference_unit
-        if unit not in REFERENCE_UNITS:
-            raise ConfigError(f"unit must be one of {', '.join(REFERENCE_UNITS)}; got {unit!r}")
-        return unit
+        return check_choice("unit", unit or self.reference_unit, REFERENCE_UNITS)
 
     def _meta(self, n: int, unit: str, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
         return {
             "unit": unit,
             "pooling": _POOLING if unit == "word" else "attention-mean",
             "word_pattern": REFERENCE_WORD_RE.pattern if unit == "word" else None,
-            "corpus": getattr(corp, "name", "?"),
-            "corpus_fingerprint": corp.fingerprint,
-            "n_requested": n,
-            "n_sentences": len(sents),
-            "seed": seed,
+            **self._corpus_meta(n, corp, seed, sents),
             "layer": self.layer,
             "model": self.name,
         }

@@ -12,6 +12,7 @@ Quick start::
     ctx = corpus.contexts("doctor", k=20)        # Contexts(sentences, spans, n_available, ...)
     ref = corpus.sample(100_000)                 # ref.capped is True if fewer exist
     corpus.describe()["fingerprint"]
+    corpus.source_sha256                         # SHA-256 of the bytes read (file_sha256 for one file)
 
 Sentence splitting uses Wikimedia's ``sentencex`` (rule-based; see
 :mod:`isoeat.corpora._text` for WikiText detokenisation and the built-in
@@ -21,7 +22,9 @@ whitespace tokens after detokenisation.
 
 from __future__ import annotations
 
+from . import _load
 from ._corpus import Contexts, Corpus, Sample
+from ._files import file_sha256
 from ._index import WordIndex, word_pattern
 from ._load import (
     FORMAT_PREFIXES,
@@ -46,12 +49,8 @@ __all__ = [
     "Corpus",
     "Contexts",
     "Sample",
-    "load_corpus",
-    "available_corpora",
-    "clear_corpus_cache",
-    "NAMED_CORPORA",
-    "FORMAT_PREFIXES",
-    "shared_wikitext2_path",
+    *_load.__all__,
+    "file_sha256",
     "WordIndex",
     "word_pattern",
     "sniff_format",

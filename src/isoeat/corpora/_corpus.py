@@ -13,11 +13,12 @@ import numpy as np
 from .._errors import ConfigError, DataFormatError
 from .._random import as_generator
 from .._validate import check_int
+from ._files import texts_sha256
 from ._index import TOKEN_RE, WordIndex, word_pattern
-from ._readers import ReadStats
+from ._readers import ReadStats, text_paragraphs
 from ._text import PREPROCESS_VERSION, has_formula, normalize_space
 
-__all__ = ["Corpus", "Contexts", "Sample", "check_settings"]
+__all__ = ["Corpus", "Contexts", "Sample", "check_settings", "word_rng"]
 
 _DEFAULTS = {"min_tokens": 7, "max_tokens": 75, "max_sentences": 200_000, "seed": 0}
 _CACHE_SIZE = 4096  # words whose matching sentence ids a corpus keeps
@@ -51,6 +52,10 @@ class Contexts:
         up to case in the fallback).
     sentence_ids : tuple of int
         Positions of the sentences in ``Corpus.sentences`` (handy as cache keys).
+    occurrences : tuple of tuple of (int, int)
+        For each sentence, the ``[start, end)`` of *every* whole-word
+        occurrence, in order (the first is ``spans[i]``); what an ``hf:``
+        encoder with ``occurrences="all"`` pools.
     """
 
     word: str
@@ -59,6 +64,7 @@ class Contexts:
     case_insensitive: bool
     spans: tuple[tuple[int, int], ...]
     sentence_ids: tuple[int, ...] = ()
+    occurrences: tuple[tuple[tuple[int, int], ...], ...] = ()
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -155,8 +161,15 @@ class _Reservoir:
         return [s for _, s in sorted(self.items)]
 
 
-def _word_seed(word: str) -> int:
-    return int.from_bytes(hashlib.sha256(word.encode("utf-8")).digest()[:8], "little")
+def word_rng(seed: int, word: str) -> np.random.Generator:
+    """The generator of ``word``'s context sample: seeded by ``seed`` and the word, so call order does not matter.
+
+    ``SeedSequence([seed, h])`` with ``h`` the first 8 bytes (little-endian) of
+    the SHA-256 of the word's UTF-8; :meth:`Corpus.contexts` and the ``hf:``
+    encoders draw contexts with it.
+    """
+    h = int.from_bytes(hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+    return as_generator(np.random.SeedSequence([seed, h]))
 
 
 # ---------------------------------------------------------------------------
@@ -183,6 +196,16 @@ class Corpus:
         (``min_tokens``, ``max_tokens``, ``max_sentences``, ``seed``, the
         splitter's name and version, the clean-up rules' version). Equal
         fingerprints mean equal ``sentences``.
+    source_sha256 : str or None
+        SHA-256 (64 hex digits) of the bytes of the source: the file, or for a
+        folder every file with its relative name
+        (:func:`~isoeat.corpora.file_sha256`), or the strings given to
+        :meth:`from_sentences`, or the rows streamed from ``datasets``. It
+        changes whenever the source changes, also where ``fingerprint`` does
+        not (a rewritten line that no sentence filter keeps); results that
+        depend on the whole text (the word counts of a static model's
+        reference text) are keyed on it. None for a corpus unpickled from an
+        older isoeat.
     min_tokens, max_tokens, max_sentences, seed : int
         The settings.
     """
@@ -196,6 +219,7 @@ class Corpus:
         settings: dict[str, Any],
         content_sha256: str,
         stats: ReadStats,
+        source_sha256: str | None = None,
     ):
         self.name = name
         self.source = source
@@ -207,6 +231,7 @@ class Corpus:
         self.seed = int(settings["seed"])
         self.splitter = str(settings["splitter"])
         self.content_sha256 = content_sha256
+        self.source_sha256 = source_sha256
         self.stats = stats
         payload = json.dumps({"content_sha256": content_sha256, "settings": self._settings}, sort_keys=True)
         self.fingerprint = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
@@ -230,8 +255,13 @@ class Corpus:
         max_tokens: int,
         max_sentences: int,
         seed: int,
+        source_sha256: Callable[[], str | None] = lambda: None,
     ) -> Corpus:
-        """Split, filter and sample a stream of paragraphs (settings already validated)."""
+        """Split, filter and sample a stream of paragraphs (settings already validated).
+
+        ``source_sha256()`` is asked once the stream is read (a streamed source
+        knows its hash only then).
+        """
         res = _Reservoir(max_sentences, seed)
         digest = hashlib.sha256()
         add = res.add
@@ -273,6 +303,7 @@ class Corpus:
             settings=settings,
             content_sha256=digest.hexdigest(),
             stats=stats,
+            source_sha256=source_sha256(),
         )
 
     @classmethod
@@ -309,11 +340,13 @@ class Corpus:
         Returns
         -------
         Corpus
+            Its ``source`` reads "sentences given in memory"; its
+            ``source_sha256`` hashes the strings as given.
 
         Raises
         ------
         ConfigError
-            A bad setting, or an element that is not a string.
+            A bad setting, a single string, or an element that is not a string.
         DataFormatError
             No sentence passes the filters.
 
@@ -326,27 +359,19 @@ class Corpus:
         settings = check_settings(min_tokens, max_tokens, max_sentences, seed)
         if isinstance(sentences, str):
             raise ConfigError("sentences must be a sequence of strings, got a single string")
+        sentences = list(sentences)
+        for i, s in enumerate(sentences):
+            if not isinstance(s, str):
+                raise ConfigError(f"sentences[{i}] must be a string, got {type(s).__name__}")
         stats = ReadStats()
-
-        def paragraphs() -> Iterable[str]:
-            for i, s in enumerate(sentences):
-                if not isinstance(s, str):
-                    raise ConfigError(f"sentences[{i}] must be a string, got {type(s).__name__}")
-                stats.lines += 1
-                s = normalize_space(s)
-                if not s:
-                    stats.blank_lines += 1
-                    continue
-                stats.paragraphs += 1
-                yield s
-
         return cls._build(
-            paragraphs(),
+            text_paragraphs(sentences, stats),
             lambda s: [s],
             name=str(name),
             source="sentences given in memory",
             splitter_label="none (one string per sentence)",
             stats=stats,
+            source_sha256=lambda: texts_sha256(sentences),
             **settings,
         )
 
@@ -369,6 +394,7 @@ class Corpus:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("source_sha256", None)
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
@@ -385,7 +411,7 @@ class Corpus:
         dict
             ``name``, ``source``, ``n_sentences``, ``n_candidates`` (sentences
             that passed the filters, before sampling), ``settings``,
-            ``fingerprint``, ``content_sha256``, ``splitter``, ``tokens``
+            ``fingerprint``, ``content_sha256``, ``source_sha256``, ``splitter``, ``tokens``
             (how tokens are counted) and ``read`` (reader counts: files, lines,
             headers, paragraphs, sentences split, too short/long, ...).
         """
@@ -397,6 +423,7 @@ class Corpus:
             "settings": self.settings,
             "fingerprint": self.fingerprint,
             "content_sha256": self.content_sha256,
+            "source_sha256": self.source_sha256,
             "splitter": self.splitter,
             "tokens": "whitespace tokens of the detokenised, whitespace-normalised sentence",
             "read": self.stats.as_dict(),
@@ -482,19 +509,20 @@ class Corpus:
             ignore_case = bool(ids.size)
         if ids.size == 0:
             return Contexts(word, (), 0, False, (), ())
-        gen = as_generator(np.random.SeedSequence([self.seed, _word_seed(word)]) if rng is None else rng)
+        gen = word_rng(self.seed, word) if rng is None else as_generator(rng)
         chosen = ids[gen.permutation(ids.size)[:k]]
-        search = word_pattern(word, ignore_case).search
-        sents, spans, kept = [], [], []
+        finditer = word_pattern(word, ignore_case).finditer
+        sents, every, kept = [], [], []
         for sid in chosen.tolist():
             s = self.sentences[sid]
-            m = search(s)
-            if m is None:  # pragma: no cover - guarded by WordIndex.find
+            found = tuple(m.span() for m in finditer(s))
+            if not found:  # pragma: no cover - guarded by WordIndex.find
                 continue
             sents.append(s)
-            spans.append((m.start(), m.end()))
+            every.append(found)
             kept.append(sid)
-        return Contexts(word, tuple(sents), int(ids.size), ignore_case, tuple(spans), tuple(kept))
+        return Contexts(word, tuple(sents), int(ids.size), ignore_case, tuple(f[0] for f in every), tuple(kept),
+                        tuple(every))
 
     def sample(self, n: int, *, rng: Any = None) -> Sample:
         """``n`` sentences without replacement, e.g. for reference (whitening) statistics.
@@ -532,6 +560,8 @@ def _check_word(word: Any) -> str:
 
 def _no_sentences_message(source: str, stats: ReadStats, min_tokens: int, max_tokens: int) -> str:
     parts = [f"{source}: no usable sentences"]
+    if stats.files and stats.empty_files == stats.files:
+        return "; ".join(parts + ["the file is empty" if stats.files == 1 else f"all {stats.files} files are empty"])
     detail = (
         f"read {stats.files} file(s), {stats.lines} line(s) ({stats.blank_lines} blank, "
         f"{stats.header_lines} header, {stats.skipped_lines} skipped), {stats.paragraphs} paragraph(s), "

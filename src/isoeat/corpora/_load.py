@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -11,6 +12,7 @@ from typing import Callable, Iterator, NamedTuple
 from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
 from .._registry import Registry
 from ._corpus import Corpus, check_settings
+from ._files import file_sha256, files_sha256
 from ._readers import (
     FORMATS,
     ReadStats,
@@ -44,7 +46,8 @@ _WIKITEXT_HINT = (
 class _Source(NamedTuple):
     description: str
     paragraphs: Callable[[ReadStats], Iterator[str]]
-    identity: tuple  # what the content depends on (paths, sizes, mtimes); the in-process cache key
+    identity: tuple  # what the content depends on (paths, sizes, mtimes, inodes); the in-process cache key
+    sha256: Callable[[], str | None]  # SHA-256 of the source's bytes (asked once the paragraphs are read)
 
 
 _CACHE: OrderedDict[tuple, Corpus] = OrderedDict()
@@ -62,7 +65,7 @@ def _file_identity(files: list[Path]) -> tuple:
     out = []
     for f in files:
         st = f.stat()
-        out.append((str(f.resolve()), st.st_size, st.st_mtime_ns))
+        out.append((str(f.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
     return tuple(out)
 
 
@@ -99,7 +102,7 @@ def _folder_source(path: Path, fmt: str | None) -> _Source:
     desc = f"{what}{'folder' if path.is_dir() else 'file'} {path.resolve()}"
     if path.is_dir():
         desc += f" ({len(files)} files)"
-    return _Source(desc, paragraphs, ("files", fmt, _file_identity(files)))
+    return _Source(desc, paragraphs, ("files", fmt, _file_identity(files)), lambda: files_sha256(path, files))
 
 
 def _datasets_wikitext(config: str, env: str) -> _Source:
@@ -112,7 +115,14 @@ def _datasets_wikitext(config: str, env: str) -> _Source:
             f"pip install datasets — or {hint}"
         ) from None
 
+    digest = hashlib.sha256(b"isoeat-datasets-rows-1\n")
+
     def lines() -> Iterator[str]:
+        for row in rows():
+            digest.update(row.encode("utf-8", "surrogatepass") + b"\0")
+            yield row
+
+    def rows() -> Iterator[str]:
         try:
             ds = datasets.load_dataset("wikitext", config)
         except Exception as exc:  # offline, hub errors, cache problems: all mean "not available here"
@@ -137,7 +147,8 @@ def _datasets_wikitext(config: str, env: str) -> _Source:
         yield from wikitext_paragraphs(lines(), stats)
 
     version = getattr(datasets, "__version__", "?")
-    return _Source(f"datasets: wikitext/{config} (train, validation, test)", paragraphs, ("datasets", config, version))
+    return _Source(f"datasets: wikitext/{config} (train, validation, test)", paragraphs, ("datasets", config, version),
+                   digest.hexdigest)
 
 
 def _wikitext_named(config: str, env: str, shared: bool) -> Callable[[], _Source]:
@@ -164,6 +175,7 @@ def _gensim_wiki() -> _Source:
         f"gensim test data: {path.name} (MediaWiki XML, main-namespace articles)",
         paragraphs,
         ("gensim-wiki", _file_identity([path])),
+        lambda: file_sha256(path),
     )
 
 
@@ -266,12 +278,14 @@ def load_corpus(
     cache : bool
         Reuse a corpus already loaded in this process with the same source
         and settings (default True; the last 4 are kept). Files are the same
-        source while their paths, sizes and modification times are; a cached
-        corpus keeps its built index. ``False`` always reads again.
+        source while their paths, sizes, modification times and inodes are;
+        a cached corpus keeps its built index. ``False`` always reads again.
 
     Returns
     -------
     Corpus
+        With ``source_sha256``, the SHA-256 of the source's bytes (see
+        :class:`~isoeat.corpora.Corpus`).
 
     Raises
     ------
@@ -280,9 +294,13 @@ def load_corpus(
     UnknownNameError
         Neither a named corpus nor an existing path.
     IsoeatFileNotFoundError
-        A missing or unreadable path; WikiText through ``datasets`` unreachable.
+        A missing or unreadable path, a FIFO, device or socket (refused
+        before opening; also inside a folder); WikiText through ``datasets``
+        unreachable.
     DataFormatError
-        A file that is not UTF-8 text (with file:line), or no usable sentences.
+        A file that is not UTF-8 text or has a line over 1 MiB (with
+        file:line), or no usable sentences ("the file is empty" when the
+        file has 0 bytes).
     MissingDependencyError
         gensim (for ``gensim-wiki``), datasets or sentencex not installed.
 
@@ -313,6 +331,7 @@ def load_corpus(
         source=source.description,
         splitter_label=split.label,
         stats=stats,
+        source_sha256=source.sha256,
         **settings,
     )
     if cache:

@@ -24,6 +24,11 @@ Files may be compressed (``.gz``, ``.bz2``, ``.xz``). A folder is read
 recursively in sorted order of relative paths, skipping hidden files and
 folders (names starting with ``.``); WikiText split files in one folder are
 read in the order train, valid, test (as the ``datasets`` library does).
+
+Only regular files are read: a FIFO, a device, a socket or a broken link,
+given directly or found in a folder, is refused before anything opens it
+(see :mod:`isoeat.corpora._files`), and a line longer than 1 MiB is an error
+naming file and line.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterable, Iterator
 
 from .._errors import DataFormatError, IsoeatFileNotFoundError
+from ._files import bounded_lines, check_regular_file
 from ._text import (
     clean_wikiextractor,
     detokenize_wikitext,
@@ -55,6 +61,7 @@ class ReadStats:
     """What a reader saw; reported by ``Corpus.describe()`` and in errors."""
 
     files: int = 0
+    empty_files: int = 0  # files of 0 bytes
     lines: int = 0
     blank_lines: int = 0
     header_lines: int = 0
@@ -71,6 +78,7 @@ class ReadStats:
     def as_dict(self) -> dict:
         return {
             "files": self.files,
+            "empty_files": self.empty_files,
             "lines": self.lines,
             "blank_lines": self.blank_lines,
             "header_lines": self.header_lines,
@@ -94,6 +102,7 @@ _OPENERS: dict[str, Callable[..., IO[bytes]]] = {".gz": gzip.open, ".bz2": bz2.o
 
 
 def _open_binary(path: Path) -> IO[bytes]:
+    check_regular_file(path)
     opener = _OPENERS.get(path.suffix.lower(), open)
     try:
         return opener(path, "rb")
@@ -107,14 +116,15 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     Raises
     ------
     DataFormatError
-        At the first line that is not valid UTF-8, naming file and line.
+        At the first line that is not valid UTF-8, or longer than 1 MiB
+        (:data:`~isoeat.corpora._files.MAX_LINE_BYTES`), naming file and line.
     IsoeatFileNotFoundError
         When the file cannot be opened or read.
     """
     with _open_binary(path) as fh:
         lineno = 0
         try:
-            for raw in fh:
+            for raw in bounded_lines(fh, path):
                 lineno += 1
                 try:
                     text = raw.decode("utf-8")
@@ -147,19 +157,21 @@ def iter_files(path: Path) -> list[Path]:
     Raises
     ------
     IsoeatFileNotFoundError
-        Missing path, or a folder without any (non-hidden) file.
+        Missing path, a path or a folder entry that is not a regular file
+        (FIFO, device, socket, broken link), or a folder without any
+        (non-hidden) file.
     """
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such file or folder")
-    if path.is_file():
-        return [path]
     if not path.is_dir():
-        raise IsoeatFileNotFoundError(f"{path}: not a regular file or folder")
+        check_regular_file(path)
+        return [path]
     files: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         files.extend(Path(dirpath) / f for f in filenames if not f.startswith("."))
-    files = [f for f in files if f.is_file()]
+    for f in files:
+        check_regular_file(f)
     if not files:
         raise IsoeatFileNotFoundError(f"{path}: folder has no files to read")
     return sorted(files, key=lambda f: _sort_key(path, f))
@@ -201,60 +213,59 @@ def sniff_format(path: Path) -> str:
 # ---------------------------------------------------------------------------
 
 
-def wikitext_paragraphs(lines: Iterable[str], stats: ReadStats) -> Iterator[str]:
-    """Paragraphs of WikiText raw lines: headers and blank lines skipped, detokenised."""
+def _paragraphs(lines: Iterable[str], stats: ReadStats, skip: Callable[[str], str | None],
+                clean: Callable[[str], str]) -> Iterator[str]:
+    """The loop every line reader shares: count the line, skip blank ones and those ``skip`` names, clean the rest.
+
+    ``skip(line)`` returns the :class:`ReadStats` counter to increase for a
+    line that is not a paragraph, or None; ``clean(line)`` returns the
+    paragraph (an empty result is dropped without being counted).
+    """
     for line in lines:
         stats.lines += 1
-        if not line.strip():
-            stats.blank_lines += 1
+        reason = "blank_lines" if not line.strip() else skip(line)
+        if reason is not None:
+            setattr(stats, reason, getattr(stats, reason) + 1)
             continue
-        if is_wikitext_header(line):
-            stats.header_lines += 1
-            continue
-        para = detokenize_wikitext(line)
+        para = clean(line)
         if para:
             stats.paragraphs += 1
             yield para
+
+
+def _never(line: str) -> None:
+    return None
+
+
+def wikitext_paragraphs(lines: Iterable[str], stats: ReadStats) -> Iterator[str]:
+    """Paragraphs of WikiText raw lines: headers and blank lines skipped, detokenised."""
+    return _paragraphs(lines, stats, lambda line: "header_lines" if is_wikitext_header(line) else None,
+                       detokenize_wikitext)
 
 
 def wikiextractor_paragraphs(lines: Iterable[str], stats: ReadStats) -> Iterator[str]:
     """Paragraphs of WikiExtractor output (see the module docstring)."""
-    in_doc = False
-    want_title = False
-    for line in lines:
-        stats.lines += 1
+    state = {"in_doc": False, "want_title": False}
+
+    def skip(line: str) -> str | None:
         if _DOC_OPEN.fullmatch(line):
             stats.documents += 1
-            stats.skipped_lines += 1
-            in_doc, want_title = True, True
-            continue
+            state.update(in_doc=True, want_title=True)
+            return "skipped_lines"
         if _DOC_CLOSE.fullmatch(line):
-            stats.skipped_lines += 1
-            in_doc = want_title = False
-            continue
-        if not line.strip():
-            stats.blank_lines += 1
-            continue
-        if not in_doc or want_title:
-            stats.skipped_lines += 1  # the title line, or text outside any <doc>
-            want_title = False
-            continue
-        para = clean_wikiextractor(line)
-        if para:
-            stats.paragraphs += 1
-            yield para
+            state.update(in_doc=False, want_title=False)
+            return "skipped_lines"
+        if not state["in_doc"] or state["want_title"]:
+            state["want_title"] = False
+            return "skipped_lines"  # the title line, or text outside any <doc>
+        return None
+
+    return _paragraphs(lines, stats, skip, clean_wikiextractor)
 
 
 def text_paragraphs(lines: Iterable[str], stats: ReadStats) -> Iterator[str]:
-    """Paragraphs of plain text: one per non-blank line."""
-    for line in lines:
-        stats.lines += 1
-        para = normalize_space(line)
-        if not para:
-            stats.blank_lines += 1
-            continue
-        stats.paragraphs += 1
-        yield para
+    """Paragraphs of plain text: one per non-blank line, white space normalised."""
+    return _paragraphs(lines, stats, _never, normalize_space)
 
 
 _LINE_READERS: dict[str, Callable[[Iterable[str], ReadStats], Iterator[str]]] = {
@@ -268,6 +279,7 @@ def file_paragraphs(path: Path, fmt: str | None, stats: ReadStats) -> Iterator[s
     """Paragraphs of one file in format ``fmt`` (sniffed when ``None``)."""
     fmt = fmt or sniff_format(path)
     stats.files += 1
+    stats.empty_files += int(check_regular_file(path).st_size == 0)
     stats.formats[fmt] = stats.formats.get(fmt, 0) + 1
     yield from _LINE_READERS[fmt]((text for _, text in iter_lines(path)), stats)
 

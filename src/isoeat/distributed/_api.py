@@ -188,12 +188,12 @@ def plan_reference_shards(
         sents = tuple(corp.sample(int(n_reference), rng=int(seed)))
         unit_used = unit or getattr(model, "reference_unit", None) or "sentence"
         parts = _split(len(sents), shards, DEFAULT_SENTENCES_PER_SHARD)
-        name, cfp = getattr(corp, "name", "?"), corp.fingerprint
+        name, cfp, sha = getattr(corp, "name", "?"), corp.fingerprint, getattr(corp, "source_sha256", None)
         payloads = [{"kind": "sentences", "index": i, "sentences": sents[a:b], "unit": unit,
-                     "seed": int(seed), "corpus_name": name, "corpus_fingerprint": cfp}
+                     "seed": int(seed), "corpus_name": name, "corpus_fingerprint": cfp, "corpus_sha256": sha}
                     for i, (a, b) in enumerate(parts)]
-        meta = {"corpus": name, "corpus_fingerprint": cfp, "unit": unit_used, "seed": int(seed),
-                "n_requested": int(n_reference), "n_sentences": len(sents),
+        meta = {"corpus": name, "corpus_fingerprint": cfp, "corpus_sha256": sha, "unit": unit_used,
+                "seed": int(seed), "n_requested": int(n_reference), "n_sentences": len(sents),
                 "shard_sizes": [b - a for a, b in parts]}
         desc = (f"unit={unit_used}: reference vectors of {len(sents)} sentences sampled (seed {seed}) from corpus "
                 f"{name} (fingerprint {cfp}) by {getattr(model, 'name', model_spec)}, in {len(parts)} shards")
@@ -217,8 +217,8 @@ def plan_reference_shards(
         parts = _split(m, shards, DEFAULT_ROWS_PER_SHARD)
         payloads = [{"kind": "rows", "index": i, "start": a, "stop": b, "reference_kwargs": ref_kwargs}
                     for i, (a, b) in enumerate(parts)]
-        meta = {"corpus": None, "corpus_fingerprint": None, "unit": "vocabulary-row", "seed": None,
-                "n_requested": int(n_reference), "n_rows": m, "shard_sizes": [b - a for a, b in parts]}
+        meta = {"corpus": None, "corpus_fingerprint": None, "corpus_sha256": None, "unit": "vocabulary-row",
+                "seed": None, "n_requested": int(n_reference), "n_rows": m, "shard_sizes": [b - a for a, b in parts]}
         desc = f"{desc}, in {len(parts)} shards"
     meta["shards"] = len(parts)
     return ShardPlan(model_spec, options, payloads, desc, meta, getattr(model, "name", model_spec),
@@ -252,7 +252,7 @@ def _n_workers(client: Any) -> int:
 def _finish(plan: ShardPlan, acc: CovarianceAccumulator, calibration: str, params: dict[str, Any], *,
             workers: int, address: str, empty: list[int]) -> Any:
     from .. import __version__
-    from ..calibration import CALIBRATORS, make_calibrator
+    from ..calibration import CALIBRATORS
 
     if empty:
         warnings.warn(f"{len(empty)} shard(s) gave no reference vectors (shard(s) {', '.join(map(str, empty[:10]))}"
@@ -296,13 +296,9 @@ def fit_calibrator_distributed(
     client: Any = None,
     scheduler: str | None = None,
     calibration: str = "zca",
-    n_reference: int = 100_000,
-    corpus: Any = None,
-    shards: int | None = None,
-    unit: str | None = None,
-    seed: int = 0,
-    model_options: dict[str, Any] | None = None,
-    reference_kwargs: dict[str, Any] | None = None,
+    # the reference sample, passed on to plan_reference_shards
+    n_reference: int = 100_000, corpus: Any = None, shards: int | None = None, unit: str | None = None,
+    seed: int = 0, model_options: dict[str, Any] | None = None, reference_kwargs: dict[str, Any] | None = None,
     timeout: float = 10.0,
     retries: int = 0,
     **params: Any,

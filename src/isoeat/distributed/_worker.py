@@ -128,10 +128,12 @@ class ShardCorpus:
     chunking, pooling and unit.
     """
 
-    def __init__(self, sentences: Sequence[str], name: str, fingerprint: str) -> None:
+    def __init__(self, sentences: Sequence[str], name: str, fingerprint: str,
+                 source_sha256: str | None = None) -> None:
         self.sentences = tuple(sentences)
         self.name = name
         self.fingerprint = fingerprint
+        self.source_sha256 = source_sha256
 
     def __len__(self) -> int:
         return len(self.sentences)
@@ -172,7 +174,8 @@ def _shard_batches(model: Any, shard: dict[str, Any]) -> Iterator[np.ndarray]:
         sents = tuple(shard["sentences"])
         if not sents:
             return iter(())
-        corp = ShardCorpus(sents, shard.get("corpus_name", "shard"), shard.get("corpus_fingerprint", "shard"))
+        corp = ShardCorpus(sents, shard.get("corpus_name", "shard"), shard.get("corpus_fingerprint", "shard"),
+                           shard.get("corpus_sha256"))
         kwargs: dict[str, Any] = {"corpus": corp}
         if shard.get("unit") is not None:
             kwargs["unit"] = shard["unit"]

@@ -178,7 +178,7 @@ def reference_corpus(config: ExperimentConfig) -> Any:
     spec = config.settings.reference.corpus
     if not spec:
         return None
-    key = (spec, config.settings.reference.sentences, config.settings.seed)
+    key = (spec, config.settings.reference.sentences, config.settings.seed, reference_content(config))
     if key not in _CORPORA:
         try:
             from ..corpora import load_corpus

@@ -60,6 +60,7 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     CachedEncoder,
     Cell,
     calibration_request,
+    reference_content,
     calibrator_digest,
     calibrator_for,
     given_calibrator,
@@ -587,7 +588,7 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
     corpora: dict[str, Any] = {}
     corpus = config.settings.reference.corpus
     if corpus:
-        key = (corpus, config.settings.reference.sentences, config.settings.seed)
+        key = (corpus, config.settings.reference.sentences, config.settings.seed, reference_content(config))
         loaded = _CORPORA.get(key)
         if loaded is not None and hasattr(loaded, "describe"):
             try:
