@@ -42,6 +42,10 @@ FAMILY_MARKERS = {"static": "o", "contextualized": "^", "contrastive": "s"}
 _FAMILY_ORDER = ("static", "contextualized", "contrastive")
 _BIAS_ORDER = ("Valence", "Race", "Gender", "Health", "Age")
 _CLIP = 1.5
+#: Resolutions accepted by :func:`write_figures` (dots per inch).
+MIN_DPI, MAX_DPI = 10, 1200
+#: Largest figure drawn, in pixels: per side (Agg's own limit is 2**16) and in all (about 400 MB of RGBA).
+MAX_SIDE_PIXELS, MAX_PIXELS = 2**15, 100_000_000
 
 
 def require_matplotlib() -> Any:
