@@ -27,6 +27,7 @@ __all__ = [
     "ExperimentMismatchError",
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
+    "UnsafePathError",
     "IsoeatWarning",
 ]
 
@@ -129,6 +130,10 @@ class ExperimentNotFoundError(IsoeatError):
 
 class SchedulerUnreachableError(ConfigError, ConnectionError):
     """The Dask scheduler given with ``--scheduler`` cannot be reached."""
+
+
+class UnsafePathError(IsoeatError, ValueError):
+    """A file isoeat was asked to read or embed is a symlink leading out of the folder it belongs to."""
 
 
 class IsoeatWarning(UserWarning):
