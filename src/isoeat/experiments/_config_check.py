@@ -136,6 +136,18 @@ class _Checker:
                             "text): write true or false")
         return plain_scalar(v)
 
+    def entries(self, key: str, raw: Any, field: str, allowed: Sequence[str], expected: str) -> list[tuple[str, dict]]:
+        """``(key[i], mapping)`` for a list section (models, calibrations).
+
+        One item may stand for a list of one; a bare string ``s`` is ``{field: s}``.
+        """
+        if isinstance(raw, (str, Mapping)):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw:
+            raise self.fail(key, f"expected {expected}, got {_show(raw)}")
+        return [(f"{key}[{i}]", self.keys(f"{key}[{i}]", {field: item} if isinstance(item, str) else item, allowed))
+                for i, item in enumerate(raw)]
+
     def str_list(self, key: str, v: Any, *, allow_str: bool = True) -> list[str]:
         if allow_str and isinstance(v, str):
             v = [p.strip() for p in v.split(",") if p.strip()]

@@ -439,16 +439,8 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
 def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
     if raw is None:
         raise ck.fail("models", "missing: give a list of model specs, e.g. [glove-6b-50d]")
-    if isinstance(raw, (str, Mapping)):
-        raw = [raw]
-    if not isinstance(raw, list) or not raw:
-        raise ck.fail("models", f"expected a non-empty list of model specs, got {_show(raw)}")
     out: list[ModelSpec] = []
-    for i, item in enumerate(raw):
-        key = f"models[{i}]"
-        if isinstance(item, str):
-            item = {"spec": item}
-        m = ck.keys(key, item, _MODEL_KEYS)
+    for key, m in ck.entries("models", raw, "spec", _MODEL_KEYS, "a non-empty list of model specs"):
         if "spec" not in m:
             raise ck.fail(f"{key}.spec", "missing: the model to load, e.g. glove-6b-50d or glove:/path/vectors.txt")
         spec = ck.string(f"{key}.spec", m["spec"])
@@ -514,17 +506,9 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
 
     if raw is None:
         raw = ["none", "zca"]
-    if isinstance(raw, (str, Mapping)):
-        raw = [raw]
-    if not isinstance(raw, list) or not raw:
-        raise ck.fail("calibrations", f"expected a non-empty list such as [none, zca], got {_show(raw)}")
     names = calibration_names()
     out: list[CalibrationSpec] = []
-    for i, item in enumerate(raw):
-        key = f"calibrations[{i}]"
-        if isinstance(item, str):
-            item = {"name": item}
-        c = ck.keys(key, item, _CAL_KEYS)
+    for key, c in ck.entries("calibrations", raw, "name", _CAL_KEYS, "a non-empty list such as [none, zca]"):
         if "name" not in c:
             raise ck.fail(f"{key}.name", f"missing (allowed: {', '.join(names)})")
         name = ck.choice(f"{key}.name", c["name"], names)
@@ -609,14 +593,8 @@ def _parse_anisotropy(ck: _Checker, raw: Any) -> AnisotropySpec | None:
                  f"true, false or a mapping with keys {', '.join(_ANISO_KEYS)}")
     if r is None:
         return None
-    kw: dict[str, Any] = {}
-    if "sample" in r:
-        kw["sample"] = ck.integer("anisotropy.sample", r["sample"], lo=10)
-    if "components" in r:
-        kw["components"] = ck.integer("anisotropy.components", r["components"], lo=1)
-    if "heatmap_size" in r:
-        kw["heatmap_size"] = ck.integer("anisotropy.heatmap_size", r["heatmap_size"], lo=10)
-    return AnisotropySpec(**kw)
+    lowest = {"sample": 10, "components": 1, "heatmap_size": 10}
+    return AnisotropySpec(**{k: ck.integer(f"anisotropy.{k}", r[k], lo=lo) for k, lo in lowest.items() if k in r})
 
 
 def _parse_similarity(ck: _Checker, raw: Any) -> SimilaritySpec | None:

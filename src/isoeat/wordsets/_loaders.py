@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import DataFormatError, IsoeatWarning
-from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_show
+from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
@@ -183,7 +183,7 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
     known = {"id", "bias_type", "citation", "title", "provenance", "X", "Y", "A", "B"}
     unknown = sorted(str(k) for k in set(data) - known)
     if unknown:
-        shown = safe_show(unknown[:5]).rsplit(" (", 1)[0] + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        shown = safe_repr(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
         raise DataFormatError(f"{where}: unknown key(s) {shown}; allowed: {sorted(known)}")
     test_id = _text(where, "id", data.get("id"), default_id)
     label = f"{where}: test {test_id!r}"

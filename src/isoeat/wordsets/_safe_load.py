@@ -33,7 +33,7 @@ from typing import Any
 
 from .._errors import IsoeatFileNotFoundError
 
-__all__ = ["SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "MAX_DEPTH"]
+__all__ = ["SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
 
 #: Deepest nesting of lists and mappings accepted in a word-set or config file.
 MAX_DEPTH = 64
@@ -80,10 +80,14 @@ def safe_show(value: Any, *, limit: int = 60) -> str:
     >>> safe_show([[1] * 1000] * 1000)
     '[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], ...] (list)'
     """
-    text = _REPR.repr(value)
-    if len(text) > limit + 40:
-        text = text[: limit + 37] + "..."
+    text = safe_repr(value, limit=limit)
     return text if isinstance(value, str) else f"{text} ({type(value).__name__})"
+
+
+def safe_repr(value: Any, *, limit: int = 60) -> str:
+    """:func:`safe_show` without the type."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit + 40 else text[: limit + 37] + "..."
 
 
 # --------------------------------------------------------------------------- files
