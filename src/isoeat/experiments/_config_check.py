@@ -19,7 +19,7 @@ from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays impor
     FLAG_WORDS,
     NotUTF8Error,
     SafeLoadError,
-    _UniqueKeyLoader,
+    UniqueKeyLoader as _UniqueKeyLoader,
     load_yaml,
     plain_flag,
     plain_scalar,

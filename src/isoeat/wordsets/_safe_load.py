@@ -33,7 +33,7 @@ from typing import Any
 
 from .._errors import IsoeatFileNotFoundError
 
-__all__ = ["SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
+__all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
 
 #: Deepest nesting of lists and mappings accepted in a word-set or config file.
 MAX_DEPTH = 64
@@ -222,6 +222,9 @@ class _UniqueKeyLoader:
         return _UniqueKeyLoader._cls[0]
 
 
+UniqueKeyLoader = _UniqueKeyLoader  # the public name (experiments.config re-exports it as _UniqueKeyLoader)
+
+
 def load_yaml(text: str) -> Any:
     """Parse YAML with plain scalars kept as text (see the module docstring).
 
@@ -246,7 +249,7 @@ def load_yaml(text: str) -> Any:
 
 
 # --------------------------------------------------------------------------- typed values from text
-_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)")
+_INT = re.compile(r"[-+]?[0-9][0-9_]*")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?")
 _SPECIAL = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 _TRUE = {"true", "True", "TRUE"}
