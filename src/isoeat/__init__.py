@@ -31,6 +31,7 @@ from ._errors import (
     MissingDependencyError,
     NotFittedError,
     SchedulerUnreachableError,
+    UnsafePathError,
     UnknownNameError,
 )
 from .backends import Lookup, StaticVectors, load_model
@@ -109,6 +110,7 @@ __all__ = [
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
     "CustomCodeRefusedError",
+    "UnsafePathError",
     "IsoeatFileNotFoundError",
     "IsoeatWarning",
     "MissingDependencyError",

@@ -28,6 +28,7 @@ __all__ = [
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
     "CustomCodeRefusedError",
+    "UnsafePathError",
     "IsoeatWarning",
 ]
 
@@ -134,6 +135,10 @@ class SchedulerUnreachableError(ConfigError, ConnectionError):
 
 class CustomCodeRefusedError(DataFormatError):
     """A model folder that needs its own Python code (``auto_map`` in its config) to load: never run."""
+
+
+class UnsafePathError(IsoeatError, ValueError):
+    """A file isoeat was asked to read or embed is a symlink leading out of the folder it belongs to."""
 
 
 class IsoeatWarning(UserWarning):

@@ -9,15 +9,28 @@ experiment file and a Python call refuse the same values.
 
 from __future__ import annotations
 
+import numbers
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .._errors import ConfigError, InvalidValueError, IsoeatFileNotFoundError
-from .._validate import check_bool, check_choice, check_int, check_real, describe_range, show, suggest
+from .._errors import ConfigError, InvalidValueError
+from .._validate import check_bool, check_choice, check_int, check_real, describe_range, suggest
+from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays importable from here
+    FLAG_WORDS,
+    NotUTF8Error,
+    SafeLoadError,
+    UniqueKeyLoader as _UniqueKeyLoader,
+    load_yaml,
+    plain_flag,
+    plain_scalar,
+    read_regular_text,
+    safe_show,
+)
 
 __all__: list[str] = []
 
-_show = show
+_show = safe_show
+_TOO_BIG = object()  # stands in for a container given where a scalar is expected (its repr costs nothing)
 
 # --------------------------------------------------------------------------- the keys of each section
 _TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "settings", "anisotropy", "similarity", "report")
@@ -49,9 +62,14 @@ class _Checker:
     """Helpers that raise :class:`ConfigError` naming the key, the value and what is allowed.
 
     Messages read ``"<file>: <key>: expected <what>, got <value>"``; the checks
-    are those of :mod:`isoeat._validate`, with two conversions that YAML needs:
-    a string such as ``1e-3`` (YAML 1.1 reads it as text) is a number, and a
-    float such as ``100000.0`` is a whole number.
+    are those of :mod:`isoeat._validate`. The YAML reader keeps every plain
+    scalar as text (:func:`~isoeat.wordsets._safe_load.load_yaml`), so the
+    conversions happen here, where the schema says what a key holds: a plain
+    ``1000``, ``1e-3`` or ``100_000`` is a number where a number is expected,
+    a float such as ``100000.0`` is a whole number, and ``true``/``false``
+    (also ``yes``/``no``/``on``/``off``) is a flag where a flag is expected.
+    A quoted scalar is text and is not converted (except to a real: ``"1e-3"``
+    was always accepted as a number).
     """
 
     def __init__(self, source: str | None) -> None:
@@ -63,28 +81,33 @@ class _Checker:
 
     def _check(self, key: str, fn: Callable[..., Any], v: Any, *args: Any, requirement: str | None = None,
                **kwargs: Any) -> Any:
-        try:
-            return fn(key, v, *args, **kwargs)
+        scalar = v is None or isinstance(v, (str, numbers.Number))
+        try:  # a container is never valid here: the validator sees a stand-in, the message a bounded repr
+            return fn(key, v if scalar else _TOO_BIG, *args, **kwargs)
         except InvalidValueError as exc:
-            raise self.fail(key, "expected " + exc.detail(requirement)) from None
+            received = exc.received if scalar else _show(v)
+            raise self.fail(key, f"expected {requirement or exc.requirement}{exc.sep}got {received}{exc.hint}") from None
 
     def keys(self, key: str, mapping: Any, allowed: Sequence[str]) -> dict:
         if not isinstance(mapping, Mapping):
             raise self.fail(key, f"expected a mapping with keys {', '.join(allowed)}; got {_show(mapping)}")
         for k in mapping:
             if k not in allowed:
-                sub = f"{key}.{k}" if key else str(k)
-                raise self.fail(sub, f"unknown key{suggest(str(k), allowed)} (allowed: {', '.join(allowed)})")
+                name = str(k) if len(str(k)) <= 80 else str(k)[:77] + "..."
+                sub = f"{key}.{name}" if key else name
+                raise self.fail(sub, f"unknown key{suggest(name, allowed)} (allowed: {', '.join(allowed)})")
         return dict(mapping)
 
-    def integer(self, key: str, v: Any, *, lo: int | None = None) -> int:
+    def integer(self, key: str, v: Any, *, lo: int | None = None, hi: int | None = None) -> int:
+        v = plain_scalar(v)
         if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
             v = int(v)
-        return self._check(key, check_int, v, lo=lo, requirement=f"a whole number{describe_range(lo)}")
+        return self._check(key, check_int, v, lo=lo, hi=hi, requirement=f"a whole number{describe_range(lo, hi)}")
 
     def number(self, key: str, v: Any, *, lo: float | None = None, hi: float | None = None,
                lo_open: bool = False, hi_open: bool = False) -> float:
-        if isinstance(v, str):  # YAML reads 1e-3 (no dot) as a string
+        v = plain_scalar(v)
+        if isinstance(v, str):  # a quoted "1e-3" was always read as a number
             try:
                 v = float(v)
             except ValueError:
@@ -100,7 +123,30 @@ class _Checker:
         return v.strip()
 
     def boolean(self, key: str, v: Any) -> bool:
-        return self._check(key, check_bool, v)
+        return self._check(key, check_bool, plain_flag(v))
+
+    def option(self, key: str, v: Any) -> Any:
+        """A model option (its type unknown here): plain scalars typed as YAML 1.2 would, YAML 1.1 flags refused."""
+        if isinstance(v, Mapping):
+            return {k: self.option(f"{key}.{k}", x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [self.option(f"{key}[{i}]", x) for i, x in enumerate(v)]
+        if isinstance(v, str) and v.strip().lower() in FLAG_WORDS and v.strip().lower() not in ("true", "false"):
+            raise self.fail(key, f"{_show(str(v))} is ambiguous here (YAML 1.1 reads it as a flag, YAML 1.2 as "
+                            "text): write true or false")
+        return plain_scalar(v)
+
+    def entries(self, key: str, raw: Any, field: str, allowed: Sequence[str], expected: str) -> list[tuple[str, dict]]:
+        """``(key[i], mapping)`` for a list section (models, calibrations).
+
+        One item may stand for a list of one; a bare string ``s`` is ``{field: s}``.
+        """
+        if isinstance(raw, (str, Mapping)):
+            raw = [raw]
+        if not isinstance(raw, list) or not raw:
+            raise self.fail(key, f"expected {expected}, got {_show(raw)}")
+        return [(f"{key}[{i}]", self.keys(f"{key}[{i}]", {field: item} if isinstance(item, str) else item, allowed))
+                for i, item in enumerate(raw)]
 
     def str_list(self, key: str, v: Any, *, allow_str: bool = True) -> list[str]:
         if allow_str and isinstance(v, str):
@@ -111,46 +157,24 @@ class _Checker:
 
 
 # --------------------------------------------------------------------------- YAML
-class _UniqueKeyLoader:
-    """A yaml SafeLoader that refuses duplicate keys (a silent overwrite hides mistakes)."""
-
-    @staticmethod
-    def make():
-        import yaml
-
-        class Loader(yaml.SafeLoader):
-            pass
-
-        def construct_mapping(loader, node, deep=False):
-            loader.flatten_mapping(node)
-            seen: dict = {}
-            for key_node, _ in node.value:
-                key = loader.construct_object(key_node, deep=deep)
-                if key in seen:
-                    raise ConfigError(
-                        f"duplicate key {key!r} (line {key_node.start_mark.line + 1}; first on line {seen[key]})"
-                    )
-                seen[key] = key_node.start_mark.line + 1
-            return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
-
-        Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
-        return Loader
-
-
 def read_yaml(path: Path) -> tuple[Any, str]:
-    """``(data, text)`` of an experiment file: safe loader, duplicate keys refused, errors with file and line."""
+    """``(data, text)`` of an experiment file, read by :func:`~isoeat.wordsets._safe_load.load_yaml`.
+
+    A regular file only (FIFOs, devices and folders are named and refused), UTF-8
+    with a leading BOM dropped; plain scalars stay text (the checks convert),
+    no aliases, no duplicate keys; errors name the file and the line.
+    """
     import yaml
 
-    if not path.is_file():
-        raise IsoeatFileNotFoundError(f"{path}: no such config file")
     try:
-        text = path.read_text("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read ({exc})") from None
+        text = read_regular_text(path, what="config file")
+    except NotUTF8Error as exc:
+        raise ConfigError(f"{path}: cannot read ({exc}, line {exc.line})") from None
     try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader.make())  # noqa: S506 - a SafeLoader subclass
-    except ConfigError as exc:
-        raise ConfigError(f"{path}: {exc}") from None
+        data = load_yaml(text)
+    except SafeLoadError as exc:
+        line = f" (line {exc.line})" if exc.line is not None and "(line" not in str(exc) else ""
+        raise ConfigError(f"{path}: {exc}{line}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark else ""

@@ -18,9 +18,11 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from .._errors import ConfigError, IsoeatError
+from ..reporting.figures import MAX_DPI
+from ..wordsets._safe_load import plain_flag, plain_scalar
 from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
     _ADJUST,
     _ALTERNATIVES,
@@ -437,16 +439,8 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
 def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
     if raw is None:
         raise ck.fail("models", "missing: give a list of model specs, e.g. [glove-6b-50d]")
-    if isinstance(raw, (str, Mapping)):
-        raw = [raw]
-    if not isinstance(raw, list) or not raw:
-        raise ck.fail("models", f"expected a non-empty list of model specs, got {_show(raw)}")
     out: list[ModelSpec] = []
-    for i, item in enumerate(raw):
-        key = f"models[{i}]"
-        if isinstance(item, str):
-            item = {"spec": item}
-        m = ck.keys(key, item, _MODEL_KEYS)
+    for key, m in ck.entries("models", raw, "spec", _MODEL_KEYS, "a non-empty list of model specs"):
         if "spec" not in m:
             raise ck.fail(f"{key}.spec", "missing: the model to load, e.g. glove-6b-50d or glove:/path/vectors.txt")
         spec = ck.string(f"{key}.spec", m["spec"])
@@ -463,7 +457,8 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
             which = "layer" if layer is not None else "contexts_per_word"
             raise ck.fail(f"{key}.{which}", f"only applies to contextual encoders (hf:, st:, minilm); "
                           f"{spec!r} is static vectors")
-        options = ck.keys(f"{key}.options", m.get("options") or {}, list((m.get("options") or {}).keys()))
+        options = ck.option(f"{key}.options", ck.keys(f"{key}.options", m.get("options") or {},
+                                                       list((m.get("options") or {}).keys())))
         out.append(ModelSpec(spec=spec, label=label, family=family, layer=layer, contexts_per_word=cpw,
                              options=options, family_given="family" in m))
     labels = [m.label for m in out]
@@ -511,17 +506,9 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
 
     if raw is None:
         raw = ["none", "zca"]
-    if isinstance(raw, (str, Mapping)):
-        raw = [raw]
-    if not isinstance(raw, list) or not raw:
-        raise ck.fail("calibrations", f"expected a non-empty list such as [none, zca], got {_show(raw)}")
     names = calibration_names()
     out: list[CalibrationSpec] = []
-    for i, item in enumerate(raw):
-        key = f"calibrations[{i}]"
-        if isinstance(item, str):
-            item = {"name": item}
-        c = ck.keys(key, item, _CAL_KEYS)
+    for key, c in ck.entries("calibrations", raw, "name", _CAL_KEYS, "a non-empty list such as [none, zca]"):
         if "name" not in c:
             raise ck.fail(f"{key}.name", f"missing (allowed: {', '.join(names)})")
         name = ck.choice(f"{key}.name", c["name"], names)
@@ -537,6 +524,7 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
             if "eps" in accepted:
                 params["eps"] = settings.eps
             for k, v in given.items():
+                v = plain_scalar(v)
                 if isinstance(v, str):
                     try:
                         v = float(v)
@@ -580,42 +568,42 @@ def _module_available(name: str) -> bool:
         return False
 
 
-def _parse_anisotropy(ck: _Checker, raw: Any) -> AnisotropySpec | None:
+def _section(ck: _Checker, key: str, raw: Any, allowed: Sequence[str], module: str, expected: str
+             ) -> dict | None:
+    """An optional section: absent or false -> None, true -> defaults, else a mapping of ``allowed`` keys.
+
+    The section needs ``module`` (an installation without it refuses the key).
+    """
+    raw = plain_flag(raw)
     if raw is None or raw is False:
         return None
     if raw is True:
         raw = {}
     if not isinstance(raw, Mapping):
-        raise ck.fail("anisotropy", f"expected true, false or a mapping with keys {', '.join(_ANISO_KEYS)}; "
-                      f"got {_show(raw)}")
-    r = ck.keys("anisotropy", raw, _ANISO_KEYS)
-    if not _module_available("isoeat.diagnostics"):
-        raise ck.fail("anisotropy", "needs the module isoeat.diagnostics, which this installation of isoeat "
+        raise ck.fail(key, f"expected {expected}; got {_show(raw)}")
+    r = ck.keys(key, raw, allowed)
+    if not _module_available(module):
+        raise ck.fail(key, f"needs the module {module}, which this installation of isoeat "
                       "does not have; remove the key or update isoeat")
-    kw: dict[str, Any] = {}
-    if "sample" in r:
-        kw["sample"] = ck.integer("anisotropy.sample", r["sample"], lo=10)
-    if "components" in r:
-        kw["components"] = ck.integer("anisotropy.components", r["components"], lo=1)
-    if "heatmap_size" in r:
-        kw["heatmap_size"] = ck.integer("anisotropy.heatmap_size", r["heatmap_size"], lo=10)
-    return AnisotropySpec(**kw)
+    return r
+
+
+def _parse_anisotropy(ck: _Checker, raw: Any) -> AnisotropySpec | None:
+    r = _section(ck, "anisotropy", raw, _ANISO_KEYS, "isoeat.diagnostics",
+                 f"true, false or a mapping with keys {', '.join(_ANISO_KEYS)}")
+    if r is None:
+        return None
+    lowest = {"sample": 10, "components": 1, "heatmap_size": 10}
+    return AnisotropySpec(**{k: ck.integer(f"anisotropy.{k}", r[k], lo=lo) for k, lo in lowest.items() if k in r})
 
 
 def _parse_similarity(ck: _Checker, raw: Any) -> SimilaritySpec | None:
-    if raw is None or raw is False:
-        return None
-    if isinstance(raw, (list, str)):
+    if isinstance(raw, list) or (isinstance(raw, str) and not isinstance(plain_flag(raw), bool)):
         raw = {"benchmarks": raw}
-    if raw is True:
-        raw = {}
-    if not isinstance(raw, Mapping):
-        raise ck.fail("similarity", f"expected a list of benchmarks such as [ws353, simlex999], or a mapping "
-                      f"with keys {', '.join(_SIM_KEYS)}; got {_show(raw)}")
-    r = ck.keys("similarity", raw, _SIM_KEYS)
-    if not _module_available("isoeat.similarity"):
-        raise ck.fail("similarity", "needs the module isoeat.similarity, which this installation of isoeat "
-                      "does not have; remove the key or update isoeat")
+    r = _section(ck, "similarity", raw, _SIM_KEYS, "isoeat.similarity",
+                 f"a list of benchmarks such as [ws353, simlex999], or a mapping with keys {', '.join(_SIM_KEYS)}")
+    if r is None:
+        return None
     kw: dict[str, Any] = {}
     if "benchmarks" in r:
         names = ck.str_list("similarity.benchmarks", r["benchmarks"])
@@ -637,7 +625,7 @@ def _parse_report(ck: _Checker, raw: Any, test_ids: list[str]) -> ReportSpec:
     r = ck.keys("report", raw, _REPORT_KEYS)
     kw: dict[str, Any] = {}
     if "test_heatmaps" in r:
-        v = r["test_heatmaps"]
+        v = plain_flag(r["test_heatmaps"])
         if v in ("all", "none"):
             kw["test_heatmaps"] = v
         elif v is False:
@@ -653,5 +641,5 @@ def _parse_report(ck: _Checker, raw: Any, test_ids: list[str]) -> ReportSpec:
             ck.choice(f"report.figure_formats[{i}]", f, _FIG_FORMATS)
         kw["figure_formats"] = tuple(fm)
     if "dpi" in r:
-        kw["dpi"] = ck.integer("report.dpi", r["dpi"], lo=50)
+        kw["dpi"] = ck.integer("report.dpi", r["dpi"], lo=50, hi=MAX_DPI)
     return ReportSpec(**kw)

@@ -31,6 +31,10 @@ __all__ = [
     "figure_scatter",
     "figure_test_heatmap",
     "write_figures",
+    "figure_plan",
+    "check_dpi",
+    "MIN_DPI",
+    "MAX_DPI",
     "CHANGE_COLORS",
     "FAMILY_MARKERS",
 ]
@@ -42,6 +46,10 @@ FAMILY_MARKERS = {"static": "o", "contextualized": "^", "contrastive": "s"}
 _FAMILY_ORDER = ("static", "contextualized", "contrastive")
 _BIAS_ORDER = ("Valence", "Race", "Gender", "Health", "Age")
 _CLIP = 1.5
+#: Resolutions accepted by :func:`write_figures` (dots per inch).
+MIN_DPI, MAX_DPI = 10, 1200
+#: Largest figure drawn, in pixels: per side (Agg's own limit is 2**16) and in all (about 400 MB of RGBA).
+MAX_SIDE_PIXELS, MAX_PIXELS = 2**15, 100_000_000
 
 
 def require_matplotlib() -> Any:
@@ -401,42 +409,80 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
 
 
 # --------------------------------------------------------------------------- all of them
+def check_dpi(dpi: Any) -> int:
+    """``dpi`` as an int in [:data:`MIN_DPI`, :data:`MAX_DPI`], else :class:`~isoeat.InvalidValueError`."""
+    from .._validate import check_int
+
+    return check_int("dpi", dpi, lo=MIN_DPI, hi=MAX_DPI)
+
+
+def _check_pixels(fig: Any, path: Path, dpi: int) -> None:
+    from .._errors import ConfigError
+
+    w, h = (int(round(float(x) * dpi)) for x in fig.get_size_inches())
+    if max(w, h) > MAX_SIDE_PIXELS or w * h > MAX_PIXELS:
+        raise ConfigError(f"{path}: the figure would be {w:,} x {h:,} pixels at {dpi} dpi (at most "
+                          f"{MAX_SIDE_PIXELS:,} per side and {MAX_PIXELS:,} in all); use a lower dpi")
+
+
+def figure_plan(res: Any, *, test_heatmaps: Any = "all") -> list[tuple[str, Any]]:
+    """``(name, draw)`` for every figure :func:`write_figures` may write; ``draw()`` returns a Figure or None.
+
+    Names: ``fig1_cosine_heatmaps``, ``fig2_explained_variance``, ``fig3_effect_sizes-CAL``,
+    ``fig4_scatter-CAL`` and ``tests/MODEL-TEST``, with labels made file names by
+    :func:`~isoeat.reporting.paper_tables.unique_names` (labels such as ``z 1`` and
+    ``z_1`` get different names).
+    """
+    from .paper_tables import calibration_names, unique_names
+
+    plan: list[tuple[str, Any]] = [("fig1_cosine_heatmaps", lambda: figure_cosine_heatmaps(res)),
+                                   ("fig2_explained_variance", lambda: figure_explained_variance(res))]
+    cal_file = calibration_names(res)
+    for c in res.calibrations:
+        if c["name"] != "none":
+            lab = c["label"]
+            plan.append((f"fig3_effect_sizes-{cal_file[lab]}", lambda lab=lab: figure_effect_sizes(res, lab)))
+            plan.append((f"fig4_scatter-{cal_file[lab]}", lambda lab=lab: figure_scatter(res, lab)))
+    if test_heatmaps != "none":
+        ids = [t["id"] for t in res.tests] if test_heatmaps == "all" else list(test_heatmaps)
+        pairs = [(m["label"], tid) for m in res.models for tid in ids]
+        for (model, tid), name in zip(pairs, unique_names(pairs)):
+            plan.append((f"tests/{name}", lambda model=model, tid=tid: figure_test_heatmap(res, model, tid)))
+    return plan
+
+
 def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None = None,
                   dpi: int | None = None, test_heatmaps: Any = None) -> list[Path]:
     """Draw every figure the results support into ``folder``; returns the files written.
 
-    Names: ``fig1_cosine_heatmaps``, ``fig2_explained_variance``, ``fig3_effect_sizes-CAL``,
-    ``fig4_scatter-CAL``, ``tests/MODEL-TEST``; one file per format (default from the
-    config's ``report`` section: PNG and PDF at 150 dpi).
+    Names as in :func:`figure_plan`; one file per format (default from the
+    config's ``report`` section: PNG and PDF at 150 dpi). ``dpi`` must lie in
+    [:data:`MIN_DPI`, :data:`MAX_DPI`] and no figure may exceed
+    :data:`MAX_SIDE_PIXELS` per side or :data:`MAX_PIXELS` in all: both are
+    checked before any figure is drawn, and ``folder`` is created only when
+    there is a figure to write.
+
+    Raises
+    ------
+    InvalidValueError
+        ``dpi`` out of range.
+    ConfigError
+        A figure would be too large at this ``dpi`` (the message names it).
     """
     require_matplotlib()
     folder = Path(folder)
     rep = (res.experiment.get("config", {}) or {}).get("report", {}) or {}
     formats = tuple(formats or rep.get("figure_formats") or ("png", "pdf"))
-    dpi = int(dpi or rep.get("dpi") or 150)
+    dpi = check_dpi(dpi if dpi is not None else (rep.get("dpi") or 150))
     sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
-    written: list[Path] = []
-
-    def save(fig: Any, name: str) -> None:
+    plan = figure_plan(res, test_heatmaps=sel)
+    drawn = []
+    for name, draw in plan:  # first pass: sizes only (building a figure is cheap, rendering it is not)
+        fig = draw()
         if fig is not None:
-            written.extend(_save(fig, folder / name, formats, dpi))
-
-    save(figure_cosine_heatmaps(res), "fig1_cosine_heatmaps")
-    save(figure_explained_variance(res), "fig2_explained_variance")
-    for c in res.calibrations:
-        if c["name"] == "none":
-            continue
-        save(figure_effect_sizes(res, c["label"]), f"fig3_effect_sizes-{_file(c['label'])}")
-        save(figure_scatter(res, c["label"]), f"fig4_scatter-{_file(c['label'])}")
-    if sel != "none":
-        ids = [t["id"] for t in res.tests] if sel == "all" else list(sel)
-        for m in res.models:
-            for tid in ids:
-                save(figure_test_heatmap(res, m["label"], tid), f"tests/{_file(m['label'])}-{_file(tid)}")
+            _check_pixels(fig, folder / name, dpi)
+            drawn.append((name, draw))
+    written: list[Path] = []
+    for name, draw in drawn:
+        written.extend(_save(draw(), folder / name, formats, dpi))
     return written
-
-
-def _file(label: str) -> str:
-    from .paper_tables import safe_name
-
-    return safe_name(label)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import base64
 import html
-import math
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from .._errors import UnsafePathError
 from .._io import atomic_write_text
 from .paper_tables import all_tables, to_html
+from .tables import finite_or_none
 
 __all__ = ["render_report", "write_report", "CONVENTIONS"]
 
@@ -95,6 +97,23 @@ def _e(x: Any) -> str:
     return html.escape(str(x))
 
 
+def _inside(path: Path, root: Path) -> Path:
+    """``path``, refused when it lies in the run folder ``root`` but a symlink takes it outside.
+
+    The report embeds what it reads: a ``config.yaml`` or figure that links to
+    ``~/.ssh/id_rsa`` would end up in ``report.html``. Files given from outside
+    the run folder are the caller's choice and are left alone.
+    """
+    lexical = Path(os.path.abspath(path))
+    if not lexical.is_relative_to(Path(os.path.abspath(root))):
+        return path
+    real, real_root = Path(os.path.realpath(path)), Path(os.path.realpath(root))
+    if real != real_root and not real.is_relative_to(real_root):
+        raise UnsafePathError(f"{path}: a symlink to {real}, outside the run folder {root}; the report does not "
+                              "read files outside it (replace the link by the file itself)")
+    return path
+
+
 def _img(path: Path, alt: str) -> str:
     data = base64.b64encode(path.read_bytes()).decode("ascii")
     return f'<img alt="{_e(alt)}" src="data:image/png;base64,{data}">'
@@ -105,11 +124,8 @@ def _figure_block(path: Path, caption: str) -> str:
 
 
 def _fmt_s(x: Any) -> str:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return "-"
-    if not math.isfinite(x):
+    x = finite_or_none(x)
+    if x is None:
         return "-"
     return f"{x:.3f} s" if x < 10 else f"{x:.1f} s" if x < 600 else f"{x / 60:.1f} min"
 
@@ -139,20 +155,20 @@ def _cards(res: Any) -> str:
         if not o["n"]:
             continue
         title = "raw vs " + ("ZCA-whitened" if label == "zca" else label)
-        out.append(f"<h3>{_e(title)}: {o['n']} model-test combinations</h3><div class='cards'>")
+        out.append(f"<h3>{_e(title)}: {_e(o['n'])} model-test combinations</h3><div class='cards'>")
         for cls, key in (("S", "Stable"), ("D", "Disappearing"), ("E", "Emerging")):
             share = 100.0 * o[key] / o["n"]
-            out.append(f"<div class='card {cls}'><div class='n'>{o[key]}</div><div class='l'>{key} "
+            out.append(f"<div class='card {cls}'><div class='n'>{_e(o[key])}</div><div class='l'>{key} "
                        f"({share:.1f}%)</div></div>")
-        out.append(f"<div class='card'><div class='n'>{o['stable_large_shift']}</div><div class='l'>Stable with "
-                   f"|&Delta;d| &gt; 0.5</div></div>")
-        out.append(f"<div class='card'><div class='n'>{o['changed_or_shifted']}</div><div class='l'>changed or "
-                   f"shifted ({100.0 * o['changed_or_shifted_share']:.1f}%)</div></div>")
+        out.append(f"<div class='card'><div class='n'>{_e(o['stable_large_shift'])}</div><div class='l'>Stable "
+                   "with |&Delta;d| &gt; 0.5</div></div>")
+        out.append(f"<div class='card'><div class='n'>{_e(o['changed_or_shifted'])}</div><div class='l'>changed "
+                   f"or shifted ({100.0 * o['changed_or_shifted_share']:.1f}%)</div></div>")
         out.append("</div>")
     n_fail = len(res.failures)
     cells = (res.manifest.get("cells") or {})
     out.append("<div class='cards'>")
-    out.append(f"<div class='card'><div class='n'>{cells.get('ok', len(res.weat))}</div><div class='l'>cells "
+    out.append(f"<div class='card'><div class='n'>{_e(cells.get('ok', len(res.weat)))}</div><div class='l'>cells "
                f"finished</div></div>")
     out.append(f"<div class='card F'><div class='n'>{n_fail}</div><div class='l'>cells failed</div></div>")
     out.append(f"<div class='card'><div class='n'>{_fmt_s(cells.get('compute_seconds'))}</div><div class='l'>compute "
@@ -255,7 +271,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     exp = res.experiment
     cfg = exp.get("config", {})
     name = exp.get("name") or cfg.get("name") or "experiment"
-    pngs = [Path(p) for p in figures if Path(p).suffix == ".png" and Path(p).exists()]
+    pngs = [_inside(Path(p), Path(res.out)) for p in figures if Path(p).suffix == ".png" and Path(p).exists()]
+    cfg_text = _config_text(res, cfg)
     main_figs = [p for p in pngs if p.parent.name != "tests"]
     test_figs = [p for p in pngs if p.parent.name == "tests"]
     captions = {
@@ -301,14 +318,6 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
              "<h2 id='manifest'>Manifest</h2>", _manifest(res),
              "<h2 id='conventions'>Conventions</h2>", _conventions(res),
              "<h2 id='config'>Config</h2>"]
-    cfg_text = None
-    cfg_path = Path(res.out) / "config.yaml"
-    if cfg_path.exists():
-        cfg_text = cfg_path.read_text("utf-8")
-    if cfg_text is None:
-        import json
-
-        cfg_text = json.dumps(cfg, indent=2)
     body.append(f"<pre>{_e(cfg_text)}</pre>")
     body.append(f"<footer>Written by isoeat {_e(__version__)} (<code>isoeat report</code>). Self-contained: no external "
                 "resources.</footer>")
@@ -316,6 +325,18 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
             "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
             f"<title>{_e(name)} — isoeat report</title>\n<style>{_CSS}</style>\n<script>{_SCRIPT}</script>\n</head>\n"
             "<body>\n<main>\n" + "\n".join(body) + "\n</main>\n</body>\n</html>\n")
+
+
+def _config_text(res: Any, cfg: Any) -> str:
+    """The run folder's ``config.yaml`` as given (refused if it links outside the folder), else the parsed config."""
+    cfg_path = Path(res.out) / "config.yaml"
+    if os.path.lexists(cfg_path):
+        _inside(cfg_path, Path(res.out))
+        if cfg_path.is_file():
+            return cfg_path.read_text("utf-8", errors="replace")
+    import json
+
+    return json.dumps(cfg, indent=2)
 
 
 def write_report(res: Any, path: str | Path, figures: Sequence[Path] = ()) -> Path:

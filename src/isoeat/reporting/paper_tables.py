@@ -21,10 +21,10 @@ import html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from .._io import atomic_write_text
-from .tables import format_d, format_p, records_to_csv
+from .tables import finite_or_none, format_d, format_p, records_to_csv
 
 __all__ = [
     "Cell",
@@ -40,6 +40,9 @@ __all__ = [
     "to_html",
     "latex_p",
     "stars",
+    "safe_name",
+    "unique_names",
+    "calibration_names",
 ]
 
 FAMILY_TITLES = {
@@ -81,30 +84,77 @@ class Table:
 
 # --------------------------------------------------------------------------- formatting
 def safe_name(label: str) -> str:
-    """A label as a file-name part: letters, digits, ``.``, ``_``, ``-`` and ``=`` kept, anything else ``_``."""
+    """A label as a file-name part that no other label can share.
+
+    A label made only of letters, digits, ``.``, ``_``, ``=`` and ``-`` (and not
+    starting or ending with ``.`` or ``_``) is its own name: ``GloVe``, ``zca``,
+    ``W6``, ``GloVe-50d``. Any other label becomes its slug (every other run of
+    characters replaced by ``_``) followed by ``+`` and 10 hex digits of the
+    SHA-256 of the label: ``z 1`` -> ``z_1+<hash>``, so it cannot overwrite the
+    files of ``z_1``. ``+`` never occurs in an unchanged label, so a hashed
+    name never equals an unchanged one.
+
+    Examples
+    --------
+    >>> safe_name("GloVe-50d")
+    'GloVe-50d'
+    >>> safe_name("z 1")
+    'z_1+2e22fb0583'
+    """
     import re
 
-    return re.sub(r"[^A-Za-z0-9._=-]+", "_", str(label)).strip("._") or "x"
+    label = str(label)
+    slug = re.sub(r"[^A-Za-z0-9._=-]+", "_", label).strip("._") or "x"
+    return slug if slug == label else f"{slug}+{_short_hash(label)}"
+
+
+def _short_hash(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+
+
+def unique_names(keys: Sequence[tuple[str, ...]], sep: str = "-") -> list[str]:
+    """File names for several items, each named by the labels of ``key`` joined with ``sep``.
+
+    Each part goes through :func:`safe_name`. Names that would still coincide
+    (parts that contain ``sep``: ``a-b`` + ``c`` and ``a`` + ``b-c``; or labels
+    that differ only in case, one file on macOS and Windows) get ``+`` and a
+    hash of their whole key; every other name is left as it is.
+
+    Examples
+    --------
+    >>> unique_names([("GloVe", "W6"), ("GloVe", "W7")])
+    ['GloVe-W6', 'GloVe-W7']
+    """
+    import json
+
+    base = [sep.join(safe_name(p) for p in key) for key in keys]
+    groups: dict[str, set] = {}
+    for key, name in zip(keys, base):
+        groups.setdefault(name.casefold(), set()).add(tuple(key))
+    return [name if len(groups[name.casefold()]) == 1 else f"{name}+{_short_hash(json.dumps(list(key)))}"
+            for key, name in zip(keys, base)]
+
+
+def calibration_names(res: Any) -> dict[str, str]:
+    """File-name part of each calibration label of ``res`` (see :func:`unique_names`)."""
+    labels = [c["label"] for c in res.calibrations]
+    return dict(zip(labels, unique_names([(lab,) for lab in labels])))
 
 
 def stars(p: Any) -> str:
     """``***`` p < 0.001, ``**`` < 0.01, ``*`` < 0.05, ``n.s.`` otherwise (Table 3)."""
-    try:
-        p = float(p)
-    except (TypeError, ValueError):
-        return ""
-    if not math.isfinite(p):
+    p = finite_or_none(p)
+    if p is None:
         return ""
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
 
 
 def latex_p(p: Any) -> str:
     """``.0098`` for p >= 1e-4, ``$2.1{\\times}10^{-5}$`` below (the value, not a floor)."""
-    try:
-        p = float(p)
-    except (TypeError, ValueError):
-        return "--"
-    if not math.isfinite(p):
+    p = finite_or_none(p)
+    if p is None:
         return "--"
     if p >= 1e-4 or p == 0:
         return format_p(p)
@@ -138,6 +188,10 @@ def _escape_tex(s: str) -> str:
     rep = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
     return "".join(rep.get(ch, ch) for ch in s)
+
+
+def _cal_file(res: Any, label: str) -> str:
+    return calibration_names(res).get(label) or safe_name(label)
 
 
 def _cal_title(res: Any, label: str) -> str:
@@ -198,7 +252,7 @@ def table_a1(res: Any, calibration: str) -> Table:
                     "d_calibrated", "p_calibrated", "p_holm_calibrated", "p_bh_calibrated", "change",
                     "change_holm", "change_bh", "delta_d", "large_shift", "sign_reversal", "p_method_raw",
                     "p_method_calibrated")} | {"calibration": calibration})
-    return Table(name=f"table_a1-{safe_name(calibration)}", caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
+    return Table(name=f"table_a1-{_cal_file(res, calibration)}", caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
                  blocks=blocks, notes=notes, records=records)
 
 
@@ -272,7 +326,7 @@ def table3(res: Any, calibration: str) -> Table | None:
              f"Δ = calibrated − raw; 95% percentile interval and two-sided p from a paired bootstrap over pairs "
              f"({b} resamples). Sig.: *** p < 0.001, ** p < 0.01, * p < 0.05, n.s. not significant.",
              "n: pairs with both words (or sentences) available in the model."]
-    return Table(name=f"table3-{safe_name(calibration)}", caption=f"Table 3: similarity benchmarks, raw vs {_cal_title(res, calibration)}",
+    return Table(name=f"table3-{_cal_file(res, calibration)}", caption=f"Table 3: similarity benchmarks, raw vs {_cal_title(res, calibration)}",
                  blocks=[("", [], header, body)], notes=notes, records=rows)
 
 
@@ -319,7 +373,7 @@ def summary_table(res: Any, calibration: str) -> Table | None:
             records.append({"section": key, **g})
     for k, v in adj.items():
         records.append({"section": f"adjusted_{k}", "group": "all", **v})
-    return Table(name=f"summary-{safe_name(calibration)}", caption=f"Summary of changes (§5.3-5.5), raw vs {_cal_title(res, calibration)}",
+    return Table(name=f"summary-{_cal_file(res, calibration)}", caption=f"Summary of changes (§5.3-5.5), raw vs {_cal_title(res, calibration)}",
                  blocks=blocks, notes=notes, records=[{"calibration": calibration, **r} for r in records])
 
 

@@ -179,13 +179,18 @@ def save_sensitivity_figures(
 
     ``sensitivity_eps`` and ``sensitivity_reference_size`` are written when
     those choices were swept; ``sensitivity_reference`` and
-    ``sensitivity_calibration`` when the result has them.
+    ``sensitivity_calibration`` when the result has them. ``dpi`` must lie in
+    [10, 1200]; ``out_dir`` is created only when there is a figure to write.
     """
+    from .figures import check_dpi
+
+    dpi = check_dpi(dpi)
     require_matplotlib()
     recs, _ = _records(result)
     kinds = [k for k in FIGURE_KINDS if any(r["kind"] == k for r in recs)]
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    if kinds:
+        out.mkdir(parents=True, exist_ok=True)
     paths = []
     for kind in kinds:
         fig = plot_sensitivity(result, kind)

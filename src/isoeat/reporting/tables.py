@@ -17,6 +17,8 @@ __all__ = [
     "comparison_table",
     "weat_table",
     "records_to_csv",
+    "csv_text",
+    "finite_or_none",
     "to_json",
     "write_outputs",
 ]
@@ -147,16 +149,48 @@ def weat_table(results: Iterable[Any]) -> str:
     return _render(header, rows, align_left=4)
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def finite_or_none(x: Any) -> float | None:
+    """``float(x)`` when it is a finite number, else None (text, None, NaN, inf)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def csv_text(text: str) -> str:
+    """A text cell that a spreadsheet will not run: a leading ``= + - @``, tab or CR gets a ``'`` before it.
+
+    Text that is a number (``-2.5``) is left as it is: a spreadsheet reads it as that number.
+
+    Examples
+    --------
+    >>> csv_text("=1+2"), csv_text("-x"), csv_text("-2.5"), csv_text("GloVe")
+    ("'=1+2", "'-x", '-2.5', 'GloVe')
+    """
+    if not text.startswith(_FORMULA_START):
+        return text
+    try:
+        float(text)
+        return text
+    except ValueError:
+        return "'" + text
+
+
 def _cell(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
-        return ";".join(str(x) for x in v)
+        v = ";".join(str(x) for x in v)
     if v is None:
         return ""
-    return v
+    return csv_text(v) if isinstance(v, str) else v
 
 
 def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
-    """CSV text with one row per record (lists joined by ``;``)."""
+    """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
     if not records:
         return ""
     fields: list[str] = []
@@ -164,11 +198,15 @@ def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
         for k in rec:
             if k not in fields:
                 fields.append(k)
+    fields_text = {k: csv_text(str(k)) for k in fields}
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
+    # the csv module quotes only the characters of the line terminator: a row with a CR is quoted in full
+    w_cr = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    w.writerow(fields_text)
     for rec in records:
-        w.writerow({k: _cell(rec.get(k)) for k in fields})
+        row = {k: _cell(rec.get(k)) for k in fields}
+        (w_cr if any(isinstance(v, str) and "\r" in v for v in row.values()) else w).writerow(row)
     return buf.getvalue()
 
 

@@ -14,10 +14,13 @@ Two layouts are accepted:
 from __future__ import annotations
 
 import json
+import unicodedata
+import warnings
 from pathlib import Path
 from typing import Any
 
-from .._errors import DataFormatError, IsoeatFileNotFoundError
+from .._errors import DataFormatError, IsoeatWarning
+from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
@@ -26,49 +29,72 @@ _SENT_BIAS_KEYS = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
 
 
 def _read_text(path: Path) -> str:
-    if not path.exists():
-        raise IsoeatFileNotFoundError(f"{path}: no such file")
-    if path.is_dir():
-        raise IsoeatFileNotFoundError(f"{path}: is a folder, expected a YAML or JSON file")
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror})") from None
+        return read_regular_text(path)
+    except SafeLoadError as exc:
+        raise DataFormatError(f"{path}:{exc.line}: {exc}") from None
+
+
+def _refused(path: Path, exc: SafeLoadError) -> DataFormatError:
+    return DataFormatError(f"{path}{'' if exc.line is None else f':{exc.line}'}: {exc}")
+
+
+def _yaml(path: Path, text: str) -> Any:
+    import yaml
+
     try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DataFormatError(f"{path}:{line}: not valid UTF-8 (byte {exc.start})") from None
+        return load_yaml(text)
+    except SafeLoadError as exc:
+        raise _refused(path, exc) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise DataFormatError(f"{path}{where}: invalid YAML ({problem})") from None
 
 
 def _parse(path: Path, text: str) -> Any:
     suffix = path.suffix.lower()
     if suffix in {".yaml", ".yml"}:
-        import yaml
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f":{mark.line + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-            raise DataFormatError(f"{path}{where}: invalid YAML ({problem})") from None
+        return _yaml(path, text)
     try:
-        return json.loads(text)
+        return load_json(text)
+    except SafeLoadError as exc:
+        raise _refused(path, exc) from None
     except json.JSONDecodeError as exc:
         if suffix in {".json", ".jsonl"}:
             raise DataFormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
-        import yaml  # files without a known suffix: try YAML after JSON
-
-        try:
-            return yaml.safe_load(text)
-        except yaml.YAMLError:
+        try:  # files without a known suffix: try YAML after JSON
+            return _yaml(path, text)
+        except DataFormatError as yexc:
+            if "invalid YAML" not in str(yexc):
+                raise
             raise DataFormatError(
                 f"{path}:{exc.lineno}: neither valid JSON ({exc.msg}) nor valid YAML"
             ) from None
 
 
-def _word_set(where: str, role: str, value: Any, default_name: str) -> WordSet:
+def _text(where: str, key: str, value: Any, default: str) -> str:
+    """A metadata field (id, bias_type, citation, title): text, or ``default`` when absent or null."""
+    if value is None:
+        return default
+    if not isinstance(value, str):
+        raise DataFormatError(f"{where}: {key}: expected a string, got {safe_show(value)}")
+    return str(value)
+
+
+def _nfc(words: list[str], changed: list[str]) -> tuple[str, ...]:
+    out = []
+    for w in words:
+        w = w.strip()
+        n = unicodedata.normalize("NFC", w)
+        if n != w:
+            changed.append(n)
+        out.append(n)
+    return tuple(out)
+
+
+def _word_set(where: str, role: str, value: Any, default_name: str, changed: list[str]) -> WordSet:
     if isinstance(value, dict):
         name = value.get("name", value.get("category", default_name))
         words = value.get("words", value.get("examples"))
@@ -76,19 +102,37 @@ def _word_set(where: str, role: str, value: Any, default_name: str) -> WordSet:
             raise DataFormatError(f"{where}: set {role!r} has no 'words' list")
     else:
         name, words = default_name, value
+    name = _text(where, f"set {role!r} name", name, default_name)
     if not isinstance(words, list):
         raise DataFormatError(f"{where}: set {role!r}: 'words' must be a list, got {type(words).__name__}")
     if not words:
         raise DataFormatError(f"{where}: set {role!r} ({name}) is empty")
     for i, w in enumerate(words):
         if not isinstance(w, str):
+            hint = " (write words such as 'null' in quotes)" if w is None else ""
             raise DataFormatError(
-                f"{where}: set {role!r} ({name}), item {i + 1}: expected a string, got {w!r}"
+                f"{where}: set {role!r} ({name}), item {i + 1}: expected a string, got {safe_show(w)}{hint}"
             )
     try:
-        return WordSet(str(name), tuple(w.strip() for w in words))
+        return WordSet(name, _nfc(words, changed))
     except Exception as exc:  # ConfigError from WordSet validation
         raise DataFormatError(f"{where}: {exc}") from None
+
+
+def _sets(where: str, data: dict, keys: dict[str, str]) -> tuple[dict[str, WordSet], list[str]]:
+    """The four sets (``keys``: file key -> role) and the words that NFC normalisation changed."""
+    changed: list[str] = []
+    sets = {role: _word_set(where, key, data[key], key, changed) for key, role in keys.items()}
+    return sets, changed
+
+
+def _nfc_note(where: str, changed: list[str]) -> tuple[str, ...]:
+    if not changed:
+        return ()
+    shown = ", ".join(changed[:5]) + (f", ... ({len(changed)} in all)" if len(changed) > 5 else "")
+    note = f"normalised to Unicode NFC: {shown}"
+    warnings.warn(f"{where}: {len(changed)} word(s) {note}", IsoeatWarning, stacklevel=4)
+    return (note,)
 
 
 def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[AssociationTest]:
@@ -104,16 +148,15 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
         Id for a test that has none (usually the file stem).
     """
     if isinstance(data, dict) and set(_SENT_BIAS_KEYS) <= set(data):
-        sets = {
-            role: _word_set(where, key, data[key], default_name=key)
-            for key, role in _SENT_BIAS_KEYS.items()
-        }
+        label = f"{where}: test {default_id!r}"
+        sets, changed = _sets(label, data, _SENT_BIAS_KEYS)
         return [
             AssociationTest(
                 id=default_id,
-                bias_type=str(data.get("bias_type", "Custom")),
+                bias_type=_text(label, "bias_type", data.get("bias_type"), "Custom"),
                 citation="sent-bias format (May et al. 2019)",
                 title=f"{sets['X'].name} vs. {sets['Y'].name} / {sets['A'].name} vs. {sets['B'].name}",
+                provenance=_nfc_note(label, changed),
                 source=where,
                 **sets,
             )
@@ -138,20 +181,25 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             "(isoeat format) or targ1, targ2, attr1, attr2 (sent-bias format)"
         )
     known = {"id", "bias_type", "citation", "title", "provenance", "X", "Y", "A", "B"}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(str(k) for k in set(data) - known)
     if unknown:
-        raise DataFormatError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(known)}")
-    sets = {role: _word_set(where, role, data[role], default_name=role) for role in ("X", "Y", "A", "B")}
-    provenance = data.get("provenance", ())
-    if isinstance(provenance, str):
-        provenance = (provenance,)
+        shown = safe_repr(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise DataFormatError(f"{where}: unknown key(s) {shown}; allowed: {sorted(known)}")
+    test_id = _text(where, "id", data.get("id"), default_id)
+    label = f"{where}: test {test_id!r}"
+    sets, changed = _sets(label, data, {r: r for r in ("X", "Y", "A", "B")})
+    provenance = data.get("provenance")
+    provenance = [] if provenance is None else [provenance] if isinstance(provenance, str) else provenance
+    if not isinstance(provenance, list):
+        raise DataFormatError(f"{label}: provenance: expected a string or a list of strings, got {safe_show(provenance)}")
+    notes = tuple(_text(label, f"provenance[{i}]", p, "") for i, p in enumerate(provenance))
     return [
         AssociationTest(
-            id=str(data.get("id", default_id)),
-            bias_type=str(data.get("bias_type", "Custom")),
-            citation=str(data.get("citation", "")),
-            title=str(data.get("title", "")),
-            provenance=tuple(str(p) for p in provenance),
+            id=test_id,
+            bias_type=_text(label, "bias_type", data.get("bias_type"), "Custom"),
+            citation=_text(label, "citation", data.get("citation"), ""),
+            title=_text(label, "title", data.get("title"), ""),
+            provenance=notes + _nfc_note(label, changed),
             source=where,
             **sets,
         )

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError
+from ._safe_load import safe_repr, safe_show
 
 __all__ = ["WordSet", "AssociationTest", "BIAS_TYPES"]
 
@@ -36,18 +37,18 @@ class WordSet:
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
-            raise ConfigError(f"word set name must be a non-empty string, got {self.name!r}")
+            raise ConfigError(f"word set name must be a non-empty string, got {safe_show(self.name)}")
         words = tuple(self.words) if not isinstance(self.words, tuple) else self.words
         object.__setattr__(self, "words", words)
         for w in words:
             if not isinstance(w, str) or not w.strip():
                 raise ConfigError(
-                    f"word set {self.name!r}: every word must be a non-empty string, got {w!r}"
+                    f"word set {safe_show(self.name)}: every word must be a non-empty string, got {safe_show(w)}"
                 )
         seen: set[str] = set()
         dups = [w for w in words if w in seen or seen.add(w)]  # type: ignore[func-returns-value]
         if dups:
-            raise ConfigError(f"word set {self.name!r}: duplicate word(s) {sorted(set(dups))}")
+            raise ConfigError(f"word set {safe_show(self.name)}: duplicate word(s) {safe_repr(sorted(set(dups)))}")
 
     def __len__(self) -> int:
         return len(self.words)
@@ -96,7 +97,7 @@ class AssociationTest:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
-            raise ConfigError(f"test id must be a non-empty string, got {self.id!r}")
+            raise ConfigError(f"test id must be a non-empty string, got {safe_show(self.id)}")
         for role in ("X", "Y", "A", "B"):
             if not isinstance(getattr(self, role), WordSet):
                 raise ConfigError(f"test {self.id!r}: {role} must be a WordSet")

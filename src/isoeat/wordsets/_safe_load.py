@@ -1,0 +1,294 @@
+"""Safe reading of the text files users hand to isoeat: word-set files and experiment configs.
+
+* **Regular files only**: a FIFO, device, socket or folder is refused by
+  :func:`os.stat` before anything opens it (a FIFO would block forever).
+* **UTF-8**, with a leading byte-order mark stripped.
+* **YAML without surprises**: a plain scalar is the text the user wrote.
+  YAML 1.1 reads ``no``, ``on`` and ``yes`` as booleans, ``2019`` as a number,
+  ``2019-01-01`` as a date; here they stay the strings ``"no"``,
+  ``"on"``, ``"yes"``, ``"2019"``. Only an empty value and ``null``/``Null``/
+  ``NULL``/``~`` are ``None`` (write ``'null'`` in quotes for the word).
+  Readers convert where their schema expects a number or a flag (see
+  :func:`plain_scalar`).
+* **No aliases** (``*name``): an alias can multiply a 700-byte file into
+  gigabytes ("billion laughs"); no isoeat file needs one.
+* **No duplicate keys** (YAML and JSON): a silent overwrite hides mistakes.
+* **Bounded nesting** (:data:`MAX_DEPTH` levels).
+
+Errors are :class:`SafeLoadError` with the line (``line``, 1-based, or None);
+each caller words them as its own error class (``DataFormatError`` for word
+sets, ``ConfigError`` for configs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import reprlib
+import stat
+from pathlib import Path
+from typing import Any
+
+from .._errors import IsoeatFileNotFoundError
+
+__all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
+
+#: Deepest nesting of lists and mappings accepted in a word-set or config file.
+MAX_DEPTH = 64
+
+_KINDS = ((stat.S_ISDIR, "is a folder"), (stat.S_ISFIFO, "is a FIFO (named pipe)"),
+          (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
+          (stat.S_ISSOCK, "is a socket"))
+
+
+class SafeLoadError(Exception):
+    """A YAML/JSON document isoeat will not read; ``line`` is 1-based (or None)."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class NotUTF8Error(SafeLoadError):
+    """The file's bytes are not UTF-8."""
+
+
+class QuotedStr(str):
+    """A YAML scalar written in quotes (or a block scalar): text by the author's choice, never converted."""
+
+    __slots__ = ()
+
+
+# --------------------------------------------------------------------------- messages
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxset = 2, 4, 4, 4, 4
+_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 40
+
+
+def safe_show(value: Any, *, limit: int = 60) -> str:
+    """``repr`` of a value for an error message, bounded in time and length, with its type unless a string.
+
+    Unlike ``repr(value)[:limit]``, the value is cut *while* it is written
+    (:mod:`reprlib`), so a huge nested list costs nothing.
+
+    Examples
+    --------
+    >>> safe_show("many")
+    "'many'"
+    >>> safe_show([[1] * 1000] * 1000)
+    '[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], ...] (list)'
+    """
+    text = safe_repr(value, limit=limit)
+    return text if isinstance(value, str) else f"{text} ({type(value).__name__})"
+
+
+def safe_repr(value: Any, *, limit: int = 60) -> str:
+    """:func:`safe_show` without the type."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit + 40 else text[: limit + 37] + "..."
+
+
+# --------------------------------------------------------------------------- files
+def read_regular_text(path: Path, *, what: str = "file") -> str:
+    """The UTF-8 text of a regular file, without a leading BOM.
+
+    Raises
+    ------
+    IsoeatFileNotFoundError
+        No such file, not a regular file (folder, FIFO, device, socket; named), or unreadable.
+    NotUTF8Error
+        Not UTF-8 (with the line of the first bad byte).
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        raise IsoeatFileNotFoundError(f"{path}: no such {what}") from None
+    except OSError as exc:
+        raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror})") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "is not a regular file")
+        raise IsoeatFileNotFoundError(f"{path}: {kind}, not a regular file")
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise NotUTF8Error(f"not valid UTF-8 (byte {exc.start})", line) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# --------------------------------------------------------------------------- JSON
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise SafeLoadError(f"duplicate key {safe_show(k)}")
+        out[k] = v
+    return out
+
+
+def load_json(text: str) -> Any:
+    """``json.loads`` refusing duplicate keys and deep nesting (:class:`SafeLoadError`; syntax errors stay
+    :class:`json.JSONDecodeError`)."""
+    try:
+        data = json.loads(text, object_pairs_hook=_unique_pairs)
+    except RecursionError:
+        raise SafeLoadError(f"nested more than {MAX_DEPTH} levels deep") from None
+    if _depth(data) > MAX_DEPTH:
+        raise SafeLoadError(f"nested more than {MAX_DEPTH} levels deep")
+    return data
+
+
+def _depth(x: Any) -> int:
+    """Nesting depth of lists/dicts, iteratively (a deep document must not overflow the stack here)."""
+    best, stack = 0, [(x, 1)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (list, dict)):
+            best = max(best, d)
+            if d > MAX_DEPTH:
+                return d
+            stack.extend((v, d + 1) for v in (node.values() if isinstance(node, dict) else node))
+    return best
+
+
+# --------------------------------------------------------------------------- YAML
+_NULLS = {"null", "Null", "NULL", "~"}
+
+
+def _make_loader() -> type:
+    import yaml
+    from yaml.events import AliasEvent, CollectionStartEvent
+
+    class Loader(yaml.SafeLoader):
+        """SafeLoader: plain scalars are strings, no aliases, no duplicate keys, bounded depth."""
+
+        yaml_implicit_resolvers: dict = {}
+        _depth = 0
+
+        def compose_node(self, parent, index):  # noqa: D401 - yaml hook
+            event = self.peek_event()
+            if isinstance(event, AliasEvent):
+                raise SafeLoadError(f"YAML aliases are not allowed (*{event.anchor})", event.start_mark.line + 1)
+            if isinstance(event, CollectionStartEvent):
+                if self._depth >= MAX_DEPTH:
+                    raise SafeLoadError(f"nested more than {MAX_DEPTH} levels deep", event.start_mark.line + 1)
+                self._depth += 1
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self._depth -= 1
+            return super().compose_node(parent, index)
+
+        def construct_mapping(self, node, deep=False):
+            seen: dict = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    raise SafeLoadError("a mapping key must be text", key_node.start_mark.line + 1) from None
+                line = key_node.start_mark.line + 1
+                if first is not None:
+                    raise SafeLoadError(f"duplicate key {safe_show(key)} (line {line}; first on line {first})", line)
+                seen[key] = line
+            return super().construct_mapping(node, deep=deep)
+
+    def construct_plain(loader, node):
+        value = loader.construct_scalar(node)
+        if node.style is not None:
+            return QuotedStr(value)
+        return None if (value == "" or value in _NULLS) else value
+
+    Loader.add_constructor("tag:yaml.org,2002:str", construct_plain)
+    return Loader
+
+
+class _UniqueKeyLoader:
+    """Namespace of the one loader class (built at first use: PyYAML is imported lazily)."""
+
+    _cls: list[type] = []
+
+    @staticmethod
+    def make() -> type:
+        """The :class:`yaml.SafeLoader` subclass described in the module docstring."""
+        if not _UniqueKeyLoader._cls:
+            _UniqueKeyLoader._cls.append(_make_loader())
+        return _UniqueKeyLoader._cls[0]
+
+
+UniqueKeyLoader = _UniqueKeyLoader  # the public name (experiments.config re-exports it as _UniqueKeyLoader)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML with plain scalars kept as text (see the module docstring).
+
+    Parameters
+    ----------
+    text : str
+        The document.
+
+    Raises
+    ------
+    SafeLoadError
+        An alias, a duplicate key or too deep nesting (with the line).
+    yaml.YAMLError
+        Invalid YAML.
+    """
+    import yaml
+
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader.make())  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise SafeLoadError(f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+# --------------------------------------------------------------------------- typed values from text
+_INT = re.compile(r"[-+]?[0-9][0-9_]*")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?")
+_SPECIAL = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
+_TRUE = {"true", "True", "TRUE"}
+_FALSE = {"false", "False", "FALSE"}
+#: Spellings of a flag accepted where the schema expects one (YAML 1.1 booleans, any case).
+FLAG_WORDS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
+def plain_flag(text: Any) -> Any:
+    """``True``/``False`` for a plain scalar spelled as a YAML 1.1 boolean (``yes``, ``Off``, ...); else ``text``.
+
+    For keys whose schema expects a flag; elsewhere such words stay text.
+    """
+    if isinstance(text, str) and not isinstance(text, QuotedStr):
+        return FLAG_WORDS.get(text.strip().lower(), text)
+    return text
+
+
+def plain_scalar(text: Any) -> Any:
+    """A plain YAML scalar as YAML 1.2 (core schema) would type it: ``true``/``false``, integers, reals
+    (``1e-3``, ``.inf``); anything else stays text. Non-strings and quoted scalars (:class:`QuotedStr`)
+    are returned as they are.
+
+    Examples
+    --------
+    >>> [plain_scalar(s) for s in ("3", "1e-3", "100_000", "false", "no", "2019-01-01")]
+    [3, 0.001, 100000, False, 'no', '2019-01-01']
+    """
+    if not isinstance(text, str) or isinstance(text, QuotedStr):
+        return text
+    s = text.strip()
+    if s in _TRUE:
+        return True
+    if s in _FALSE:
+        return False
+    if _INT.fullmatch(s):
+        return int(s.replace("_", ""))
+    if _FLOAT.fullmatch(s) and any(ch.isdigit() for ch in s):
+        return float(s.replace("_", ""))
+    if s.lower() in _SPECIAL:
+        return _SPECIAL[s.lower()]
+    return text
