@@ -15,7 +15,9 @@ import numpy as np
 
 from isoeat._errors import ConfigError
 
-from ._checks import _as_int, _as_scores
+from isoeat._validate import check_int
+
+from ._checks import _as_scores
 
 __all__ = ["DEFAULT_EXACT_BUDGET", "exact_cost", "exact_count"]
 
@@ -42,8 +44,8 @@ def exact_cost(n: int, n_x: int) -> float:
     n/2` does two counting passes).  Peak memory is roughly 8 bytes per stored
     sum plus 24 bytes per element of the largest :math:`N_j`.
     """
-    n = _as_int(n, "n")
-    n_x = _as_int(n_x, "n_x")
+    n = check_int("n", n)
+    n_x = check_int("n_x", n_x)
     if n < 1 or not 0 <= n_x <= n:
         raise ConfigError(f"exact_cost needs 0 <= n_x <= n and n >= 1; got n={n}, n_x={n_x}")
     k = min(n_x, n - n_x)
@@ -264,7 +266,7 @@ def exact_count(s: Any, n_x: int, threshold: float) -> int:
     """
     arr = _as_scores(s)
     n = arr.size
-    n_x = _as_int(n_x, "n_x")
+    n_x = check_int("n_x", n_x)
     if not 0 <= n_x <= n:
         raise ConfigError(f"n_x must satisfy 0 <= n_x <= n; got n_x={n_x}, n={n}")
     thr = float(threshold)

@@ -49,7 +49,9 @@ from typing import Any
 
 from isoeat._errors import ConfigError
 
-from ._checks import _as_int, _as_scores, _check_choice, _check_confidence, _check_n_x
+from isoeat._validate import check_choice, check_int, check_real
+
+from ._checks import _as_scores, _check_level, _check_n_x
 from ._exact import DEFAULT_EXACT_BUDGET, _exact_tail_count, exact_cost, exact_count
 from ._montecarlo import _monte_carlo, _random_subset_masks, clopper_pearson  # noqa: F401 (_random_subset_masks re-exported)
 
@@ -232,41 +234,17 @@ def partition_test(
     arr = _as_scores(s)
     n = arr.size
     n_x = _check_n_x(n_x, n)
-    _check_choice(alternative, "alternative", _ALTERNATIVES)
-    _check_choice(method, "method", _METHODS)
-    n_permutations = _as_int(n_permutations, "n_permutations")
-    if n_permutations < 1:
-        raise ConfigError(f"n_permutations must be >= 1, got {n_permutations}")
-    try:
-        rtol_f = float(rtol)
-    except (TypeError, ValueError):
-        raise ConfigError(f"rtol must be a non-negative number, got {rtol!r}") from None
-    if not (math.isfinite(rtol_f) and rtol_f >= 0.0):
-        raise ConfigError(f"rtol must be a finite number >= 0, got {rtol!r}")
-    confidence = _check_confidence(confidence)
+    check_choice("alternative", alternative, _ALTERNATIVES)
+    check_choice("method", method, _METHODS)
+    n_permutations = check_int("n_permutations", n_permutations, lo=1)
+    rtol_f = check_real("rtol", rtol, lo=0.0)
+    confidence = _check_level("confidence", confidence)
     if sequential_alpha is not None:
-        try:
-            sa = float(sequential_alpha)
-        except (TypeError, ValueError):
-            raise ConfigError(
-                f"sequential_alpha must be None or a number in (0, 1), got {sequential_alpha!r}"
-            ) from None
-        if not 0.0 < sa < 1.0:
-            raise ConfigError(f"sequential_alpha must be in (0, 1), got {sequential_alpha!r}")
-        sequential_alpha = sa
+        sequential_alpha = _check_level("sequential_alpha", sequential_alpha)
     if batch_size is not None:
-        batch_size = _as_int(batch_size, "batch_size")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    if exact_budget is None:
-        budget = DEFAULT_EXACT_BUDGET
-    else:
-        try:
-            budget = float(exact_budget)
-        except (TypeError, ValueError):
-            raise ConfigError(f"exact_budget must be a number, got {exact_budget!r}") from None
-        if math.isnan(budget) or budget < 0:
-            raise ConfigError(f"exact_budget must be >= 0, got {exact_budget!r}")
+        batch_size = check_int("batch_size", batch_size, lo=1)
+    budget = (DEFAULT_EXACT_BUDGET if exact_budget is None
+              else check_real("exact_budget", exact_budget, lo=0.0, finite=False))
 
     n_partitions = math.comb(n, n_x)
     cost = exact_cost(n, n_x)

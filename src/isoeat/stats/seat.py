@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .._errors import ConfigError
+from .._random import spawn_seeds
+from .._validate import check_choice, check_real
 from .._types import Calibrator, SentenceEncoder
 from .results import ResultIdentity, WEATResult
 from .weat import documents_calibration, resolve_calibration, resolve_seed_sequence, weat_from_vectors
@@ -202,10 +204,8 @@ def seat(
 
     if isinstance(test, str):
         test = get_test(test)
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    mode = check_choice("mode", mode, MODES)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     encode = _encoder_fn(model)
     if mode == "auto":
         mode = "sentences" if _is_sentences(test) else "templates"
@@ -225,14 +225,14 @@ def seat(
         vecs = cal.transform(vecs)
     row = {t: i for i, t in enumerate(texts)}
     root, seed = resolve_seed_sequence(rng)
-    seeds = root.spawn(len(filled))
+    seeds = spawn_seeds(root, len(filled))
     name = getattr(model, "name", "")
     results = []
     for i, f in enumerate(filled):
         mats = {role: vecs[[row[s] for s in ss]] for role, ss in f.items()}
         results.append(weat_from_vectors(
             mats["X"], mats["Y"], mats["A"], mats["B"], ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]), test=test.id,
+            n_permutations=n_permutations, rng=seeds[i], test=test.id,
             bias_type=test.bias_type, model=name, calibration=cal_name, **weat_kwargs,
         ))
     ds = np.array([r.effect_size for r in results], dtype=np.float64)

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 import numpy as np
 
 from .._errors import ConfigError, CoverageError
-from .._random import resolve_seed, resolve_seed_sequence  # noqa: F401 - re-exported (one home: _random)
+from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds  # noqa: F401 - re-exported
+from .._validate import check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
 from .bootstrap import effect_size
 from .permutation import PermutationResult, partition_test
@@ -155,11 +156,10 @@ def _p_fields(perm: PermutationResult) -> dict[str, Any]:
     )
 
 
-def _validate(alternative: str, ddof: Any) -> None:
-    if alternative not in ALTERNATIVES:
-        raise ConfigError(f"alternative must be one of {', '.join(ALTERNATIVES)}; got {alternative!r}")
-    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
-        raise ConfigError(f"ddof must be a non-negative integer, got {ddof!r}")
+def _validate(alternative: str, ddof: Any) -> int:
+    """Check ``alternative`` and ``ddof`` (shared by WEAT and SC-WEAT); return ``ddof`` as int."""
+    check_choice("alternative", alternative, ALTERNATIVES)
+    return check_int("ddof", ddof, lo=0)
 
 
 def weat_from_vectors(
@@ -224,7 +224,7 @@ def weat_from_vectors(
     >>> round(r.effect_size, 3), r.p_method, r.n_partitions
     (1.728, 'exact', 6)
     """
-    _validate(alternative, ddof)
+    ddof = _validate(alternative, ddof)
     mats = {}
     for role, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
         M = np.asarray(M, dtype=np.float64)
@@ -236,8 +236,7 @@ def weat_from_vectors(
     dims = {M.shape[1] for M in mats.values()}
     if len(dims) != 1:
         raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
-        raise ConfigError(f"bootstrap must be a non-negative integer (0 = no interval), got {bootstrap!r}")
+    bootstrap = check_int("bootstrap", bootstrap, lo=0)
     gen, seed = resolve_seed(rng)
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
@@ -291,8 +290,7 @@ def weat_from_vectors(
 def _lookup_sets(
     model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    if not (0.0 <= float(min_coverage) <= 1.0):
-        raise ConfigError(f"min_coverage must lie in [0, 1], got {min_coverage!r}")
+    min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
     vecs: dict[str, np.ndarray] = {}
     dropped: list[str] = []
     folded: list[str] = []
@@ -402,7 +400,7 @@ def sc_weat_from_vectors(
     >>> round(r.effect_size, 3), round(r.p_value, 4), r.n_partitions, r.calibration
     (1.58, 0.1667, 6, 'none')
     """
-    _validate(alternative, ddof)
+    ddof = _validate(alternative, ddof)
     w = np.asarray(w, dtype=np.float64).reshape(1, -1)
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
@@ -502,12 +500,11 @@ def sc_weat(
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         W, Av, Bv = (cal.transform(m) for m in (W, Av, Bv))
-    gen, _seed = resolve_seed(rng)
-    seeds = np.random.SeedSequence(int(gen.integers(0, 2**63))).spawn(len(words))
+    seeds = spawn_seeds(as_generator(rng), len(words))  # one draw from the Generator roots the child seeds
     return [
         sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]), test=test_id,
+            n_permutations=n_permutations, rng=seeds[i], test=test_id,
             model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
             case_folded=tuple(folded), **permutation_kwargs,
         )
