@@ -29,8 +29,8 @@ sum reaches :math:`T_{obs}`:
   :math:`S_I = 2(T_I - m)`); it is equally well defined for unequal sizes,
   where it measures the distance of the X-side sum from its null mean.
 
-Ties: :math:`\tau = \mathrm{rtol} \cdot \sum_i |s_i|` (``rtol = 1e-9`` by
-default).  Values within :math:`\tau` of the observed one count as reaching it,
+Ties: :math:`\tau = \mathrm{rtol} \cdot \sum_i |s_i|` (``rtol = 1e-12`` by
+default, :data:`DEFAULT_RTOL`: the scale of float64 rounding, see there).  Values within :math:`\tau` of the observed one count as reaching it,
 so that floating-point noise never splits genuine ties.  The tolerance used is
 reported in :attr:`PermutationResult.tolerance`.
 
@@ -52,11 +52,12 @@ from isoeat._errors import ConfigError
 from isoeat._validate import check_choice, check_int, check_real
 
 from ._checks import _as_scores, _check_level, _check_n_x
-from ._exact import DEFAULT_EXACT_BUDGET, _exact_tail_count, exact_cost, exact_count
+from ._exact import DEFAULT_EXACT_BUDGET, DEFAULT_RTOL, _exact_tail_count, exact_cost, exact_count
 from ._montecarlo import _monte_carlo, _random_subset_masks, clopper_pearson  # noqa: F401 (_random_subset_masks re-exported)
 
 __all__ = [
     "DEFAULT_EXACT_BUDGET",
+    "DEFAULT_RTOL",
     "PermutationResult",
     "clopper_pearson",
     "exact_cost",
@@ -166,7 +167,7 @@ def partition_test(
     method: str = "auto",
     n_permutations: int = 100_000,
     rng: Any = None,
-    rtol: float = 1e-9,
+    rtol: float = DEFAULT_RTOL,
     exact_budget: float | None = None,
     sequential_alpha: float | None = None,
     confidence: float = 0.95,
@@ -201,8 +202,9 @@ def partition_test(
         Passed to :func:`numpy.random.default_rng`; global state is never
         used.  A Generator is advanced in place.  Results for a given seed also
         depend on ``batch_size`` (the draw layout).
-    rtol : float, default 1e-9
-        Relative tie tolerance: :math:`\tau = \mathrm{rtol}\sum_i|s_i|`.
+    rtol : float, default 1e-12
+        Relative tie tolerance: :math:`\tau = \mathrm{rtol}\sum_i|s_i|`
+        (:data:`DEFAULT_RTOL` explains the scale).
     exact_budget : float, optional
         Maximum :func:`exact_cost` for exact counting; default
         :data:`DEFAULT_EXACT_BUDGET` (= ``exact_cost(50, 25)``: everything up

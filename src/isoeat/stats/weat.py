@@ -62,15 +62,44 @@ __all__ = [
 ALTERNATIVES = ("greater", "less", "two-sided")
 
 
+def unit_rows(M: np.ndarray, name: str = "M") -> np.ndarray:
+    """The rows of ``M`` scaled to unit length, safely for any finite scale.
+
+    Each row is first multiplied by a power of two that brings its largest
+    absolute entry into [0.5, 1) (exact in binary floating point), so that its
+    norm neither overflows (a vector times 1e200) nor underflows (times
+    1e-170); for rows of ordinary scale the result is bit-identical to
+    ``M / norm(M)``.
+
+    Raises
+    ------
+    ConfigError
+        A row that is all zeros or holds NaN/inf (the message names ``name`` and the row).
+
+    Examples
+    --------
+    >>> unit_rows(np.array([[3e300, 4e300], [3.0, 4.0]]))
+    array([[0.6, 0.8],
+           [0.6, 0.8]])
+    """
+    M = np.asarray(M, dtype=np.float64)
+    finite = np.isfinite(M).all(axis=1)
+    if not finite.all():
+        raise ConfigError(f"cosine is undefined for a vector that is not finite ({name} row {int(np.argmin(finite))})")
+    peak = np.abs(M).max(axis=1, initial=0.0)
+    if (peak == 0).any():
+        raise ConfigError(f"cosine is undefined for an all-zero vector ({name} row {int(np.argmax(peak == 0))})")
+    scaled = np.ldexp(M, -np.frexp(peak)[1][:, None])
+    return scaled / np.linalg.norm(scaled, axis=1, keepdims=True)
+
+
 def cosine_matrix(U: np.ndarray, V: np.ndarray) -> np.ndarray:
-    r"""Pairwise cosine similarities :math:`\cos(u_i, v_j)`, shape ``(len(U), len(V))``."""
-    U = np.asarray(U, dtype=np.float64)
-    V = np.asarray(V, dtype=np.float64)
-    nu = np.linalg.norm(U, axis=1, keepdims=True)
-    nv = np.linalg.norm(V, axis=1, keepdims=True)
-    if (nu == 0).any() or (nv == 0).any():
-        raise ConfigError("cosine is undefined for an all-zero vector")
-    return (U / nu) @ (V / nv).T
+    r"""Pairwise cosine similarities :math:`\cos(u_i, v_j)`, shape ``(len(U), len(V))``.
+
+    Right for any finite, non-zero vectors, however large or small (see
+    :func:`unit_rows`); an all-zero or non-finite row is a :class:`~isoeat.ConfigError`.
+    """
+    return unit_rows(U, "first matrix") @ unit_rows(V, "second matrix").T
 
 
 def association_scores(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
