@@ -44,29 +44,38 @@ This module holds the result type and the public entry point
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from isoeat._errors import ConfigError
+from isoeat._errors import ConfigError, IsoeatWarning
 
 from isoeat._validate import check_choice, check_int, check_real
 
 from ._checks import _as_scores, _check_level, _check_n_x
-from ._exact import DEFAULT_EXACT_BUDGET, DEFAULT_RTOL, _exact_tail_count, exact_cost, exact_count
+from ._exact import (DEFAULT_EXACT_BUDGET, DEFAULT_EXACT_MEMORY, DEFAULT_RTOL, _exact_tail_count, describe_bytes,
+                     exact_cost, exact_count, exact_memory_bytes)
 from ._montecarlo import _monte_carlo, _random_subset_masks, clopper_pearson  # noqa: F401 (_random_subset_masks re-exported)
 
 __all__ = [
     "DEFAULT_EXACT_BUDGET",
+    "DEFAULT_EXACT_MEMORY",
+    "FALLBACK_PERMUTATIONS",
     "DEFAULT_RTOL",
     "PermutationResult",
     "clopper_pearson",
     "exact_cost",
     "exact_count",
+    "exact_memory_bytes",
     "partition_test",
 ]
 
 _ALTERNATIVES = ("greater", "less", "two-sided")
 _METHODS = ("auto", "exact", "monte-carlo")
+
+#: Random partitions drawn when ``method="auto"`` was asked for an exact count
+#: (``n_permutations`` >= the number of partitions) that does not fit in ``exact_memory``.
+FALLBACK_PERMUTATIONS = 1_000_000
 
 
 # ---------------------------------------------------------------------------
@@ -105,6 +114,10 @@ class PermutationResult:
         :math:`\tau = \mathrm{rtol}\sum_i|s_i|`, in the units of ``s``.
     stopped_early : bool
         True when sequential stopping ended the Monte Carlo run early.
+    note : str
+        Why the method differs from what was asked (``method="auto"`` fell
+        back to Monte Carlo because exact counting would exceed
+        ``exact_memory``); empty otherwise.
     """
 
     p_value: float
@@ -117,6 +130,7 @@ class PermutationResult:
     ci_high: float
     tolerance: float
     stopped_early: bool
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a plain ``dict`` (JSON-friendly values)."""
@@ -133,6 +147,7 @@ def _result(
     n_permutations: int | None = None,
     ci: tuple[float, float] | None = None,
     stopped_early: bool = False,
+    note: str = "",
 ) -> PermutationResult:
     """The one constructor of :class:`PermutationResult`, so both paths fill the same fields.
 
@@ -151,6 +166,7 @@ def _result(
         ci_high=high,
         tolerance=tolerance,
         stopped_early=stopped_early,
+        note=note,
     )
 
 
@@ -172,6 +188,7 @@ def partition_test(
     sequential_alpha: float | None = None,
     confidence: float = 0.95,
     batch_size: int | None = None,
+    exact_memory: int | None = None,
 ) -> PermutationResult:
     r"""Permutation test of the WEAT statistic over all X/Y partitions.
 
@@ -217,7 +234,15 @@ def partition_test(
         Level of the Clopper–Pearson interval.
     batch_size : int, optional
         Random partitions per vectorised batch (default ``max(1024, 2**20 //
-        n)``).
+        n)``). Monte Carlo memory is one batch, whatever ``n_permutations``.
+    exact_memory : int, optional
+        Memory budget in bytes for exact counting (default
+        :data:`DEFAULT_EXACT_MEMORY`, 2 GiB), compared with
+        :func:`exact_memory_bytes` before anything is allocated. Over it,
+        ``method="exact"`` raises; ``method="auto"`` runs Monte Carlo instead
+        (with :data:`FALLBACK_PERMUTATIONS` random partitions when
+        ``n_permutations`` asked for at least as many as there are
+        partitions), warns and says so in ``note``.
 
     Returns
     -------
@@ -248,20 +273,30 @@ def partition_test(
     budget = (DEFAULT_EXACT_BUDGET if exact_budget is None
               else check_real("exact_budget", exact_budget, lo=0.0, finite=False))
 
+    mem_budget = DEFAULT_EXACT_MEMORY if exact_memory is None else check_int("exact_memory", exact_memory, lo=0)
+
     n_partitions = math.comb(n, n_x)
     cost = exact_cost(n, n_x)
-    if method == "exact":
-        if cost > budget:
-            raise ConfigError(
-                f"method='exact' would count C({n}, {n_x}) = {n_partitions} partitions "
-                f"(estimated cost {cost:.3g} > exact_budget {budget:.3g}); "
-                "use method='monte-carlo' or raise exact_budget"
-            )
-        use_exact = True
-    elif method == "auto":
-        use_exact = cost <= budget or n_partitions <= n_permutations
-    else:
-        use_exact = False
+    if method == "exact" and cost > budget:
+        raise ConfigError(
+            f"method='exact' would count C({n}, {n_x}) = {n_partitions} partitions "
+            f"(estimated cost {cost:.3g} > exact_budget {budget:.3g}); "
+            "use method='monte-carlo' or raise exact_budget"
+        )
+    use_exact = method == "exact" or (method == "auto" and (cost <= budget or n_partitions <= n_permutations))
+    note = ""
+    if use_exact:
+        need = exact_memory_bytes(n, n_x)
+        if need > mem_budget:
+            over = (f"exact counting of C({n}, {n_x}) partitions would need about {describe_bytes(need)} "
+                    f"> exact_memory {describe_bytes(mem_budget)}")
+            if method == "exact":
+                raise ConfigError(f"method='exact': {over}; use method='monte-carlo' or raise exact_memory")
+            if n_permutations >= n_partitions:
+                n_permutations = FALLBACK_PERMUTATIONS
+            note = f"{over}: Monte Carlo with {n_permutations} random partitions instead"
+            warnings.warn(note, IsoeatWarning, stacklevel=2)
+            use_exact = False
 
     if use_exact:
         count, tol = _exact_tail_count(arr, n_x, alternative, rtol_f)
@@ -276,4 +311,5 @@ def partition_test(
         n_permutations=mc.n_permutations,
         ci=(mc.ci_low, mc.ci_high),
         stopped_early=mc.stopped_early,
+        note=note,
     )
