@@ -30,6 +30,7 @@ from ._errors import (
     MissingDependencyError,
     NotFittedError,
     SchedulerUnreachableError,
+    InvalidTestError,
     UnknownNameError,
 )
 from .backends import Lookup, StaticVectors, load_model
@@ -105,6 +106,7 @@ __all__ = [
     "ExperimentMismatchError",
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
+    "InvalidTestError",
     "IsoeatFileNotFoundError",
     "IsoeatWarning",
     "MissingDependencyError",

@@ -27,6 +27,7 @@ __all__ = [
     "ExperimentMismatchError",
     "ExperimentNotFoundError",
     "SchedulerUnreachableError",
+    "InvalidTestError",
     "IsoeatWarning",
 ]
 
@@ -129,6 +130,17 @@ class ExperimentNotFoundError(IsoeatError):
 
 class SchedulerUnreachableError(ConfigError, ConnectionError):
     """The Dask scheduler given with ``--scheduler`` cannot be reached."""
+
+
+class InvalidTestError(ConfigError):
+    """An association test that cannot be measured as given.
+
+    Identical or overlapping sets, two words of one set that fold to the same
+    vocabulary entry, a set of fewer than 2 words, ``ddof`` not below the
+    number of values, a model of dimension < 2 (see
+    :func:`isoeat.stats.validity.check_test`). The message names the test,
+    the sets and the words.
+    """
 
 
 class IsoeatWarning(UserWarning):

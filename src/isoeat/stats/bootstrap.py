@@ -38,10 +38,32 @@ from isoeat._validate import check_choice, check_int
 
 from ._checks import _check_level
 
-__all__ = ["BootstrapResult", "ConfidenceInterval", "effect_size", "bootstrap_effect_size"]
+__all__ = ["BootstrapResult", "ConfidenceInterval", "effect_size", "bootstrap_effect_size", "min_resamples"]
 
 _METHODS = ("percentile", "bca")
 _CHUNK_ELEMENTS = 1 << 22  # ~32 MiB of float64 per working array
+
+
+#: Resampled values that must lie beyond each end of a percentile interval (see :func:`min_resamples`).
+MIN_TAIL = 5
+
+
+def min_resamples(level: float) -> int:
+    r"""The fewest bootstrap replicates for a two-sided interval at ``level``: :math:`\lceil 2\,m/(1-\mathrm{level})\rceil`.
+
+    With :math:`B` replicates each tail beyond the interval holds
+    :math:`B(1-\mathrm{level})/2` of them; requiring at least ``MIN_TAIL``
+    (= 5) keeps both ends away from the extreme replicates (a 95% interval
+    from 1 replicate is a point that may exclude the estimate). 95%: 200,
+    90%: 100, 99%: 1000. (Efron & Tibshirani recommend 1000-2000 for
+    intervals; this is the floor below which the interval is refused.)
+
+    Examples
+    --------
+    >>> min_resamples(0.95), min_resamples(0.99)
+    (200, 1000)
+    """
+    return math.ceil(round(2 * MIN_TAIL / (1.0 - level), 6))
 
 
 @dataclass(frozen=True)

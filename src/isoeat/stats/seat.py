@@ -29,9 +29,10 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._random import spawn_seeds
-from .._validate import check_choice, check_real
+from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
 from .results import ResultIdentity, WEATResult
+from .validity import check_test
 from .weat import documents_calibration, resolve_calibration, resolve_seed_sequence, weat_from_vectors
 
 if TYPE_CHECKING:
@@ -167,6 +168,7 @@ def seat(
     alternative: str = "greater",
     method: str = "auto",
     n_permutations: int = 100_000,
+    allow_overlap: bool = False,
     **weat_kwargs: Any,
 ) -> SEATResult:
     """SEAT of ``test`` on a sentence encoder, per template, with mean and range of d.
@@ -195,6 +197,9 @@ def seat(
         each result; the root seed is the SEAT result's ``seed``.
     ddof, alternative, method, n_permutations, **weat_kwargs
         See :func:`~isoeat.stats.weat.weat_from_vectors`.
+    allow_overlap : bool, default False
+        As in :func:`~isoeat.stats.weat.weat`: stimuli shared between sets
+        are refused unless ``True`` (then a warning).
 
     Returns
     -------
@@ -210,6 +215,8 @@ def seat(
     if mode == "auto":
         mode = "sentences" if _is_sentences(test) else "templates"
     sets = test.sets()
+    check_test(test.id, words={role: list(ws.words) for role, ws in sets.items()},
+               ddof=check_int("ddof", ddof, lo=0), allow_overlap=check_bool("allow_overlap", allow_overlap))
     if mode == "sentences":
         templates_t: tuple[str, ...] = ()
         filled = [{role: list(ws.words) for role, ws in sets.items()}]

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
-from .._errors import ConfigError, CoverageError
+from .._errors import ConfigError, CoverageError, InvalidValueError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds  # noqa: F401 - re-exported
-from .._validate import check_choice, check_int, check_real
+from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
-from .bootstrap import effect_size
+from .bootstrap import MIN_TAIL, effect_size
 from .permutation import PermutationResult, partition_test
 from .results import SCWEATResult, WEATResult
+from .validity import check_test, vocabulary_entries
 
 if TYPE_CHECKING:
     from ..wordsets import AssociationTest, WordSet
@@ -191,6 +192,21 @@ def _validate(alternative: str, ddof: Any) -> int:
     return check_int("ddof", ddof, lo=0)
 
 
+def _check_bootstrap(bootstrap: Any, ci_method: Any, ci_level: Any) -> int:
+    """``bootstrap`` (0 or enough replicates for ``ci_level``, see :func:`~isoeat.stats.bootstrap.min_resamples`)."""
+    from .bootstrap import _METHODS, min_resamples
+
+    bootstrap = check_int("bootstrap", bootstrap, lo=0)
+    check_choice("ci_method", ci_method, _METHODS)
+    level = check_real("ci_level", ci_level, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    need = min_resamples(level)
+    if 0 < bootstrap < need:
+        raise InvalidValueError(
+            "bootstrap", f"0 (no interval) or at least {need} for a {level:g} interval "
+            f"({MIN_TAIL} resampled values beyond each end)", repr(bootstrap))
+    return bootstrap
+
+
 def weat_from_vectors(
     X: np.ndarray,
     Y: np.ndarray,
@@ -265,7 +281,8 @@ def weat_from_vectors(
     dims = {M.shape[1] for M in mats.values()}
     if len(dims) != 1:
         raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
-    bootstrap = check_int("bootstrap", bootstrap, lo=0)
+    check_test(test, vectors=mats, ddof=ddof)
+    bootstrap = _check_bootstrap(bootstrap, ci_method, ci_level)
     gen, seed = resolve_seed(rng)
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
@@ -317,8 +334,10 @@ def weat_from_vectors(
 
 
 def _lookup_sets(
-    model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None
+    model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None,
+    words_out: dict[str, tuple[list[str], list[str]]] | None = None,
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
+    """Vectors per role, dropped and case-folded words; ``words_out`` gets role -> (found words, their entries)."""
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
     vecs: dict[str, np.ndarray] = {}
     dropped: list[str] = []
@@ -339,6 +358,8 @@ def _lookup_sets(
                 f"({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}, and at least 2 words): {shown}"
             )
         vecs[role] = lk.vectors
+        if words_out is not None:
+            words_out[role] = (list(lk.found), vocabulary_entries(lk.found, lk.case_folded))
     return vecs, dropped, folded
 
 
@@ -359,6 +380,7 @@ def weat(
     resample_attributes: bool = False,
     min_coverage: float = 0.8,
     force: bool = False,
+    allow_overlap: bool = False,
     **permutation_kwargs: Any,
 ) -> WEATResult:
     """Run one WEAT on a model, optionally after calibration (pipeline stages 1–3).
@@ -376,6 +398,11 @@ def weat(
         less than this share of its words (or fewer than 2) is an error.
     ddof, alternative, method, n_permutations, rng, bootstrap, ci_method, ci_level, resample_attributes
         See :func:`weat_from_vectors`.
+    allow_overlap : bool, default False
+        Sets that share words (X and Y, A and B, or a target word that is
+        also an attribute word) are an :class:`~isoeat.InvalidTestError`;
+        with ``True`` the test runs with an :class:`~isoeat.IsoeatWarning`.
+        See :func:`isoeat.stats.validity.check_test` for every rule.
     **permutation_kwargs
         Passed to :func:`~isoeat.stats.permutation.partition_test`.
     """
@@ -384,7 +411,10 @@ def weat(
 
         test = get_test(test)
     fallback: list[str] = []
-    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback)
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found)
+    check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
+               vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=check_bool("allow_overlap", allow_overlap))
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         vecs = {role: cal.transform(v) for role, v in vecs.items()}
@@ -435,6 +465,8 @@ def sc_weat_from_vectors(
     B = np.asarray(B, dtype=np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] < 2 or B.shape[0] < 2:
         raise CoverageError("SC-WEAT needs at least 2 attribute words in each of A and B")
+    _refuse_interval(permutation_kwargs)
+    check_test(test, vectors={"w": w, "A": A, "B": B}, ddof=ddof, sd_over=("A", "B"))
     gen, seed = resolve_seed(rng)
     ca = cosine_matrix(w, A)[0]
     cb = cosine_matrix(w, B)[0]
@@ -450,6 +482,19 @@ def sc_weat_from_vectors(
         alternative=alternative, ddof=int(ddof), test=test, model=model, calibration=calibration, seed=seed,
         n_a=len(ca), n_b=len(cb), dropped=tuple(dropped), case_folded=tuple(case_folded),
     )
+
+
+_INTERVAL_KEYS = ("bootstrap", "ci_method", "ci_level", "resample_attributes")
+
+
+def _refuse_interval(kwargs: dict[str, Any]) -> None:
+    """SC-WEAT computes no confidence interval on d: refuse the WEAT interval options by name."""
+    given = [k for k in _INTERVAL_KEYS if k in kwargs]
+    if given:
+        raise ConfigError(
+            f"SC-WEAT has no bootstrap interval on d: {', '.join(given)} apply to WEAT only "
+            "(isoeat.weat); drop them"
+        )
 
 
 def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
@@ -518,13 +563,21 @@ def sc_weat(
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage)
+    _refuse_interval(permutation_kwargs)
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
+                                         words_out=found)
     lk = model.lookup(words)
     if lk.missing:
         raise CoverageError(
             f"target word(s) not in the vocabulary of {getattr(model, 'name', 'the model')}: {', '.join(lk.missing)}"
         )
     W = lk.vectors
+    ddof = check_int("ddof", ddof, lo=0)
+    for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
+        check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
+                   entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
+                   vectors={"w": W[i], "A": vecs["A"], "B": vecs["B"]}, ddof=ddof, sd_over=("A", "B"))
     Av, Bv = vecs["A"], vecs["B"]
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
