@@ -406,6 +406,7 @@ def weat(
     **permutation_kwargs
         Passed to :func:`~isoeat.stats.permutation.partition_test`.
     """
+    allow_overlap = check_bool("allow_overlap", allow_overlap)
     if isinstance(test, str):
         from ..wordsets import get_test
 
@@ -414,7 +415,7 @@ def weat(
     found: dict[str, tuple[list[str], list[str]]] = {}
     vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found)
     check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
-               vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=check_bool("allow_overlap", allow_overlap))
+               vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         vecs = {role: cal.transform(v) for role, v in vecs.items()}
