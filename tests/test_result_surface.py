@@ -80,7 +80,7 @@ class ToyEncoder:
     {},
     {"bootstrap": 200},
     {"bootstrap": 200, "ci_method": "bca", "ci_level": 0.9},
-    {"bootstrap": 150, "resample_attributes": True},
+    {"bootstrap": 200, "resample_attributes": True},
     {"method": "monte-carlo", "n_permutations": 300},
 ])
 def test_weat_record_columns_unchanged_and_from_dict_round_trips(sets, kw):
@@ -120,7 +120,7 @@ def test_interval_is_nested_and_its_columns_stay_readable(sets):
 
 
 def test_from_dict_reads_runner_records_and_names_a_missing_column(sets):
-    rec = weat_from_vectors(*sets, rng=2, bootstrap=100).to_dict()
+    rec = weat_from_vectors(*sets, rng=2, bootstrap=200).to_dict()
     runner = {**rec, "model_name": "glove", "family": "static", "change": "Stable", "elapsed": 0.3}
     assert _same(WEATResult.from_dict(runner).to_dict(), rec)
     del rec["p_value"]

@@ -32,6 +32,7 @@ from ._errors import (
     NotFittedError,
     SchedulerUnreachableError,
     UnsafePathError,
+    InvalidTestError,
     UnknownNameError,
 )
 from .backends import Lookup, StaticVectors, load_model
@@ -111,6 +112,7 @@ __all__ = [
     "SchedulerUnreachableError",
     "CustomCodeRefusedError",
     "UnsafePathError",
+    "InvalidTestError",
     "IsoeatFileNotFoundError",
     "IsoeatWarning",
     "MissingDependencyError",

@@ -29,6 +29,7 @@ __all__ = [
     "SchedulerUnreachableError",
     "CustomCodeRefusedError",
     "UnsafePathError",
+    "InvalidTestError",
     "IsoeatWarning",
 ]
 
@@ -139,6 +140,17 @@ class CustomCodeRefusedError(DataFormatError):
 
 class UnsafePathError(IsoeatError, ValueError):
     """A file isoeat was asked to read or embed is a symlink leading out of the folder it belongs to."""
+
+
+class InvalidTestError(ConfigError):
+    """An association test that cannot be measured as given.
+
+    Identical or overlapping sets, two words of one set that fold to the same
+    vocabulary entry, a set of fewer than 2 words, ``ddof`` not below the
+    number of values, a model of dimension < 2 (see
+    :func:`isoeat.stats.validity.check_test`). The message names the test,
+    the sets and the words.
+    """
 
 
 class IsoeatWarning(UserWarning):

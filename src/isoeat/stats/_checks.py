@@ -1,19 +1,18 @@
-"""Parameter checks shared by the permutation test modules (one home per kind of parameter)."""
+"""Parameter checks shared by the statistics modules.
+
+Scalar parameters go through :mod:`isoeat._validate` (one validator per kind
+of parameter); this module only adds the checks that are specific to the
+statistics: the score vector ``s`` and the size of the X side.
+"""
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
 from isoeat._errors import ConfigError
-
-
-def _as_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ConfigError(f"{name} must be an integer, got {value!r}")
-    return int(value)
+from isoeat._validate import check_int, check_real
 
 
 def _as_scores(s: Any) -> np.ndarray:
@@ -37,16 +36,9 @@ def _as_scores(s: Any) -> np.ndarray:
     return arr
 
 
-def _check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ConfigError(
-            f"{name} must be one of {', '.join(repr(a) for a in allowed)}; got {value!r}"
-        )
-    return value
-
-
 def _check_n_x(n_x: Any, n: int) -> int:
-    n_x = _as_int(n_x, "n_x")
+    """``n_x`` with both sides of the partition non-empty: ``1 <= n_x <= n - 1``."""
+    n_x = check_int("n_x", n_x)
     if n_x < 1 or n - n_x < 1:
         raise ConfigError(
             f"n_x must satisfy 1 <= n_x <= n - 1 (both sides non-empty); got n_x={n_x}, n={n}"
@@ -54,12 +46,6 @@ def _check_n_x(n_x: Any, n: int) -> int:
     return n_x
 
 
-def _check_confidence(confidence: Any) -> float:
-    try:
-        c = float(confidence)
-    except (TypeError, ValueError):
-        raise ConfigError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < c < 1.0:
-        raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
-    return c
-
+def _check_level(name: str, value: Any) -> float:
+    """A two-sided confidence level in the open interval (0, 1)."""
+    return check_real(name, value, lo=0.0, hi=1.0, lo_open=True, hi_open=True)

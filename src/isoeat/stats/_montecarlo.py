@@ -17,7 +17,10 @@ import numpy as np
 
 from isoeat._errors import ConfigError
 
-from ._checks import _as_int, _check_confidence
+from isoeat._random import as_generator
+from isoeat._validate import check_int
+
+from ._checks import _check_level
 from ._exact import _exponent
 
 __all__ = ["clopper_pearson"]
@@ -57,13 +60,13 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """
     from scipy.special import betaincinv
 
-    k = _as_int(k, "k")
-    n = _as_int(n, "n")
+    k = check_int("k", k)
+    n = check_int("n", n)
     if n < 1:
         raise ConfigError(f"n must be >= 1, got {n}")
     if not 0 <= k <= n:
         raise ConfigError(f"k must satisfy 0 <= k <= n, got k={k}, n={n}")
-    alpha = 1.0 - _check_confidence(confidence)
+    alpha = 1.0 - _check_level("confidence", confidence)
     low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2.0))
     high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1.0 - alpha / 2.0))
     return low, high
@@ -127,7 +130,7 @@ def _monte_carlo(
     n = s.size
     with np.errstate(over="ignore"):
         tol = rtol * float(np.abs(s).sum())
-    gen = np.random.default_rng(rng)
+    gen = as_generator(rng)
     e = _exponent(s)
     all_zero = e is None
     # power-of-two normalisation: sum|x| < 1, tolerance rtol * sum|x|

@@ -27,18 +27,43 @@ memory); attribute resampling uses multinomial column weights, i.e.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from isoeat._errors import ConfigError
+from isoeat._random import as_generator
+from isoeat._validate import check_choice, check_int
 
-__all__ = ["BootstrapResult", "ConfidenceInterval", "effect_size", "bootstrap_effect_size"]
+from ._checks import _check_level
+
+__all__ = ["BootstrapResult", "ConfidenceInterval", "effect_size", "bootstrap_effect_size", "min_resamples"]
 
 _METHODS = ("percentile", "bca")
 _CHUNK_ELEMENTS = 1 << 22  # ~32 MiB of float64 per working array  # mutation: equivalent[const 22] (chunk size)
+
+
+#: Resampled values that must lie beyond each end of a percentile interval (see :func:`min_resamples`).
+MIN_TAIL = 5
+
+
+def min_resamples(level: float) -> int:
+    r"""The fewest bootstrap replicates for a two-sided interval at ``level``: :math:`\lceil 2\,m/(1-\mathrm{level})\rceil`.
+
+    With :math:`B` replicates each tail beyond the interval holds
+    :math:`B(1-\mathrm{level})/2` of them; requiring at least ``MIN_TAIL``
+    (= 5) keeps both ends away from the extreme replicates (a 95% interval
+    from 1 replicate is a point that may exclude the estimate). 95%: 200,
+    90%: 100, 99%: 1000. (Efron & Tibshirani recommend 1000-2000 for
+    intervals; this is the floor below which the interval is refused.)
+
+    Examples
+    --------
+    >>> min_resamples(0.95), min_resamples(0.99)
+    (200, 1000)
+    """
+    return math.ceil(round(2 * MIN_TAIL / (1.0 - level), 6))
 
 
 @dataclass(frozen=True)
@@ -196,12 +221,6 @@ def _vector(values: Any, name: str) -> np.ndarray:
     return arr
 
 
-def _ddof(ddof: Any) -> int:
-    if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
-        raise ConfigError(f"ddof must be a non-negative integer, got {ddof!r}")
-    return int(ddof)
-
-
 def _d_rows(x: np.ndarray, y: np.ndarray, ddof: int) -> np.ndarray:
     """Effect size per row of ``x`` (r, n_x) and ``y`` (r, n_y); NaN if SD is 0."""
     pooled = np.concatenate([x, y], axis=1)
@@ -242,7 +261,7 @@ def effect_size(s_x: Any, s_y: Any, ddof: int = 1) -> float:
     """
     x = _vector(s_x, "s_x")
     y = _vector(s_y, "s_y")
-    return float(_d_rows(x[None, :], y[None, :], _ddof(ddof))[0])
+    return float(_d_rows(x[None, :], y[None, :], check_int("ddof", ddof, lo=0))[0])
 
 
 def _check_attribute_cos(attribute_cos: Any, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -396,24 +415,12 @@ def bootstrap_effect_size(
     """
     x = _vector(s_x, "s_x")
     y = _vector(s_y, "s_y")
-    ddof = _ddof(ddof)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral):
-        raise ConfigError(f"n_resamples must be an integer >= 1, got {n_resamples!r}")
-    n_resamples = int(n_resamples)
-    if n_resamples < 1:
-        raise ConfigError(f"n_resamples must be >= 1, got {n_resamples}")
-    try:
-        conf = float(confidence)
-    except (TypeError, ValueError):
-        raise ConfigError(f"confidence must be a number in (0, 1), got {confidence!r}") from None
-    if not 0.0 < conf < 1.0:
-        raise ConfigError(f"confidence must be in (0, 1), got {confidence!r}")
-    if method not in _METHODS:
-        raise ConfigError(
-            f"method must be one of {', '.join(repr(m) for m in _METHODS)}; got {method!r}"
-        )
+    ddof = check_int("ddof", ddof, lo=0)
+    n_resamples = check_int("n_resamples", n_resamples, lo=1)
+    conf = _check_level("confidence", confidence)
+    check_choice("method", method, _METHODS)
     mats = None if attribute_cos is None else _check_attribute_cos(attribute_cos, x, y)
-    gen = np.random.default_rng(rng)
+    gen = as_generator(rng)
 
     estimate = float(_d_rows(x[None, :], y[None, :], ddof)[0])
     base = dict(

@@ -24,6 +24,7 @@ from typing import Any, Callable
 import numpy as np
 
 from isoeat._errors import ConfigError
+from isoeat._validate import check_choice
 
 __all__ = ["holm", "benjamini_hochberg", "adjust", "METHODS"]
 
@@ -127,10 +128,5 @@ def adjust(pvalues: Any, method: str = "holm") -> np.ndarray:
     """Adjusted p-values with ``method`` ``"holm"`` (:func:`holm`) or ``"bh"``
     (:func:`benjamini_hochberg`); NaN entries pass through and are excluded
     from the family size."""
-    if method == "holm":
-        return holm(pvalues)
-    if method == "bh":
-        return benjamini_hochberg(pvalues)
-    raise ConfigError(
-        f"method must be one of {', '.join(repr(m) for m in METHODS)}; got {method!r}"
-    )
+    method = check_choice("method", method, METHODS)
+    return holm(pvalues) if method == "holm" else benjamini_hochberg(pvalues)

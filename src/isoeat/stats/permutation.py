@@ -29,8 +29,8 @@ sum reaches :math:`T_{obs}`:
   :math:`S_I = 2(T_I - m)`); it is equally well defined for unequal sizes,
   where it measures the distance of the X-side sum from its null mean.
 
-Ties: :math:`\tau = \mathrm{rtol} \cdot \sum_i |s_i|` (``rtol = 1e-9`` by
-default).  Values within :math:`\tau` of the observed one count as reaching it,
+Ties: :math:`\tau = \mathrm{rtol} \cdot \sum_i |s_i|` (``rtol = 1e-12`` by
+default, :data:`DEFAULT_RTOL`: the scale of float64 rounding, see there).  Values within :math:`\tau` of the observed one count as reaching it,
 so that floating-point noise never splits genuine ties.  The tolerance used is
 reported in :attr:`PermutationResult.tolerance`.
 
@@ -44,26 +44,38 @@ This module holds the result type and the public entry point
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from isoeat._errors import ConfigError
+from isoeat._errors import ConfigError, IsoeatWarning
 
-from ._checks import _as_int, _as_scores, _check_choice, _check_confidence, _check_n_x
-from ._exact import DEFAULT_EXACT_BUDGET, _exact_tail_count, exact_cost, exact_count
+from isoeat._validate import check_choice, check_int, check_real
+
+from ._checks import _as_scores, _check_level, _check_n_x
+from ._exact import (DEFAULT_EXACT_BUDGET, DEFAULT_EXACT_MEMORY, DEFAULT_RTOL, _exact_tail_count, describe_bytes,
+                     exact_cost, exact_count, exact_memory_bytes)
 from ._montecarlo import _monte_carlo, _random_subset_masks, clopper_pearson  # noqa: F401 (_random_subset_masks re-exported)
 
 __all__ = [
     "DEFAULT_EXACT_BUDGET",
+    "DEFAULT_EXACT_MEMORY",
+    "FALLBACK_PERMUTATIONS",
+    "DEFAULT_RTOL",
     "PermutationResult",
     "clopper_pearson",
     "exact_cost",
     "exact_count",
+    "exact_memory_bytes",
     "partition_test",
 ]
 
 _ALTERNATIVES = ("greater", "less", "two-sided")
 _METHODS = ("auto", "exact", "monte-carlo")
+
+#: Random partitions drawn when ``method="auto"`` was asked for an exact count
+#: (``n_permutations`` >= the number of partitions) that does not fit in ``exact_memory``.
+FALLBACK_PERMUTATIONS = 1_000_000
 
 
 # ---------------------------------------------------------------------------
@@ -102,6 +114,10 @@ class PermutationResult:
         :math:`\tau = \mathrm{rtol}\sum_i|s_i|`, in the units of ``s``.
     stopped_early : bool
         True when sequential stopping ended the Monte Carlo run early.
+    note : str
+        Why the method differs from what was asked (``method="auto"`` fell
+        back to Monte Carlo because exact counting would exceed
+        ``exact_memory``); empty otherwise.
     """
 
     p_value: float
@@ -114,6 +130,7 @@ class PermutationResult:
     ci_high: float
     tolerance: float
     stopped_early: bool
+    note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """Return the fields as a plain ``dict`` (JSON-friendly values)."""
@@ -130,6 +147,7 @@ def _result(
     n_permutations: int | None = None,
     ci: tuple[float, float] | None = None,
     stopped_early: bool = False,
+    note: str = "",
 ) -> PermutationResult:
     """The one constructor of :class:`PermutationResult`, so both paths fill the same fields.
 
@@ -148,6 +166,7 @@ def _result(
         ci_high=high,
         tolerance=tolerance,
         stopped_early=stopped_early,
+        note=note,
     )
 
 
@@ -164,11 +183,12 @@ def partition_test(
     method: str = "auto",
     n_permutations: int = 100_000,
     rng: Any = None,
-    rtol: float = 1e-9,
+    rtol: float = DEFAULT_RTOL,
     exact_budget: float | None = None,
     sequential_alpha: float | None = None,
     confidence: float = 0.95,
     batch_size: int | None = None,
+    exact_memory: int | None = None,
 ) -> PermutationResult:
     r"""Permutation test of the WEAT statistic over all X/Y partitions.
 
@@ -199,8 +219,9 @@ def partition_test(
         Passed to :func:`numpy.random.default_rng`; global state is never
         used.  A Generator is advanced in place.  Results for a given seed also
         depend on ``batch_size`` (the draw layout).
-    rtol : float, default 1e-9
-        Relative tie tolerance: :math:`\tau = \mathrm{rtol}\sum_i|s_i|`.
+    rtol : float, default 1e-12
+        Relative tie tolerance: :math:`\tau = \mathrm{rtol}\sum_i|s_i|`
+        (:data:`DEFAULT_RTOL` explains the scale).
     exact_budget : float, optional
         Maximum :func:`exact_cost` for exact counting; default
         :data:`DEFAULT_EXACT_BUDGET` (= ``exact_cost(50, 25)``: everything up
@@ -213,7 +234,15 @@ def partition_test(
         Level of the Clopper–Pearson interval.
     batch_size : int, optional
         Random partitions per vectorised batch (default ``max(1024, 2**20 //
-        n)``).
+        n)``). Monte Carlo memory is one batch, whatever ``n_permutations``.
+    exact_memory : int, optional
+        Memory budget in bytes for exact counting (default
+        :data:`DEFAULT_EXACT_MEMORY`, 2 GiB), compared with
+        :func:`exact_memory_bytes` before anything is allocated. Over it,
+        ``method="exact"`` raises; ``method="auto"`` runs Monte Carlo instead
+        (with :data:`FALLBACK_PERMUTATIONS` random partitions when
+        ``n_permutations`` asked for at least as many as there are
+        partitions), warns and says so in ``note``.
 
     Returns
     -------
@@ -232,56 +261,42 @@ def partition_test(
     arr = _as_scores(s)
     n = arr.size
     n_x = _check_n_x(n_x, n)
-    _check_choice(alternative, "alternative", _ALTERNATIVES)
-    _check_choice(method, "method", _METHODS)
-    n_permutations = _as_int(n_permutations, "n_permutations")
-    if n_permutations < 1:
-        raise ConfigError(f"n_permutations must be >= 1, got {n_permutations}")
-    try:
-        rtol_f = float(rtol)
-    except (TypeError, ValueError):
-        raise ConfigError(f"rtol must be a non-negative number, got {rtol!r}") from None
-    if not (math.isfinite(rtol_f) and rtol_f >= 0.0):
-        raise ConfigError(f"rtol must be a finite number >= 0, got {rtol!r}")
-    confidence = _check_confidence(confidence)
+    check_choice("alternative", alternative, _ALTERNATIVES)
+    check_choice("method", method, _METHODS)
+    n_permutations = check_int("n_permutations", n_permutations, lo=1)
+    rtol_f = check_real("rtol", rtol, lo=0.0)
+    confidence = _check_level("confidence", confidence)
     if sequential_alpha is not None:
-        try:
-            sa = float(sequential_alpha)
-        except (TypeError, ValueError):
-            raise ConfigError(
-                f"sequential_alpha must be None or a number in (0, 1), got {sequential_alpha!r}"
-            ) from None
-        if not 0.0 < sa < 1.0:
-            raise ConfigError(f"sequential_alpha must be in (0, 1), got {sequential_alpha!r}")
-        sequential_alpha = sa
+        sequential_alpha = _check_level("sequential_alpha", sequential_alpha)
     if batch_size is not None:
-        batch_size = _as_int(batch_size, "batch_size")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    if exact_budget is None:
-        budget = DEFAULT_EXACT_BUDGET
-    else:
-        try:
-            budget = float(exact_budget)
-        except (TypeError, ValueError):
-            raise ConfigError(f"exact_budget must be a number, got {exact_budget!r}") from None
-        if math.isnan(budget) or budget < 0:
-            raise ConfigError(f"exact_budget must be >= 0, got {exact_budget!r}")
+        batch_size = check_int("batch_size", batch_size, lo=1)
+    budget = (DEFAULT_EXACT_BUDGET if exact_budget is None
+              else check_real("exact_budget", exact_budget, lo=0.0, finite=False))
+
+    mem_budget = DEFAULT_EXACT_MEMORY if exact_memory is None else check_int("exact_memory", exact_memory, lo=0)
 
     n_partitions = math.comb(n, n_x)
     cost = exact_cost(n, n_x)
-    if method == "exact":
-        if cost > budget:
-            raise ConfigError(
-                f"method='exact' would count C({n}, {n_x}) = {n_partitions} partitions "
-                f"(estimated cost {cost:.3g} > exact_budget {budget:.3g}); "
-                "use method='monte-carlo' or raise exact_budget"
-            )
-        use_exact = True
-    elif method == "auto":
-        use_exact = cost <= budget or n_partitions <= n_permutations
-    else:
-        use_exact = False
+    if method == "exact" and cost > budget:
+        raise ConfigError(
+            f"method='exact' would count C({n}, {n_x}) = {n_partitions} partitions "
+            f"(estimated cost {cost:.3g} > exact_budget {budget:.3g}); "
+            "use method='monte-carlo' or raise exact_budget"
+        )
+    use_exact = method == "exact" or (method == "auto" and (cost <= budget or n_partitions <= n_permutations))
+    note = ""
+    if use_exact:
+        need = exact_memory_bytes(n, n_x)
+        if need > mem_budget:
+            over = (f"exact counting of C({n}, {n_x}) partitions would need about {describe_bytes(need)} "
+                    f"> exact_memory {describe_bytes(mem_budget)}")
+            if method == "exact":
+                raise ConfigError(f"method='exact': {over}; use method='monte-carlo' or raise exact_memory")
+            if n_permutations >= n_partitions:
+                n_permutations = FALLBACK_PERMUTATIONS
+            note = f"{over}: Monte Carlo with {n_permutations} random partitions instead"
+            warnings.warn(note, IsoeatWarning, stacklevel=2)
+            use_exact = False
 
     if use_exact:
         count, tol = _exact_tail_count(arr, n_x, alternative, rtol_f)
@@ -296,4 +311,5 @@ def partition_test(
         n_permutations=mc.n_permutations,
         ci=(mc.ci_low, mc.ci_high),
         stopped_early=mc.stopped_early,
+        note=note,
     )

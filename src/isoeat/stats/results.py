@@ -226,7 +226,7 @@ class WEATResult(_Outcome):
         >>> import numpy as np
         >>> from isoeat.stats.weat import weat_from_vectors
         >>> X = np.array([[1.0, 0.1], [1.0, 0.2]]); Y = np.array([[0.1, 1.0], [0.2, 1.0]])
-        >>> r = weat_from_vectors(X, Y, X + [0, 0.05], Y + [0.05, 0], rng=0, bootstrap=50)
+        >>> r = weat_from_vectors(X, Y, X + [0, 0.05], Y + [0.05, 0], rng=0, bootstrap=200)
         >>> WEATResult.from_dict(r.to_dict(scores=True)) == r
         True
         """

@@ -28,8 +28,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from .._errors import ConfigError
+from .._random import spawn_seeds
+from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
 from .results import ResultIdentity, WEATResult
+from .validity import check_test
 from .weat import documents_calibration, resolve_calibration, resolve_seed_sequence, weat_from_vectors
 
 if TYPE_CHECKING:
@@ -165,6 +168,7 @@ def seat(
     alternative: str = "greater",
     method: str = "auto",
     n_permutations: int = 100_000,
+    allow_overlap: bool = False,
     **weat_kwargs: Any,
 ) -> SEATResult:
     """SEAT of ``test`` on a sentence encoder, per template, with mean and range of d.
@@ -193,6 +197,9 @@ def seat(
         each result; the root seed is the SEAT result's ``seed``.
     ddof, alternative, method, n_permutations, **weat_kwargs
         See :func:`~isoeat.stats.weat.weat_from_vectors`.
+    allow_overlap : bool, default False
+        As in :func:`~isoeat.stats.weat.weat`: stimuli shared between sets
+        are refused unless ``True`` (then a warning).
 
     Returns
     -------
@@ -202,14 +209,14 @@ def seat(
 
     if isinstance(test, str):
         test = get_test(test)
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    mode = check_choice("mode", mode, MODES)
+    alpha = check_real("alpha", alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     encode = _encoder_fn(model)
     if mode == "auto":
         mode = "sentences" if _is_sentences(test) else "templates"
     sets = test.sets()
+    check_test(test.id, words={role: list(ws.words) for role, ws in sets.items()},
+               ddof=check_int("ddof", ddof, lo=0), allow_overlap=check_bool("allow_overlap", allow_overlap))
     if mode == "sentences":
         templates_t: tuple[str, ...] = ()
         filled = [{role: list(ws.words) for role, ws in sets.items()}]
@@ -225,14 +232,14 @@ def seat(
         vecs = cal.transform(vecs)
     row = {t: i for i, t in enumerate(texts)}
     root, seed = resolve_seed_sequence(rng)
-    seeds = root.spawn(len(filled))
+    seeds = spawn_seeds(root, len(filled))
     name = getattr(model, "name", "")
     results = []
     for i, f in enumerate(filled):
         mats = {role: vecs[[row[s] for s in ss]] for role, ss in f.items()}
         results.append(weat_from_vectors(
             mats["X"], mats["Y"], mats["A"], mats["B"], ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]), test=test.id,
+            n_permutations=n_permutations, rng=seeds[i], test=test.id,
             bias_type=test.bias_type, model=name, calibration=cal_name, **weat_kwargs,
         ))
     ds = np.array([r.effect_size for r in results], dtype=np.float64)

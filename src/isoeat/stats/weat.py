@@ -31,12 +31,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
-from .._errors import ConfigError, CoverageError
-from .._random import resolve_seed, resolve_seed_sequence  # noqa: F401 - re-exported (one home: _random)
+from .._errors import ConfigError, CoverageError, InvalidValueError
+from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds  # noqa: F401 - re-exported
+from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
-from .bootstrap import effect_size
+from .bootstrap import MIN_TAIL, effect_size
 from .permutation import PermutationResult, partition_test
 from .results import SCWEATResult, WEATResult
+from .validity import check_test, vocabulary_entries
 
 if TYPE_CHECKING:
     from ..wordsets import AssociationTest, WordSet
@@ -61,15 +63,44 @@ __all__ = [
 ALTERNATIVES = ("greater", "less", "two-sided")
 
 
+def unit_rows(M: np.ndarray, name: str = "M") -> np.ndarray:
+    """The rows of ``M`` scaled to unit length, safely for any finite scale.
+
+    Each row is first multiplied by a power of two that brings its largest
+    absolute entry into [0.5, 1) (exact in binary floating point), so that its
+    norm neither overflows (a vector times 1e200) nor underflows (times
+    1e-170); for rows of ordinary scale the result is bit-identical to
+    ``M / norm(M)``.
+
+    Raises
+    ------
+    ConfigError
+        A row that is all zeros or holds NaN/inf (the message names ``name`` and the row).
+
+    Examples
+    --------
+    >>> unit_rows(np.array([[3e300, 4e300], [3.0, 4.0]]))
+    array([[0.6, 0.8],
+           [0.6, 0.8]])
+    """
+    M = np.asarray(M, dtype=np.float64)
+    finite = np.isfinite(M).all(axis=1)
+    if not finite.all():
+        raise ConfigError(f"cosine is undefined for a vector that is not finite ({name} row {int(np.argmin(finite))})")
+    peak = np.abs(M).max(axis=1, initial=0.0)
+    if (peak == 0).any():
+        raise ConfigError(f"cosine is undefined for an all-zero vector ({name} row {int(np.argmax(peak == 0))})")
+    scaled = np.ldexp(M, -np.frexp(peak)[1][:, None])
+    return scaled / np.linalg.norm(scaled, axis=1, keepdims=True)
+
+
 def cosine_matrix(U: np.ndarray, V: np.ndarray) -> np.ndarray:
-    r"""Pairwise cosine similarities :math:`\cos(u_i, v_j)`, shape ``(len(U), len(V))``."""
-    U = np.asarray(U, dtype=np.float64)
-    V = np.asarray(V, dtype=np.float64)
-    nu = np.linalg.norm(U, axis=1, keepdims=True)
-    nv = np.linalg.norm(V, axis=1, keepdims=True)
-    if (nu == 0).any() or (nv == 0).any():
-        raise ConfigError("cosine is undefined for an all-zero vector")
-    return (U / nu) @ (V / nv).T
+    r"""Pairwise cosine similarities :math:`\cos(u_i, v_j)`, shape ``(len(U), len(V))``.
+
+    Right for any finite, non-zero vectors, however large or small (see
+    :func:`unit_rows`); an all-zero or non-finite row is a :class:`~isoeat.ConfigError`.
+    """
+    return unit_rows(U, "first matrix") @ unit_rows(V, "second matrix").T
 
 
 def association_scores(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -155,11 +186,25 @@ def _p_fields(perm: PermutationResult) -> dict[str, Any]:
     )
 
 
-def _validate(alternative: str, ddof: Any) -> None:
-    if alternative not in ALTERNATIVES:
-        raise ConfigError(f"alternative must be one of {', '.join(ALTERNATIVES)}; got {alternative!r}")
-    if isinstance(ddof, bool) or not isinstance(ddof, (int, np.integer)) or ddof < 0:
-        raise ConfigError(f"ddof must be a non-negative integer, got {ddof!r}")
+def _validate(alternative: str, ddof: Any) -> int:
+    """Check ``alternative`` and ``ddof`` (shared by WEAT and SC-WEAT); return ``ddof`` as int."""
+    check_choice("alternative", alternative, ALTERNATIVES)
+    return check_int("ddof", ddof, lo=0)
+
+
+def _check_bootstrap(bootstrap: Any, ci_method: Any, ci_level: Any) -> int:
+    """``bootstrap`` (0 or enough replicates for ``ci_level``, see :func:`~isoeat.stats.bootstrap.min_resamples`)."""
+    from .bootstrap import _METHODS, min_resamples
+
+    bootstrap = check_int("bootstrap", bootstrap, lo=0)
+    check_choice("ci_method", ci_method, _METHODS)
+    level = check_real("ci_level", ci_level, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    need = min_resamples(level)
+    if 0 < bootstrap < need:
+        raise InvalidValueError(
+            "bootstrap", f"0 (no interval) or at least {need} for a {level:g} interval "
+            f"({MIN_TAIL} resampled values beyond each end)", repr(bootstrap))
+    return bootstrap
 
 
 def weat_from_vectors(
@@ -224,7 +269,7 @@ def weat_from_vectors(
     >>> round(r.effect_size, 3), r.p_method, r.n_partitions
     (1.728, 'exact', 6)
     """
-    _validate(alternative, ddof)
+    ddof = _validate(alternative, ddof)
     mats = {}
     for role, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
         M = np.asarray(M, dtype=np.float64)
@@ -236,8 +281,8 @@ def weat_from_vectors(
     dims = {M.shape[1] for M in mats.values()}
     if len(dims) != 1:
         raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
-        raise ConfigError(f"bootstrap must be a non-negative integer (0 = no interval), got {bootstrap!r}")
+    check_test(test, vectors=mats, ddof=ddof)
+    bootstrap = _check_bootstrap(bootstrap, ci_method, ci_level)
     gen, seed = resolve_seed(rng)
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
@@ -289,10 +334,11 @@ def weat_from_vectors(
 
 
 def _lookup_sets(
-    model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None
+    model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None,
+    words_out: dict[str, tuple[list[str], list[str]]] | None = None,
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    if not (0.0 <= float(min_coverage) <= 1.0):
-        raise ConfigError(f"min_coverage must lie in [0, 1], got {min_coverage!r}")
+    """Vectors per role, dropped and case-folded words; ``words_out`` gets role -> (found words, their entries)."""
+    min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
     vecs: dict[str, np.ndarray] = {}
     dropped: list[str] = []
     folded: list[str] = []
@@ -312,6 +358,8 @@ def _lookup_sets(
                 f"({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}, and at least 2 words): {shown}"
             )
         vecs[role] = lk.vectors
+        if words_out is not None:
+            words_out[role] = (list(lk.found), vocabulary_entries(lk.found, lk.case_folded))
     return vecs, dropped, folded
 
 
@@ -332,6 +380,7 @@ def weat(
     resample_attributes: bool = False,
     min_coverage: float = 0.8,
     force: bool = False,
+    allow_overlap: bool = False,
     **permutation_kwargs: Any,
 ) -> WEATResult:
     """Run one WEAT on a model, optionally after calibration (pipeline stages 1–3).
@@ -349,15 +398,24 @@ def weat(
         less than this share of its words (or fewer than 2) is an error.
     ddof, alternative, method, n_permutations, rng, bootstrap, ci_method, ci_level, resample_attributes
         See :func:`weat_from_vectors`.
+    allow_overlap : bool, default False
+        Sets that share words (X and Y, A and B, or a target word that is
+        also an attribute word) are an :class:`~isoeat.InvalidTestError`;
+        with ``True`` the test runs with an :class:`~isoeat.IsoeatWarning`.
+        See :func:`isoeat.stats.validity.check_test` for every rule.
     **permutation_kwargs
         Passed to :func:`~isoeat.stats.permutation.partition_test`.
     """
+    allow_overlap = check_bool("allow_overlap", allow_overlap)
     if isinstance(test, str):
         from ..wordsets import get_test
 
         test = get_test(test)
     fallback: list[str] = []
-    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback)
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found)
+    check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
+               vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         vecs = {role: cal.transform(v) for role, v in vecs.items()}
@@ -402,12 +460,14 @@ def sc_weat_from_vectors(
     >>> round(r.effect_size, 3), round(r.p_value, 4), r.n_partitions, r.calibration
     (1.58, 0.1667, 6, 'none')
     """
-    _validate(alternative, ddof)
+    ddof = _validate(alternative, ddof)
     w = np.asarray(w, dtype=np.float64).reshape(1, -1)
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] < 2 or B.shape[0] < 2:
         raise CoverageError("SC-WEAT needs at least 2 attribute words in each of A and B")
+    _refuse_interval(permutation_kwargs)
+    check_test(test, vectors={"w": w, "A": A, "B": B}, ddof=ddof, sd_over=("A", "B"))
     gen, seed = resolve_seed(rng)
     ca = cosine_matrix(w, A)[0]
     cb = cosine_matrix(w, B)[0]
@@ -423,6 +483,19 @@ def sc_weat_from_vectors(
         alternative=alternative, ddof=int(ddof), test=test, model=model, calibration=calibration, seed=seed,
         n_a=len(ca), n_b=len(cb), dropped=tuple(dropped), case_folded=tuple(case_folded),
     )
+
+
+_INTERVAL_KEYS = ("bootstrap", "ci_method", "ci_level", "resample_attributes")
+
+
+def _refuse_interval(kwargs: dict[str, Any]) -> None:
+    """SC-WEAT computes no confidence interval on d: refuse the WEAT interval options by name."""
+    given = [k for k in _INTERVAL_KEYS if k in kwargs]
+    if given:
+        raise ConfigError(
+            f"SC-WEAT has no bootstrap interval on d: {', '.join(given)} apply to WEAT only "
+            "(isoeat.weat); drop them"
+        )
 
 
 def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
@@ -491,23 +564,30 @@ def sc_weat(
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage)
+    _refuse_interval(permutation_kwargs)
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
+                                         words_out=found)
     lk = model.lookup(words)
     if lk.missing:
         raise CoverageError(
             f"target word(s) not in the vocabulary of {getattr(model, 'name', 'the model')}: {', '.join(lk.missing)}"
         )
     W = lk.vectors
+    ddof = check_int("ddof", ddof, lo=0)
+    for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
+        check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
+                   entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
+                   vectors={"w": W[i], "A": vecs["A"], "B": vecs["B"]}, ddof=ddof, sd_over=("A", "B"))
     Av, Bv = vecs["A"], vecs["B"]
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         W, Av, Bv = (cal.transform(m) for m in (W, Av, Bv))
-    gen, _seed = resolve_seed(rng)
-    seeds = np.random.SeedSequence(int(gen.integers(0, 2**63))).spawn(len(words))
+    seeds = spawn_seeds(as_generator(rng), len(words))  # one draw from the Generator roots the child seeds
     return [
         sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=int(seeds[i].generate_state(1)[0]), test=test_id,
+            n_permutations=n_permutations, rng=seeds[i], test=test_id,
             model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
             case_folded=tuple(folded), **permutation_kwargs,
         )
