@@ -160,3 +160,18 @@ def test_cli_config_errors_are_one_line(tmp_path):
     assert proc.returncode == 2 and "--permutations" in proc.stderr and "settings" in proc.stderr
     proc = _cli("run", "exp.yaml", cwd=tmp_path)
     assert proc.returncode == 2 and "--out" in proc.stderr
+
+
+def test_exact_memory_and_allow_overlap_settings():
+    from isoeat.experiments.config import parse_config
+
+    base = {"models": ["glove-6b-50d"], "tests": ["W6"]}
+    plain = parse_config(base)
+    same = parse_config({**base, "settings": {"exact_memory": "2GiB", "allow_overlap": False}})
+    assert plain.protocol_hash() == same.protocol_hash()  # defaults keep the hash of earlier folders
+    small = parse_config({**base, "settings": {"exact_memory": "1MiB", "allow_overlap": True}})
+    assert small.settings.exact_memory == 1 << 20
+    assert small.settings.weat_kwargs()["exact_memory"] == 1 << 20 and small.settings.weat_kwargs()["allow_overlap"]
+    assert small.protocol_hash() != plain.protocol_hash()
+    with pytest.raises(isoeat.ConfigError, match="settings.exact_memory"):
+        parse_config({**base, "settings": {"exact_memory": "lots"}})

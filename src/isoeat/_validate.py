@@ -33,7 +33,8 @@ import numpy as np
 
 from ._errors import InvalidValueError
 
-__all__ = ["check_int", "check_real", "check_choice", "check_bool", "suggest", "show", "describe_range"]
+__all__ = [
+    "check_bytes","check_int", "check_real", "check_choice", "check_bool", "suggest", "show", "describe_range"]
 
 
 # --------------------------------------------------------------------------- presentation
@@ -314,3 +315,29 @@ def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float =
         return ""
     return "; did you mean " + ", ".join(repr(s) if quote else s for s in names) + "?"
 
+
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2, "mib": 1 << 20,
+          "g": 1000**3, "gb": 1000**3, "gib": 1 << 30, "t": 1000**4, "tb": 1000**4, "tib": 1 << 40}
+
+
+def check_bytes(name: str, value: Any, *, lo: int = 1) -> int:
+    """A size in bytes: an integer, or text such as ``"2GiB"``, ``"500 MB"``, ``"1e9"``.
+
+    Examples
+    --------
+    >>> check_bytes("exact_memory", "2GiB"), check_bytes("exact_memory", "500MB"), check_bytes("m", 4096)
+    (2147483648, 500000000, 4096)
+    """
+    import re
+
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9][0-9_]*(?:\.[0-9]*)?(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", value)
+        unit = m.group(2).lower() if m else None
+        if not m or unit not in _UNITS:
+            raise InvalidValueError(name, "a size in bytes such as 2GiB, 500MB or 1000000", show(value))
+        size = float(m.group(1).replace("_", "")) * _UNITS[unit]
+        if not math.isfinite(size) or size != int(size):
+            raise InvalidValueError(name, "a whole number of bytes", show(value))
+        value = int(size)
+    return check_int(name, value, lo=lo)

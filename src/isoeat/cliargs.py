@@ -42,6 +42,12 @@ def _whole(text: str) -> int:
     return int(text.replace("_", "").replace(",", ""))
 
 
+def _bytes_arg(name: str) -> Any:
+    from ._validate import check_bytes
+
+    return _argument(name, str, lambda v: check_bytes(name, v), "a size")
+
+
 def positive_int(name: str) -> Any:
     """``type=`` for a whole number >= 1 (``100_000`` and ``100,000`` accepted)."""
     return _argument(name, _whole, lambda v: check_int(name, v, lo=1), "a whole number")
@@ -98,6 +104,11 @@ def add_stat_options(p: argparse.ArgumentParser) -> None:
                    help="bootstrap the attribute words too, not only the targets")
     p.add_argument("--stop-early", action="store_true",
                    help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (0.05)")
+    p.add_argument("--exact-memory", type=_bytes_arg("--exact-memory"), default=None, metavar="SIZE",
+                   help="memory budget of exact counting, e.g. 2GiB (default); over it, auto falls back to Monte "
+                        "Carlo and says so, exact refuses")
+    p.add_argument("--allow-overlap", action="store_true",
+                   help="measure tests whose sets share words (refused by default), with a warning")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
 
@@ -119,6 +130,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
                    help="a word in no sentence: encode it in a template (fallback, default) or drop it")
     g.add_argument("--reference-unit", choices=("word", "sentence"),
                    help="reference vectors for whitening: word occurrences (default) or sentences")
+    g.add_argument("--occurrences", choices=("first", "all"),
+                   help="hf: models: pool the first occurrence of a word in each context sentence (default) or all")
     g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
     g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
@@ -132,6 +145,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
     opts = {k: getattr(args, k, None) for k in
             ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
+    if getattr(args, "occurrences", None):
+        opts["occurrences"] = args.occurrences
     if getattr(args, "no_cache", False):
         opts["use_cache"] = False
     if getattr(args, "duplicates", None):
@@ -182,6 +197,10 @@ def weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     )
     if args.stop_early:
         kw["sequential_alpha"] = getattr(args, "alpha", 0.05)
+    if getattr(args, "exact_memory", None) is not None:
+        kw["exact_memory"] = args.exact_memory
+    if getattr(args, "allow_overlap", False):
+        kw["allow_overlap"] = True
     return kw
 
 

@@ -38,7 +38,7 @@ _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
     "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
-    "bootstrap", "ci_method", "ci_level", "resample_attributes", "stop_early", "contexts_per_word", "layer",
+    "bootstrap", "ci_method", "ci_level", "resample_attributes", "exact_memory", "allow_overlap", "stop_early", "contexts_per_word", "layer",
     "reference",
 )
 _REFERENCE_KEYS = ("corpus", "size", "sentences")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .._errors import ConfigError, IsoeatError
+from .._validate import check_bytes
 from ..reporting.figures import MAX_DPI
 from ..wordsets._safe_load import plain_flag, plain_scalar
 from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
@@ -170,6 +171,8 @@ class Settings:
     ci_method: str = "percentile"
     ci_level: float = 0.95
     resample_attributes: bool = False
+    exact_memory: int = 2 << 30
+    allow_overlap: bool = False
     stop_early: bool = False
     contexts_per_word: int = 20
     layer: int = -1
@@ -186,6 +189,10 @@ class Settings:
                       resample_attributes=self.resample_attributes)
         if self.stop_early:
             kw["sequential_alpha"] = self.alpha
+        if self.exact_memory != Settings.exact_memory:
+            kw["exact_memory"] = self.exact_memory
+        if self.allow_overlap:
+            kw["allow_overlap"] = True
         return kw
 
 
@@ -297,8 +304,10 @@ class ExperimentConfig:
         s = asdict(self.settings)
         for k in ("adjust",):  # presentation only
             s.pop(k, None)
-        if not s.get("resample_attributes"):  # added later: off keeps the hash of folders written before
-            s.pop("resample_attributes", None)
+        for k, default in (("resample_attributes", False), ("exact_memory", Settings.exact_memory),
+                           ("allow_overlap", False)):
+            if s.get(k) == default:  # added later: the default keeps the hash of folders written before
+                s.pop(k, None)
         return {
             "settings": s,
             "calibrations": [c.to_dict() for c in self.calibrations],
@@ -419,6 +428,13 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         kw["stop_early"] = ck.boolean("settings.stop_early", raw["stop_early"])
     if "resample_attributes" in raw:
         kw["resample_attributes"] = ck.boolean("settings.resample_attributes", raw["resample_attributes"])
+    if "allow_overlap" in raw:
+        kw["allow_overlap"] = ck.boolean("settings.allow_overlap", raw["allow_overlap"])
+    if "exact_memory" in raw:
+        try:
+            kw["exact_memory"] = check_bytes("settings.exact_memory", raw["exact_memory"])
+        except ConfigError as exc:
+            raise ck.fail("settings.exact_memory", str(exc).removeprefix("settings.exact_memory ")) from None
     if "contexts_per_word" in raw:
         kw["contexts_per_word"] = ck.integer("settings.contexts_per_word", raw["contexts_per_word"], lo=1)
     if "layer" in raw:

@@ -29,7 +29,7 @@ CONVENTIONS = (
     ("s, S, d", "Caliskan et al. (2017), paper eq. 1-3: s(w,A,B) = mean_a cos(w,a) - mean_b cos(w,b); "
                 "S = sum_X s - sum_Y s; d = (mean_X s - mean_Y s) / SD_{{X u Y}}(s), SD with ddof = {ddof}."),
     ("p-values", "permutation p over all partitions of X u Y into sets of sizes |X| and |Y|; alternative "
-                 "'{alternative}' (greater: p = P[S_i >= S]); ties within 1e-9 * sum|s| count as reaching. Exact "
+                 "'{alternative}' (greater: p = P[S_i >= S]); ties within 1e-12 * sum|s| count as reaching. Exact "
                  "(k / C(|X|+|Y|, |X|)) when feasible, else Monte Carlo with {permutations:,} permutations, "
                  "p = (k+1)/(N+1), with a Clopper-Pearson interval."),
     ("Adjusted p", "Holm and Benjamini-Hochberg across the tests of each (model, space); reported next to p, "
