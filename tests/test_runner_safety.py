@@ -232,3 +232,16 @@ def test_a_rewritten_reference_corpus_refits_and_recomputes(tmp_path, glove):
     got = json.loads((out / "results.json").read_text())
     want = json.loads((fresh / "results.json").read_text())
     assert [r["effect_size"] for r in got] == [r["effect_size"] for r in want]
+
+
+def test_files_linked_out_of_the_run_folder_are_refused(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(out)]) == 0
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps(json.loads((out / "manifest.json").read_text())))
+    (out / "manifest.json").unlink()
+    (out / "manifest.json").symlink_to(secret)
+    capsys.readouterr()
+    assert main(["report", str(out), "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert "leads out of the run folder" in err and err.count("\n") == 1

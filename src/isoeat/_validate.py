@@ -38,8 +38,23 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- presentation
+def _bounded_repr() -> Any:
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxtuple, r.maxdict, r.maxset = 2, 4, 4, 4, 4
+    r.maxstring, r.maxother, r.maxlong = 60, 60, 40
+    return r
+
+
+_REPR = _bounded_repr()
+
+
 def show(value: Any, *, limit: int = 60) -> str:
-    """``repr`` of a received value, cut to ``limit`` characters, with its type unless it is a string.
+    """``repr`` of a received value for a message: bounded, with its type unless it is a string.
+
+    The value is cut *while* it is written (:mod:`reprlib`), so a huge or
+    deeply nested value (a YAML alias bomb) costs nothing to show.
 
     Examples
     --------
@@ -47,10 +62,12 @@ def show(value: Any, *, limit: int = 60) -> str:
     "'many'"
     >>> show(True)
     'True (bool)'
+    >>> show([[1] * 1000] * 1000)
+    '[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], ...] (list)'
     """
-    text = repr(value)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
+    text = _REPR.repr(value)
+    if len(text) > limit + 40:
+        text = text[: limit + 37] + "..."
     return text if isinstance(value, str) else f"{text} ({type(value).__name__})"
 
 

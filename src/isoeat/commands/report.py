@@ -31,7 +31,8 @@ def register(sub: Any, add_stat_options: Any) -> None:
     p.add_argument("--no-figures", action="store_true", help="tables only (no matplotlib needed)")
     p.add_argument("--formats", default=None, metavar="LIST",
                    help="figure formats, comma-separated: png,pdf,svg (default: the config's, else png,pdf)")
-    p.add_argument("--dpi", type=int, default=None, help="PNG resolution (default: the config's, else 150)")
+    p.add_argument("--dpi", type=int, default=None,
+                   help="PNG resolution, 50 to 1200 (default: the config's, else 150)")
     p.add_argument("--test-heatmaps", default=None, metavar="all|none|IDS",
                    help="per-test cosine heatmaps to draw (default: the config's, else all)")
 
@@ -52,8 +53,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
             raise ConfigError(f"--formats: unknown format(s) {', '.join(bad)} (allowed: png, pdf, svg)")
         if args.html and "png" not in formats:
             formats = ("png", *formats)  # the page embeds PNG
-    if args.dpi is not None and args.dpi < 50:
-        raise ConfigError(f"--dpi must be at least 50, got {args.dpi}")
+    if args.dpi is not None and not 50 <= args.dpi <= 1200:  # before anything is read or written
+        raise ConfigError(f"--dpi must lie in [50, 1200], got {args.dpi}")
     heat: Any = None
     if args.test_heatmaps:
         heat = args.test_heatmaps if args.test_heatmaps in ("all", "none") else \

@@ -14,7 +14,7 @@ import numpy as np
 from .._errors import IsoeatWarning
 from .._io import atomic_write_text
 
-__all__ = ["slug", "jsonable", "clean", "write_json", "read_json", "nan_of"]
+__all__ = ["slug", "jsonable", "clean", "write_json", "read_json", "nan_of", "check_inside"]
 
 
 def slug(text: str) -> str:
@@ -69,3 +69,21 @@ def read_json(path: Path) -> Any:
 
 def nan_of(v: Any) -> float:
     return float("nan") if v is None else float(v)
+
+
+def check_inside(root: Path, path: Path) -> Path:
+    """``path`` if it resolves inside ``root``; a symlink leading out of the folder is refused.
+
+    Raises
+    ------
+    UnsafePathError
+        Naming the path and where it leads.
+    """
+    from .._errors import UnsafePathError
+
+    target = path.resolve()
+    base = root.resolve()
+    if target != base and base not in target.parents:
+        raise UnsafePathError(f"{path}: leads out of the run folder (to {target}); isoeat reads only files inside "
+                              f"{root}: remove the link")
+    return path

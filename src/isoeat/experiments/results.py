@@ -14,7 +14,7 @@ import numpy as np
 
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
-from ._store import nan_of, read_json, slug
+from ._store import check_inside, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows
 from .manifest import read_manifest
 
@@ -107,7 +107,7 @@ def cell_is_whole(rec: object, kind: str) -> bool:
 
 def read_experiment(out: Path) -> dict:
     """``DIR/experiment.json``, checked: a one-line error when it is missing or damaged."""
-    exp = read_json(out / EXPERIMENT_NAME)
+    exp = read_json(check_inside(out, out / EXPERIMENT_NAME))
     if exp is None:
         raise ExperimentNotFoundError(
             f"{out}: not an isoeat experiment folder (no {EXPERIMENT_NAME}); run 'isoeat run --out {out}' "
@@ -141,6 +141,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     out = Path(out)
     exp = read_experiment(out)
     cfg = exp["config"]
+    check_inside(out, out / "manifest.json")
     manifest = read_manifest(out) or {}
     alpha = float(cfg["settings"]["alpha"])
     mmeta = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
@@ -160,7 +161,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     for m in cfg["models"]:
         for c in cfg["calibrations"]:
             for t in cfg["tests"]:
-                p = out / "cells" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(t['id'])}.json"
+                p = check_inside(out, out / "cells" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(t['id'])}.json")
                 rec = read_json(p) if p.exists() else None
                 if not rec:
                     continue

@@ -26,12 +26,12 @@ import json
 import math
 import os
 import re
-import reprlib
 import stat
 from pathlib import Path
 from typing import Any
 
 from .._errors import IsoeatFileNotFoundError
+from .._validate import _REPR, show
 
 __all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
 
@@ -62,26 +62,11 @@ class QuotedStr(str):
 
 
 # --------------------------------------------------------------------------- messages
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxtuple, _REPR.maxdict, _REPR.maxset = 2, 4, 4, 4, 4
-_REPR.maxstring, _REPR.maxother, _REPR.maxlong = 60, 60, 40
 
 
 def safe_show(value: Any, *, limit: int = 60) -> str:
-    """``repr`` of a value for an error message, bounded in time and length, with its type unless a string.
-
-    Unlike ``repr(value)[:limit]``, the value is cut *while* it is written
-    (:mod:`reprlib`), so a huge nested list costs nothing.
-
-    Examples
-    --------
-    >>> safe_show("many")
-    "'many'"
-    >>> safe_show([[1] * 1000] * 1000)
-    '[[1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], [1, 1, 1, 1, ...], ...] (list)'
-    """
-    text = safe_repr(value, limit=limit)
-    return text if isinstance(value, str) else f"{text} ({type(value).__name__})"
+    """Bounded ``repr`` for an error message, with its type unless a string (the one in :mod:`isoeat._validate`)."""
+    return show(value, limit=limit)
 
 
 def safe_repr(value: Any, *, limit: int = 60) -> str:
