@@ -169,7 +169,7 @@ LIBRARY_CASES = [
      "min_coverage must be a number in [0, 1], got 1.5"),
     ("similarity n_resamples negative", _compare(n_resamples=-1), ConfigError,
      "n_resamples must be a non-negative integer, got -1"),
-    ("benchmark unknown name", _benchmark("wordsim-353x"), UnknownNameError,
+    ("benchmark unknown name (library)", _benchmark("wordsim-353x"), UnknownNameError,
      "unknown benchmark 'wordsim-353x'; did you mean ws353?"),
     ("benchmark bad kind", _benchmark("FILE", kind="words"), ConfigError,
      "kind must be one of word, sentence; got 'words'; did you mean 'word'?"),
