@@ -27,3 +27,10 @@ def test_weat_replays_a_run_cell_from_its_recorded_seed(tmp_path, glove, capsys)
 def test_weat_records_the_seed_it_was_given(glove, capsys):
     assert main(["weat", "--test", "W6", "--seed", "12345", "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["seed"] == 12345
+
+
+def test_scweat_refuses_interval_options_it_cannot_honour(glove, capsys):
+    for extra in (["--bootstrap", "1000"], ["--ci-level", "0.9"], ["--resample-attributes"], ["--ci-method", "bca"]):
+        assert main(["scweat", "--words", "nurse", "--attributes", "W7", *extra]) == 2
+        err = capsys.readouterr().err
+        assert "SC-WEAT has no bootstrap interval" in err and extra[0] in err

@@ -245,3 +245,24 @@ def test_files_linked_out_of_the_run_folder_are_refused(tmp_path, glove, capsys)
     assert main(["report", str(out), "--no-figures"]) == 2
     err = capsys.readouterr().err
     assert "leads out of the run folder" in err and err.count("\n") == 1
+
+
+def test_sensitivity_out_claims_its_folder(tmp_path, glove, capsys):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "sensitivity.csv").write_text("mine\n")
+    args = ["sensitivity", "--tests", "W6", "--eps", "1e-3", "--reference-sizes", "none", "--reference", "none",
+            "--calibrations", "none", "--no-figures"]
+    assert main([*args, "--out", str(mine)]) == 2
+    assert "isoeat did not write" in capsys.readouterr().err
+    assert (mine / "sensitivity.csv").read_text() == "mine\n"
+    fresh = tmp_path / "fresh"
+    assert main([*args, "--out", str(fresh)]) == 0
+    assert main([*args, "--out", str(fresh)]) == 0  # its own folder: written again
+    capsys.readouterr()
+    assert (fresh / "sensitivity.csv").exists() and (fresh / ".isoeat-output.json").exists()
+    assert not (fresh / ".isoeat.lock").exists()
+    run = tmp_path / "run"
+    assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(run)]) == 0
+    assert main([*args, "--out", str(run)]) == 2  # another command's folder
+    capsys.readouterr()

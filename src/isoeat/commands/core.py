@@ -14,6 +14,7 @@ from ..cliargs import (
     add_stat_options,
     calibrator_from_args,
     float_in,
+    given_options,
     load_model_from_args,
     positive_int,
     weat_kwargs,
@@ -112,6 +113,11 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
 
+    unused = [f"--{k.replace('_', '-')}" for k in ("bootstrap", "ci_method", "ci_level", "resample_attributes")
+              if k in given_options(args)]
+    if unused:
+        raise ConfigError(f"{', '.join(unused)}: SC-WEAT has no bootstrap interval on d (these options apply to "
+                          "'isoeat weat' and 'isoeat run'); drop them")
     (test,) = resolve_tests(args.attributes)[:1]
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None

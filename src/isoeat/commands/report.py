@@ -1,7 +1,7 @@
 """``isoeat report DIR [--html]``: tables, figures and a self-contained HTML page from an experiment folder.
 
-Reads the cells that ``isoeat run CONFIG.yaml --out DIR`` wrote (finished ones;
-a run may still be going) and writes:
+Reads the cells that ``isoeat run [CONFIG.yaml] --out DIR`` wrote and writes
+(holding the folder's lock, so not while a run is writing it):
 
 * ``DIR/tables/``: Table A1 (per calibrated space), Table 2, Table 3 and the
   §5.3–5.5 summary, each as ``.csv``, ``.md`` and ``.tex``;
@@ -39,12 +39,12 @@ def register(sub: Any, add_stat_options: Any) -> None:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
+    from ..experiments.lock import DirLock
     from ..experiments.runner import load_experiment, write_results
 
     t0 = time.perf_counter()
     out = Path(args.dir)
     res = load_experiment(out)
-    written = write_results(out, res)
     formats = None
     if args.formats:
         formats = tuple(f.strip().lower() for f in args.formats.split(",") if f.strip())
@@ -66,23 +66,26 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 raise ConfigError(f"--test-heatmaps: unknown test(s) {', '.join(unknown)} (tests of this experiment: "
                                   f"{', '.join(known)}; or all, none)")
     figures: list[Path] = []
-    if not args.no_figures:
-        from ..reporting.figures import write_figures
+    with DirLock(out):  # a run writing this folder meanwhile is waited for by the user, not raced
+        res = load_experiment(out)
+        written = write_results(out, res)
+        if not args.no_figures:
+            from ..reporting.figures import write_figures
 
-        figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
+            figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
+        page = None
+        if args.html:
+            from ..reporting.html import write_report
+
+            page = write_report(res, out / "report.html", [p for p in figures if p.suffix == ".png"])
     tables = [p for p in written if p.parent.name == "tables"]
     print(f"{out}: {len(res.weat)} WEAT cells, {len(res.anisotropy)} anisotropy, {len(res.similarity)} similarity, "
           f"{len(res.failures)} failed")
     print(f"tables:  {len(tables)} files in {out / 'tables'}")
     if not args.no_figures:
         print(f"figures: {len(figures)} files in {out / 'figures'}")
-    if args.html:
-        from ..reporting.html import write_report
-
-        pngs = [p for p in figures if p.suffix == ".png"]
-        page = write_report(res, out / "report.html", pngs)
-        size = page.stat().st_size
-        print(f"report:  {page} ({size / 1024:.0f} KiB, self-contained)")
+    if page is not None:
+        print(f"report:  {page} ({page.stat().st_size / 1024:.0f} KiB, self-contained)")
     print(f"({time.perf_counter() - t0:.1f} s)")
     if res.failures:
         sys.stderr.write(f"isoeat: note: {len(res.failures)} cell(s) failed; see {out / 'failures.json'}\n")

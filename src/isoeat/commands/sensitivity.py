@@ -12,6 +12,7 @@ figures ``sensitivity_eps.png/pdf``, ``sensitivity_reference_size.png/pdf``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import sys
 import time
@@ -153,6 +154,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="stdout: table (per-test summary), json (everything) or csv (rows)")
     p.add_argument("--out", metavar="DIR", help="write rows, summary and figures (PNG+PDF) here")
     p.add_argument("--no-figures", action="store_true", help="with --out: do not draw figures")
+    p.add_argument("--force", action="store_true",
+                   help="with --out: write into a folder that holds files isoeat did not write (beside them)")
 
 
 def _fmt(v: float, spec: str = ".2f") -> str:
@@ -240,10 +243,24 @@ def _check_early(refs: list[str] | None, cals: list[str] | None, default_referen
             raise IsoeatFileNotFoundError(f"{option}: {src}: no such reference text (use 'top' or a text path)")
 
 
+def _write(args: argparse.Namespace, res: Any, figures: bool) -> list:
+    from ..reporting.tables import write_outputs
+
+    written: list = []
+    if args.out:
+        written += write_outputs(args.out, "sensitivity", res.records(), extra=res.to_dict(rows=False))
+        written += write_outputs(args.out, "sensitivity_by_test", res.summary_records())
+        if figures:
+            from ..reporting.sensitivity_plots import save_sensitivity_figures
+
+            written += save_sensitivity_figures(res, args.out)
+    return written
+
+
 def _cmd_sensitivity(args: argparse.Namespace) -> int:
     from .._errors import IsoeatWarning
     from ..backends import load_model
-    from ..reporting.tables import records_to_csv, to_json, write_outputs
+    from ..reporting.tables import records_to_csv, to_json
     from ..wordsets import resolve_tests
 
     t0 = time.perf_counter()
@@ -263,17 +280,15 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     from .._progress import terminal_progress
 
     progress = terminal_progress()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", IsoeatWarning)  # caps and fit warnings are printed as notes
-        res = _run(model, tests, args, eps, sizes, refs, cals, params, progress)
-    written = []
-    if args.out:
-        written += write_outputs(args.out, "sensitivity", res.records(), extra=res.to_dict(rows=False))
-        written += write_outputs(args.out, "sensitivity_by_test", res.summary_records())
-        if figures:
-            from ..reporting.sensitivity_plots import save_sensitivity_figures
+    with contextlib.ExitStack() as stack:
+        if args.out:  # claimed before the work: a folder that cannot be written is refused at once
+            from ..experiments.lock import claimed_folder
 
-            written += save_sensitivity_figures(res, args.out)
+            stack.enter_context(claimed_folder(args.out, "sensitivity", force=args.force))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", IsoeatWarning)  # caps and fit warnings are printed as notes
+            res = _run(model, tests, args, eps, sizes, refs, cals, params, progress)
+        written = _write(args, res, figures)
     if args.format in ("json", "csv"):
         for n in res.notes:
             sys.stderr.write(f"isoeat: note: {n}\n")

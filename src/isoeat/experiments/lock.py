@@ -11,18 +11,19 @@ automatically (network file systems do not always carry OS locks between hosts).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import uuid
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
-from .._errors import ExperimentLockedError, IsoeatWarning
+from .._errors import ConfigError, ExperimentLockedError, ExperimentMismatchError, IsoeatWarning
 from .manifest import now_iso
 
-__all__ = ["DirLock", "LOCK_NAME"]
+__all__ = ["DirLock", "LOCK_NAME", "claimed_folder", "IDENTITY_NAME"]
 
 LOCK_NAME = ".isoeat.lock"
 
@@ -131,3 +132,48 @@ class DirLock:
 
     def __exit__(self, *exc: Any) -> None:
         self.release()
+
+
+#: The identity file of an output folder written by a command other than ``isoeat run``.
+IDENTITY_NAME = ".isoeat-output.json"
+
+
+@contextlib.contextmanager
+def claimed_folder(out: str | Path, kind: str, *, force: bool = False) -> Iterator[Path]:
+    """Create or reuse ``out`` for a command's output, holding its lock; refuse a folder isoeat did not write.
+
+    The folder gets an identity file (``.isoeat-output.json``, naming the
+    command that writes it). A folder that holds other files and no identity,
+    or the identity of another command, is refused unless ``force`` (then the
+    command writes beside those files, replacing only those of its own names).
+
+    Raises
+    ------
+    ConfigError
+        ``out`` exists and is not a folder.
+    ExperimentMismatchError
+        The folder holds files isoeat did not write, or another command's output.
+    ExperimentLockedError
+        Another isoeat process is writing it.
+    """
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: exists and is not a folder")
+    with DirLock(out):
+        ident = _read_info(out / IDENTITY_NAME) if (out / IDENTITY_NAME).exists() else None
+        others = sorted(p.name for p in out.iterdir() if p.name not in (LOCK_NAME, IDENTITY_NAME))
+        if not force:
+            if ident is None and others:
+                shown = ", ".join(others[:5]) + (" ..." if len(others) > 5 else "")
+                raise ExperimentMismatchError(
+                    f"{out}: holds files isoeat did not write ({shown}); use a new or empty folder, or --force to "
+                    f"write beside them")
+            if ident is not None and ident.get("kind") != kind:
+                raise ExperimentMismatchError(
+                    f"{out}: holds the output of 'isoeat {ident.get('kind')}', not of 'isoeat {kind}'; use another "
+                    "folder, or --force")
+        from .._io import atomic_write_text
+
+        atomic_write_text(out / IDENTITY_NAME, json.dumps({"format": "isoeat-output", "kind": kind,
+                                                          "written": now_iso()}) + "\n")
+        yield out
