@@ -61,7 +61,7 @@ def test_overwrite_all_replaces_only_after_success(tmp_path, small_glove, capsys
     assert main(["run", str(cfg), "--out", str(out), "--overwrite", "all"]) == 0
     cells = [json.loads(p.read_text()) for p in (out / "cells").rglob("*.json")]
     assert len(cells) == 2 and all(c["run_id"] != first for c in cells)
-    assert not list(out.glob(".isoeat-*"))
+    assert [p.name.split("-")[1] for p in out.glob(".isoeat-*")] == ["replaced"]  # the old results, kept
 
 
 def test_a_cut_short_replacement_is_undone_on_the_next_run(tmp_path, glove):
@@ -74,8 +74,10 @@ def test_a_cut_short_replacement_is_undone_on_the_next_run(tmp_path, glove):
     # a swap killed after moving results.json aside, before its successor arrived; and a staging folder
     old = out / ".isoeat-old-x"
     old.mkdir()
+    (old / ".isoeat-scratch").write_text("old\n")  # the marker isoeat puts in its own scratch folders
     (out / "results.json").rename(old / "results.json")
     (out / ".isoeat-staging-y").mkdir()
+    (out / ".isoeat-staging-y" / ".isoeat-scratch").write_text("staging\n")
     (out / ".isoeat-staging-y" / "junk.json").write_text("{}")
     notes: list[str] = []
     s = R.run_experiment(cfg, out, log=notes.append, write_tables=False)
@@ -266,3 +268,68 @@ def test_sensitivity_out_claims_its_folder(tmp_path, glove, capsys):
     assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(run)]) == 0
     assert main([*args, "--out", str(run)]) == 2  # another command's folder
     capsys.readouterr()
+
+
+def _quick(out, *extra):
+    return ["run", "--tests", "W6,W7", "--reference-size", "2000", "--permutations", "1000", "--out", str(out), *extra]
+
+
+def test_a_hand_edited_cell_is_never_published(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    assert main(_quick(out)) == 0
+    first = capsys.readouterr().out.splitlines()[:-1]
+    cell = out / "cells" / "glove-6b-50d" / "zca" / "W7.json"
+    rec = json.loads(cell.read_text())
+    rec["result"]["effect_size"], rec["result"]["p_value"] = 9.99, 1e-30  # numbers only, the file stays valid
+    cell.write_text(json.dumps(rec))
+    assert main(["report", str(out), "--no-figures"]) == 0
+    capsys.readouterr()
+    assert "9.99" not in (out / "tables" / "table_a1-zca.md").read_text()
+    assert main(_quick(out)) == 0  # the resume recomputes it
+    text = capsys.readouterr().out.splitlines()
+    assert text[:-1] == first and "3 of 4 cells reused" in text[-1]
+
+
+def test_a_foreign_experiment_file_is_never_replaced(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    out.mkdir()
+    (out / "experiment.json").write_text('{"project": "another tool"}')
+    (out / "notes.txt").write_text("mine")
+    for extra in ([], ["--overwrite", "all"]):
+        assert main(_quick(out, *extra)) == 2
+        assert "not a file isoeat wrote" in capsys.readouterr().err
+    assert json.loads((out / "experiment.json").read_text()) == {"project": "another tool"}
+
+
+def test_overwrite_all_keeps_what_it_replaces(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    assert main(_quick(out)) == 0
+    (out / "tables" / "my-annotations.md").write_text("notes")
+    assert main(_quick(out, "--overwrite", "all")) == 0
+    capsys.readouterr()
+    kept = list(out.glob(".isoeat-replaced-*"))
+    assert len(kept) == 1 and (kept[0] / "tables" / "my-annotations.md").read_text() == "notes"
+    assert main(_quick(out)) == 0  # the kept folder is neither in the way nor removed
+    assert list(out.glob(".isoeat-replaced-*")) == kept
+
+
+def test_a_users_dot_isoeat_folder_is_left_alone(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    (out / ".isoeat-backup").mkdir(parents=True)
+    (out / ".isoeat-backup" / "data.txt").write_text("precious")
+    assert main(_quick(out)) == 2  # a folder with files isoeat did not write
+    assert main(_quick(out, "--overwrite", "all")) == 0  # written beside them
+    capsys.readouterr()
+    assert (out / ".isoeat-backup" / "data.txt").read_text() == "precious"
+
+
+def test_an_owned_folder_linked_elsewhere_is_refused(tmp_path, glove, capsys):
+    out = tmp_path / "r"
+    assert main(_quick(out)) == 0
+    elsewhere = tmp_path / "elsewhere"
+    (out / "cells").rename(elsewhere)
+    (out / "cells").symlink_to(elsewhere)
+    capsys.readouterr()
+    assert main(_quick(out)) == 2
+    assert "link leading out of the folder" in capsys.readouterr().err
+    assert main(["report", str(out), "--no-figures"]) == 2

@@ -14,7 +14,8 @@ import numpy as np
 from .._errors import IsoeatWarning
 from .._io import atomic_write_text
 
-__all__ = ["slug", "jsonable", "clean", "write_json", "read_json", "nan_of", "check_inside"]
+__all__ = ["slug", "jsonable", "clean", "write_json", "read_json", "nan_of", "check_inside", "seal", "is_sealed",
+           "record_digest"]
 
 
 def slug(text: str) -> str:
@@ -87,3 +88,30 @@ def check_inside(root: Path, path: Path) -> Path:
         raise UnsafePathError(f"{path}: leads out of the run folder (to {target}); isoeat reads only files inside "
                               f"{root}: remove the link")
     return path
+
+
+#: The key of a cell file's content hash.
+CONTENT_KEY = "content_sha256"
+
+
+def record_digest(rec: dict) -> str:
+    """SHA-256 of a record as strict JSON (sorted keys, NaN as null), without its own ``content_sha256``.
+
+    A float written by :func:`json.dumps` reads back to the same float, so a
+    record read from its file hashes to the value computed before writing it.
+    """
+    import hashlib
+
+    body = {k: v for k, v in rec.items() if k != CONTENT_KEY}
+    text = json.dumps(clean(body), sort_keys=True, separators=(",", ":"), allow_nan=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def seal(rec: dict) -> dict:
+    """``rec`` with its content hash, so a changed or hand-edited file is noticed when read back."""
+    return {**rec, CONTENT_KEY: record_digest(rec)}
+
+
+def is_sealed(rec: Any) -> bool:
+    """True when ``rec`` carries a content hash that matches its content."""
+    return isinstance(rec, dict) and rec.get(CONTENT_KEY) == record_digest(rec)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
-from ._store import check_inside, nan_of, read_json, slug
+from ._store import check_inside, is_sealed, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows
 from .manifest import read_manifest
 
@@ -91,13 +91,18 @@ class ExperimentResults:
 
 
 #: The failure record of a cell file that is not what isoeat wrote (a resume recomputes it).
-DAMAGED = {"type": "DamagedCell", "message": "the cell file is damaged (not a complete isoeat cell); "
-                                              "a resume recomputes it", "user_error": True}
+DAMAGED = {"type": "DamagedCell", "message": "the cell file is damaged or was edited (its content does not match "
+                                              "the hash isoeat recorded); a resume recomputes it", "user_error": True}
 
 
 def cell_is_whole(rec: object, kind: str) -> bool:
-    """A cell record as isoeat writes it: a mapping whose finished cells carry a ``result`` mapping."""
-    if not isinstance(rec, dict) or not isinstance(rec.get("status"), str):
+    """A cell record exactly as isoeat wrote it: its content hash matches, finished cells carry a ``result``.
+
+    Any change to a cell file after it was written — a damaged file, a hand
+    edit of a number — breaks the hash: a resume recomputes the cell and a
+    report lists it as damaged; nothing of it is published.
+    """
+    if not is_sealed(rec) or not isinstance(rec.get("status"), str):  # type: ignore[union-attr]
         return False
     if rec["status"] == "ok":
         res = rec.get("result")

@@ -51,10 +51,11 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
     ExperimentNotFoundError,
     IsoeatError,
     IsoeatWarning,
+    UnsafePathError,
 )
 from .._io import atomic_write_text
 from .._progress import Progress, progress_enabled
-from ._store import jsonable, read_json, write_json
+from ._store import jsonable, read_json, seal, write_json
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
     CELL_FORMAT,
     CachedEncoder,
@@ -127,8 +128,17 @@ def _protocol_diff(old: dict, new: dict, limit: int = 4) -> str:
 
 def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict | None:
     """Refuse a folder holding another experiment (unless ``overwrite == 'all'``); return the old record."""
+    for name in OWNED:  # an owned path linked elsewhere would make isoeat read and write outside the folder
+        if (out / name).is_symlink() or ((out / name).exists() and out.resolve() not in (out / name).resolve().parents):
+            raise UnsafePathError(f"{out / name}: is a link leading out of the folder; isoeat reads and writes only "
+                                  f"inside {out}: remove the link")
     exp = read_json(out / EXPERIMENT_NAME)
-    if exp is not None and not (isinstance(exp, dict) and isinstance(exp.get("config"), dict)):
+    if exp is not None and not (isinstance(exp, dict) and exp.get("format") == "isoeat-experiment"):
+        raise ExperimentMismatchError(
+            f"{out / EXPERIMENT_NAME}: not a file isoeat wrote; isoeat never replaces such files: use a new or "
+            "empty folder"
+        )
+    if exp is not None and not isinstance(exp.get("config"), dict):
         if overwrite != "all":
             raise ExperimentMismatchError(
                 f"{out / EXPERIMENT_NAME}: damaged (not the record isoeat writes); use another --out folder, "
@@ -136,8 +146,8 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
             )
         return {"protocol_hash": None, "damaged": True}
     if exp is None:
-        others = sorted(p.name for p in out.iterdir()
-                        if p.name != LOCK_NAME and not p.name.startswith(_SCRATCH)) if out.exists() else []
+        others = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME and not _is_scratch(p)) \
+            if out.exists() else []
         clash = [n for n in others if n in OWNED]
         if clash:
             raise ExperimentMismatchError(
@@ -176,7 +186,18 @@ def _remove_stale_temporaries(out: Path) -> None:
             pass
 
 
-_SCRATCH = ".isoeat-"  # staging and swap folders inside DIR (ours while we hold the lock)
+_SCRATCH = ".isoeat-"  # staging, swap and kept folders inside DIR
+_MARKER = ".isoeat-scratch"  # the file that marks a folder as one of those (a user's .isoeat-* folder is left alone)
+
+
+def _make_scratch(path: Path, role: str) -> Path:
+    path.mkdir(parents=True)
+    (path / _MARKER).write_text(role + "\n", encoding="utf-8")
+    return path
+
+
+def _is_scratch(path: Path) -> bool:
+    return path.name.startswith(_SCRATCH) and path.is_dir() and not path.is_symlink() and (path / _MARKER).is_file()
 
 
 def _recover_scratch(out: Path, log: Callable[[str], None]) -> None:
@@ -184,39 +205,54 @@ def _recover_scratch(out: Path, log: Callable[[str], None]) -> None:
 
     A staging folder is dropped (its run did not finish). A folder of old
     results whose swap was cut short gives back every item the folder lacks.
+    Only folders that carry isoeat's marker file are touched; kept results
+    (``.isoeat-replaced-*``) stay until the user removes them.
     """
     import shutil
 
     for d in sorted(out.glob(_SCRATCH + "*")):
-        if not d.is_dir() or d.is_symlink():
+        if not _is_scratch(d):
             continue
-        if d.name.startswith(_SCRATCH + "old-"):
-            back = [p.name for p in d.iterdir() if not (out / p.name).exists()]
+        role = (d / _MARKER).read_text(encoding="utf-8").strip()
+        if role == "old":
+            back = [p.name for p in d.iterdir() if p.name != _MARKER and not (out / p.name).exists()]
             for name in back:
                 os.replace(d / name, out / name)
             if back:
                 log(f"{out}: restored {', '.join(back)} from an interrupted replacement ({d.name})")
-        shutil.rmtree(d, ignore_errors=True)
+            shutil.rmtree(d, ignore_errors=True)
+        elif role == "staging":
+            shutil.rmtree(d, ignore_errors=True)
 
 
-def _mapping(x: Any) -> dict:
-    """A manifest section as a dict of dicts (a damaged section reads as empty)."""
-    return {k: v for k, v in x.items() if isinstance(v, dict)} if isinstance(x, dict) else {}
+def _swap_in(staging: Path, out: Path, run_id: str) -> Path:
+    """Replace the owned results in ``out`` by those in ``staging``; the old ones are kept, not deleted.
 
-
-def _swap_in(staging: Path, out: Path, run_id: str) -> None:
-    """Replace the owned results in ``out`` by those in ``staging``: each old item moves aside only now."""
+    Each old item moves aside only when its successor exists; at the end the
+    folder of old items is renamed ``.isoeat-replaced-RUN`` and left for the
+    user (it may hold files of theirs that sat inside isoeat's folders).
+    """
     import shutil
 
-    old = out / f"{_SCRATCH}old-{run_id}"
-    old.mkdir()
+    old = _make_scratch(out / f"{_SCRATCH}old-{run_id}", "old")
     for name in OWNED:
         if (out / name).exists() or (out / name).is_symlink():
             os.replace(out / name, old / name)
         if (staging / name).exists():
             os.replace(staging / name, out / name)
-    shutil.rmtree(old, ignore_errors=True)
     shutil.rmtree(staging, ignore_errors=True)
+    if len([p for p in old.iterdir() if p.name != _MARKER]) == 0:
+        shutil.rmtree(old, ignore_errors=True)
+        return old
+    (old / _MARKER).write_text("kept\n", encoding="utf-8")
+    kept = out / f"{_SCRATCH}replaced-{run_id}"
+    os.replace(old, kept)
+    return kept
+
+
+def _mapping(x: Any) -> dict:
+    """A manifest section as a dict of dicts (a damaged section reads as empty)."""
+    return {k: v for k, v in x.items() if isinstance(v, dict)} if isinstance(x, dict) else {}
 
 
 # =========================================================================== the run
@@ -329,7 +365,7 @@ def run_experiment(
         _remove_stale_temporaries(out)
         same = old is not None and old.get("protocol_hash") == config.protocol_hash()
         staged = overwrite == "all" and old is not None
-        work = out / f"{_SCRATCH}staging-{run_id}" if staged else out
+        work = _make_scratch(out / f"{_SCRATCH}staging-{run_id}", "staging") if staged else out
         if staged:
             log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
         previous_manifest = (read_manifest(out) or {}) if same else {}
@@ -386,7 +422,9 @@ def run_experiment(
                 shutil.rmtree(work, ignore_errors=True)
                 log(f"{out}: {len(failed)} cell(s) failed; the old results are kept unchanged")
             else:
-                _swap_in(work, out, run_id)
+                kept = _swap_in(work, out, run_id)
+                if kept.exists():
+                    log(f"{out}: the replaced results are kept in {kept.name} (remove it when you no longer need it)")
     return RunSummary(out=out, run_id=run_id, total=len(cells), computed=computed, reused=reused,
                       failed=[{"key": f.get("key"), "kind": f.get("kind"), **(f.get("error") or {})} for f in failed],
                       seconds=time.perf_counter() - t_start, interrupted=status == "interrupted",
@@ -426,10 +464,11 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
     rec = read_json(cell.path)
     if not cell_is_whole(rec, cell.kind) or rec.get("format_version") != CELL_FORMAT:
         if rec:
-            log(f"{cell.key}: its file is damaged; recomputing")
+            log(f"{cell.key}: its file is damaged, edited or from an older isoeat (no content hash); recomputing")
         return True
     if rec.get("cell_hash") != cell.cell_hash:
-        log(f"{cell.key}: its inputs changed since it was computed (test words, model options or seed); recomputing")
+        log(f"{cell.key}: its inputs changed since it was computed (test words, model options, seed or the "
+            "calibrator given to the run); recomputing")
         return True
     if rec.get("status") == "failed":
         return overwrite == "failed"
@@ -578,7 +617,7 @@ def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict
         rec["test_sha256"] = test_hash(cell.extra["test"])
     if error:
         rec["error"] = error
-    write_json(cell.path, rec, compact=True)
+    write_json(cell.path, seal(rec), compact=True)
 
 
 def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calibrators: dict, out: Path,
