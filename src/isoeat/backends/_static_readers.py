@@ -207,6 +207,9 @@ def _binary_rows(fh: Any, path: Path, header: tuple[int, int, int, str]) -> tupl
             raise DataFormatError(f"{path}: entry {i + 1}: word {word!r} has NaN or inf values")
         mat[i] = vec
         words.append(word)
+    if fh.read(4096).strip():  # a header announcing fewer vectors than the file holds would drop the rest
+        raise DataFormatError(f"{path}: the file continues after the {count} vectors its header announces "
+                              "(the header is wrong, or the file is not one word2vec binary)")
     return words, mat
 
 

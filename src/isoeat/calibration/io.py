@@ -209,6 +209,29 @@ def save_calibrator(calibrator: Any, path: str | Path) -> Path:
     return path
 
 
+def _check_array_headers(path: Path, npz: Any, names: Any, meta: dict) -> None:
+    """Refuse arrays whose headers announce more than the calibrator's dimension allows (read headers only).
+
+    A calibrator's arrays are vectors or square matrices of its dimension
+    ``dim``; a small file may announce a gigantic shape (a zip bomb), so the
+    shapes are checked from the ``.npy`` headers before anything is loaded.
+    """
+    try:
+        dim = int(meta["dim"])
+    except (KeyError, TypeError, ValueError):
+        raise DataFormatError(f"{path}: metadata lacks a valid 'dim'") from None
+    if not 1 <= dim <= 100_000:
+        raise DataFormatError(f"{path}: metadata gives dimension {dim}, not a plausible embedding dimension")
+    for name in names:
+        with npz.zip.open(f"{name}.npy") as fh:
+            version = np.lib.format.read_magic(fh)
+            read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+            shape, _, dtype = read(fh)
+        if len(shape) > 2 or any(int(s) > dim for s in shape) or dtype.itemsize > 16:
+            raise DataFormatError(f"{path}: {name} announces shape {tuple(shape)} ({dtype}), more than a calibrator "
+                                  f"of dimension {dim} holds; refused before loading")
+
+
 def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
     """Read a calibrator written by :func:`save_calibrator` (``allow_pickle=False``), verified by content.
 
@@ -238,6 +261,9 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
     path = Path(path)
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such calibrator file")
+    from .._textio import check_regular_file
+
+    check_regular_file(path, what="calibrator file (.npz)")  # a FIFO would block, a device never end
     try:
         with open(path, "rb") as fh:
             magic = fh.read(4)
@@ -261,6 +287,7 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
             missing = [k for k in cls._state_arrays if k not in files]
             if missing:
                 raise DataFormatError(f"{path}: not an isoeat calibrator (missing {', '.join(missing)})")
+            _check_array_headers(path, npz, cls._state_arrays, meta)  # before a single array is loaded
             arrays = {k: np.array(npz[k]) for k in cls._state_arrays}
             record = str(npz[_HASH_KEY]) if _HASH_KEY in files else None
     except DataFormatError:

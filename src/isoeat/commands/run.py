@@ -215,6 +215,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         resolve_tests(args.tests)  # unknown ids and bad files: the same one-line errors as every command
         model = load_model_from_args(args)
         calibrator = calibrator_from_args(args, model)
+        if args.whitener:  # another model's calibrator is a user error, said before any folder is written
+            from ..calibration import check_compatible
+
+            check_compatible(calibrator, model, force=bool(args.force))
         config = quick_config(args, model, calibrator)
         label = config.models[0].label
         given = {"models": {label: model}, "calibrators": {(label, config.calibrations[1].label): calibrator},

@@ -76,6 +76,8 @@ _METHODS = ("auto", "exact", "monte-carlo")
 #: Random partitions drawn when ``method="auto"`` was asked for an exact count
 #: (``n_permutations`` >= the number of partitions) that does not fit in ``exact_memory``.
 FALLBACK_PERMUTATIONS = 1_000_000
+#: The most Monte Carlo permutations one test may ask for (time grows linearly: about 0.1 s per million on 2 cores).
+MAX_MONTE_CARLO = 1_000_000_000
 
 
 # ---------------------------------------------------------------------------
@@ -301,6 +303,11 @@ def partition_test(
     if use_exact:
         count, tol = _exact_tail_count(arr, n_x, alternative, rtol_f)
         return _result(alternative, n_partitions, tol, count, count / n_partitions)
+    if n_permutations > MAX_MONTE_CARLO:  # a time budget: the draws are bounded in memory, not in time
+        raise ConfigError(
+            f"n_permutations: at most {MAX_MONTE_CARLO:,} Monte Carlo permutations (got {n_permutations:,}; time "
+            f"grows linearly, about 0.1 s per million); ask for at least C({n}, {n_x}) = {n_partitions:,} to count "
+            "exactly where that fits in exact_memory")
     mc = _monte_carlo(arr, n_x, alternative, n_permutations, rng, rtol_f, sequential_alpha, confidence, batch_size)
     return _result(
         alternative,

@@ -76,6 +76,11 @@ def safe_repr(value: Any, *, limit: int = 60) -> str:
 
 
 # --------------------------------------------------------------------------- files
+#: Word-set files and configs are small: larger ones are refused before they are read.
+MAX_FILE_BYTES = 16 << 20
+MAX_LINE_BYTES = 1 << 20
+
+
 def read_regular_text(path: Path, *, what: str = "file") -> str:
     """The UTF-8 text of a regular file, without a leading BOM.
 
@@ -95,6 +100,10 @@ def read_regular_text(path: Path, *, what: str = "file") -> str:
     if not stat.S_ISREG(st.st_mode):
         kind = next((k for test, k in _KINDS if test(st.st_mode)), "is not a regular file")
         raise IsoeatFileNotFoundError(f"{path}: {kind}, not a regular file")
+    kind_of = what if what != "file" else "word-set or config file"
+    if st.st_size > MAX_FILE_BYTES:
+        raise IsoeatFileNotFoundError(f"{path}: {st.st_size:,} bytes; a {kind_of} is at most {MAX_FILE_BYTES >> 20} MiB "
+                                      "(word sets and configs are small text files)")
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -104,6 +113,11 @@ def read_regular_text(path: Path, *, what: str = "file") -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise NotUTF8Error(f"not valid UTF-8 (byte {exc.start})", line) from None
+    longest = max((len(line) for line in raw.split(b"\n")), default=0)
+    if longest > MAX_LINE_BYTES:
+        line = next(i for i, ln in enumerate(raw.split(b"\n"), 1) if len(ln) > MAX_LINE_BYTES)
+        raise IsoeatFileNotFoundError(f"{path}:{line}: line longer than {MAX_LINE_BYTES >> 20} MiB; a {kind_of} is a "
+                                      "small text file")
     return text[1:] if text.startswith("\ufeff") else text
 
 
