@@ -40,7 +40,7 @@ def test_no_standard_test_is_refused_or_warned(glove, test_id):
     (dict(Y=["john", "joan", "lisa", "sarah"]), "test T1: sets X and Y share 1 word(s): 'john'"),
     (dict(B=["home", "salary", "children", "family"]), "sets A and B share 1 word(s): 'salary'"),
     (dict(A=["executive", "john", "salary", "office"]), "sets targets and attributes share 1 word(s): 'john'"),
-    (dict(X=["Bill", "bill", "mike", "kevin"]), "set X lists 'Bill' and 'bill' are the same vocabulary entry 'bill'"),
+    (dict(X=["Bill", "bill", "mike", "kevin"]), "set X lists 'Bill' and 'bill', which are the same vocabulary entry 'bill'"),
 ])
 def test_weat_refuses_an_invalid_test_naming_sets_and_words(glove, changes, fragment):
     with pytest.raises(InvalidTestError) as info:

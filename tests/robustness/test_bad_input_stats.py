@@ -35,7 +35,7 @@ CLI_CASES = [
     ("target is an attribute", _t(M, F, ["executive", "amy", "office"], H),
      "sets targets and attributes share 1 word(s): 'amy'"),
     ("two words fold to one entry", _t(["Bill", "bill", "john"], F, C, H),
-     "set X lists 'Bill' and 'bill' are the same vocabulary entry 'bill'"),
+     "set X lists 'Bill' and 'bill', which are the same vocabulary entry 'bill'"),
 ]
 
 _g = np.random.default_rng(0)
