@@ -65,7 +65,7 @@ def _check_duplicates(test_id: str, role: str, words: Sequence[str], entries: Se
     seen: dict[str, str] = {}
     for w, e in zip(words, entries):
         if e in seen:
-            same = f"{seen[e]!r} and {w!r} , which are the same vocabulary entry {e!r}" if seen[e] != w else f"{w!r} twice"
+            same = f"{seen[e]!r} and {w!r}, which are the same vocabulary entry {e!r}" if seen[e] != w else f"{w!r} twice"
             raise InvalidTestError(f"test {test_id}: set {role} lists {same}; drop one of them")
         seen[e] = w
 
