@@ -1,0 +1,261 @@
+"""Tests that kill the surviving mutants of ``isoeat/experiments/compare.py``.
+
+Expected values are written by hand from the documented rules (``p < alpha``
+is significant; Holm: sorted p times ``m - i + 1``, running maximum, capped at
+1; Benjamini–Hochberg: sorted p times ``m / i``, running minimum from the
+top, capped at 1), or recomputed from scratch here — never read from isoeat.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from isoeat.experiments.compare import (
+    CHANGE_CLASSES,
+    Comparison,
+    ComparisonRow,
+    _row,
+    adjust_family,
+    adjust_records,
+    compare_records,
+    comparison_rows,
+    result_from_record,
+)
+from isoeat.stats.results import WEATResult
+
+NAN = float("nan")
+
+
+def _holm(p):
+    """Holm step-down adjusted p, from scratch."""
+    p = np.asarray(p, dtype=float)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    out = np.empty(m)
+    running = 0.0
+    for i, j in enumerate(order):
+        running = max(running, min(1.0, (m - i) * p[j]))
+        out[j] = running
+    return out
+
+
+def _bh(p):
+    """Benjamini–Hochberg step-up adjusted p, from scratch."""
+    p = np.asarray(p, dtype=float)
+    m = len(p)
+    order = np.argsort(p, kind="stable")
+    out = np.empty(m)
+    running = 1.0
+    for i in range(m - 1, -1, -1):
+        j = order[i]
+        running = min(running, p[j] * m / (i + 1))
+        out[j] = running
+    return out
+
+
+def _result(test="W1", *, d=1.0, p=0.01, calibration="none", model="m", p_holm=NAN, p_bh=NAN):
+    return WEATResult(
+        test=test, model=model, calibration=calibration, seed=1, n_a=8, n_b=8, effect_size=d, statistic=0.1,
+        p_value=p, p_method="exact", n_permutations=924, n_partitions=924, count=int(round(p * 924)),
+        p_ci_low=NAN, p_ci_high=NAN, alternative="greater", ddof=1, bias_type="Gender", n_x=6, n_y=6,
+        p_holm=p_holm, p_bh=p_bh,
+    )
+
+
+# --- adjust_family / adjust_records -------------------------------------------------------------
+
+
+def test_from_scratch_helpers_match_hand_values():
+    # p = (0.01, 0.04, 0.03): Holm 0.03, max(0.06, 0.04) = 0.06, 0.06; BH 0.03, min(0.045, 0.04) = 0.04, 0.04
+    np.testing.assert_allclose(_holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(_bh([0.01, 0.04, 0.03]), [0.03, 0.04, 0.04])
+
+
+def test_adjust_family_hand_values_and_nan_not_counted():
+    ph, pb = adjust_family([0.01, NAN, 0.04, 0.03])
+    np.testing.assert_allclose(ph, [0.03, NAN, 0.06, 0.06], equal_nan=True)
+    np.testing.assert_allclose(pb, [0.03, NAN, 0.04, 0.04], equal_nan=True)
+
+
+def test_adjust_family_all_nan_stays_nan():
+    ph, pb = adjust_family([NAN, NAN])
+    assert np.isnan(ph).all() and np.isnan(pb).all()
+
+
+def test_adjust_records_fills_each_family_separately():
+    recs = [
+        {"model": "a", "calibration": "none", "p_value": 0.01},
+        {"model": "a", "calibration": "none", "p_value": 0.04},
+        {"model": "a", "calibration": "none", "p_value": 0.03},
+        {"model": "a", "calibration": "zca", "p_value": 0.02},  # a family of one: unchanged
+        {"model": "b", "calibration": "none", "p_value": 0.02},
+        {"model": "b", "calibration": "none", "p_value": NAN},  # not counted: m = 1 in family (b, none)
+    ]
+    adjust_records(recs)
+    got = [(r.get("p_holm"), r.get("p_bh")) for r in recs]
+    assert got[0] == pytest.approx((0.03, 0.03))
+    assert got[1] == pytest.approx((0.06, 0.04))
+    assert got[2] == pytest.approx((0.06, 0.04))
+    assert got[3] == pytest.approx((0.02, 0.02))
+    assert got[4] == pytest.approx((0.02, 0.02))
+    assert math.isnan(got[5][0]) and math.isnan(got[5][1])
+
+
+def test_adjust_records_custom_family_key_matches_from_scratch():
+    rng = np.random.default_rng(3)
+    p = rng.uniform(0, 0.2, size=7)
+    recs = [{"model": f"m{i}", "calibration": f"c{i % 2}", "space": "one", "p_value": float(v)}
+            for i, v in enumerate(p)]
+    adjust_records(recs, by=("space",))  # one family across models and calibrations
+    np.testing.assert_allclose([r["p_holm"] for r in recs], _holm(p), rtol=1e-12)
+    np.testing.assert_allclose([r["p_bh"] for r in recs], _bh(p), rtol=1e-12)
+
+
+def test_adjust_records_all_nan_family_is_left_alone():
+    recs = [
+        {"model": "a", "calibration": "none", "p_value": NAN},
+        {"model": "a", "calibration": "none", "p_value": NAN},
+        {"model": "a", "calibration": "zca", "p_value": 0.5},
+    ]
+    adjust_records(recs)
+    assert "p_holm" not in recs[0] and "p_bh" not in recs[0]
+    assert "p_holm" not in recs[1] and "p_bh" not in recs[1]
+    assert recs[2]["p_holm"] == 0.5 and recs[2]["p_bh"] == 0.5
+
+
+# --- compare_records: adjusted change classes ----------------------------------------------------
+
+
+def test_change_holm_and_bh_use_the_adjusted_p():
+    raw = {"effect_size": 1.0, "p_value": 0.01, "p_holm": 0.06, "p_bh": 0.04}
+    cal = {"effect_size": 0.9, "p_value": 0.20, "p_holm": 0.40, "p_bh": 0.30}
+    row = compare_records(raw, cal, 0.05)
+    assert row["change"] == "Disappearing"
+    assert row["change_holm"] == "Stable"  # 0.06 is not < 0.05
+    assert row["change_bh"] == "Disappearing"  # 0.04 < 0.05 <= 0.30
+    assert (row["p_holm_raw"], row["p_holm_calibrated"], row["p_bh_raw"], row["p_bh_calibrated"]) == (
+        0.06, 0.40, 0.04, 0.30)
+
+
+@pytest.mark.parametrize("missing", ["none", "nan_raw", "nan_cal"])
+def test_change_holm_absent_without_both_adjusted_p(missing):
+    raw = {"effect_size": 1.0, "p_value": 0.01, "p_holm": 0.02, "p_bh": 0.02}
+    cal = {"effect_size": 0.9, "p_value": 0.20, "p_holm": 0.40, "p_bh": 0.30}
+    if missing == "none":
+        del cal["p_holm"]
+        del raw["p_bh"]
+    elif missing == "nan_raw":
+        raw["p_holm"] = raw["p_bh"] = NAN
+    else:
+        cal["p_holm"] = cal["p_bh"] = NAN
+    row = compare_records(raw, cal, 0.05)
+    assert "change_holm" not in row and "change_bh" not in row
+    assert row["change"] == "Disappearing"
+
+
+# --- comparison_rows --------------------------------------------------------------------------------
+
+
+def _rec(model, cal, test, d, p, **extra):
+    return {"model": model, "calibration": cal, "test": test, "effect_size": d, "p_value": p, **extra}
+
+
+def test_comparison_rows_pairs_each_calibration_with_the_raw_label():
+    recs = [
+        _rec("g", "RAW", "W1", 1.0, 0.01, family="static", bias_type="Gender"),
+        _rec("g", "Z", "W1", 0.3, 0.20, calibration_name="zca"),
+        _rec("g", "P", "W1", -0.2, 0.01, calibration_name="pca"),
+        _rec("h", "RAW", "W1", 0.1, 0.30),
+        _rec("h", "Z", "W1", 0.2, 0.01, calibration_name="zca"),
+        _rec("h", "Z", "W2", 0.2, 0.01),  # no raw record of (h, W2): no row
+    ]
+    # the raw space is the one *named* "none", whatever its label; listed second on purpose
+    cals = [{"label": "Z", "name": "zca"}, {"label": "RAW", "name": "none"}, {"label": "P", "name": "pca"}]
+    rows = comparison_rows(recs, cals, 0.05)
+    key = [(r["model"], r["calibration"], r["test"]) for r in rows]
+    assert key == [("g", "Z", "W1"), ("g", "P", "W1"), ("h", "Z", "W1")]
+    g_z, g_p, h_z = rows
+    assert (g_z["d_raw"], g_z["d_calibrated"], g_z["change"]) == (1.0, 0.3, "Disappearing")
+    assert g_z["delta_d"] == pytest.approx(-0.7) and g_z["large_shift"] and not g_z["sign_reversal"]
+    assert (g_z["family"], g_z["bias_type"], g_z["calibration_name"]) == ("static", "Gender", "zca")
+    assert (g_p["change"], g_p["sign_reversal"], g_p["calibration_name"]) == ("Stable", True, "pca")
+    assert (h_z["d_raw"], h_z["p_raw"], h_z["change"]) == (0.1, 0.30, "Emerging")
+
+
+def test_comparison_rows_default_raw_label_is_none():
+    recs = [_rec("g", "none", "W1", 1.0, 0.01), _rec("g", "zca", "W1", 1.0, 0.5)]
+    rows = comparison_rows(recs, [{"label": "zca", "name": "zca"}], 0.05)
+    assert [(r["calibration"], r["change"]) for r in rows] == [("zca", "Disappearing")]
+
+
+# --- result_from_record ------------------------------------------------------------------------------
+
+
+def test_result_from_record_prefers_model_name_over_the_runner_label():
+    rec = _result(model="ignored").to_dict()
+    rec.update(model="g50", model_name="glove-6b-50d")
+    assert result_from_record(rec).model == "glove-6b-50d"
+    rec.update(model_name=None)
+    assert result_from_record(rec).model == "g50"
+    del rec["model_name"]
+    assert result_from_record(rec).model == "g50"
+    del rec["model"]
+    assert result_from_record(rec).model == ""
+
+
+# --- Comparison / ComparisonRow ----------------------------------------------------------------------
+
+
+def _comparison():
+    pairs = [
+        (_result("W1", d=1.0, p=0.01), _result("W1", d=0.2, p=0.30, calibration="zca")),  # D, large
+        (_result("W2", d=0.5, p=0.20), _result("W2", d=-0.3, p=0.01, calibration="zca")),  # E, large, sign
+        (_result("W3", d=0.4, p=0.01), _result("W3", d=0.5, p=0.02, calibration="zca")),  # S
+        (_result("W4", d=0.4, p=0.30), _result("W4", d=0.3, p=0.40, calibration="zca")),  # S
+        (_result("W5", d=0.4, p=0.02), _result("W5", d=0.3, p=0.40, calibration="zca")),  # D
+    ]
+    rows = tuple(_row(r, c, 0.05) for r, c in pairs)
+    return Comparison(model="m", calibration="zca", alpha=0.05, rows=rows, calibrator_metadata={"eps": 1e-3})
+
+
+def test_summary_counts_by_hand():
+    s = _comparison().summary()
+    assert s == {"Stable": 2, "Disappearing": 2, "Emerging": 1, "large_shift": 2, "sign_reversal": 1}
+    assert tuple(s)[:3] == CHANGE_CLASSES
+
+
+def test_summary_of_no_rows_is_all_zero():
+    c = Comparison(model="m", calibration="zca", alpha=0.05, rows=(), calibrator_metadata={})
+    assert c.summary() == {"Stable": 0, "Disappearing": 0, "Emerging": 0, "large_shift": 0, "sign_reversal": 0}
+
+
+def test_records_and_to_dict():
+    c = _comparison()
+    recs = c.records()
+    assert [(r["test"], r["calibration"], r["change"]) for r in recs[:4]] == [
+        ("W1", "none", "Disappearing"), ("W1", "zca", "Disappearing"),
+        ("W2", "none", "Emerging"), ("W2", "zca", "Emerging"),
+    ]
+    assert len(recs) == 10
+    d = c.to_dict()
+    assert (d["model"], d["calibration"], d["alpha"], d["calibrator"]) == ("m", "zca", 0.05, {"eps": 1e-3})
+    assert d["summary"]["Disappearing"] == 2
+    row = d["rows"][1]
+    assert (row["test"], row["d_raw"], row["d_calibrated"], row["p_raw"], row["p_calibrated"]) == (
+        "W2", 0.5, -0.3, 0.20, 0.01)
+    assert (row["change"], row["large_shift"], row["sign_reversal"], row["calibration"]) == (
+        "Emerging", True, True, "zca")
+    assert row["delta_d"] == pytest.approx(-0.8)
+
+
+def test_results_are_frozen():
+    c = _comparison()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.alpha = 0.1  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.rows[0].change = "Stable"  # type: ignore[misc]
+    assert isinstance(c.rows[0], ComparisonRow)

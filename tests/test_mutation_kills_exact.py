@@ -1,0 +1,282 @@
+"""Tests that kill mutants of ``isoeat/stats/_exact.py``: counts against brute force.
+
+Every expected count is computed here from scratch, by enumerating all
+subsets with :mod:`itertools` in exact rational arithmetic
+(:class:`fractions.Fraction`), from the documented rules:
+
+* ``exact_count(s, n_x, t)``: number of ``n_x``-subsets with sum ``>= t``;
+* ``partition_test(..., method="exact").count``: partitions with
+  :math:`T \\ge T_{obs} - \\tau` ("greater"), :math:`T \\le T_{obs} + \\tau`
+  ("less"), :math:`|T - m| \\ge |T_{obs} - m| - \\tau` ("two-sided",
+  :math:`m = n_x \\bar s`), with :math:`\\tau = \\mathrm{rtol}\\sum|s_i|`.
+
+The inputs are small integers (exact in the fixed-point counter), and where
+the tolerance matters ``sum|s|`` is a power of two and ``rtol = 1/sum|s|``
+so that :math:`\\tau = 1` exactly and partitions lie *on* the boundary.
+The cost and memory formulas are the ones written in the docstrings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from isoeat._errors import ConfigError
+from isoeat.stats._exact import describe_bytes, exact_cost, exact_count, exact_memory_bytes
+from isoeat.stats.permutation import partition_test
+
+
+def _brute_ge(s, n_x, t):
+    t = Fraction(t)
+    return sum(1 for c in itertools.combinations(s, n_x) if sum(map(Fraction, c)) >= t)
+
+
+def _brute_tail(s, n_x, alternative, tau):
+    s = [Fraction(v) for v in s]
+    tau = Fraction(tau)
+    n = len(s)
+    m = Fraction(n_x) * sum(s) / n
+    t_obs = sum(s[:n_x])
+    sums = [sum(c) for c in itertools.combinations(s, n_x)]
+    if alternative == "greater":
+        return sum(1 for t in sums if t >= t_obs - tau)
+    if alternative == "less":
+        return sum(1 for t in sums if t <= t_obs + tau)
+    return sum(1 for t in sums if abs(t - m) >= abs(t_obs - m) - tau)
+
+
+def _int_cases():
+    rng = np.random.default_rng(7)
+    for n in (2, 3, 5, 8, 9, 10):
+        for rep in range(2):
+            yield rng.integers(-6, 7, size=n).astype(float)
+
+
+@pytest.mark.parametrize("s", list(_int_cases()), ids=lambda s: f"n{len(s)}")
+def test_exact_count_equals_brute_force_at_every_attained_threshold(s):
+    n = len(s)
+    for n_x in range(n + 1):
+        sums = sorted({sum(c) for c in itertools.combinations(s.tolist(), n_x)})
+        # each attained sum (the boundary itself), and just above / below it
+        for t in sorted({*sums, *(v + 0.5 for v in sums), *(v - 0.5 for v in sums)}):
+            assert exact_count(s, n_x, t) == _brute_ge(s.tolist(), n_x, t), (n_x, t)
+
+
+def test_exact_count_on_non_integer_values():
+    s = np.array([0.1, 0.2, 0.3, -0.25, 0.7, 1.5, -0.9, 0.05])
+    for n_x in (1, 3, 4, 6):
+        sums = [sum(c) for c in itertools.combinations(s.tolist(), n_x)]
+        for t in sorted(sums)[::3]:
+            # thresholds 1e-9 away from an attained sum: no rounding question
+            for u in (t - 1e-9, t + 1e-9):
+                want = sum(1 for v in itertools.combinations(s.tolist(), n_x) if math.fsum(v) >= u)
+                assert exact_count(s, n_x, u) == want, (n_x, u)
+
+
+def test_exact_count_outside_the_range_of_sums():
+    s = np.array([1.0, 2.0, 3.0, 4.0])
+    assert exact_count(s, 2, 1e300) == 0
+    assert exact_count(s, 2, -1e300) == 6
+    assert exact_count(s, 2, 7.0) == 1  # only 3 + 4 reaches 7 (2 + 4 = 6)
+    assert exact_count(s, 2, 7.0) == _brute_ge([1, 2, 3, 4], 2, 7)
+    assert exact_count(s, 0, 0.0) == 1 and exact_count(s, 0, 0.5) == 0
+    assert exact_count(s, 4, 10.0) == 1 and exact_count(s, 4, 10.5) == 0
+    assert exact_count(np.zeros(5), 2, 0.0) == 10 and exact_count(np.zeros(5), 2, 1e-300) == 0
+
+
+def test_exact_count_refusals():
+    with pytest.raises(ConfigError, match="n_x"):
+        exact_count([1.0, 2.0, 3.0], 4, 0.0)
+    with pytest.raises(ConfigError, match="n_x"):
+        exact_count([1.0, 2.0, 3.0], -1, 0.0)
+    with pytest.raises(ConfigError, match="NaN"):
+        exact_count([1.0, 2.0, 3.0], 1, float("nan"))
+    need = exact_memory_bytes(3, 1)
+    assert exact_count([1.0, 2.0, 3.0], 1, 2.0, exact_memory=need) == 2  # exactly the estimate is allowed
+    with pytest.raises(ConfigError, match="exact_memory"):
+        exact_count([1.0, 2.0, 3.0], 1, 2.0, exact_memory=need - 1)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+@pytest.mark.parametrize("s", list(_int_cases())[2:], ids=lambda s: f"n{len(s)}")
+def test_partition_test_counts_equal_brute_force(s, alternative):
+    n = len(s)
+    for n_x in range(1, n):
+        r = partition_test(s, n_x, alternative=alternative, method="exact")
+        assert r.count == _brute_tail(s.tolist(), n_x, alternative, 0), (n_x, alternative)
+        assert r.n_partitions == math.comb(n, n_x)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_partition_test_counts_partitions_exactly_at_the_tolerance(alternative):
+    # sum|s| = 32 and rtol = 1/32: tau = 1 exactly; partitions one unit away are on the boundary
+    s = np.array([5.0, 1.0, -3.0, 4.0, -2.0, 6.0, -7.0, 4.0])
+    assert np.abs(s).sum() == 32
+    rtol = 1 / 32
+    matters = []
+    for n_x in range(1, 8):
+        r = partition_test(s, n_x, alternative=alternative, method="exact", rtol=rtol)
+        assert r.tolerance == 1.0
+        want = _brute_tail(s.tolist(), n_x, alternative, 1)
+        assert r.count == want, (n_x, alternative)
+        matters.append(want > _brute_tail(s.tolist(), n_x, alternative, 0))
+    # and the tolerance matters here: without it fewer partitions reach the observed value
+    assert sum(matters) >= 3
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_partition_test_tolerance_one_half(alternative):
+    # rtol = 1/64: tau = 0.5, a sum one unit away is not a tie
+    s = np.array([5.0, 1.0, -3.0, 4.0, -2.0, 6.0, -7.0, 4.0])
+    for n_x in (2, 3, 4, 5):
+        r = partition_test(s, n_x, alternative=alternative, method="exact", rtol=1 / 64)
+        assert r.count == _brute_tail(s.tolist(), n_x, alternative, Fraction(1, 2)), (n_x, alternative)
+
+
+def test_two_sided_with_the_observed_sum_at_the_null_mean_counts_everything():
+    s = np.array([1.0, -1.0, 2.0, -2.0, 3.0, -3.0])
+    r = partition_test(s, 2, alternative="two-sided", method="exact")  # X = (1, -1): T = 0 = m = 2 * 0
+    assert r.count == math.comb(6, 2)
+
+
+# --- the cost and memory estimates, from their docstring formulas ---------------------------------------
+
+
+def _cost(n, n_x):
+    k = min(n_x, n - n_x)
+    h, hr = n // 2, n - n // 2
+    build = sum(math.comb(h, j) for j in range(min(k, h) + 1)) + sum(math.comb(hr, j) for j in range(min(k, hr) + 1))
+    work = 0.0
+    for j in range(0, k + 1):
+        if j > h or k - j > hr:
+            continue
+        nj = math.comb(h, j) + math.comb(hr, k - j)
+        work += nj * math.log2(max(nj, 2))
+    return build + work
+
+
+def _memory(n, n_x, w):
+    k = min(n_x, n - n_x)
+    h, hr = n // 2, n - n // 2
+    build = sum(math.comb(h, j) + math.comb(hr, j) for j in range(k + 1))
+    peak = max(math.comb(h, j) + math.comb(hr, k - j) for j in range(k + 1) if j <= h and k - j <= hr)
+    return 8 * build + (8 + 16 * w) * peak
+
+
+@pytest.mark.parametrize(("n", "n_x"), [(1, 0), (1, 1), (2, 1), (5, 2), (5, 3), (7, 1), (12, 6), (13, 9), (50, 25)])
+def test_exact_cost_follows_its_formula(n, n_x):
+    assert exact_cost(n, n_x) == pytest.approx(_cost(n, n_x), rel=1e-12)
+
+
+@pytest.mark.parametrize(("n", "n_x"), [(1, 0), (2, 1), (5, 2), (5, 3), (7, 1), (12, 6), (13, 9), (50, 25)])
+@pytest.mark.parametrize("w", [1, 3])
+def test_exact_memory_follows_its_formula(n, n_x, w):
+    assert exact_memory_bytes(n, n_x, workers=w) == _memory(n, n_x, w)
+
+
+def test_cost_and_memory_beyond_floats():
+    # log2 C(4000, 2000) ~ 3994 > 2001 + log2(2001): beyond floats
+    assert exact_cost(4000, 2000) == math.inf
+    assert exact_memory_bytes(4000, 2000, workers=1) == 24 * 2**1000
+    # log2 C(2100, 1050) ~ 2094 > 2012 too, but C(300, 150) ~ 2**296 is a finite estimate
+    assert exact_cost(2100, 1050) == math.inf
+    assert math.isfinite(exact_cost(300, 150))
+
+
+@pytest.mark.parametrize(("n", "n_x"), [(0, 0), (3, 4), (3, -1)])
+def test_cost_refuses_impossible_sizes(n, n_x):
+    with pytest.raises(ConfigError, match="0 <= n_x <= n and n >= 1"):
+        exact_cost(n, n_x)
+
+
+@pytest.mark.parametrize(("b", "text"), [
+    (0, "0 bytes"), (1023, "1023 bytes"), (2**10, "1 KiB"), (2**20 - 1, "1.02e+03 KiB"), (2**20, "1 MiB"),
+    (3 * 2**29, "1.5 GiB"), (2**30, "1 GiB"), (2**40, "1 TiB"), (2**50, "1.02e+03 TiB"),
+    (2**1000, "more than 1e300 bytes"), (2**1000 - 2**900, f"{(2**1000 - 2**900) / 2**40:.3g} TiB"),
+])
+def test_describe_bytes(b, text):
+    assert describe_bytes(b) == text
+
+
+# --- a large problem (the threaded path: exact_cost > 2e7) against a dynamic-programming count --------
+
+
+def _size_sum_table(values, kmax):
+    """``table[k][t + off]``: number of k-subsets of the integers ``values`` with sum t (from scratch)."""
+    off = int(sum(abs(v) for v in values))
+    table = np.zeros((kmax + 1, 2 * off + 1), dtype=object)
+    table[0, off] = 1
+    for v in values:
+        v = int(v)
+        for k in range(kmax, 0, -1):
+            shifted = np.zeros_like(table[k - 1])
+            if v >= 0:
+                shifted[v:] = table[k - 1][: len(shifted) - v]
+            else:
+                shifted[:v] = table[k - 1][-v:]
+            table[k] = table[k] + shifted
+    return table, off
+
+
+@pytest.mark.parametrize("n_x", [20, 13, 27])
+def test_large_exact_counts_equal_a_dynamic_programming_count(n_x):
+    s = np.random.default_rng(11).integers(-6, 7, size=40).astype(float)
+    assert exact_cost(40, 20) > 2e7  # n = 40, n_x = 20 takes the threaded path
+    table, off = _size_sum_table(s.tolist(), 40)
+    row = table[n_x]
+    sums = np.arange(-off, off + 1)
+    t_obs = int(s[:n_x].sum())
+    for t in (t_obs - 7, t_obs, t_obs + 1, 0, 5):
+        assert exact_count(s, n_x, float(t)) == int(row[sums >= t].sum()), t
+    m2 = n_x * int(s.sum())  # n * null mean, in integers: |n T - n_x tot| >= |n T_obs - n_x tot|
+    want = {
+        "greater": int(row[sums >= t_obs].sum()),
+        "less": int(row[sums <= t_obs].sum()),
+        "two-sided": int(row[np.abs(40 * sums - m2) >= abs(40 * t_obs - m2)].sum()),
+    }
+    for alt, count in want.items():
+        assert partition_test(s, n_x, alternative=alt, method="exact").count == count, alt
+
+
+def test_values_at_the_resolution_of_the_fixed_point():
+    # peak 1, n = 3: sum|s| < 2**(1 + 2), so s is scaled by 2**56 and 2**-56 is exactly one unit;
+    # the two units are the only positive values, their sum (2 units) is the largest subset sum
+    s = [-1.0, 2.0**-56, 2.0**-56]
+    for n_x in (1, 2):
+        for t in (2.0**-55, 2.0**-56, 0.0, -1.0, -1.0 + 2.0**-56 * 8):
+            assert exact_count(np.array(s), n_x, t) == _brute_ge(s, n_x, t), (n_x, t)
+    assert exact_count(np.array(s), 2, 2.0**-55) == 1
+
+
+def test_exact_memory_zero_is_a_valid_budget_that_refuses_everything():
+    # exact_memory must be >= 0: 0 is accepted as a budget (and no problem fits in it), -1 is not
+    with pytest.raises(ConfigError, match=r"would need about .* > exact_memory 0 bytes"):
+        exact_count([1.0, 2.0, 3.0], 1, 2.0, exact_memory=0)
+    with pytest.raises(ConfigError, match="exact_memory"):
+        exact_count([1.0, 2.0, 3.0], 1, 2.0, exact_memory=-1)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less", "two-sided"])
+def test_a_tolerance_beyond_float_range_makes_every_partition_a_tie(alternative):
+    # rtol = 1e300: tau = 1e300 * sum|s| is finite, but far beyond every |T - T_obs|; all C(8, 3) partitions count
+    s = np.array([5.0, 1.0, -3.0, 4.0, -2.0, 6.0, -7.0, 4.0])
+    r = partition_test(s, 3, alternative=alternative, method="exact", rtol=1e300)
+    assert r.count == _brute_tail(s.tolist(), 3, alternative, Fraction(1e300) * 32) == math.comb(8, 3)
+
+
+@pytest.mark.parametrize("n_x", [2, 3])
+def test_two_sided_without_tolerance_at_the_null_mean_counts_each_partition_once(n_x):
+    # rtol = 0 and the observed X side at the null mean: X = (1, -1) or (1, -1, 0), T_obs = 0 = m;
+    # every partition is at least as far from m, and each is counted once
+    s = np.array([1.0, -1.0, 2.0, -2.0, 3.0, -3.0]) if n_x == 2 else np.array([1.0, -1.0, 0.0, 2.0, -2.0, 0.0])
+    r = partition_test(s, n_x, alternative="two-sided", method="exact", rtol=0.0)
+    assert r.count == _brute_tail(s.tolist(), n_x, "two-sided", 0) == math.comb(6, n_x)
+
+
+def test_default_tolerance_is_1e_12_of_the_absolute_sum():
+    s = np.array([5.0, 1.0, -3.0, 4.0, -2.0, 6.0, -7.0, 4.0])
+    assert partition_test(s, 3, method="exact").tolerance == 1e-12 * 32
