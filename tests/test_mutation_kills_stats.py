@@ -147,7 +147,7 @@ def test_a_word_listed_twice_is_refused():
 def test_two_words_of_one_entry_are_refused():
     words = {**WORDS, "A": ["Bill", "bill", "john"]}
     entries = {**WORDS, "A": ["bill", "bill", "john"]}
-    with pytest.raises(InvalidTestError, match="'Bill' and 'bill' are the same vocabulary entry 'bill'"):
+    with pytest.raises(InvalidTestError, match="'Bill' and 'bill', which are the same vocabulary entry 'bill'"):
         check_test("T", words=words, entries=entries)
 
 
