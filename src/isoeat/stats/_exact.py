@@ -246,14 +246,14 @@ def _count_ge_int(si: np.ndarray, k: int, thresholds: list[int]) -> list[int]:
     """For each integer ``t``: number of k-subsets of ``si`` with sum >= t."""
     n = si.size
     total = math.comb(n, k)
-    pos = int(si[si > 0].sum())
-    neg = int(si[si < 0].sum())
+    pos = int(si[si > 0].sum())  # mutation: equivalent[cmp > -> >=] (zeros add nothing to the sum)
+    neg = int(si[si < 0].sum())  # mutation: equivalent[cmp < -> <=, const 0 -> 1] (integers: si < 1 is si <= 0; zeros add nothing to the sum)
     results: list[int | None] = []
     pending: list[tuple[int, int]] = []
     for idx, t in enumerate(thresholds):
         if t > pos:  # no subset sum exceeds the sum of the positive values
             results.append(0)
-        elif t <= neg:  # every subset sum is >= the sum of the negatives
+        elif t <= neg:  # every subset sum is >= the sum of the negatives  # mutation: equivalent[cmp <= -> <] (shortcut: at t == neg the general count is also total)
             results.append(total)
         elif k == 0:
             results.append(1 if t <= 0 else 0)
@@ -263,7 +263,7 @@ def _count_ge_int(si: np.ndarray, k: int, thresholds: list[int]) -> list[int]:
     if not pending:
         return [int(r) for r in results]  # type: ignore[arg-type]
 
-    if 2 * k > n:
+    if 2 * k > n:  # mutation: equivalent[arith, cmp > -> <] (the complement is a cost shortcut: the direct count is the same number)
         # complement: T_I >= t  <=>  T_{I^c} <= tot - t  <=>  not (T_{I^c} >= tot - t + 1)
         tot = int(si.sum())
         comp = _count_ge_int(si, n - k, [tot - t + 1 for _, t in pending])
@@ -272,14 +272,14 @@ def _count_ge_int(si: np.ndarray, k: int, thresholds: list[int]) -> list[int]:
         return [int(r) for r in results]  # type: ignore[arg-type]
 
     h = n // 2
-    hr = n - h
+    hr = n - h  # mutation: equivalent[arith] (k <= n/2 <= h' here, so max(0, k - h') is 0 either way)
     js = range(max(0, k - hr), min(k, h) + 1)
-    big = exact_cost(n, k) > 2e7
-    workers = _n_workers() if big else 1
-    if workers > 1:
+    big = exact_cost(n, k) > 2e7  # mutation: equivalent (threads only: the same count with or without them)
+    workers = _n_workers() if big else 1  # mutation: equivalent (threads only: the same count with or without them)
+    if workers > 1:  # mutation: equivalent (threads only: the same count with or without them)
         from concurrent.futures import ThreadPoolExecutor
 
-        with ThreadPoolExecutor(max_workers=2) as pool:
+        with ThreadPoolExecutor(max_workers=2) as pool:  # mutation: equivalent (threads only: the same count with or without them)
             fut_l = pool.submit(_sums_by_size, si[:h], k)
             right = _sums_by_size(si[h:], k)
             left = fut_l.result()
@@ -298,14 +298,14 @@ def _count_ge_int(si: np.ndarray, k: int, thresholds: list[int]) -> list[int]:
         b = right[k - j]
         if lmax[j] + rmax[j] < t:
             return 0
-        if lmin[j] + rmin[j] >= t:
+        if lmin[j] + rmin[j] >= t:  # mutation: equivalent[cmp >= -> >] (shortcut: at equality _count_pairs_ge also counts every pair)
             return a.size * b.size
         return _count_pairs_ge(a, b, t, ramp)
 
     # largest passes first so that the threads finish together
     tasks = [(t, j) for _, t in pending for j in js]
     order = sorted(range(len(tasks)), key=lambda i: -math.comb(h, tasks[i][1]))
-    if workers > 1:
+    if workers > 1:  # mutation: equivalent (threads only: the same count with or without them)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -374,10 +374,10 @@ def exact_count(s: Any, n_x: int, threshold: float, *, exact_memory: int = DEFAU
         )
     si, shift = _fixed_point(arr)
     t_scaled = _scaled_threshold(thr, shift)
-    bound = 2.0 ** (_FIX_BITS + 2)  # beyond every (rounded) subset sum
-    if t_scaled > bound:
+    bound = 2.0 ** (_FIX_BITS + 2)  # beyond every (rounded) subset sum  # mutation: equivalent[const 2 -> 3] (every |rounded subset sum| < 2**60: t > pos or t <= neg counts as the bound does)
+    if t_scaled > bound:  # mutation: equivalent[cmp > -> >=] (every |rounded subset sum| < 2**60: _count_ge_int's t > pos gives 0 too)
         return 0
-    if t_scaled <= -bound:
+    if t_scaled <= -bound:  # mutation: equivalent[cmp <= -> <] (every |rounded subset sum| < 2**60: _count_ge_int's t <= neg gives the total too)
         return math.comb(n, n_x)
     return _count_ge_int(si, n_x, [math.ceil(t_scaled)])[0]
 
@@ -391,7 +391,7 @@ def _exact_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float) ->
     si, _ = _fixed_point(s)
     # the tolerance in fixed-point units: rtol * sum|s_i| on the scaled values
     tol_scaled = rtol * float(np.abs(si).sum())
-    tol_i = math.floor(tol_scaled) if math.isfinite(tol_scaled) else 2 ** (_FIX_BITS + 8)
+    tol_i = math.floor(tol_scaled) if math.isfinite(tol_scaled) else 2 ** (_FIX_BITS + 8)  # mutation: equivalent[const 2 -> 3, const 8 -> 9] (any tol >= 2**61 exceeds every |T - T_obs|: all ties)
     t_obs = int(si[:n_x].sum())
     if alternative == "greater":
         return _count_ge_int(si, n_x, [t_obs - tol_i])[0], tol
@@ -401,11 +401,11 @@ def _exact_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float) ->
     tot = int(si.sum())
     centre = n_x * tot
     d = abs(n * t_obs - centre) - n * tol_i
-    if d <= 0:
+    if d <= 0:  # mutation: equivalent[const 0 -> 1] (d = 1 needs n_x tot % n != 0, then no n T equals n_x tot: all counted)
         return total, tol
     upper_t = -((-(centre + d)) // n)  # ceil((centre + d) / n)
     lower_t = (centre - d) // n  # floor((centre - d) / n); count T <= lower_t
-    if 2 * n_x == n:
+    if 2 * n_x == n:  # mutation: equivalent[arith] (symmetric shortcut: the general two-tail count is the same number)
         # T_I <= lower_t  <=>  T_{I^c} >= tot - lower_t == upper_t: both tails equal
         upper = _count_ge_int(si, n_x, [upper_t])[0]
         return 2 * upper, tol
