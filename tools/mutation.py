@@ -62,8 +62,14 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Module (path relative to the repository root) -> test files run for its
 #: mutants, fastest and most targeted first (pytest stops at the first failure).
 TEST_MAP: dict[str, list[str]] = {
-    "src/isoeat/experiments/compare.py": ["tests/test_labels_compare.py", "tests/test_battery.py"],
+    "src/isoeat/experiments/compare.py": ["tests/test_labels_compare.py", "tests/test_mutation_kills_compare.py",
+                                          "tests/test_labels.py::test_engine_labels_every_case_at_its_boundary"],
+    "src/isoeat/experiments/_verdicts.py": ["tests/test_mutation_kills_verdicts.py", "tests/test_verdicts.py"],
     "src/isoeat/experiments/sensitivity.py": ["tests/test_sensitivity.py"],
+    "src/isoeat/stats/validity.py": ["tests/test_mutation_kills_stats.py"],
+    "src/isoeat/stats/rank.py": ["tests/test_mutation_kills_stats.py"],
+    "src/isoeat/stats/_checks.py": ["tests/test_mutation_kills_stats.py"],
+    "src/isoeat/stats/_exact.py": ["tests/test_mutation_kills_exact.py", "tests/test_permutation.py"],
     "src/isoeat/stats/multitest.py": ["tests/test_multitest_boundaries.py", "tests/test_multitest.py"],
     "src/isoeat/stats/bootstrap.py": ["tests/test_bootstrap_boundaries.py", "tests/test_bootstrap.py"],
     "src/isoeat/stats/permutation.py": ["tests/test_permutation.py"],
@@ -498,7 +504,7 @@ def main(argv: list[str] | None = None) -> int:
 
     selections: dict[str, list[str]] = {}
     for mod in modules:
-        tests = args.tests or [t for t in TEST_MAP.get(mod, []) if (ROOT / t).is_file()]
+        tests = args.tests or [t for t in TEST_MAP.get(mod, []) if (ROOT / t.split("::")[0]).is_file()]
         if not tests:
             ap.error(f"--module {mod}: no test files mapped; pass --tests")
         selections[mod] = tests
