@@ -24,24 +24,18 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from .._errors import IsoeatFileNotFoundError
+from .._textio import check_regular_file
 from .._validate import _REPR, show
 
 __all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
 
 #: Deepest nesting of lists and mappings accepted in a word-set or config file.
 MAX_DEPTH = 64
-
-_KINDS = ((stat.S_ISDIR, "is a folder"), (stat.S_ISFIFO, "is a FIFO (named pipe)"),
-          (stat.S_ISCHR, "is a character device"), (stat.S_ISBLK, "is a block device"),
-          (stat.S_ISSOCK, "is a socket"))
-
 
 class SafeLoadError(Exception):
     """A YAML/JSON document isoeat will not read; ``line`` is 1-based (or None)."""
@@ -91,16 +85,10 @@ def read_regular_text(path: Path, *, what: str = "file") -> str:
     NotUTF8Error
         Not UTF-8 (with the line of the first bad byte).
     """
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        raise IsoeatFileNotFoundError(f"{path}: no such {what}") from None
-    except OSError as exc:
-        raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror})") from None
-    if not stat.S_ISREG(st.st_mode):
-        kind = next((k for test, k in _KINDS if test(st.st_mode)), "is not a regular file")
-        raise IsoeatFileNotFoundError(f"{path}: {kind}, not a regular file")
     kind_of = what if what != "file" else "word-set or config file"
+    if not Path(path).exists() and not Path(path).is_symlink():
+        raise IsoeatFileNotFoundError(f"{path}: no such {what}")
+    st = check_regular_file(path, what=kind_of)  # the one check of every reader (isoeat._textio)
     if st.st_size > MAX_FILE_BYTES:
         raise IsoeatFileNotFoundError(f"{path}: {st.st_size:,} bytes; a {kind_of} is at most {MAX_FILE_BYTES >> 20} MiB "
                                       "(word sets and configs are small text files)")
