@@ -43,8 +43,8 @@ def test_classify_change_cases():
 
 
 def test_bootstrap_interval_on_d(glove):
-    a = isoeat.weat(glove, "W8", bootstrap=2000, rng=4)
-    b = isoeat.weat(glove, "W8", bootstrap=2000, rng=4)
+    a = isoeat.weat(glove, "W8", bootstrap=2000, rng=4, ci_method="percentile")
+    b = isoeat.weat(glove, "W8", bootstrap=2000, rng=4, ci_method="percentile")
     assert a.effect_size_ci_low == b.effect_size_ci_low and a.effect_size_ci_high == b.effect_size_ci_high
     assert a.effect_size_ci_low < a.effect_size < a.effect_size_ci_high
     assert a.effect_size_ci_method == "percentile" and a.effect_size_ci_resamples == 2000
@@ -86,6 +86,6 @@ def test_cli_scweat_and_adjust(capsys, glove):
     assert main(["scweat", "--words", "nurse,engineer", "--attributes", "W7"]) == 0
     out = capsys.readouterr().out
     assert "nurse" in out and "Male terms" in out
-    assert main(["run", "--tests", "W6,W9", "--adjust", "bh", "--bootstrap", "200"]) == 0
+    assert main(["run", "--tests", "W6,W9", "--adjust", "bh", "--bootstrap", "200", "--ci-method", "percentile"]) == 0
     out = capsys.readouterr().out
     assert "BH_R" in out and "CI_R" in out and "200 resamples" in out

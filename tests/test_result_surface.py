@@ -20,19 +20,24 @@ from isoeat.reporting.tables import to_json
 from isoeat.stats.results import IDENTITY_FIELDS, ResultIdentity, SCWEATResult
 from isoeat.stats.weat import resolve_seed_sequence, sc_weat_from_vectors, weat_from_vectors
 
-# The record layout of WEATResult.to_dict() before the interval was nested: a file format
+# The record layout of WEATResult.to_dict() (the layout before the interval was nested, plus the
+# estimand, estimate and warning columns of issue 15 after the interval's note): a file format
 # (CSV columns, JSON keys, the runner's cells), so it must not move.
 WEAT_COLUMNS = [
     "test", "bias_type", "model", "calibration", "effect_size", "statistic", "p_value", "p_method",
     "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
     "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     "effect_size_ci_low", "effect_size_ci_high", "effect_size_ci_method", "effect_size_ci_level",
-    "effect_size_ci_resamples", "effect_size_ci_note", "p_holm", "p_bh",
+    "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
+    "effect_size_ci_warning", "p_holm", "p_bh",
 ]
 SC_WEAT_COLUMNS = [
     "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
     "p_ci_low", "p_ci_high", "alternative", "ddof", "n_a", "n_b", "seed", "tolerance", "dropped", "case_folded",
     "model", "calibration", "test",
+    "effect_size_ci_low", "effect_size_ci_high", "effect_size_ci_method", "effect_size_ci_level",
+    "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
+    "effect_size_ci_warning",
 ]
 
 
@@ -107,7 +112,7 @@ def test_interval_is_nested_and_its_columns_stay_readable(sets):
     assert plain.effect_size_ci is None
     assert math.isnan(plain.effect_size_ci_low) and plain.effect_size_ci_resamples == 0
     assert plain.effect_size_ci_method == "" and plain.effect_size_ci_note == ""
-    r = weat_from_vectors(*sets, rng=1, bootstrap=300, resample_attributes=True)
+    r = weat_from_vectors(*sets, rng=1, bootstrap=300, resample_attributes=True, ci_method="percentile")
     ci = r.effect_size_ci
     assert isinstance(ci, ConfidenceInterval)
     assert (ci.method, ci.resample_attributes, ci.n_resamples, ci.level) == ("percentile", True, 300, 0.95)

@@ -48,7 +48,7 @@ from .calibration import (
     save_whitener,
 )
 from .experiments import Comparison, classify_change, compare_calibration
-from .stats.bootstrap import ConfidenceInterval
+from .stats.intervals import ConfidenceInterval
 from .stats.weat import (
     SCWEATResult,
     WEATResult,

@@ -94,14 +94,24 @@ def add_stat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
                    help="error when a set keeps less than this share of its words (default 0.8)")
     add_calibration_options(p)
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
-                   help="bootstrap resamples for a confidence interval on d (default 0: none)")
-    p.add_argument("--ci-method", choices=("percentile", "bca"), default="percentile",
-                   help="bootstrap interval method (default percentile)")
+    p.add_argument("--ci", action="store_true",
+                   help="a confidence interval on d, by the method whose coverage the coverage study measured "
+                        "(see --ci-estimand, --ci-method; default: no interval)")
+    p.add_argument("--ci-estimand", choices=("given-attributes", "populations"), default="given-attributes",
+                   help="what the interval estimates: the effect given these attribute words (targets random; "
+                        "default) or over the populations both word sets were drawn from (targets and "
+                        "attributes random)")
+    p.add_argument("--ci-method", choices=("auto", "noncentral-t", "jackknife", "bca", "percentile"),
+                   default="auto", help="interval method (default auto: noncentral-t given the attributes, "
+                                        "jackknife over the populations; bootstrap methods are flagged where "
+                                        "they undercover)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
                    help="confidence level of the interval on d (default 0.95)")
+    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+                   help="resamples of the bootstrap methods (percentile, bca); N > 0 also asks for an interval "
+                        "(default 0; a bootstrap method without it draws 10000)")
     p.add_argument("--resample-attributes", action="store_true",
-                   help="bootstrap the attribute words too, not only the targets")
+                   help="older spelling of --ci-estimand populations")
     p.add_argument("--stop-early", action="store_true",
                    help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (0.05)")
     p.add_argument("--exact-memory", type=_bytes_arg("--exact-memory"), default=None, metavar="SIZE",
@@ -193,7 +203,8 @@ def weat_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     kw: dict[str, Any] = dict(
         ddof=args.ddof, alternative=args.alternative, method=args.method, n_permutations=args.permutations,
         min_coverage=args.min_coverage, bootstrap=args.bootstrap, ci_method=args.ci_method,
-        ci_level=args.ci_level, resample_attributes=args.resample_attributes,
+        ci_level=args.ci_level, resample_attributes=args.resample_attributes, ci=args.ci,
+        ci_estimand=args.ci_estimand,
     )
     if args.stop_early:
         kw["sequential_alpha"] = getattr(args, "alpha", 0.05)

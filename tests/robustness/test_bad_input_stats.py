@@ -47,7 +47,7 @@ LIBRARY_CASES = [
     ("dimension 1", lambda: weat_from_vectors(_X[:, :1], _Y[:, :1], _A[:, :1], _B[:, :1]), "dimension 1"),
     ("bootstrap of 1", lambda: weat_from_vectors(_X, _Y, _A, _B, bootstrap=1), "bootstrap must be 0 (no interval) or at least 200"),
     ("bootstrap too few for 99%", lambda: weat_from_vectors(_X, _Y, _A, _B, bootstrap=999, ci_level=0.99), "at least 1000"),
-    ("bad ci_method", lambda: weat_from_vectors(_X, _Y, _A, _B, ci_method="bcx"), "ci_method must be one of percentile, bca"),
+    ("bad ci_method", lambda: weat_from_vectors(_X, _Y, _A, _B, ci_method="bcx"), "ci_method must be one of auto, noncentral-t, jackknife, bca, percentile"),
     ("SC-WEAT interval", lambda: sc_weat_from_vectors(_X[0], _A, _B, bootstrap=1000), "SC-WEAT has no bootstrap interval"),
     ("exact over memory", lambda: partition_test(np.arange(40.0), 20, method="exact", exact_memory=2**20),
      "exact_memory 1 MiB"),

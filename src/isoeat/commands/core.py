@@ -109,21 +109,23 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import _render, format_d, format_p, records_to_csv, to_json
+    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, records_to_csv, to_json
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
 
-    unused = [f"--{k.replace('_', '-')}" for k in ("bootstrap", "ci_method", "ci_level", "resample_attributes")
+    unused = [f"--{k.replace('_', '-')}" for k in ("bootstrap", "resample_attributes", "ci_estimand")
               if k in given_options(args)]
     if unused:
-        raise ConfigError(f"{', '.join(unused)}: SC-WEAT has no bootstrap interval on d (these options apply to "
-                          "'isoeat weat' and 'isoeat run'); drop them")
+        raise ConfigError(f"{', '.join(unused)}: SC-WEAT has no bootstrap interval and one estimand (given-word); "
+                          "these options apply to 'isoeat weat' and 'isoeat run': drop them (--ci gives SC-WEAT's "
+                          "noncentral-t interval)")
     (test,) = resolve_tests(args.attributes)[:1]
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None
     results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
                       method=args.method, n_permutations=args.permutations, rng=args.seed,
-                      min_coverage=args.min_coverage, force=args.force)
+                      min_coverage=args.min_coverage, force=args.force, ci=args.ci, ci_method=args.ci_method,
+                      ci_level=args.ci_level)
     recs = [{**r.to_dict(), "A": test.A.name, "B": test.B.name} for r in results]
     if args.format == "json":
         sys.stdout.write(to_json(recs))
@@ -132,9 +134,13 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     else:
         print(f"SC-WEAT on {model.name} ({recs[0]['calibration']}): A = {test.A.name}, B = {test.B.name} "
               f"(from {test.id})")
-        print(_render(["Word", "d", "p", "p method", "N"],
-                      [[r.word, format_d(r.effect_size), format_p(r.p_value), r.p_method,
-                        f"{r.n_permutations:,}"] for r in results], align_left=1))
+        with_ci = any(r.effect_size_ci is not None for r in results)
+        print(_render(["Word", "d"] + (["CI on d"] if with_ci else []) + ["p", "p method", "N"],
+                      [[r.word, format_d(r.effect_size)] + ([format_ci(r.effect_size_ci)] if with_ci else [])
+                       + [format_p(r.p_value), r.p_method, f"{r.n_permutations:,}"] for r in results],
+                      align_left=1))
+        if with_ci:
+            print(ci_footer([r.effect_size_ci for r in results], [r.word for r in results]))
     return 0
 
 

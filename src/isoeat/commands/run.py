@@ -101,6 +101,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
         "ddof": args.ddof, "alpha": args.alpha, "seed": args.seed, "eps": eps, "min_coverage": args.min_coverage,
         "adjust": args.adjust, "bootstrap": args.bootstrap, "ci_method": args.ci_method, "ci_level": args.ci_level,
         "stop_early": bool(args.stop_early), "resample_attributes": bool(args.resample_attributes),
+        "ci": bool(args.ci), "ci_estimand": args.ci_estimand,
         "allow_overlap": bool(args.allow_overlap),
         **({"exact_memory": args.exact_memory} if args.exact_memory is not None else {}),
         "reference": {"size": args.reference_size, **({"corpus": args.reference_text} if args.reference_text else {})},

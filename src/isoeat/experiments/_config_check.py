@@ -38,7 +38,8 @@ _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
     "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
-    "bootstrap", "ci_method", "ci_level", "resample_attributes", "exact_memory", "allow_overlap", "stop_early", "contexts_per_word", "layer",
+    "bootstrap", "ci", "ci_estimand", "ci_method", "ci_level", "resample_attributes", "exact_memory", "allow_overlap",
+    "stop_early", "contexts_per_word", "layer",
     "reference",
 )
 _REFERENCE_KEYS = ("corpus", "size", "sentences")
@@ -48,7 +49,7 @@ _REPORT_KEYS = ("test_heatmaps", "figure_formats", "dpi")
 _METHODS = ("auto", "exact", "monte-carlo")
 _ALTERNATIVES = ("greater", "less", "two-sided")
 _ADJUST = ("holm", "bh", "none")
-_CI_METHODS = ("percentile", "bca")
+_CI_METHODS = ("auto", "noncentral-t", "jackknife", "bca", "percentile")  # isoeat.stats.intervals.ALL_METHODS
 _FIG_FORMATS = ("png", "pdf", "svg")
 
 

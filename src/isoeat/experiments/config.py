@@ -168,9 +168,11 @@ class Settings:
     min_coverage: float = 0.8
     adjust: str = "holm"
     bootstrap: int = 0
-    ci_method: str = "percentile"
+    ci_method: str = "auto"
     ci_level: float = 0.95
     resample_attributes: bool = False
+    ci: bool = False
+    ci_estimand: str = "given-attributes"
     exact_memory: int = 2 << 30
     allow_overlap: bool = False
     stop_early: bool = False
@@ -184,9 +186,9 @@ class Settings:
             ddof=self.ddof, alternative=self.alternative, method=self.method, n_permutations=self.permutations,
             min_coverage=self.min_coverage,
         )
-        if self.bootstrap:
-            kw.update(bootstrap=self.bootstrap, ci_method=self.ci_method, ci_level=self.ci_level,
-                      resample_attributes=self.resample_attributes)
+        if self.ci or self.bootstrap:
+            kw.update(ci=True, bootstrap=self.bootstrap, ci_method=self.ci_method, ci_level=self.ci_level,
+                      ci_estimand=self.ci_estimand, resample_attributes=self.resample_attributes)
         if self.stop_early:
             kw["sequential_alpha"] = self.alpha
         if self.exact_memory != Settings.exact_memory:
@@ -305,9 +307,12 @@ class ExperimentConfig:
         for k in ("adjust",):  # presentation only
             s.pop(k, None)
         for k, default in (("resample_attributes", False), ("exact_memory", Settings.exact_memory),
-                           ("allow_overlap", False)):
+                           ("allow_overlap", False), ("ci", False), ("ci_estimand", "given-attributes")):
             if s.get(k) == default:  # added later: the default keeps the hash of folders written before
                 s.pop(k, None)
+        if not (self.settings.ci or self.settings.bootstrap):
+            # without an interval its method decides nothing: the former default keeps those folders' hash
+            s["ci_method"] = "percentile"
         return {
             "settings": s,
             "calibrations": [c.to_dict() for c in self.calibrations],
@@ -420,6 +425,10 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         kw["adjust"] = ck.choice("settings.adjust", raw["adjust"], _ADJUST)
     if "bootstrap" in raw:
         kw["bootstrap"] = ck.integer("settings.bootstrap", raw["bootstrap"], lo=0)
+    if "ci" in raw:
+        kw["ci"] = ck.boolean("settings.ci", raw["ci"])
+    if "ci_estimand" in raw:
+        kw["ci_estimand"] = ck.choice("settings.ci_estimand", raw["ci_estimand"], ("given-attributes", "populations"))
     if "ci_method" in raw:
         kw["ci_method"] = ck.choice("settings.ci_method", raw["ci_method"], _CI_METHODS)
     if "ci_level" in raw:
@@ -449,7 +458,15 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         if "sentences" in r:
             rk["sentences"] = ck.integer("settings.reference.sentences", r["sentences"], lo=1)
         kw["reference"] = ReferenceSettings(**rk)
-    return Settings(**{**asdict(d), "reference": d.reference, **kw})
+    out = Settings(**{**asdict(d), "reference": d.reference, **kw})
+    from ..stats.intervals import resolve_method
+
+    estimand = "populations" if out.resample_attributes else out.ci_estimand
+    try:
+        resolve_method(estimand, out.ci_method)
+    except ConfigError as exc:
+        raise ck.fail("settings.ci_method", str(exc)) from None
+    return out
 
 
 def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:

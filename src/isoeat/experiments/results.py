@@ -22,7 +22,7 @@ __all__ = ["ExperimentResults", "load_experiment", "read_experiment", "cell_is_w
 
 EXPERIMENT_NAME = "experiment.json"
 _FLOAT_FIELDS = ("effect_size", "statistic", "p_value", "p_ci_low", "p_ci_high", "tolerance", "effect_size_ci_low",
-                 "effect_size_ci_high", "effect_size_ci_level", "p_holm", "p_bh")
+                 "effect_size_ci_high", "effect_size_ci_level", "effect_size_ci_estimate", "p_holm", "p_bh")
 
 
 @dataclass

@@ -55,6 +55,48 @@ def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: in
     return "\n".join(lines)
 
 
+_ESTIMAND_TEXT = {
+    "given-attributes": "the effect given these attribute words (targets random)",
+    "populations": "the effect over the populations both word sets were drawn from (targets and attributes random)",
+    "given-word": "the effect given this word (attribute words random)",
+}
+
+
+def format_ci(ci: Any) -> str:
+    """An interval on d as a table cell: ``[lo, hi]``, the estimate first where it is not d, ``!`` when flagged.
+
+    A missing interval (no honest one exists: see the footer) reads ``-``.
+    """
+    if ci is None or not (math.isfinite(ci.low) and math.isfinite(ci.high)):
+        return "-"
+    cell = f"[{format_d(ci.low)}, {format_d(ci.high)}]"
+    if math.isfinite(ci.estimate):
+        cell = f"{format_d(ci.estimate)} {cell}"
+    return cell + ("!" if ci.warning else "")
+
+
+def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
+    """Footer lines naming what the intervals estimate, how, and every warning or missing interval."""
+    shown = [(n, c) for n, c in zip(names, intervals) if c is not None]
+    if not shown:
+        return ""
+    lines = []
+    kinds = sorted({(c.level, c.estimand, c.label, c.n_resamples) for _, c in shown})
+    for level, estimand, label, n in kinds:
+        how = label + (f", {n:,} resamples" if n else "")
+        lines.append(f"CI: {level:.0%} interval on {_ESTIMAND_TEXT.get(estimand, estimand)}: estimand {estimand} "
+                     f"({how}).")
+        if estimand == "populations" and label == "jackknife":
+            lines.append("    The value before it estimates d without the attribute words' noise (it can exceed d).")
+    for warning in dict.fromkeys(c.warning for _, c in shown if c.warning):
+        which = ", ".join(n for n, c in shown if c.warning == warning)
+        lines.append(f"! {warning} ({which}).")
+    for n, c in shown:
+        if c.note and not (math.isfinite(c.low) and math.isfinite(c.high)):
+            lines.append(f"- {n}: {c.note}.")
+    return "\n".join(lines)
+
+
 def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
 
@@ -64,7 +106,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """
     adj_field = {"holm": "p_holm", "bh": "p_bh", "none": None}[adjust]
     adj_label = {"holm": "Holm", "bh": "BH", "none": ""}[adjust]
-    with_ci = any(r.raw.effect_size_ci_resamples for r in comp.rows)
+    with_ci = any(r.raw.effect_size_ci is not None for r in comp.rows)
     header = ["ID", "Bias", "d_R"]
     if with_ci:
         header.append("CI_R")
@@ -91,7 +133,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         for res, mark in ((r.raw, mark_r), (r.calibrated, mark_w)):
             cells.append(format_d(res.effect_size) + mark)
             if with_ci:
-                cells.append(f"[{format_d(res.effect_size_ci_low)}, {format_d(res.effect_size_ci_high)}]")
+                cells.append(format_ci(res.effect_size_ci))
             cells.append(format_p(res.p_value))
             if adj_field:
                 cells.append(format_p(getattr(res, adj_field)))
@@ -116,9 +158,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(f"{adj_label}_R, {adj_label}_W: {'Holm' if adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
                     f"p across the {len(comp.rows)} tests of each space (change classes use unadjusted p).")
     if with_ci:
-        r0 = comp.rows[0].raw
-        foot.append(f"CI: {r0.effect_size_ci_level:.0%} bootstrap interval on d ({r0.effect_size_ci_method}, "
-                    f"{r0.effect_size_ci_resamples:,} resamples of the target words).")
+        foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
+                              [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
     mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
     if mc:
         n = comp.rows[[r.test for r in comp.rows].index(mc[0])].raw.n_permutations
@@ -136,17 +177,20 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
 def weat_table(results: Iterable[Any]) -> str:
     """One line per WEAT result."""
     results = list(results)
-    with_ci = any(r.effect_size_ci_resamples for r in results)
-    header = ["Test", "Bias", "Model", "Calibration", "d"] + (["CI"] if with_ci else []) + [
+    with_ci = any(r.effect_size_ci is not None for r in results)
+    header = ["Test", "Bias", "Model", "Calibration", "d"] + (["CI on d"] if with_ci else []) + [
         "p", "p 95% CI", "p method", "N", "|X|", "|Y|", "|A|", "|B|"]
     rows = []
     for r in results:
-        ci = [f"[{format_d(r.effect_size_ci_low)}, {format_d(r.effect_size_ci_high)}]"] if with_ci else []
+        ci = [format_ci(r.effect_size_ci)] if with_ci else []
         p_ci = "exact" if r.p_method == "exact" else f"[{format_p(r.p_ci_low)}, {format_p(r.p_ci_high)}]"
         rows.append([r.test, r.bias_type, r.model, r.calibration, format_d(r.effect_size), *ci,
                      format_p(r.p_value), p_ci, r.p_method, f"{r.n_permutations:,}",
                      str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)])
-    return _render(header, rows, align_left=4)
+    table = _render(header, rows, align_left=4)
+    if with_ci:
+        table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results])
+    return table
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").

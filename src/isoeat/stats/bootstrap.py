@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -37,6 +37,7 @@ from isoeat._random import as_generator
 from isoeat._validate import check_choice, check_int
 
 from ._checks import _check_level
+from ._ci import ConfidenceInterval
 
 __all__ = ["BootstrapResult", "ConfidenceInterval", "effect_size", "bootstrap_effect_size", "min_resamples"]
 
@@ -107,100 +108,8 @@ class BootstrapResult:
         """The interval alone, as results hold it."""
         return ConfidenceInterval(
             low=float(self.ci_low), high=float(self.ci_high), level=float(self.confidence), method=self.method,
-            n_resamples=int(self.n_resamples), resample_attributes=bool(self.resample_attributes),
-            note=self.note or "",
-        )
-
-
-#: Record columns of an interval, after the prefix (``effect_size_ci_low``, ...), in record order,
-#: with the value each column holds when no interval was computed.
-_FLAT_EMPTY: dict[str, Any] = {
-    "low": math.nan, "high": math.nan, "method": "", "level": math.nan, "resamples": 0, "note": "",
-}
-_ATTRIBUTES_SUFFIX = "+attributes"
-
-
-@dataclass(frozen=True)
-class ConfidenceInterval:
-    """A bootstrap confidence interval on an effect size, with what it estimates and how.
-
-    Attributes
-    ----------
-    low, high : float
-        End points (``nan`` when the effect size itself is undefined).
-    level : float
-        Nominal two-sided coverage, e.g. 0.95.
-    method : str
-        Interval method actually used: ``"percentile"`` or ``"bca"`` (a BCa
-        request that fell back to percentile says so in ``note``).
-    n_resamples : int
-        Bootstrap replicates drawn.
-    resample_attributes : bool
-        ``False``: the estimand's uncertainty is over the choice of target
-        words only (X and Y resampled); ``True``: over the attribute words
-        (A and B) as well.
-    note : str
-        Why BCa fell back to percentile, or how many undefined replicates
-        were dropped; empty otherwise.
-
-    Examples
-    --------
-    >>> ci = ConfidenceInterval(low=0.4, high=1.6, level=0.95, method="bca", n_resamples=1000,
-    ...                         resample_attributes=True)
-    >>> ci.label
-    'bca+attributes'
-    >>> ConfidenceInterval.from_flat(ConfidenceInterval.flat(ci, "d_ci"), "d_ci") == ci
-    True
-    >>> ConfidenceInterval.flat(None, "d_ci")["d_ci_resamples"]
-    0
-    """
-
-    low: float
-    high: float
-    level: float
-    method: str
-    n_resamples: int
-    resample_attributes: bool = False
-    note: str = ""
-
-    @property
-    def label(self) -> str:
-        """``method``, with ``"+attributes"`` when the attribute words were resampled too."""
-        return self.method + (_ATTRIBUTES_SUFFIX if self.resample_attributes else "")
-
-    @staticmethod
-    def flat(ci: ConfidenceInterval | None, prefix: str) -> dict[str, Any]:
-        """The record columns ``PREFIX_low, _high, _method, _level, _resamples, _note`` of ``ci``.
-
-        ``None`` (no interval computed) gives ``nan`` end points and level,
-        an empty method and note, and 0 resamples. ``_method`` is :attr:`label`.
-        """
-        if ci is None:
-            return {f"{prefix}_{k}": v for k, v in _FLAT_EMPTY.items()}
-        values = {"low": ci.low, "high": ci.high, "method": ci.label, "level": ci.level,
-                  "resamples": ci.n_resamples, "note": ci.note}
-        return {f"{prefix}_{k}": values[k] for k in _FLAT_EMPTY}
-
-    @classmethod
-    def from_flat(cls, record: Mapping[str, Any], prefix: str) -> ConfidenceInterval | None:
-        """Read back what :meth:`flat` wrote (JSON ``null`` for a number reads as ``nan``).
-
-        Returns ``None`` when the record holds no interval (no resamples and
-        no method) or none of its columns.
-        """
-        col = {k: record.get(f"{prefix}_{k}") for k in _FLAT_EMPTY}
-        if not col["resamples"] and not col["method"]:
-            return None
-        label = str(col["method"] or "")
-        with_attributes = label.endswith(_ATTRIBUTES_SUFFIX)
-
-        def number(v: Any) -> float:
-            return math.nan if v is None else float(v)
-
-        return cls(
-            low=number(col["low"]), high=number(col["high"]), level=number(col["level"]),
-            method=label[: -len(_ATTRIBUTES_SUFFIX)] if with_attributes else label,
-            n_resamples=int(col["resamples"] or 0), resample_attributes=with_attributes, note=str(col["note"] or ""),
+            n_resamples=int(self.n_resamples), note=self.note or "",
+            estimand="populations" if self.resample_attributes else "given-attributes",
         )
 
 

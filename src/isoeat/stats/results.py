@@ -15,7 +15,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Mapping
 
 from .._errors import ConfigError
-from .bootstrap import ConfidenceInterval
+from .intervals import ConfidenceInterval
 
 __all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult"]
 
@@ -196,6 +196,9 @@ class WEATResult(_Outcome):
     effect_size_ci_level = _FlatCI("level")
     effect_size_ci_resamples = _FlatCI("resamples")
     effect_size_ci_note = _FlatCI("note")
+    effect_size_ci_estimand = _FlatCI("estimand")
+    effect_size_ci_estimate = _FlatCI("estimate")
+    effect_size_ci_warning = _FlatCI("warning")
 
     def significant(self, alpha: float = 0.05) -> bool:
         """``p_value < alpha``."""
@@ -252,9 +255,14 @@ class SCWEATResult(_Outcome):
     ----------
     word : str
         The target word.
+    effect_size_ci : ConfidenceInterval or None
+        Interval on d when asked for (``ci=True``): estimand ``given-word``,
+        the attribute words being the random sample (noncentral-t, see
+        :mod:`isoeat.stats.intervals`); its record columns follow the others.
     """
 
     word: str
+    effect_size_ci: ConfidenceInterval | None = None
 
     #: Record columns in file order (the identity columns model, calibration, test come last).
     _COLUMNS: ClassVar[tuple[str, ...]] = (
@@ -264,5 +272,5 @@ class SCWEATResult(_Outcome):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """A flat JSON-ready record (tuples become lists)."""
-        return self._record(self._COLUMNS)
+        """A flat JSON-ready record (tuples become lists), the interval's columns last."""
+        return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX)}

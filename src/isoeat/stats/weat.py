@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
-from .._errors import ConfigError, CoverageError, InvalidValueError
+from .._errors import ConfigError, CoverageError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds  # noqa: F401 - re-exported
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
-from .bootstrap import MIN_TAIL, effect_size
+from .bootstrap import effect_size
+from .intervals import check_interval_options, interval_on_d
 from .permutation import PermutationResult, partition_test
 from .results import SCWEATResult, WEATResult
 from .validity import check_test, vocabulary_entries
@@ -192,21 +193,6 @@ def _validate(alternative: str, ddof: Any) -> int:
     return check_int("ddof", ddof, lo=0)
 
 
-def _check_bootstrap(bootstrap: Any, ci_method: Any, ci_level: Any) -> int:
-    """``bootstrap`` (0 or enough replicates for ``ci_level``, see :func:`~isoeat.stats.bootstrap.min_resamples`)."""
-    from .bootstrap import _METHODS, min_resamples
-
-    bootstrap = check_int("bootstrap", bootstrap, lo=0)
-    check_choice("ci_method", ci_method, _METHODS)
-    level = check_real("ci_level", ci_level, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
-    need = min_resamples(level)
-    if 0 < bootstrap < need:
-        raise InvalidValueError(
-            "bootstrap", f"0 (no interval) or at least {need} for a {level:g} interval "
-            f"({MIN_TAIL} resampled values beyond each end)", repr(bootstrap))
-    return bootstrap
-
-
 def weat_from_vectors(
     X: np.ndarray,
     Y: np.ndarray,
@@ -226,9 +212,11 @@ def weat_from_vectors(
     case_folded: tuple[str, ...] = (),
     fallback: tuple[str, ...] = (),
     bootstrap: int = 0,
-    ci_method: str = "percentile",
+    ci_method: str = "auto",
     ci_level: float = 0.95,
     resample_attributes: bool = False,
+    ci: bool = False,
+    ci_estimand: str = "given-attributes",
     **permutation_kwargs: Any,
 ) -> WEATResult:
     r"""WEAT effect size and permutation p-value from four matrices of vectors.
@@ -247,12 +235,23 @@ def weat_from_vectors(
     n_permutations : int, default 100_000
         Monte Carlo sample size.
     rng : None, int or numpy.random.Generator
-    bootstrap : int, default 0
-        Bootstrap replicates for a confidence interval on d (0: none). Target
-        words are resampled with replacement within X and within Y; with
-        ``resample_attributes`` the A and B words too.
-    ci_method : {"percentile", "bca"}
+    ci : bool, default False
+        Compute a confidence interval on d (also implied by ``bootstrap > 0``).
+    ci_estimand : {"given-attributes", "populations"}
+        What the interval estimates: the effect given these attribute words
+        (targets random), or over the populations both word sets were drawn
+        from (targets and attributes random). See :mod:`isoeat.stats.intervals`.
+    ci_method : {"auto", "noncentral-t", "jackknife", "bca", "percentile"}
+        ``"auto"``: the estimand's default, chosen by the coverage study
+        (``noncentral-t`` given the attributes, ``jackknife`` over the
+        populations). Methods whose coverage the study did not establish at
+        the test's set sizes carry a ``warning`` in the interval.
     ci_level : float, default 0.95
+    bootstrap : int, default 0
+        Replicates of the bootstrap methods (``percentile``, ``bca``); any
+        value above 0 also asks for an interval.
+    resample_attributes : bool, default False
+        Older spelling of ``ci_estimand="populations"``.
     test, bias_type, model, calibration, dropped, case_folded, fallback
         Labels recorded in the result (``calibration`` is the name of the
         calibration already applied to the vectors, ``"none"`` for raw).
@@ -282,7 +281,7 @@ def weat_from_vectors(
     if len(dims) != 1:
         raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
     check_test(test, vectors=mats, ddof=ddof)
-    bootstrap = _check_bootstrap(bootstrap, ci_method, ci_level)
+    request = check_interval_options(ci, bootstrap, ci_method, ci_level, ci_estimand, resample_attributes)
     gen, seed = resolve_seed(rng)
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
@@ -297,16 +296,8 @@ def weat_from_vectors(
         rng=gen,
         **permutation_kwargs,
     )
-    ci = None
-    if bootstrap:
-        from .bootstrap import bootstrap_effect_size
-
-        ci = bootstrap_effect_size(
-            s_x, s_y, ddof=ddof, n_resamples=int(bootstrap), confidence=ci_level, method=ci_method, rng=gen,
-            attribute_cos=(
-                (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]) if resample_attributes else None
-            ),
-        ).interval()
+    interval = None if request is None else interval_on_d(
+        s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
     return WEATResult(
         test=test,
         bias_type=bias_type,
@@ -327,7 +318,7 @@ def weat_from_vectors(
         fallback=tuple(fallback),
         seed=seed,
         stopped_early=bool(perm.stopped_early),
-        effect_size_ci=ci,
+        effect_size_ci=interval,
         s_x=tuple(float(v) for v in s_x),
         s_y=tuple(float(v) for v in s_y),
     )
@@ -375,9 +366,11 @@ def weat(
     n_permutations: int = 100_000,
     rng: int | np.random.Generator | None = None,
     bootstrap: int = 0,
-    ci_method: str = "percentile",
+    ci_method: str = "auto",
     ci_level: float = 0.95,
     resample_attributes: bool = False,
+    ci: bool = False,
+    ci_estimand: str = "given-attributes",
     min_coverage: float = 0.8,
     force: bool = False,
     allow_overlap: bool = False,
@@ -396,8 +389,8 @@ def weat(
     min_coverage : float, default 0.8
         Out-of-vocabulary words are dropped and reported; a set that keeps
         less than this share of its words (or fewer than 2) is an error.
-    ddof, alternative, method, n_permutations, rng, bootstrap, ci_method, ci_level, resample_attributes
-        See :func:`weat_from_vectors`.
+    ddof, alternative, method, n_permutations, rng, ci, ci_estimand, ci_method, ci_level, bootstrap
+        See :func:`weat_from_vectors` (``resample_attributes`` too).
     allow_overlap : bool, default False
         Sets that share words (X and Y, A and B, or a target word that is
         also an attribute word) are an :class:`~isoeat.InvalidTestError`;
@@ -424,7 +417,7 @@ def weat(
         n_permutations=n_permutations, rng=rng, test=test.id, bias_type=test.bias_type,
         model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
         fallback=tuple(fallback), bootstrap=bootstrap, ci_method=ci_method, ci_level=ci_level,
-        resample_attributes=resample_attributes, **permutation_kwargs,
+        resample_attributes=resample_attributes, ci=ci, ci_estimand=ci_estimand, **permutation_kwargs,
     )
 
 
@@ -444,14 +437,20 @@ def sc_weat_from_vectors(
     rng: int | np.random.Generator | None = None,
     dropped: tuple[str, ...] = (),
     case_folded: tuple[str, ...] = (),
+    ci: bool = False,
+    ci_method: str = "auto",
+    ci_level: float = 0.95,
     **permutation_kwargs: Any,
 ) -> SCWEATResult:
     """SC-WEAT effect size and permutation p-value of one target vector ``w``.
 
     ``test``, ``model``, ``calibration``, ``dropped`` and ``case_folded``
     label the result (see :class:`~isoeat.stats.results.ResultIdentity`);
-    ``permutation_kwargs`` go to :func:`~isoeat.stats.permutation.partition_test`
-    (``rtol``, ``exact_budget``, ``sequential_alpha``, ...).
+    ``ci=True`` adds an interval on d for the ``given-word`` estimand
+    (``ci_method`` ``"auto"`` = ``"noncentral-t"``, the only method; see
+    :mod:`isoeat.stats.intervals`); ``permutation_kwargs`` go to
+    :func:`~isoeat.stats.permutation.partition_test` (``rtol``,
+    ``exact_budget``, ``sequential_alpha``, ...).
 
     Examples
     --------
@@ -467,6 +466,7 @@ def sc_weat_from_vectors(
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] < 2 or B.shape[0] < 2:
         raise CoverageError("SC-WEAT needs at least 2 attribute words in each of A and B")
     _refuse_interval(permutation_kwargs)
+    request = check_interval_options(ci, 0, ci_method, ci_level, "given-word")
     check_test(test, vectors={"w": w, "A": A, "B": B}, ddof=ddof, sd_over=("A", "B"))
     gen, seed = resolve_seed(rng)
     ca = cosine_matrix(w, A)[0]
@@ -482,19 +482,20 @@ def sc_weat_from_vectors(
         word=word, effect_size=d, statistic=stat, **_p_fields(perm), tolerance=float(perm.tolerance),
         alternative=alternative, ddof=int(ddof), test=test, model=model, calibration=calibration, seed=seed,
         n_a=len(ca), n_b=len(cb), dropped=tuple(dropped), case_folded=tuple(case_folded),
+        effect_size_ci=None if request is None else interval_on_d(ca, cb, None, request, ddof=ddof),
     )
 
 
-_INTERVAL_KEYS = ("bootstrap", "ci_method", "ci_level", "resample_attributes")
+_INTERVAL_KEYS = ("bootstrap", "resample_attributes", "ci_estimand")
 
 
 def _refuse_interval(kwargs: dict[str, Any]) -> None:
-    """SC-WEAT computes no confidence interval on d: refuse the WEAT interval options by name."""
+    """SC-WEAT's interval is the noncentral-t for one estimand: refuse WEAT's other interval options by name."""
     given = [k for k in _INTERVAL_KEYS if k in kwargs]
     if given:
         raise ConfigError(
-            f"SC-WEAT has no bootstrap interval on d: {', '.join(given)} apply to WEAT only "
-            "(isoeat.weat); drop them"
+            f"SC-WEAT has no bootstrap interval and one estimand (given-word): {', '.join(given)} apply to WEAT "
+            "only (isoeat.weat); drop them (ci=True gives SC-WEAT's interval)"
         )
 
 
@@ -529,6 +530,9 @@ def sc_weat(
     method: str = "auto",
     n_permutations: int = 100_000,
     rng: int | np.random.Generator | None = None,
+    ci: bool = False,
+    ci_method: str = "auto",
+    ci_level: float = 0.95,
     **permutation_kwargs: Any,
 ) -> list[SCWEATResult]:
     """SC-WEAT of each target word against the attribute sets A and B of a test.
@@ -547,7 +551,7 @@ def sc_weat(
     calibration : see CALIBRATION_DOC
     min_coverage : float, default 0.8
         As in :func:`weat`, for the attribute sets.
-    ddof, alternative, method, n_permutations
+    ddof, alternative, method, n_permutations, ci, ci_method, ci_level
         See :func:`sc_weat_from_vectors`.
     rng : None, int or numpy.random.Generator
         One child seed per word (same seed stream), recorded in each result.
@@ -589,7 +593,7 @@ def sc_weat(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
             n_permutations=n_permutations, rng=seeds[i], test=test_id,
             model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
-            case_folded=tuple(folded), **permutation_kwargs,
+            case_folded=tuple(folded), ci=ci, ci_method=ci_method, ci_level=ci_level, **permutation_kwargs,
         )
         for i, w in enumerate(words)
     ]
