@@ -218,6 +218,22 @@ def cells(quick: bool) -> list[tuple[str, int, int, float]]:
     return [(label, t, a, th) for label, t, a in sizes for th in effects]
 
 
+def summary(rows: list[tuple]) -> str:
+    """Per estimand, method and set sizes: the range of coverage over effects and scenarios."""
+    groups: dict[tuple, list[tuple]] = {}
+    for label, estimand, m, nt, na, c, err, width, undef, warn in rows:
+        groups.setdefault((estimand, m, nt, na, label), []).append((c, err, width, undef, warn))
+    out = ["| estimand | method | targets | attributes | tests | coverage (min-max) | MC error | width | "
+           "undefined | shown |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for (estimand, m, nt, na, label), vals in sorted(groups.items()):
+        cs = [v[0] for v in vals]
+        shown = "flagged" if vals[0][4] else "plain"
+        out.append(f"| {estimand} | {m} | {nt} | {na} | {label or '-'} | {min(cs):.3f}-{max(cs):.3f} | "
+                   f"+-{max(v[1] for v in vals):.3f} | {min(v[2] for v in vals):.2f}-{max(v[2] for v in vals):.2f} | "
+                   f"{max(v[3] for v in vals):.0%} | {shown} |")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a small grid with fewer replicates (for the suite)")
@@ -234,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| scenario | estimand | method | sizes | theta | coverage | +- | width | undefined | flagged |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     failures = []
+    rows: list[tuple[str, str, str, int, int, float, float, float, float, bool]] = []
     pools: dict[float, Pools] = {}
     for ci, (label, nt, na, theta) in enumerate(cells(args.quick)):
         seeds = np.random.SeedSequence([args.seed, ci]).spawn(3)
@@ -258,10 +275,13 @@ def main(argv: list[str] | None = None) -> int:
                     sizes = f"{label + ' ' if label else ''}{nt}x{nt} / {na}x{na}"
                     print(f"| {name} | {estimand} | {m} | {sizes} | {theta:g} | {c:.3f} | {err:.3f} | "
                           f"{width:.2f} | {undef:.1%} | {'yes' if warn else ''} |", flush=True)
+                    rows.append((label, estimand, m, nt, na, c, err, width, undef, bool(warn)))
                     if m == iv.DEFAULT_METHOD[estimand] and not warn:
                         lo_c, hi_c = (c - err, c + err) if args.quick else (c, c)
                         if not (hi_c >= BAND[0] and lo_c <= BAND[1]):
                             failures.append(f"{name} {estimand} {m} {sizes} theta={theta:g}: {c:.3f}")
+    print()
+    print(summary(rows))
     print(f"# {time.perf_counter() - t0:.0f} s")
     if failures:
         print("FAIL: default intervals printed without a warning outside the band:", *failures, sep="\n  ")

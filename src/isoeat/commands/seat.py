@@ -93,14 +93,20 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
 
 
 def _table(res: SEATResult) -> str:
-    from ..reporting.tables import _render, format_d, format_p
+    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p
 
     rows = []
+    labels = []
+    with_ci = any(r.effect_size_ci is not None for r in res.results)
     for i, r in enumerate(res.results):
         label = res.templates[i] if res.templates else "(sentences as given)"
-        rows.append([label, format_d(r.effect_size), format_p(r.p_value), r.p_method,
-                     f"{r.n_x}/{r.n_y}/{r.n_a}/{r.n_b}"])
-    body = _render(["Template", "d", "p", "p method", "|X|/|Y|/|A|/|B|"], rows, align_left=1)
+        labels.append(label)
+        rows.append([label, format_d(r.effect_size)] + ([format_ci(r.effect_size_ci)] if with_ci else [])
+                    + [format_p(r.p_value), r.p_method, f"{r.n_x}/{r.n_y}/{r.n_a}/{r.n_b}"])
+    body = _render(["Template", "d"] + (["CI on d"] if with_ci else []) + ["p", "p method", "|X|/|Y|/|A|/|B|"],
+                   rows, align_left=1)
+    if with_ci:
+        body += "\n" + ci_footer([r.effect_size_ci for r in res.results], labels)
     t0 = res.results[0]
     head = (f"SEAT {res.test} ({res.bias_type or 'custom'}) on {res.model}, calibration {res.calibration}: "
             f"{res.mode}")

@@ -52,7 +52,8 @@ Methods (chosen by the coverage study in ``benchmarks/coverage.py``):
     Its variance is the sum of the four delete-one jackknife variances (X, Y,
     A and B words, which the crossed design makes additive to first order),
     and the interval is :math:`\hat\theta_\infty \pm t_{q,\nu}\,\mathrm{SE}`
-    with :math:`\nu = \min(n_X+n_Y, |A|+|B|) - 2`.
+    with :math:`\nu = \min(n_X+n_Y, |A|+|B|) - 2`, cut to the estimand's
+    range :math:`|\theta| < 1/\sqrt{\pi(1-\pi)}` (2 for equal sets).
 ``"percentile"``, ``"bca"``
     Bootstrap intervals of :mod:`isoeat.stats.bootstrap` (target words
     resampled; with ``populations`` the attribute words too). Kept for
@@ -247,7 +248,9 @@ def jackknife_population_limits(
     )  # NaN wherever a delete-one estimate is undefined
     se = np.sqrt(var) + 0.0 * est
     q = float(stdtrit(min(nx + ny, na + nb) - 2, 0.5 + level / 2.0))
-    return est, se, est - q * se, est + q * se
+    share = nx / (nx + ny)
+    bound = 1.0 / math.sqrt(share * (1.0 - share))  # |theta| < bound: the estimand's range
+    return est, se, np.maximum(est - q * se, -bound), np.minimum(est + q * se, bound)
 
 
 def jackknife_population_interval(
