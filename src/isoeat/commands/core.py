@@ -115,7 +115,8 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, records_to_csv, to_json
+    from ..reporting.tables import (_render, ci_footer, format_ci, format_d, format_p, reach_footer, records_to_csv,
+                                    to_json)
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
 
@@ -147,6 +148,9 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
                       align_left=1))
         if with_ci:
             print(ci_footer([r.effect_size_ci for r in results], [r.word for r in results]))
+        reach = reach_footer(results, [r.word for r in results])
+        if reach:
+            print(reach)
     return 0
 
 

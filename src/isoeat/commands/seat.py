@@ -102,7 +102,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
 
 
 def _table(res: SEATResult) -> str:
-    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p
+    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, reach_footer
 
     rows = []
     labels = []
@@ -129,6 +129,10 @@ def _table(res: SEATResult) -> str:
         )
     if t0.p_method == "monte-carlo":
         lines.append(f"(Monte Carlo p with {t0.n_permutations:,} permutations)")
+    every = all(not r.can_reach(res.alpha) for r in res.results) and len(res.results) > 1
+    reach = reach_footer(res.results, ["every template"] * len(labels) if every else labels, res.alpha)
+    if reach:
+        lines.append(reach)
     return "\n".join(lines)
 
 

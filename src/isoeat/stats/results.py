@@ -103,6 +103,47 @@ class _Outcome(ResultIdentity):
     alternative: str
     ddof: int
 
+    #: The two set sizes the permutation null splits (WEAT: the targets; SC-WEAT: the attributes).
+    _SIDES: ClassVar[tuple[str, str]] = ("n_x", "n_y")
+
+    @property
+    def p_floor(self) -> float:
+        r"""The smallest p-value the permutation null allows at this test's size, whatever the vectors.
+
+        Exact: the observed partition always reaches itself, so
+        :math:`p \ge 1/\binom{n}{n_x}`; ``two-sided`` with two sides of equal
+        size, the mirror partition (the sides swapped, :math:`S \to -S`)
+        reaches it too: :math:`p \ge 2/\binom{n}{n/2}`. Monte Carlo:
+        :math:`p = (k+1)/(N+1) \ge 1/(N+1)`, and the exact p it estimates
+        has the floor above, so the larger of the two. ``nan`` without partitions.
+
+        Examples
+        --------
+        3 vs 3 words: :math:`\binom{6}{3} = 20` partitions, so p is never below 1/20.
+
+        >>> import numpy as np
+        >>> from isoeat.stats.weat import weat_from_vectors
+        >>> X = np.array([[1.0, 0.1], [1.0, 0.2], [1.0, 0.3]]); Y = X[:, ::-1]
+        >>> r = weat_from_vectors(X, Y, X, Y, rng=0)
+        >>> r.n_partitions, r.p_floor, r.can_reach(0.05)
+        (20, 0.05, False)
+        """
+        if not self.n_partitions > 0:
+            return float("nan")
+        a, b = (getattr(self, side) for side in self._SIDES)
+        floor = (2 if self.alternative == "two-sided" and a == b else 1) / self.n_partitions
+        if self.p_method == "monte-carlo":
+            return max(floor, 1 / (self.n_permutations + 1))
+        return floor
+
+    def can_reach(self, alpha: float = 0.05) -> bool:
+        """Whether ``p < alpha`` is attainable at this size (:attr:`p_floor` below ``alpha``).
+
+        ``False`` means the test cannot be significant at ``alpha`` whatever
+        the vectors: more words are needed (tables say so in a footer line).
+        """
+        return bool(self.p_floor < alpha)
+
 
 class _FlatCI:
     """A read-only record column of ``effect_size_ci`` (``effect_size_ci_low``, ...), kept for readers."""
@@ -263,6 +304,8 @@ class SCWEATResult(_Outcome):
 
     word: str
     effect_size_ci: ConfidenceInterval | None = None
+
+    _SIDES: ClassVar[tuple[str, str]] = ("n_a", "n_b")
 
     #: Record columns in file order (the identity columns model, calibration, test come last).
     _COLUMNS: ClassVar[tuple[str, ...]] = (
