@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Mapping
 from .._errors import ConfigError
 from .intervals import ConfidenceInterval
 
-__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult"]
+__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "records_frame"]
 
 #: The identity fields every association-test result carries, in declaration order.
 IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded")
@@ -66,6 +66,21 @@ class ResultIdentity:
     def _record(self, keys: tuple[str, ...]) -> dict[str, Any]:
         """``keys`` in that order; tuples become lists."""
         return {k: list(v) if isinstance(v := getattr(self, k), tuple) else v for k in keys}
+
+
+def records_frame(records: list[dict[str, Any]]) -> Any:
+    """A :class:`pandas.DataFrame` with one row per record and the records' keys as columns, in order.
+
+    pandas is imported here, on first use: isoeat does not depend on it; without it this raises
+    :class:`~isoeat.MissingDependencyError` with the pip line.
+    """
+    try:
+        import pandas
+    except ImportError:
+        from .._errors import MissingDependencyError
+
+        raise MissingDependencyError("to_frame() needs pandas: pip install pandas") from None
+    return pandas.DataFrame.from_records(records, columns=list(records[0]) if records else None)
 
 
 def _from_record(cls: type, record: Mapping[str, Any], **overrides: Any) -> Any:
@@ -255,6 +270,10 @@ class WEATResult(_Outcome):
         d.update(self._record(self._TAIL + (("s_x", "s_y") if scores else ())))
         return d
 
+    def to_frame(self, *, scores: bool = False) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        return records_frame([self.to_dict(scores=scores)])
+
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> WEATResult:
         """The result a :meth:`to_dict` record (with or without ``scores``) came from.
@@ -317,3 +336,7 @@ class SCWEATResult(_Outcome):
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record (tuples become lists), the interval's columns last."""
         return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX)}
+
+    def to_frame(self) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        return records_frame([self.to_dict()])
