@@ -38,10 +38,12 @@ def weat_words() -> list[str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("spec", nargs="?", default=str(DEFAULT) if DEFAULT.is_dir() else "gensim-wiki")
-    ap.add_argument("--max-sentences", type=int, default=200_000)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--splitter", default="sentencex")
+    ap.add_argument("spec", nargs="?", default=str(DEFAULT) if DEFAULT.is_dir() else "gensim-wiki",
+                    help="corpus path or name (default: the enwiki sample next to the repository, else gensim-wiki)")
+    ap.add_argument("--max-sentences", type=int, default=200_000,
+                    help="sentences kept by the reservoir sample (default 200000)")
+    ap.add_argument("--repeats", type=int, default=3, help="index builds, the best timed (default 3)")
+    ap.add_argument("--splitter", default="sentencex", help="sentence splitter (default sentencex)")
     args = ap.parse_args()
 
     from isoeat.corpora import load_corpus

@@ -239,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="a small grid with fewer replicates (for the suite)")
     ap.add_argument("--replicates", type=int, default=None, help="data sets per cell (default 2000; quick 400)")
     ap.add_argument("--compare", action="store_true", help="also the bootstrap methods on the 8-word cells")
-    ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples for --compare")
-    ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument("--resamples", type=int, default=1000,
+                    help="bootstrap resamples for --compare (default 1000)")
+    ap.add_argument("--seed", type=int, default=20261201, help="root seed of the study (default 20261201)")
     args = ap.parse_args(argv)
     reps = args.replicates or (400 if args.quick else 2000)
     t0 = time.perf_counter()

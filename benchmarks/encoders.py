@@ -43,12 +43,14 @@ def best_of(fn, repeats: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="minilm", help="hf: spec (default minilm)")
-    ap.add_argument("--corpus", default="gensim-wiki")
-    ap.add_argument("--sentences", type=int, default=1000, help="sentences for the throughput runs")
-    ap.add_argument("--reference", type=int, default=1000, help="reference sentences in the cached-rerun test")
-    ap.add_argument("--batch-size", type=int, default=64)
-    ap.add_argument("--device", default="auto")
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--corpus", default="gensim-wiki", help="corpus of the sentences (default gensim-wiki)")
+    ap.add_argument("--sentences", type=int, default=1000,
+                    help="sentences for the throughput runs (default 1000)")
+    ap.add_argument("--reference", type=int, default=1000,
+                    help="reference sentences in the cached-rerun test (default 1000)")
+    ap.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass (default 64)")
+    ap.add_argument("--device", default="auto", help="cpu, cuda or auto (default auto: cuda when present)")
+    ap.add_argument("--repeats", type=int, default=3, help="timings take the best of this many runs (default 3)")
     ap.add_argument("--lookup-words", type=int, default=0, metavar="N",
                     help="throughput of lookup on the first N W1-W10 words only (default 0: all)")
     args = ap.parse_args()

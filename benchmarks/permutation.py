@@ -70,8 +70,9 @@ def best_of(fn, repeats):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--permutations", type=int, default=100_000)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--permutations", type=int, default=100_000,
+                    help="Monte Carlo permutations per test (default 100000)")
+    ap.add_argument("--repeats", type=int, default=3, help="timings take the best of this many runs (default 3)")
     args = ap.parse_args()
 
     import isoeat

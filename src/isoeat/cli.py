@@ -14,8 +14,24 @@ from typing import Any, Sequence
 __all__ = ["main", "build_parser"]
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Wraps descriptions and option help as usual; prints a text of several lines (the examples) as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        return "".join(indent + line for line in text.splitlines(keepends=True))
+
+
 class _Parser(argparse.ArgumentParser):
-    """An argument parser whose errors are one line with a pointer to ``--help`` (no usage block)."""
+    """An argument parser whose errors are one line with a pointer to ``--help`` (no usage block).
+
+    Its sub-command parsers share its help formatter: each command's ``epilog`` lists examples.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> Any:  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -27,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="isoeat",
         description="Embedding association tests (WEAT) raw and calibrated against anisotropy (ZCA whitening).",
+        epilog="examples:\n  isoeat run                       # W1..W10 raw vs ZCA-whitened (paper Table A1)\n"
+               "  isoeat weat --test W6 --help     # any command's options, defaults and examples",
     )
     parser.add_argument("--version", action="version", version=f"isoeat {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -13,7 +13,7 @@ from typing import Any
 from ._validate import check_int, check_real
 
 __all__ = [
-    "FORMATS", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
+    "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
     "add_model_options", "model_options", "ClusterLookup", "load_model_from_args", "weat_kwargs",
     "calibration_params", "parse_calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
@@ -65,23 +65,44 @@ def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bo
                      "a number")
 
 
-def add_calibration_options(p: argparse.ArgumentParser) -> None:
-    """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded."""
+def examples(*lines: str) -> str:
+    """A command's ``--help`` epilog: example command lines, printed as written (see ``isoeat.cli``)."""
+    return "examples:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+def add_calibration_options(p: argparse.ArgumentParser, *, sentences: bool = False, saved: bool = True) -> None:
+    """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded.
+
+    ``sentences``: the model is a sentence encoder (``isoeat seat``), whose reference sample is sentences;
+    ``saved=False`` leaves out loading a saved calibrator (--whitener, --force), for ``isoeat whiten``.
+    """
     p.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
                    help="ZCA regulariser added to eigenvalues (default 1e-3)")
     p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable)")
+                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable; "
+                        "default: none)")
+    if sentences:
+        size_help = ("reference sentences the calibrator is fitted on: N sentences sampled (seeded) from the "
+                     "encoder's corpus, gensim-wiki, or from --reference-text, and embedded (default 100000)")
+        text_help = "take the reference sentences from this text instead of the encoder's corpus"
+    else:
+        size_help = ("size of the reference sample the calibrator is fitted on: the N most frequent words of a "
+                     "static model, N corpus sentences of a contextual one (default 100000)")
+        text_help = ("take the reference sample from this text instead: its words by frequency (static models) "
+                     "or its sentences (contextual models)")
     p.add_argument("--reference-size", type=positive_int("--reference-size"), default=100_000, metavar="N",
-                   help="reference vectors for fitting the calibrator (default 100000 most frequent words)")
-    p.add_argument("--reference-text", metavar="PATH",
-                   help="take the reference words from this text (by frequency) instead of the vocabulary top")
+                   help=size_help)
+    p.add_argument("--reference-text", metavar="PATH", help=text_help)
+    if not saved:
+        return
     p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
                    help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
     p.add_argument("--force", action="store_true",
                    help="apply a saved calibrator even if it was fitted on another model")
 
 
-def add_stat_options(p: argparse.ArgumentParser) -> None:
+def add_stat_options(p: argparse.ArgumentParser, *, sentences: bool = False) -> None:
+    """The statistics, calibrator, interval and output options of the association tests (weat, scweat, run, seat)."""
     p.add_argument("--permutations", type=positive_int("--permutations"), default=100_000, metavar="N",
                    help="Monte Carlo permutations where p is not exact (default 100000)")
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
@@ -93,14 +114,14 @@ def add_stat_options(p: argparse.ArgumentParser) -> None:
                    help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
     p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
                    help="error when a set keeps less than this share of its words (default 0.8)")
-    add_calibration_options(p)
+    add_calibration_options(p, sentences=sentences)
     p.add_argument("--ci", action="store_true",
                    help="a confidence interval on d, by the method whose coverage the coverage study measured "
                         "(see --ci-estimand, --ci-method; default: no interval)")
     p.add_argument("--ci-estimand", choices=("given-attributes", "populations"), default="given-attributes",
-                   help="what the interval estimates: the effect given these attribute words (targets random; "
-                        "default) or over the populations both word sets were drawn from (targets and "
-                        "attributes random)")
+                   help="what the interval estimates: given-attributes, the effect given these attribute words "
+                        "(targets random; default given-attributes), or populations, the effect over the "
+                        "populations both word sets were drawn from (targets and attributes random)")
     p.add_argument("--ci-method", choices=("auto", "noncentral-t", "jackknife", "bca", "percentile"),
                    default="auto", help="interval method (default auto: noncentral-t given the attributes, "
                                         "jackknife over the populations; bootstrap methods are flagged where "
@@ -113,10 +134,11 @@ def add_stat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--resample-attributes", action="store_true",
                    help="older spelling of --ci-estimand populations")
     p.add_argument("--stop-early", action="store_true",
-                   help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (0.05)")
+                   help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (the command's --alpha, "
+                        "else 0.05)")
     p.add_argument("--exact-memory", type=_bytes_arg("--exact-memory"), default=None, metavar="SIZE",
-                   help="memory budget of exact counting, e.g. 2GiB (default); over it, auto falls back to Monte "
-                        "Carlo and says so, exact refuses")
+                   help="memory budget of exact counting, e.g. 512MiB (default 2GiB); over it, auto falls back "
+                        "to Monte Carlo and says so, exact refuses")
     p.add_argument("--allow-overlap", action="store_true",
                    help="measure tests whose sets share words (refused by default), with a warning")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")

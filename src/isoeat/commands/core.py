@@ -10,13 +10,13 @@ from typing import Any
 from .._errors import ConfigError
 from ..cliargs import (
     FORMATS,
+    add_calibration_options,
     add_model_options,
     add_stat_options,
     calibrator_from_args,
-    float_in,
+    examples,
     given_options,
     load_model_from_args,
-    positive_int,
     weat_kwargs,
 )
 
@@ -29,7 +29,8 @@ def _association_options(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--calibration", choices=calibration_names(), default="none",
-                   help="calibration of the space (default none: raw; see 'isoeat run' for raw vs calibrated)")
+                   help="calibration of the space measured (default none: the raw space); one space per run, so "
+                        "run once with none and once with zca, or use 'isoeat run' for raw beside calibrated")
     add_stat_options(p)
     add_model_options(p)
 
@@ -38,27 +39,32 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
     from ..calibration import calibration_names
 
-    p = sub.add_parser("tests", help="list the built-in tests with sizes and bias types")
-    p.add_argument("--format", choices=FORMATS, default="table")
+    p = sub.add_parser("tests", help="list the built-in tests with sizes and bias types",
+                       epilog=examples("isoeat tests", "isoeat tests --format json"))
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
-    p = sub.add_parser("weat", help="one WEAT on one model, raw or calibrated")
+    p = sub.add_parser("weat", help="one WEAT on one model, raw (default) or calibrated",
+                       epilog=examples("isoeat weat --test W6                       # the raw space (default)",
+                                        "isoeat weat --test W6 --calibration zca --ci   # ZCA-whitened, interval on d"))
     p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
     _association_options(p)
 
-    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test")
+    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test",
+                       epilog=examples("isoeat scweat --words nurse,engineer --attributes W7",
+                                        "isoeat scweat --words nurse,engineer --attributes W7 --calibration zca"))
     p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
     _association_options(p)
 
-    p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)")
-    p.add_argument("--model", default="glove-6b-50d")
-    p.add_argument("--out", required=True, metavar="FILE")
-    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca")
-    p.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3)
-    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--reference-size", type=positive_int("--reference-size"), default=100_000, metavar="N")
-    p.add_argument("--reference-text", metavar="PATH")
+    p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)",
+                       epilog=examples("isoeat whiten --out glove.npz",
+                                        "isoeat weat --test W6 --whitener glove.npz   # reuse it"))
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--out", required=True, metavar="FILE", help="where to save the calibrator (a .npz file)")
+    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
+                   help="calibrator to fit (default zca)")
+    add_calibration_options(p, saved=False)
     add_model_options(p)
 
 
@@ -109,7 +115,8 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, records_to_csv, to_json
+    from ..reporting.tables import (_render, ci_footer, format_ci, format_d, format_p, reach_footer, records_to_csv,
+                                    to_json)
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
 
@@ -141,6 +148,9 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
                       align_left=1))
         if with_ci:
             print(ci_footer([r.effect_size_ci for r in results], [r.word for r in results]))
+        reach = reach_footer(results, [r.word for r in results])
+        if reach:
+            print(reach)
     return 0
 
 

@@ -40,12 +40,14 @@ def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> Non
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
     """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
     its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
-    from ..cliargs import float_in, nonneg_int, positive_int
+    from ..cliargs import examples, float_in, nonneg_int, positive_int
 
     p = subparsers.add_parser(
         "anisotropy",
         help="anisotropy before/after calibration: mean and SD of pairwise cosine, IsoScore, "
              "partition ratio, explained variance (paper Table 2)",
+        epilog=examples("isoeat anisotropy                                   # raw vs zca, glove-6b-50d",
+                        "isoeat anisotropy --calibration none --samples 5000 --format json"),
     )
     _common(p)
     p.add_argument("--samples", type=positive_int("--samples"), default=2000, metavar="N",
@@ -60,6 +62,8 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
         "similarity",
         help="Spearman rho of cosine vs human scores on similarity benchmarks, raw vs calibrated, "
              "paired bootstrap (paper Table 3)",
+        epilog=examples("isoeat similarity                                   # ws353,simlex999, raw vs zca",
+                        "isoeat similarity --benchmark ws353 --calibration none"),
     )
     _common(p)
     p.add_argument("--benchmark", default="ws353,simlex999", metavar="NAME|PATH",

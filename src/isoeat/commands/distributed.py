@@ -1,4 +1,4 @@
-"""``isoeat whiten-distributed``: fit a whitener on a Dask cluster (issue 7).
+"""``isoeat whiten-distributed``: fit a whitener on a Dask cluster.
 
 The reference sentences are drawn here, cut into ordered shards, encoded on
 the workers (each loads the model once) and their count/mean/co-moment are
@@ -49,6 +49,8 @@ def _pos_float(name: str):
 
 
 def register(sub: Any, add_stat_options: Any = None) -> None:
+    from ..cliargs import examples
+
     p = sub.add_parser(
         "whiten-distributed",
         help="fit a ZCA whitener on a Dask cluster (--scheduler ADDRESS or --local-workers N), save it (.npz)",
@@ -56,8 +58,11 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
                     "drawn as 'isoeat whiten' draws it, split into ordered shards, each worker encodes its shards "
                     "with a model it loads once, and the partial statistics are tree-reduced. The result does not "
                     "depend on the number of workers. Needs: pip install \"isoeat[distributed]\".",
+        epilog=examples("isoeat whiten-distributed --local-workers 2 --out glove-zca.npz",
+                        "isoeat whiten-distributed --model minilm --scheduler tcp://127.0.0.1:8786 --out minilm-zca.npz"),
     )
-    p.add_argument("--model", default="glove-6b-50d", help="model spec, the same on every worker")
+    p.add_argument("--model", default="glove-6b-50d",
+                   help="model spec, the same on every worker (default glove-6b-50d)")
     p.add_argument("--out", required=True, metavar="FILE", help="where to save the whitener (.npz)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--scheduler", metavar="ADDRESS",

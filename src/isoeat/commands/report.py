@@ -22,10 +22,14 @@ __all__ = ["register", "COMMANDS"]
 
 
 def register(sub: Any, add_stat_options: Any) -> None:
+    from ..cliargs import examples
+
     p = sub.add_parser("report", help="tables, figures and (--html) a self-contained report.html from 'isoeat run' output",
                        description="Tables (CSV, Markdown, LaTeX), figures (PNG, PDF) and, with --html, a "
                                    "self-contained report.html from an experiment folder written by "
-                                   "'isoeat run CONFIG.yaml --out DIR'.")
+                                   "'isoeat run CONFIG.yaml --out DIR'.",
+                       epilog=examples("isoeat report results/ --html",
+                                       "isoeat report results/ --no-figures           # tables only"))
     p.add_argument("dir", metavar="DIR", help="experiment folder (the --out of 'isoeat run CONFIG.yaml')")
     p.add_argument("--html", action="store_true", help="also write DIR/report.html (figures embedded, offline)")
     p.add_argument("--no-figures", action="store_true", help="tables only (no matplotlib needed)")

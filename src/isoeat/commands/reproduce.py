@@ -300,10 +300,14 @@ def _render_t2_t3(res: Any, chosen: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- the command
 def register(sub: Any, add_stat_options: Any) -> None:
+    from ..cliargs import examples
+
     p = sub.add_parser("reproduce", help="the paper's protocol on every model available here, beside the paper's values",
                        description="Run the paper's protocol (10 WEATs raw vs ZCA, anisotropy, similarity) on every "
                                    "model available on this machine and print the paper's published values beside "
-                                   "ours (labelled: same model, or a different one).")
+                                   "ours (labelled: same model, or a different one).",
+                       epilog=examples("isoeat reproduce --list                        # what can run here",
+                                       "isoeat reproduce --models glove-6b-50d --quick --out repro/   # a smoke test"))
     p.add_argument("--out", default="isoeat-reproduce", metavar="DIR",
                    help="experiment folder (default ./isoeat-reproduce; resumable)")
     p.add_argument("--models", default="auto", metavar="LIST",

@@ -25,6 +25,7 @@ from ..cliargs import (
     add_stat_options,
     calibration_params,
     calibrator_from_args,
+    examples,
     float_in,
     load_model_from_args,
     model_options,
@@ -40,7 +41,10 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``run`` parser."""
     from ..calibration import calibration_names
 
-    p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)")
+    p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)",
+                       epilog=examples("isoeat run                                   # W1..W10, glove-6b-50d, raw vs zca",
+                                       "isoeat run --tests W6,W7 --calibration abtt --out results/",
+                                       "isoeat run examples/paper_glove.yaml --out results/   # a grid from a config"))
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
     p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
@@ -53,7 +57,8 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="comma-separated ids and/or files (default W1..W10)")
     p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
                    help="calibration compared with the raw space (default zca)")
-    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05)
+    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
+                   help="significance level of the stars, change classes and flags (default 0.05)")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjusted p shown next to p in the table (default holm; files carry both)")
     p.add_argument("--out", metavar="DIR",

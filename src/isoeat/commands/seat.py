@@ -27,12 +27,18 @@ _MINILM = {"minilm", "all-minilm-l6-v2", "minilm-l6", "hf:minilm"}
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat seat`` to the CLI."""
     from ..calibration import calibration_names
+    from ..cliargs import examples
 
     p = subparsers.add_parser(
         "seat",
         help="SEAT: WEAT on sentence embeddings of the words placed in templates (May et al. 2019)",
         description="Sentence Encoder Association Test: per-template d and p, with the mean and range of d "
-                    "across templates. Sentence stimuli (sent-bias 'sent-*' files) are embedded as given.",
+                    "across templates. Sentence stimuli (sent-bias 'sent-*' files) are embedded as given. "
+                    "One space per run: the raw sentence embeddings by default, or the calibrated ones "
+                    "with --calibration.",
+        epilog=examples("isoeat seat --model minilm --test W6                      # raw (default)",
+                        "isoeat seat --model minilm --test W6 --calibration zca    # ZCA-whitened, "
+                        "fitted on 100000 corpus sentences"),
     )
     p.add_argument("--model", default="minilm",
                    help="st:NAME_OR_PATH (sentence-transformers), hf:NAME_OR_PATH (mean-pooled hidden states) "
@@ -44,18 +50,21 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--mode", choices=MODES, default="auto",
                    help="auto (default): sentence stimuli as given, words into templates")
     p.add_argument("--calibration", choices=calibration_names(), default="none",
-                   help="calibrate the sentence embeddings before measuring (default none)")
-    p.add_argument("--alpha", type=float, default=0.05, help="level for counting significant templates (0.05)")
+                   help="calibrate the sentence embeddings before measuring (default none: the raw embeddings); "
+                        "a calibration prints the calibrated space only: run again with none for raw")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="level for counting significant templates (default 0.05)")
     p.add_argument("--no-normalize", dest="normalize", action="store_false",
-                   help="st: models: keep raw (unnormalised) sentence embeddings")
+                   help="st: models: keep raw (unnormalised) sentence embeddings (default: unit length)")
     p.add_argument("--no-capitalize", dest="capitalize", action="store_false",
-                   help="do not upper-case a sentence-initial stimulus ('{} is here.')")
+                   help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: cuda when present)")
-    p.add_argument("--batch-size", type=int, default=64, metavar="N", help="sentences per forward pass (64)")
+    p.add_argument("--batch-size", type=int, default=64, metavar="N",
+                   help="sentences per forward pass (default 64)")
     p.add_argument("--cache-dir", metavar="DIR",
                    help="embedding cache folder (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
-    add_stat_options(p)
+    add_stat_options(p, sentences=True)
 
 
 def _load_encoder(args: argparse.Namespace) -> Any:
@@ -93,7 +102,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
 
 
 def _table(res: SEATResult) -> str:
-    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p
+    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, reach_footer
 
     rows = []
     labels = []
@@ -120,6 +129,10 @@ def _table(res: SEATResult) -> str:
         )
     if t0.p_method == "monte-carlo":
         lines.append(f"(Monte Carlo p with {t0.n_permutations:,} permutations)")
+    every = all(not r.can_reach(res.alpha) for r in res.results) and len(res.results) > 1
+    reach = reach_footer(res.results, ["every template"] * len(labels) if every else labels, res.alpha)
+    if reach:
+        lines.append(reach)
     return "\n".join(lines)
 
 

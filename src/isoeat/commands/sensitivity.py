@@ -84,7 +84,7 @@ def _params(items: list[str], name: str) -> dict[str, Any]:
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add the ``sensitivity`` parser (its own options; the shared stat options do not fit a sweep)."""
     from ..calibration import calibration_names
-    from ..cliargs import FORMATS, float_in, nonneg_int, positive_int
+    from ..cliargs import FORMATS, examples, float_in, nonneg_int, positive_int
     from ..experiments.sensitivity import (
         DEFAULT_EPS_GRID,
         DEFAULT_EXACT_MAX_N,
@@ -100,6 +100,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
         description="Re-run the calibrated WEAT battery while varying one choice at a time around the default "
                     "(ZCA, eps=1e-3, the 100,000 most frequent words), and report per test the spread of d, "
                     "the share of settings whose significance agrees with the default, and a verdict.",
+        epilog=examples("isoeat sensitivity --tests W6,W7                      # eps and reference-size sweeps",
+                        "isoeat sensitivity --eps 1e-4,1e-3,1e-2 --eps-mode relative --reference-sizes none"),
     )
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--tests", default=None, metavar="IDS|PATHS",
@@ -107,12 +109,14 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
                    help="calibration analysed (default zca)")
     p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="parameter of that calibration other than eps, e.g. n_components=2 (repeatable)")
+                   help="parameter of that calibration other than eps, e.g. n_components=2 (repeatable; "
+                        "default: none)")
     p.add_argument("--eps", default=None, metavar="LIST",
                    help="eps values to sweep, comma-separated, > 0, or 'none' "
                         f"(default {','.join(f'{e:g}' for e in DEFAULT_EPS_GRID)})")
     p.add_argument("--eps-mode", choices=("absolute", "relative"), default="absolute",
-                   help="relative: each eps is multiplied by the mean eigenvalue tr(S)/d of the reference sample")
+                   help="absolute (default): eps as given; relative: each eps is multiplied by the mean "
+                        "eigenvalue tr(S)/d of the reference sample")
     p.add_argument("--reference-sizes", default=None, metavar="LIST",
                    help="reference sample sizes to sweep, or 'none' "
                         f"(default {','.join(str(n) for n in DEFAULT_REFERENCE_SIZES)})")
@@ -125,9 +129,10 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--repeats", type=positive_int("--repeats"), default=DEFAULT_REPEATS, metavar="R",
                    help=f"reference draws per setting (default {DEFAULT_REPEATS})")
     p.add_argument("--draw", choices=DRAWS, default="auto",
-                   help="how a repeat draws its reference sample: bootstrap (from the pool with replacement; "
-                        "auto for static vectors), subset (without replacement), encoder (the encoder re-samples "
-                        "its reference sentences; auto for contextual encoders), fixed (deterministic, 1 repeat)")
+                   help="how a repeat draws its reference sample: bootstrap (from the pool with replacement), "
+                        "subset (without replacement), encoder (the encoder re-samples its reference sentences), "
+                        "fixed (deterministic, 1 repeat); default auto: bootstrap for static vectors, encoder "
+                        "for contextual encoders")
     p.add_argument("--default-eps", type=float_in("--default-eps", 0, float("inf"), lo_open=True), default=1e-3,
                    metavar="E", help="eps of the default setting (default 1e-3, paper eq. 11)")
     p.add_argument("--default-size", type=positive_int("--default-size"), default=100_000, metavar="N",
@@ -145,13 +150,17 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--exact-max-n", type=positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
                    help=f"count p exactly when |X|+|Y| <= N (default {DEFAULT_EXACT_MAX_N}; 50 makes W1/W2 exact "
                         "at ~1-2 s per test and setting)")
-    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto")
-    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater")
-    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1)
-    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F")
+    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
+                   help="p-value method (default auto: exact up to --exact-max-n words, else Monte Carlo)")
+    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
+                   help="permutation test alternative (default greater: P[S_i >= S])")
+    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
+                   help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
+    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
+                   help="error when a set keeps less than this share of its words (default 0.8)")
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--format", choices=FORMATS, default="table",
-                   help="stdout: table (per-test summary), json (everything) or csv (rows)")
+                   help="stdout: table (per-test summary; default table), json (everything) or csv (rows)")
     p.add_argument("--out", metavar="DIR", help="write rows, summary and figures (PNG+PDF) here")
     p.add_argument("--no-figures", action="store_true", help="with --out: do not draw figures")
     p.add_argument("--force", action="store_true",

@@ -247,6 +247,16 @@ class Comparison:
             "rows": [r.to_dict() for r in self.rows],
         }
 
+    def to_frame(self) -> Any:
+        """One row per test, columns = the keys of each row's ``to_dict()`` (the ``rows`` of :meth:`to_dict`).
+
+        A :class:`pandas.DataFrame` (pandas imported on first use; without it, a
+        :class:`~isoeat.MissingDependencyError` naming ``pip install pandas``).
+        """
+        from ..stats.results import records_frame
+
+        return records_frame([r.to_dict() for r in self.rows])
+
 
 def _row(raw: WEATResult, cal: WEATResult, alpha: float) -> ComparisonRow:
     cols = compare_records(raw.to_dict(), cal.to_dict(), alpha)

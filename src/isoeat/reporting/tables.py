@@ -16,6 +16,7 @@ __all__ = [
     "format_d",
     "comparison_table",
     "weat_table",
+    "reach_footer",
     "records_to_csv",
     "csv_text",
     "finite_or_none",
@@ -97,6 +98,18 @@ def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def reach_footer(results: Sequence[Any], names: Sequence[str], alpha: float = 0.05) -> str:
+    """One line naming the results whose p cannot fall below ``alpha`` at their set sizes ('' when all can).
+
+    Reads each result's ``p_floor`` (smallest p its permutation null allows); a name is listed once.
+    """
+    out = {n: r.p_floor for n, r in zip(names, results) if not r.can_reach(alpha)}
+    if not out:
+        return ""
+    items = ", ".join(f"{n} (smallest possible p {format_p(floor)})" for n, floor in out.items())
+    return f"! p < {alpha:g} is out of reach at these set sizes, whatever the vectors: {items}."
+
+
 def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
 
@@ -160,6 +173,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if with_ci:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
+    reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
+                         [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
+    if reach:
+        foot.append(reach)
     mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
     if mc:
         n = comp.rows[[r.test for r in comp.rows].index(mc[0])].raw.n_permutations
@@ -174,8 +191,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
 
 
-def weat_table(results: Iterable[Any]) -> str:
-    """One line per WEAT result."""
+def weat_table(results: Iterable[Any], alpha: float = 0.05) -> str:
+    """One line per WEAT result; a footer line names the tests that cannot reach ``p < alpha``."""
     results = list(results)
     with_ci = any(r.effect_size_ci is not None for r in results)
     header = ["Test", "Bias", "Model", "Calibration", "d"] + (["CI on d"] if with_ci else []) + [
@@ -190,7 +207,8 @@ def weat_table(results: Iterable[Any]) -> str:
     table = _render(header, rows, align_left=4)
     if with_ci:
         table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results])
-    return table
+    reach = reach_footer(results, [r.test for r in results], alpha)
+    return table + ("\n" + reach if reach else "")
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").

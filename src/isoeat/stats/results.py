@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Mapping
 from .._errors import ConfigError
 from .intervals import ConfidenceInterval
 
-__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult"]
+__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "records_frame"]
 
 #: The identity fields every association-test result carries, in declaration order.
 IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded")
@@ -68,6 +68,21 @@ class ResultIdentity:
         return {k: list(v) if isinstance(v := getattr(self, k), tuple) else v for k in keys}
 
 
+def records_frame(records: list[dict[str, Any]]) -> Any:
+    """A :class:`pandas.DataFrame` with one row per record and the records' keys as columns, in order.
+
+    pandas is imported here, on first use: isoeat does not depend on it; without it this raises
+    :class:`~isoeat.MissingDependencyError` with the pip line.
+    """
+    try:
+        import pandas
+    except ImportError:
+        from .._errors import MissingDependencyError
+
+        raise MissingDependencyError("to_frame() needs pandas: pip install pandas") from None
+    return pandas.DataFrame.from_records(records, columns=list(records[0]) if records else None)
+
+
 def _from_record(cls: type, record: Mapping[str, Any], **overrides: Any) -> Any:
     """``cls(**fields read from record)``: unknown keys ignored, lists to tuples, JSON null to nan."""
     kw: dict[str, Any] = {}
@@ -102,6 +117,47 @@ class _Outcome(ResultIdentity):
     tolerance: float = float("nan")
     alternative: str
     ddof: int
+
+    #: The two set sizes the permutation null splits (WEAT: the targets; SC-WEAT: the attributes).
+    _SIDES: ClassVar[tuple[str, str]] = ("n_x", "n_y")
+
+    @property
+    def p_floor(self) -> float:
+        r"""The smallest p-value the permutation null allows at this test's size, whatever the vectors.
+
+        Exact: the observed partition always reaches itself, so
+        :math:`p \ge 1/\binom{n}{n_x}`; ``two-sided`` with two sides of equal
+        size, the mirror partition (the sides swapped, :math:`S \to -S`)
+        reaches it too: :math:`p \ge 2/\binom{n}{n/2}`. Monte Carlo:
+        :math:`p = (k+1)/(N+1) \ge 1/(N+1)`, and the exact p it estimates
+        has the floor above, so the larger of the two. ``nan`` without partitions.
+
+        Examples
+        --------
+        3 vs 3 words: :math:`\binom{6}{3} = 20` partitions, so p is never below 1/20.
+
+        >>> import numpy as np
+        >>> from isoeat.stats.weat import weat_from_vectors
+        >>> X = np.array([[1.0, 0.1], [1.0, 0.2], [1.0, 0.3]]); Y = X[:, ::-1]
+        >>> r = weat_from_vectors(X, Y, X, Y, rng=0)
+        >>> r.n_partitions, r.p_floor, r.can_reach(0.05)
+        (20, 0.05, False)
+        """
+        if not self.n_partitions > 0:
+            return float("nan")
+        a, b = (getattr(self, side) for side in self._SIDES)
+        floor = (2 if self.alternative == "two-sided" and a == b else 1) / self.n_partitions
+        if self.p_method == "monte-carlo":
+            return max(floor, 1 / (self.n_permutations + 1))
+        return floor
+
+    def can_reach(self, alpha: float = 0.05) -> bool:
+        """Whether ``p < alpha`` is attainable at this size (:attr:`p_floor` below ``alpha``).
+
+        ``False`` means the test cannot be significant at ``alpha`` whatever
+        the vectors: more words are needed (tables say so in a footer line).
+        """
+        return bool(self.p_floor < alpha)
 
 
 class _FlatCI:
@@ -214,6 +270,10 @@ class WEATResult(_Outcome):
         d.update(self._record(self._TAIL + (("s_x", "s_y") if scores else ())))
         return d
 
+    def to_frame(self, *, scores: bool = False) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        return records_frame([self.to_dict(scores=scores)])
+
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> WEATResult:
         """The result a :meth:`to_dict` record (with or without ``scores``) came from.
@@ -264,6 +324,8 @@ class SCWEATResult(_Outcome):
     word: str
     effect_size_ci: ConfidenceInterval | None = None
 
+    _SIDES: ClassVar[tuple[str, str]] = ("n_a", "n_b")
+
     #: Record columns in file order (the identity columns model, calibration, test come last).
     _COLUMNS: ClassVar[tuple[str, ...]] = (
         "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
@@ -274,3 +336,7 @@ class SCWEATResult(_Outcome):
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record (tuples become lists), the interval's columns last."""
         return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX)}
+
+    def to_frame(self) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        return records_frame([self.to_dict()])

@@ -31,7 +31,7 @@ from .._errors import ConfigError
 from .._random import spawn_seeds
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
-from .results import ResultIdentity, WEATResult
+from .results import ResultIdentity, WEATResult, records_frame
 from .validity import check_test
 from .weat import documents_calibration, resolve_calibration, resolve_seed_sequence, weat_from_vectors
 
@@ -114,6 +114,14 @@ class SEATResult(ResultIdentity):
             **self._record(("seed", "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded")),
             "per_template": self.records(),
         }
+
+    def to_frame(self) -> Any:
+        """The summary as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas).
+
+        ``per_template`` holds the per-template records; ``records_frame(res.records())``
+        (:func:`isoeat.stats.results.records_frame`) gives them one row each.
+        """
+        return records_frame([self.to_dict()])
 
     def records(self) -> list[dict[str, Any]]:
         """One tidy record per template (the WEAT fields plus ``template`` and ``mode``)."""
