@@ -280,3 +280,90 @@ def test_two_sided_without_tolerance_at_the_null_mean_counts_each_partition_once
 def test_default_tolerance_is_1e_12_of_the_absolute_sum():
     s = np.array([5.0, 1.0, -3.0, 4.0, -2.0, 6.0, -7.0, 4.0])
     assert partition_test(s, 3, method="exact").tolerance == 1e-12 * 32
+
+
+# --- the fixed-point resolution: 2**-59 of 2**e, e = exponent of max|s| + bit length of n - 1 ---------
+
+
+def test_rounding_below_the_resolution_creates_no_count():
+    # n = 3, max|s| = 1: sum|s| < 2**(1 + 2), so s is scaled by 2**(59 - 3) and u = 2**-56 is one unit.
+    # 0.3 u rounds to 0 units, the threshold 0.65 u to 1: the pair (0.3 u, 0.3 u) sums to 0.6 u < 0.65 u,
+    # and is not counted (by brute force in rationals, nor by the counter)
+    u = 2.0**-56
+    s = [-1.0, 0.3 * u, 0.3 * u]
+    assert exact_count(np.array(s), 2, 0.65 * u) == _brute_ge(s, 2, 0.65 * u) == 0
+    assert exact_count(np.array(s), 2, -1.0) == _brute_ge(s, 2, -1.0) == 3
+
+
+def test_the_resolution_for_n_a_power_of_two():
+    # n = 4: the bit length of n - 1 = 3 is 2, so again u = 2**-56 is one unit (not 2**-55): 0.6 u rounds
+    # to 1 unit, the threshold 1.1 u up to 2, and the pair (0.6 u, 0.6 u) = 1.2 u >= 1.1 u counts
+    u = 2.0**-56
+    s = [-1.0, 0.6 * u, 0.6 * u, -1.0]
+    assert exact_count(np.array(s), 2, 1.1 * u) == _brute_ge(s, 2, 1.1 * u) == 1
+
+
+# --- the cost and memory estimates at the float-range boundaries ----------------------------------------
+
+
+def test_cost_is_infinite_once_the_stored_sums_reach_2_to_the_1000():
+    # n = 1998, n_x = 999: halves of 999, every size stored, build = 2**999 + 2**999 = 2**1000 exactly;
+    # no pass is above 2**1000 (max N_j = 2 C(999, 499) < 2**995), and log2 C(1998, 999) ~ 1992 is not
+    # beyond floats: the build count alone reaches the bound, and the estimate is inf
+    assert sum(math.comb(999, j) for j in range(1000)) * 2 == 2**1000
+    assert exact_cost(1998, 999) == math.inf
+    # one word fewer on each side: build = 2**999, finite, and the docstring formula
+    assert exact_cost(1996, 998) == pytest.approx(_cost(1996, 998), rel=1e-12)
+
+
+# n_x = 100 and n either side of the documented test of _beyond_floats, log2 C(n, k) > 2001 + log2(k + 1),
+# by about 0.005 bits (far above float error, below every shift of the test's terms)
+_ABOVE, _BELOW = 42_011_581, 42_008_670
+
+
+def test_memory_estimate_switches_to_the_lower_bound_exactly_at_the_documented_test():
+    k = 100
+    # the side of the boundary, in exact integers: C(n, k) > (k + 1) 2**2001
+    assert math.comb(_ABOVE, k) > (k + 1) * 2**2001 >= math.comb(_BELOW, k)
+    assert math.log2(math.comb(_ABOVE, k)) - 2001 - math.log2(k + 1) < 0.01
+    assert math.log2(math.comb(_BELOW, k)) - 2001 - math.log2(k + 1) > -0.01
+    assert exact_memory_bytes(_ABOVE, k, workers=1) == 24 * 2**1000  # beyond floats: the lower bound
+    assert exact_memory_bytes(_BELOW, k, workers=1) == _memory(_BELOW, k, 1)  # not beyond: the formula
+    assert exact_memory_bytes(_BELOW, _BELOW - k, workers=2) == _memory(_BELOW, k, 2)  # the complement
+    assert exact_cost(_ABOVE, k) == exact_cost(_BELOW, k) == math.inf  # a pass is above 2**1000 either way
+
+
+# --- the defaults -----------------------------------------------------------------------------------------
+
+
+def test_default_memory_is_2_gib_and_default_budget_covers_n_50_but_not_51():
+    from isoeat.stats._exact import DEFAULT_EXACT_BUDGET, DEFAULT_EXACT_MEMORY
+
+    assert DEFAULT_EXACT_MEMORY == 2 * 2**30
+    assert max(exact_cost(50, k) for k in range(51)) <= DEFAULT_EXACT_BUDGET
+    assert exact_cost(51, 25) > DEFAULT_EXACT_BUDGET and exact_cost(51, 26) > DEFAULT_EXACT_BUDGET
+
+
+# --- the worker count: this process's CPUs, at most 4 -----------------------------------------------------
+
+
+def test_workers_follow_the_cpu_affinity_capped_at_four(monkeypatch):
+    import os
+
+    from isoeat.stats._exact import _n_workers
+
+    calls = []
+
+    def affinity(pid):
+        calls.append(pid)
+        return set(range(cpus))
+
+    monkeypatch.setattr(os, "sched_getaffinity", affinity, raising=False)
+    for cpus, want in ((1, 1), (3, 3), (4, 4), (5, 4), (64, 4)):
+        assert _n_workers() == want, cpus
+    assert set(calls) == {0}  # this process (pid 0), not another one
+    # without sched_getaffinity: os.cpu_count(), and 1 when that is unknown
+    monkeypatch.delattr(os, "sched_getaffinity")
+    for count, want in ((3, 3), (6, 4), (None, 1)):
+        monkeypatch.setattr(os, "cpu_count", lambda count=count: count)
+        assert _n_workers() == want, count

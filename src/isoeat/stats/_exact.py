@@ -72,7 +72,7 @@ def exact_cost(n: int, n_x: int) -> float:
     work = 0.0
     for j in range(max(0, k - hr), min(k, h) + 1):
         nj = math.comb(h, j) + math.comb(hr, k - j)
-        if nj > _FLOAT_SAFE:
+        if nj > _FLOAT_SAFE:  # mutation: equivalent[cmp > -> >=] (at nj == 2**1000 the build sum, which holds both terms of nj and one more, is above 2**1000: inf either way)
             return math.inf  # beyond any budget; a float would overflow
         work += nj * math.log2(max(nj, 2))
     return float(build + work) if build < _FLOAT_SAFE else math.inf
@@ -92,7 +92,7 @@ def _beyond_floats(n: int, k: int) -> bool:
     ``log2 C(n, k) > 2001 + log2(k+1)`` implies ``max_j N_j > 2**1000``.
     """
     log2_comb = (math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)) / math.log(2)
-    return log2_comb > 2001 + math.log2(k + 1)
+    return log2_comb > 2001 + math.log2(k + 1)  # mutation: equivalent[cmp > -> >=] (float equality of the two sides is not attained: near the boundary the estimate moves in steps far above one ulp; none for k <= 3000 within 300 of each crossing n)
 
 
 def _halves(n: Any, n_x: Any) -> tuple[int, int, int]:
@@ -177,7 +177,7 @@ def _fixed_point(s: np.ndarray) -> tuple[np.ndarray, int]:
     """
     e = _exponent(s)
     if e is None:
-        return np.zeros(s.shape, dtype=np.int64), 0
+        return np.zeros(s.shape, dtype=np.int64), 0  # mutation: equivalent[const 0 -> 1] (all sums are 0; a threshold scaled by 2 keeps its sign: ceil(2t) <= 0 iff t <= 0)
     shift = _FIX_BITS - e
     return np.rint(np.ldexp(s, shift)).astype(np.int64), shift
 
@@ -212,8 +212,8 @@ def _n_workers() -> int:
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - non-Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(4, cpus))
+        cpus = os.cpu_count() or 1  # mutation: equivalent[const 1 -> 0] (max(1, ...) below turns 0 into 1 as well)
+    return max(1, min(4, cpus))  # mutation: equivalent[const 1 -> 0] (cpus >= 1: an affinity set is never empty, cpu_count() or 1 is >= 1)
 
 
 def _count_pairs_ge(a: np.ndarray, b: np.ndarray, t: int, ramp: np.ndarray) -> int:

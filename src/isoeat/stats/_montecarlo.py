@@ -149,7 +149,7 @@ def _monte_carlo(
         else:
             hi, lo = m + d, m - d
     # |T32 - T| <= (n + 1) 2**-24 sum|x| < 4e-6 for n <= 64; generous margin.
-    band = 1e-5 + 4e-7 * n
+    band = 1e-5 + 4e-7 * n  # mutation: equivalent[const 1e-5 -> 5e-06, const 4e-7 -> 2e-07] (halved, the band still exceeds the float32 error bound (n + 1) 2**-24 sum|x|: the float64 recheck gives the same count)
     x32 = x.astype(np.float32)
     if batch_size is None:
         batch_size = max(1024, (1 << 20) // n)
@@ -161,7 +161,7 @@ def _monte_carlo(
     stopped = False
     while done < n_permutations:
         b = min(batch_size, n_permutations - done)
-        if math.isinf(hi) and hi < 0:
+        if math.isinf(hi) and hi < 0:  # mutation: equivalent[cmp < -> <=, const 0 -> 1] (hi is infinite here: -inf < 0, <= 0 and < 1 alike, +inf none of them)
             hits += b  # all partitions reach the observed value; nothing to sample
         else:
             mask = _random_subset_masks(n, n_x, b, bitgen)
