@@ -160,7 +160,8 @@ def test_noncentral_t_limits_match_brentq_on_nct_cdf(dw, nx, ny, level):
     assert lo[0] < hi[0]
 
 
-@pytest.mark.parametrize("nx, ny, level", [(8, 8, 0.95), (6, 11, 0.95), (16, 25, 0.99), (3, 2, 0.5)])
+@pytest.mark.parametrize("nx, ny, level", [(8, 8, 0.95), (6, 11, 0.95), (16, 25, 0.99), (3, 2, 0.5), (8, 8, 0.3),
+                                            (4, 9, 0.999)])
 def test_noncentral_t_limits_at_zero_are_the_normal_quantiles(nx, ny, level):
     # t = 0: P(T <= 0 | lambda) = P(Z <= -lambda) = Phi(-lambda) for every df, so lambda = -/+ z_{1-alpha/2}.
     z = stats.norm.ppf(0.5 + level / 2.0)
@@ -169,6 +170,32 @@ def test_noncentral_t_limits_at_zero_are_the_normal_quantiles(nx, ny, level):
     lo, hi = noncentral_t_limits([0.0], nx, ny, level)
     assert lo[0] == pytest.approx(-expect, rel=1e-6)
     assert hi[0] == pytest.approx(expect, rel=1e-6)
+
+
+@pytest.mark.parametrize("dw, nx, ny, level", [
+    (0.0, 8, 8, 0.2), (0.0, 3, 3, 0.4), (0.0, 16, 16, 1e-9),  # cdflib returned -0.33 for both ends at 1e-9
+    (-0.025, 3, 3, 0.99), (-0.125, 8, 8, 0.999), (0.05, 12, 9, 0.999), (0.3, 8, 8, 0.9999),
+    (-0.4, 5, 7, 0.999999),
+])
+def test_noncentral_t_limits_where_nctdtrinc_stops_short(dw, nx, ny, level):
+    # scipy.special.nctdtrinc (cdflib) returns the t = 0 answer near t = 0 (for p in about (0.3, 0.75) with
+    # the wrong sign) and misses by up to 10% of the tail probability at levels >= 0.99: these are such cells.
+    lo, hi = noncentral_t_limits([dw], nx, ny, level)
+    ref_lo, ref_hi = _nct_ref(dw, nx, ny, level)
+    assert lo[0] == pytest.approx(ref_lo, abs=1e-6)
+    assert hi[0] == pytest.approx(ref_hi, abs=1e-6)
+    assert lo[0] <= hi[0]
+
+
+def test_noncentral_t_limits_batch_with_stuck_cells_matches_one_by_one():
+    dws = np.array([-0.02, 0.0, 0.5, 1.7, np.nan, 0.01])
+    lo, hi = noncentral_t_limits(dws, 6, 9, 0.999)
+    for i, dw in enumerate(dws):
+        if math.isnan(dw):
+            assert math.isnan(lo[i]) and math.isnan(hi[i])
+            continue
+        ref_lo, ref_hi = _nct_ref(dw, 6, 9, 0.999)
+        assert (lo[i], hi[i]) == pytest.approx((ref_lo, ref_hi), abs=1e-6)
 
 
 def test_noncentral_t_limits_odd_in_d_within():
