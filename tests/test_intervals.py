@@ -129,7 +129,10 @@ def _jackknife_ref(cxa, cxb, cya, cyb, level):
     )
     se = math.sqrt(var)
     q = stats.t.ppf(0.5 + level / 2.0, min(nx + ny, na + nb) - 2)
-    return est, se, est - q * se, est + q * se
+    # theta = D / sqrt(sigma^2 + pi(1-pi) D^2) with sigma^2 >= 0 never exceeds 1/sqrt(pi(1-pi)) in size
+    pi = nx / (nx + ny)
+    bound = 1.0 / math.sqrt(pi * (1 - pi))
+    return est, se, max(est - q * se, -bound), min(est + q * se, bound)
 
 
 def _crossed(nx, ny, na, nb, seed, effect=0.8, noise=0.3):
@@ -341,6 +344,19 @@ def test_jackknife_batched_equals_per_test():
         assert one == pytest.approx(_jackknife_ref(*r, 0.95), rel=1e-9)
 
 
+def test_jackknife_limits_stay_where_theta_can_be():
+    # Few words and a large effect: the Wald interval est +- q se reaches past 1/sqrt(pi(1-pi)), a value
+    # theta_infinity cannot take (W9 on GloVe printed "1.44 [-2.14, 5.02]" at 99.9%); the limit is the bound.
+    mats = _crossed(4, 6, 4, 3, seed=3, effect=3.0, noise=0.3)
+    est, se, lo, hi = jackknife_population_interval(*mats, 0.999)
+    pi = 4 / 10
+    bound = 1.0 / math.sqrt(pi * (1 - pi))
+    q = stats.t.ppf(0.9995, min(10, 7) - 2)
+    assert est + q * se > bound  # the construction: the plain Wald limit is out of range
+    assert hi == pytest.approx(bound, rel=1e-15) and -bound <= lo < est
+    assert (est, se, lo, hi) == pytest.approx(_jackknife_ref(*mats, 0.999), rel=1e-9)
+
+
 @pytest.mark.parametrize("which", range(4))
 def test_jackknife_needs_three_words_in_every_set(which):
     sizes = [5, 5, 5, 5]
@@ -436,6 +452,10 @@ def test_resample_attributes_means_populations():
 def test_method_that_does_not_estimate_the_estimand_is_refused(kw):
     with pytest.raises(ConfigError, match="ci_method"):
         _opts(ci=True, **kw)
+    # also without an interval asked for (isoeat weat --ci-method jackknife printed no interval and no error,
+    # while the same settings in an experiment file are refused)
+    with pytest.raises(ConfigError, match="ci_method"):
+        _opts(**kw)
 
 
 def test_bootstrap_method_without_n_draws_ten_thousand():

@@ -258,6 +258,8 @@ def jackknife_population_limits(
     Returns ``(estimate, se, low, high)``; NaN where the estimate or a
     delete-one estimate is undefined (see :func:`population_d`), and
     everywhere when a set has fewer than 3 words (a delete-one copy needs 2).
+    The limits are cut at the values :math:`\theta_\infty` can take,
+    :math:`\pm 1/\sqrt{\pi(1-\pi)}` (2 for equal sets).
     """
     from scipy.special import stdtrit
 
@@ -275,7 +277,8 @@ def jackknife_population_limits(
     )  # NaN wherever a delete-one estimate is undefined
     se = np.sqrt(var) + 0.0 * est
     q = float(stdtrit(min(nx + ny, na + nb) - 2, 0.5 + level / 2.0))
-    return est, se, est - q * se, est + q * se
+    bound = 1.0 / math.sqrt(nx / (nx + ny) * ny / (nx + ny))  # |theta| <= 1/sqrt(pi(1-pi)): sigma^2 >= 0
+    return est, se, np.maximum(est - q * se, -bound), np.minimum(est + q * se, bound)
 
 
 def jackknife_population_interval(
@@ -395,7 +398,9 @@ def check_interval_options(
     least :func:`~isoeat.stats.bootstrap.min_resamples` for the level).
     ``resample_attributes=True`` is the older spelling of
     ``ci_estimand="populations"``. ``ci_method="auto"`` is the estimand's
-    default (:data:`DEFAULT_METHOD`).
+    default (:data:`DEFAULT_METHOD`); a method that does not estimate the
+    estimand is a :class:`~isoeat.ConfigError` whether or not an interval is
+    asked for (as in an experiment file's ``settings``).
     """
     from .._validate import check_bool, check_choice, check_int, check_real
     from .bootstrap import MIN_TAIL, min_resamples
@@ -413,8 +418,8 @@ def check_interval_options(
         raise InvalidValueError(
             "bootstrap", f"0 (no interval) or at least {need} for a {level:g} interval "
             f"({MIN_TAIL} resampled values beyond each end)", repr(bootstrap))
+    method = resolve_method(estimand, ci_method)  # a contradiction is refused even when no interval is asked for
     if not (ci or bootstrap):
         return None
-    method = resolve_method(estimand, ci_method)
     n = (bootstrap or max(DEFAULT_RESAMPLES, need)) if method in BOOTSTRAP_METHODS else 0
     return IntervalRequest(estimand=estimand, method=method, level=level, n_resamples=n)
