@@ -201,6 +201,31 @@ def test_noncentral_t_limits_batch_with_stuck_cells_matches_one_by_one():
         assert (lo[i], hi[i]) == pytest.approx((ref_lo, ref_hi), abs=1e-6)
 
 
+@pytest.mark.parametrize("df", [2, 14])
+def test_noncentrality_repair_finds_the_root_wherever_cdflib_fails(monkeypatch, df):
+    # Make every cdflib answer wrong (0): each element then goes through the check-and-solve path, which
+    # must find the root however far it lies (df = 2, t = 20, p = 0.0005 needs lambda ~ 55: the first
+    # bracket, |t| + 10, is too narrow).
+    import scipy.special
+
+    monkeypatch.setattr(scipy.special, "nctdtrinc", lambda df, p, t: np.zeros(np.shape(t)))
+    from scipy import integrate, special
+
+    log_norm = (df / 2) * math.log(2) + math.lgamma(df / 2)
+
+    def cdf(ti, lam):  # P(T <= t) = E_V[Phi(t sqrt(V/df) - lambda)], V ~ chi2(df): not scipy's nct
+        def f(v):
+            return special.ndtr(ti * math.sqrt(v / df) - lam) * math.exp((df / 2 - 1) * math.log(v) - v / 2 - log_norm)
+        return integrate.quad(f, 0, np.inf, epsabs=1e-13, epsrel=1e-10, limit=200)[0]
+
+    t = np.array([-20.0, -3.0, -0.01, 0.0, 0.5, 20.0])
+    for p in (0.0005, 0.4, 0.9995):
+        lam = iv._nct_noncentrality(df, p, t)
+        for ti, li in zip(t, lam):
+            assert cdf(ti, li) == pytest.approx(p, rel=1e-6), (ti, p)
+    assert iv._nct_noncentrality(2, 0.0005, np.array([20.0]))[0] > 30  # beyond the first bracket
+
+
 def test_noncentral_t_limits_odd_in_d_within():
     # Reversing X and Y reverses the interval: limits(-dw) = -reversed(limits(dw)).
     dws = np.array([0.3, 1.1, 2.0])
@@ -671,12 +696,18 @@ def test_ci_footer_groups_warnings_and_lists_missing():
                            note="no interval: the attribute words' noise accounts for all the spread", warning=w)
     ok = ConfidenceInterval(low=0.3, high=1.2, level=0.95, method="jackknife", estimand="populations",
                             estimate=0.7)
-    text = ci_footer([a, b, None, c, ok], ["W6", "W7", "W8", "W9", "W1"])
+    boot = ConfidenceInterval(low=0.2, high=1.0, level=0.95, method="bca", n_resamples=2000,
+                              note="3 undefined replicates dropped")
+    text = ci_footer([a, b, None, c, ok, boot], ["W6", "W7", "W8", "W9", "W1", "W2"])
     lines = text.splitlines()
     warn_lines = [ln for ln in lines if ln.startswith("!")]
     assert warn_lines == [f"! {w} (W6, W7, W9)."]
     assert "- W9: no interval: the attribute words' noise accounts for all the spread." in lines
-    assert not any(ln.startswith("- W6") or ln.startswith("- W1") for ln in lines)
-    assert sum(ln.startswith("CI: 95% interval") for ln in lines) == 1
-    assert "estimand populations (jackknife)" in lines[0]
+    # only a missing interval's note is listed (a present interval's note, e.g. dropped replicates, is not)
+    assert [ln for ln in lines if ln.startswith("- ")] == [
+        "- W9: no interval: the attribute words' noise accounts for all the spread."]
+    assert sum(ln.startswith("CI: 95% interval") for ln in lines) == 2
+    assert "CI: 95% interval on the effect given these attribute words (targets random): estimand " \
+           "given-attributes (bca, 2,000 resamples)." in lines
+    assert sum("estimand populations (jackknife)." in ln for ln in lines) == 1
     assert ci_footer([None, None], ["a", "b"]) == ""
