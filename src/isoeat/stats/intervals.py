@@ -110,6 +110,36 @@ def _theta_from_delta(delta: np.ndarray, share: float) -> np.ndarray:
     return delta / np.sqrt(1.0 + share * (1.0 - share) * delta**2)
 
 
+def _nct_noncentrality(df: int, p: float, t: np.ndarray) -> np.ndarray:
+    """The noncentrality :math:`\\lambda` with :math:`P(T_{df,\\lambda} \\le t) = p`, for each (finite) ``t``.
+
+    ``scipy.special.nctdtrinc`` (cdflib) is fast but its search can stop far
+    from the root: near :math:`t = 0` it returns the :math:`t = 0` answer
+    (for :math:`p` in about (0.3, 0.75) a value of the wrong sign), and at
+    levels of 0.99 and above it misses by up to 10% of the tail probability.
+    Each of its answers is checked with the CDF and solved again by bisection
+    (``brentq``) where its tail probability is off by more than 1e-5 of itself.
+    """
+    from scipy.optimize import brentq
+    from scipy.special import nctdtr, nctdtrinc
+
+    lam = np.asarray(nctdtrinc(df, p, t), dtype=np.float64)
+    tail = min(p, 1.0 - p)
+    off = ~(np.abs(nctdtr(df, lam, t) - p) <= 1e-5 * tail)  # NaN counts as off
+    for i in np.flatnonzero(off):
+        ti = float(t.flat[i])
+
+        def gap(x: float) -> float:  # decreases in x; nctdtr is NaN far in a tail, where the CDF is 0 or 1
+            c = float(nctdtr(df, x, ti))
+            return (c if c == c else float(x < ti)) - p
+
+        lo, hi = -abs(ti) - 10.0, abs(ti) + 10.0
+        while not (gap(lo) > 0.0 > gap(hi)) and hi < 1e6:
+            lo, hi = 2.0 * lo, 2.0 * hi
+        lam.flat[i] = brentq(gap, lo, hi, xtol=1e-12) if gap(lo) > 0.0 > gap(hi) else math.nan
+    return lam
+
+
 def noncentral_t_limits(d_within: Any, n_x: int, n_y: int, level: float) -> tuple[np.ndarray, np.ndarray]:
     r"""Noncentral-t limits for the ``given-attributes`` estimand.
 
@@ -136,8 +166,6 @@ def noncentral_t_limits(d_within: Any, n_x: int, n_y: int, level: float) -> tupl
     >>> round(float(lo[0]), 4) == -round(float(hi[0]), 4)
     True
     """
-    from scipy.special import nctdtrinc
-
     dw = np.asarray(d_within, dtype=np.float64)
     scale = math.sqrt(1.0 / n_x + 1.0 / n_y)
     df = n_x + n_y - 2
@@ -146,8 +174,8 @@ def noncentral_t_limits(d_within: Any, n_x: int, n_y: int, level: float) -> tupl
     ok = np.isfinite(t)
     lam_lo = np.full(t.shape, np.nan)
     lam_hi = np.full(t.shape, np.nan)
-    lam_lo[ok] = nctdtrinc(df, 1.0 - alpha / 2.0, t[ok])
-    lam_hi[ok] = nctdtrinc(df, alpha / 2.0, t[ok])
+    lam_lo[ok] = _nct_noncentrality(df, 1.0 - alpha / 2.0, t[ok])
+    lam_hi[ok] = _nct_noncentrality(df, alpha / 2.0, t[ok])
     share = n_x / (n_x + n_y)
     return _theta_from_delta(lam_lo * scale, share), _theta_from_delta(lam_hi * scale, share)
 
@@ -231,6 +259,8 @@ def jackknife_population_limits(
     Returns ``(estimate, se, low, high)``; NaN where the estimate or a
     delete-one estimate is undefined (see :func:`population_d`), and
     everywhere when a set has fewer than 3 words (a delete-one copy needs 2).
+    The limits are cut at the values :math:`\theta_\infty` can take,
+    :math:`\pm 1/\sqrt{\pi(1-\pi)}` (2 for equal sets).
     """
     from scipy.special import stdtrit
 
@@ -370,7 +400,9 @@ def check_interval_options(
     least :func:`~isoeat.stats.bootstrap.min_resamples` for the level).
     ``resample_attributes=True`` is the older spelling of
     ``ci_estimand="populations"``. ``ci_method="auto"`` is the estimand's
-    default (:data:`DEFAULT_METHOD`).
+    default (:data:`DEFAULT_METHOD`); a method that does not estimate the
+    estimand is a :class:`~isoeat.ConfigError` whether or not an interval is
+    asked for (as in an experiment file's ``settings``).
     """
     from .._validate import check_bool, check_choice, check_int, check_real
     from .bootstrap import MIN_TAIL, min_resamples
@@ -388,8 +420,8 @@ def check_interval_options(
         raise InvalidValueError(
             "bootstrap", f"0 (no interval) or at least {need} for a {level:g} interval "
             f"({MIN_TAIL} resampled values beyond each end)", repr(bootstrap))
+    method = resolve_method(estimand, ci_method)  # a contradiction is refused even when no interval is asked for
     if not (ci or bootstrap):
         return None
-    method = resolve_method(estimand, ci_method)
     n = (bootstrap or max(DEFAULT_RESAMPLES, need)) if method in BOOTSTRAP_METHODS else 0
     return IntervalRequest(estimand=estimand, method=method, level=level, n_resamples=n)
