@@ -120,6 +120,8 @@ def _table(res: SEATResult) -> str:
         )
     if t0.p_method == "monte-carlo":
         lines.append(f"(Monte Carlo p with {t0.n_permutations:,} permutations)")
+    elif t0.p_method == "certified":
+        lines.append("(certified p: the upper end of a bracket that holds the exact p)")
     return "\n".join(lines)
 
 
