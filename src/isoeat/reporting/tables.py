@@ -161,7 +161,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
     mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
-    cert = [f"{r.test}_{side} [{format_p(res.p_ci_low)}, {format_p(res.p_ci_high)}]" for r in comp.rows
+    cert = [f"{r.test}_{side} [{res.p_ci_low:.4g}, {res.p_ci_high:.4g}]" for r in comp.rows
             for side, res in (("R", r.raw), ("W", r.calibrated)) if res.p_method == "certified"]
     if mc:
         n = comp.rows[[r.test for r in comp.rows].index(mc[0])].raw.n_permutations
