@@ -394,3 +394,13 @@ def test_w3_auto_in_a_small_budget_returns_the_narrower_bracket(glove):
     assert r.p_method == "certified" and "wider than the target" in r.note and "Monte Carlo" in r.note
     mc = partition_test(s, n_x, method="monte-carlo", n_permutations=100_000, rng=0)
     assert r.ci_high - r.ci_low < mc.ci_high - mc.ci_low
+
+
+def test_power_of_two_scaling_changes_nothing_even_at_the_ends_of_the_float_range():
+    # scaling by 2**e is exact, so the grid, the counts and the bracket are the same at any scale
+    s = np.random.default_rng(4).normal(size=66)
+    base = partition_test(s, 33, alternative="two-sided", method="certified")
+    for e in (-900, 900):
+        r = partition_test(np.ldexp(s, e), 33, alternative="two-sided", method="certified")
+        assert (r.ci_low, r.ci_high, r.count) == (base.ci_low, base.ci_high, base.count), e
+        assert f"2**{int(base.note.split('2**')[1].split()[0]) + e} " in r.note

@@ -105,7 +105,7 @@ _BYTES = 8  # one float64 count
 _TEMPS = 3  # temporary arrays of the largest table while combining (tail sums, copies of reversed views)
 _MAX_PASSES = 1 << 20  # (element, size) updates of the programme: a Python-level loop, refused beyond
 _FLOAT_LIMIT = 2**1000  # counts must stay in float range
-_MAX_BITS = 1000  # resolutions finer than 2**-1000 are never needed for float inputs (and kept finite)
+_MAX_BITS = 1075  # on a grid of 2**-1075 no float is rounded (every float is a multiple of 2**-1074)
 _SMALL = 10**13  # problems with at most this many partitions split by the observed sides (see _Problem)
 _PREDICT_SLACK = 4  # refuse without running when the predicted tables exceed the budget this many times
 
@@ -350,24 +350,29 @@ def certified_memory_bytes(s: Any, n_x: int, bits: int) -> int:
 
 def _predicted_bits(prob: _Problem, rel_width: float, abs_width: float) -> int:
     """The resolution at which a normal approximation of the null predicts the width target met."""
-    s, n, k = prob.s, prob.n, prob.k
-    mean = float(np.mean(s))
-    sd = math.sqrt(k * (n - k) / (n * (n - 1)) * float(np.sum((s - mean) ** 2)))
-    spread = float(np.max(s) - np.min(s))
+    n, k = prob.n, prob.k
+    peak = float(np.max(np.abs(prob.s)))
+    if peak == 0.0:
+        return 0
+    e = math.frexp(peak)[1]
+    x = np.ldexp(prob.s, -e)  # |x| < 1: the moments below cannot overflow; bits for s = bits for x - e
+    mean = float(np.mean(x))
+    sd = math.sqrt(k * (n - k) / (n * (n - 1)) * float(np.sum((x - mean) ** 2)))
+    spread = float(np.max(x) - np.min(x))
     coarse = 4 - math.frexp(spread)[1] if spread > 0 else 0  # 16 grid steps across the values
-    if sd == 0.0:
-        return coarse
-    mu = k * mean
-    p = dens = 0.0
-    for way, t in prob.queries or []:
-        z = (float(t) - mu) / sd * (1 if way == "ge" else -1)
-        p += 0.5 * math.erfc(z / math.sqrt(2))
-        dens += math.exp(-0.5 * z * z) / (sd * math.sqrt(2 * math.pi))
-    span = max(k * (n - k) / n / 2, 1.0)  # typical residual span (hi - lo) near the threshold, in grid steps
-    if dens == 0.0:
-        return coarse
-    delta = max(rel_width * p, abs_width) / (dens * span)
-    return min(_MAX_BITS, max(coarse, math.ceil(-math.log2(delta))))
+    delta = 0.0
+    if sd > 0.0:
+        mu = k * mean
+        p = dens = 0.0
+        for way, t in prob.queries or []:
+            z = (math.ldexp(float(t), -e) - mu) / sd * (1 if way == "ge" else -1)
+            p += 0.5 * math.erfc(z / math.sqrt(2))
+            dens += math.exp(-0.5 * z * z) / (sd * math.sqrt(2 * math.pi))
+        span = max(k * (n - k) / n / 2, 1.0)  # typical residual span (hi - lo) near the threshold, in grid steps
+        if dens > 0.0:
+            delta = max(rel_width * p, abs_width) / (dens * span)
+    bits = max(coarse, math.ceil(-math.log2(delta))) if delta > 0.0 else coarse
+    return min(_MAX_BITS, bits - e)
 
 
 def _plan_estimate(prob: _Problem, bits: int) -> int:
@@ -380,7 +385,9 @@ def _plan_estimate(prob: _Problem, bits: int) -> int:
         j = np.arange(top + 1)
         widths.append((cum[-1] - cum[r.size - j]) - cum[j] + j + 1)
     w = np.concatenate(widths)
-    return int(min(_BYTES * (float(w.sum()) + _TEMPS * float(w.max())), 2.0**200))
+    with np.errstate(invalid="ignore", over="ignore"):
+        total = _BYTES * (float(w.sum()) + _TEMPS * float(w.max()))
+    return int(total) if math.isfinite(total) and total < 2.0**200 else 2**200
 
 
 def _feasible(n: int, k: int) -> str:
@@ -415,7 +422,7 @@ def certified_bracket(s: Any, n_x: int, bits: int, *, alternative: str = "greate
     limit = 2**62 if memory is None else int(memory)
     out = _bracket_at(prob, int(bits), limit)
     if out is None:
-        raise ConfigError(f"certified tables at resolution 2**-{bits} would need about "
+        raise ConfigError(f"certified tables at resolution 2**{-int(bits)} would need about "
                           f"{describe_bytes(certified_memory_bytes(arr, n_x, bits))} > {describe_bytes(limit)}")
     return out[0], out[1]
 
@@ -469,6 +476,6 @@ def _certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float
         if _reached(low, high, total, rel_width, abs_width):
             return CertifiedCount(low, high, total, tol, bits, True, need, "")
         if bits >= _MAX_BITS:
-            return CertifiedCount(low, high, total, tol, bits, False, need, f"resolution 2**-{_MAX_BITS} reached")
+            return CertifiedCount(low, high, total, tol, bits, False, need, f"resolution 2**{-_MAX_BITS} reached")
         goal = max(rel_width * low, abs_width * total)
         bits = min(_MAX_BITS, bits + min(12, max(1, math.ceil(math.log2(1.25 * (high - low) / goal)))))

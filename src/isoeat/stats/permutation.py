@@ -220,7 +220,7 @@ def _certified_result(alternative: str, cert: CertifiedCount, why: str, sampled:
     if cert.bits is None:
         how = "certified: every partition reaches the observed value" if cert.low == cert.total else "certified"
     else:
-        how = (f"certified bracket from subset sums rounded to 2**-{cert.bits} "
+        how = (f"certified bracket from subset sums rounded to 2**{-cert.bits} "
                f"(tables of {describe_bytes(cert.memory)})")
     if not cert.reached:
         how += (f"; wider than the target (relative width {DEFAULT_REL_WIDTH:g} or {DEFAULT_ABS_WIDTH:g} in p): "
