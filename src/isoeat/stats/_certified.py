@@ -21,7 +21,12 @@ value), leaving the residual :math:`e_i = s_i - \delta r_i`,
 where :math:`e_{lo}` (:math:`e_{hi}`) is the sum of the :math:`k` smallest
 (largest) residuals; both lie within :math:`\pm k\delta/2`, and together they
 span about :math:`k\delta/2` rather than the :math:`k\delta` of the generic
-bound. Hence, for a threshold :math:`t`,
+bound. The values are counted in two halves (below), and the bound is taken
+per number :math:`j` of values a subset takes from the first half:
+:math:`e_{lo}(j)` is the sum of the :math:`j` smallest residuals of the first
+half and the :math:`k - j` smallest of the second (likewise :math:`e_{hi}(j)`),
+never wider than the global one. Hence, for a threshold :math:`t` and each
+:math:`j` (:math:`e_{lo}, e_{hi}` standing for :math:`e_{lo}(j), e_{hi}(j)`),
 
 * :math:`R_I \ge \lceil (t - e_{lo})/\delta \rceil \Rightarrow T_I \ge t`
   and :math:`T_I \ge t \Rightarrow R_I \ge \lceil (t - e_{hi})/\delta \rceil`, so
@@ -47,12 +52,18 @@ exact.
 
 Counting rounded sums
 ---------------------
-The :math:`n` values are sorted by :math:`r_i` and split into a lower and an
-upper half (a narrower spread in each half means narrower tables). For each
-half a dynamic programme over (subset size, rounded sum) gives the number of
+The :math:`n` values are split into two halves: the lower and the upper half of
+the sorted values (a narrower spread in each half means narrower tables), or,
+for problems of at most :math:`10^{13}` partitions, the observed counted side
+and the rest: then :math:`e_{lo}(k) = e_{hi}(k)` for the observed subset itself
+and the bounds of its near neighbours (few values swapped) are only a few
+:math:`\delta` wide, so the few partitions at the top of a small test are told
+apart (large problems meet the absolute width 1e-12 instead). For each half a
+dynamic programme over (subset size, rounded sum) gives the number of
 :math:`j`-subsets per sum, one ``float64`` array per size (the in-place update
 ``C_j[v + r] += C_{j-1}[v]``, sizes in descending order, per element). The two
-halves are combined per size with a tail cumulative sum and one dot product.
+halves are combined per size with a tail cumulative sum and one dot product,
+at the integer thresholds of that size.
 
 Counts are ``float64``: every operation on non-negative numbers multiplies the
 exact value by :math:`(1 + \epsilon)`, :math:`|\epsilon| \le u = 2^{-53}`, so a
@@ -60,7 +71,7 @@ value reached through at most :math:`D` roundings is within relative
 :math:`\gamma_D = Du/(1 - Du)` of the exact integer (Higham, *Accuracy and
 Stability of Numerical Algorithms*, §3.1 and §4.2; any summation order of
 :math:`L` terms puts each term through at most :math:`L - 1` additions, so the
-bound holds for numpy's pairwise sums and BLAS dot products alike). :math:`D`
+bound holds for numpy's pairwise sums and ``einsum`` dot products alike). :math:`D`
 counts the programme's steps (one addition per element), the cumulative sum,
 the product, the dot product and the sum over sizes. The integer bounds are then
 :math:`\lceil \tilde c/(1+\gamma_D)\rceil` and :math:`\lfloor \tilde c/(1-\gamma_D)\rfloor`:
