@@ -73,5 +73,6 @@ def test_a_word2vec_binary_holding_more_than_its_header_says_is_refused(tmp_path
 
 
 def test_monte_carlo_is_bounded_in_time_too(glove, capsys):
-    err = _one_line_error(capsys, "weat", "--test", "W3", "--permutations", "100000000000000000")
+    err = _one_line_error(capsys, "weat", "--test", "W3", "--method", "monte-carlo", "--permutations",
+                          "100000000000000000")
     assert "at most 1,000,000,000 Monte Carlo permutations" in err

@@ -28,12 +28,12 @@ W3_SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_w3_with_absurd_permutations_falls_back_to_monte_carlo_within_3_gib():
+def test_w3_with_absurd_permutations_falls_back_to_a_certified_bracket_within_3_gib():
     out = subprocess.run([sys.executable, "-c", W3_SCRIPT], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     first, second = out.stdout.splitlines()[:2]
-    assert first.startswith("monte-carlo ") and first.endswith(" True")
-    assert "exact_memory" in second and "Monte Carlo" in second
+    assert first.startswith("certified ") and first.endswith(" True")
+    assert "exact_memory" in second and "certified bracket" in second
 
 
 def test_exact_beyond_memory_budget_is_one_line_error():
@@ -43,7 +43,7 @@ def test_exact_beyond_memory_budget_is_one_line_error():
     assert "\n" not in str(info.value) and "MiB" in str(info.value)
     with pytest.warns(IsoeatWarning, match="exact_memory"):
         r = partition_test(s, 20, exact_memory=1 << 20, n_permutations=2000, rng=0)
-    assert r.p_method == "monte-carlo" and "exact_memory" in r.note
+    assert r.p_method == "certified" and "exact_memory" in r.note  # the bracket fits where the count does not
     assert partition_test(s[:16], 8).note == ""
 
 
@@ -81,8 +81,8 @@ def test_monte_carlo_memory_is_chunked_whatever_n():
 
 
 def test_recorded_seed_replays_monte_carlo_bit_for_bit(glove):
-    first = isoeat.weat(glove, "W3", n_permutations=2_000)
+    first = isoeat.weat(glove, "W3", method="monte-carlo", n_permutations=2_000)
     assert first.p_method == "monte-carlo" and isinstance(first.seed, int)
-    again = isoeat.weat(glove, "W3", n_permutations=2_000, rng=first.seed)
+    again = isoeat.weat(glove, "W3", method="monte-carlo", n_permutations=2_000, rng=first.seed)
     assert (again.p_value, again.count, again.p_ci_low, again.p_ci_high, again.seed) == (
         first.p_value, first.count, first.p_ci_low, first.p_ci_high, first.seed)

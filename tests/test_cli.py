@@ -34,7 +34,8 @@ def test_run_default_prints_table_a1(run_out):
     assert lines[0].startswith("glove-6b-50d: raw (R) vs ZCA-whitened (W); eps=0.001")
     ids = [ln.split()[0] for ln in lines if ln[:1] == "W"]
     assert ids == [f"W{i}" for i in range(1, 11)]
-    assert "Monte Carlo (100,000 permutations" in proc.stdout and "for: W3" in proc.stdout
+    assert "Certified (p = upper end of a bracket that holds the exact p) for: W3_R [" in proc.stdout
+    assert "W3_W [" in proc.stdout and "; exact elsewhere." in proc.stdout
     assert "Traceback" not in proc.stderr
 
 

@@ -93,7 +93,7 @@ def test_protocol_hash_tracks_settings_not_grid():
     ("models: [glove-6b-50d]\nsettings: {permutations: 0}\n", ["settings.permutations", ">= 1", "got 0"]),
     ("models: [glove-6b-50d]\nsettings: {alpha: 1.5}\n", ["settings.alpha", "(0, 1)", "1.5"]),
     ("models: [glove-6b-50d]\nsettings: {method: exakt}\n",
-     ["settings.method", "auto, exact, monte-carlo", "'exakt'", "did you mean 'exact'"]),
+     ["settings.method", "auto, exact, certified, monte-carlo", "'exakt'", "did you mean 'exact'"]),
     ("models: [glove-6b-50d]\nsettings: {stop_early: yes please}\n", ["settings.stop_early", "true or false"]),
     ("models: [glove-6b-50d]\nsettings: {reference: {sise: 10}}\n", ["settings.reference.sise", "size"]),
     ("models: [glove-6b-50d]\ncalibrations: [none, zcaa]\n", ["calibrations[1].name", "none, zca", "did you mean 'zca'"]),

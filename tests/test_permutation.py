@@ -370,17 +370,19 @@ def test_sequential_stopping():
     rng = np.random.default_rng(3)
     s = rng.normal(size=64)
     s[:32] += 1.0  # overwhelming effect, p ~ 0
-    r = partition_test(s, 32, n_permutations=200_000, sequential_alpha=0.05, batch_size=2_000, rng=0)
+    r = partition_test(s, 32, method="monte-carlo", n_permutations=200_000, sequential_alpha=0.05, batch_size=2_000,
+                       rng=0)
     assert r.p_method == "monte-carlo"
     assert r.stopped_early is True
     assert r.n_permutations == 2_000
     assert r.ci_high < 0.05
     # a null-ish case whose interval straddles nothing near alpha stops too
     s0 = rng.normal(size=64)
-    r0 = partition_test(s0, 32, n_permutations=200_000, sequential_alpha=0.05, batch_size=2_000, rng=0)
+    r0 = partition_test(s0, 32, method="monte-carlo", n_permutations=200_000, sequential_alpha=0.05,
+                        batch_size=2_000, rng=0)
     assert r0.stopped_early is True and r0.ci_low > 0.05
     # without sequential stopping all permutations are used
-    full = partition_test(s, 32, n_permutations=10_000, rng=0)
+    full = partition_test(s, 32, method="monte-carlo", n_permutations=10_000, rng=0)
     assert full.n_permutations == 10_000 and full.stopped_early is False
 
 
@@ -393,7 +395,7 @@ def test_default_budget_covers_n_up_to_50():
     assert max(exact_cost(n, k) for n in range(2, 51) for k in range(1, n)) <= DEFAULT_EXACT_BUDGET
     assert exact_cost(64, 32) > DEFAULT_EXACT_BUDGET
     r = partition_test(np.linspace(-1, 1, 64), 32, n_permutations=1_000, rng=0)
-    assert r.p_method == "monte-carlo"
+    assert r.p_method == "certified" and "exact_budget" in r.note  # beyond the budget: a certified bracket
     # tiny budget, but C(n, n_x) <= n_permutations: auto still enumerates
     r = partition_test(np.arange(8.0), 4, exact_budget=0, n_permutations=100)
     assert r.p_method == "exact" and r.count == brute_count(np.arange(8.0), 4, "greater")

@@ -2,8 +2,8 @@
 
 README.md ("The main job") shows the output of ``isoeat run``: ten WEATs on the
 bundled GloVe 6B 50d, raw (R) and ZCA-whitened (W; eps = 1e-3, fitted on the
-100,000 most frequent words), exact permutation p where feasible and 100,000
-Monte Carlo permutations elsewhere (seed 0).  This module parses that table
+100,000 most frequent words), exact permutation p where feasible and a
+certified bracket on the exact p elsewhere (W3, p its upper end).  This module parses that table
 out of README.md and recomputes every cell from scratch, using isoeat only for
 the raw vectors (``glove.lookup``, ``glove.vectors``) and the word lists
 (``isoeat.wordsets.get_test``):
@@ -20,9 +20,12 @@ the raw vectors (``glove.lookup``, ``glove.vectors``) and the word lists
   error of an |X|-subset (a method unrelated to isoeat's meet in the middle).
   ``delta`` is refined until every printed digit that depends on the p-value
   is settled.
-* The Monte Carlo row (W3): an independent seeded Monte Carlo run (99.9%
-  Clopper-Pearson interval) and the exact p from the same dynamic program
-  (99.9% binomial acceptance region of a 100,000-permutation estimate).
+* The certified row (W3): its printed p and Holm-adjusted p are those of the
+  exact p from the same dynamic program; the command's bracket overlaps the
+  program's (both hold the exact p), and a Monte Carlo row, should the README
+  show one again, is checked against an independent seeded Monte Carlo run
+  (99.9% Clopper-Pearson interval) and the program's exact p (99.9% binomial
+  acceptance region of a 100,000-permutation estimate).
 * Holm across the 10 tests of each space, change classes, flags, footers.
 * Formatting of d and p re-implemented here from the rule in
   ``isoeat.reporting.tables`` (not imported), so printed digits are compared.
@@ -89,6 +92,7 @@ class ReadmeTable:
     counts: dict[str, int] = field(default_factory=dict)
     monte_carlo: list[str] = field(default_factory=list)
     mc_permutations: int = 0
+    certified: list[str] = field(default_factory=list)  # "W3_R", ... as the footer names them
     dropped: str = ""
 
 
@@ -109,11 +113,15 @@ def readme() -> ReadmeTable:
     )
     assert m, "README footer: no 'Stable .., Disappearing .., Emerging ..' line"
     tab.counts = dict(zip(("S", "D", "E", "large", "sign"), map(int, m.groups())))
-    m = re.search(r"^Monte Carlo \(([\d,]+) permutations, p=\(k\+1\)/\(N\+1\)\) for: (.*); exact elsewhere\.$",
+    m = re.search(r"^Monte Carlo \(([\d,]+) permutations, p=\(k\+1\)/\(N\+1\)\) for: (.*?)(; exact elsewhere)?\.$",
                   foot, flags=re.M)
-    assert m, "README footer: no 'Monte Carlo (... permutations ...) for: ...' line"
-    tab.mc_permutations = int(m[1].replace(",", ""))
-    tab.monte_carlo = m[2].split(", ")
+    if m:
+        tab.mc_permutations = int(m[1].replace(",", ""))
+        tab.monte_carlo = m[2].split(", ")
+    m = re.search(r"^Certified \(p = upper end of a bracket that holds the exact p\) for: (.*); exact elsewhere\.$",
+                  foot, flags=re.M)
+    assert m or tab.monte_carlo, "README footer: no 'Certified (...) for: ...' or 'Monte Carlo (...) for: ...' line"
+    tab.certified = re.findall(r"(W\d+_[RW]) \[", m[1]) if m else []
     m = re.search(r"^Not in vocabulary \(dropped\): (.*)$", foot, flags=re.M)
     tab.dropped = m[1] if m else ""
     return tab
@@ -398,11 +406,11 @@ def test_readme_block_shape(readme):
     assert readme.lines[2].split() == header
     assert readme.footer[0] == (
         "* p < 0.05 (one-sided unless stated: greater). Chg: S=Stable, D=Disappearing, E=Emerging. "
-        "p: exact / monte-carlo."
+        "p: certified / exact."
     )
     assert readme.footer[2] == ("Holm_R, Holm_W: Holm-adjusted p across the 10 tests of each space "
                                 "(change classes use unadjusted p).")
-    assert readme.mc_permutations == N_MC
+    assert readme.certified == ["W3_R", "W3_W"] and readme.monte_carlo == []
     assert re.fullmatch(r"\(\d+\.\d s\)", readme.lines[-1])
 
 
@@ -428,18 +436,22 @@ def test_effect_sizes(readme, indep):
     assert got == want
 
 
-def test_monte_carlo_rows_are_exactly_the_infeasible_ones(readme, indep):
+def test_certified_rows_are_exactly_the_infeasible_ones(readme, indep):
     # exact when C(|X|+|Y|, |X|) is within C(50, 25), the README's "where feasible"
     infeasible = [tid for tid in TESTS if indep.cells[tid, "R"].n_partitions > math.comb(50, 25)]
-    assert readme.monte_carlo == infeasible == ["W3"]
+    assert sorted({key.split("_")[0] for key in readme.certified}) == infeasible == ["W3"]
 
 
-def test_monte_carlo_p_is_printed_from_its_count(readme, cli_run, mc_p):
+def test_certified_p_is_the_upper_end_of_a_narrow_bracket(readme, cli_run):
     _, records = cli_run
-    assert {key for key, r in records.items() if r["p_method"] != "exact"} == set(mc_p)
-    assert {key: fmt_p(p) for key, p in mc_p.items()} == {
-        (tid, sp): readme.rows[tid][f"p_{sp}"] for tid, sp in mc_p
-    }
+    cert = {key for key, r in records.items() if r["p_method"] == "certified"}
+    assert {key for key, r in records.items() if r["p_method"] != "exact"} == cert == {("W3", "R"), ("W3", "W")}
+    for tid, sp in cert:
+        r = records[tid, sp]
+        assert r["p_ci_low"] <= r["p_value"] == r["p_ci_high"]
+        assert r["p_ci_high"] - r["p_ci_low"] <= 1e-3 * r["p_ci_low"]
+        assert fmt_p(r["p_value"]) == readme.rows[tid][f"p_{sp}"]
+        assert f"{tid}_{sp} [{r['p_ci_low']:.4g}, {r['p_ci_high']:.4g}]" in "\n".join(readme.footer)
 
 
 def test_subset_count_bracket_contains_the_brute_force_count(indep):
@@ -468,7 +480,19 @@ def test_exact_p_values(readme, indep, mc_p):
             if c.method == "exact":
                 got[tid, sp] = settled(c.p_lo, c.p_hi)
                 want[tid, sp] = readme.rows[tid][f"p_{sp}"]
-    assert len(got) == 18 and got == want
+    # 18 exact cells and the 2 certified ones (printed from a bracket on the same exact p)
+    assert len(got) == 20 and got == want
+
+
+def test_certified_row_overlaps_the_independent_bracket(readme, indep, cli_run, mc_p):
+    """W3: both brackets hold the exact p, so they overlap; the program's is refined until the digits settle."""
+    settle_all(indep, mc_p)
+    _, records = cli_run
+    for key in readme.certified:
+        tid, sp = key.split("_")
+        c, r = indep.cells[tid, sp], records[tid, sp]
+        assert c.delta is not None and c.p_hi - c.p_lo < 0.01 * c.p_hi
+        assert max(c.p_lo, r["p_ci_low"]) <= min(c.p_hi, r["p_ci_high"]), (key, c.p_lo, c.p_hi, r)
 
 
 def test_monte_carlo_row(readme, indep):

@@ -9,7 +9,7 @@ from isoeat.cli import main
 
 def test_weat_replays_a_run_cell_from_its_recorded_seed(tmp_path, glove, capsys):
     out = tmp_path / "r"
-    common = ["--permutations", "2000", "--reference-size", "2000"]
+    common = ["--method", "monte-carlo", "--permutations", "2000", "--reference-size", "2000"]
     assert main(["run", "--tests", "W3", *common, "--out", str(out)]) == 0
     capsys.readouterr()
     recs = {r["calibration"]: r for r in json.loads((out / "results.json").read_text())}

@@ -108,8 +108,8 @@ def add_stat_options(p: argparse.ArgumentParser, *, sentences: bool = False) -> 
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
                    help="permutation test alternative (default greater: P[S_i >= S])")
-    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
-                   help="p-value method (default auto: exact when feasible)")
+    p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
+                   help="p-value method (default auto: exact when feasible, else a certified bracket, else Monte Carlo)")
     p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
                    help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
     p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",

@@ -129,6 +129,8 @@ def _table(res: SEATResult) -> str:
         )
     if t0.p_method == "monte-carlo":
         lines.append(f"(Monte Carlo p with {t0.n_permutations:,} permutations)")
+    elif t0.p_method == "certified":
+        lines.append("(certified p: the upper end of a bracket that holds the exact p)")
     every = all(not r.can_reach(res.alpha) for r in res.results) and len(res.results) > 1
     reach = reach_footer(res.results, ["every template"] * len(labels) if every else labels, res.alpha)
     if reach:

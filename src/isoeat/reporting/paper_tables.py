@@ -238,7 +238,8 @@ def table_a1(res: Any, calibration: str) -> Table:
         f"(W, {_cal_title(res, calibration)}) calibration. Bold d: p < {alpha:g}.",
         "Chg: S = Stable, D = Disappearing (significant -> not), E = Emerging (not -> significant), at "
         f"p < {alpha:g} on unadjusted p.",
-        f"p: {' / '.join(methods) or '-'}; exact where all partitions can be counted, else Monte Carlo with "
+        f"p: {' / '.join(methods) or '-'}; exact where all partitions can be counted, else certified where a "
+        "bracket of relative width 1e-3 fits in memory (p = its upper end), else Monte Carlo with "
         f"{int(s.get('permutations', 0)):,} permutations, p = (k+1)/(N+1). Values below 1e-4 are printed as they are, "
         "not as floors.",
     ]

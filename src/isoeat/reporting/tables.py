@@ -178,9 +178,15 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if reach:
         foot.append(reach)
     mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
+    cert = [f"{r.test}_{side} [{res.p_ci_low:.4g}, {res.p_ci_high:.4g}]" for r in comp.rows
+            for side, res in (("R", r.raw), ("W", r.calibrated)) if res.p_method == "certified"]
     if mc:
         n = comp.rows[[r.test for r in comp.rows].index(mc[0])].raw.n_permutations
-        foot.append(f"Monte Carlo ({n:,} permutations, p=(k+1)/(N+1)) for: {', '.join(mc)}; exact elsewhere.")
+        foot.append(f"Monte Carlo ({n:,} permutations, p=(k+1)/(N+1)) for: {', '.join(mc)}"
+                    f"{'.' if cert else '; exact elsewhere.'}")
+    if cert:
+        foot.append(f"Certified (p = upper end of a bracket that holds the exact p) for: {', '.join(cert)}; "
+                    f"{'exact elsewhere.' if len(cert) + 2 * len(mc) < 2 * len(comp.rows) else 'none exact.'}")
     dropped = [f"{r.test} {w}" for r in comp.rows for w in r.raw.dropped]
     if dropped:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
@@ -207,6 +213,8 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05) -> str:
     table = _render(header, rows, align_left=4)
     if with_ci:
         table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results])
+    if any(r.p_method == "certified" for r in results):
+        table += "\ncertified: the p interval is a bracket that holds the exact p with certainty; p is its upper end."
     reach = reach_footer(results, [r.test for r in results], alpha)
     return table + ("\n" + reach if reach else "")
 

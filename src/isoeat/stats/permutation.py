@@ -35,8 +35,11 @@ so that floating-point noise never splits genuine ties.  The tolerance used is
 reported in :attr:`PermutationResult.tolerance`.
 
 Exact counting uses a meet-in-the-middle scheme (see :func:`exact_count`,
-implemented in :mod:`isoeat.stats._exact`); Monte Carlo sampling draws uniform
-random :math:`n_x`-subsets in vectorised batches (:mod:`isoeat.stats._montecarlo`).
+implemented in :mod:`isoeat.stats._exact`); beyond it, a certified bracket
+:math:`p_{low} \le p \le p_{high}` comes from counting rounded subset sums
+(:mod:`isoeat.stats._certified`, which derives the bound); Monte Carlo sampling
+draws uniform random :math:`n_x`-subsets in vectorised batches
+(:mod:`isoeat.stats._montecarlo`).
 This module holds the result type and the public entry point
 :func:`partition_test`; the names above are re-exported here.
 """
@@ -46,12 +49,14 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import asdict, dataclass
+from fractions import Fraction
 from typing import Any
 
 from isoeat._errors import ConfigError, IsoeatWarning
 
 from isoeat._validate import check_choice, check_int, check_real
 
+from ._certified import DEFAULT_ABS_WIDTH, DEFAULT_REL_WIDTH, CertifiedCount, _certified_tail_count
 from ._checks import _as_scores, _check_level, _check_n_x
 from ._exact import (DEFAULT_EXACT_BUDGET, DEFAULT_EXACT_MEMORY, DEFAULT_RTOL, _exact_tail_count, describe_bytes,
                      exact_cost, exact_count, exact_memory_bytes)
@@ -71,7 +76,7 @@ __all__ = [
 ]
 
 _ALTERNATIVES = ("greater", "less", "two-sided")
-_METHODS = ("auto", "exact", "monte-carlo")
+_METHODS = ("auto", "exact", "certified", "monte-carlo")
 
 #: Random partitions drawn when ``method="auto"`` was asked for an exact count
 #: (``n_permutations`` >= the number of partitions) that does not fit in ``exact_memory``.
@@ -92,34 +97,40 @@ class PermutationResult:
     Attributes
     ----------
     p_value : float
-        Exact: ``count / n_partitions``.  Monte Carlo:
-        :math:`(k + 1) / (N + 1)` with :math:`k` = ``count`` and
+        Exact: ``count / n_partitions``.  Certified: ``ci_high``, the upper
+        end of the bracket (conservative: the exact p is never above it).
+        Monte Carlo: :math:`(k + 1) / (N + 1)` with :math:`k` = ``count`` and
         :math:`N` = ``n_permutations`` (never 0, valid p-value).
     p_method : str
-        ``"exact"`` or ``"monte-carlo"``.
+        ``"exact"``, ``"certified"`` or ``"monte-carlo"``.
     alternative : str
         ``"greater"``, ``"less"`` or ``"two-sided"``.
     count : int
         Number of partitions (exact) or sampled permutations (Monte Carlo)
         whose statistic reaches the observed one (Python ``int``; may exceed
-        the int64 range for large exact problems).
+        the int64 range for large exact problems); certified: the upper bound
+        on that number of partitions.
     n_partitions : int
         :math:`\binom{n}{n_x}`, the size of the permutation null (always set).
     n_permutations : int or None
         Number of random partitions actually sampled (Monte Carlo; can be
         below the requested number when sequential stopping triggered),
-        ``None`` for exact results.
+        ``None`` for exact and certified results.
     ci_low, ci_high : float
         Clopper–Pearson interval for the true p-value from ``count /
-        n_permutations`` (Monte Carlo); both equal ``p_value`` when exact.
+        n_permutations`` (Monte Carlo); both equal ``p_value`` when exact;
+        certified: the bracket, which holds the exact p with certainty
+        (rounded outwards to floats).
     tolerance : float
         :math:`\tau = \mathrm{rtol}\sum_i|s_i|`, in the units of ``s``.
     stopped_early : bool
         True when sequential stopping ended the Monte Carlo run early.
     note : str
-        Why the method differs from what was asked (``method="auto"`` fell
-        back to Monte Carlo because exact counting would exceed
-        ``exact_memory``); empty otherwise.
+        Why the method differs from what was asked, or which one ``"auto"``
+        chose beyond exact counting and why (exact counting would exceed
+        ``exact_budget`` or ``exact_memory``; the certified bracket could not
+        reach its width in ``exact_memory``); for certified results also the
+        resolution; empty for plain exact and Monte Carlo results.
     """
 
     p_value: float
@@ -150,16 +161,18 @@ def _result(
     ci: tuple[float, float] | None = None,
     stopped_early: bool = False,
     note: str = "",
+    p_method: str | None = None,
 ) -> PermutationResult:
-    """The one constructor of :class:`PermutationResult`, so both paths fill the same fields.
+    """The one constructor of :class:`PermutationResult`, so every path fills the same fields.
 
     ``n_permutations=None`` marks an exact result (``p_method="exact"``, the
-    interval collapsed to ``p_value``); otherwise a Monte Carlo one.
+    interval collapsed to ``p_value``) unless ``p_method`` says otherwise
+    (``"certified"``, with ``ci`` the bracket); otherwise a Monte Carlo one.
     """
     low, high = (p_value, p_value) if ci is None else ci
     return PermutationResult(
         p_value=p_value,
-        p_method="exact" if n_permutations is None else "monte-carlo",
+        p_method=p_method or ("exact" if n_permutations is None else "monte-carlo"),
         alternative=alternative,
         count=int(count),
         n_partitions=n_partitions,
@@ -170,6 +183,52 @@ def _result(
         stopped_early=stopped_early,
         note=note,
     )
+
+
+def _p_outward(count: int, total: int, up: bool) -> float:
+    """``count / total`` as a float rounded outwards (down for a lower end, up for an upper end)."""
+    exact = Fraction(count, total)
+    p = float(exact)
+    if up and Fraction(p) < exact:
+        p = math.nextafter(p, math.inf)
+    elif not up and Fraction(p) > exact:
+        p = math.nextafter(p, -math.inf)
+    return p
+
+
+def _narrower_than_sampling(cert: CertifiedCount, n_permutations: int, confidence: float) -> bool:
+    """True when the bracket is narrower than the Clopper–Pearson interval Monte Carlo would likely give.
+
+    That interval is computed for ``k = round(N p)`` hits out of ``N = n_permutations``, with ``p`` the
+    bracket's midpoint: a bracket that misses its width target is still returned by ``"auto"`` when
+    sampling would (most likely) say less.
+    """
+    mid = Fraction(cert.low + cert.high, 2 * cert.total)
+    low, high = clopper_pearson(round(mid * n_permutations), n_permutations, confidence)
+    return Fraction(cert.high - cert.low, cert.total) < Fraction(high) - Fraction(low)
+
+
+def _certified_result(alternative: str, cert: CertifiedCount, why: str, sampled: int | None = None,
+                      confidence: float = 0.95) -> PermutationResult:
+    """A certified bracket as a result: ``p_value`` its upper end, ``ci`` the bracket, ``count`` the upper count.
+
+    ``sampled``: the bracket missed its target and is returned because it is narrower than the
+    interval of that many Monte Carlo permutations would be (the note says so).
+    """
+    low = _p_outward(cert.low, cert.total, up=False)
+    high = _p_outward(cert.high, cert.total, up=True)
+    if cert.bits is None:
+        how = "certified: every partition reaches the observed value" if cert.low == cert.total else "certified"
+    else:
+        how = (f"certified bracket from subset sums rounded to 2**{-cert.bits} "
+               f"(tables of {describe_bytes(cert.memory)})")
+    if not cert.reached:
+        how += (f"; wider than the target (relative width {DEFAULT_REL_WIDTH:g} or {DEFAULT_ABS_WIDTH:g} in p): "
+                f"{cert.reason}")
+        if sampled is not None:
+            how += f"; narrower than the {confidence:g} interval of {sampled:,} Monte Carlo permutations would be"
+    return _result(alternative, cert.total, cert.tolerance, cert.high, high, ci=(low, high),
+                   note=f"{why}: {how}" if why else how, p_method="certified")
 
 
 # ---------------------------------------------------------------------------
@@ -211,10 +270,19 @@ def partition_test(
         :math:`|T_I - m| \ge |T_{obs} - m| - \tau` ("two-sided"; for
         :math:`|X| = |Y|` this is :math:`P[|S_I| \ge |S|]`, for unequal sizes
         it is the distance of the X-side sum from its null mean).
-    method : {"auto", "exact", "monte-carlo"}, default "auto"
+    method : {"auto", "exact", "certified", "monte-carlo"}, default "auto"
         "auto" counts exactly when ``exact_cost(n, n_x) <= exact_budget`` or
-        when :math:`\binom{n}{n_x} \le` ``n_permutations``; otherwise Monte
-        Carlo.  "exact" beyond the budget raises :class:`ConfigError`.
+        when :math:`\binom{n}{n_x} \le` ``n_permutations`` (and the count fits
+        in ``exact_memory``); otherwise it brackets p with certainty
+        ("certified") when a bracket of relative width
+        :data:`~isoeat.stats._certified.DEFAULT_REL_WIDTH` (1e-3 of p, or
+        1e-12 absolute for tiny p) fits in ``exact_memory`` (or, failing
+        that, when the narrowest bracket that fits is still narrower than the
+        Clopper–Pearson interval ``n_permutations`` random partitions would
+        likely give); otherwise Monte Carlo. ``note`` says which and why.  "exact" beyond the budget raises
+        :class:`ConfigError`; "certified" returns the narrowest bracket that
+        fits (``note`` says when it is wider than the target) and raises when
+        none does.
     n_permutations : int, default 100_000
         Monte Carlo sample size (upper bound when stopping sequentially).
     rng : None, int or numpy.random.Generator
@@ -241,24 +309,30 @@ def partition_test(
         Memory budget in bytes for exact counting (default
         :data:`DEFAULT_EXACT_MEMORY`, 2 GiB), compared with
         :func:`exact_memory_bytes` before anything is allocated. Over it,
-        ``method="exact"`` raises; ``method="auto"`` runs Monte Carlo instead
+        ``method="exact"`` raises; ``method="auto"`` brackets p instead
+        (certified) or, when that does not fit either, runs Monte Carlo
         (with :data:`FALLBACK_PERMUTATIONS` random partitions when
         ``n_permutations`` asked for at least as many as there are
-        partitions), warns and says so in ``note``.
+        partitions), warns and says so in ``note``. The same budget bounds
+        the certified bracket's tables
+        (:func:`~isoeat.stats._certified.certified_memory_bytes`, also
+        checked before allocating).
 
     Returns
     -------
     PermutationResult
         Exact: :math:`p = c / \binom{n}{n_x}` with :math:`c` the count.
-        Monte Carlo: :math:`N` uniform random partitions, :math:`k` of them
+        Certified: ``ci_low <= c / C(n, n_x) <= ci_high`` guaranteed,
+        ``p_value = ci_high``.  Monte Carlo: :math:`N` uniform random partitions, :math:`k` of them
         reaching the observed value, :math:`p = (k + 1)/(N + 1)` and the
         Clopper–Pearson interval for the true p from :math:`k / N`.
 
     Raises
     ------
     ConfigError
-        Invalid parameters, non-finite ``s``, or ``method="exact"`` beyond
-        the budget.
+        Invalid parameters, non-finite ``s``, ``method="exact"`` beyond
+        the budget, or ``method="certified"`` when no bracket fits in
+        ``exact_memory``.
     """
     arr = _as_scores(s)
     n = arr.size
@@ -287,6 +361,7 @@ def partition_test(
         )
     use_exact = method == "exact" or (method == "auto" and (cost <= budget or n_partitions <= n_permutations))
     note = ""
+    why = ""  # why "auto" goes beyond exact counting
     if use_exact:
         need = exact_memory_bytes(n, n_x)
         if need > mem_budget:
@@ -294,15 +369,29 @@ def partition_test(
                     f"> exact_memory {describe_bytes(mem_budget)}")
             if method == "exact":
                 raise ConfigError(f"method='exact': {over}; use method='monte-carlo' or raise exact_memory")
-            if n_permutations >= n_partitions:
-                n_permutations = FALLBACK_PERMUTATIONS
-            note = f"{over}: Monte Carlo with {n_permutations} random partitions instead"
-            warnings.warn(note, IsoeatWarning, stacklevel=2)
-            use_exact = False
+            why = over
+    elif method == "auto":
+        why = f"exact counting of C({n}, {n_x}) partitions is beyond exact_budget (cost {cost:.3g} > {budget:.3g})"
 
-    if use_exact:
+    if use_exact and not why:
         count, tol = _exact_tail_count(arr, n_x, alternative, rtol_f)
         return _result(alternative, n_partitions, tol, count, count / n_partitions)
+    if method in ("auto", "certified"):
+        cert = _certified_tail_count(arr, n_x, alternative, rtol_f, mem_budget)
+        sampled = FALLBACK_PERMUTATIONS if n_permutations >= n_partitions else n_permutations
+        if cert.reached or (cert.bits is not None and (
+                method == "certified" or _narrower_than_sampling(cert, sampled, confidence))):
+            res = _certified_result(alternative, cert, why, sampled if method == "auto" else None, confidence)
+            if use_exact:  # an exact count was asked for (n_permutations >= partitions) and did not fit
+                warnings.warn(res.note, IsoeatWarning, stacklevel=2)
+            return res
+        if method == "certified":
+            raise ConfigError(f"method='certified': {cert.reason}; use method='monte-carlo' or raise exact_memory")
+        n_permutations = sampled
+        note = (f"{why}; no certified bracket of relative width {DEFAULT_REL_WIDTH:g} ({cert.reason}): "
+                f"Monte Carlo with {n_permutations} random partitions instead")
+        if use_exact:
+            warnings.warn(note, IsoeatWarning, stacklevel=2)
     if n_permutations > MAX_MONTE_CARLO:  # a time budget: the draws are bounded in memory, not in time
         raise ConfigError(
             f"n_permutations: at most {MAX_MONTE_CARLO:,} Monte Carlo permutations (got {n_permutations:,}; time "

@@ -189,10 +189,11 @@ class WEATResult(_Outcome):
     statistic : float
         :math:`S` (eq. 2).
     p_value : float
-        Permutation p-value for ``alternative``; exact (``k / n_partitions``)
-        or Monte Carlo (``(k+1)/(N+1)``), see ``p_method``.
+        Permutation p-value for ``alternative``; exact (``k / n_partitions``),
+        certified (the upper end of a bracket on the exact p) or Monte Carlo
+        (``(k+1)/(N+1)``), see ``p_method``.
     p_method : str
-        ``"exact"`` or ``"monte-carlo"``.
+        ``"exact"``, ``"certified"`` or ``"monte-carlo"``.
     n_permutations : int
         Number of partitions the p-value is based on: all of them when exact,
         the N sampled ones for Monte Carlo.
@@ -201,7 +202,8 @@ class WEATResult(_Outcome):
     count : int
         Partitions (or sampled ones) whose statistic reached the observed one.
     p_ci_low, p_ci_high : float
-        Clopper–Pearson 95% interval on p for Monte Carlo; equal to p when exact.
+        Clopper–Pearson 95% interval on p for Monte Carlo; equal to p when exact;
+        the certified bracket (holds the exact p with certainty) when certified.
     tolerance : float
         Absolute tolerance on the X-side sum under which ties count as reaching.
     alternative : str

@@ -230,7 +230,7 @@ def weat_from_vectors(
     alternative : {"greater", "less", "two-sided"}
         ``"greater"``: :math:`p = P[S_i \ge S]` over equal-size partitions of
         :math:`X\cup Y` (ties within a tolerance count as reaching).
-    method : {"auto", "exact", "monte-carlo"}
+    method : {"auto", "exact", "certified", "monte-carlo"}
         See :func:`isoeat.stats.permutation.partition_test`.
     n_permutations : int, default 100_000
         Monte Carlo sample size.
