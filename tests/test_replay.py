@@ -30,7 +30,10 @@ def test_weat_records_the_seed_it_was_given(glove, capsys):
 
 
 def test_scweat_refuses_interval_options_it_cannot_honour(glove, capsys):
-    for extra in (["--bootstrap", "1000"], ["--ci-level", "0.9"], ["--resample-attributes"], ["--ci-method", "bca"]):
+    for extra in (["--bootstrap", "1000"], ["--resample-attributes"], ["--ci-estimand", "populations"]):
         assert main(["scweat", "--words", "nurse", "--attributes", "W7", *extra]) == 2
         err = capsys.readouterr().err
         assert "SC-WEAT has no bootstrap interval" in err and extra[0] in err
+    # SC-WEAT's one interval is the noncentral t for the given-word estimand: a bootstrap method is refused
+    assert main(["scweat", "--words", "nurse", "--attributes", "W7", "--ci", "--ci-method", "bca"]) == 2
+    assert "does not estimate 'given-word'" in capsys.readouterr().err
