@@ -14,6 +14,7 @@ import math
 import numpy as np
 import pytest
 
+from isoeat import ConfigError
 from isoeat.experiments.compare import (
     CHANGE_CLASSES,
     Comparison,
@@ -259,3 +260,178 @@ def test_results_are_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         c.rows[0].change = "Stable"  # type: ignore[misc]
     assert isinstance(c.rows[0], ComparisonRow)
+
+
+# --- compare_calibration on a small synthetic model ---------------------------------------------------
+# A 5-dimensional model of 47 random words (4 or 5 per set, 30 reference-only words) and tests that use
+# them: every comparison runs in milliseconds, and the expected effect sizes are recomputed from the
+# vectors here (cosines, s(w, A, B), d with the sample sd), the expected seeds from numpy's SeedSequence.
+
+
+def _toy_words():
+    return ([f"x{i}" for i in range(5)] + [f"y{i}" for i in range(4)] + [f"a{i}" for i in range(4)]
+            + [f"b{i}" for i in range(4)] + [f"r{i}" for i in range(30)])
+
+
+def _toy_model(seed=0, name="toy"):
+    from isoeat import StaticVectors
+
+    words = _toy_words()
+    vecs = np.random.default_rng(seed).normal(size=(len(words), 5)) + np.array([2.0, 1.0, 0.0, 0.0, 0.5])
+    return StaticVectors(words, vecs, name=name)
+
+
+def _toy_test(tid="T1", x=("x0", "x1", "x2", "x3"), a=("a0", "a1", "a2", "a3")):
+    from isoeat import AssociationTest, WordSet
+
+    return AssociationTest(id=tid, bias_type="Toy", X=WordSet("x", tuple(x)), Y=WordSet("y", ("y0", "y1", "y2", "y3")),
+                           A=WordSet("a", tuple(a)), B=WordSet("b", ("b0", "b1", "b2", "b3")))
+
+
+def _d_from_scratch(model, test, shift=None, ddof=1):
+    """WEAT d: s(w) = mean cos(w, A) - mean cos(w, B); d = (mean s_X - mean s_Y) / sd(s over X and Y)."""
+    def vec(words):
+        V = np.array([model.vectors[model.words.index(w)] for w in words], dtype=float)
+        return V if shift is None else V - shift
+
+    X, Y, A, B = (vec(test.sets()[k].words) for k in "XYAB")
+
+    def s(w):
+        cos = lambda V: V @ w / (np.linalg.norm(V, axis=1) * np.linalg.norm(w))  # noqa: E731
+        return cos(A).mean() - cos(B).mean()
+
+    sx, sy = [s(w) for w in X], [s(w) for w in Y]
+    return (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=ddof)
+
+
+def _children(seed, n):
+    return [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(seed).spawn(n)]
+
+
+def test_compare_calibration_pairs_raw_and_calibrated_with_their_own_seeds_and_progress():
+    from isoeat import compare_calibration
+    from isoeat.calibration import fit_calibrator
+
+    model = _toy_model()
+    center = fit_calibrator(model, "center")
+    tests = [_toy_test("T1"), _toy_test("T2", a=("a1", "a2", "a3", "r0")), _toy_test("T3", x=("x4", "x1", "x2"))]
+    calls = []
+    comp = compare_calibration(model, tests, calibration=center, rng=7, progress=lambda *a: calls.append(a))
+    # one child of SeedSequence(7) per (test, space): 2i for the raw space, 2i + 1 for the calibrated one
+    seeds = _children(7, 6)
+    assert [(r.raw.seed, r.calibrated.seed) for r in comp.rows] == [(seeds[0], seeds[1]), (seeds[2], seeds[3]),
+                                                                    (seeds[4], seeds[5])]
+    assert calls == [(1, 6, "T1 raw"), (2, 6, "T1 center"), (3, 6, "T2 raw"), (4, 6, "T2 center"),
+                     (5, 6, "T3 raw"), (6, 6, "T3 center")]
+    assert comp.calibration == "center" and comp.model == "toy"
+    assert comp.calibrator_metadata["model_fingerprint"] == model.fingerprint
+    mean = np.asarray(model.vectors, dtype=float).mean(axis=0)  # center's reference: the whole 47-word vocabulary
+    for row, t in zip(comp.rows, tests):
+        assert (row.raw.calibration, row.calibrated.calibration) == ("none", "center")
+        assert row.raw.effect_size == pytest.approx(_d_from_scratch(model, t), abs=1e-12)
+        assert row.calibrated.effect_size == pytest.approx(_d_from_scratch(model, t, shift=mean), abs=1e-12)
+        assert row.raw.ddof == 1  # the default ddof
+    # Holm and BH within each space separately (one family per space)
+    for side in ("raw", "calibrated"):
+        p = [getattr(r, side).p_value for r in comp.rows]
+        np.testing.assert_allclose([getattr(r, side).p_holm for r in comp.rows], _holm(p))
+        np.testing.assert_allclose([getattr(r, side).p_bh for r in comp.rows], _bh(p))
+
+
+def test_compare_calibration_default_seed_is_0_and_ddof_is_passed():
+    from isoeat import compare_calibration
+    from isoeat.calibration import fit_calibrator
+
+    model = _toy_model()
+    center = fit_calibrator(model, "center")
+    tests = [_toy_test("T1"), _toy_test("T2", a=("a1", "a2", "a3", "r0"))]
+    comp = compare_calibration(model, tests, calibrator=center)
+    seeds = _children(0, 4)
+    assert [(r.raw.seed, r.calibrated.seed) for r in comp.rows] == [(seeds[0], seeds[1]), (seeds[2], seeds[3])]
+    comp0 = compare_calibration(model, tests[:1], calibrator=center, ddof=0)
+    assert comp0.rows[0].raw.ddof == 0
+    assert comp0.rows[0].raw.effect_size == pytest.approx(_d_from_scratch(model, tests[0], ddof=0), abs=1e-12)
+
+
+def test_compare_calibration_takes_one_child_per_test_and_space_from_a_seed_sequence():
+    from isoeat import compare_calibration
+
+    model = _toy_model()
+    root = np.random.SeedSequence(11)
+    comp = compare_calibration(model, [_toy_test("T1"), _toy_test("T2")], calibration="center", rng=root)
+    # the caller's root has given exactly 2 x 2 children: its next child is the fifth one
+    assert root.n_children_spawned == 4
+    assert [r.calibrated.seed for r in comp.rows] == [_children(11, 4)[1], _children(11, 4)[3]]
+
+
+def test_compare_calibration_fits_the_named_calibration_with_its_defaults():
+    from isoeat import compare_calibration
+
+    model = _toy_model()
+    comp = compare_calibration(model, [_toy_test()])
+    # default: zca with its default eps, fitted on n_reference = 100,000 asked (the vocabulary has 47 words)
+    assert comp.calibration == "zca" and comp.alpha == 0.05
+    meta = comp.calibrator_metadata
+    assert meta["calibration"] == "zca" and meta["params"] == {"eps": 1e-3} and meta["n"] == 47
+    assert "asked for 100000" in meta["reference"]
+    comp = compare_calibration(model, [_toy_test()], calibration="abtt", calibration_params={"n_components": 2},
+                               n_reference=40, alpha=0.75)
+    assert comp.calibration == "abtt" and comp.alpha == 0.75
+    assert comp.calibrator_metadata["params"] == {"n_components": 2} and comp.calibrator_metadata["n"] == 40
+
+
+def test_compare_calibration_prefers_the_fitted_calibrator_over_the_default_name():
+    from isoeat import compare_calibration
+    from isoeat.calibration import fit_calibrator
+
+    model = _toy_model()
+    center = fit_calibrator(model, "center")
+    for kw in ({"calibrator": center}, {"calibrator": center, "calibration": "pca-whiten"}, {"calibration": center}):
+        comp = compare_calibration(model, [_toy_test()], **kw)
+        assert comp.calibration == "center" and comp.rows[0].calibrated.calibration == "center"
+
+
+def test_compare_calibration_refuses_bad_arguments_before_any_fit():
+    from isoeat import compare_calibration
+
+    model = _toy_model()
+    with pytest.raises(ConfigError, match="no tests given"):
+        compare_calibration(model, [])
+    for alpha in (0.0, 1.0, -0.1, 1.5):
+        calls = []
+        with pytest.raises(ConfigError, match="alpha must lie in"):
+            compare_calibration(model, [_toy_test()], calibration="center", alpha=alpha,
+                                progress=lambda *a: calls.append(a))
+        assert calls == []  # refused up front, not after computing the WEATs (the change classes refuse it too)
+    with pytest.raises(ConfigError, match="compares the raw space with itself"):
+        compare_calibration(model, [_toy_test()], calibration="none")
+    # just inside (0, 1) at both ends
+    for alpha in (1e-12, 1.0 - 1e-12):
+        assert compare_calibration(model, [_toy_test()], calibration="center", alpha=alpha).alpha == alpha
+
+
+def test_compare_calibration_default_coverage_is_80_percent():
+    from isoeat import CoverageError, compare_calibration
+
+    model = _toy_model()
+    four_of_five = _toy_test(x=("x0", "x1", "x2", "x3", "zz0"))  # coverage 0.8: kept
+    comp = compare_calibration(model, [four_of_five], calibration="center")
+    assert comp.rows[0].raw.n_x == 4 and comp.rows[0].raw.dropped == ("X:zz0",)
+    three_of_five = _toy_test(x=("x0", "x1", "x2", "zz0", "zz1"))  # coverage 0.6 < 0.8: refused
+    with pytest.raises(CoverageError):
+        compare_calibration(model, [three_of_five], calibration="center")
+    comp = compare_calibration(model, [three_of_five], calibration="center", min_coverage=0.6)
+    assert comp.rows[0].calibrated.n_x == 3
+
+
+def test_compare_calibration_default_permutations_and_force():
+    from isoeat import FingerprintMismatchError, compare_calibration
+    from isoeat.calibration import fit_calibrator
+
+    model = _toy_model()
+    comp = compare_calibration(model, [_toy_test()], calibration="center", method="monte-carlo")
+    assert comp.rows[0].raw.n_permutations == 100_000 and comp.rows[0].calibrated.n_permutations == 100_000
+    other = fit_calibrator(_toy_model(seed=1, name="other"), "center")  # fitted on another model
+    with pytest.raises(FingerprintMismatchError):
+        compare_calibration(model, [_toy_test()], calibrator=other)
+    assert compare_calibration(model, [_toy_test()], calibrator=other, force=True).calibration == "center"

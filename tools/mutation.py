@@ -81,7 +81,23 @@ TEST_MAP: dict[str, list[str]] = {
     "src/isoeat/stats/weat.py": ["tests/test_weat.py"],
     "src/isoeat/calibration/zca.py": ["tests/test_mutation_kills.py", "tests/test_zca.py"],
     "src/isoeat/calibration/moments.py": ["tests/test_mutation_kills.py", "tests/test_moments.py"],
-    "src/isoeat/calibration/alternatives.py": ["tests/test_alternatives.py"],
+    # calibration modules: these files hold every test of the recorded runs (docs/mutation.md, which leave out
+    # the GloVe-based tests for speed)
+    "src/isoeat/calibration/alternatives.py": ["tests/test_mutation_kills_calibration.py",
+                                               "tests/test_mutation_kills.py", "tests/test_alternatives.py",
+                                               "tests/test_calibrator_integrity.py", "tests/test_zca.py"],
+    "src/isoeat/calibration/_shrinkage.py": ["tests/test_mutation_kills_calibration.py",
+                                             "tests/test_mutation_kills.py", "tests/test_alternatives.py",
+                                             "tests/test_calibrator_integrity.py", "tests/test_zca.py"],
+    "src/isoeat/calibration/_base.py": ["tests/test_mutation_kills_calibration.py",
+                                        "tests/test_mutation_kills.py", "tests/test_alternatives.py",
+                                        "tests/test_calibrator_integrity.py", "tests/test_zca.py"],
+    "src/isoeat/calibration/io.py": ["tests/test_mutation_kills_calibration.py",
+                                     "tests/test_mutation_kills.py", "tests/test_alternatives.py",
+                                     "tests/test_calibrator_integrity.py", "tests/test_zca.py"],
+    "src/isoeat/calibration/registry.py": ["tests/test_mutation_kills_calibration.py",
+                                           "tests/test_mutation_kills.py", "tests/test_alternatives.py",
+                                           "tests/test_calibrator_integrity.py", "tests/test_zca.py"],
 }
 
 PRAGMA = re.compile(r"#\s*mutation:\s*equivalent(?:\[(?P<ops>[^\]]+)\])?\s*\(.+\)\s*$")

@@ -80,7 +80,7 @@ class _BatchMoments:
     :math:`\sum\|y-\nu\|^4 = q - 4v\cdot\nu + 4\nu^\top T\nu + 2c\,\mathrm{tr}T - 3nc^2`.
     """
 
-    def __init__(self, fourth: bool = False) -> None:
+    def __init__(self, fourth: bool = False) -> None:  # mutation: equivalent[const] (its one caller passes fourth)
         from .moments import CovarianceAccumulator
 
         self.acc = CovarianceAccumulator()
@@ -133,9 +133,9 @@ def _eigh_desc(cov: np.ndarray, fix_signs: bool = True) -> tuple[np.ndarray, np.
     if not fix_signs:
         return evals, evecs
     pivot = np.argmax(np.abs(evecs), axis=0)
-    signs = np.sign(evecs[pivot, np.arange(evecs.shape[1])])
-    signs[signs == 0] = 1.0
-    return evals, evecs * signs
+    signs = np.sign(evecs[pivot, np.arange(evecs.shape[1])])  # mutation: equivalent[const 1 -> 0] (square)
+    signs[signs == 0] = 1.0  # mutation: equivalent[const] (a unit eigenvector's largest entry is never 0)
+    return evals, evecs * signs  # mutation: equivalent[arith] (signs are +-1: x / s == x * s)
 
 
 def _warn_singular(n: int, d: int, eps: float, cls: str) -> None:
@@ -165,7 +165,7 @@ class _Calibrator:
     _validators: dict[str, Callable[[Any], Any]] = {}
     _state_arrays: tuple[str, ...] = ()
 
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:  # mutation: equivalent[const] (deep is unused)
         return {k: getattr(self, k) for k in self._params}
 
     @classmethod

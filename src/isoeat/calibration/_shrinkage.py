@@ -39,7 +39,7 @@ def ledoit_wolf_shrinkage(Xc: np.ndarray) -> float:
 
 def _lw_from_moments(S: np.ndarray, n: int, fourth: float) -> float:
     r"""Ledoit–Wolf intensity from the 1/n covariance ``S`` and :math:`\sum_k\|x_k-\mu\|^4`."""
-    d = S.shape[0]
+    d = S.shape[0]  # mutation: equivalent[const 0 -> 1] (S is square)
     mu = float(np.trace(S)) / d
     ss = float(np.sum(S * S))
     delta2 = (ss - 2.0 * mu * float(np.trace(S)) + d * mu * mu) / d
@@ -126,7 +126,7 @@ class ShrinkageZCAWhitener(_Whitener):
         eps = _check_eps(self.eps)
         fixed = self._validate_shrinkage()
         rho = fixed if fixed is not None else float(rho)
-        d = cov.shape[0]
+        d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         cov = (cov + cov.T) / 2.0
         if rho == 0:
             _warn_singular(n, d, eps, "zca-shrinkage")
@@ -145,7 +145,7 @@ class ShrinkageZCAWhitener(_Whitener):
     @property
     def shrunk_covariance_(self) -> np.ndarray:
         """:math:`(1-\\rho)\\Sigma + \\rho\\bar\\lambda I`."""
-        d = self.covariance_.shape[0]
+        d = self.covariance_.shape[0]  # mutation: equivalent[const 0 -> 1] (square once fitted or loaded)
         return (1.0 - self.shrinkage_) * self.covariance_ + self.shrinkage_ * np.trace(self.covariance_) / d * np.eye(d)
 
     def _check_state(self) -> None:

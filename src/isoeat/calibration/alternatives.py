@@ -155,7 +155,7 @@ class PCAWhitener(_MomentCalibrator, _Whitener):
 
     def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> "PCAWhitener":
         eps = _check_eps(self.eps)
-        d = cov.shape[0]
+        d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         cov = (cov + cov.T) / 2.0
         _warn_singular(n, d, eps, "pca-whiten")
         evals, evecs = _eigh_desc(cov)
@@ -254,7 +254,7 @@ class AllButTheTop(_MomentCalibrator):
         self._validate_components(d)
 
     def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> "AllButTheTop":
-        d = cov.shape[0]
+        d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         D = self._validate_components(d)
         evals, evecs = _eigh_desc((cov + cov.T) / 2.0)
         self.mean_ = mean
