@@ -38,7 +38,7 @@ CLI_CASES = [
     ("config wrong type", {"c.yaml": "models: [glove-6b-50d]\ntests: [W6]\nsettings: {permutations: many}\n"}, _run("c.yaml"),
      "settings.permutations: expected a whole number >= 1, got 'many'"),
     ("config bad enum", {"c.yaml": "models: [glove-6b-50d]\ntests: [W6]\nsettings: {method: exakt}\n"}, _run("c.yaml"),
-     "settings.method: expected one of auto, exact, monte-carlo; got 'exakt'; did you mean 'exact'?"),
+     "settings.method: expected one of auto, exact, certified, monte-carlo; got 'exakt'; did you mean 'exact'?"),
     ("config missing models", {"c.yaml": "tests: [W6]\n"}, _run("c.yaml"), "c.yaml: models: missing"),
     ("config test file missing", {"c.yaml": "models: [glove-6b-50d]\ntests: [nope/t.json]\n"}, _run("c.yaml"),
      "tests[0]: no such test file"),
