@@ -21,7 +21,7 @@ import isoeat
 from isoeat import ConfigError, CoverageError, InvalidTestError
 from isoeat._random import spawn_seeds
 from isoeat.metrics import GENDER_PAIRS, METRICS, MetricResult, metric_from_vectors, metric_names
-from isoeat.metrics.formulas import logistic_regression, relation_direction, spearman_p
+from isoeat.metrics.formulas import direct_bias, logistic_regression, relation_direction, rnsb, spearman_p
 from isoeat.wordsets import AssociationTest, WordSet
 
 SIGNED = ("rnd", "ripa", "semaxis", "nas")
@@ -71,6 +71,17 @@ def test_hand_example_mac_rnd_semaxis_nas_ect():
     assert (e.estimate, e.p_value, e.p_method, e.per_word) == (pytest.approx(-1.0), 0.0, "spearman-t", ())
 
 
+def test_nas_of_a_word_equidistant_from_every_pole_word_is_undefined():
+    # (0, 0, 1) is orthogonal to every pole word: all its cosines are 0, their SD is 0, NAS is 0/0
+    X = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0]])
+    Y = np.array([[0.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    A, B = np.array([[1.0, 0.0, 0.0], [2.0, 0.1, 0.0]]), np.array([[0.0, 1.0, 0.0], [0.1, 2.0, 0.0]])
+    r = metric_from_vectors("nas", X, Y, A, B, rng=0)
+    assert math.isnan(r.per_word[0]) and all(math.isfinite(v) for v in r.per_word[1:])
+    assert math.isnan(r.estimate) and math.isnan(r.p_value) and r.p_method == "none"
+    assert "estimate undefined" in r.note
+
+
 def test_hand_example_pair_metrics():
     r = _hand("ripa", P1=HP1, P2=HP2)
     assert r.per_word == pytest.approx((0.0, 4.0, 1.0, 3.0), abs=1e-12) and r.estimate == pytest.approx(0, abs=1e-12)
@@ -78,6 +89,7 @@ def test_hand_example_pair_metrics():
         d = _hand("direct-bias", P1=HP1, P2=HP2, c=c)
         assert d.estimate == pytest.approx(want), c
     assert d.per_word == pytest.approx((0.0, 0.8, 1.0, 0.6), abs=1e-12) and d.settings == "c=0"
+    assert direct_bias(np.vstack([HX, HY]), HP1, HP2).estimate == pytest.approx(0.6)  # c = 1 by default
 
 
 def test_relation_direction_is_bolukbasi_centred_pca_and_oriented():
@@ -89,6 +101,7 @@ def test_relation_direction_is_bolukbasi_centred_pca_and_oriented():
     g = vecs[:, -1] * np.sign((P1 - P2).sum(axis=0) @ vecs[:, -1])
     np.testing.assert_allclose(relation_direction(P1, P2), g, atol=1e-12)
     np.testing.assert_allclose(relation_direction(P2, P1), -g, atol=1e-12)  # orientation follows the pair order
+    np.testing.assert_allclose(relation_direction(P1 / 1e3, P2 / 1e3), g, atol=1e-12)  # at any scale
     with pytest.raises(ConfigError, match="identical"):
         relation_direction(P1[:2], P1[:2])
     for bad in (np.ones(3), np.ones((0, 3))):
@@ -114,14 +127,48 @@ def test_logistic_regression_hand_example_and_sklearn():
         np.testing.assert_allclose(theta, np.r_[ref.coef_[0], ref.intercept_], atol=1e-6)
 
 
+# Nearly separable data on which plain Newton steps from zero diverge (found by a random search; rounded to one
+# decimal): the backtracking line search is what makes the fit converge.
+HARD_F = np.array([
+    [-0.3, 2.5, -5.2, 1.2, 3.9, 0.5], [-1.9, 3.3, -2.9, -0.8, 1.8, -2.7], [7.8, -0.6, -5.9, 3.3, 1.1, -0.1],
+    [1.5, 1.9, -0.3, 2.1, 1.2, 2.8], [-1.4, -1.1, 1.9, 2.1, 0.0, 0.3], [2.8, -2.5, -3.5, 2.4, 1.2, -2.1],
+    [-0.8, -2.2, -1.5, 3.9, 0.2, -3.3], [1.6, 1.6, -0.2, -0.2, 1.5, 2.3], [-0.3, -1.7, -0.7, 2.9, 2.3, -1.2],
+    [8.4, 7.4, -3.1, 3.0, -2.9, 0.1], [4.6, 2.3, -3.5, 1.5, -7.2, -4.7], [0.1, -2.4, 4.7, 0.4, 3.8, 0.3],
+    [0.5, 0.5, 5.8, 4.8, -3.3, -0.8], [5.0, -4.5, 5.4, 1.9, -3.0, -6.6], [0.2, 5.2, 0.7, 1.6, 1.4, -0.7],
+    [1.2, -1.9, -1.7, -2.7, -1.1, -1.1], [0.6, -1.0, -4.9, -3.3, -0.8, 1.6], [-0.9, 1.2, -4.5, 3.5, -1.4, -2.4],
+    [0.1, 1.3, -0.7, 2.0, -5.2, -0.3]])
+HARD_Y = np.array([1, 1, 1, 1, 1, 0, 0, 1, 1, 0, 1, 1, 0, 0, 1, 1, 1, 1, 1], dtype=float)
+
+
+def test_logistic_regression_where_plain_newton_diverges():
+    C = 4000.0
+    theta = logistic_regression(HARD_F, HARD_Y, C=C)
+    # stationarity of w'w/2 + C sum(log(1 + e^m) - y m), written out here: w + C F'(p - y) = 0, sum(p - y) = 0
+    p = 1 / (1 + np.exp(-(HARD_F @ theta[:-1] + theta[-1])))
+    np.testing.assert_allclose(theta[:-1] + C * HARD_F.T @ (p - HARD_Y), 0, atol=1e-6)
+    assert abs(C * float(np.sum(p - HARD_Y))) < 1e-6
+    w, b = np.zeros(6), 0.0  # plain Newton (no line search) from zero does not get there in 100 steps
+    Z = np.hstack([HARD_F, np.ones((19, 1))])
+    with np.errstate(all="ignore"):
+        for _ in range(100):
+            q = 1 / (1 + np.exp(-(Z @ np.r_[w, b])))
+            g = np.r_[w, 0.0] + C * Z.T @ (q - HARD_Y)
+            H = np.diag(np.r_[np.ones(6), 0.0]) + C * (Z.T * (q * (1 - q))) @ Z
+            step = np.linalg.lstsq(H, g, rcond=None)[0]
+            w, b = w - step[:-1], b - step[-1]
+    assert not np.allclose(np.r_[w, b], theta, atol=1e-3)
+
+
 def test_spearman_p_matches_scipy():
     from scipy.stats import spearmanr
 
     rng = np.random.default_rng(5)
-    for n in (4, 9, 30):
+    for n in (3, 4, 9, 30):
         x, y = rng.normal(size=n), rng.normal(size=n)
         ref = spearmanr(x, y)
         assert spearman_p(float(ref.statistic), n) == pytest.approx(float(ref.pvalue), rel=1e-10)
+    assert math.isnan(spearman_p(math.nan, 10)) and math.isnan(spearman_p(0.5, 2))
+    assert spearman_p(-1.0, 5) == 0.0 and spearman_p(0.0, 5) == 1.0
 
 
 # --------------------------------------------------------------------------- (b) from scratch
@@ -342,9 +389,11 @@ def test_agrees_with_wefe_ripa_one_pair_and_differs_by_convention_with_four():
 
 
 def test_agrees_with_wefe_rnsb():
-    r, _ = _wefe("rnsb")
-    assert r.estimate == pytest.approx(WEFE_041["rnsb"], abs=1e-6)
-    assert r.per_word == pytest.approx(WEFE_041["rnsb_distribution"], abs=1e-6)
+    r, (A, B) = _wefe("rnsb")
+    assert r.estimate == pytest.approx(WEFE_041["rnsb"], abs=1e-9)
+    assert r.per_word == pytest.approx(WEFE_041["rnsb_distribution"], abs=1e-9)
+    W = np.vstack([np.array(WEFE_WORDS[k], dtype=np.float32).astype(np.float64) for k in "xy"])
+    assert rnsb(W, A, B).estimate == pytest.approx(WEFE_041["rnsb"], abs=1e-9)  # C = 1 by default, as WEFE's
 
 
 # --------------------------------------------------------------------------- invariances
@@ -447,6 +496,28 @@ def _custom(A, B, pairs=None, bias="Gender"):
     return t
 
 
+def test_resolve_pairs_order_and_refusals():
+    from isoeat.metrics._pairs import resolve_pairs
+
+    even = _custom(["man", "boy"], ["woman", "girl"])
+    assert resolve_pairs(None, even).pairs == (("man", "woman"), ("boy", "girl"))
+    assert resolve_pairs([["he", "she"]], even).source == "given"  # lists of two are pairs too
+    with_own = _custom(["man", "boy"], ["woman", "girl"], pairs=[("he", "she")])
+    assert resolve_pairs(None, with_own).source == "test"
+    assert resolve_pairs("gender", with_own).source == "gender-default"
+    assert resolve_pairs([("a", "b")], with_own).pairs == (("a", "b"),)  # given beats the test's own
+    uneven_gender = _custom(["man", "boy", "he"], ["woman", "girl"])
+    assert resolve_pairs(None, uneven_gender).pairs == GENDER_PAIRS
+    assert len(GENDER_PAIRS) == 10 and GENDER_PAIRS[3] == ("Mary", "John")
+    for bad in ("genders", [], [("a", "b", "c")], [("a", "")], [("a", 1)], 5, [("x", "x")]):
+        with pytest.raises(ConfigError):
+            resolve_pairs(bad, even)
+    with pytest.raises(ConfigError, match="test T: pairs must be"):
+        resolve_pairs(None, _custom(["man", "boy"], ["woman", "girl"], pairs=[("he",)]))
+    with pytest.raises(ConfigError, match=r"A and B differ in length \(3, 2\)"):
+        resolve_pairs(None, _custom(["man", "boy", "he"], ["woman", "girl"], bias="Race"))
+
+
 def test_pair_sources(glove):
     zipped = isoeat.metric(glove, "ripa", _custom(["man", "boy"], ["woman", "girl"]), rng=0)
     assert (zipped.pairs, zipped.pairs_source) == (("man-woman", "boy-girl"), "zip(A,B)")
@@ -498,6 +569,21 @@ def test_option_and_name_errors(glove):
     assert (rs[0].alternative, rs[1].alternative) == ("", "less")
 
 
+def test_from_vectors_refusals():
+    with pytest.raises(ConfigError, match="do not apply to mac"):
+        metric_from_vectors("mac", HX, HY, HA, HB, P1=HP1, P2=HP2)
+    with pytest.raises(ConfigError, match="same shape"):
+        metric_from_vectors("ripa", HX, HY, HA, HB, P1=HP1, P2=np.vstack([HP2, HP2]))
+    with pytest.raises(ConfigError, match="different dimensions"):
+        metric_from_vectors("ripa", HX, HY, HA, HB, P1=np.ones((1, 3)), P2=np.zeros((1, 3)))
+    with pytest.raises(ConfigError, match="different dimensions"):
+        metric_from_vectors("mac", HX, HY, HA, np.ones((2, 3)))
+    with pytest.raises(ConfigError, match="needs defining pairs"):
+        metric_from_vectors("direct-bias", HX, HY, HA, np.vstack([HB, HB[:1] * 2]))
+    with pytest.raises(ConfigError, match="2-D array"):
+        metric_from_vectors("nas", HX[0], HY, HA, HB)
+
+
 def test_invalid_tests_refused_before_any_number(glove):
     t = AssociationTest("T", "x", WordSet("x", ("math", "algebra")), WordSet("y", ("math", "algebra")),
                         WordSet("a", ("man", "boy")), WordSet("b", ("woman", "girl")))
@@ -540,6 +626,21 @@ def test_cli_json_matches_api_and_table_shows_change(glove, capsys):
     w7 = next(line for line in out.splitlines() if line.startswith("W7 "))
     assert w7.split()[2:5] == [f"{raw[1].estimate:.3f}", format_p(raw[1].p_value), f"{zca[1].estimate:.3f}"]
     assert w7.split()[6] == f"{zca[1].estimate - raw[1].estimate:+.3f}"
+
+
+def test_cli_raw_only_csv_and_scheduler_option_is_honoured(capsys):
+    import csv
+    import io
+
+    from isoeat.cli import main
+
+    assert main(["metric", "mac,ect", "--test", "W6", "--calibration", "none", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["metric"], r["calibration"], r["test"]) for r in rows] == [("mac", "none", "W6"), ("ect", "none", "W6")]
+    pytest.importorskip("distributed")
+    code = main(["metric", "mac", "--test", "W6", "--scheduler", "tcp://127.0.0.1:1", "--scheduler-timeout", "2"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("isoeat: error: cannot reach the Dask scheduler")  # not silently ignored
 
 
 def test_cli_errors_are_one_line(capsys):

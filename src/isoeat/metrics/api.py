@@ -66,7 +66,7 @@ def _result(spec: MetricSpec, inp: Inputs, opts: dict[str, Any], rng: Any, *, wo
             pairs: PairSpec | None, labels: dict[str, Any]) -> MetricResult:
     gen, seed = resolve_seed(rng)
     scores = spec.compute(inp, opts)
-    notes = [labels.pop("note", "")]
+    notes = []
     if pairs is not None and pairs.note:
         notes.append(pairs.note)
     if not math.isfinite(scores.estimate):
@@ -128,7 +128,10 @@ def metric_from_vectors(
     mats = {r: _matrix(M, r) for r, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
     check_test(test, vectors=mats, ddof=1)
     pairs = None
-    if spec.pairs and (P1 is not None or P2 is not None):
+    if (P1 is not None or P2 is not None) and not spec.pairs:
+        raise ConfigError(f"P1 and P2 (defining pairs) do not apply to {spec.name} (they apply to "
+                          f"{', '.join(s.name for s in METRICS.values() if s.pairs)})")
+    if P1 is not None or P2 is not None:
         P1, P2 = _matrix(P1, "P1"), _matrix(P2, "P2")
         if P1.shape != P2.shape or len(P1) < 1:
             raise ConfigError(f"P1 and P2 must have one row per pair and the same shape, got {P1.shape} and {P2.shape}")
@@ -138,6 +141,9 @@ def metric_from_vectors(
             raise ConfigError(f"{spec.name} needs defining pairs: give P1 and P2, or A and B of the same size")
         P1, P2 = mats["A"], mats["B"]
         pairs = PairSpec((), "zip(A,B)", "pairs: rows of A and B zipped")
+    dims = {M.shape[1] for M in (*mats.values(), *((P1, P2) if pairs else ()))}
+    if len(dims) != 1:
+        raise ConfigError(f"test {test}: the vectors have different dimensions {sorted(dims)}")
     inp = Inputs(np.vstack([mats["X"], mats["Y"]]), len(mats["X"]), mats["A"], mats["B"],
                  P1 if pairs else None, P2 if pairs else None)
     return _result(spec, inp, opts, rng, words=tuple(words), pairs=pairs,

@@ -67,8 +67,8 @@ class Scores:
         Only where the formula itself defines one (ECT's Spearman test);
         ``nan`` otherwise (permutation p-values are added by the caller).
     extra : dict
-        Intermediate quantities worth recording (e.g. ECT's two similarity
-        vectors, RNSB's training accuracy).
+        Intermediate quantities for a caller who wants them (ECT's two
+        similarity vectors, the RIPA / direct bias direction, RNSB's model).
     """
 
     estimate: float
@@ -238,10 +238,8 @@ def logistic_regression(F: np.ndarray, y: np.ndarray, *, C: float = 1.0, max_ite
 
     .. math::
 
-        	frac12\lVert w
-Vert^2 + C\sum_i \Bigl(\logigl(1+e^{m_i}igr) - y_i m_i\Bigr),\qquad
-        m_i = \langle w, f_i
-angle + b,\ y_i\in\{0,1\}.
+        \tfrac12\lVert w\rVert^2 + C\sum_i \Bigl(\log\bigl(1+e^{m_i}\bigr) - y_i m_i\Bigr),\qquad
+        m_i = \langle w, f_i\rangle + b,\ y_i\in\{0,1\}.
 
     The objective is strictly convex, so its minimiser is unique; Newton steps
     (with backtracking) reach it to rounding error in a few iterations, and
@@ -313,8 +311,7 @@ def rnsb(W: np.ndarray, A: np.ndarray, B: np.ndarray, *, C: float = 1.0) -> Scor
     q = _sigmoid(W @ theta[:-1] + theta[-1])
     P = q / q.sum()
     kl = float(np.sum(P * np.log(P * len(P))))
-    accuracy = float(np.mean((features @ theta[:-1] + theta[-1] > 0) == (labels == 1)))
-    return Scores(kl, P, extra={"accuracy": accuracy, "q": q, "coef": theta})
+    return Scores(kl, P, extra={"q": q, "coef": theta})
 
 
 # --------------------------------------------------------------------------- signed metrics
