@@ -456,6 +456,17 @@ def test_permutation_p_from_scratch_on_glove(glove):
     assert (r.p_method, r.n_partitions, r.p_value) == ("exact", 12_870, pytest.approx(want))
 
 
+def test_auto_counts_exactly_up_to_18_plus_18_target_words():
+    # exact_cost(36, 18) = 8.8e6 <= EXACT_BUDGET = 1e7 < exact_cost(38, 19) = 1.9e7
+    rng = np.random.default_rng(4)
+    A, B = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
+    for half, method in ((18, "exact"), (19, "monte-carlo")):
+        X, Y = rng.normal(size=(half, 5)), rng.normal(size=(half, 5))
+        r = metric_from_vectors("semaxis", X, Y, A, B, rng=0, n_permutations=1000)
+        assert r.p_method == method, half
+    assert metric_from_vectors("semaxis", X, Y, A, B, method="exact").p_method == "exact"  # WEAT's budget
+
+
 def test_monte_carlo_p_replays_from_recorded_seed(glove):
     rs = isoeat.metrics(glove, "rnd,nas", "W3", rng=5)  # 32 + 32 words: sampled
     assert [r.p_method for r in rs] == ["monte-carlo", "monte-carlo"] and rs[0].seed != rs[1].seed
@@ -590,6 +601,22 @@ def test_invalid_tests_refused_before_any_number(glove):
     for name in ("mac", "ripa"):
         with pytest.raises(InvalidTestError, match="identical"):
             isoeat.metric(glove, name, t)
+
+
+def test_check_options_defaults_and_bounds():
+    from isoeat.metrics.registry import OPTION_DEFAULTS, check_options
+
+    ripa, db, rnsb_spec = METRICS["ripa"], METRICS["direct-bias"], METRICS["RNSB"]
+    assert check_options([ripa], {}) == OPTION_DEFAULTS == {
+        "alternative": "two-sided", "method": "auto", "n_permutations": 100_000, "pairs": None, "c": 1.0, "C": 1.0}
+    assert check_options([db], {"c": 0})["c"] == 0.0 and check_options([rnsb_spec], {"C": 1e-9})["C"] == 1e-9
+    for spec, bad in ((db, {"c": -0.1}), (rnsb_spec, {"C": 0.0}), (ripa, {"n_permutations": 0}),
+                      (ripa, {"method": "exakt"}), (ripa, {"n_permutations": 1.5})):
+        with pytest.raises(ConfigError):
+            check_options([spec], bad)
+    assert check_options([ripa], {"n_permutations": 1})["n_permutations"] == 1
+    assert db.settings({"c": 2.0, "C": 3.0}) == "c=2" and rnsb_spec.settings({"c": 2.0, "C": 0.5}) == "C=0.5"
+    assert METRICS["mac"].settings(OPTION_DEFAULTS) == ""
 
 
 def test_registry_lists_every_metric_with_citation():

@@ -43,7 +43,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="calibration compared with the raw space (default zca; none: raw only)")
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
     p.add_argument("--permutations", type=positive_int("--permutations"), default=100_000, metavar="N",
-                   help="permutation p of RND, RIPA, SemAxis, NAS: exact when cheap (up to about 16+16 words "
+                   help="permutation p of RND, RIPA, SemAxis, NAS: exact when cheap (up to 18+18 words "
                         "or N partitions), else N sampled (default 100000)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="two-sided",
                    help="permutation p alternative (default two-sided)")
@@ -152,8 +152,8 @@ def _cmd_metric(args: argparse.Namespace) -> int:
     if args.format == "csv":
         sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
         return 0
-    print(f"{model.name}: raw vs {calibrated[0].calibration if calibrated else 'nothing (raw only)'}; seed "
-          f"{args.seed}; X, Y = target words measured, A, B = poles")
+    spaces = f"raw vs {calibrated[0].calibration}" if calibrated else "raw only (--calibration none)"
+    print(f"{model.name}: {spaces}; seed {args.seed}; X, Y = target words measured, A, B = poles")
     for j, spec in enumerate(METRICS.get(n) for n in names):
         pick = slice(j, None, len(names))
         print()

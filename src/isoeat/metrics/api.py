@@ -10,7 +10,7 @@ every vector, compute. Word-pair metrics look their defining pairs up too
 p-values: signed metrics permute the target words over the partitions of
 :math:`X\\cup Y` (their per-word values do not depend on the split, so every
 partition is a different split of one vector, as in WEAT); ``method="auto"``
-counts exactly when that is cheap (:data:`EXACT_BUDGET`: up to about 16 + 16
+counts exactly when that is cheap (:data:`EXACT_BUDGET`: up to 18 + 18
 target words, or at most ``n_permutations`` partitions) and samples
 ``n_permutations`` partitions otherwise (seeded through ``rng``), a smaller
 exact budget than WEAT's ``auto`` (which counts 25 + 25 exactly, seconds per
@@ -40,8 +40,9 @@ from .registry import METRICS, Inputs, MetricSpec, check_options
 
 __all__ = ["metric", "run_metrics", "metric_from_vectors", "EXACT_BUDGET"]
 
-#: ``exact_budget`` of ``method="auto"`` (see :func:`~isoeat.stats.permutation.exact_cost`): C(32, 16) costs
-#: 2.0e6 and is counted exactly in about 10 ms; C(50, 25) costs 1.6e9 (seconds) and is sampled.
+#: ``exact_budget`` of ``method="auto"`` (see :func:`~isoeat.stats.permutation.exact_cost`): C(36, 18) costs
+#: 8.8e6 and is counted exactly (C(32, 16), 2.0e6, in about 10 ms); C(38, 19) costs 1.9e7 and C(50, 25) 1.6e9
+#: (seconds): sampled.
 EXACT_BUDGET = 1e7
 
 
