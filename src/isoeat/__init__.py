@@ -60,6 +60,8 @@ from .stats.weat import (
     weat_from_vectors,
 )
 from .wordsets import AssociationTest, WordSet, get_test, list_tests, load_tests_from_file, register_test
+from . import metrics  # the package is callable: isoeat.metrics(model, names, tests) runs several metrics
+from .metrics import MetricResult, metric, metric_names
 
 __all__ = [
     "__version__",
@@ -94,6 +96,11 @@ __all__ = [
     "ConfidenceInterval",
     "association_scores",
     "effect_size",
+    # other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB)
+    "metric",
+    "metrics",
+    "metric_names",
+    "MetricResult",
     # experiments
     "compare_calibration",
     "Comparison",

@@ -115,7 +115,7 @@ def _main(argv: Sequence[str] | None) -> int:
     for mod in _command_modules():
         handlers.update(mod.COMMANDS)
     try:
-        if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten"}:
+        if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten", "metric"}:
             from .distributed import connect
 
             with connect(scheduler=args.scheduler, timeout=args.scheduler_timeout) as client:

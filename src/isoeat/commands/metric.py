@@ -1,0 +1,173 @@
+"""``isoeat metric``: other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB), raw vs calibrated."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from .._errors import ConfigError
+from ..cliargs import (
+    FORMATS,
+    add_calibration_options,
+    add_model_options,
+    calibration_params,
+    calibrator_from_args,
+    float_in,
+    given_options,
+    load_model_from_args,
+    nonneg_int,
+    positive_int,
+)
+
+__all__ = ["register", "COMMANDS"]
+
+#: Command-line option -> metric option (only options given on the command line are passed on).
+_OPTIONS = {"alternative": "alternative", "method": "method", "permutations": "n_permutations", "pairs": "pairs",
+            "c": "c", "rnsb_c": "C"}
+
+
+def register(sub: Any, add_stat_options_: Any = None) -> None:
+    """Add the ``metric`` parser."""
+    from ..calibration import calibration_names
+
+    p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
+                                      "raw vs calibrated")
+    p.add_argument("names", metavar="NAME[,NAME...]",
+                   help="metrics: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb, or all")
+    p.add_argument("--test", default=None, help="test ids (W1..W10) or YAML/JSON files, comma-separated "
+                                                "(default: the ten built-in tests)")
+    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
+    p.add_argument("--calibration", choices=calibration_names(), default="zca",
+                   help="calibration compared with the raw space (default zca; none: raw only)")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    p.add_argument("--permutations", type=positive_int("--permutations"), default=100_000, metavar="N",
+                   help="permutation p of RND, RIPA, SemAxis, NAS: exact when cheap (up to 18+18 words "
+                        "or N partitions), else N sampled (default 100000)")
+    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="two-sided",
+                   help="permutation p alternative (default two-sided)")
+    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
+                   help="permutation p method (default auto)")
+    p.add_argument("--pairs", metavar="gender|W1:W2,...",
+                   help="defining pairs of RIPA, direct bias, SemAxis: 'gender' (Bolukbasi et al.'s ten) or "
+                        "she:he,woman:man (default: the test's pairs, else A and B zipped)")
+    p.add_argument("--c", type=float_in("--c", 0, float("inf")), default=1.0,
+                   help="the c of DirectBias_c (default 1)")
+    p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
+                   metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
+    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
+                   help="error when a set keeps less than this share of its words (default 0.8)")
+    p.add_argument("--allow-overlap", action="store_true", help="measure tests whose sets share words")
+    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
+                   help="significance level of the change classes (default 0.05)")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    add_calibration_options(p)
+    add_model_options(p)
+
+
+def _pairs(text: str) -> Any:
+    if text == "gender":
+        return text
+    pairs = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        a, sep, b = item.partition(":")
+        if not sep or not a.strip() or not b.strip():
+            raise ConfigError(f"--pairs: expected 'gender' or word:word pairs separated by commas, got {item!r}")
+        pairs.append((a.strip(), b.strip()))
+    if not pairs:
+        raise ConfigError("--pairs: give 'gender' or at least one word:word pair")
+    return pairs
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    given = given_options(args)
+    opts = {_OPTIONS[k]: getattr(args, k) for k in _OPTIONS if k in given}
+    if "pairs" in opts:
+        opts["pairs"] = _pairs(opts["pairs"])
+    return opts
+
+
+def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> str:
+    from ..experiments.compare import classify_change
+    from ..reporting.tables import _render, format_p
+
+    has_p = spec.p_value != "none"
+    space = cal[0].calibration if cal else None
+    p_what = {"permutation": f"permutation p over target words, {raw[0].alternative or 'two-sided'}",
+              "spearman": "p: Spearman's test of rho = 0, two-sided", "none": "no p-value"}[spec.p_value]
+    head = (f"{spec.name.upper()}: {spec.title} ({spec.citation})\n"
+            f"{'signed' if spec.signed else 'unsigned'}: {spec.direction}; {p_what}")
+    header = ["Test", "Bias", "Raw"] + (["p"] if has_p else [])
+    if cal:
+        header += [space.upper()] + (["p"] if has_p else []) + ["Change"] + (["Chg"] if has_p else [])
+        header += ["Flags"] if spec.signed else []
+    rows = []
+    for i, r in enumerate(raw):
+        row = [r.test, r.bias_type, f"{r.estimate:.3f}"] + ([format_p(r.p_value)] if has_p else [])
+        if cal:
+            c = cal[i]
+            delta = c.estimate - r.estimate
+            flag = "sign reversal" if r.estimate * c.estimate < 0 else "-"
+            row += [f"{c.estimate:.3f}"] + ([format_p(c.p_value)] if has_p else [])
+            row += [f"{delta:+.3f}" if math.isfinite(delta) else "nan"]
+            row += [classify_change(r.p_value, c.p_value, alpha)[0]] if has_p else []
+            row += [flag] if spec.signed else []
+        rows.append(row)
+    lines = [head, _render(header, rows)]
+    notes = sorted({r.note for r in raw if r.note})
+    lines += [f"note: {n}" for n in notes[:3]] + ([f"note: ... ({len(notes) - 3} more)"] if len(notes) > 3 else [])
+    if spec.p_value == "permutation":
+        n = next((r.n_permutations for r in raw if r.p_method == "monte-carlo"), None)
+        lines.append("p: exact where counting is cheap, else sampled partitions of X+Y "
+                     f"(p = (k+1)/(N+1){f', N = {n:,}' if n else ''}).")
+    if has_p and cal:
+        lines.append(f"Chg at alpha = {alpha:g}: S=Stable, D=Disappearing, E=Emerging (p < alpha is significant).")
+    return "\n".join(lines)
+
+
+def _cmd_metric(args: argparse.Namespace) -> int:
+    from ..metrics.api import _names, run_metrics
+    from ..metrics.registry import METRICS
+    from ..reporting.tables import records_to_csv, to_json
+    from ..wordsets import resolve_tests
+
+    specs = _names(None if args.names.strip().lower() == "all" else args.names)
+    opts = _options(args)
+    tests = resolve_tests(args.test)
+    model = load_model_from_args(args)
+    if args.calibration == "none" and not args.whitener:
+        calibration_params(args)  # refuses --calibration-param on the raw space
+        cal = None
+    else:
+        cal = calibrator_from_args(args, model)
+    names = [s.name for s in specs]
+    common = dict(rng=args.seed, min_coverage=args.min_coverage, allow_overlap=args.allow_overlap, **opts)
+    raw = run_metrics(model, names, tests, **common)
+    calibrated = run_metrics(model, names, tests, calibration=cal, force=args.force, **common) if cal else None
+    results = raw + (calibrated or [])
+    if args.format == "json":
+        sys.stdout.write(to_json([r.to_dict(scores=True) for r in results]))
+        return 0
+    if args.format == "csv":
+        sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
+        return 0
+    spaces = f"raw vs {calibrated[0].calibration}" if calibrated else "raw only (--calibration none)"
+    print(f"{model.name}: {spaces}; seed {args.seed}; X, Y = target words measured, A, B = poles")
+    for j, spec in enumerate(METRICS.get(n) for n in names):
+        pick = slice(j, None, len(names))
+        print()
+        print(_table(spec, raw[pick], calibrated[pick] if calibrated else None, args.alpha))
+    dropped: dict[str, list[str]] = {}
+    for r in raw:
+        dropped.setdefault(r.test, [])
+        dropped[r.test] += [w for w in r.dropped if w not in dropped[r.test]]
+    if any(dropped.values()):
+        print()
+        for t, d in dropped.items():
+            if d:
+                print(f"{t}: not in vocabulary (dropped): {', '.join(d)}")
+    return 0
+
+
+COMMANDS = {"metric": _cmd_metric}

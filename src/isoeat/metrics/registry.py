@@ -1,0 +1,165 @@
+"""The registry of bias metrics: name, citation, sign, p-value kind, options, formula.
+
+Each entry is a :class:`MetricSpec`; :data:`METRICS` is an
+:class:`isoeat._registry.Registry` (case-insensitive, with aliases such as
+``direct_bias``), so an unknown name is answered with a did-you-mean.
+
+Options (keywords of :func:`isoeat.metric` beyond the common ones) and the
+metrics that take them:
+
+=================== ============================== ======================================
+option              default                        metrics
+=================== ============================== ======================================
+``alternative``     ``"two-sided"``                RND, RIPA, SemAxis, NAS (permutation p)
+``method``          ``"auto"``                     RND, RIPA, SemAxis, NAS
+``n_permutations``  100_000                        RND, RIPA, SemAxis, NAS
+``pairs``           ``None`` (see ``_pairs``)      RIPA, direct bias, SemAxis
+``c``               1.0                            direct bias (DirectBias_c)
+``C``               1.0                            RNSB (inverse L2 strength)
+=================== ============================== ======================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .._registry import Registry
+from .._validate import check_choice, check_int, check_real
+from . import formulas as F
+
+__all__ = ["MetricSpec", "METRICS", "metric_names", "OPTION_DEFAULTS", "check_options"]
+
+_PERMUTATION = ("alternative", "method", "n_permutations")
+
+#: Default value of every metric option.
+OPTION_DEFAULTS: dict[str, Any] = {
+    "alternative": "two-sided", "method": "auto", "n_permutations": 100_000, "pairs": None, "c": 1.0, "C": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Vectors a formula reads: targets ``W = [X; Y]`` (``n_x`` X rows first), poles, defining pairs."""
+
+    W: np.ndarray
+    n_x: int
+    A: np.ndarray
+    B: np.ndarray
+    P1: np.ndarray | None = None
+    P2: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One registered metric.
+
+    Attributes
+    ----------
+    name, title, citation : str
+    signed : bool
+        Estimate flips sign when X and Y are swapped (and has a permutation p).
+    p_value : str
+        ``"permutation"``, ``"spearman"`` or ``"none"`` (not defined in the literature).
+    pairs : str
+        ``"required"`` (RIPA, direct bias), ``"optional"`` (SemAxis: poles A and B
+        unless pairs are given) or ``""``.
+    options : tuple of str
+        Metric-specific options (see the module docstring).
+    direction : str
+        What a positive estimate means, in words.
+    compute : callable
+        ``compute(inputs, options) -> formulas.Scores``.
+    """
+
+    name: str
+    title: str
+    citation: str
+    signed: bool
+    p_value: str
+    pairs: str
+    options: tuple[str, ...]
+    direction: str
+    compute: Callable[[Inputs, dict[str, Any]], F.Scores]
+
+    def settings(self, options: dict[str, Any]) -> str:
+        """The options that shape the value, as text for the record (``"c=1"``)."""
+        return ", ".join(f"{k}={options[k]:g}" for k in ("c", "C") if k in self.options)
+
+
+def _pair_vectors(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """The defining pairs' vectors, or the poles A and B when no pairs were resolved (SemAxis)."""
+    return (inp.P1, inp.P2) if inp.P1 is not None else (inp.A, inp.B)
+
+
+_SPECS = (
+    MetricSpec("mac", "mean average cosine distance", "Manzini et al. 2019, NAACL", False, "none", "", (),
+               "larger: targets farther from the attribute words (a distance, not a direction)",
+               lambda i, o: F.mac(i.W, i.A, i.B)),
+    MetricSpec("rnd", "relative norm distance", "Garg et al. 2018, PNAS", True, "permutation", "", _PERMUTATION,
+               "negative: X nearer A (relative to B) than Y is",
+               lambda i, o: F.rnd(i.W, i.A, i.B, i.n_x)),
+    MetricSpec("ect", "embedding coherence test (Spearman rho)", "Dev & Phillips 2019, AISTATS", False, "spearman",
+               "", (), "1: the targets rank alike against A and B (coherent); lower: less coherent",
+               lambda i, o: F.ect(i.W, i.A, i.B)),
+    MetricSpec("ripa", "relational inner product association", "Ethayarajh et al. 2019, ACL", True, "permutation",
+               "required", _PERMUTATION + ("pairs",), "positive: X lies further towards the first pair words than Y",
+               lambda i, o: F.ripa(i.W, i.P1, i.P2, i.n_x)),
+    MetricSpec("semaxis", "SemAxis score", "An et al. 2018, ACL", True, "permutation", "optional",
+               _PERMUTATION + ("pairs",), "positive: X nearer the A pole than Y",
+               lambda i, o: F.semaxis(i.W, *_pair_vectors(i), i.n_x)),
+    MetricSpec("direct-bias", "direct bias DirectBias_c", "Bolukbasi et al. 2016, NeurIPS", False, "none",
+               "required", ("pairs", "c"), "larger: targets more aligned with the pair direction (unsigned)",
+               lambda i, o: F.direct_bias(i.W, i.P1, i.P2, c=o["c"])),
+    MetricSpec("nas", "normalised association score", "Caliskan et al. 2017; sweater's nas", True, "permutation", "",
+               _PERMUTATION, "positive: X nearer A (relative to B) than Y is",
+               lambda i, o: F.nas(i.W, i.A, i.B, i.n_x)),
+    MetricSpec("rnsb", "relative negative sentiment bias (KL)", "Sweeney & Najafian 2019, ACL", False, "none", "",
+               ("C",), "larger: the classifier's B probability is less uniform over the targets (unsigned)",
+               lambda i, o: F.rnsb(i.W, i.A, i.B, C=o["C"])),
+)
+
+#: The registered metrics (case-insensitive names; ``direct_bias`` and ``directbias`` are aliases).
+METRICS: Registry[MetricSpec] = Registry(
+    "metric", {s.name: s for s in _SPECS}, aliases={"direct_bias": "direct-bias", "directbias": "direct-bias"},
+    fold_case=True, cutoff=0.4,
+)
+
+
+def metric_names() -> tuple[str, ...]:
+    """Names of the registered metrics, in the order of the docs.
+
+    Examples
+    --------
+    >>> metric_names()
+    ('mac', 'rnd', 'ect', 'ripa', 'semaxis', 'direct-bias', 'nas', 'rnsb')
+    """
+    return METRICS.names()
+
+
+def check_options(specs: list[MetricSpec], options: dict[str, Any]) -> dict[str, Any]:
+    """Validate metric options once; every option must apply to at least one of ``specs``.
+
+    Returns the defaults updated with the given options (values checked).
+    """
+    from .._errors import ConfigError
+    from .._validate import suggest
+
+    taken = {o for s in specs for o in s.options}
+    for key in options:
+        if key not in OPTION_DEFAULTS:
+            raise ConfigError(f"unknown metric option {key!r}{suggest(key, list(OPTION_DEFAULTS))} "
+                              f"(options: {', '.join(OPTION_DEFAULTS)})")
+        if key not in taken:
+            users = [s.name for s in METRICS.values() if key in s.options]
+            raise ConfigError(f"option {key!r} does not apply to {', '.join(s.name for s in specs)} "
+                              f"(it applies to {', '.join(users)})")
+    out = {**OPTION_DEFAULTS, **options}
+    check_choice("alternative", out["alternative"], ("greater", "less", "two-sided"))
+    check_choice("method", out["method"], ("auto", "exact", "monte-carlo"))
+    out["n_permutations"] = check_int("n_permutations", out["n_permutations"], lo=1)
+    out["c"] = check_real("c", out["c"], lo=0.0)
+    out["C"] = check_real("C", out["C"], lo=0.0, lo_open=True)
+    return out
