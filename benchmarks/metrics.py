@@ -5,7 +5,7 @@ importing isoeat, loading the bundled GloVe,
 fitting ZCA on the 100,000 most frequent words, then ``isoeat.metrics`` raw
 and whitened (permutation p-values as by default: exact up to 100,000
 partitions, else 100,000 sampled ones). Prints the time of each stage and
-exits with status 1 when the total exceeds the target (issue 17: 5 s on 2
+exits with status 1 when the total exceeds the target (5 s on 2
 cores). A benchmark, not a timed test.
 
 Usage:  python benchmarks/metrics.py [--target 5] [--permutations 100000]

@@ -32,8 +32,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``metric`` parser."""
     from ..calibration import calibration_names
 
+    from ..cliargs import examples
+
     p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
-                                      "raw vs calibrated")
+                                      "raw vs calibrated",
+                       epilog=examples("isoeat metric mac,ripa --test W6", "isoeat metric all --calibration none"))
     p.add_argument("names", metavar="NAME[,NAME...]",
                    help="metrics: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb, or all")
     p.add_argument("--test", default=None, help="test ids (W1..W10) or YAML/JSON files, comma-separated "
@@ -47,7 +50,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "or N partitions), else N sampled (default 100000)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="two-sided",
                    help="permutation p alternative (default two-sided)")
-    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
+    p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
                    help="permutation p method (default auto)")
     p.add_argument("--pairs", metavar="gender|W1:W2,...",
                    help="defining pairs of RIPA, direct bias, SemAxis: 'gender' (Bolukbasi et al.'s ten) or "
