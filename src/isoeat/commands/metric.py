@@ -50,7 +50,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "or N partitions), else N sampled (default 100000)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="two-sided",
                    help="permutation p alternative (default two-sided)")
-    p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
+    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
                    help="permutation p method (default auto)")
     p.add_argument("--pairs", metavar="gender|W1:W2,...",
                    help="defining pairs of RIPA, direct bias, SemAxis: 'gender' (Bolukbasi et al.'s ten) or "
