@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 
 from isoeat.stats import _certified
-from isoeat.stats._certified import _certified_tail_count, certified_memory_bytes
+from isoeat import ConfigError
+from isoeat.stats._certified import _certified_tail_count, certified_bracket, certified_memory_bytes
 from isoeat.stats.permutation import DEFAULT_RTOL
 
 ALTS = ("greater", "less", "two-sided")
@@ -172,3 +173,158 @@ def test_predicted_tables_are_refused_beyond_four_times_the_budget():
     assert at.bits is not None and "(predicted)" not in at.reason
     below = _certified_tail_count(s, 10, "greater", DEFAULT_RTOL, predicted // 4 - 1)
     assert below.bits is None and below.reason.endswith("(predicted)") and (below.low, below.high) == (0, 184756)
+
+
+# ---------------------------------------------------------------------------
+# the predicted resolution and the float memory estimate
+# ---------------------------------------------------------------------------
+
+
+def predicted_bits_from_scratch(s, n_x, alternative, rel_width, abs_width):
+    """The resolution the docstrings describe, computed on the X side with scipy's normal distribution.
+
+    The sum T of a random n_x-subset has mean n_x * mean(s) and variance
+    n_x (n - n_x) / (n (n - 1)) * sum (s - mean)^2 (sampling without replacement); with p the normal
+    tail at the thresholds and f the density there, the grid delta that makes the bracket's width,
+    f * delta * span (span = max(k (n - k) / (2n), 1) grid steps), equal to max(rel_width * p, abs_width);
+    never coarser than 16 grid steps across the values (2**(floor(log2(spread)) - 3)), at most 2**-1075.
+    Counting the complement gives the same p and f (T_c = sum(s) - T).
+    """
+    from scipy.stats import norm
+
+    s = np.asarray(s, dtype=float)
+    n, k = s.size, min(n_x, s.size - n_x)
+    if not np.any(s):
+        return 0
+    spread = float(s.max() - s.min())
+    coarse = 3 - math.floor(math.log2(spread)) if spread > 0 else -(math.frexp(float(np.abs(s).max()))[1])
+    fr = [Fraction(v) for v in s.tolist()]
+    tau = Fraction(DEFAULT_RTOL * float(np.abs(s).sum()))
+    t_obs, m = sum(fr[:n_x]), Fraction(n_x) * sum(fr) / n
+    if alternative == "greater":
+        queries = [("ge", t_obs - tau)]
+    elif alternative == "less":
+        queries = [("le", t_obs + tau)]
+    else:
+        d = abs(t_obs - m) - tau
+        queries = [("ge", m + d), ("le", m - d)] if d > 0 else []
+    sd = math.sqrt(n_x * (n - n_x) / (n * (n - 1)) * float(np.sum((s - s.mean()) ** 2)))
+    if sd == 0 or not queries:
+        return coarse
+    dist = norm(n_x * float(s.mean()), sd)
+    p = sum(dist.sf(float(t)) if way == "ge" else dist.cdf(float(t)) for way, t in queries)
+    dens = sum(dist.pdf(float(t)) for _, t in queries)
+    delta = max(rel_width * p, abs_width) / (dens * max(k * (n - k) / n / 2, 1.0))
+    return min(1075, max(coarse, math.ceil(-math.log2(delta))))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_predicted_resolution_follows_the_normal_approximation(seed):
+    rng = np.random.default_rng(200 + seed)
+    n = (12, 30, 9)[seed % 3]
+    n_x = (6, 11, 7)[seed % 3]  # 7 of 9 counts the complement
+    s = rng.normal(scale=10.0 ** (seed - 3), size=n)
+    s[:n_x] += 0.3 * 10.0 ** (seed - 3) * (seed % 2)
+    for alt in ALTS:
+        for rel, ab in ((1e-3, 1e-12), (0.5, 1e-3), (1e-9, 1e-30)):
+            prob = _certified._Problem(s, n_x, alt, DEFAULT_RTOL)
+            assert _certified._predicted_bits(prob, rel, ab) == predicted_bits_from_scratch(s, n_x, alt, rel, ab), \
+                (alt, rel, ab)
+
+
+def test_predicted_resolution_without_spread_or_values():
+    # all zero: grid 1; all equal (no spread, no variance): one grid step of 2**(e) above the values,
+    # e the binary exponent of the peak (frexp(1.5) = (0.75, 1))
+    assert _certified._predicted_bits(_certified._Problem(np.zeros(6), 3, "greater", DEFAULT_RTOL), 1e-3, 1e-12) == 0
+    assert _certified._predicted_bits(_certified._Problem(np.full(6, 1.5), 3, "greater", DEFAULT_RTOL),
+                                      1e-3, 1e-12) == -1
+    # the observed value at the null mean two-sided: no query, the coarse grid alone
+    s = np.array([1.0, -1.0, 0.0, 2.0, -2.0, 0.0])  # spread 4 = 2**2: grid 2**-1 (8 steps across)
+    assert _certified._predicted_bits(_certified._Problem(s, 3, "two-sided", DEFAULT_RTOL), 1e-3, 1e-12) == 1
+    assert predicted_bits_from_scratch(s, 3, "two-sided", 1e-3, 1e-12) == 1
+
+
+def test_float_memory_estimate_by_hand_and_its_cap():
+    # the tables of test_memory_of_the_tables_by_hand, each size j widened by j steps (the slack of j
+    # rounded values; an estimate before rounding). n_x = 2, grid 1: X {0, 1}: 1, 1 + 2, 0 + 3 -> 7;
+    # Y {2, 3}: 7 -> 8 * (14 + 3 * 3) = 184. Grid 1/2: X {0, 2}: 1, 2 + 2, 0 + 3 -> 8; Y {4, 6}: 8
+    # -> 8 * (16 + 3 * 4) = 224. n_x = 3 (complement, size 1): Y {3}: 1, 2; X {0, 1, 2}: 1, 2 + 2
+    # -> 8 * (8 + 3 * 4) = 160
+    for n_x, bits, expected in ((2, 0, 184), (2, 1, 224), (3, 0, 160)):
+        prob = _certified._Problem(np.array([0.0, 1.0, 2.0, 3.0]), n_x, "greater", DEFAULT_RTOL)
+        assert _certified._plan_estimate(prob, bits) == expected
+    # s = [0, 0, X, 0], n_x = 2 (observed sides {0, 0} and {X, 0}): widths 1, 2, 3 and 1, X + 2, 3;
+    # 8 * (X + 12 + 3 (X + 2)) = 32 X + 144, as a float 32 X for X >= 2**60
+    def estimate(x, bits=0):
+        return _certified._plan_estimate(_certified._Problem(np.array([0.0, 0.0, x, 0.0]), 2, "greater", 0.0), bits)
+    assert estimate(2.0**100) == 2**105
+    assert estimate(1.5 * 2**194) == 3 * 2**198  # below the cap 2**200: the estimate itself
+    assert estimate(2.0**195) == 2**200  # at the cap
+    assert estimate(1.5 * 2**195) == 2**200  # above it
+    assert estimate(1.5 * 2**195, bits=-10) == 3 * 2**189  # a coarser grid shrinks it
+    assert estimate(2.0**300) == 2**200  # far above it (32 * 2**300 is finite)
+
+
+# ---------------------------------------------------------------------------
+# refinement and the entry points
+# ---------------------------------------------------------------------------
+
+
+def test_finest_fitting_grid_by_hand():
+    # s = [0, 1, 2, 3], n_x = 2 on the grid 2**-b (b >= 0): X {0, 2**b}: widths 1, 2**b + 1, 1;
+    # Y {2 * 2**b, 3 * 2**b}: the same -> 8 * (2 * (2**b + 3) + 3 * (2**b + 1)) = 8 * (5 * 2**b + 9)
+    prob = _certified._Problem(np.array([0.0, 1.0, 2.0, 3.0]), 2, "greater", DEFAULT_RTOL)
+    at3 = 8 * (5 * 8 + 9)
+    assert certified_memory_bytes([0.0, 1.0, 2.0, 3.0], 2, 3) == at3
+    assert _certified._finest_fitting(prob, 0, 6, at3) == 3
+    assert _certified._finest_fitting(prob, 0, 6, at3 - 1) == 2
+    assert _certified._finest_fitting(prob, 2, 6, at3) == 3
+    assert _certified._finest_fitting(prob, 3, 6, at3) is None  # both ends excluded
+    assert _certified._finest_fitting(prob, 0, 3, 10**9) == 2
+    # certified_bracket at that grid: fits in exactly its bytes, not in one less
+    # "less": subset sums 1, 2, 3, 3, 4, 5, only {0, 1} is <= T_obs = 1
+    assert certified_bracket([0.0, 1.0, 2.0, 3.0], 2, 3, alternative="less", memory=at3) == (1, 1)
+    with pytest.raises(ConfigError, match="2\\*\\*-3 would need about 392 bytes > 391 bytes"):
+        certified_bracket([0.0, 1.0, 2.0, 3.0], 2, 3, alternative="less", memory=at3 - 1)
+
+
+def test_infeasible_problems_return_the_trivial_bracket():
+    s = np.zeros(2**19 + 1)
+    s[0] = 1.0
+    r = _certified_tail_count(s, 1, "greater", 0.5, 2**30)
+    assert r == (0, 2**19 + 1, 2**19 + 1, 0.5, None, False, 0, r.reason) and "table updates" in r.reason
+
+
+def _fake_passes(monkeypatch, target, results):
+    """Run _certified_tail_count on 30 values with the predicted grid ``target`` and scripted passes."""
+    seen = []
+
+    def fake(prob, bits, memory):
+        seen.append(bits)
+        return results(bits)
+
+    monkeypatch.setattr(_certified, "_predicted_bits", lambda prob, rel, ab: target)
+    monkeypatch.setattr(_certified, "_bracket_at", fake)
+    s = np.random.default_rng(2).normal(size=30)
+    return _certified_tail_count(s, 15, "greater", DEFAULT_RTOL, 2**30), seen
+
+
+@pytest.mark.parametrize("width, step", [(2, 2), (3, 2), (4, 3), (100, 7), (3276, 12), (10**6, 12)])
+def test_refinement_steps_by_the_measured_width(monkeypatch, width, step):
+    # first pass 3 bits below the prediction; the target width here is 1e-3 * 1000 = 1 count
+    # (1e-12 * C(30, 15) = 1.6e-4 is smaller), so the next grid is finer by ceil(log2(1.25 width)),
+    # between 1 and 12 bits: 1.25 * 2 = 2.5 -> 2; 3.75 -> 2; 5 -> 3; 125 -> 7; 4095 -> 12; 1.25e6 -> 12
+    r, seen = _fake_passes(monkeypatch, 20, lambda bits: (1000, 1000 + width, 1) if bits == 17 else (1000, 1001, 1))
+    assert seen == [17, 17 + step] and r.reached and (r.low, r.high) == (1000, 1001)
+
+
+def test_refinement_falls_back_to_the_finest_grid_that_fits(monkeypatch):
+    # no first pass fits: the finest grid in (bits - 8, bits) that fits is tried next
+    fits = []
+    monkeypatch.setattr(_certified, "_finest_fitting", lambda prob, above, below, memory: fits.append(
+        (above, below)) or (below - 2 if len(fits) == 1 else None))
+    r, seen = _fake_passes(monkeypatch, 20, lambda bits: None if bits in (17, 18) else (1000, 1004, 1))
+    # 17 refused, 15 run (width 4 > 1: 5 -> 3 bits finer), 18 refused, nothing in (15, 18) fits
+    assert seen == [17, 15, 18] and fits == [(9, 17), (15, 18)]
+    assert (r.low, r.high, r.bits, r.reached, r.memory) == (1000, 1004, 15, False, 1)
+    assert r.reason.startswith("a narrower bracket needs tables of about")
