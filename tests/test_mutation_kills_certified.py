@@ -328,3 +328,24 @@ def test_refinement_falls_back_to_the_finest_grid_that_fits(monkeypatch):
     assert seen == [17, 15, 18] and fits == [(9, 17), (15, 18)]
     assert (r.low, r.high, r.bits, r.reached, r.memory) == (1000, 1004, 15, False, 1)
     assert r.reason.startswith("a narrower bracket needs tables of about")
+
+
+@pytest.mark.parametrize("alternative", ALTS)
+def test_float_counts_are_widened_by_exactly_gamma_d(monkeypatch, alternative):
+    # the docstring's bounds: ceil(c / (1 + g)) and floor(c / (1 - g)), g = D u / (1 - D u), u = 2**-53,
+    # per query (two-sided: two, whose bounds add). With D = 10**6 and c ~ 1e28 the terms of order
+    # (D u)**2 c ~ 1e9 are visible, so any other g shows. The counts are scripted; C(100, 50) ~ 1e29.
+    u = Fraction(1, 2**53)
+    depth = 10**6
+    g = depth * u / (1 - depth * u)
+    counts = iter([[1.0e28, 3.0e28], [2.0e27, 5.0e27]])
+    monkeypatch.setattr(_certified, "_depth", lambda n, halves, k: depth)
+    monkeypatch.setattr(_certified, "_count_ge", lambda left, right, k, ths: next(counts))
+    s = np.arange(100.0) % 4
+    s[:50] += 1.0  # T_obs = 127 away from the null mean 102: two-sided has two tails
+    low, high = certified_bracket(s, 50, 0, alternative=alternative)
+    queries = [[1.0e28, 3.0e28], [2.0e27, 5.0e27]][:2 if alternative == "two-sided" else 1]
+    want_low = sum(math.ceil(Fraction(strict) / (1 + g)) for strict, _ in queries)
+    want_high = sum(math.floor(Fraction(loose) / (1 - g)) for _, loose in queries)
+    assert (low, high) == (want_low, want_high)
+    assert want_low < sum(int(Fraction(q[0])) for q in queries)  # the widening is visible
