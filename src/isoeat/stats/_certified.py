@@ -156,7 +156,7 @@ class _Problem:
         self.k = n - n_x if complement else n_x
         self.frac = [Fraction(v) for v in s.tolist()]
         if split == "auto":
-            split = "observed" if self.total <= _SMALL else "sorted"
+            split = "observed" if self.total <= _SMALL else "sorted"  # mutation: equivalent[cmp <= -> <] (no C(n, k) equals 10**13 but C(10**13, 1), 80 TB of values: Sylvester-Schur leaves k <= 4, none fits)
         if split == "observed":
             # the observed counted side, then the rest: the residual bounds of _bracket_at are per
             # number j taken from the first half, exact for the observed subset itself (j = k), within
