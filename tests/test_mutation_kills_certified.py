@@ -349,3 +349,12 @@ def test_float_counts_are_widened_by_exactly_gamma_d(monkeypatch, alternative):
     want_high = sum(math.floor(Fraction(loose) / (1 - g)) for _, loose in queries)
     assert (low, high) == (want_low, want_high)
     assert want_low < sum(int(Fraction(q[0])) for q in queries)  # the widening is visible
+
+
+def test_default_memory_limit_is_2_to_the_62_bytes():
+    # s = [0, 1, 2, 3], n_x = 2 on the grid 2**-57: 8 * (5 * 2**57 + 9) bytes (see above), just over 2**62:
+    # refused before allocating, without a memory argument
+    assert 2**62 < 8 * (5 * 2**57 + 9) < 2**63
+    assert certified_memory_bytes([0.0, 1.0, 2.0, 3.0], 2, 57) == 8 * (5 * 2**57 + 9)
+    with pytest.raises(ConfigError, match=r"2\*\*-57 would need about 5.24e\+06 TiB > 4.19e\+06 TiB"):
+        certified_bracket([0.0, 1.0, 2.0, 3.0], 2, 57)
