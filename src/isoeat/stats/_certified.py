@@ -309,7 +309,7 @@ def _rounded(prob: _Problem, bits: int) -> _Rounded:
 def _bracket_at(prob: _Problem, bits: int, memory: int) -> tuple[int, int, int] | None:
     """Certified (low, high) count at resolution 2**-bits and the tables' bytes; None over ``memory``."""
     if prob.queries is None:
-        return prob.total, prob.total, 0
+        return prob.total, prob.total, 0  # mutation: equivalent[const 0 -> 1] (bytes unread here: _certified_tail_count returns before)
     rd = _rounded(prob, bits)
     k = prob.k
     need = _plan_bytes(rd.values, k)
@@ -319,7 +319,9 @@ def _bracket_at(prob: _Problem, bits: int, memory: int) -> tuple[int, int, int] 
     tables = [_half_tables(vals, k) for vals in rd.values]
     depth = _depth(prob.n, tables, k)
     gamma = depth * _U / (1 - depth * _U)
-    js = range(max(0, k - len(rd.values[1])), min(k, len(rd.values[0])) + 1)
+    # each half holds at least k values (k <= n/2), so js is 0..k; either half's length gives the same
+    js = range(max(0, k - len(rd.values[1])),  # mutation: equivalent[const 1 -> 0] (k - len(half) <= 0 for both)
+               min(k, len(rd.values[0])) + 1)  # mutation: equivalent[const 0 -> 1] (min(k, len(half)) = k for both)
     low = high = 0
     for way, t in prob.queries:
         # residual sum of a k-subset with j values from the first half: within [lo_j, hi_j]
