@@ -217,7 +217,9 @@ def _half_tables(vals: list[int], kmax: int) -> list[tuple[int, np.ndarray]]:
     lo, widths = _half_plan(vals, kmax)
     tabs = [np.zeros(w) for w in widths]
     tabs[0][0] = 1.0
-    filled = [1] + [0] * (len(widths) - 1)  # entries past these are still zero
+    # entries of tabs[j] from filled[j] on are still zero; each is set (>= 1) before it is first read
+    filled = [1] + [0] * (  # mutation: equivalent[const 0 -> 1] (initial values are overwritten before being read)
+        len(widths) - 1)  # mutation: equivalent[arith - -> +, const 1 -> 0] (one entry more, never read)
     for t, v in enumerate(vals):
         for j in range(min(t + 1, len(widths) - 1), 0, -1):
             m = filled[j - 1]
