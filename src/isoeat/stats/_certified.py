@@ -251,7 +251,7 @@ def _count_ge(left: list[tuple[int, np.ndarray]], right: list[tuple[int, np.ndar
         for q, a in enumerate(ts):
             c = min(max(a - al - ar, 0), wl + wr)  # left index u pairs with the right indices >= c - u
             part = 0.0
-            if c < wl:
+            if c < wl:  # mutation: equivalent[cmp < -> <=] (at c = wl the slice is empty and adds 0.0)
                 part += float(cl[max(c, 0):].sum()) * tot
             u0, u1 = max(0, c - wr + 1), min(wl, c)
             if u0 < u1:
