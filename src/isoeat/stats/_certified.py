@@ -156,7 +156,7 @@ class _Problem:
         self.k = n - n_x if complement else n_x
         self.frac = [Fraction(v) for v in s.tolist()]
         if split == "auto":
-            split = "observed" if self.total <= _SMALL else "sorted"
+            split = "observed" if self.total <= _SMALL else "sorted"  # mutation: equivalent[cmp <= -> <] (no C(n, k) equals 10**13 but C(10**13, 1), 80 TB of values: Sylvester-Schur leaves k <= 4, none fits)
         if split == "observed":
             # the observed counted side, then the rest: the residual bounds of _bracket_at are per
             # number j taken from the first half, exact for the observed subset itself (j = k), within
@@ -217,7 +217,9 @@ def _half_tables(vals: list[int], kmax: int) -> list[tuple[int, np.ndarray]]:
     lo, widths = _half_plan(vals, kmax)
     tabs = [np.zeros(w) for w in widths]
     tabs[0][0] = 1.0
-    filled = [1] + [0] * (len(widths) - 1)  # entries past these are still zero
+    # entries of tabs[j] from filled[j] on are still zero; each is set (>= 1) before it is first read
+    filled = [1] + [0] * (  # mutation: equivalent[const 0 -> 1] (initial values are overwritten before being read)
+        len(widths) - 1)  # mutation: equivalent[arith - -> +, const 1 -> 0] (one entry more, never read)
     for t, v in enumerate(vals):
         for j in range(min(t + 1, len(widths) - 1), 0, -1):
             m = filled[j - 1]
@@ -249,10 +251,10 @@ def _count_ge(left: list[tuple[int, np.ndarray]], right: list[tuple[int, np.ndar
         for q, a in enumerate(ts):
             c = min(max(a - al - ar, 0), wl + wr)  # left index u pairs with the right indices >= c - u
             part = 0.0
-            if c < wl:
+            if c < wl:  # mutation: equivalent[cmp < -> <=] (at c = wl the slice is empty and adds 0.0)
                 part += float(cl[max(c, 0):].sum()) * tot
             u0, u1 = max(0, c - wr + 1), min(wl, c)
-            if u0 < u1:
+            if u0 < u1:  # mutation: equivalent[cmp < -> <=] (at u0 = u1 both slices are empty: a dot product of 0.0)
                 off = wr - 1 - c
                 part += float(np.einsum("i,i->", cl[u0:u1], back[off + u0:off + u1]))  # not np.dot: BLAS threads stall on a busy machine
             out[q] += part
@@ -309,7 +311,7 @@ def _rounded(prob: _Problem, bits: int) -> _Rounded:
 def _bracket_at(prob: _Problem, bits: int, memory: int) -> tuple[int, int, int] | None:
     """Certified (low, high) count at resolution 2**-bits and the tables' bytes; None over ``memory``."""
     if prob.queries is None:
-        return prob.total, prob.total, 0
+        return prob.total, prob.total, 0  # mutation: equivalent[const 0 -> 1] (bytes unread here: _certified_tail_count returns before)
     rd = _rounded(prob, bits)
     k = prob.k
     need = _plan_bytes(rd.values, k)
@@ -319,7 +321,9 @@ def _bracket_at(prob: _Problem, bits: int, memory: int) -> tuple[int, int, int] 
     tables = [_half_tables(vals, k) for vals in rd.values]
     depth = _depth(prob.n, tables, k)
     gamma = depth * _U / (1 - depth * _U)
-    js = range(max(0, k - len(rd.values[1])), min(k, len(rd.values[0])) + 1)
+    # each half holds at least k values (k <= n/2), so js is 0..k; either half's length gives the same
+    js = range(max(0, k - len(rd.values[1])),  # mutation: equivalent[const 1 -> 0] (k - len(half) <= 0 for both)
+               min(k, len(rd.values[0])) + 1)  # mutation: equivalent[const 0 -> 1] (min(k, len(half)) = k for both)
     low = high = 0
     for way, t in prob.queries:
         # residual sum of a k-subset with j values from the first half: within [lo_j, hi_j]
