@@ -179,6 +179,7 @@ def test_noncentral_t_limits_at_zero_are_the_normal_quantiles(nx, ny, level):
     (0.0, 8, 8, 0.2), (0.0, 3, 3, 0.4), (0.0, 16, 16, 1e-9),  # cdflib returned -0.33 for both ends at 1e-9
     (-0.025, 3, 3, 0.99), (-0.125, 8, 8, 0.999), (0.05, 12, 9, 0.999), (0.3, 8, 8, 0.9999),
     (-0.4, 5, 7, 0.999999),
+    (0.03, 6, 7, 0.9999), (-0.02, 8, 8, 0.9999),  # upper-tail misses of ~1e-6 in p: 0.007-0.009 in theta
 ])
 def test_noncentral_t_limits_where_nctdtrinc_stops_short(dw, nx, ny, level):
     # scipy.special.nctdtrinc (cdflib) returns the t = 0 answer near t = 0 (for p in about (0.3, 0.75) with
@@ -328,6 +329,17 @@ def test_population_d_nan_when_attribute_noise_explains_all_spread():
     assert np.isnan(population_d(cxa2, cxb2, cya2, cyb2))
 
 
+def test_population_d_nan_at_exactly_zero_corrected_variance():
+    # Binary fractions, so every mean and sum below is exact: the rows of each block are equal (s is constant
+    # within X and within Y, Sw^2 = 0) and every block is row + column effects (interaction SS = 0), so the
+    # corrected variance is exactly 0: not positive, no estimate (d / sqrt(pi(1-pi) d^2) would read +-2).
+    cxa = np.tile([0.5, 0.25, 0.75, 0.5], (4, 1))
+    cxb = np.tile([0.25, 0.5, 0.25, 0.5], (4, 1))
+    cya, cyb = cxa - 0.125, cxb + 0.125
+    assert _var1(_s_loop(cxa.tolist(), cxb.tolist())) == 0.0 and _ms_loop(cxa.tolist()) == 0.0
+    assert np.isnan(population_d(cxa, cxb, cya, cyb))
+
+
 def test_population_d_removes_the_attribute_noise_on_average():
     # What it estimates: cos(w, a) = u_w + e_wa (A), e'_wb (B); the words' u ~ N(mu_G, 1); the
     # interaction noise e has SD 2, so with 8 attributes s(w) carries attribute noise of variance
@@ -380,6 +392,17 @@ def test_jackknife_limits_stay_where_theta_can_be():
     assert est + q * se > bound  # the construction: the plain Wald limit is out of range
     assert hi == pytest.approx(bound, rel=1e-15) and -bound <= lo < est
     assert (est, se, lo, hi) == pytest.approx(_jackknife_ref(*mats, 0.999), rel=1e-9)
+
+
+def test_jackknife_at_exactly_zero_effect():
+    # Y's rows are X's in reverse order and every value is a multiple of 1/64 (sums and means over 4 are
+    # exact): D = 0 exactly, so the estimate is 0 and the interval is symmetric about it, with a finite SE.
+    rng = np.random.default_rng(50)
+    cxa, cxb = np.round(rng.normal(0, 1, (4, 4)) * 64) / 64, np.round(rng.normal(0, 1, (4, 4)) * 64) / 64
+    cya, cyb = cxa[::-1].copy(), cxb[::-1].copy()
+    est, se, lo, hi = jackknife_population_interval(cxa, cxb, cya, cyb, 0.95)
+    assert est == 0.0 and math.isfinite(se) and se > 0 and lo == -hi
+    assert (est, se, lo, hi) == pytest.approx(_jackknife_ref(cxa, cxb, cya, cyb, 0.95), rel=1e-9, abs=1e-15)
 
 
 @pytest.mark.parametrize("which", range(4))
