@@ -179,6 +179,7 @@ def test_noncentral_t_limits_at_zero_are_the_normal_quantiles(nx, ny, level):
     (0.0, 8, 8, 0.2), (0.0, 3, 3, 0.4), (0.0, 16, 16, 1e-9),  # cdflib returned -0.33 for both ends at 1e-9
     (-0.025, 3, 3, 0.99), (-0.125, 8, 8, 0.999), (0.05, 12, 9, 0.999), (0.3, 8, 8, 0.9999),
     (-0.4, 5, 7, 0.999999),
+    (0.03, 6, 7, 0.9999), (-0.02, 8, 8, 0.9999),  # upper-tail misses of ~1e-6 in p: 0.007-0.009 in theta
 ])
 def test_noncentral_t_limits_where_nctdtrinc_stops_short(dw, nx, ny, level):
     # scipy.special.nctdtrinc (cdflib) returns the t = 0 answer near t = 0 (for p in about (0.3, 0.75) with
@@ -328,6 +329,17 @@ def test_population_d_nan_when_attribute_noise_explains_all_spread():
     assert np.isnan(population_d(cxa2, cxb2, cya2, cyb2))
 
 
+def test_population_d_nan_at_exactly_zero_corrected_variance():
+    # Binary fractions, so every mean and sum below is exact: the rows of each block are equal (s is constant
+    # within X and within Y, Sw^2 = 0) and every block is row + column effects (interaction SS = 0), so the
+    # corrected variance is exactly 0: not positive, no estimate (d / sqrt(pi(1-pi) d^2) would read +-2).
+    cxa = np.tile([0.5, 0.25, 0.75, 0.5], (4, 1))
+    cxb = np.tile([0.25, 0.5, 0.25, 0.5], (4, 1))
+    cya, cyb = cxa - 0.125, cxb + 0.125
+    assert _var1(_s_loop(cxa.tolist(), cxb.tolist())) == 0.0 and _ms_loop(cxa.tolist()) == 0.0
+    assert np.isnan(population_d(cxa, cxb, cya, cyb))
+
+
 def test_population_d_removes_the_attribute_noise_on_average():
     # What it estimates: cos(w, a) = u_w + e_wa (A), e'_wb (B); the words' u ~ N(mu_G, 1); the
     # interaction noise e has SD 2, so with 8 attributes s(w) carries attribute noise of variance
@@ -380,6 +392,17 @@ def test_jackknife_limits_stay_where_theta_can_be():
     assert est + q * se > bound  # the construction: the plain Wald limit is out of range
     assert hi == pytest.approx(bound, rel=1e-15) and -bound <= lo < est
     assert (est, se, lo, hi) == pytest.approx(_jackknife_ref(*mats, 0.999), rel=1e-9)
+
+
+def test_jackknife_at_exactly_zero_effect():
+    # Y's rows are X's in reverse order and every value is a multiple of 1/64 (sums and means over 4 are
+    # exact): D = 0 exactly, so the estimate is 0 and the interval is symmetric about it, with a finite SE.
+    rng = np.random.default_rng(50)
+    cxa, cxb = np.round(rng.normal(0, 1, (4, 4)) * 64) / 64, np.round(rng.normal(0, 1, (4, 4)) * 64) / 64
+    cya, cyb = cxa[::-1].copy(), cxb[::-1].copy()
+    est, se, lo, hi = jackknife_population_interval(cxa, cxb, cya, cyb, 0.95)
+    assert est == 0.0 and math.isfinite(se) and se > 0 and lo == -hi
+    assert (est, se, lo, hi) == pytest.approx(_jackknife_ref(cxa, cxb, cya, cyb, 0.95), rel=1e-9, abs=1e-15)
 
 
 @pytest.mark.parametrize("which", range(4))
@@ -503,6 +526,17 @@ def test_bootstrap_below_the_floor_is_refused_at_exactly_one_less(level, need):
     assert r.n_resamples == need
 
 
+def test_level_and_bootstrap_bounds():
+    for level in (0.0, 1.0):  # open interval: a 0% or 100% interval is not an interval
+        with pytest.raises(IsoeatError, match="ci_level"):
+            _opts(ci=True, ci_level=level)
+    with pytest.raises(IsoeatError, match="bootstrap"):
+        _opts(bootstrap=1, ci_method="percentile")  # 1 resample: far below 200 at 95%
+    r = _opts(ci=True)
+    with pytest.raises(AttributeError):
+        r.level = 0.5  # a checked request cannot be changed afterwards
+
+
 # --------------------------------------------------------------------------- 7. the record
 def test_flat_round_trip_with_estimate_and_warning():
     ci = ConfidenceInterval(low=-0.25, high=1.5, level=0.9, method="jackknife", estimand="populations",
@@ -541,6 +575,8 @@ def test_old_record_reads_as_populations_percentile():
 def test_flagged():
     ok = ConfidenceInterval(low=0.1, high=0.5, level=0.95, method="noncentral-t")
     assert not ok.flagged
+    with pytest.raises(AttributeError):
+        ok.warning = "w"  # a record: frozen, so a result cannot lose or gain its flag afterwards
     assert ConfidenceInterval(low=0.1, high=0.5, level=0.95, method="bca", warning="w").flagged
     assert ConfidenceInterval(low=math.nan, high=0.5, level=0.95, method="noncentral-t").flagged
     assert ConfidenceInterval(low=0.1, high=math.inf, level=0.95, method="noncentral-t").flagged
@@ -627,6 +663,70 @@ def test_sc_weat_refuses_weat_interval_options_by_name(kw):
     rng = np.random.default_rng(0)
     with pytest.raises(ConfigError, match=name):
         sc_weat_from_vectors(rng.normal(size=5), rng.normal(size=(4, 5)), rng.normal(size=(4, 5)), ci=True, **kw)
+
+
+def test_weat_warning_uses_the_attribute_set_sizes():
+    from isoeat.stats.weat import weat_from_vectors
+
+    # 8 targets per set (the study covers 6), 6 attribute words in A (it covers 7): flagged, and only for A's size
+    X, Y, A, B = _vectors(nx=8, ny=8, na=6, nb=9, seed=43)
+    ci = weat_from_vectors(X, Y, A, B, ci=True, rng=0).effect_size_ci
+    assert ci.warning and "7 attribute words" in ci.warning
+    X, Y, A, B = _vectors(nx=8, ny=8, na=9, nb=6, seed=43)  # and for B's
+    assert "7 attribute words" in weat_from_vectors(X, Y, A, B, ci=True, rng=0).effect_size_ci.warning
+    X, Y, A, B = _vectors(nx=8, ny=8, na=7, nb=9, seed=43)
+    assert weat_from_vectors(X, Y, A, B, ci=True, rng=0).effect_size_ci.warning == ""
+    # SC-WEAT: the sample is A and B (6 words each covered), whatever the vectors' dimension
+    rng = np.random.default_rng(44)
+    w, A6, B5 = rng.normal(size=12), rng.normal(size=(6, 12)), rng.normal(size=(5, 12))
+    from isoeat.stats.weat import sc_weat_from_vectors
+
+    assert sc_weat_from_vectors(w, A6, B5, ci=True, rng=0).effect_size_ci.warning
+    assert sc_weat_from_vectors(w, A6, np.vstack([B5, rng.normal(size=12)]), ci=True, rng=0).effect_size_ci.warning == ""
+
+
+def test_populations_notes_say_why_there_is_no_interval():
+    req = iv.IntervalRequest(estimand="populations", method="jackknife", level=0.95, n_resamples=0)
+    mats = _crossed(5, 5, 2, 5, seed=60)  # 2 words in A
+    s_x = mats[0].mean(1) - mats[1].mean(1)
+    s_y = mats[2].mean(1) - mats[3].mean(1)
+    ci = iv.interval_on_d(s_x, s_y, mats, req)
+    assert math.isnan(ci.low) and "at least 3 words" in ci.note and ci.flagged
+    cxa = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 0.5]])  # attribute noise only (see above)
+    mats = (cxa, np.zeros((3, 3)), cxa[[1, 2, 0]] - 0.2, np.zeros((3, 3)))
+    ci = iv.interval_on_d(np.zeros(3), np.full(3, -0.2), mats, req)
+    assert math.isnan(ci.high) and "noise accounts for all the spread" in ci.note
+    mats = _crossed(6, 6, 5, 5, seed=61)
+    s_x, s_y = mats[0].mean(1) - mats[1].mean(1), mats[2].mean(1) - mats[3].mean(1)
+    ci = iv.interval_on_d(s_x, s_y, mats, req)
+    assert math.isfinite(ci.low) and ci.note == ""
+
+
+def test_given_attributes_bootstrap_does_not_resample_the_attributes():
+    # Two data sets with the same s-values but different attribute structure: a bootstrap of the targets only
+    # (given-attributes) gives the same interval from the same seed; over the populations it does not.
+    cxa, cxb, cya, cyb = _crossed(8, 8, 8, 8, seed=70)
+    rng = np.random.default_rng(71)
+    shuffle = rng.normal(0, 0.5, (8, 8))
+    shuffle -= shuffle.mean(axis=1, keepdims=True)  # rows sum to 0: s-values unchanged
+    other = (cxa + shuffle, cxb, cya + shuffle[::-1], cyb)
+    s_x, s_y = cxa.mean(1) - cxb.mean(1), cya.mean(1) - cyb.mean(1)
+    np.testing.assert_allclose(other[0].mean(1) - other[1].mean(1), s_x, atol=1e-12)
+    given = iv.IntervalRequest(estimand="given-attributes", method="percentile", level=0.9, n_resamples=400)
+    pops = iv.IntervalRequest(estimand="populations", method="percentile", level=0.9, n_resamples=400)
+    a = iv.interval_on_d(s_x, s_y, (cxa, cxb, cya, cyb), given, rng=5)
+    b = iv.interval_on_d(s_x, s_y, other, given, rng=5)
+    assert (a.low, a.high) == pytest.approx((b.low, b.high), abs=1e-9)
+    c = iv.interval_on_d(s_x, s_y, (cxa, cxb, cya, cyb), pops, rng=5)
+    e = iv.interval_on_d(s_x, s_y, other, pops, rng=5)
+    assert (c.low, c.high) != pytest.approx((e.low, e.high), abs=1e-6)
+    assert a.n_resamples == 400 and a.warning and c.estimand == "populations"
+
+
+def test_bootstrap_note_is_kept():
+    req = iv.IntervalRequest(estimand="given-attributes", method="percentile", level=0.9, n_resamples=200)
+    ci = iv.interval_on_d(np.full(4, 0.3), np.full(5, 0.3), None, req, rng=0)  # zero pooled SD: d undefined
+    assert math.isnan(ci.low) and "undefined" in ci.note
 
 
 # --------------------------------------------------------------------------- 9. config

@@ -134,9 +134,13 @@ def _nct_noncentrality(df: int, p: float, t: np.ndarray) -> np.ndarray:
             return (c if c == c else float(x < ti)) - p
 
         lo, hi = -abs(ti) - 10.0, abs(ti) + 10.0
-        while not (gap(lo) > 0.0 > gap(hi)) and hi < 1e6:
+        for _ in range(20):  # widen the bracket up to |lambda| ~ 1e7
+            if gap(lo) > 0.0 > gap(hi):
+                lam.flat[i] = brentq(gap, lo, hi, xtol=1e-12)
+                break
             lo, hi = 2.0 * lo, 2.0 * hi
-        lam.flat[i] = brentq(gap, lo, hi, xtol=1e-12) if gap(lo) > 0.0 > gap(hi) else math.nan
+        else:
+            lam.flat[i] = math.nan
     return lam
 
 
