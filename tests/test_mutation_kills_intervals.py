@@ -98,3 +98,124 @@ def test_bca_upper_level_past_the_pole_falls_back_too():
     assert r.method == "percentile" and "not monotone" in r.note
     alpha = 1 - conf
     np.testing.assert_allclose([r.ci_low, r.ci_high], np.quantile(reps, [alpha / 2, 1 - alpha / 2]), rtol=1e-12)
+
+
+def test_bca_exactly_at_the_pole_falls_back(monkeypatch):
+    # a (z0 + z_q) == 1 exactly: the formula divides by 0, so the interval falls back (documented: >= 1).
+    # Built with exact arithmetic: jackknife values 5, -1, -1, -3 (mean 0) give deviations -5, 1, 1, 3 with
+    # sum of squares 36 = 6**2 and sum of cubes -96, so a = -96 / (6 * 216) = -2/27 (one rounding, the same
+    # in the test as in the program); z0 = 0 and the lower z_q = -13.5 = 1/a up to that rounding.
+    import scipy.special
+
+    import isoeat.stats.bootstrap as bs
+
+    conf = 0.9
+    a = -96.0 / (6.0 * 36.0**1.5)
+    assert a * -13.5 == 1.0  # exactly at the pole, in floating point
+
+    def fake_ndtri(p):
+        p = float(p)
+        return -13.5 if p == (1 - conf) / 2 else (13.5 if p == 1 - (1 - conf) / 2 else 0.0)
+
+    monkeypatch.setattr(scipy.special, "ndtri", fake_ndtri)
+    monkeypatch.setattr(bs, "_jackknife", lambda x, y, ddof: np.array([5.0, -1.0, -1.0, -3.0]))
+    x, y = [0.0, 1.0, 5.0], [0.0, 0.5, 1.0]
+    r = bootstrap_effect_size(x, y, n_resamples=500, confidence=conf, rng=2, method="bca")
+    assert r.method == "percentile"
+    assert r.note == "fell back to percentile: BCa transformation not monotone (1 - a(z0 + z_q) <= 0 at a level)"
+    reps = _replicates(np.array(x), np.array(y), 1, 500, np.random.default_rng(2), None)
+    np.testing.assert_allclose([r.ci_low, r.ci_high], np.quantile(reps, [0.05, 0.95]), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# _ci: the interval record
+# ---------------------------------------------------------------------------
+
+
+def _same(a: ConfidenceInterval, b: ConfidenceInterval) -> bool:
+    """Field-by-field equality with NaN equal to NaN."""
+    for f in dataclasses.fields(ConfidenceInterval):
+        u, v = getattr(a, f.name), getattr(b, f.name)
+        if not (u == v or (isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v))):
+            return False
+    return True
+
+
+def test_interval_is_frozen():
+    ci = ConfidenceInterval(low=0.1, high=0.9, level=0.95, method="noncentral-t")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ci.low = 0.0  # type: ignore[misc]
+
+
+def test_defaults_of_an_interval():
+    ci = ConfidenceInterval(low=0.1, high=0.9, level=0.95, method="noncentral-t")
+    assert (ci.n_resamples, ci.estimand, ci.note, ci.warning) == (0, "given-attributes", "", "")
+    assert math.isnan(ci.estimate)
+
+
+def test_flat_of_no_interval_by_hand():
+    got = ConfidenceInterval.flat(None, "p")
+    assert list(got) == ["p_low", "p_high", "p_method", "p_level", "p_resamples", "p_note", "p_estimand",
+                         "p_estimate", "p_warning"]
+    assert math.isnan(got["p_low"]) and math.isnan(got["p_high"]) and math.isnan(got["p_level"])
+    assert math.isnan(got["p_estimate"])
+    assert (got["p_method"], got["p_resamples"], got["p_note"], got["p_estimand"], got["p_warning"]) == (
+        "", 0, "", "", "")
+
+
+def test_flat_of_an_interval_by_hand():
+    ci = ConfidenceInterval(low=-0.5, high=1.5, level=0.9, method="bca", n_resamples=2000, estimand="populations",
+                            note="3 replicates dropped", estimate=0.7, warning="w")
+    assert ConfidenceInterval.flat(ci, "q") == {
+        "q_low": -0.5, "q_high": 1.5, "q_method": "bca+attributes", "q_level": 0.9, "q_resamples": 2000,
+        "q_note": "3 replicates dropped", "q_estimand": "populations", "q_estimate": 0.7, "q_warning": "w"}
+
+
+@pytest.mark.parametrize("estimand, method, label", [
+    ("populations", "bca", "bca+attributes"), ("populations", "percentile", "percentile+attributes"),
+    ("populations", "jackknife", "jackknife"), ("given-attributes", "bca", "bca"),
+    ("given-attributes", "noncentral-t", "noncentral-t"), ("given-word", "noncentral-t", "noncentral-t"),
+])
+def test_label_names_attribute_resampling_only_for_a_populations_bootstrap(estimand, method, label):
+    ci = ConfidenceInterval(low=0.0, high=1.0, level=0.95, method=method, estimand=estimand)
+    assert ci.label == label
+    assert ci.resample_attributes is label.endswith("+attributes")
+
+
+@pytest.mark.parametrize("low, high, warning, flagged", [
+    (0.0, 1.0, "", False), (math.nan, 1.0, "", True), (0.0, math.nan, "", True), (0.0, math.inf, "", True),
+    (-math.inf, 1.0, "", True), (0.0, 1.0, "not established", True),
+])
+def test_flagged_by_hand(low, high, warning, flagged):
+    ci = ConfidenceInterval(low=low, high=high, level=0.95, method="noncentral-t", warning=warning)
+    assert ci.flagged is flagged
+
+
+def test_from_flat_reads_json_nulls_as_nan_and_empty():
+    rec = {"p_low": None, "p_high": None, "p_method": "noncentral-t", "p_level": 0.95, "p_resamples": None,
+           "p_note": None, "p_estimand": None, "p_estimate": None, "p_warning": None}
+    want = ConfidenceInterval(low=math.nan, high=math.nan, level=0.95, method="noncentral-t", n_resamples=0,
+                              estimand="given-attributes", note="", estimate=math.nan, warning="")
+    got = ConfidenceInterval.from_flat(rec, "p")
+    assert _same(got, want), got
+
+
+def test_from_flat_of_an_older_record_with_attributes():
+    rec = {"p_low": 0.2, "p_high": 1.2, "p_method": "percentile+attributes", "p_level": 0.9, "p_resamples": 999}
+    want = ConfidenceInterval(low=0.2, high=1.2, level=0.9, method="percentile", n_resamples=999,
+                              estimand="populations")
+    assert _same(ConfidenceInterval.from_flat(rec, "p"), want)
+
+
+def test_from_flat_needs_neither_resamples_nor_method_to_be_missing():
+    assert ConfidenceInterval.from_flat({}, "p") is None
+    assert ConfidenceInterval.from_flat({"p_resamples": 0, "p_method": ""}, "p") is None
+    # resamples without a method: still an interval (method empty)
+    got = ConfidenceInterval.from_flat({"p_resamples": 500, "p_level": 0.95, "p_low": 0.0, "p_high": 1.0}, "p")
+    want = ConfidenceInterval(low=0.0, high=1.0, level=0.95, method="", n_resamples=500)
+    assert _same(got, want)
+    got = ConfidenceInterval.from_flat({"p_method": "jackknife", "p_estimand": "populations", "p_note": "n",
+                                        "p_warning": "w", "p_estimate": 0.5}, "p")
+    want = ConfidenceInterval(low=math.nan, high=math.nan, level=math.nan, method="jackknife",
+                              estimand="populations", note="n", warning="w", estimate=0.5)
+    assert _same(got, want)
