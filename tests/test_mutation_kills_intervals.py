@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from scipy.special import ndtr, ndtri
 
+from isoeat.stats import intervals as iv
 from isoeat.stats._ci import ConfidenceInterval
 from isoeat.stats.bootstrap import _replicates, bootstrap_effect_size, effect_size
 
@@ -219,3 +220,184 @@ def test_from_flat_needs_neither_resamples_nor_method_to_be_missing():
     want = ConfidenceInterval(low=math.nan, high=math.nan, level=math.nan, method="jackknife",
                               estimand="populations", note="n", warning="w", estimate=0.5)
     assert _same(got, want)
+
+
+# ---------------------------------------------------------------------------
+# intervals: the check-and-solve path of the noncentrality, on a stand-in CDF
+# ---------------------------------------------------------------------------
+# scipy's nctdtr / nctdtrinc are replaced by a normal location family F(x) = Phi(t + shift - x) (decreasing
+# in x, like the noncentral-t CDF in lambda), whose root of F(x) = p is x* = t + shift - Phi^-1(p), and by a
+# "cdflib" answer L0 at which F is made to return a chosen value. The answer is kept when that value is
+# within 1e-5 of the tail probability min(p, 1 - p) of p, solved again otherwise (docstring).
+
+L0 = 5.0
+
+
+def _fake_cdf(monkeypatch, at_l0=None, shift=0.0, nan_beyond=math.inf):
+    import scipy.special
+
+    def nctdtr(df, lam, t):
+        lam, t = np.broadcast_arrays(np.asarray(lam, float), np.asarray(t, float))
+        z = t + shift - lam
+        out = np.where(np.abs(z) > nan_beyond, np.nan, ndtr(z))  # NaN far in a tail, like cdflib
+        if at_l0 is not None:
+            out = np.where(lam == L0, at_l0, out)
+        return out
+
+    monkeypatch.setattr(scipy.special, "nctdtr", nctdtr)
+    monkeypatch.setattr(scipy.special, "nctdtrinc", lambda df, p, t: np.full(np.shape(t), L0))
+
+
+@pytest.mark.parametrize("p", [0.025, 0.975, 0.0005, 0.9995, 0.3])
+@pytest.mark.parametrize("k, kept", [(0.9, True), (-0.9, True), (1.1, False), (-1.1, False)])
+def test_cdflib_answer_kept_within_the_tolerance_of_its_tail(monkeypatch, p, k, kept):
+    tail = min(p, 1 - p)
+    _fake_cdf(monkeypatch, at_l0=p + k * 1e-5 * tail)
+    t = 0.3
+    got = iv._nct_noncentrality(10, p, np.array([t]))[0]
+    root = t - float(ndtri(p))
+    assert got == (L0 if kept else pytest.approx(root, abs=1e-9))
+
+
+@pytest.mark.parametrize("p", [0.46120230955959407, 0.8070165296071288])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_cdflib_answer_off_by_exactly_the_tolerance_is_kept(monkeypatch, p, sign):
+    # These p were found by a search over random floats for p +- 1e-5 * min(p, 1 - p) exactly representable,
+    # so that the check sees |F(L0) - p| equal to the tolerance, bit for bit.
+    thr = 1e-5 * min(p, 1.0 - p)
+    c = p + sign * thr
+    assert abs(c - p) == thr
+    _fake_cdf(monkeypatch, at_l0=c)
+    assert iv._nct_noncentrality(10, p, np.array([0.3]))[0] == L0
+
+
+def test_a_nan_check_counts_as_off(monkeypatch):
+    _fake_cdf(monkeypatch, at_l0=math.nan)
+    got = iv._nct_noncentrality(10, 0.025, np.array([0.3]))[0]
+    assert got == pytest.approx(0.3 - float(ndtri(0.025)), abs=1e-9)
+
+
+@pytest.mark.parametrize("t, p", [(25.0, 0.0005), (-25.0, 0.9995), (25.0, 0.9995), (-25.0, 0.0005)])
+def test_where_the_cdf_is_nan_far_in_a_tail_it_counts_as_0_or_1(monkeypatch, t, p):
+    # The first bracket is (-|t| - 10, |t| + 10); at x = -35 (t = 25) the CDF is NaN here (|t - x| > 30)
+    # and stands for 1 (x < t: far below the root), at x = 35 (t = -25) for 0.
+    _fake_cdf(monkeypatch, at_l0=math.nan, nan_beyond=30.0)
+    got = iv._nct_noncentrality(10, p, np.array([t]))[0]
+    assert got == pytest.approx(t - float(ndtri(p)), abs=1e-9)
+
+
+@pytest.mark.parametrize("root, found", [(7e5, True), (-7e5, True), (1.5e6, False)])
+def test_the_search_widens_the_bracket_by_doubling_while_its_top_is_below_1e6(monkeypatch, root, found):
+    # t = 0, p = 0.5: x* = shift. Brackets (-10, 10) * 2**k: 655,360 < 1e6 still widens to 1,310,720, which
+    # holds a root at +-7e5 (both ends start 10 from t); one at 1.5e6 would need 2,621,440, past the cap.
+    _fake_cdf(monkeypatch, at_l0=math.nan, shift=root)
+    got = iv._nct_noncentrality(10, 0.5, np.array([0.0]))[0]
+    if found:
+        assert got == pytest.approx(root, abs=1e-6)
+    else:
+        assert math.isnan(got)
+
+
+def test_the_cap_is_exclusive_at_exactly_1e6(monkeypatch):
+    # t = 15,615: the bracket tops are 15,625 * 2**k, exactly 1e6 after six doublings; at 1e6 the search
+    # stops (hi < 1e6 is false), so a root at 1.5e6 is not found.
+    t = 15615.0
+    assert (abs(t) + 10.0) * 2.0**6 == 1e6
+    _fake_cdf(monkeypatch, at_l0=math.nan, shift=1.5e6 - t)
+    assert math.isnan(iv._nct_noncentrality(10, 0.5, np.array([t]))[0])
+    # and a root just inside that last bracket is found
+    _fake_cdf(monkeypatch, at_l0=math.nan, shift=9.9e5 - t)
+    assert iv._nct_noncentrality(10, 0.5, np.array([t]))[0] == pytest.approx(9.9e5, abs=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# intervals: jackknife at an estimate of exactly 0, interval_on_d, IntervalRequest
+# ---------------------------------------------------------------------------
+
+
+def _blocks(nx, ny, na, nb, seed):
+    """Cosine-like blocks with word, attribute and interaction effects."""
+    rng = np.random.default_rng(seed)
+    rx, ry = rng.normal(0.4, 1.0, nx), rng.normal(-0.4, 1.0, ny)
+    va, vb = rng.normal(0, 0.5, na), rng.normal(0, 0.5, nb)
+    return (rx[:, None] / 2 + va + rng.normal(0, 0.3, (nx, na)), -rx[:, None] / 2 + vb + rng.normal(0, 0.3, (nx, nb)),
+            ry[:, None] / 2 + va + rng.normal(0, 0.3, (ny, na)), -ry[:, None] / 2 + vb + rng.normal(0, 0.3, (ny, nb)))
+
+
+def test_jackknife_at_an_estimate_of_exactly_zero_has_a_finite_se():
+    # Y's cosines equal X's: D = 0 exactly, so the estimate is 0; the delete-one estimates are not all 0, so
+    # the standard error is finite and positive, and the interval is symmetric about 0.
+    cxa, cxb, _, _ = _blocks(6, 6, 5, 5, seed=3)
+    est, se, lo, hi = iv.jackknife_population_interval(cxa, cxb, cxa.copy(), cxb.copy(), 0.95)
+    assert est == 0.0
+    assert math.isfinite(se) and se > 0
+    assert lo == -hi and hi > 0
+
+
+def test_interval_request_is_frozen():
+    r = iv.IntervalRequest(estimand="given-attributes", method="noncentral-t", level=0.95, n_resamples=0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.level = 0.9  # type: ignore[misc]
+
+
+def _req(estimand, method, n=0, level=0.95):
+    return iv.IntervalRequest(estimand=estimand, method=method, level=level, n_resamples=n)
+
+
+@pytest.mark.parametrize("estimand", ["given-attributes", "populations"])
+def test_bootstrap_interval_resamples_attributes_only_for_populations(estimand):
+    mats = _blocks(5, 6, 4, 3, seed=8)
+    sx, sy = mats[0].mean(1) - mats[1].mean(1), mats[2].mean(1) - mats[3].mean(1)
+    ci = iv.interval_on_d(sx, sy, mats, _req(estimand, "percentile", n=400), rng=12)
+    # default ddof = 1; the same replicates drawn from scratch with the attribute words only for populations
+    reps = _replicates(sx, sy, 1, 400, np.random.default_rng(12), mats if estimand == "populations" else None)
+    np.testing.assert_allclose([ci.low, ci.high], np.quantile(reps, [0.025, 0.975]), rtol=1e-12)
+    assert (ci.method, ci.n_resamples, ci.note, ci.estimand) == ("percentile", 400, "", estimand)
+
+
+def test_bootstrap_interval_ddof_default_is_one():
+    sx, sy = np.array([0.1, 0.5, 0.2, 0.9]), np.array([0.0, -0.3, 0.1])
+    ci = iv.interval_on_d(sx, sy, None, _req("given-attributes", "percentile", n=300), rng=4)
+    reps1 = _replicates(sx, sy, 1, 300, np.random.default_rng(4), None)
+    np.testing.assert_allclose([ci.low, ci.high], np.quantile(reps1, [0.025, 0.975]), rtol=1e-12)
+    ci0 = iv.interval_on_d(sx, sy, None, _req("given-attributes", "percentile", n=300), ddof=0, rng=4)
+    assert ci0.low != ci.low  # ddof changes the replicates' SD: so the default is pinned
+
+
+@pytest.mark.parametrize("na, nb, warned", [(25, 25, False), (24, 25, True), (25, 24, True)])
+def test_populations_warning_reads_the_attribute_sizes_from_the_matrices(na, nb, warned):
+    # 16 targets per set and 25 attributes per set is where the study establishes the jackknife (COVERED_FROM)
+    mats = _blocks(16, 16, na, nb, seed=5)
+    sx, sy = mats[0].mean(1) - mats[1].mean(1), mats[2].mean(1) - mats[3].mean(1)
+    ci = iv.interval_on_d(sx, sy, mats, _req("populations", "jackknife"))
+    assert bool(ci.warning) is warned
+    assert math.isfinite(ci.low) and ci.note == ""
+
+
+@pytest.mark.parametrize("n, note", [(3, ""), (2, "no interval: the populations estimand needs at least 3 words in every set")])
+def test_populations_note_at_three_words(n, note):
+    mats = _blocks(n, 4, 4, 4, seed=6)
+    sx, sy = mats[0].mean(1) - mats[1].mean(1), mats[2].mean(1) - mats[3].mean(1)
+    ci = iv.interval_on_d(sx, sy, mats, _req("populations", "jackknife"))
+    assert ci.note == note
+    assert math.isfinite(ci.high) is (n == 3)
+
+
+def test_populations_note_when_the_attribute_noise_explains_the_spread():
+    # s equal within each set (row effects cancel) but the cosines vary: sigma^2 estimate <= 0, no interval
+    rng = np.random.default_rng(2)
+    cxa = rng.normal(0, 1, (4, 4))
+    cxb = cxa - 0.5
+    cya = rng.normal(0, 1, (4, 4))
+    cyb = cya + 0.5
+    sx, sy = cxa.mean(1) - cxb.mean(1), cya.mean(1) - cyb.mean(1)
+    ci = iv.interval_on_d(sx, sy, (cxa, cxb, cya, cyb), _req("populations", "jackknife"))
+    assert math.isnan(ci.low) and math.isnan(ci.high)
+    assert ci.note.startswith("no interval: the attribute words' noise accounts for all the spread of s")
+
+
+def test_analytic_methods_record_no_resamples():
+    r = iv.check_interval_options(True, 0, "auto", 0.95, "given-attributes")
+    assert (r.estimand, r.method, r.n_resamples) == ("given-attributes", "noncentral-t", 0)
+    r = iv.check_interval_options(True, 0, "jackknife", 0.95, "populations")
+    assert (r.method, r.n_resamples) == ("jackknife", 0)
