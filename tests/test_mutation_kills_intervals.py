@@ -401,3 +401,11 @@ def test_analytic_methods_record_no_resamples():
     assert (r.estimand, r.method, r.n_resamples) == ("given-attributes", "noncentral-t", 0)
     r = iv.check_interval_options(True, 0, "jackknife", 0.95, "populations")
     assert (r.method, r.n_resamples) == ("jackknife", 0)
+
+
+@pytest.mark.parametrize("bootstrap, level, n", [(0, 0.95, 10_000), (500, 0.95, 500), (0, 0.9999, 100_000)])
+def test_bootstrap_methods_record_their_replicates(bootstrap, level, n):
+    # without bootstrap=N: max(10,000, need) with need = 2 * 5 / (1 - level) (5 values beyond each end):
+    # 200 at 0.95, 100,000 at 0.9999
+    r = iv.check_interval_options(True, bootstrap, "bca", level, "given-attributes")
+    assert (r.method, r.n_resamples, r.level) == ("bca", n, level)
