@@ -75,7 +75,10 @@ TEST_MAP: dict[str, list[str]] = {
     # certified p-values: the recorded runs (docs/mutation.md) leave out the GloVe-based tests of test_certified.py
     "src/isoeat/stats/_certified.py": ["tests/test_mutation_kills_certified.py", "tests/test_certified.py"],
     "src/isoeat/stats/multitest.py": ["tests/test_multitest_boundaries.py", "tests/test_multitest.py"],
-    "src/isoeat/stats/bootstrap.py": ["tests/test_bootstrap_boundaries.py", "tests/test_bootstrap.py"],
+    "src/isoeat/stats/bootstrap.py": ["tests/test_bootstrap_boundaries.py", "tests/test_mutation_kills_intervals.py",
+                                      "tests/test_bootstrap.py"],
+    "src/isoeat/stats/intervals.py": ["tests/test_mutation_kills_intervals.py", "tests/test_intervals.py"],
+    "src/isoeat/stats/_ci.py": ["tests/test_mutation_kills_intervals.py", "tests/test_intervals.py"],
     "src/isoeat/stats/permutation.py": ["tests/test_mutation_kills_permutation.py", "tests/test_permutation.py"],
     "src/isoeat/stats/_montecarlo.py": ["tests/test_mutation_kills_permutation.py",
                                         "tests/test_permutation.py::test_random_subsets_are_uniform",

@@ -303,9 +303,11 @@ def bootstrap_effect_size(
         :math:`\Phi\bigl(\hat z_0 + (\hat z_0 + z_q)/(1 - \hat a(\hat z_0 +
         z_q))\bigr)` for :math:`q = \alpha/2, 1-\alpha/2`.  If
         :math:`\hat z_0` or :math:`\hat a` is not finite (e.g. all replicates
-        on one side of :math:`\hat d`, or identical jackknife values) the
-        percentile interval is returned, ``method="percentile"`` and the reason
-        in ``note``.
+        on one side of :math:`\hat d`, or identical jackknife values), or if
+        :math:`\hat a(\hat z_0 + z_q) \ge 1` at a level (past the pole of
+        the formula the levels wrap round and the interval would come out
+        inverted), the percentile interval is returned, ``method="percentile"``
+        and the reason in ``note``.
     rng : None, int or numpy.random.Generator
         Passed to :func:`numpy.random.default_rng` (global state untouched).
     attribute_cos : (cos_XA, cos_XB, cos_YA, cos_YB), optional
@@ -379,15 +381,16 @@ def bootstrap_effect_size(
             if not math.isfinite(accel):
                 reason = "BCa acceleration undefined (identical jackknife values)"
             else:
-                adj = []
-                for q in levels:
-                    zq = float(ndtri(q))
-                    adj.append(float(ndtr(z0 + (z0 + zq) / (1.0 - accel * (z0 + zq)))))
-                if all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in adj):  # mutation: equivalent[bool] (ndtr)
+                # Past the pole of w / (1 - a w) (a w >= 1) the levels wrap round: the interval would
+                # come out inverted, so that level is NaN and the interval falls back to percentile.
+                # (A level is in [0, 1] exactly when it is finite: ndtr of a finite number, or NaN.)
+                ws = [z0 + float(ndtri(q)) for q in levels]
+                adj = [float(ndtr(z0 + w / (1.0 - accel * w))) if accel * w < 1.0 else math.nan for w in ws]
+                if all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in adj):  # mutation: equivalent[bool] (ndtr or NaN)
                     levels = (adj[0], adj[1])
                     used = "bca"
                 else:
-                    reason = "BCa adjusted quantile levels not finite"
+                    reason = "BCa transformation not monotone (1 - a(z0 + z_q) <= 0 at a level)"
         if reason is not None:
             notes.append(f"fell back to percentile: {reason}")
     low, high = np.quantile(reps, levels)

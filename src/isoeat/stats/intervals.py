@@ -136,7 +136,7 @@ def _nct_noncentrality(df: int, p: float, t: np.ndarray) -> np.ndarray:
         lo, hi = -abs(ti) - 10.0, abs(ti) + 10.0
         for _ in range(20):  # widen the bracket up to |lambda| ~ 1e7
             if gap(lo) > 0.0 > gap(hi):
-                lam.flat[i] = brentq(gap, lo, hi, xtol=1e-12)
+                lam.flat[i] = brentq(gap, lo, hi, xtol=1e-12)  # mutation: equivalent[const 1e-12] (solver tolerance: moves lambda by < 1e-12, below the 1e-5 tail accuracy accepted from cdflib)
                 break
             lo, hi = 2.0 * lo, 2.0 * hi
         else:
@@ -280,7 +280,7 @@ def jackknife_population_limits(
         + _jackknife_var(population_d(_cols_out(cxa), cxb, _cols_out(cya), cyb))
         + _jackknife_var(population_d(cxa, _cols_out(cxb), cya, _cols_out(cyb)))
     )  # NaN wherever a delete-one estimate is undefined
-    se = np.sqrt(var) + 0.0 * est
+    se = np.sqrt(var) + 0.0 * est  # mutation: equivalent[arith + -> -] (0.0 * est is +-0 or NaN: adding or subtracting it gives the same)
     q = float(stdtrit(min(nx + ny, na + nb) - 2, 0.5 + level / 2.0))
     share = nx / (nx + ny)
     bound = 1.0 / math.sqrt(share * (1.0 - share))  # |theta| < bound: the estimand's range
