@@ -115,3 +115,26 @@ def test_run_folder_cells_carry_the_interval(tmp_path, capsys):
     rows = load_experiment(out).weat
     assert rows and all(r["effect_size_ci_estimand"] == "populations" for r in rows)
     assert all(r["effect_size_ci_method"] == "jackknife" for r in rows)
+
+
+def test_populations_jackknife_is_refused_over_its_memory_budget(monkeypatch):
+    from isoeat.stats import intervals as iv
+    from isoeat.stats.weat import weat_from_vectors
+
+    g = np.random.default_rng(0)
+    X, Y, A, B = (g.normal(size=(10, 6)) + s for s in (0.5, -0.5, 0.2, -0.2))
+    # 48 * (10*10*10 + 10*10*10) = 96,000 bytes: refused one byte below, computed at exactly the budget
+    monkeypatch.setattr(iv, "JACKKNIFE_MEMORY", 96_000 - 1)
+    r = weat_from_vectors(X, Y, A, B, ci=True, ci_estimand="populations", rng=0)
+    assert math.isnan(r.effect_size_ci.low) and "over its" in r.effect_size_ci.note
+    monkeypatch.setattr(iv, "JACKKNIFE_MEMORY", 96_000)
+    r = weat_from_vectors(X, Y, A, B, ci=True, ci_estimand="populations", rng=0)
+    assert math.isfinite(r.effect_size_ci.low)
+
+
+def test_footer_prints_the_level_as_given():
+    from isoeat.reporting.tables import ci_footer
+    from isoeat.stats.intervals import ConfidenceInterval
+
+    ci = ConfidenceInterval(low=0.1, high=0.9, level=0.999, method="noncentral-t")
+    assert ci_footer([ci], ["W6"]).startswith("CI: 99.9% interval")

@@ -85,7 +85,7 @@ def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
     kinds = sorted({(c.level, c.estimand, c.label, c.n_resamples) for _, c in shown})
     for level, estimand, label, n in kinds:
         how = label + (f", {n:,} resamples" if n else "")
-        lines.append(f"CI: {level:.0%} interval on {_ESTIMAND_TEXT.get(estimand, estimand)}: estimand {estimand} "
+        lines.append(f"CI: {level * 100:.10g}% interval on {_ESTIMAND_TEXT.get(estimand, estimand)}: estimand {estimand} "
                      f"({how}).")
         if estimand == "populations" and label == "jackknife":
             lines.append("    The value before it estimates d without the attribute words' noise (it can exceed d).")

@@ -329,6 +329,10 @@ def coverage_warning(estimand: str, method: str, n_x: int, n_y: int, n_a: int, n
     return ""
 
 
+#: Memory budget of the populations jackknife (its delete-one copies grow as n^2 k); checked before allocating.
+JACKKNIFE_MEMORY = 2 << 30
+
+
 def interval_on_d(
     s_x: Any,
     s_y: Any,
@@ -370,6 +374,12 @@ def interval_on_d(
         return ConfidenceInterval(low=float(lo[0]), high=float(hi[0]), **base)
     if attribute_cos is None:
         raise ConfigError("the populations estimand needs the cosine matrices of the targets with the attributes")
+    big_t, big_a = max(n_x, n_y), max(n_a, n_b)
+    need = 48 * (big_t * big_t * big_a + big_a * big_a * big_t)  # delete-one copies and their working arrays
+    if need > JACKKNIFE_MEMORY:
+        return ConfidenceInterval(low=math.nan, high=math.nan, note=(
+            f"no interval: the jackknife over {n_x}+{n_y} target and {n_a}+{n_b} attribute words needs about "
+            f"{need / 2**30:.1f} GiB, over its {JACKKNIFE_MEMORY / 2**30:g} GiB budget"), **base)
     est, _se, lo_, hi_ = jackknife_population_interval(*attribute_cos, request.level)
     note = ""
     if min(n_x, n_y, n_a, n_b) < 3:
