@@ -79,7 +79,7 @@ def test_nas_of_a_word_equidistant_from_every_pole_word_is_undefined():
     r = metric_from_vectors("nas", X, Y, A, B, rng=0)
     assert math.isnan(r.per_word[0]) and all(math.isfinite(v) for v in r.per_word[1:])
     assert math.isnan(r.estimate) and math.isnan(r.p_value) and r.p_method == "none"
-    assert "estimate undefined" in r.note
+    assert "estimate undefined" in r.note and "no p-value" in r.note
 
 
 def test_hand_example_pair_metrics():
@@ -460,19 +460,27 @@ def test_auto_counts_exactly_up_to_18_plus_18_target_words():
     # exact_cost(36, 18) = 8.8e6 <= EXACT_BUDGET = 1e7 < exact_cost(38, 19) = 1.9e7
     rng = np.random.default_rng(4)
     A, B = rng.normal(size=(3, 5)), rng.normal(size=(3, 5))
-    for half, exact in ((18, True), (19, False)):
+    for half, method in ((18, "exact"), (19, "monte-carlo")):
         X, Y = rng.normal(size=(half, 5)), rng.normal(size=(half, 5))
         r = metric_from_vectors("semaxis", X, Y, A, B, rng=0, n_permutations=1000)
-        assert (r.p_method == "exact") is exact, half  # beyond the budget: certified (or Monte Carlo)
+        assert r.p_method == method, half  # beyond the budget: sampled (certified only on request)
     assert metric_from_vectors("semaxis", X, Y, A, B, method="exact").p_method == "exact"  # WEAT's budget
 
 
 def test_monte_carlo_p_replays_from_recorded_seed(glove):
-    rs = isoeat.metrics(glove, "rnd,nas", "W3", rng=5)  # 32 + 32 words: sampled
+    rs = isoeat.metrics(glove, "rnd,nas", "W3", rng=5)  # 32 + 32 words: sampled by auto
     assert [r.p_method for r in rs] == ["monte-carlo", "monte-carlo"] and rs[0].seed != rs[1].seed
     assert [r.seed for r in rs] == spawn_seeds(5, 2)
     again = isoeat.metric(glove, "nas", "W3", rng=rs[1].seed)
     assert (again.p_value, again.seed) == (rs[1].p_value, rs[1].seed)
+
+
+def test_certified_on_request_and_sampled_p_within_its_margin(glove):
+    cert = isoeat.metric(glove, "semaxis", "W3", rng=0, method="certified")  # C(64, 32) partitions
+    mc = isoeat.metric(glove, "semaxis", "W3", rng=0, n_permutations=20_000)  # auto beyond the budget: sampled
+    assert (cert.p_method, mc.p_method) == ("certified", "monte-carlo")
+    # the sampled p estimates the p the bracket holds: within a generous binomial margin of it
+    assert abs(mc.p_value - cert.p_value) < 5 * math.sqrt(cert.p_value * (1 - cert.p_value) / 20_000) + 1e-3
 
 
 def test_ect_p_is_spearman_test(glove):
@@ -494,6 +502,8 @@ def test_record_round_trip_and_identity(glove):
     assert d["pairs"][:2] == ["caress-abuse", "freedom-crash"]
     assert "per_word" not in d and len(r.to_dict(scores=True)["per_word"]) == 49 == len(r.words)
     assert MetricResult.from_dict(r.to_dict(scores=True)) == r
+    w3 = isoeat.metric(glove, "nas", "W3", rng=0)  # the words as listed, not their lowercase vocabulary entries
+    assert w3.words[0] == isoeat.get_test("W3").X.words[0] == "Adam" and "Adam->adam" in w3.case_folded
     with pytest.raises(Exception):
         r.estimate = 0.0  # frozen
 
@@ -540,8 +550,14 @@ def test_pair_sources(glove):
     assert uneven.pairs_source == "gender-default" and "differ in length" in uneven.note
     with pytest.raises(ConfigError, match="need defining pairs"):
         isoeat.metric(glove, "ripa", _custom(["good", "nice", "fine"], ["bad", "evil"], bias="Valence"))
-    # SemAxis needs no pairs: its poles are A and B whatever their sizes
+    # SemAxis needs no pairs: its poles are A and B whatever their sizes; given pairs replace them
     assert isoeat.metric(glove, "semaxis", _custom(["good", "nice", "fine"], ["bad", "evil"], bias="V")).pairs == ()
+    t = _custom(["man", "boy"], ["woman", "girl"])
+    r = isoeat.metric(glove, "semaxis", t, pairs=[("he", "she")], rng=0)
+    V = {w: glove.lookup([w]).vectors[0] for w in ("he", "she", *t.X.words, *t.Y.words)}
+    axis = V["he"] - V["she"]
+    assert (r.pairs, r.pairs_source) == (("he-she",), "given")
+    assert r.per_word == pytest.approx([_cos(V[w], axis) for w in (*t.X.words, *t.Y.words)], rel=1e-12)
 
 
 def test_pair_coverage_and_overlap(glove):
@@ -551,6 +567,8 @@ def test_pair_coverage_and_overlap(glove):
     r = isoeat.metric(glove, "ripa", t, pairs=[("he", "she"), ("man", "woman"), ("him", "her"), ("son", "zzqqy")],
                       min_coverage=0.75)
     assert r.pairs == ("he-she", "man-woman", "him-her") and "pair:son-zzqqy" in r.dropped
+    with pytest.raises(CoverageError, match="1 of 2 defining pairs"):
+        isoeat.metric(glove, "ripa", t, pairs=[("he", "she"), ("son", "zzqqy")])  # 50% kept < 80%
     with pytest.raises(InvalidTestError, match="target word.*among the defining pairs: math"):
         isoeat.metric(glove, "ripa", t, pairs=[("math", "she")])
     with pytest.warns(isoeat.IsoeatWarning, match="allow_overlap"):
@@ -593,6 +611,12 @@ def test_from_vectors_refusals():
         metric_from_vectors("direct-bias", HX, HY, HA, np.vstack([HB, HB[:1] * 2]))
     with pytest.raises(ConfigError, match="2-D array"):
         metric_from_vectors("nas", HX[0], HY, HA, HB)
+    with pytest.raises(ConfigError, match="do not apply to mac"):
+        metric_from_vectors("mac", HX, HY, HA, HB, P1=HP1)
+    with pytest.raises(ConfigError, match="set P2: expected a 2-D array"):
+        metric_from_vectors("ripa", HX, HY, HA, HB, P1=HP1)  # one side of the pairs is not ignored
+    with pytest.raises(ConfigError, match="one row per pair"):
+        metric_from_vectors("ripa", HX, HY, HA, HB, P1=np.ones((0, 2)), P2=np.ones((0, 2)))
 
 
 def test_invalid_tests_refused_before_any_number(glove):
@@ -607,6 +631,7 @@ def test_check_options_defaults_and_bounds():
     from isoeat.metrics.registry import OPTION_DEFAULTS, check_options
 
     ripa, db, rnsb_spec = METRICS["ripa"], METRICS["direct-bias"], METRICS["RNSB"]
+    assert check_options([ripa], {"method": "certified"})["method"] == "certified"
     assert check_options([ripa], {}) == OPTION_DEFAULTS == {
         "alternative": "two-sided", "method": "auto", "n_permutations": 100_000, "pairs": None, "c": 1.0, "C": 1.0}
     assert check_options([db], {"c": 0})["c"] == 0.0 and check_options([rnsb_spec], {"C": 1e-9})["C"] == 1e-9

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
+from ..metrics.registry import METHODS
 from ..cliargs import (
     FORMATS,
     add_calibration_options,
@@ -50,8 +51,9 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "or N partitions), else N sampled (default 100000)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="two-sided",
                    help="permutation p alternative (default two-sided)")
-    p.add_argument("--method", choices=("auto", "exact", "monte-carlo"), default="auto",
-                   help="permutation p method (default auto)")
+    p.add_argument("--method", choices=METHODS, default="auto",
+                   help="permutation p method (default auto: exact when cheap, else Monte Carlo; certified: a "
+                        "bracket that holds the exact p, slower)")
     p.add_argument("--pairs", metavar="gender|W1:W2,...",
                    help="defining pairs of RIPA, direct bias, SemAxis: 'gender' (Bolukbasi et al.'s ten) or "
                         "she:he,woman:man (default: the test's pairs, else A and B zipped)")
@@ -91,6 +93,18 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
+def _p_footer(results: list[Any]) -> str:
+    """How the permutation p-values of ``results`` were obtained, in one line."""
+    methods = {r.p_method for r in results}
+    n = next((r.n_permutations for r in results if r.p_method == "monte-carlo"), None)
+    parts = [text for method, text in (
+        ("exact", "exact where counting is cheap"),
+        ("certified", "certified (p = the upper end of a bracket that holds the exact p)"),
+        ("monte-carlo", f"sampled partitions of X+Y (p = (k+1)/(N+1), N = {n or 0:,})"),
+    ) if method in methods]
+    return "p: " + ", else ".join(parts) + "."
+
+
 def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> str:
     from ..experiments.compare import classify_change
     from ..reporting.tables import _render, format_p
@@ -121,21 +135,19 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
     notes = sorted({r.note for r in raw if r.note})
     lines += [f"note: {n}" for n in notes[:3]] + ([f"note: ... ({len(notes) - 3} more)"] if len(notes) > 3 else [])
     if spec.p_value == "permutation":
-        n = next((r.n_permutations for r in raw if r.p_method == "monte-carlo"), None)
-        lines.append("p: exact where counting is cheap, else sampled partitions of X+Y "
-                     f"(p = (k+1)/(N+1){f', N = {n:,}' if n else ''}).")
+        lines.append(_p_footer(raw + (cal or [])))
     if has_p and cal:
         lines.append(f"Chg at alpha = {alpha:g}: S=Stable, D=Disappearing, E=Emerging (p < alpha is significant).")
     return "\n".join(lines)
 
 
 def _cmd_metric(args: argparse.Namespace) -> int:
-    from ..metrics.api import _names, run_metrics
+    from ..metrics.api import run_metrics, select_metrics
     from ..metrics.registry import METRICS
     from ..reporting.tables import records_to_csv, to_json
     from ..wordsets import resolve_tests
 
-    specs = _names(None if args.names.strip().lower() == "all" else args.names)
+    specs = select_metrics(args.names)
     opts = _options(args)
     tests = resolve_tests(args.test)
     model = load_model_from_args(args)

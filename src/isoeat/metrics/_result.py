@@ -36,7 +36,8 @@ class MetricResult(ResultIdentity):
         Spearman's test of :math:`\rho = 0` (ECT), ``nan`` where the
         literature defines none (MAC, direct bias, RNSB).
     p_method : str
-        ``"exact"``, ``"monte-carlo"``, ``"spearman-t"`` or ``"none"``.
+        ``"exact"``, ``"certified"`` (``p_value`` the upper end of a bracket
+        that holds the exact p), ``"monte-carlo"``, ``"spearman-t"`` or ``"none"``.
     alternative : str
         Of the permutation or Spearman test (``""`` without one).
     n_permutations, n_partitions : int

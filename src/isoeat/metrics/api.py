@@ -11,10 +11,16 @@ p-values: signed metrics permute the target words over the partitions of
 :math:`X\\cup Y` (their per-word values do not depend on the split, so every
 partition is a different split of one vector, as in WEAT); ``method="auto"``
 counts exactly when that is cheap (:data:`EXACT_BUDGET`: up to 18 + 18
-target words, or at most ``n_permutations`` partitions) and samples
-``n_permutations`` partitions otherwise (seeded through ``rng``), a smaller
-exact budget than WEAT's ``auto`` (which counts 25 + 25 exactly, seconds per
-test). ECT reports Spearman's test; MAC, direct bias and RNSB have none.
+target words, or at most ``n_permutations`` partitions), a smaller exact
+budget than WEAT's ``auto`` (which counts 25 + 25 exactly, seconds per
+test), and samples ``n_permutations`` partitions beyond it (seeded through
+``rng``). ``method="certified"`` asks for
+:func:`~isoeat.stats.permutation.partition_test`'s bracket that holds the
+exact p (WEAT's ``auto`` beyond its budget); it costs up to 0.3 s a test on
+W1-W3 against 0.03 s for 100,000 sampled partitions, which would put the
+eight metrics x ten tests x two spaces over the 5 s target
+(``benchmarks/metrics.py``). ECT reports Spearman's test; MAC, direct bias
+and RNSB have none.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from .._errors import ConfigError, CoverageError, InvalidTestError, IsoeatWarnin
 from .._random import resolve_seed, spawn_seeds
 from .._types import Calibrator, Encoder
 from .._validate import check_bool
-from ..stats.permutation import partition_test
+from ..stats.permutation import exact_cost, partition_test
 from ..stats.validity import check_test, vocabulary_entries
 from ..stats.weat import _lookup_sets, documents_calibration, resolve_calibration
 from ._pairs import PairSpec, format_pairs, resolve_pairs
@@ -38,7 +44,7 @@ from ._result import MetricResult
 from .formulas import Scores
 from .registry import METRICS, Inputs, MetricSpec, check_options
 
-__all__ = ["metric", "run_metrics", "metric_from_vectors", "EXACT_BUDGET"]
+__all__ = ["metric", "run_metrics", "metric_from_vectors", "select_metrics", "EXACT_BUDGET"]
 
 #: ``exact_budget`` of ``method="auto"`` (see :func:`~isoeat.stats.permutation.exact_cost`): C(36, 18) costs
 #: 8.8e6 and is counted exactly (C(32, 16), 2.0e6, in about 10 ms); C(38, 19) costs 1.9e7 and C(50, 25) 1.6e9
@@ -54,10 +60,12 @@ def _p_fields(spec: MetricSpec, scores: Scores, n_x: int, opts: dict[str, Any], 
                     alternative="two-sided")
     if spec.p_value != "permutation" or not np.isfinite(scores.per_word).all():
         return {}
-    method = opts["method"]
+    method, n = opts["method"], len(scores.per_word)
+    if method == "auto":  # exact when cheap, else sampled: a certified bracket costs up to 0.3 s a test here
+        cheap = exact_cost(n, n_x) <= EXACT_BUDGET or math.comb(n, n_x) <= opts["n_permutations"]
+        method = "exact" if cheap else "monte-carlo"
     perm = partition_test(scores.per_word, n_x, alternative=opts["alternative"], method=method,
-                          n_permutations=opts["n_permutations"], rng=gen,
-                          **({"exact_budget": EXACT_BUDGET} if method == "auto" else {}))
+                          n_permutations=opts["n_permutations"], rng=gen)
     return dict(p_value=float(perm.p_value), p_method=perm.p_method, alternative=opts["alternative"],
                 n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
                 n_partitions=int(perm.n_partitions))
@@ -70,10 +78,8 @@ def _result(spec: MetricSpec, inp: Inputs, opts: dict[str, Any], rng: Any, *, wo
     notes = []
     if pairs is not None and pairs.note:
         notes.append(pairs.note)
-    if not math.isfinite(scores.estimate):
-        notes.append("estimate undefined (a constant or degenerate input)")
-    elif spec.p_value == "permutation" and not np.isfinite(scores.per_word).all():
-        notes.append("no p-value: some per-word values are undefined")
+    if not math.isfinite(scores.estimate):  # a signed metric's estimate is nan whenever a per-word value is
+        notes.append("estimate undefined (a constant or degenerate input); no p-value")
     return MetricResult(
         metric=spec.name, estimate=float(scores.estimate), signed=spec.signed,
         **_p_fields(spec, scores, inp.n_x, opts, gen), n_x=inp.n_x, n_y=len(inp.W) - inp.n_x,
@@ -110,7 +116,7 @@ def metric_from_vectors(
         Without them RIPA and direct bias zip the rows of A and B (equal sizes
         needed) and SemAxis uses A and B as its poles.
     rng : None, int or numpy.random.Generator
-        Seeds the Monte Carlo permutation p (recorded as ``seed``).
+        Seeds a Monte Carlo permutation p (recorded as ``seed``).
     test, bias_type, model, calibration, words
         Labels recorded in the result.
     **options
@@ -261,7 +267,7 @@ def metric(
         words measured, A and B the poles.
     calibration : see CALIBRATION_DOC
     rng : None, int or numpy.random.Generator
-        Seeds the Monte Carlo permutation p; recorded as ``seed``.
+        Seeds a Monte Carlo permutation p; recorded as ``seed``.
     min_coverage : float, default 0.8
         As in :func:`isoeat.weat` (also the share of defining pairs kept).
     allow_overlap : bool, default False
@@ -290,8 +296,9 @@ def metric(
                 check_options([spec], options))[0]
 
 
-def _names(names: Any) -> list[MetricSpec]:
-    if names is None or names == "all":
+def select_metrics(names: Any) -> list[MetricSpec]:
+    """The specs ``names`` asks for: ``None``/``"all"`` (any case), ``"mac,ripa"`` or a list; duplicates refused."""
+    if names is None or (isinstance(names, str) and names.strip().lower() == "all"):
         return list(METRICS.values())
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
@@ -333,7 +340,7 @@ def run_metrics(
     -------
     list of MetricResult, tests outer, metrics inner.
     """
-    specs = _names(names)
+    specs = select_metrics(names)
     opts = check_options(specs, options)
     if tests is None or isinstance(tests, str):
         from ..wordsets import resolve_tests

@@ -30,9 +30,12 @@ from .._registry import Registry
 from .._validate import check_choice, check_int, check_real
 from . import formulas as F
 
-__all__ = ["MetricSpec", "METRICS", "metric_names", "OPTION_DEFAULTS", "check_options"]
+__all__ = ["MetricSpec", "METRICS", "metric_names", "OPTION_DEFAULTS", "METHODS", "check_options"]
 
 _PERMUTATION = ("alternative", "method", "n_permutations")
+
+#: ``method`` of the permutation p (see :func:`isoeat.stats.permutation.partition_test`).
+METHODS = ("auto", "exact", "certified", "monte-carlo")
 
 #: Default value of every metric option.
 OPTION_DEFAULTS: dict[str, Any] = {
@@ -158,7 +161,7 @@ def check_options(specs: list[MetricSpec], options: dict[str, Any]) -> dict[str,
                               f"(it applies to {', '.join(users)})")
     out = {**OPTION_DEFAULTS, **options}
     check_choice("alternative", out["alternative"], ("greater", "less", "two-sided"))
-    check_choice("method", out["method"], ("auto", "exact", "monte-carlo"))
+    check_choice("method", out["method"], METHODS)
     out["n_permutations"] = check_int("n_permutations", out["n_permutations"], lo=1)
     out["c"] = check_real("c", out["c"], lo=0.0)
     out["C"] = check_real("C", out["C"], lo=0.0, lo_open=True)
