@@ -84,6 +84,8 @@ TEST_MAP: dict[str, list[str]] = {
                                         "tests/test_permutation.py::test_random_subsets_are_uniform",
                                         "tests/test_permutation.py::test_sequential_stopping"],
     "src/isoeat/stats/weat.py": ["tests/test_weat.py"],
+    "src/isoeat/stats/results.py": ["tests/test_mutation_kills_results.py", "tests/test_result_surface.py",
+                                    "tests/test_frames.py", "tests/test_reach.py"],
     "src/isoeat/calibration/zca.py": ["tests/test_mutation_kills.py", "tests/test_zca.py"],
     "src/isoeat/calibration/moments.py": ["tests/test_mutation_kills.py", "tests/test_moments.py"],
     # calibration modules: these files hold every test of the recorded runs (docs/mutation.md, which leave out
