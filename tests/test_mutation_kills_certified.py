@@ -4,9 +4,9 @@ Expected values are computed here independently of the module:
 
 * subset counts by enumerating every subset with :mod:`itertools` (exact
   integers, or :class:`fractions.Fraction` sums of the float inputs);
-* partition counts by the tie rule of ``partition_test`` in rationals
-  (``brute_count``), or by the exact meet-in-the-middle counts of
-  ``partition_test(method="exact")`` (independent code, :mod:`isoeat.stats._exact`);
+* partition counts by the exact meet-in-the-middle counts of
+  ``partition_test(method="exact")`` (independent code, :mod:`isoeat.stats._exact`;
+  the brute-force tie-rule counter is ``brute_count`` in tests/test_certified.py);
 * table sizes, the rounding depth and the limits from the formulas written in
   the module's docstrings, worked by hand in the comments.
 """
@@ -26,17 +26,6 @@ from isoeat.stats._certified import _certified_tail_count, certified_bracket, ce
 from isoeat.stats.permutation import DEFAULT_RTOL
 
 ALTS = ("greater", "less", "two-sided")
-
-
-def brute_count(s, n_x, alternative, rtol=DEFAULT_RTOL) -> int:
-    """The tie rule of partition_test, in exact rationals over every n_x-subset."""
-    fr = [Fraction(float(v)) for v in s]
-    tau = Fraction(rtol * float(np.abs(np.asarray(s, dtype=float)).sum()))
-    t_obs = sum(fr[:n_x])
-    m = Fraction(n_x) * sum(fr) / len(fr)
-    reaches = {"greater": lambda t: t >= t_obs - tau, "less": lambda t: t <= t_obs + tau,
-               "two-sided": lambda t: abs(t - m) >= abs(t_obs - m) - tau}[alternative]
-    return sum(reaches(sum(c, Fraction(0))) for c in itertools.combinations(fr, n_x))
 
 
 # ---------------------------------------------------------------------------
