@@ -138,3 +138,38 @@ def test_footer_prints_the_level_as_given():
 
     ci = ConfidenceInterval(low=0.1, high=0.9, level=0.999, method="noncentral-t")
     assert ci_footer([ci], ["W6"]).startswith("CI: 99.9% interval")
+
+
+# --- interval options without an interval: refused, not ignored -------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs, named", [
+    ({"ci_level": 0.9}, "ci_level"),
+    ({"ci_level": 0.95 + 1e-12}, "ci_level"),          # just beside the default is still a given value
+    ({"ci_method": "noncentral-t"}, "ci_method"),
+    ({"ci_estimand": "populations"}, "ci_estimand"),
+    ({"resample_attributes": True}, "resample-attributes"),
+])
+def test_interval_options_without_an_interval_are_refused(kwargs, named):
+    from isoeat.stats.intervals import check_interval_options
+
+    args = {"ci": False, "bootstrap": 0, "ci_method": "auto", "ci_level": 0.95, "ci_estimand": "given-attributes"}
+    args.update(kwargs)
+    with pytest.raises(isoeat.ConfigError, match=named):
+        check_interval_options(**args)
+    assert check_interval_options(**{**args, "ci": True}) is not None          # with the interval: accepted
+    if kwargs.get("ci_method") is None:                                        # bootstrap=N also asks for one
+        assert check_interval_options(**{**args, "bootstrap": 10_000, "ci_method": "percentile"}) is not None
+
+
+def test_default_interval_options_without_an_interval_are_silent():
+    from isoeat.stats.intervals import check_interval_options
+
+    assert check_interval_options(False, 0, "auto", 0.95, "given-attributes") is None
+    assert check_interval_options(False, 0, "auto", 0.95, "given-word") is None     # SC-WEAT's one estimand
+
+
+def test_cli_names_the_unused_interval_option(capsys):
+    assert main(["weat", "--test", "W6", "--ci-level", "0.9"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--ci-level" in err and "--ci" in err

@@ -436,6 +436,23 @@ def check_interval_options(
             f"({MIN_TAIL} resampled values beyond each end)", repr(bootstrap))
     method = resolve_method(estimand, ci_method)  # a contradiction is refused even when no interval is asked for
     if not (ci or bootstrap):
+        _refuse_unused(level, ci_method, estimand)
         return None
     n = (bootstrap or max(DEFAULT_RESAMPLES, need)) if method in BOOTSTRAP_METHODS else 0
     return IntervalRequest(estimand=estimand, method=method, level=level, n_resamples=n)
+
+
+def _refuse_unused(level: float, ci_method: str, estimand: str) -> None:
+    """Interval options that differ from their defaults while no interval is asked for: a one-line error.
+
+    ``ci_level=0.9`` without ``ci=True`` would otherwise print no interval and say nothing.
+    """
+    unused = [name for name, given in (("ci_level (--ci-level)", level != 0.95),
+                                       ("ci_method (--ci-method)", ci_method != "auto"),
+                                       ("ci_estimand (--ci-estimand, --resample-attributes)", estimand == "populations"))
+              if given]
+    if unused:
+        from .._errors import ConfigError
+
+        raise ConfigError(f"{', '.join(unused)} given but no interval asked for: add ci=True (--ci), or drop "
+                          f"{'them' if len(unused) > 1 else 'it'}")
