@@ -148,7 +148,9 @@ def test_tables_2_3_and_summary_layouts():
     st = PT.summary_table(res, "zca")
     md = PT.to_markdown(st)
     assert "| All model-test combinations | 70 | 48 (68.6%) | 12 (17.1%) | 10 (14.3%) | 7 | 29 (41.4%) |" in md
-    assert "8 (61.5%); 67% of all D" in md or "8 (38.1%); 67% of all D" in md
+    # race: 8 of the 12 Disappearing cases (paper §5.5), spelled out; a group without any says just 0
+    assert "8 (61.5%), 67% of all Disappearing" in md or "8 (38.1%), 67% of all Disappearing" in md
+    assert "0 (0.0%), 0% of all" not in md and "0 (0.0%);" not in md
     assert PT.stars(0.0005) == "***" and PT.stars(0.2) == "n.s." and PT.latex_p(2.1e-5) == r"$2.1{\times}10^{-5}$"
 
 

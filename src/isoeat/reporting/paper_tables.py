@@ -180,6 +180,12 @@ def _rho(x: float) -> str:
     return s.replace("0.", ".", 1) if s.startswith("0.") else s.replace("-0.", "-.", 1)
 
 
+#: Why a grid's sampled figures differ from a stand-alone command's, and how to replay one cell.
+SEED_NOTE = ("Each cell draws its {what} with its own seed, spawned from the experiment's seed (the seed column "
+             "of {file}.csv); a stand-alone command uses --seed (default 0), so its figures differ within sampling "
+             "error. `{cmd}` with a cell's seed reproduces that cell.")
+
+
 def _pct(k: int, n: int) -> str:
     return f"{k} ({100.0 * k / n:.1f}%)" if n else str(k)
 
@@ -289,6 +295,7 @@ def table2(res: Any) -> Table | None:
     for a in res.anisotropy:
         samples.setdefault(a["model"], a.get("sampling", "?"))
     notes += [f"Sample ({m}): {desc}." for m, desc in samples.items()]
+    notes.append(SEED_NOTE.format(what="sample", cmd="isoeat anisotropy --seed SEED --samples N", file="anisotropy"))
     records = [{k: v for k, v in a.items() if k not in ("explained_variance_ratio",)} for a in res.anisotropy]
     return Table(name="table2", caption="Table 2: anisotropy (mean pairwise cosine +/- SD) before and after calibration",
                  blocks=[("", groups, header, body)], notes=notes, records=records)
@@ -326,7 +333,9 @@ def table3(res: Any, calibration: str) -> Table | None:
     notes = ["Spearman rho between cosine similarity and human scores, before (Raw) and after calibration; "
              f"Δ = calibrated − raw; 95% percentile interval and two-sided p from a paired bootstrap over pairs "
              f"({b} resamples). Sig.: *** p < 0.001, ** p < 0.01, * p < 0.05, n.s. not significant.",
-             "n: pairs with both words (or sentences) available in the model."]
+             "n: pairs with both words (or sentences) available in the model.",
+             SEED_NOTE.format(what="bootstrap", cmd="isoeat similarity --benchmark B --seed SEED --bootstrap N",
+                              file="similarity")]
     return Table(name=f"table3-{_cal_file(res, calibration)}", caption=f"Table 3: similarity benchmarks, raw vs {_cal_title(res, calibration)}",
                  blocks=[("", [], header, body)], notes=notes, records=rows)
 
@@ -345,10 +354,10 @@ def summary_table(res: Any, calibration: str) -> Table | None:
         cls = []
         for c in ("Stable", "Disappearing", "Emerging"):
             text = _pct(b[c], n)
-            if share_of_class and f"{c}_share_of_class" in b and c != "Stable":
+            if share_of_class and f"{c}_share_of_class" in b and c != "Stable" and b[c]:
                 soc = b[f"{c}_share_of_class"]
                 if soc == soc:  # not NaN
-                    text += f"; {100 * soc:.0f}% of all {c[0]}"
+                    text += f", {100 * soc:.0f}% of all {c}"
             cls.append(Cell(text, latex=text.replace("%", r"\%")))
         shifted = _pct(b["changed_or_shifted"], n)
         return [Cell(label, left=True), Cell(str(n)), *cls, Cell(str(b["stable_large_shift"])),
@@ -363,7 +372,8 @@ def summary_table(res: Any, calibration: str) -> Table | None:
                        header, [row({"holm": "Holm-adjusted p", "bh": "BH-adjusted p"}[k], v) for k, v in adj.items()]))
     notes = [f"Change classes at p < {summ['alpha']:g} (unadjusted p, as the paper): Stable, Disappearing "
              "(significant raw, not after calibration), Emerging (the reverse). Shares in parentheses are of the "
-             "group's n; 'x% of all D/E' is the group's part of all Disappearing/Emerging cases (paper §5.5).",
+             "group's n; 'x% of all Disappearing' (or Emerging) is the group's part of all cases of that class "
+             "(paper §5.5), given where the group has any.",
              "|Δd|>0.5: Stable cases significant in both spaces whose effect size moved by more than 0.5 (§5.3). "
              "Changed or shifted: D + E + those shifts (the paper's 29 of 70)."]
     records = []
