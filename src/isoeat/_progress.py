@@ -257,15 +257,18 @@ def terminal_progress(prefix: str = "isoeat", *, clock: Callable[[], float] | No
     """
     if not progress_enabled(None):
         return None
-    state: dict[str, Any] = {}
+    clock = clock or time.perf_counter
+    state: dict[str, Any] = {"start": clock()}  # a stage starts with the callback, or when the last one ended
 
     def progress(done: int, total: int, label: str) -> None:
         bar = state.get("bar")
         if bar is None or bar.total != total:
             bar = state["bar"] = progress_bar(total, label, None, prefix=prefix, clock=clock, stream=stream)
+            bar.t0 = bar._last = bar._logged = state["start"]  # the first step's time counts too
         bar.update(done - bar.done, label=label)
         if done >= total:
             bar.close()
             state.pop("bar")
+            state["start"] = clock()
 
     return progress
