@@ -9,8 +9,8 @@ Two forms, one stage = one :class:`Progress`:
 
 * ``bar``: a line rewritten in place (stderr is a terminal);
 * ``log``: plain lines for log files (CI, ``nohup``, SLURM): at most one every
-  :data:`LOG_INTERVAL` seconds, plus a final line with the count and elapsed
-  time. Left to itself (stderr not a terminal, nothing asked), a stage shorter
+  :data:`LOG_INTERVAL` seconds while steps are left, plus a final line with the
+  count and elapsed time. Left to itself (stderr not a terminal, nothing asked), a stage shorter
   than :data:`LOG_INTERVAL` prints nothing.
 
 Which form, if any: ``--quiet`` (:func:`set_quiet`) silences everything; else
@@ -158,7 +158,7 @@ class Progress:
             self.label = label
         if self.mode == "log":
             now = self.clock()
-            if now - self._logged >= self.interval:
+            if now - self._logged >= self.interval and self.done < self.total:  # at the end: the final line
                 self._logged = now
                 self._write_line(self._text(self.label))
             return
