@@ -194,7 +194,12 @@ def test_cache_info_reports_location_entries_size_and_cap(tmp_path, no_cap, caps
     assert rows["location"] == str(root)
     assert rows["entries"] == "3 (hf-word 2, st-sentences 1)"
     assert rows["size"].endswith(f"({total:,} bytes)")
-    assert rows["cap"].startswith("1.0 MB ($ISOEAT_CACHE_MAX")
+    assert rows["cap"].startswith("1.0 MB ($ISOEAT_CACHE_MAX") and "over it" not in rows["cap"]
+    for cap, over in ((total, False), (total - 1, True)):  # at the cap is not over it; one byte less is
+        monkeypatch.setenv("ISOEAT_CACHE_MAX", str(cap))
+        assert main(["cache", "info", "--cache-dir", str(root)]) == 0
+        assert ("over it now" in capsys.readouterr().out) is over
+    monkeypatch.setenv("ISOEAT_CACHE_MAX", "1M")
     assert main(["cache", "info", "--cache-dir", str(root), "--format", "json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert (info["entries"], info["bytes"], info["max_bytes"]) == (3, total, 10**6)

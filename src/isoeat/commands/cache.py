@@ -76,7 +76,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
         ("enabled", "yes" if info["enabled"] else "no ($ISOEAT_NO_CACHE is set)"),
         ("entries", f"{info['entries']:,}{f' ({kinds})' if kinds else ''}"),
         ("size", f"{format_bytes(info['bytes'])} ({info['bytes']:,} bytes)"),
-        ("cap", f"{format_bytes(cap)} ($ISOEAT_CACHE_MAX; least recently used entries evicted)" if cap
+        ("cap", f"{format_bytes(cap)} ($ISOEAT_CACHE_MAX; least recently used entries evicted"
+                f"{', over it now: the next write trims it' if info['bytes'] > cap else ''})" if cap
          else "none (set ISOEAT_CACHE_MAX, e.g. 2G or 500M)"),
     ]
     if info["fingerprints_bytes"]:
