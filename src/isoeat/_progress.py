@@ -1,8 +1,26 @@
-"""The one progress reporter: a rewritten stderr line with counts, elapsed time and ETA.
+"""The one progress reporter: one line per stage with counts, elapsed time, throughput and ETA.
 
-Used by ``isoeat run`` (quick and grid), ``isoeat sensitivity`` and the other
-commands that report steps; :func:`terminal_progress` adapts it to the
-``progress(done, total, label)`` callback that library functions accept.
+Used by ``isoeat run`` (quick and grid), ``isoeat sensitivity``, the contextual
+encoders (reference sentences, contexts, sentences) and the other commands that
+report steps; :func:`terminal_progress` adapts it to the ``progress(done,
+total, label)`` callback that library functions accept.
+
+Two forms, one stage = one :class:`Progress`:
+
+* ``bar``: a line rewritten in place (stderr is a terminal);
+* ``log``: plain lines for log files (CI, ``nohup``, SLURM): at most one every
+  :data:`LOG_INTERVAL` seconds while steps are left, plus a final line with the
+  count and elapsed time. Left to itself (stderr not a terminal, nothing asked), a stage shorter
+  than :data:`LOG_INTERVAL` prints nothing.
+
+Which form, if any: ``--quiet`` (:func:`set_quiet`) silences everything; else
+an explicit ``progress=True/False``; else ``$ISOEAT_PROGRESS``: ``0``/``off``
+none, ``1``/``on`` every stage (bar on a terminal, log lines otherwise),
+``bar`` or ``log`` that form, ``auto`` (or unset) a bar on a terminal and log
+lines after :data:`LOG_INTERVAL` seconds otherwise.
+
+Time comes from ``clock`` (default :func:`time.perf_counter`), so tests drive
+it by hand.
 """
 
 from __future__ import annotations
@@ -13,7 +31,27 @@ import sys
 import time
 from typing import Any, Callable
 
-__all__ = ["Progress", "progress_enabled", "progress_bar", "terminal_progress", "format_duration"]
+__all__ = ["Progress", "progress_enabled", "progress_mode", "progress_bar", "terminal_progress", "format_duration",
+           "set_quiet", "is_quiet", "LOG_INTERVAL"]
+
+#: Seconds between two log lines (and before the first one of a stage nobody asked to see).
+LOG_INTERVAL = 10.0
+
+_OFF = ("", "0", "false", "no", "off")
+_ON = ("1", "true", "yes", "on")
+_QUIET = False
+
+
+def set_quiet(on: bool) -> bool:
+    """Silence every progress line (the CLI's ``--quiet``); returns the previous setting."""
+    global _QUIET
+    old, _QUIET = _QUIET, bool(on)
+    return old
+
+
+def is_quiet() -> bool:
+    """Whether ``--quiet`` (:func:`set_quiet`) is in force."""
+    return _QUIET
 
 
 def format_duration(s: float) -> str:
@@ -32,26 +70,70 @@ def format_duration(s: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-class Progress:
-    """Steps done/total with elapsed time and ETA on stderr (one rewritten line).
+def _rate(n: float, seconds: float) -> str:
+    """Steps per second (or seconds per step when slower than one a second)."""
+    if n <= 0 or seconds <= 0:
+        return ""
+    r = n / seconds
+    return f"{r:,.1f}/s" if r >= 1 else f"{seconds / n:,.1f} s each"
 
-    The ETA is the mean time of the steps computed so far times the steps
-    left; steps reused from earlier runs (``advance`` without ``seconds``)
-    count as done but not in the mean.
+
+class Progress:
+    """Steps done/total of one stage, with elapsed time and ETA, on stderr.
+
+    Parameters
+    ----------
+    total : int
+        Steps of the stage (sentences, contexts, cells, ...).
+    enabled : bool or {"bar", "log"}
+        ``False``/``None``: count silently; ``True`` or ``"bar"``: one line
+        rewritten in place; ``"log"``: plain lines (at most one every
+        ``interval`` seconds, and a final line).
+    stream : file, optional
+        Default ``sys.stderr``.
+    prefix : str
+        Start of every line.
+    clock : callable, optional
+        Seconds as a float (default :func:`time.perf_counter`).
+    interval : float
+        Seconds between two log lines.
+    quiet_below : float
+        Log form: a stage that ends before this many seconds, having printed
+        nothing, prints no final line either.
+
+    The ETA is the measured throughput of the steps computed so far (their
+    mean time) times the steps left; steps reused from earlier runs
+    (``advance`` without ``seconds``) count as done but not in the mean.
     """
 
-    def __init__(self, total: int, enabled: bool, stream: Any = None, *, prefix: str = "isoeat run") -> None:
+    def __init__(self, total: int, enabled: Any, stream: Any = None, *, prefix: str = "isoeat run",
+                 clock: Callable[[], float] | None = None, interval: float = LOG_INTERVAL,
+                 quiet_below: float = 0.0) -> None:
         self.total = total
         self.prefix = prefix
-        self.enabled = enabled
+        self.mode = "bar" if enabled is True else (enabled if enabled in ("bar", "log") else None)
+        self.enabled = self.mode is not None
         self.stream = stream or sys.stderr
+        self.clock = clock or time.perf_counter
+        self.interval = interval
+        self.quiet_below = quiet_below
         self.done = 0
         self.computed = 0
         self.compute_time = 0.0
-        self.t0 = time.perf_counter()
-        self._last = self.t0
+        self.t0 = self.clock()
+        self._last = self.t0  # time of the last update (for update()'s step time)
+        self._logged = self.t0  # time of the last log line
+        self.lines = 0  # log lines written
         self._width = 0
+        self._closed = False
         self.label = ""
+
+    def eta(self) -> float:
+        """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done)."""
+        left = self.total - self.done
+        if left <= 0:
+            return 0.0
+        return (self.compute_time / self.computed) * left if self.computed else float("nan")
 
     def advance(self, label: str, *, seconds: float | None = None, n: int = 1) -> None:
         self.done += n
@@ -60,15 +142,29 @@ class Progress:
             self.compute_time += seconds
         self.show(label)
 
-    def show(self, label: str) -> None:
-        if not self.enabled:
-            return
-        elapsed = time.perf_counter() - self.t0
-        left = self.total - self.done
-        eta = (self.compute_time / self.computed) * left if self.computed else float("nan")
+    def _text(self, label: str, final: bool = False) -> str:
+        elapsed = self.clock() - self.t0
         pct = 100.0 * self.done / self.total if self.total else 100.0
-        text = (f"{self.prefix}: [{self.done}/{self.total}] {pct:3.0f}%  elapsed {format_duration(elapsed)}  "
-                f"ETA {format_duration(eta) if left else '0:00'}  {label}")
+        head = f"{self.prefix}: [{self.done:,}/{self.total:,}] {pct:3.0f}%"
+        if final:
+            verb = "done in" if self.done >= self.total else "stopped after"
+            return f"{head}  {verb} {format_duration(elapsed)}  {label}".rstrip()
+        rate = _rate(self.computed, self.compute_time)
+        return (f"{head}  elapsed {format_duration(elapsed)}  ETA {format_duration(self.eta())}"
+                f"{'  ' + rate if rate else ''}  {label}").rstrip()
+
+    def show(self, label: str) -> None:
+        if label:
+            self.label = label
+        if self.mode == "log":
+            now = self.clock()
+            if now - self._logged >= self.interval and self.done < self.total:  # at the end: the final line
+                self._logged = now
+                self._write_line(self._text(self.label))
+            return
+        if self.mode != "bar":
+            return
+        text = self._text(self.label)
         if len(text) > 110:
             text = text[:107] + "..."
         pad = max(self._width - len(text), 0)
@@ -76,9 +172,14 @@ class Progress:
         self.stream.write("\r" + text + " " * pad)
         self.stream.flush()
 
+    def _write_line(self, text: str) -> None:
+        self.lines += 1
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
     def update(self, n: int = 1, label: str | None = None) -> None:
         """``n`` more steps computed since the last call (the tqdm-style interface encoders use)."""
-        now = time.perf_counter()
+        now = self.clock()
         seconds, self._last = now - self._last, now
         self.advance(self.label if label is None else label, seconds=seconds, n=n)
 
@@ -89,50 +190,85 @@ class Progress:
         self.close()
 
     def close(self) -> None:
-        if self.enabled and self._width:
+        """End the stage: the bar's line is finished; the log form writes its final line."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.mode == "bar" and self._width:
             self.stream.write("\n")
             self.stream.flush()
+        elif self.mode == "log" and (self.lines or self.clock() - self.t0 >= self.quiet_below):
+            self._write_line(self._text(self.label, final=True))
+
+
+def _settings(flag: Any) -> tuple[str | None, float]:
+    """``(mode, quiet_below)`` for an explicit flag (True/False/None), ``--quiet`` and ``$ISOEAT_PROGRESS``."""
+    if _QUIET or flag is False:
+        return None, 0.0
+    env = os.environ.get("ISOEAT_PROGRESS")
+    value = env.strip().lower() if env is not None else "auto"
+    if value in ("bar", "log"):
+        return value, 0.0
+    try:
+        tty = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        tty = False
+    if flag is True or value in _ON:
+        return ("bar" if tty else "log"), 0.0
+    if value in _OFF:
+        return None, 0.0
+    return ("bar", 0.0) if tty else ("log", LOG_INTERVAL)  # auto (and any other value)
+
+
+def progress_mode(flag: bool | None = None) -> str | None:
+    """``"bar"``, ``"log"`` or ``None`` (off) for an explicit flag, ``--quiet`` and ``$ISOEAT_PROGRESS``.
+
+    Examples
+    --------
+    >>> progress_mode(False) is None
+    True
+    """
+    return _settings(flag)[0]
 
 
 def progress_enabled(flag: bool | None) -> bool:
-    if flag is not None:
-        return bool(flag)
-    env = os.environ.get("ISOEAT_PROGRESS")
-    if env is not None:
-        return env.strip().lower() not in ("", "0", "false", "no", "off")
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
+    """Whether progress is shown at all (see :func:`progress_mode`)."""
+    return progress_mode(flag) is not None
 
 
-def progress_bar(total: int, label: str, enabled: bool | None = None, *, prefix: str = "isoeat") -> Progress:
+def progress_bar(total: int, label: str, enabled: bool | None = None, *, prefix: str = "isoeat",
+                 clock: Callable[[], float] | None = None, stream: Any = None) -> Progress:
     """A :class:`Progress` for ``total`` steps of one stage (``with progress_bar(n, "encoding") as bar: bar.update(k)``).
 
-    ``enabled=None`` follows :func:`progress_enabled`; a disabled bar counts silently.
+    ``enabled=None`` follows ``--quiet`` and ``$ISOEAT_PROGRESS`` (:func:`progress_mode`); a disabled bar counts
+    silently.
     """
-    bar = Progress(total, progress_enabled(enabled), prefix=prefix)
+    mode, quiet_below = _settings(enabled)
+    bar = Progress(total, mode, stream, prefix=prefix, clock=clock, quiet_below=quiet_below)
     bar.label = label
     return bar
 
 
-def terminal_progress(prefix: str = "isoeat") -> Callable[[int, int, str], None] | None:
+def terminal_progress(prefix: str = "isoeat", *, clock: Callable[[], float] | None = None,
+                      stream: Any = None) -> Callable[[int, int, str], None] | None:
     """A ``progress(done, total, label)`` callback drawing a :class:`Progress` line, or None.
 
-    None when progress is off (stderr not a terminal, or ``ISOEAT_PROGRESS=0``).
+    None when progress is off (``--quiet``, ``ISOEAT_PROGRESS=0``).
     """
     if not progress_enabled(None):
         return None
-    state: dict[str, Any] = {}
+    clock = clock or time.perf_counter
+    state: dict[str, Any] = {"start": clock()}  # a stage starts with the callback, or when the last one ended
 
     def progress(done: int, total: int, label: str) -> None:
         bar = state.get("bar")
         if bar is None or bar.total != total:
-            bar = state["bar"] = Progress(total, True, prefix=prefix)
-        bar.advance(label, seconds=time.perf_counter() - state.get("last", bar.t0), n=done - bar.done)
-        state["last"] = time.perf_counter()
+            bar = state["bar"] = progress_bar(total, label, None, prefix=prefix, clock=clock, stream=stream)
+            bar.t0 = bar._last = bar._logged = state["start"]  # the first step's time counts too
+        bar.update(done - bar.done, label=label)
         if done >= total:
             bar.close()
             state.pop("bar")
+            state["start"] = clock()
 
     return progress

@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
                "  isoeat weat --test W6 --help     # any command's options, defaults and examples",
     )
     parser.add_argument("--version", action="version", version=f"isoeat {__version__}")
+    parser.add_argument("-q", "--quiet", **_QUIET_OPTION)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     from .cliargs import add_stat_options
@@ -55,7 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
         mod.register(sub, add_stat_options)
     for name, p in sub.choices.items():  # each command knows its defaults (to tell given options apart)
         p.set_defaults(_parser=p)
+        p.add_argument("-q", "--quiet", **_QUIET_OPTION)  # before or after the command name
     return parser
+
+
+#: ``--quiet``: set only when given (SUPPRESS), so the command's copy never overwrites the global one.
+_QUIET_OPTION: dict[str, Any] = dict(
+    action="store_true", default=argparse.SUPPRESS,
+    help="no progress lines and no note on the embedding cache's size on stderr (default: progress as "
+         "$ISOEAT_PROGRESS says: a bar on a terminal, log lines every 10 s otherwise)")
 
 
 def _command_modules() -> list[Any]:
@@ -104,8 +113,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from ._errors import IsoeatError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:  # bare `isoeat` shows help; `isoeat run` is the main job
@@ -114,6 +121,43 @@ def _main(argv: Sequence[str] | None) -> int:
     handlers: dict[str, Any] = {}
     for mod in _command_modules():
         handlers.update(mod.COMMANDS)
+    from ._progress import set_quiet
+    from .backends.cache import reset_cache_growth
+
+    was_quiet = set_quiet(vars(args).pop("quiet", False))
+    reset_cache_growth()
+    try:
+        return _dispatch(args, handlers)
+    finally:
+        try:
+            _report_cache()
+        except OSError:  # a closed stderr: nothing to tell
+            pass
+        set_quiet(was_quiet)
+
+
+def _report_cache() -> None:
+    """One stderr line per embedding cache this command grew: where it is, its size, its cap."""
+    from ._progress import is_quiet
+    from .backends.cache import cache_entries, cache_growth, cache_max_bytes, format_bytes
+
+    if is_quiet():
+        return
+    for root, added in cache_growth().items():
+        entries = cache_entries(root)
+        try:
+            cap = cache_max_bytes()
+            limit = f"cap {format_bytes(cap)}" if cap else "no cap (set ISOEAT_CACHE_MAX, e.g. 2G)"
+        except Exception:  # noqa: BLE001 - a bad variable was already reported as the command's error
+            limit = "ISOEAT_CACHE_MAX not understood"
+        sys.stderr.write(f"isoeat: embedding cache {root}: {format_bytes(sum(e[1] for e in entries))} in "
+                         f"{len(entries):,} entries (+{format_bytes(added)} this run; {limit}; "
+                         "'isoeat cache info|clear')\n")
+
+
+def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
+    from ._errors import IsoeatError
+
     try:
         if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten", "metric"}:
             from .distributed import connect

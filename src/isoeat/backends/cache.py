@@ -17,6 +17,15 @@ are recomputed: a bad cache never stops a run.
 Location: ``cache_dir`` argument, else ``$ISOEAT_CACHE_DIR``, else
 ``~/.cache/isoeat``. ``$ISOEAT_NO_CACHE=1`` (or ``use_cache=False``,
 ``--no-cache``) turns the cache off.
+
+Size cap: ``$ISOEAT_CACHE_MAX`` (``2G``, ``500M``, ``2GiB``, bytes; K/M/G are
+powers of 1000, KiB/MiB/GiB of 1024). A write that takes the cache over the
+cap evicts the least recently used entries down to 90% of it. "Used" is the
+file's modification time, set when the entry is written and touched on every
+read (``os.utime``: atomic, no shared index that two processes could corrupt);
+an entry removed by another process is a plain miss. Only files named as
+entries (``embeddings/<kind>/<xx>/<64 hex digits>.npz``, regular files, no
+links followed) are ever counted or deleted (:func:`cache_entries`).
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import time
 import warnings
 from pathlib import Path
@@ -34,10 +44,11 @@ import numpy as np
 
 from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
-from .._validate import check_bool
+from .._validate import check_bool, check_bytes
 
 __all__ = ["EmbeddingCache", "FingerprintCache", "file_stamp", "cache_key", "default_cache_dir",
-           "cache_enabled_by_default", "CACHE_FORMAT"]
+           "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
+           "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes"]
 
 #: Bumped whenever the meaning of a cached array changes (invalidates old entries).
 CACHE_FORMAT = 1
@@ -54,6 +65,138 @@ def default_cache_dir() -> Path:
 def cache_enabled_by_default() -> bool:
     """False when ``$ISOEAT_NO_CACHE`` is set to a true value (1, true, yes, on)."""
     return os.environ.get("ISOEAT_NO_CACHE", "").strip().lower() not in {"1", "true", "yes", "on"}
+
+
+def cache_max_bytes() -> int | None:
+    """``$ISOEAT_CACHE_MAX`` in bytes (``2G``, ``500M``, ``2GiB``, ``1000000``), or ``None`` (unset or empty: no cap).
+
+    A value that is not a size raises :class:`~isoeat.ConfigError` naming the variable.
+    """
+    text = os.environ.get("ISOEAT_CACHE_MAX", "").strip()
+    return check_bytes("ISOEAT_CACHE_MAX", text) if text else None
+
+
+def format_bytes(n: float) -> str:
+    """Bytes in decimal units, as a person reads them.
+
+    Examples
+    --------
+    >>> format_bytes(999), format_bytes(579_200_000), format_bytes(1.1e9)
+    ('999 B', '579.2 MB', '1.1 GB')
+    """
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+#: An entry's file name: the key (64 hex digits) and ``.npz``, in ``embeddings/<kind>/<key[:2]>/``.
+_ENTRY = re.compile(r"[0-9a-f]{64}\.npz")
+_SHARD = re.compile(r"[0-9a-f]{2}")
+_KIND = re.compile(r"[A-Za-z0-9_-]+")
+
+#: Bytes written to the cache by this process, by cache folder (what the CLI reports at the end).
+_GROWTH: dict[str, int] = {}
+
+
+def cache_growth() -> dict[str, int]:
+    """Bytes this process wrote into each cache folder since :func:`reset_cache_growth`."""
+    return dict(_GROWTH)
+
+
+def reset_cache_growth() -> None:
+    _GROWTH.clear()
+
+
+def _real_dirs(folder: Path, pattern: re.Pattern) -> list[Path]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(Path(e.path) for e in it if pattern.fullmatch(e.name) and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def cache_entries(root: str | os.PathLike) -> list[tuple[Path, int, int]]:
+    """Every embedding entry under ``root``: ``(path, size in bytes, mtime_ns)``, least recently used first.
+
+    Only regular files named as entries, in folders named as isoeat names them,
+    are listed; links are not followed, anything else is ignored (and so never
+    deleted by :func:`evict` or :func:`clear_cache`). Ties in time go by path.
+    """
+    found = []
+    for kind in _real_dirs(Path(root) / "embeddings", _KIND):
+        for shard in _real_dirs(kind, _SHARD):
+            try:
+                with os.scandir(shard) as it:
+                    for e in it:
+                        if not (_ENTRY.fullmatch(e.name) and e.name[:2] == shard.name):
+                            continue
+                        with contextlib.suppress(OSError):  # removed meanwhile by another process
+                            if e.is_file(follow_symlinks=False):
+                                st = e.stat(follow_symlinks=False)
+                                found.append((Path(e.path), st.st_size, st.st_mtime_ns))
+            except OSError:
+                continue
+    found.sort(key=lambda t: (t[2], str(t[0])))
+    return found
+
+
+def evict(root: str | os.PathLike, cap: int, *, target: float = 0.9) -> tuple[int, int, int]:
+    """Delete the least recently used entries while the cache holds more than ``cap`` bytes.
+
+    Once over ``cap``, entries go, oldest first, until at most ``target * cap``
+    bytes remain (room for the next writes without a scan each). Returns
+    ``(entries removed, bytes freed, bytes left)``.
+    """
+    entries = cache_entries(root)
+    total = sum(size for _, size, _ in entries)
+    removed = freed = 0
+    if total <= cap:
+        return 0, 0, total
+    goal = int(cap * target)
+    for path, size, _ in entries:
+        if total <= goal:
+            break
+        try:
+            path.unlink()
+        except FileNotFoundError:  # another process evicted it first
+            pass
+        except OSError:
+            continue
+        else:
+            removed += 1
+            freed += size
+        total -= size
+    return removed, freed, total
+
+
+def clear_cache(root: str | os.PathLike, kind: str | None = None, *, fingerprints: bool = False) -> tuple[int, int]:
+    """Delete every embedding entry (of one ``kind``, or all) and, with ``fingerprints``, ``fingerprints.json``.
+
+    Returns ``(files removed, bytes freed)``. Nothing but cache entries is
+    touched; emptied entry folders are removed.
+    """
+    root = Path(root)
+    removed = freed = 0
+    for path, size, _ in cache_entries(root):
+        if kind is not None and path.parent.parent.name != kind:
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            removed += 1
+            freed += size
+    for k in _real_dirs(root / "embeddings", _KIND):
+        for shard in _real_dirs(k, _SHARD):
+            with contextlib.suppress(OSError):
+                shard.rmdir()  # only when empty
+    fp = root / FingerprintCache.FILE
+    if fingerprints and fp.is_file() and not fp.is_symlink():
+        with contextlib.suppress(OSError):
+            size = fp.stat().st_size
+            fp.unlink()
+            removed += 1
+            freed += size
+    return removed, freed
 
 
 def _canonical(parts: Mapping[str, Any]) -> str:
@@ -107,10 +250,13 @@ class EmbeddingCache:
     def __init__(self, root: str | os.PathLike | None = None, *, enabled: bool | None = None) -> None:
         self.root = Path(root).expanduser() if root is not None else default_cache_dir()
         self.enabled = cache_enabled_by_default() if enabled is None else check_bool("enabled", enabled)
+        self.max_bytes = cache_max_bytes() if self.enabled else None
         self.hits = 0
         self.misses = 0
         self.writes = 0
         self.corrupt = 0
+        self.evicted = 0
+        self._size: int | None = None  # bytes in the cache as of the last scan plus this object's writes
 
     def __repr__(self) -> str:
         return f"EmbeddingCache(root={str(self.root)!r}, enabled={self.enabled})"
@@ -137,7 +283,12 @@ class EmbeddingCache:
             return None
         expected = _canonical({"cache_format": CACHE_FORMAT, **parts})
         try:
-            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as npz:
+            fh = open(path, "rb")
+        except FileNotFoundError:  # evicted by another process in between: a plain miss
+            self.misses += 1
+            return None
+        try:
+            with fh, np.load(fh, allow_pickle=False) as npz:
                 if "__key__" not in npz.files:
                     raise ValueError("no key record")
                 stored = str(npz["__key__"])
@@ -160,6 +311,8 @@ class EmbeddingCache:
                 path.unlink()
             return None
         self.hits += 1
+        with contextlib.suppress(OSError):  # recently used: evicted last
+            os.utime(path)
         return arrays
 
     def put(self, kind: str, parts: Mapping[str, Any], arrays: Mapping[str, Any]) -> Path | None:
@@ -186,24 +339,32 @@ class EmbeddingCache:
                           IsoeatWarning, stacklevel=2)
             return None
         self.writes += 1
+        with contextlib.suppress(OSError):
+            size = path.stat().st_size
+            _GROWTH[str(self.root)] = _GROWTH.get(str(self.root), 0) + size
+            self._keep_under_cap(size)
         return path
 
+    def _keep_under_cap(self, written: int) -> None:
+        """After a write: evict least recently used entries once the cache is over ``max_bytes``."""
+        if self.max_bytes is None:
+            return
+        if self._size is None:
+            self._size = sum(size for _, size, _ in cache_entries(self.root))
+        else:
+            self._size += written
+        if self._size > self.max_bytes:  # scan again: other processes may have written or evicted
+            removed, _, self._size = evict(self.root, self.max_bytes)
+            self.evicted += removed
+
     def clear(self, kind: str | None = None) -> int:
-        """Delete entries (of one ``kind``, or all); returns how many files were removed."""
-        base = self.root / "embeddings"
-        if kind is not None:
-            base = base / kind
-        n = 0
-        if base.is_dir():
-            for p in base.rglob("*.npz"):
-                with contextlib.suppress(OSError):
-                    p.unlink()
-                    n += 1
-        return n
+        """Delete entries (of one ``kind``, or all; see :func:`clear_cache`); returns how many files were removed."""
+        self._size = None
+        return clear_cache(self.root, kind)[0]
 
     def stats(self) -> dict[str, Any]:
         return {"root": str(self.root), "enabled": self.enabled, "hits": self.hits, "misses": self.misses,
-                "writes": self.writes, "corrupt": self.corrupt}
+                "writes": self.writes, "corrupt": self.corrupt, "evicted": self.evicted}
 
 
 # ----------------------------------------------------------------------------

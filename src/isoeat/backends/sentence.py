@@ -26,7 +26,6 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning
-from .._progress import progress_enabled
 from .._validate import check_bool, check_int
 from ._contextual import _ContextualBase, _texts_digest, check_template
 from ._contextual import _as_corpus, _chunked_statistics  # noqa: F401  (importable from here, as before)
@@ -287,9 +286,9 @@ class SentenceEncoder(_ContextualBase):
         self.device = device
 
     # -- encoding ------------------------------------------------------------
-    def _show_progress(self, n: int) -> bool:
-        if self.progress is None:
-            return progress_enabled(None) and n > 4 * self.batch_size
+    def _show_progress(self, n: int) -> bool | None:
+        if self.progress is None:  # a few batches need no line; more follow --quiet and $ISOEAT_PROGRESS
+            return None if n > 4 * self.batch_size else False
         return self.progress
 
     def _count_truncated(self, texts: Sequence[str]) -> int:

@@ -51,7 +51,8 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="finished cells in --out: never recompute them (default: resume), recompute the failed "
                         "ones, or all")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="show cells done/total and ETA (default: when stderr is a terminal)")
+                   help="cells done/total and ETA for every stage, short ones too (default: a bar on a terminal, "
+                        "else a log line every 10 s of a long stage; --no-progress or --quiet: none)")
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--tests", default=None, metavar="IDS|PATHS",
                    help="comma-separated ids and/or files (default W1..W10)")
@@ -135,14 +136,15 @@ def _print_failures(summary: Any, out: Path | None) -> None:
 
 def _run(config: Any, out: Path, args: argparse.Namespace, **given: Any) -> Any:
     """run_experiment with SIGTERM turned into an interruption (finished cells kept, lock released)."""
-    from .._progress import progress_enabled
+    from .._progress import progress_mode
     from ..experiments.runner import run_experiment
 
     progress = getattr(args, "progress", None)
 
     def log(msg: str) -> None:
-        if progress_enabled(progress):
-            sys.stderr.write("\r" + msg + "\n")
+        mode = progress_mode(progress)
+        if mode:  # a note ends the bar's line; in a log it is a line of its own
+            sys.stderr.write(("\r" if mode == "bar" else "") + msg + "\n")
 
     def on_term(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt

@@ -54,7 +54,7 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
     UnsafePathError,
 )
 from .._io import atomic_write_text
-from .._progress import Progress, progress_enabled
+from .._progress import Progress, progress_bar
 from ._store import jsonable, read_json, seal, write_json
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
     CELL_FORMAT,
@@ -314,8 +314,8 @@ def run_experiment(
         ``failed``: recompute the failed ones; ``all``: recompute everything
         (and refit calibrators).
     progress : bool, optional
-        Progress line on stderr; default: when stderr is a terminal
-        (``ISOEAT_PROGRESS=1``/``0`` overrides).
+        Cells done/total and ETA on stderr; default: a bar on a terminal, log
+        lines every 10 s otherwise (``--quiet``, ``$ISOEAT_PROGRESS`` override).
     log : callable, optional
         Receives one-line notes (model loaded, calibrator reused, ...).
     write_tables : bool, default True
@@ -372,7 +372,7 @@ def run_experiment(
         work.mkdir(parents=True, exist_ok=True)
         _write_identity(work, config, old if same else None)
         cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
-        prog = Progress(len(cells), progress_enabled(progress))
+        prog = progress_bar(len(cells), "", progress, prefix="isoeat run")
         old_runs = previous_manifest.get("runs")
         runs = [dict(r, status="interrupted") if r.get("status") == "running" else r  # we hold the lock
                 for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
