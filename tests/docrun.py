@@ -8,14 +8,16 @@ one per comment line, are::
     <!-- doc-run: skip REASON -->             not run (the reason is required: a cluster, a GPU, a placeholder path)
     <!-- doc-run: drop TEXT -- REASON -->     lines containing TEXT are left out (the reason is required)
     <!-- doc-run: replace OLD => NEW -->      OLD replaced by NEW before running (a small input for a long run)
-    <!-- doc-run: timeout SECONDS -->         the block's limit (default 300 s)
+    <!-- doc-run: timeout SECONDS -->         the block's limit (default 900 s)
     <!-- doc-run: compare -->                 a transcript whose printed output must equal the command's output
 
 A transcript's commands are the ``$``-lines (the prompt stripped); under ``compare`` the lines after each
-command are its expected standard output, compared after stripping trailing blanks. Shell blocks run under
+command are an excerpt of its standard output: every non-blank line must appear in the output, in the same
+order, equal after stripping trailing blanks (a doc may leave out a header or a footer, never change a digit).
+Shell blocks run under
 ``bash -euo pipefail`` and Python blocks as a script (``python file.py``, so a missing
 ``if __name__ == "__main__":`` guard fails as it would for a reader), in a fresh folder holding links to the
-repository's ``examples/`` and ``benchmarks/``, with a private embedding cache; ``shared-data/`` links ../shared/data where it exists.
+repository's ``examples/`` and ``benchmarks/``, with an embedding cache private to the session; ``shared-data/`` links ../shared/data where it exists.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 RUNNABLE = {"bash", "sh", "console", "python"}
 _FENCE = re.compile(r"^```([A-Za-z0-9_+-]*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 _DIRECTIVE = re.compile(r"^<!--\s*doc-run:\s*(\w[\w-]*)\s*(.*?)\s*-->\s*$")
-DEFAULT_TIMEOUT = 300.0
+DEFAULT_TIMEOUT = 900.0  # a guard against a hang, not a speed target
 
 
 class DocRunError(ValueError):

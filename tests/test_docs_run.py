@@ -22,11 +22,24 @@ ROOT = Path(__file__).resolve().parents[1]
 BLOCKS = [b for f in doc_files(ROOT) for b in collect(f) if b.runnable]
 
 
+#: One embedding cache for every block of a session (a model's vectors are encoded once, as a reader's
+#: cache would hold them); never the user's own cache.
+_CACHE: list[Path] = []
+
+
+def _cache_dir(tmp: Path) -> Path:
+    if not _CACHE:
+        import tempfile
+
+        _CACHE.append(Path(tempfile.mkdtemp(prefix="isoeat-docs-cache-")))
+    return _CACHE[0]
+
+
 def _env(tmp: Path) -> dict[str, str]:
     env = dict(os.environ)
     bindir = str(Path(sys.executable).parent)
     env["PATH"] = bindir + os.pathsep + env.get("PATH", "")
-    env["ISOEAT_CACHE_DIR"] = str(tmp / ".isoeat-cache")
+    env["ISOEAT_CACHE_DIR"] = str(_cache_dir(tmp))
     env["MPLBACKEND"] = "Agg"
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("ISOEAT_PROGRESS", None)
@@ -66,15 +79,28 @@ def run_block(block: Block, tmp: Path) -> subprocess.CompletedProcess:
     return proc
 
 
+def missing_lines(expected: str, output: str) -> list[str]:
+    """The doc's non-blank lines not found in ``output`` in their order (an excerpt may skip output lines)."""
+    got = iter(ln.rstrip() for ln in output.splitlines())
+    missing = []
+    for want in (ln.rstrip() for ln in expected.splitlines() if ln.strip()):
+        if not any(ln == want for ln in got):
+            missing.append(want)
+            got = iter(ln.rstrip() for ln in output.splitlines())  # report every missing line, not just the first
+    return missing
+
+
 def compare_transcript(block: Block, tmp: Path) -> None:
-    """Each command of a transcript, its standard output equal to the lines printed under it."""
+    """Each command of a transcript: the lines printed under it appear in its standard output, in order."""
     for i, (cmd, expected) in enumerate(block.expected()):
         one = Block(block.path, block.line, "console", f"$ {cmd}\n", replaces=block.replaces, timeout=block.timeout)
         proc = run_block(one, tmp / f"cmd{i}")
-        got = "\n".join(ln.rstrip() for ln in proc.stdout.splitlines()).rstrip("\n")
-        assert got == expected, f"{block.ident}: output of `{cmd}` differs from the doc\n--- doc ---\n{expected}\n--- now ---\n{got}"
+        miss = missing_lines(expected, proc.stdout)
+        assert not miss, (f"{block.ident}: output of `{cmd}` differs from the doc; not found in order:\n"
+                          + "\n".join(miss) + f"\n--- now ---\n{proc.stdout}")
 
 
+@pytest.mark.docs
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.skip is None], ids=lambda b: b.ident)
 def test_doc_block_runs(block: Block, tmp_path: Path) -> None:
     if block.compare:
@@ -134,11 +160,23 @@ def test_a_python_block_runs_as_a_script(tmp_path: Path) -> None:
 
 
 def test_a_transcript_whose_output_changed_fails(tmp_path: Path) -> None:
-    (good,) = _md(tmp_path, "<!-- doc-run: compare -->\n```\n$ printf 'a  \\nb\\n'\na\nb\n```\n")
-    compare_transcript(good, tmp_path / "good")
+    (good,) = _md(tmp_path, "<!-- doc-run: compare -->\n```\n$ printf 'head\\na  \\nb\\nfoot\\n'\na\n\nb\n```\n")
+    compare_transcript(good, tmp_path / "good")        # an excerpt: header and footer left out, blank line ignored
     (bad,) = _md(tmp_path, "<!-- doc-run: compare -->\n```\n$ echo a\nb\n```\n")
     with pytest.raises(AssertionError, match="differs from the doc"):
         compare_transcript(bad, tmp_path / "bad")
+
+
+@pytest.mark.parametrize("expected, output, missing", [
+    ("a\nb", "a\nb\n", []),
+    ("a\nb", "x\na\ny\nb\nz\n", []),            # lines skipped between them
+    ("b\na", "a\nb\n", ["a"]),                     # order matters
+    ("W6  1.70", "W6  1.71\n", ["W6  1.70"]),        # one digit
+    ("a", "a   \n", []),                           # trailing blanks only
+    (" a", "a\n", [" a"]),                          # leading blanks are layout: they count
+])
+def test_excerpt_matching(expected: str, output: str, missing: list[str]) -> None:
+    assert missing_lines(expected, output) == missing
 
 
 def test_isoeat_on_path_is_this_checkout() -> None:
