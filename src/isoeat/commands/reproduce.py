@@ -24,64 +24,18 @@ comparison with the paper is printed and written to ``DIR/paper_comparison.{csv,
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import socket
 import sys
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from ..experiments.paper import paper_consistency, paper_rows, paper_values, parse_paper_p  # re-exported (__all__)
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
            "compare_with_paper"]
 
-_CHG = {"S": "Stable", "D": "Disappearing", "E": "Emerging"}
-
-
-# --------------------------------------------------------------------------- the paper's numbers
-@lru_cache(maxsize=1)
-def paper_values() -> dict[str, Any]:
-    """The paper's Table A1, 2, 3 and §5.3–5.5 counts (``experiments/data/paper_values.json``), with provenance."""
-    text = resources.files("isoeat.experiments").joinpath("data/paper_values.json").read_text("utf-8")
-    return json.loads(text)
-
-
-def parse_paper_p(text: str) -> tuple[float, str]:
-    """A p-value as printed in the paper: ``(value, relation)``.
-
-    ``".0098"`` → ``(0.0098, "=")``; ``"10^-5"`` (order of magnitude, p < 1e-4) → ``(1e-4, "<")``;
-    ``"10^-4"`` → ``(1e-4, "~")``.
-
-    Examples
-    --------
-    >>> parse_paper_p(".1660")
-    (0.166, '=')
-    >>> parse_paper_p("10^-5")
-    (0.0001, '<')
-    """
-    t = str(text).strip()
-    if t.startswith("10^"):
-        exp = int(t[3:])
-        return (1e-4, "<") if exp <= -5 else (10.0 ** exp, "~")
-    return float(t), "="
-
-
-def paper_rows() -> list[dict[str, Any]]:
-    """Table A1 as tidy rows (model, family, test, bias_type, d_raw, p_raw, d_calibrated, p_calibrated, change)."""
-    pv = paper_values()
-    fam = {m["label"]: m["family"] for m in pv["models"]}
-    rows = []
-    for model, tests in pv["table_a1"].items():
-        for tid, v in tests.items():
-            pr, pw = parse_paper_p(v["p_R"])[0], parse_paper_p(v["p_W"])[0]
-            rows.append({"model": model, "family": fam[model], "test": tid, "bias_type": v["bias_type"],
-                         "d_raw": v["d_R"], "p_raw": pr if parse_paper_p(v["p_R"])[1] != "<" else 1e-5,
-                         "p_raw_printed": v["p_R"], "d_calibrated": v["d_W"],
-                         "p_calibrated": pw if parse_paper_p(v["p_W"])[1] != "<" else 1e-5,
-                         "p_calibrated_printed": v["p_W"], "change": _CHG[v["chg"]], "delta_d": v["d_W"] - v["d_R"]})
-    return rows
 
 
 # --------------------------------------------------------------------------- which models are here
@@ -307,6 +261,7 @@ def register(sub: Any, add_stat_options: Any) -> None:
                                    "model available on this machine and print the paper's published values beside "
                                    "ours (labelled: same model, or a different one).",
                        epilog=examples("isoeat reproduce --list                        # what can run here",
+                                       "isoeat reproduce --check-paper                 # the paper's tables checked",
                                        "isoeat reproduce --models glove-6b-50d --quick --out repro/   # a smoke test"))
     p.add_argument("--out", default="isoeat-reproduce", metavar="DIR",
                    help="experiment folder (default ./isoeat-reproduce; resumable)")
@@ -320,6 +275,18 @@ def register(sub: Any, add_stat_options: Any) -> None:
     p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
                    help="recompute finished cells? (default never: resume)")
     p.add_argument("--list", action="store_true", help="list the candidate models and whether they are available; run nothing")
+    p.add_argument("--check-paper", action="store_true",
+                   help="only check the paper's own tables (identical rows with different inputs, change classes "
+                        "against their p, the text's counts against Table A1); run nothing (default: the checks "
+                        "are printed after a run)")
+
+
+def _paper_checks_text() -> str:
+    """The findings of :func:`~isoeat.experiments.paper.paper_consistency`, one per line, under a heading."""
+    found = paper_consistency()
+    head = (f"Checks of the paper's own tables: {sum(f.severity == 'inconsistent' for f in found)} inconsistent, "
+            f"{sum(f.severity == 'note' for f in found)} note(s)")
+    return "\n".join([head, *(f"  {f.line()}" for f in found)])
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -328,6 +295,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ..experiments.runner import load_experiment, run_experiment
     from ..reporting.tables import records_to_csv
 
+    if args.check_paper:
+        print(_paper_checks_text())
+        return 0
     cands = candidate_models(online=False if args.offline else None)
     if args.list:
         for c in cands:
@@ -407,6 +377,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
     atomic_write_text(out / "paper_comparison.md", "```\n" + text + ("\n" + extra if extra else "") + "\n```\n")
+    print(_paper_checks_text())
+    atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
     pv = paper_values()["source"]
     print(f"paper values: {pv['tables']['table_a1']}, transcribed from {pv['transcribed_from']}")
     print(f"{summary.line()}; comparison in {out / 'paper_comparison.csv'}; report: isoeat report {out} --html")
