@@ -86,6 +86,40 @@ def change_flags(d_raw: float, d_calibrated: float) -> dict[str, Any]:
     }
 
 
+#: Sanity tests (Caliskan et al. 2017; paper §5.3): flowers/insects and instruments/weapons vs pleasant/
+#: unpleasant, associations found in nearly every human sample (Greenwald et al. 1998). A space in which one
+#: is not significant, in its expected direction, is suspect (raw GPT-2 fails both in the paper's Table A1).
+SANITY_TESTS = ("W1", "W2")
+
+
+def sanity_failures(rows: Sequence[Any], alpha: float) -> list[tuple[str, str, float, float]]:
+    """``(test, space, d, p)`` for each sanity test of ``rows`` not significant in its expected direction.
+
+    ``rows`` have ``test``, ``raw`` and ``calibrated`` (results with ``effect_size``, ``p_value``,
+    ``alternative``); ``space`` is "raw" or "calibrated". A failure is p ≥ alpha, or d ≤ 0 under a
+    two-sided alternative; a result tested with ``alternative="less"`` asks another question and is skipped.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace as NS
+    >>> ok, weak = NS(effect_size=1.2, p_value=0.001, alternative="greater"), NS(effect_size=0.3, p_value=0.05,
+    ...                                                                       alternative="greater")
+    >>> sanity_failures([NS(test="W1", raw=weak, calibrated=ok), NS(test="W6", raw=weak, calibrated=weak)], 0.05)
+    [('W1', 'raw', 0.3, 0.05)]
+    """
+    out = []
+    for r in rows:
+        if r.test not in SANITY_TESTS:
+            continue
+        for space, res in (("raw", r.raw), ("calibrated", r.calibrated)):
+            if res.alternative == "less":
+                continue
+            wrong_way = res.alternative == "two-sided" and not res.effect_size > 0
+            if wrong_way or not is_significant(res.p_value, alpha):
+                out.append((r.test, space, float(res.effect_size), float(res.p_value)))
+    return out
+
+
 def adjust_family(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Holm and Benjamini–Hochberg adjusted p across one family; NaN entries stay NaN and are not counted.
 

@@ -110,6 +110,18 @@ def reach_footer(results: Sequence[Any], names: Sequence[str], alpha: float = 0.
     return f"! p < {alpha:g} is out of reach at these set sizes, whatever the vectors: {items}."
 
 
+def sanity_footer(rows: Sequence[Any], alpha: float = 0.05) -> str:
+    """One line naming the sanity tests (W1, W2) not significant in a space ('' when none; see ``sanity_failures``)."""
+    from ..experiments.compare import sanity_failures
+
+    bad = sanity_failures(rows, alpha)
+    if not bad:
+        return ""
+    items = ", ".join(f"{t} {space} (d = {format_d(d)}, p = {format_p(p)})" for t, space, d, p in bad)
+    return (f"! sanity check failed: {items}. W1 and W2 (flowers/insects, instruments/weapons vs pleasant/"
+            "unpleasant) hold in nearly every human sample; a space that misses them is suspect (paper §5.3).")
+
+
 def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
 
@@ -177,6 +189,9 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
                          [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
     if reach:
         foot.append(reach)
+    sanity = sanity_footer(comp.rows, comp.alpha)
+    if sanity:
+        foot.append(sanity)
     mc = [r.test for r in comp.rows if "monte-carlo" in (r.raw.p_method, r.calibrated.p_method)]
     cert = [f"{r.test}_{side} [{res.p_ci_low:.4g}, {res.p_ci_high:.4g}]" for r in comp.rows
             for side, res in (("R", r.raw), ("W", r.calibrated)) if res.p_method == "certified"]
