@@ -289,3 +289,51 @@ def test_minilm_seat_end_to_end(minilm_cache, capsys):
     assert f"mean d = {res.effect_size_mean:.2f} across {len(DEFAULT_TEMPLATES)} templates" in out
     for tpl, r in zip(res.templates, res.results):
         assert any(line.startswith(tpl) and f"{r.effect_size:.2f}" in line for line in out.splitlines())
+
+
+# ----------------------------------------------------------------------------
+# similarity on sentence benchmarks: calibrated with sentence-level reference statistics
+# ----------------------------------------------------------------------------
+
+
+def _sts_file(tmp_path):
+    pairs = [("A man is playing a guitar.", "A person plays the guitar.", 4.6),
+             ("A woman is slicing an onion.", "Someone cuts an onion.", 4.2),
+             ("A dog runs in the park.", "The cat sleeps on a sofa.", 0.8),
+             ("Two kids are playing football.", "Children play soccer outside.", 4.0),
+             ("The stock market fell today.", "A bird is singing in a tree.", 0.2),
+             ("A chef is cooking pasta.", "A cook prepares noodles.", 3.9),
+             ("The train arrived late.", "The train was delayed.", 4.4),
+             ("He is reading a book.", "A plane takes off.", 0.4)]
+    lines = [f"main-captions\tMSRvid\t2012\t{i:04d}\t{s}\t{a}\t{b}" for i, (a, b, s) in enumerate(pairs)]
+    f = tmp_path / "tiny-sts.csv"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return f
+
+
+def test_similarity_fits_sentence_benchmarks_on_sentence_vectors(tiny_st, tmp_path, capsys):
+    from isoeat.calibration import fit_calibrator
+    from isoeat.similarity import compare_similarity, load_benchmark
+
+    bench = _sts_file(tmp_path)
+    ref = tmp_path / "ref.txt"      # short sentences: none is truncated by the tiny encoder
+    ref.write_text("\n".join(f"The {a} saw the {b} near the river today." for a in ("man", "woman", "child", "dog",
+                                                                              "teacher", "farmer", "pilot")
+                             for b in ("house", "boat", "tree", "car", "bird", "field")) + "\n", encoding="utf-8")
+    hf = f"hf:{tiny_st.parent / 'bert'}"    # an hf: model: word-occurrence reference vectors by default
+    args = ["similarity", "--model", hf, "--benchmark", str(bench), "--reference-size", "40",
+            "--reference-text", str(ref), "--bootstrap", "0", "--cache-dir", str(tmp_path), "--device", "cpu"]
+    assert main([*args, "--format", "json"]) == 0
+    got = next(r for r in json.loads(capsys.readouterr().out) if r["calibration"] == "zca")
+    # the paper fits contextual models on sentence inputs: the same numbers as a calibrator fitted on sentences
+    m = isoeat.load_model(hf, cache_dir=tmp_path, progress=False, device="cpu")
+    cal = fit_calibrator(m, "zca", n_reference=40, reference_kwargs={"unit": "sentence", "text": str(ref)})
+    want = compare_similarity(m, load_benchmark(bench), cal, n_resamples=0)
+    assert got["spearman"] == pytest.approx(want.calibrated.spearman, abs=1e-12)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "sentence benchmarks: raw vs ZCA-whitened" in out and "unit=sentence" in out
+    # --reference-unit chooses for every benchmark: no second calibrator
+    assert main([*args, "--reference-unit", "word"]) == 0
+    out = capsys.readouterr().out
+    assert "sentence benchmarks:" not in out and "unit=word" in out

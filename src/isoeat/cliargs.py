@@ -144,8 +144,11 @@ def add_stat_options(p: argparse.ArgumentParser, *, sentences: bool = False) -> 
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
 
-def add_model_options(p: argparse.ArgumentParser) -> None:
-    """How a model is read: vector files (--duplicates, --allow-pickle) and contextual models (hf:, st:, minilm)."""
+def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> None:
+    """How a model is read: vector files (--duplicates, --allow-pickle) and contextual models (hf:, st:, minilm).
+
+    ``cluster=False`` leaves out ``--scheduler``/``--scheduler-timeout`` (commands that do not run on Dask).
+    """
     v = p.add_argument_group("vector files")
     v.add_argument("--duplicates", choices=("error", "first", "last"), default=None,
                    help="a word listed twice in a vector file: an error (default), or keep its first or last vector")
@@ -167,6 +170,8 @@ def add_model_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
     g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    if not cluster:
+        return
     g.add_argument("--scheduler", metavar="ADDRESS",
                    help="Dask scheduler (tcp://HOST:8786 or a scheduler .json file): fit ZCA and encode the test "
                         "words on the cluster (pip install \"isoeat[distributed]\")")

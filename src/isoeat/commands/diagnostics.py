@@ -27,7 +27,7 @@ __all__ = ["register", "COMMANDS"]
 
 def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> None:
     from ..calibration import calibration_names
-    from ..cliargs import FORMATS, add_calibration_options, nonneg_int
+    from ..cliargs import FORMATS, add_calibration_options, add_model_options, nonneg_int
 
     p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
     p.add_argument("--calibration", choices=calibration_names(), default=default_calibration,
@@ -35,6 +35,7 @@ def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> Non
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
     add_calibration_options(p)
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    add_model_options(p, cluster=False)
 
 
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
@@ -107,11 +108,10 @@ class _ReferenceMemo:
 
 
 def _load(args: argparse.Namespace, memo: bool = False) -> tuple[Any, Any]:
-    from ..backends import load_model
     from ..calibration import check_compatible
-    from ..cliargs import calibrator_from_args
+    from ..cliargs import calibrator_from_args, load_model_from_args
 
-    model = load_model(args.model)
+    model = load_model_from_args(args)
     if memo:
         model = _ReferenceMemo(model)
     cal = None
@@ -119,6 +119,25 @@ def _load(args: argparse.Namespace, memo: bool = False) -> tuple[Any, Any]:
         cal = calibrator_from_args(args, model)
         check_compatible(cal, model, force=args.force)
     return model, cal
+
+
+def _sentence_calibrator(args: argparse.Namespace, model: Any, benches: list[Any]) -> Any:
+    """A calibrator fitted on sentence vectors for the sentence benchmarks (STS-B) of a contextual model.
+
+    Only when the command fits its calibrator (no --whitener), the user did not choose --reference-unit,
+    and the model's reference unit is word occurrences (hf: models); else ``None`` (the one calibrator
+    serves all: static models have no sentence unit, st: encoders no other).
+    """
+    from ..calibration import fit_calibrator
+    from ..cliargs import calibration_params
+
+    if (args.calibration == "none" or args.whitener or args.reference_unit is not None
+            or getattr(model, "reference_unit", "sentence") == "sentence"  # static models, st: encoders
+            or not any(b.kind == "sentence" for b in benches)):
+        return None
+    kwargs = {"unit": "sentence", **({"text": args.reference_text} if args.reference_text else {})}
+    return fit_calibrator(model, args.calibration, n_reference=args.reference_size, reference_kwargs=kwargs,
+                          **calibration_params(args))
 
 
 def _cal_label(cal: Any) -> str:
@@ -278,6 +297,7 @@ def _cmd_similarity(args: argparse.Namespace) -> int:
     names = _benchmarks(args.benchmark)
     benches = [load_benchmark(b) for b in names]  # fail on a bad file before any fitting
     model, cal = _load(args)
+    cal_for = {"word": cal, "sentence": _sentence_calibrator(args, model, benches) or cal}
     comparisons: list[Any] = []
     records: list[dict[str, Any]] = []
     for b in benches:
@@ -290,7 +310,7 @@ def _cmd_similarity(args: argparse.Namespace) -> int:
             comparisons.append((r, None, None))
             records.append(rec)
         else:
-            c = compare_similarity(model, b, cal, n_resamples=args.bootstrap, ci_level=args.ci_level,
+            c = compare_similarity(model, b, cal_for[b.kind], n_resamples=args.bootstrap, ci_level=args.ci_level,
                                    rng=args.seed, force=args.force, min_coverage=args.min_coverage)
             comparisons.append((c.raw, c.calibrated, c.bootstrap))
             records.extend(c.records())
@@ -300,6 +320,9 @@ def _cmd_similarity(args: argparse.Namespace) -> int:
         print(f"{model.name}: Spearman rho between cosine similarity and human scores (raw space)")
     else:
         print(f"{model.name}: Spearman rho between cosine similarity and human scores, raw vs {_cal_label(cal)}")
+        if cal_for["sentence"] is not cal:
+            print(f"  sentence benchmarks: raw vs {_cal_label(cal_for['sentence'])} (sentence-level reference "
+                  "statistics, as the paper fits contextual models on sentence inputs; --reference-unit overrides)")
     print()
     any_boot = any(b is not None for _, _, b in comparisons)
     if cal is None:
