@@ -412,6 +412,11 @@ def test_seat_significant_templates_are_p_strictly_below_alpha_005():
     values = [getattr(r, f.name) for f in dataclasses.fields(r)]
     with pytest.raises(TypeError):
         type(r)(*values)  # keyword-only
+    # SEATResult's own fields are keyword-only too (not only those of ResultIdentity)
+    own = [f.name for f in dataclasses.fields(r) if f.name in type(r).__annotations__]
+    rest = {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.name not in own}
+    with pytest.raises(TypeError):
+        type(r)(*[getattr(r, n) for n in own], **rest)
 
 
 def test_seat_alpha_is_checked_in_the_open_unit_interval():
