@@ -123,6 +123,17 @@ def test_percentile_levels(confidence):
     assert (r.ci_low, r.ci_high) == tuple(np.quantile(reps, [a / 2, 1 - a / 2]))
 
 
+def test_min_resamples_absorbs_float_noise_below_the_sixth_decimal():
+    from isoeat.stats.bootstrap import min_resamples
+
+    # ceil(2 * 5 / (1 - level)) (docstring), the quotient first rounded to 6 decimals: 1 - 0.9 is
+    # 0.09999999999999998 in floats, so 10 / (1 - 0.9) is 100.00000000000003 and needs the rounding
+    assert (min_resamples(0.9), min_resamples(0.95), min_resamples(0.99)) == (100, 200, 1000)
+    # a quotient 4e-7 above 200 rounds to 200; 6e-7 above rounds to 200.000001, and its ceiling is 201
+    assert min_resamples(1 - 10 / (200 + 4e-7)) == 200
+    assert min_resamples(1 - 10 / (200 + 6e-7)) == 201
+
+
 # ---------------------------------------------------------------------------
 # BCa from scratch
 # ---------------------------------------------------------------------------
