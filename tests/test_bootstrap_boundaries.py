@@ -49,6 +49,18 @@ def test_result_is_frozen():
     assert hash(r) == hash(dataclasses.replace(r))
 
 
+def test_interval_of_a_result_keeps_its_note_and_reads_none_as_empty():
+    from isoeat.stats.bootstrap import BootstrapResult
+
+    base = dict(estimate=1.0, ci_low=0.5, ci_high=1.5, confidence=0.9, method="percentile", n_resamples=300)
+    noted = BootstrapResult(**base, resample_attributes=True, note="3 replicates with zero pooled SD dropped")
+    iv = noted.interval()
+    assert iv.note == "3 replicates with zero pooled SD dropped" and iv.estimand == "populations"
+    assert (iv.low, iv.high, iv.level, iv.method, iv.n_resamples) == (0.5, 1.5, 0.9, "percentile", 300)
+    plain = BootstrapResult(**base, resample_attributes=False).interval()
+    assert plain.note == "" and plain.estimand == "given-attributes"
+
+
 def test_underflowing_pooled_sd_gives_nan_not_inf():
     # the squared deviations (5e-171)^2 underflow to 0: the SD is 0, d is undefined
     assert math.isnan(effect_size([0.0, 0.0], [1e-170, 1e-170]))
