@@ -49,6 +49,18 @@ def test_result_is_frozen():
     assert hash(r) == hash(dataclasses.replace(r))
 
 
+def test_interval_of_a_result_keeps_its_note_and_reads_none_as_empty():
+    from isoeat.stats.bootstrap import BootstrapResult
+
+    base = dict(estimate=1.0, ci_low=0.5, ci_high=1.5, confidence=0.9, method="percentile", n_resamples=300)
+    noted = BootstrapResult(**base, resample_attributes=True, note="3 replicates with zero pooled SD dropped")
+    iv = noted.interval()
+    assert iv.note == "3 replicates with zero pooled SD dropped" and iv.estimand == "populations"
+    assert (iv.low, iv.high, iv.level, iv.method, iv.n_resamples) == (0.5, 1.5, 0.9, "percentile", 300)
+    plain = BootstrapResult(**base, resample_attributes=False).interval()
+    assert plain.note == "" and plain.estimand == "given-attributes"
+
+
 def test_underflowing_pooled_sd_gives_nan_not_inf():
     # the squared deviations (5e-171)^2 underflow to 0: the SD is 0, d is undefined
     assert math.isnan(effect_size([0.0, 0.0], [1e-170, 1e-170]))
@@ -121,6 +133,17 @@ def test_percentile_levels(confidence):
     reps = reps[np.isfinite(reps)]
     a = 1 - confidence
     assert (r.ci_low, r.ci_high) == tuple(np.quantile(reps, [a / 2, 1 - a / 2]))
+
+
+def test_min_resamples_absorbs_float_noise_below_the_sixth_decimal():
+    from isoeat.stats.bootstrap import min_resamples
+
+    # ceil(2 * 5 / (1 - level)) (docstring), the quotient first rounded to 6 decimals: 1 - 0.9 is
+    # 0.09999999999999998 in floats, so 10 / (1 - 0.9) is 100.00000000000003 and needs the rounding
+    assert (min_resamples(0.9), min_resamples(0.95), min_resamples(0.99)) == (100, 200, 1000)
+    # a quotient 4e-7 above 200 rounds to 200; 6e-7 above rounds to 200.000001, and its ceiling is 201
+    assert min_resamples(1 - 10 / (200 + 4e-7)) == 200
+    assert min_resamples(1 - 10 / (200 + 6e-7)) == 201
 
 
 # ---------------------------------------------------------------------------

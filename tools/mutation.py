@@ -83,7 +83,13 @@ TEST_MAP: dict[str, list[str]] = {
     "src/isoeat/stats/_montecarlo.py": ["tests/test_mutation_kills_permutation.py",
                                         "tests/test_permutation.py::test_random_subsets_are_uniform",
                                         "tests/test_permutation.py::test_sequential_stopping"],
-    "src/isoeat/stats/weat.py": ["tests/test_weat.py"],
+    # WEAT/SC-WEAT and SEAT: the recorded runs (docs/mutation.md) take the kill tests and leave out the GloVe-based
+    # tests of test_weat.py
+    "src/isoeat/stats/weat.py": ["tests/test_mutation_kills_stats.py", "tests/test_weat.py",
+                                 "tests/test_cosine_scale.py"],
+    "src/isoeat/stats/seat.py": ["tests/test_mutation_kills_stats.py",
+                                 "tests/test_result_surface.py::test_identity_values_of_seat",
+                                 "tests/test_validity.py::test_seat_uses_the_same_check"],
     "src/isoeat/stats/results.py": ["tests/test_mutation_kills_results.py", "tests/test_result_surface.py",
                                     "tests/test_frames.py", "tests/test_reach.py"],
     "src/isoeat/calibration/zca.py": ["tests/test_mutation_kills.py", "tests/test_zca.py"],
