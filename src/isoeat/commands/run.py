@@ -186,7 +186,7 @@ def comparisons(res: Any) -> list[Any]:
 
 
 def _print(res: Any, fmt: str, adjust: str) -> None:
-    from ..reporting.tables import comparison_table, records_to_csv, to_json
+    from ..reporting.tables import comparison_table, metric_comparison_table, records_to_csv, to_json
 
     comps = comparisons(res)
     if fmt in ("json", "csv"):
@@ -197,6 +197,9 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
         if i:
             print()
         print(comparison_table(comp, adjust=adjust))
+    if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
+        print()
+        print(metric_comparison_table(res.metric_comparisons, res.alpha))
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ from ..stats.weat import WEATResult, resolve_seed_sequence, weat
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
     "adjust_records", "compare_records", "comparison_rows", "result_from_record", "ComparisonRow", "Comparison",
-    "compare_calibration", "METRIC_CONCLUSIONS", "metric_change", "metric_comparison_rows",
+    "compare_calibration", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "metric_comparison_rows",
 ]
 
 CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
@@ -172,6 +172,11 @@ def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: f
 
 #: The conclusion labels of :func:`metric_change`.
 METRIC_CONCLUSIONS = ("changed", "unchanged", "no conclusion")
+
+#: :func:`metric_change`'s rule in one sentence, printed under every table of it (``{alpha}`` filled in).
+METRIC_CHANGE_RULE = ("changed: significance at alpha = {alpha:g} differs (p < alpha; where the metric has a p-value) "
+                      "or the estimate reverses sign (signed metrics; a zero is no reversal); no conclusion: "
+                      "unsigned and no p-value (MAC, direct bias, RNSB), compare the estimates.")
 
 
 def metric_change(estimate_raw: float, p_raw: float, estimate_calibrated: float, p_calibrated: float, *,
