@@ -336,9 +336,10 @@ def _sha(obj: Any) -> str:
 
 
 def test_hash(test: Any) -> str:
-    """SHA-256 (16 hex) of a test's id, bias type and four word lists: a changed file changes it."""
-    return _sha({"id": test.id, "bias_type": test.bias_type,
-                 **{r: [ws.name, list(ws.words)] for r, ws in test.sets().items()}})
+    """SHA-256 (16 hex) of a test's id, bias type, four word lists and defining pairs: a changed file changes it."""
+    return _sha({"id": test.id, "bias_type": test.bias_type,  # defining pairs only when given: hashes kept
+                 **{r: [ws.name, list(ws.words)] for r, ws in test.sets().items()},
+                 **({"pairs": [list(p) for p in test.pairs]} if getattr(test, "pairs", ()) else {})})
 
 
 test_hash.__test__ = False  # keep pytest from collecting it
