@@ -294,3 +294,18 @@ def test_report_section_present_and_escaped(grid, small, tmp_path):
     plain = tmp_path / "plain"
     R.run_experiment(_config(small[0], small[1], None, "plain.yaml"), plain)
     assert "Calibration across metrics" not in render_report(R.load_experiment(plain))
+
+
+def test_quick_run_takes_metrics_from_the_command_line(small, tmp_path, capsys):
+    base, path, table, matrix = small
+    out = tmp_path / "quick"
+    assert main(["run", "--model", f"glove:{path}", "--tests", "W6", "--metrics", "mac,rnd",
+                 "--reference-size", str(REF), "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.index("ID  Bias") < text.index("Calibration across metrics:")
+    res = R.load_experiment(out)
+    got = {(r["calibration"], r["metric"]): r["estimate"] for r in res.metrics}
+    assert got[("zca", "mac")] == pytest.approx(_mac(_sets(table, matrix, True)), abs=1e-9)
+    assert main(["run", "--model", f"glove:{path}", "--tests", "W6", "--metrics", "mca"]) == 2
+    err = capsys.readouterr().err
+    assert "--metrics[0]: unknown metric 'mca'; did you mean mac" in err and len(err.strip().splitlines()) == 1
