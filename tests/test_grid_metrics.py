@@ -142,9 +142,14 @@ def test_changed_conclusion_rule_at_its_boundaries(args, expected):
     assert got["delta"] == pytest.approx(ec - er, nan_ok=True)
 
 
-def test_rule_refuses_alpha_outside_0_1():
-    with pytest.raises(ConfigError, match="alpha"):
-        metric_change(0.1, 0.5, 0.2, 0.5, signed=True, has_p=True, alpha=1.0)
+def test_rule_refuses_alpha_outside_0_1_and_defaults_to_0_05():
+    for alpha in (0.0, 1.0, -0.1, 1.5):
+        for has_p in (True, False):
+            with pytest.raises(ConfigError, match="alpha"):
+                metric_change(0.1, 0.5, 0.2, 0.5, signed=True, has_p=has_p, alpha=alpha)
+    assert metric_change(0.1, 0.5, 0.2, 0.55, signed=False, has_p=True, alpha=0.52)["reason"] == "Disappearing"
+    assert metric_change(0.1, 0.03, 0.2, 0.5, signed=True, has_p=True)["reason"] == "Disappearing"  # 0.03 < 0.05
+    assert metric_change(0.1, 0.05, 0.2, 0.5, signed=True, has_p=True)["reason"] == ""
 
 
 # --------------------------------------------------------------------------- config
@@ -190,6 +195,7 @@ def test_metric_values_match_a_computation_from_scratch(grid, small):
         assert got[(cal, "rnd")]["p_value"] == pytest.approx(p, abs=1e-12)
         assert got[(cal, "rnd")]["p_method"] == "exact" and got[(cal, "mac")]["p_method"] == "none"
     rows = {r["metric"]: r for r in res.metric_comparisons}
+    assert len(res.metric_comparisons) == len(METRICS)  # one row per metric: raw vs zca, never raw vs raw
     assert set(rows) == set(METRICS) and all(r["calibration"] == "zca" for r in rows.values())
     raw_s, cal_s = _sets(table, matrix, False), _sets(table, matrix, True)
     assert rows["mac"]["delta"] == pytest.approx(_mac(cal_s) - _mac(raw_s), abs=1e-9)

@@ -29,8 +29,9 @@ spawned into one child per WEAT cell, at index ``test_index * n_calibrations
 + calibration_index`` (with ``calibrations: [none, zca]`` these are exactly
 the seeds of ``isoeat run --seed S`` and :func:`isoeat.compare_calibration`),
 then one child for the anisotropy sample (shared by all calibrations of the
-model, so raw and calibrated are measured on the same vectors) and one per
-similarity benchmark. Every cell records its seed and spawn index.
+model, so raw and calibrated are measured on the same vectors), one per
+similarity benchmark, and one per metrics cell (same index rule, after those;
+docs/metrics.md). Every cell records its seed and spawn index.
 """
 
 
