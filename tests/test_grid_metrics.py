@@ -315,3 +315,20 @@ def test_quick_run_takes_metrics_from_the_command_line(small, tmp_path, capsys):
     assert main(["run", "--model", f"glove:{path}", "--tests", "W6", "--metrics", "mca"]) == 2
     err = capsys.readouterr().err
     assert "--metrics[0]: unknown metric 'mca'; did you mean mac" in err and len(err.strip().splitlines()) == 1
+
+
+def test_seeds_follow_the_documented_rule(grid):
+    """docs/metrics.md: the metrics cell of test t, calibration c takes child n_tests * n_cal + 1 + n_benchmarks
+    + t * n_cal + c of SeedSequence(settings.seed); metric i of the registry order takes child i of that seed."""
+    out, _, _ = grid
+    n_tests, n_cal = 1, 2
+    order = isoeat.metric_names()
+    res = R.load_experiment(out)
+    for ci, cal in enumerate(("none", "zca")):
+        index = n_tests * n_cal + 1 + 0 + 0 * n_cal + ci
+        cell_seed = int(np.random.SeedSequence(0).spawn(index + 1)[index].generate_state(1)[0])
+        cell = json.loads((out / "metrics" / "small" / cal / "W6.json").read_text())
+        assert (cell["seed"], cell["spawn_index"]) == (cell_seed, index)
+        children = np.random.SeedSequence(cell_seed).spawn(len(order))
+        for r in (r for r in res.metrics if r["calibration"] == cal):
+            assert r["seed"] == int(children[order.index(r["metric"])].generate_state(1)[0])
