@@ -332,3 +332,22 @@ def test_seeds_follow_the_documented_rule(grid):
         children = np.random.SeedSequence(cell_seed).spawn(len(order))
         for r in (r for r in res.metrics if r["calibration"] == cal):
             assert r["seed"] == int(children[order.index(r["metric"])].generate_state(1)[0])
+
+
+def test_planned_metric_cells_come_after_every_other_child(tmp_path):
+    """With 2 tests, 2 calibrations and 2 similarity benchmarks the metrics cell of test t, calibration c is child
+    2 * 2 + 1 + 2 + t * 2 + c (docs/metrics.md); the WEAT cells keep children t * 2 + c."""
+    from isoeat.experiments.cells import plan_cells
+
+    cfg = parse_config({"models": ["glove-6b-50d"], "tests": ["W6", "W7"], "metrics": ["mac"], "settings": {"seed": 5},
+                        "similarity": {"benchmarks": ["ws353", "simlex999"]}})
+    cells = plan_cells(cfg, tmp_path)
+    child = lambda i: int(np.random.SeedSequence(5).spawn(i + 1)[i].generate_state(1)[0])  # noqa: E731
+    for ti, t in enumerate(("W6", "W7")):
+        for ci, c in enumerate(("none", "zca")):
+            m = next(x for x in cells if x.kind == "metrics" and x.item == t and x.calibration == c)
+            w = next(x for x in cells if x.kind == "weat" and x.item == t and x.calibration == c)
+            assert (m.spawn_index, m.seed) == (7 + 2 * ti + ci, child(7 + 2 * ti + ci))
+            assert (w.spawn_index, w.seed) == (2 * ti + ci, child(2 * ti + ci))
+            assert m.key == f"glove-6b-50d/{c}/{t}/metrics" and m.path == tmp_path / "metrics" / "glove-6b-50d" / c / f"{t}.json"
+    assert len({x.cell_hash for x in cells}) == len(cells)
