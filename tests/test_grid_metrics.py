@@ -158,6 +158,9 @@ def test_config_refuses_an_unknown_metric_with_a_suggestion():
         parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "metrics": ["mac", "rpia"]})
     with pytest.raises(ConfigError, match="metrics: metric\\(s\\) listed more than once: mac"):
         parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "metrics": "mac,MAC"})
+    with pytest.raises(ConfigError, match="metrics: expected a non-empty list"):
+        parse_config({"models": ["glove-6b-50d"], "metrics": "true"})  # a flag is no list of metrics
+    assert parse_config({"models": ["glove-6b-50d"], "metrics": "false"}).metrics == ()
 
 
 def test_metrics_key_leaves_the_protocol_and_old_configs_alone():
@@ -179,6 +182,8 @@ def test_adding_metrics_reuses_the_weat_cells_and_the_calibrator(grid):
     cell = json.loads((out / "metrics/small/zca/W6.json").read_text())  # strict JSON (no NaN)
     assert cell["kind"] == "metrics" and cell["calibrator"]["path"] == "calibrators/small/zca.npz"
     assert [r["metric"] for r in cell["result"]["metrics"]] == METRICS
+    mac = cell["result"]["metrics"][0]  # with its per-word values, X words first
+    assert [w.lower() for w in mac["words"]] == W6["X"] + W6["Y"] and len(mac["per_word"]) == 16  # as W6 spells them
 
 
 def test_metric_values_match_a_computation_from_scratch(grid, small):
@@ -190,6 +195,9 @@ def test_metric_values_match_a_computation_from_scratch(grid, small):
     for cal in ("none", "zca"):
         s = _sets(table, matrix, calibrated=cal == "zca")
         assert got[(cal, "mac")]["estimate"] == pytest.approx(_mac(s), abs=1e-9)
+        john = _unit(s["X"][:1])[0]  # the first target word's own MAC term, stored in the cell
+        want = 0.5 * ((1 - _unit(s["A"]) @ john).mean() + (1 - _unit(s["B"]) @ john).mean())
+        assert got[(cal, "mac")]["per_word"][0] == pytest.approx(want, abs=1e-9)
         est, p = _rnd(s)
         assert got[(cal, "rnd")]["estimate"] == pytest.approx(est, abs=1e-9)
         assert got[(cal, "rnd")]["p_value"] == pytest.approx(p, abs=1e-12)
@@ -249,7 +257,35 @@ def test_a_metric_that_cannot_run_fails_alone(small, tmp_path):
     assert sorted((r["calibration"], r["metric"]) for r in res.metrics) == [("none", "mac"), ("zca", "mac")]
     assert sorted((f["kind"], f["calibration"], f["item"]) for f in res.failures) == [
         ("metrics", "none", "T1 ripa"), ("metrics", "zca", "T1 ripa")]
-    assert all("pairs" in f["message"] for f in res.failures)
+    assert all("pairs" in f["message"] and f["user_error"] is True and f["type"] == "ConfigError"
+               for f in res.failures)
+
+
+def test_failed_and_damaged_metric_cells_are_failures_not_results(small, tmp_path, monkeypatch):
+    base, path, _, _ = small
+    out = tmp_path / "out"
+
+    def broken(cell, *a, **kw):
+        if cell.calibration == "zca":
+            raise RuntimeError("boom")
+        return real(cell, *a, **kw)
+
+    real = R.run_metric_cell
+    monkeypatch.setattr(R, "run_metric_cell", broken)
+    s = R.run_experiment(_config(tmp_path, path, ["mac"]), out)
+    assert [f["kind"] for f in s.failed] == ["metrics"]
+    res = R.load_experiment(out)
+    assert [r["calibration"] for r in res.metrics] == ["none"] and res.metric_comparisons == []
+    (f,) = res.failures
+    assert (f["kind"], f["calibration"], f["item"], f["type"], f["message"]) == ("metrics", "zca", "W6",
+                                                                                 "RuntimeError", "boom")
+    # a hand-edited number breaks the cell's content hash: listed as damaged, its values never published
+    cell = out / "metrics/small/none/W6.json"
+    cell.write_text(cell.read_text().replace('"estimate":', '"estimate": 1.0, "was":', 1))
+    res = R.load_experiment(out)
+    assert res.metrics == [] and sorted((f["calibration"], f["type"]) for f in res.failures) == [
+        ("none", "DamagedCell"), ("zca", "RuntimeError")]
+    assert len(res.weat) == 2  # the WEAT cells are untouched
 
 
 # --------------------------------------------------------------------------- files, CLI, report
@@ -279,10 +315,21 @@ def test_cli_prints_the_metric_table_after_the_weat_table(grid, small, capsys):
     assert weat_at < metrics_at
     table = text[metrics_at:]
     res = R.load_experiment(out)
+    lines = table.splitlines()
+    changed = sum(r["conclusion"] == "changed" for r in res.metric_comparisons)
+    judged = sum(r["conclusion"] in ("changed", "unchanged") for r in res.metric_comparisons)
+    assert lines[0].endswith(f"({changed} of {judged} conclusions changed)") and judged == 3  # rnd, ripa, ect
+    column = lines[1].index("Conclusion")
+    raw_p = _rnd(_sets(small[2], small[3], False))[1]
     for r in res.metric_comparisons:
-        line = next(x for x in table.splitlines() if x.split()[:2] == ["W6", r["metric"]])
-        assert f"{r['estimate_raw']:.3f}" in line and line.rstrip().endswith(
-            r["conclusion"] + (f" ({r['reason']})" if r["reason"] else ""))
+        line = next(x for x in lines if x.split()[:2] == ["W6", r["metric"]])
+        cells = line.split()
+        assert cells[2] == f"{r['estimate_raw']:.3f}"
+        assert line[column:] == r["conclusion"] + (f" ({r['reason']})" if r["reason"] else "")  # left-aligned
+        if r["metric"] in ("mac", "direct-bias"):  # no p-value
+            assert cells[5:7] == ["-", "-"]
+        if r["metric"] == "rnd":
+            assert cells[5] == f"{raw_p:.4f}".removeprefix("0")
     assert "changed: significance at alpha = 0.05 differs" in table
 
 

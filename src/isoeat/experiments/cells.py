@@ -71,7 +71,7 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
     n_cal, n_test = len(config.calibrations), len(config.tests)
     benches = list(config.similarity.benchmarks) if config.similarity else []
     n_metric_base = n_test * n_cal + 1 + len(benches)  # metric cells: after every earlier child (seeds kept)
-    n_children = n_metric_base + (n_test * n_cal if config.metrics else 0)
+    n_children = n_metric_base + n_test * n_cal  # spawning children nobody uses changes no other child
     children = np.random.SeedSequence(s.seed).spawn(n_children)
     protocol = config.protocol_hash()
     cells: list[Cell] = []
@@ -349,7 +349,7 @@ def metric_options(config: ExperimentConfig) -> dict[str, Any]:
 
 
 def run_metric_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig, *,
-                    force: bool = False) -> dict[str, Any]:
+                    force: bool) -> dict[str, Any]:
     """Every configured metric on the cell's test in the cell's space (the model and calibrator the WEAT cells use).
 
     Metric ``i`` of the registry gets child ``i`` of ``SeedSequence(cell.seed).spawn``

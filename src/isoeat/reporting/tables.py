@@ -247,7 +247,7 @@ def metric_comparison_cells(row: dict[str, Any]) -> list[str]:
             p(row.get("p_raw")), p(row.get("p_calibrated")), f"{row.get('conclusion', '')}{why}"]
 
 
-def metric_comparison_table(rows: Sequence[dict[str, Any]], alpha: float = 0.05) -> str:
+def metric_comparison_table(rows: Sequence[dict[str, Any]], alpha: float) -> str:
     """Text tables of the metrics x tests summary, one per (model, calibrated space), with the rule under them."""
     from ..experiments.compare import METRIC_CHANGE_RULE
 
