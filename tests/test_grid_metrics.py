@@ -286,6 +286,10 @@ def test_failed_and_damaged_metric_cells_are_failures_not_results(small, tmp_pat
     assert res.metrics == [] and sorted((f["calibration"], f["type"]) for f in res.failures) == [
         ("none", "DamagedCell"), ("zca", "RuntimeError")]
     assert len(res.weat) == 2  # the WEAT cells are untouched
+    failed = out / "metrics/small/zca/W6.json"  # a failed cell edited by hand is damaged too, not its error
+    failed.write_text(failed.read_text().replace('"boom"', '"all fine"'))
+    assert sorted((f["calibration"], f["type"]) for f in R.load_experiment(out).failures) == [
+        ("none", "DamagedCell"), ("zca", "DamagedCell")]
 
 
 # --------------------------------------------------------------------------- files, CLI, report
