@@ -25,6 +25,7 @@ description: two tests on GloVe, raw vs ZCA
 models: [{spec: glove-6b-50d, label: GloVe}]
 tests: [W6, W8]
 calibrations: [none, zca]
+metrics: [mac, rnd]
 settings: {permutations: 2000}
 anisotropy: {sample: 300, heatmap_size: 60}
 similarity: {benchmarks: [ws353], bootstrap: 200}
@@ -192,6 +193,7 @@ def test_report_command_writes_figures_and_a_self_contained_page(reported):
     assert "<table>" in page and "Table A1" in page and "Summary of changes" in page
     assert "Conventions" in page and "ddof = 1" in page and "manifest" in page.lower()
     assert "name: report-test" in page  # the config as given
+    assert "<h2 id='metrics'>Calibration across metrics</h2>" in page  # metrics: in the config
 
 
 def test_report_renders_in_headless_chromium(reported, tmp_path):
@@ -210,6 +212,8 @@ def test_report_renders_in_headless_chromium(reported, tmp_path):
     assert m, dom.stdout[:500]
     n_img, n_loaded, n_tables = map(int, m.groups())
     assert n_img == 6 and n_loaded == n_img and n_tables >= 4  # every embedded image decoded; tables in the DOM
+    section = re.search(r'<h2 id="metrics">Calibration across metrics</h2>(.*?)<h2 ', dom.stdout, re.S)
+    assert section and section.group(1).count("<tr>") == 1 + 2 * 2  # header + (W6, W8) x (mac, rnd)
     shot = tmp_path / "shot.png"
     r = subprocess.run([exe, *flags, f"--screenshot={shot}", "--window-size=1280,2200", url], capture_output=True,
                        text=True, timeout=120)

@@ -44,6 +44,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)",
                        epilog=examples("isoeat run                                   # W1..W10, glove-6b-50d, raw vs zca",
                                        "isoeat run --tests W6,W7 --calibration abtt --out results/",
+                                       "isoeat run --tests W1,W6 --metrics rnd,ripa,ect   # + other metrics",
                                        "isoeat run examples/paper_glove.yaml --out results/   # a grid from a config"))
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
@@ -58,6 +59,10 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="comma-separated ids and/or files (default W1..W10)")
     p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
                    help="calibration compared with the raw space (default zca)")
+    p.add_argument("--metrics", default=None, metavar="NAME[,NAME...]",
+                   help="other bias metrics measured beside WEAT, raw and calibrated, with a table of the "
+                        "conclusions calibration changes: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb or "
+                        "all (default: none, WEAT only; in a CONFIG: the 'metrics' key)")
     p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
                    help="significance level of the stars, change classes and flags (default 0.05)")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
@@ -91,6 +96,7 @@ def _split_tests(spec: str | None) -> list[str] | None:
 
 def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
     """The one-model experiment that ``isoeat run`` without a CONFIG runs: raw and ``calibrator``'s space."""
+    from .._errors import ConfigError
     from ..experiments.config import parse_config
 
     params = {k: v for k, v in calibration_params(args).items() if k != "eps"}
@@ -119,8 +125,14 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
         "calibrations": ["none", {"name": name, **({"params": params} if params else {})}],
         "settings": settings,
         **({"tests": tests} if tests is not None else {}),
+        **({"metrics": args.metrics} if getattr(args, "metrics", None) else {}),
     }
-    return parse_config(data, source=None, base_dir=Path.cwd())
+    try:
+        return parse_config(data, source=None, base_dir=Path.cwd())
+    except ConfigError as exc:  # the one key an option fills that the user may misspell
+        if str(exc).startswith("metrics"):
+            raise ConfigError("--" + str(exc)) from None
+        raise
 
 
 def _print_failures(summary: Any, out: Path | None) -> None:
@@ -188,7 +200,7 @@ def comparisons(res: Any) -> list[Any]:
 
 
 def _print(res: Any, fmt: str, adjust: str) -> None:
-    from ..reporting.tables import comparison_table, records_to_csv, to_json
+    from ..reporting.tables import comparison_table, metric_comparison_table, records_to_csv, to_json
 
     comps = comparisons(res)
     if fmt in ("json", "csv"):
@@ -199,6 +211,9 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
         if i:
             print()
         print(comparison_table(comp, adjust=adjust))
+    if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
+        print()
+        print(metric_comparison_table(res.metric_comparisons, res.alpha))
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

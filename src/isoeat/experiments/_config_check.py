@@ -33,7 +33,8 @@ _show = safe_show
 _TOO_BIG = object()  # stands in for a container given where a scalar is expected (its repr costs nothing)
 
 # --------------------------------------------------------------------------- the keys of each section
-_TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "settings", "anisotropy", "similarity", "report")
+_TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "metrics", "settings", "anisotropy", "similarity",
+             "report")
 _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options")
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
@@ -155,6 +156,27 @@ class _Checker:
         if not isinstance(v, list) or not v:
             raise self.fail(key, f"expected a non-empty list of strings, got {_show(v)}")
         return [self.string(f"{key}[{i}]", x) for i, x in enumerate(v)]
+
+
+def _parse_metrics(ck: _Checker, raw: Any) -> tuple[str, ...]:
+    """``metrics:`` -- registered metric names (``all``: every one), in the registry's spelling; absent: none."""
+    raw = plain_flag(raw)
+    if raw is None or raw is False or raw == []:
+        return ()
+    from ..metrics.registry import METRICS
+
+    if isinstance(raw, str) and raw.strip().lower() == "all":
+        return METRICS.names()
+    names: list[str] = []
+    for i, n in enumerate(ck.str_list("metrics", raw)):
+        try:
+            names.append(METRICS.get(n).name)
+        except ConfigError as exc:
+            raise ck.fail(f"metrics[{i}]", str(exc)) from None
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ck.fail("metrics", f"metric(s) listed more than once: {', '.join(dup)}")
+    return tuple(names)
 
 
 # --------------------------------------------------------------------------- YAML

@@ -1,7 +1,8 @@
 """The cells of an experiment grid: planning (seeds, files, content hashes) and computing one cell.
 
-A cell is one unit of work: a WEAT in one (model, calibration) space, an
-anisotropy measurement, or a similarity benchmark. :func:`plan_cells` lays
+A cell is one unit of work: a WEAT in one (model, calibration) space, the
+configured bias metrics of one test in one space, an anisotropy
+measurement, or a similarity benchmark. :func:`plan_cells` lays
 them out with their seeds (see :mod:`isoeat.experiments.runner` for the seed
 rule) and the hash of every input that determines them; the ``run_*_cell``
 functions compute one and return its JSON payload.
@@ -24,7 +25,7 @@ from .config import ExperimentConfig, ModelSpec, test_hash
 
 __all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT",
            "CachedEncoder", "load_model_for", "calibrator_for",
-           "run_weat_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus"]
+           "run_weat_cell", "run_metric_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus"]
 
 CELL_FORMAT = 1
 
@@ -33,7 +34,7 @@ CELL_FORMAT = 1
 class Cell:
     """One unit of work of the grid (planned from the config)."""
 
-    kind: str  # "weat" | "anisotropy" | "similarity"
+    kind: str  # "weat" | "metrics" | "anisotropy" | "similarity"
     model: str
     calibration: str
     item: str  # test id, "anisotropy" or benchmark name
@@ -45,11 +46,11 @@ class Cell:
 
     @property
     def key(self) -> str:
-        return f"{self.model}/{self.calibration}/{self.item}"
+        return f"{self.model}/{self.calibration}/{self.item}" + ("/metrics" if self.kind == "metrics" else "")
 
     @property
     def label(self) -> str:
-        return f"{self.model} {self.calibration} {self.item}"
+        return f"{self.model} {self.calibration} {self.item}" + (" metrics" if self.kind == "metrics" else "")
 
 
 def _seed_of(children: list, index: int) -> int:
@@ -69,7 +70,8 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
     s = config.settings
     n_cal, n_test = len(config.calibrations), len(config.tests)
     benches = list(config.similarity.benchmarks) if config.similarity else []
-    n_children = n_test * n_cal + 1 + len(benches)
+    n_metric_base = n_test * n_cal + 1 + len(benches)  # metric cells: after every earlier child (seeds kept)
+    n_children = n_metric_base + n_test * n_cal  # spawning children nobody uses changes no other child
     children = np.random.SeedSequence(s.seed).spawn(n_children)
     protocol = config.protocol_hash()
     cells: list[Cell] = []
@@ -88,6 +90,12 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
                 h = _sha(key)
                 cells.append(Cell("weat", m.label, c.label, t.id, seed, idx,
                                   out / "cells" / mdir / cdir / f"{slug(t.id)}.json", h, {"test": t}))
+                if config.metrics:
+                    midx = n_metric_base + idx
+                    mseed = _seed_of(children, midx)
+                    mkey = {**key, "seed": mseed, "metrics": list(config.metrics), "options": metric_options(config)}
+                    cells.append(Cell("metrics", m.label, c.label, t.id, mseed, midx,
+                                      out / "metrics" / mdir / cdir / f"{slug(t.id)}.json", _sha(mkey), {"test": t}))
         if config.anisotropy:
             idx = n_test * n_cal
             seed = _seed_of(children, idx)
@@ -326,6 +334,48 @@ def run_weat_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentCon
     test = cell.extra["test"]
     res = weat(model, test, calibration=calibrator, rng=cell.seed, force=force, **config.settings.weat_kwargs())
     return {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
+
+
+def metric_options(config: ExperimentConfig) -> dict[str, Any]:
+    """Options of the grid's metrics from the settings: ``permutations`` and ``method``; p two-sided.
+
+    ``settings.alternative`` (WEAT's one-sided default) is not passed on: RND's
+    orientation is the opposite of the other signed metrics', so the metrics
+    keep their two-sided default. Pairs: each test's own, else A and B zipped,
+    else the gender defaults (:mod:`isoeat.metrics._pairs`).
+    """
+    s = config.settings
+    return {"alternative": "two-sided", "method": s.method, "n_permutations": s.permutations}
+
+
+def run_metric_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig, *,
+                    force: bool) -> dict[str, Any]:
+    """Every configured metric on the cell's test in the cell's space (the model and calibrator the WEAT cells use).
+
+    Metric ``i`` of the registry gets child ``i`` of ``SeedSequence(cell.seed).spawn``
+    (so a metric's seed does not depend on which others are listed; the
+    result records it and ``isoeat.metric(..., rng=seed)`` replays it). A
+    metric that cannot be computed on the test (no defining pairs, a pair word
+    missing) is recorded with its error; the others are kept.
+    """
+    from ..metrics.api import metric
+    from ..metrics.registry import METRICS
+
+    test, opts = cell.extra["test"], metric_options(config)
+    children = np.random.SeedSequence(cell.seed).spawn(len(METRICS.names()))
+    records: list[dict[str, Any]] = []
+    for name in config.metrics:
+        spec = METRICS.get(name)
+        seed = _seed_of(children, METRICS.names().index(spec.name))
+        try:
+            res = metric(model, spec.name, test, calibration=calibrator, rng=seed, force=force,
+                         min_coverage=config.settings.min_coverage, allow_overlap=config.settings.allow_overlap,
+                         **{k: v for k, v in opts.items() if k in spec.options})
+            records.append(res.to_dict(scores=True))
+        except IsoeatError as exc:
+            records.append({"metric": spec.name, "test": test.id, "seed": seed,
+                            "error": {"type": type(exc).__name__, "message": str(exc), "user_error": True}})
+    return {"result": {"test": test.id, "metrics": records}}
 
 
 def run_anisotropy_cell(cell: Cell, model: Any, calibrator: Any, mspec: ModelSpec,

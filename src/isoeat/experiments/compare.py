@@ -8,6 +8,10 @@ Change classes at significance level ``alpha`` (default 0.05):
 
 Flags: ``large_shift`` when :math:`|\\Delta d| > 0.5`, ``sign_reversal`` when
 the raw and calibrated effect sizes have opposite, non-zero signs.
+
+The other bias metrics (:mod:`isoeat.metrics`) get one more label,
+:func:`metric_change`: whether calibration changes the metric's conclusion
+(``changed`` / ``unchanged`` / ``no conclusion``), from the same two rules.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from ..stats.weat import WEATResult, resolve_seed_sequence, weat
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
     "adjust_records", "compare_records", "comparison_rows", "result_from_record", "ComparisonRow", "Comparison",
-    "compare_calibration",
+    "compare_calibration", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "metric_comparison_rows",
 ]
 
 CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
@@ -198,6 +202,98 @@ def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: f
             **compare_records(rr, rc, alpha),
         })
     return rows
+
+
+#: The conclusion labels of :func:`metric_change`.
+METRIC_CONCLUSIONS = ("changed", "unchanged", "no conclusion")
+
+#: :func:`metric_change`'s rule in one sentence, printed under every table of it (``{alpha}`` filled in).
+METRIC_CHANGE_RULE = ("changed: significance at alpha = {alpha:g} differs (p < alpha; where the metric has a p-value) "
+                      "or the estimate reverses sign (signed metrics; a zero is no reversal); no conclusion: "
+                      "unsigned and no p-value (MAC, direct bias, RNSB), compare the estimates.")
+
+
+def metric_change(estimate_raw: float, p_raw: float, estimate_calibrated: float, p_calibrated: float, *,
+                  signed: bool, has_p: bool, alpha: float = 0.05) -> dict[str, Any]:
+    """Whether calibration changes a bias metric's conclusion: the one rule behind every metric summary.
+
+    A metric's conclusion is what a reader takes from it: *significant or not
+    at alpha* where the metric has a p-value (RND, RIPA, SemAxis, NAS: the
+    permutation p; ECT: Spearman's test), and *which way* where it is signed
+    (RND, RIPA, SemAxis, NAS). The conclusion **changed** when
+
+    * the metric has a p-value and significance (``p < alpha``, strict, as
+      :func:`is_significant`) differs between the spaces
+      (:func:`classify_change` is Disappearing or Emerging), or
+    * the metric is signed and the estimates have opposite, non-zero signs
+      (the ``sign_reversal`` rule of :func:`change_flags`: a zero or NaN
+      estimate on either side is no reversal), whether or not significant;
+
+    **unchanged** otherwise, and **no conclusion** for a metric with neither
+    a p-value nor a sign (MAC, direct bias, RNSB): only its change in the
+    estimate is reported.
+
+    Returns ``delta`` (calibrated - raw), ``sig_raw``, ``sig_calibrated``,
+    ``change`` (``Stable`` / ``Disappearing`` / ``Emerging``, ``""`` without
+    a p-value), ``sign_reversal`` (False for an unsigned metric),
+    ``conclusion`` and ``reason`` (what changed, ``"; "``-joined).
+
+    Examples
+    --------
+    >>> metric_change(0.3, 0.01, 0.2, 0.05, signed=True, has_p=True)["reason"]  # p == alpha: not significant
+    'Disappearing'
+    >>> metric_change(0.0, 0.5, -0.3, 0.5, signed=True, has_p=True)["conclusion"]  # zero raw: no reversal
+    'unchanged'
+    >>> metric_change(0.6, float("nan"), 0.4, float("nan"), signed=False, has_p=False)["conclusion"]
+    'no conclusion'
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    flags = change_flags(estimate_raw, estimate_calibrated)
+    change = classify_change(p_raw, p_calibrated, alpha) if has_p else ""
+    reversal = bool(signed and flags["sign_reversal"])
+    reasons = ([change] if change not in ("", "Stable") else []) + (["sign reversal"] if reversal else [])
+    conclusion = "no conclusion" if not (has_p or signed) else "changed" if reasons else "unchanged"
+    return {"delta": flags["delta_d"], "sig_raw": bool(has_p and is_significant(p_raw, alpha)),
+            "sig_calibrated": bool(has_p and is_significant(p_calibrated, alpha)), "change": change,
+            "sign_reversal": reversal, "conclusion": conclusion, "reason": "; ".join(reasons)}
+
+
+def metric_comparison_rows(metric_records: list[dict], calibrations: list[dict], alpha: float) -> list[dict]:
+    """Metrics x calibrated spaces x tests: raw vs calibrated estimate and :func:`metric_change` (per model).
+
+    ``metric_records`` are :class:`~isoeat.metrics.MetricResult` records with
+    the runner's ``model`` and ``calibration`` labels; the raw space is the
+    calibration named ``"none"``. Whether a metric has a p-value is the
+    registry's (:data:`isoeat.metrics.registry.METRICS`), so a p-value metric
+    whose estimate was undefined in one space counts as not significant there.
+    """
+    from ..metrics.registry import METRICS
+
+    index = {(r["model"], r["calibration"], r["test"], r["metric"]): r for r in metric_records}
+    raw_label = next((c["label"] for c in calibrations if c["name"] == "none"), "none")
+    rows = []
+    for (model, cal, test, name), rc in index.items():
+        rr = index.get((model, raw_label, test, name))
+        if cal == raw_label or rr is None:
+            continue
+        spec = METRICS.resolve(name)
+        has_p = METRICS.get(spec).p_value != "none" if spec else "none" not in (rr.get("p_method"), rc.get("p_method"))
+        rows.append({
+            "model": model, "family": rr.get("family"), "calibration": cal,
+            "calibration_name": rc.get("calibration_name"), "test": test, "bias_type": rr.get("bias_type"),
+            "metric": name, "signed": bool(rr.get("signed")), "estimate_raw": rr["estimate"],
+            "estimate_calibrated": rc["estimate"], "p_raw": rr.get("p_value"), "p_calibrated": rc.get("p_value"),
+            "p_method_raw": rr.get("p_method"), "p_method_calibrated": rc.get("p_method"),
+            **metric_change(rr["estimate"], _p(rr), rc["estimate"], _p(rc), signed=bool(rr.get("signed")),
+                            has_p=has_p, alpha=alpha),
+        })
+    return rows
+
+
+def _p(rec: dict) -> float:
+    p = rec.get("p_value")
+    return float("nan") if p is None else float(p)
 
 
 def result_from_record(rec: dict) -> WEATResult:

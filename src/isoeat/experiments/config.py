@@ -40,6 +40,7 @@ from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchm
     _TOP_KEYS,
     _Checker,
     _check_corpus,
+    _parse_metrics,
     _is_contextual_spec,
     _preflight_model,
     _show,
@@ -234,6 +235,9 @@ class ExperimentConfig:
 
     ``tests`` holds the resolved :class:`~isoeat.AssociationTest` objects
     (files read relative to the config file), ``test_specs`` the entries as written.
+    ``metrics``: registered bias metrics computed beside WEAT in every space
+    (:func:`isoeat.metric_names`; empty: WEAT only). Like the tests, they are
+    not part of the protocol: the list may grow in the same folder.
     """
 
     name: str
@@ -248,6 +252,7 @@ class ExperimentConfig:
     description: str = ""
     source: str | None = None
     text: str | None = None
+    metrics: tuple[str, ...] = ()
 
     # -- grid -----------------------------------------------------------------
     @property
@@ -289,6 +294,7 @@ class ExperimentConfig:
                        "test_heatmaps": self.report.test_heatmaps if isinstance(self.report.test_heatmaps, str)
                        else list(self.report.test_heatmaps),
                        "figure_formats": list(self.report.figure_formats)},
+            **({"metrics": list(self.metrics)} if self.metrics else {}),  # absent: WEAT only, as before the key
         }
 
     def _specs_per_test(self) -> list[str]:
@@ -330,9 +336,10 @@ def _sha(obj: Any) -> str:
 
 
 def test_hash(test: Any) -> str:
-    """SHA-256 (16 hex) of a test's id, bias type and four word lists: a changed file changes it."""
-    return _sha({"id": test.id, "bias_type": test.bias_type,
-                 **{r: [ws.name, list(ws.words)] for r, ws in test.sets().items()}})
+    """SHA-256 (16 hex) of a test's id, bias type, four word lists and defining pairs: a changed file changes it."""
+    return _sha({"id": test.id, "bias_type": test.bias_type,  # defining pairs only when given: hashes kept
+                 **{r: [ws.name, list(ws.words)] for r, ws in test.sets().items()},
+                 **({"pairs": [list(p) for p in test.pairs]} if getattr(test, "pairs", ()) else {})})
 
 
 test_hash.__test__ = False  # keep pytest from collecting it
@@ -391,13 +398,14 @@ def parse_config(data: Any, *, source: str | None = None, base_dir: str | Path |
     models = _parse_models(ck, data.get("models"))
     tests, specs = _parse_tests(ck, data.get("tests"), base)
     calibrations = _parse_calibrations(ck, data.get("calibrations"), settings)
+    metrics = _parse_metrics(ck, data.get("metrics"))
     anisotropy = _parse_anisotropy(ck, data.get("anisotropy"))
     similarity = _parse_similarity(ck, data.get("similarity"))
     report = _parse_report(ck, data.get("report"), [t.id for t in tests])
     return ExperimentConfig(
         name=name, description=description, models=models, tests=tests, test_specs=specs,
         calibrations=calibrations, settings=settings, anisotropy=anisotropy, similarity=similarity,
-        report=report, source=source, text=text,
+        report=report, source=source, text=text, metrics=metrics,
     )
 
 

@@ -7,7 +7,7 @@ families from :mod:`isoeat.experiments.compare` — the one home of every label.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ import numpy as np
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
 from ._store import check_inside, is_sealed, nan_of, read_json, slug
-from .compare import adjust_records, comparison_rows
+from .compare import adjust_records, comparison_rows, metric_comparison_rows
 from .manifest import read_manifest
 
 __all__ = ["ExperimentResults", "load_experiment", "read_experiment", "cell_is_whole", "write_results", "EXPERIMENT_NAME"]
@@ -47,6 +47,12 @@ class ExperimentResults:
     failures : list of dict
     summary : dict
         Calibration label -> :func:`isoeat.experiments.summary.summarize` output.
+    metrics : list of dict
+        One :class:`~isoeat.metrics.MetricResult` record per finished metric
+        (``metrics:`` in the config; ``per_word`` and ``words`` included) with the
+        runner's ``model``, ``family``, ``calibration``, ``calibration_name``, ``cell``.
+    metric_comparisons : list of dict
+        Metrics x calibrated spaces x tests (:func:`isoeat.experiments.compare.metric_comparison_rows`).
     """
 
     out: Path
@@ -61,6 +67,8 @@ class ExperimentResults:
     models: list[dict]
     tests: list[dict]
     calibrations: list[dict]
+    metrics: list[dict] = field(default_factory=list)
+    metric_comparisons: list[dict] = field(default_factory=list)
 
     @property
     def alpha(self) -> float:
@@ -158,6 +166,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     family_of = {m["label"]: m["family"] for m in models}
     cal_name = {c["label"]: c["name"] for c in cfg["calibrations"]}
     weat_recs: list[dict] = []
+    metric_recs: list[dict] = []
     failures: list[dict] = []
     aniso: list[dict] = []
     sims: list[dict] = []
@@ -166,6 +175,11 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     for m in cfg["models"]:
         for c in cfg["calibrations"]:
             for t in cfg["tests"]:
+                if cfg.get("metrics"):
+                    _read_metric_cell(out, out / "metrics" / mdirs[m["label"]] / cdirs[c["label"]] /
+                                      f"{slug(t['id'])}.json", t["id"], dict(
+                                          model=m["label"], family=family_of[m["label"]], calibration=c["label"],
+                                          calibration_name=cal_name[c["label"]]), metric_recs, failures)
                 p = check_inside(out, out / "cells" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(t['id'])}.json")
                 rec = read_json(p) if p.exists() else None
                 if not rec:
@@ -222,7 +236,32 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                for c in cfg["calibrations"] if c["name"] != "none"}
     return ExperimentResults(out=out, experiment=exp, manifest=manifest, weat=weat_recs, comparisons=comps,
                              anisotropy=aniso, similarity=sims, failures=failures, summary=summary, models=models,
-                             tests=cfg["tests"], calibrations=cfg["calibrations"])
+                             tests=cfg["tests"], calibrations=cfg["calibrations"], metrics=metric_recs,
+                             metric_comparisons=metric_comparison_rows(metric_recs, cfg["calibrations"], alpha))
+
+
+def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list[dict], failures: list[dict]) -> None:
+    """The metric records of one metrics cell (a failed or damaged cell, or a failed metric, goes to ``failures``)."""
+    check_inside(out, p)
+    rec = read_json(p) if p.exists() else None
+    if not rec:
+        return
+    where = {"kind": "metrics", "model": labels["model"], "calibration": labels["calibration"], "item": test,
+             "cell": str(p.relative_to(out))}
+    whole = cell_is_whole(rec, "metrics")
+    res = rec.get("result") if whole else None
+    if not whole or rec.get("status") != "ok" or not isinstance(res.get("metrics"), list):
+        failures.append({**where, **((rec.get("error") or {}) if whole and rec.get("status") != "ok" else DAMAGED)})
+        return
+    for r in res["metrics"]:
+        if "error" in r:
+            failures.append({**where, "item": f"{test} {r.get('metric')}", **r["error"]})
+            continue
+        r = dict(r)
+        for k in ("estimate", "p_value"):
+            r[k] = nan_of(r.get(k))
+        r.update(model_name=r.get("model"), seed=r.get("seed"), cell=where["cell"], **labels)
+        records.append(r)
 
 
 _TIDY_DROP = ("s_x", "s_y", "cell", "duration_s", "warnings")
@@ -244,6 +283,9 @@ def write_results(out: str | Path, results: ExperimentResults | None = None) -> 
 
     both("results", [{k: v for k, v in r.items() if k not in _TIDY_DROP} for r in res.weat])
     both("comparison", res.comparisons)
+    if res.metrics:
+        both("metrics", [{k: v for k, v in r.items() if k not in ("words", "per_word", "cell")} for r in res.metrics])
+        both("metric_comparison", res.metric_comparisons)
     if res.anisotropy:
         atomic_write_text(out / "anisotropy.csv", records_to_csv(
             [{**{k: v for k, v in a.items() if k != "explained_variance_ratio"},

@@ -14,11 +14,13 @@ Layout of ``DIR``::
     manifest.json              versions, fingerprints, seeds, runs, per-cell durations (see manifest.py)
     .isoeat.lock               present while a run holds the folder (PID, host)
     cells/MODEL/CAL/TEST.json  one WEAT cell (result with s-values, target x attribute cosines, seed, timing)
+    metrics/MODEL/CAL/TEST.json the configured bias metrics of one test in one space (``metrics:``)
     anisotropy/MODEL/CAL.json  one anisotropy cell (+ .npz: cosine heatmap block, explained variance)
     similarity/MODEL/CAL/BENCH.json
     calibrators/MODEL/CAL.npz  fitted calibrators, reused by later runs (model fingerprint checked)
     results.csv|json           tidy WEAT records, one per cell
     comparison.csv|json        one row per model x calibrated space x test: d, p raw and calibrated, change
+    metrics.csv|json, metric_comparison.csv|json   metric records; metrics x calibrated spaces x tests
     anisotropy.csv, similarity.csv, summary.json, failures.json
     tables/                    Table A1/2/3 and the summary in CSV, Markdown and LaTeX
 
@@ -27,8 +29,9 @@ spawned into one child per WEAT cell, at index ``test_index * n_calibrations
 + calibration_index`` (with ``calibrations: [none, zca]`` these are exactly
 the seeds of ``isoeat run --seed S`` and :func:`isoeat.compare_calibration`),
 then one child for the anisotropy sample (shared by all calibrations of the
-model, so raw and calibrated are measured on the same vectors) and one per
-similarity benchmark. Every cell records its seed and spawn index.
+model, so raw and calibrated are measured on the same vectors), one per
+similarity benchmark, and one per metrics cell (same index rule, after those;
+docs/metrics.md). Every cell records its seed and spawn index.
 """
 
 
@@ -68,6 +71,7 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     load_model_for,
     plan_cells,
     run_anisotropy_cell,
+    run_metric_cell,
     run_similarity_cell,
     run_weat_cell,
 )
@@ -96,8 +100,9 @@ __all__ = [
 OVERWRITE = ("never", "failed", "all")
 #: Paths in DIR that the runner and ``isoeat report`` own (``--overwrite all`` removes them).
 OWNED = (
-    "experiment.json", "config.yaml", "manifest.json", "cells", "anisotropy", "similarity", "calibrators",
+    "experiment.json", "config.yaml", "manifest.json", "cells", "metrics", "anisotropy", "similarity", "calibrators",
     "results.csv", "results.json", "comparison.csv", "comparison.json", "anisotropy.csv", "similarity.csv",
+    "metrics.csv", "metrics.json", "metric_comparison.csv", "metric_comparison.json",
     "summary.json", "failures.json", "tables", "figures", "report.html",
 )
 #: Kept for code that patches the WEAT cell function (tests do, to simulate failures).
@@ -174,7 +179,7 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
 def _remove_stale_temporaries(out: Path) -> None:
     """Temporary files (``.NAME.XXXX.tmp``) a killed run left behind anywhere in the folder (we hold the lock)."""
     candidates = list(out.glob(".*.tmp"))
-    for sub in ("cells", "anisotropy", "similarity", "calibrators", "tables", "figures"):
+    for sub in ("cells", "metrics", "anisotropy", "similarity", "calibrators", "tables", "figures"):
         d = out / sub
         if d.is_dir():
             candidates += d.rglob(".*.tmp")
@@ -569,6 +574,8 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                         warnings.simplefilter("always", IsoeatWarning)
                         if c.kind == "weat":
                             payload = _run_weat_cell(c, cached, calibrator, config, force=force)
+                        elif c.kind == "metrics":
+                            payload = run_metric_cell(c, cached, calibrator, config, force=force)
                         elif c.kind == "anisotropy":
                             payload = run_anisotropy_cell(c, cached, calibrator, mspec, config, out)
                         else:
@@ -613,7 +620,7 @@ def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict
         "model_fingerprint": fingerprint, "run_id": run_id, "started": started or now_iso(), "ended": now_iso(),
         "duration_s": round(seconds, 6), **payload,
     }
-    if cell.kind == "weat":
+    if cell.kind in ("weat", "metrics"):
         rec["test_sha256"] = test_hash(cell.extra["test"])
     if error:
         rec["error"] = error
@@ -667,7 +674,9 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
         "seeds": {
             "root": config.settings.seed,
             "rule": "numpy SeedSequence(root).spawn(n); WEAT cell index = test_index * n_calibrations + "
-                    "calibration_index (same for every model); then anisotropy, then one per similarity benchmark",
+                    "calibration_index (same for every model); then anisotropy, then one per similarity benchmark, "
+                    "then one per metrics cell (same index rule); metric i of the registry: child i of the "
+                    "metrics cell's SeedSequence(seed).spawn",
         },
         "models": models,
         "calibrators": calibrators,

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from .._errors import UnsafePathError
 from .._io import atomic_write_text
 from .paper_tables import all_tables, to_html
-from .tables import finite_or_none
+from .tables import finite_or_none, metric_columns, metric_comparison_cells
 
 __all__ = ["render_report", "write_report", "CONVENTIONS"]
 
@@ -264,6 +264,26 @@ def _manifest(res: Any) -> str:
     return "\n".join(parts)
 
 
+def _metrics(res: Any) -> str:
+    """The "Calibration across metrics" section: metrics x tests per (model, calibrated space), text escaped."""
+    from ..experiments.compare import METRIC_CHANGE_RULE
+
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in getattr(res, "metric_comparisons", None) or []:
+        groups.setdefault((str(r.get("model", "")), str(r.get("calibration", ""))), []).append(r)
+    parts = ["<p class='note'>Each configured bias metric (docs/metrics.md) on every test, in the raw and the "
+             "calibrated space: the estimate, its change, its p-value where the metric has one, and whether "
+             "calibration changes the conclusion. " + _e(METRIC_CHANGE_RULE.format(alpha=res.alpha)) + "</p>"]
+    for (model, cal), rows in groups.items():
+        head = "".join(f"<th class='l'>{_e(c)}</th>" if i in (0, 1, 7) else f"<th>{_e(c)}</th>"
+                       for i, c in enumerate(metric_columns(cal)))
+        body = "".join("<tr>" + "".join(f"<td class='l'>{_e(v)}</td>" if i in (0, 1, 7) else f"<td>{_e(v)}</td>"
+                                        for i, v in enumerate(metric_comparison_cells(r))) + "</tr>" for r in rows)
+        parts.append(f"<h3>{_e(model)}: raw vs {_e(cal)}</h3><div class='scroll'><table><thead><tr>{head}</tr>"
+                     f"</thead><tbody>{body}</tbody></table></div>")
+    return "\n".join(parts)
+
+
 def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     """The report page as a string (``figures``: PNG files to embed, from :func:`~isoeat.reporting.figures.write_figures`)."""
     from .. import __version__
@@ -282,8 +302,10 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         "fig4": "Figure 4: calibrated vs raw effect size by bias type",
     }
     tables = all_tables(res)
-    nav = ["<a href='#summary'>Summary</a>", "<a href='#tables'>Tables</a>", "<a href='#figures'>Figures</a>",
-           "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
+    has_metrics = bool(getattr(res, "metric_comparisons", None))
+    nav = ["<a href='#summary'>Summary</a>", "<a href='#tables'>Tables</a>"]
+    nav += ["<a href='#metrics'>Calibration across metrics</a>"] if has_metrics else []
+    nav += ["<a href='#figures'>Figures</a>", "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
            "<a href='#conventions'>Conventions</a>", "<a href='#config'>Config</a>"]
     models = ", ".join(f"{m['label']} ({m['family']})" for m in res.models)
     tests = ", ".join(t["id"] for t in res.tests)
@@ -297,6 +319,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         "<h2 id='tables'>Tables</h2>",
     ]
     body += [to_html(t) for t in tables] or ["<p>No finished cells yet.</p>"]
+    if has_metrics:
+        body += ["<h2 id='metrics'>Calibration across metrics</h2>", _metrics(res)]
     body.append("<h2 id='figures'>Figures</h2>")
     if not pngs:
         body.append("<p class='note'>No figures (run <code>isoeat report DIR --html</code> with matplotlib "

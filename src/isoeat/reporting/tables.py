@@ -15,6 +15,9 @@ __all__ = [
     "format_p",
     "format_d",
     "comparison_table",
+    "metric_columns",
+    "metric_comparison_cells",
+    "metric_comparison_table",
     "weat_table",
     "reach_footer",
     "records_to_csv",
@@ -236,6 +239,46 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05) -> str:
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def metric_columns(calibration: str) -> list[str]:
+    """Column names of :func:`metric_comparison_cells`, naming the calibrated space."""
+    return ["Test", "Metric", "Raw", calibration, "Change", "p raw", f"p {calibration}", "Conclusion"]
+
+
+def metric_comparison_cells(row: dict[str, Any]) -> list[str]:
+    """One :func:`isoeat.experiments.compare.metric_comparison_rows` row as text cells (``-``: no p-value)."""
+    def est(x: Any) -> str:
+        return "nan" if finite_or_none(x) is None else f"{float(x):.3f}"
+
+    def p(x: Any) -> str:
+        return "-" if not row.get("change") else format_p(finite_or_none(x) if finite_or_none(x) is not None
+                                                          else float("nan"))
+
+    delta = finite_or_none(row.get("delta"))
+    why = f" ({row['reason']})" if row.get("reason") else ""
+    return [str(row.get("test", "")), str(row.get("metric", "")), est(row.get("estimate_raw")),
+            est(row.get("estimate_calibrated")), "nan" if delta is None else f"{delta:+.3f}",
+            p(row.get("p_raw")), p(row.get("p_calibrated")), f"{row.get('conclusion', '')}{why}"]
+
+
+def metric_comparison_table(rows: Sequence[dict[str, Any]], alpha: float) -> str:
+    """Text tables of the metrics x tests summary, one per (model, calibrated space), with the rule under them."""
+    from ..experiments.compare import METRIC_CHANGE_RULE
+
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((str(r.get("model", "")), str(r.get("calibration", ""))), []).append(r)
+    out = []
+    for (model, cal), rs in groups.items():
+        changed = sum(r.get("conclusion") == "changed" for r in rs)
+        judged = sum(r.get("conclusion") != "no conclusion" for r in rs)
+        header = metric_columns(cal)
+        out.append(f"Calibration across metrics: {model}, raw vs {cal} ({changed} of {judged} conclusions changed)\n"
+                   + _render(header, [metric_comparison_cells(r) for r in rs], last_left=True))
+    if out:
+        out.append(METRIC_CHANGE_RULE.format(alpha=alpha))
+    return "\n\n".join(out[:-1]) + ("\n" + out[-1] if out else "")
 
 
 def finite_or_none(x: Any) -> float | None:

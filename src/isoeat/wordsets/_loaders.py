@@ -4,7 +4,9 @@ Two layouts are accepted:
 
 * isoeat's own: a mapping with ``id``, ``bias_type`` and the four sets ``X``,
   ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}`` or a bare list),
-  optionally ``citation`` and ``title``; or ``{"tests": [<such mappings>]}``.
+  optionally ``citation``, ``title``, ``provenance`` and ``pairs`` (defining
+  pairs of the word-pair metrics: ``[[she, he], [woman, man]]``); or
+  ``{"tests": [<such mappings>]}``.
 * the sent-bias format of May et al. (2019):
   ``{"targ1": {"category": ..., "examples": [...]}, "targ2": ..., "attr1": ...,
   "attr2": ...}`` (their files end in ``.jsonl`` but hold one JSON object).
@@ -180,7 +182,7 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             f"{where}: missing key(s) {', '.join(missing)}; a test needs X, Y, A, B "
             "(isoeat format) or targ1, targ2, attr1, attr2 (sent-bias format)"
         )
-    known = {"id", "bias_type", "citation", "title", "provenance", "X", "Y", "A", "B"}
+    known = {"id", "bias_type", "citation", "title", "provenance", "pairs", "X", "Y", "A", "B"}
     unknown = sorted(str(k) for k in set(data) - known)
     if unknown:
         shown = safe_repr(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
@@ -201,9 +203,30 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             title=_text(label, "title", data.get("title"), ""),
             provenance=notes + _nfc_note(label, changed),
             source=where,
+            pairs=_pairs(label, data.get("pairs"), changed),
             **sets,
         )
     ]
+
+
+def _pairs(where: str, value: Any, changed: list[str]) -> tuple[tuple[str, str], ...]:
+    """The optional ``pairs`` field: a list of two-word lists (``[[she, he], ...]``), words in NFC."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not value:
+        raise DataFormatError(f"{where}: pairs: expected a non-empty list of [word, word] pairs such as "
+                              f"[[she, he], [woman, man]], got {safe_show(value)}")
+    out = []
+    for i, p in enumerate(value):
+        if not (isinstance(p, list) and len(p) == 2 and all(isinstance(w, str) and w.strip() for w in p)):
+            raise DataFormatError(f"{where}: pairs[{i}]: expected two words such as [she, he], got {safe_show(p)}")
+        a, b = _nfc(p, changed)
+        if a == b:
+            raise DataFormatError(f"{where}: pairs[{i}]: {safe_show(p)} names one word twice; a pair needs two words")
+        out.append((a, b))
+    if len(set(out)) != len(out):
+        raise DataFormatError(f"{where}: pairs: a pair is listed more than once")
+    return tuple(out)
 
 
 def load_tests_from_file(path: str | Path) -> list[AssociationTest]:

@@ -82,6 +82,11 @@ class AssociationTest:
         How the lists were established and checked.
     source : str
         ``"builtin"`` or the path of the file the test was read from.
+    pairs : tuple of (str, str)
+        Optional defining pairs of the word-pair metrics (RIPA, direct bias,
+        SemAxis; :mod:`isoeat.metrics._pairs`), e.g. ``(("she", "he"),)``;
+        empty: those metrics zip A and B or use the gender defaults. WEAT
+        does not read them.
     """
 
     id: str
@@ -94,6 +99,7 @@ class AssociationTest:
     title: str = ""
     provenance: tuple[str, ...] = field(default=(), repr=False)
     source: str = "builtin"
+    pairs: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -102,6 +108,14 @@ class AssociationTest:
             if not isinstance(getattr(self, role), WordSet):
                 raise ConfigError(f"test {self.id!r}: {role} must be a WordSet")
         object.__setattr__(self, "provenance", tuple(self.provenance))
+        pairs = tuple(tuple(p) if isinstance(p, (list, tuple)) else p for p in self.pairs)
+        for p in pairs:
+            if not (isinstance(p, tuple) and len(p) == 2 and all(isinstance(w, str) and w.strip() for w in p)):
+                raise ConfigError(f"test {self.id!r}: every defining pair must be two non-empty words, "
+                                  f"got {safe_show(p)}")
+            if p[0] == p[1]:
+                raise ConfigError(f"test {self.id!r}: the defining pair {safe_show(list(p))} names one word twice")
+        object.__setattr__(self, "pairs", pairs)
 
     @property
     def sizes(self) -> tuple[int, int, int, int]:
@@ -127,4 +141,5 @@ class AssociationTest:
             **{role: ws.to_dict() for role, ws in self.sets().items()},
             "provenance": list(self.provenance),
             "source": self.source,
+            **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
         }
