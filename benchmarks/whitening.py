@@ -68,8 +68,8 @@ def rows(f: dict) -> list[dict]:
         bound = peak_bound(y["d"], y["batch"])
         out.append(_bench.row("streaming covariance, peak traced memory",
                               f"{y['stream_peak'] / 2**20:.0f} MiB (data {y['n'] * y['d'] * 8 / 2**20:.0f} MiB)",
-                              round(y["stream_peak"] / 2**20, 1), "MiB", f"<= {bound / 2**20:.0f} MiB (O(d^2) + a batch)",
-                              y["stream_peak"] <= bound))
+                              round(y["stream_peak"] / 2**20, 1), "MiB",
+                              f"<= {bound / 2**20:.0f} MiB (O(d^2) + a batch)", y["stream_peak"] <= bound))
     if "minilm" in f:
         m = f["minilm"]
         ratio = m["stream_s"] / m["blas_s"]
