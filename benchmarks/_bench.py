@@ -74,23 +74,23 @@ def add_json_option(ap) -> None:
 class Run:
     """One run of a benchmark: prints the machine line and load average now; :meth:`finish` ends it."""
 
-    def __init__(self, name: str, quick: bool = False):
+    def __init__(self, name: str, quick: bool = False, quick_checks: bool = False):
+        """``quick_checks``: the targets hold at the ``--quick`` sizes too (else a quick run's misses are shown but
+        do not set the exit status)."""
         self.name = name
         self.quick = quick
+        self.quick_checks = quick_checks
         self.date = datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat().replace(
             "+00:00", "Z")
         self.command = "python " + shlex.join(sys.argv)
         self.load_before = load()
         print(f"# {machine()}")
         print(f"# {self.date}; start: {load_text(self.load_before)}"
-              + ("; --quick: a smoke run, timing targets not checked" if quick else ""), flush=True)
+              + ("; --quick: a smoke run, timing targets not checked" if quick and not quick_checks else ""),
+              flush=True)
 
-    def finish(self, rows: list[dict], json_path: str | None, quick_checks: bool = False) -> int:
-        """Print the rows, the load average and the missed targets; write JSON; the exit status.
-
-        Under ``--quick`` the sizes are not the benchmark's, so missed targets are printed but only count when
-        ``quick_checks`` (a benchmark whose targets hold at the quick sizes too).
-        """
+    def finish(self, rows: list[dict], json_path: str | None) -> int:
+        """Print the rows, the load average and the missed targets; write JSON; the exit status (1: missed)."""
         import numpy as np
 
         load_after = load()
@@ -110,7 +110,7 @@ class Run:
             print(f"# figures written to {path}")
         if bad:
             print("MISSED: " + "; ".join(bad))
-            if self.quick and not quick_checks:
+            if self.quick and not self.quick_checks:
                 print("(--quick: a smoke run at other sizes, so these do not set the exit status)")
                 return 0
             return 1

@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
     _bench.add_json_option(ap)
     args = ap.parse_args(argv)
     reps = args.replicates or (400 if args.quick else 2000)
-    run = _bench.Run("coverage", quick=args.quick)
+    run = _bench.Run("coverage", quick=args.quick, quick_checks=True)
     t0 = time.perf_counter()
     print(f"# coverage study: level {LEVEL}, band {BAND}, {reps} replicates per cell, seed {args.seed}")
     print(f"# {platform.python_version()} numpy {np.__version__}, {platform.machine()}, "
@@ -326,7 +326,7 @@ def main(argv: list[str] | None = None) -> int:
         print("FAIL: default intervals printed without a warning outside the band:", *failures, sep="\n  ")
     else:
         print("OK: every default interval printed without a warning covers within the band")
-    return run.finish(rows(figures), args.json, quick_checks=True)
+    return run.finish(rows(figures), args.json)
 
 
 if __name__ == "__main__":

@@ -244,9 +244,8 @@ def test_finish_exit_status_and_json(tmp_path, capsys) -> None:
                               "target": "<= 2 GiB", "ok": False}
     assert doc["date"].endswith("Z") and len(doc["load_before"]) == 3 and doc["command"].startswith("python ")
     # a quick run reports a miss but exits 0, unless its targets hold at the quick sizes
-    quick = b.Run("demo", quick=True)
-    assert quick.finish([bad], None) == 0
-    assert quick.finish([bad], None, quick_checks=True) == 1
+    assert b.Run("demo", quick=True).finish([bad], None) == 0
+    assert b.Run("demo", quick=True, quick_checks=True).finish([bad], None) == 1
 
 
 def test_json_from_finish_is_accepted_by_perf_table(tmp_path) -> None:
