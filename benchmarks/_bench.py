@@ -94,10 +94,12 @@ class Run:
         import numpy as np
 
         load_after = load()
-        print(f"\n{'what':<60} {'measured':<40} target")
+        w1 = max([4] + [len(r["what"]) for r in rows])
+        w2 = max([8] + [len(r["measured"]) for r in rows])
+        print(f"\n{'what':<{w1}}  {'measured':<{w2}}  target")
         for r in rows:
             flag = "" if r["ok"] else "   MISSED"
-            print(f"{r['what']:<60} {r['measured']:<40} {r['target']}{flag}")
+            print(f"{r['what']:<{w1}}  {r['measured']:<{w2}}  {r['target']}{flag}")
         print(f"# end: {load_text(load_after)}")
         bad = missed(rows)
         if json_path:
