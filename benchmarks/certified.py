@@ -1,6 +1,7 @@
 """Benchmark of certified p-values: W3 on GloVe 6B 50d and a user-sized test.
 
-Targets (the script exits with status 1 when one is missed):
+Targets (on a quiet 2-core machine; the script exits with status 1 when one is
+missed and names it):
 
 * W3 (C(64, 32) ~ 1.8e18 partitions), raw and ZCA-whitened, glove-6b-50d:
   ``method="auto"`` returns a certified bracket (p_method "certified") of
@@ -20,7 +21,11 @@ and after. Peak memory is the peak of numpy's traced allocations
 (tracemalloc) during the call; the process's maximum resident size
 (getrusage) is printed beside it.
 
-Usage:  python benchmarks/certified.py [--permutations 10000000] [--seeds 1 2]
+``--quick`` is a smoke run (10**5 permutations, one random user test): its
+timings are printed, not checked. ``--json PATH`` writes the figures for
+tools/perf_table.py.
+
+Usage:  python benchmarks/certified.py [--permutations 10000000] [--seeds 1 2] [--quick] [--json PATH]
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -38,6 +42,8 @@ import time
 import tracemalloc
 
 import numpy as np
+
+import _bench
 
 REL_WIDTH = 1e-3
 MAX_SECONDS = 10.0
@@ -63,15 +69,6 @@ CHILD = textwrap.dedent("""
     print(json.dumps(dict(method=r.p_method, p=r.p_value, low=r.ci_low, high=r.ci_high, note=r.note, seconds=dt,
                           traced_peak=peak, maxrss=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)))
 """)
-
-
-def machine() -> str:
-    return (f"{platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs visible, "
-            f"{len(os.sched_getaffinity(0))} usable | Python {platform.python_version()} | numpy {np.__version__}")
-
-
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def s_vector(model, test, calibrator=None):
@@ -107,22 +104,60 @@ def user_s_vector(model, seed: int, bias: float = 0.0) -> np.ndarray:
     return np.concatenate([s[x], s[y]])
 
 
+def rows(f: dict) -> list[dict]:
+    """The figures against the targets (pure: ``f`` is what :func:`main` measured)."""
+    out = []
+    for name, w in f["w3"].items():
+        mib = w["peak"] / 2**20
+        out.append(_bench.row(f"W3 certified p (auto), {name}",
+                              f"{w['method']}, width {w['width']:.1e}, {w['seconds']:.2f} s, {mib:.0f} MiB traced",
+                              round(w["seconds"], 3), "s",
+                              f"certified, width <= {REL_WIDTH:g}, <= {MAX_SECONDS:g} s, <= {MAX_PEAK / 2**30:g} GiB",
+                              w["method"] == "certified" and w["width"] <= REL_WIDTH and w["seconds"] <= MAX_SECONDS
+                              and w["peak"] <= MAX_PEAK))
+        out.append(_bench.row(f"W3 {name}: bracket inside the 95% interval of {f['permutations']:,} permutations",
+                              "inside" if w["inside"] else "OUTSIDE", None, "", "inside", w["inside"]))
+    for u in f["user"]:
+        if u["returncode"] != 0:
+            measured, ok = f"killed or failed (exit {u['returncode']})", False
+        else:
+            explained = u["method"] == "certified" or (u["method"] == "monte-carlo" and "certified" in u["note"])
+            measured = (f"{u['method']} in {u['seconds']:.1f} s, {u['traced_peak'] / 2**20:.0f} MiB traced, "
+                        f"max RSS {u['maxrss'] / 2**20:.0f} MiB")
+            ok = explained
+        out.append(_bench.row(f"user test 100 + 100 words, {u['label']}", measured, u.get("seconds"), "s",
+                              "certified or refused with a note, never killed", ok))
+    return out
+
+
+def check(figures: dict) -> list[str]:
+    """The targets missed by ``figures`` (empty when all are met)."""
+    return _bench.missed(rows(figures))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--permutations", type=int, default=10_000_000)
-    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
-    ap.add_argument("--biased-seeds", type=int, nargs="*", default=[5])
+    ap.add_argument("--permutations", type=int, default=None, help="Monte Carlo permutations (default 10**7)")
+    ap.add_argument("--seeds", type=int, nargs="+", default=None, help="random user tests (default 1 2)")
+    ap.add_argument("--biased-seeds", type=int, nargs="*", default=None, help="biased user tests (default 5)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 10**5 permutations, one user test")
+    _bench.add_json_option(ap)
     args = ap.parse_args()
+    if args.permutations is None:
+        args.permutations = 100_000 if args.quick else 10_000_000
+    if args.seeds is None:
+        args.seeds = [1] if args.quick else [1, 2]
+    if args.biased_seeds is None:
+        args.biased_seeds = [] if args.quick else [5]
+    run = _bench.Run("certified", quick=args.quick)
 
     import isoeat
     from isoeat.stats.permutation import partition_test
 
-    print(machine())
-    print(f"start: {load()}")
     model = isoeat.load_model("glove-6b-50d")
     zca = isoeat.fit_whitener(model, n_reference=100_000, eps=1e-3)
     partition_test(np.arange(70.0), 35, method="certified")  # warm imports
-    missed: list[str] = []
+    figures: dict = {"permutations": args.permutations, "w3": {}, "user": []}
 
     print(f"(a) W3 certified (auto), targets: relative width <= {REL_WIDTH:g}, <= {MAX_SECONDS:g} s, "
           f"<= {MAX_PEAK / 2**30:g} GiB traced peak; inside the 95% interval of {args.permutations:,} permutations")
@@ -146,16 +181,8 @@ def main() -> int:
         print(f"         {r.note}")
         print(f"         Monte Carlo {mc.n_permutations:,}: p = {mc.p_value:.6e}, 95% [{mc.ci_low:.6e}, "
               f"{mc.ci_high:.6e}] in {dmc:.1f} s: bracket {'inside' if inside else 'OUTSIDE'}")
-        if r.p_method != "certified":
-            missed.append(f"W3 {name}: p_method {r.p_method}")
-        if not width <= REL_WIDTH:
-            missed.append(f"W3 {name}: relative width {width:.2e} > {REL_WIDTH:g}")
-        if dt > MAX_SECONDS:
-            missed.append(f"W3 {name}: {dt:.1f} s > {MAX_SECONDS:g} s")
-        if peak > MAX_PEAK:
-            missed.append(f"W3 {name}: traced peak {peak / 2**20:.0f} MiB > 1 GiB")
-        if not inside:
-            missed.append(f"W3 {name}: bracket outside the Monte Carlo interval")
+        figures["w3"][name] = {"method": r.p_method, "width": width, "seconds": dt, "peak": peak,
+                               "inside": bool(inside)}
 
     print("(b) user-sized tests, 100 + 100 words (W1 attributes), default budget 2 GiB, "
           "child process limited to its start-up address space + 3 GiB")
@@ -171,23 +198,16 @@ def main() -> int:
             if out.returncode != 0:
                 print(f"    {label}: child exited with {out.returncode} after {wall:.1f} s")
                 print(textwrap.indent(out.stderr[-1500:], "         "))
-                missed.append(f"user test {label}: killed or failed (exit {out.returncode})")
+                figures["user"].append({"label": label, "returncode": out.returncode})
                 continue
             res = json.loads(out.stdout.strip().splitlines()[-1])
             print(f"    {label}: {res['method']} p = {res['p']:.6g} in [{res['low']:.6g}, {res['high']:.6g}]; "
                   f"{res['seconds']:.1f} s, traced peak {res['traced_peak'] / 2**20:.0f} MiB, "
                   f"child max RSS {res['maxrss'] / 2**20:.0f} MiB")
             print(f"         {res['note']}")
-            if res["method"] not in ("certified", "monte-carlo") or (res["method"] == "monte-carlo"
-                                                                      and "certified" not in res["note"]):
-                missed.append(f"user test {label}: neither certified nor an explained refusal")
+            figures["user"].append({"label": label, "returncode": 0, **res})
 
-    print(f"end: {load()}")
-    if missed:
-        print("MISSED: " + "; ".join(missed))
-        return 1
-    print("all targets met")
-    return 0
+    return run.finish(rows(figures), args.json)
 
 
 if __name__ == "__main__":

@@ -29,9 +29,12 @@ prints the coverage with its Monte Carlo 95% error and the mean width.
 Exit status: 1 when a default interval that the library prints *without* a
 coverage warning (``isoeat.stats.intervals.coverage_warning``) falls outside
 [0.93, 0.97] anywhere on the grid (``--quick``: when the Monte Carlo 95%
-interval of its coverage misses the band); 0 otherwise.
+interval of its coverage misses the band); 0 otherwise. The cells missed are
+named. No timing target: the run time is printed for information (the load
+average before and after beside it). ``--json PATH`` writes the figures for
+tools/perf_table.py.
 
-Usage:  python benchmarks/coverage.py [--quick] [--replicates R] [--compare] [--seed S]
+Usage:  python benchmarks/coverage.py [--quick] [--replicates R] [--compare] [--seed S] [--json PATH]
 
 ``--compare`` adds the bootstrap methods (percentile, BCa; slow) on the
 8-word cells, to show why they are not the defaults.
@@ -48,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import _bench
 from isoeat.stats import intervals as iv
 
 BAND = (0.93, 0.97)
@@ -234,6 +238,37 @@ def summary(rows: list[tuple]) -> str:
     return "\n".join(out)
 
 
+def outside(cell: dict, quick: bool) -> bool:
+    """Whether a default interval printed without a warning misses the band (quick: its MC interval misses it)."""
+    if not cell["default"] or cell["warned"]:
+        return False
+    lo_c, hi_c = (cell["coverage"] - cell["err"], cell["coverage"] + cell["err"]) if quick else (cell["coverage"],) * 2
+    return not (hi_c >= BAND[0] and lo_c <= BAND[1])
+
+
+def rows(f: dict) -> list[dict]:
+    """One row per estimand: its default interval, printed without a warning, against the band (pure)."""
+    out = []
+    for estimand, method in iv.DEFAULT_METHOD.items():
+        cs = [c for c in f["cells"] if c["estimand"] == estimand and c["default"] and not c["warned"]]
+        if not cs:
+            continue
+        bad = [c for c in cs if outside(c, f["quick"])]
+        cov = [c["coverage"] for c in cs]
+        out.append(_bench.row(f"{estimand}: {method} interval (default, printed plain), {len(cs)} cells",
+                              f"coverage {min(cov):.3f}-{max(cov):.3f}, {len(bad)} outside", round(min(cov), 4),
+                              "coverage", f"every cell in [{BAND[0]}, {BAND[1]}]"
+                              + (" (its MC 95% interval meets it)" if f["quick"] else ""), not bad))
+    out.append(_bench.row("run time", f"{f['seconds']:.0f} s", round(f["seconds"], 1), "s", _bench.NO_TARGET, True))
+    return out
+
+
+def check(figures: dict) -> list[str]:
+    """The cells missed by ``figures``, named (empty when every default interval printed plain is in the band)."""
+    return [f"{c['scenario']} {c['estimand']} {c['method']} {c['sizes']} theta={c['theta']:g}: {c['coverage']:.3f}"
+            for c in figures["cells"] if outside(c, figures["quick"])]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="a small grid with fewer replicates (for the suite)")
@@ -242,16 +277,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resamples", type=int, default=1000,
                     help="bootstrap resamples for --compare (default 1000)")
     ap.add_argument("--seed", type=int, default=20261201, help="root seed of the study (default 20261201)")
+    _bench.add_json_option(ap)
     args = ap.parse_args(argv)
     reps = args.replicates or (400 if args.quick else 2000)
+    run = _bench.Run("coverage", quick=args.quick, quick_checks=True)
     t0 = time.perf_counter()
     print(f"# coverage study: level {LEVEL}, band {BAND}, {reps} replicates per cell, seed {args.seed}")
     print(f"# {platform.python_version()} numpy {np.__version__}, {platform.machine()}, "
           f"{'quick' if args.quick else 'full'} grid")
     print("| scenario | estimand | method | sizes | theta | coverage | +- | width | undefined | flagged |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    failures = []
-    rows: list[tuple[str, str, str, int, int, float, float, float, float, bool]] = []
+    cells_seen: list[dict] = []
+    table: list[tuple[str, str, str, int, int, float, float, float, float, bool]] = []
     pools: dict[float, Pools] = {}
     for ci, (label, nt, na, theta) in enumerate(cells(args.quick)):
         seeds = np.random.SeedSequence([args.seed, ci]).spawn(3)
@@ -276,19 +313,20 @@ def main(argv: list[str] | None = None) -> int:
                     sizes = f"{label + ' ' if label else ''}{nt}x{nt} / {na}x{na}"
                     print(f"| {name} | {estimand} | {m} | {sizes} | {theta:g} | {c:.3f} | {err:.3f} | "
                           f"{width:.2f} | {undef:.1%} | {'yes' if warn else ''} |", flush=True)
-                    rows.append((label, estimand, m, nt, na, c, err, width, undef, bool(warn)))
-                    if m == iv.DEFAULT_METHOD[estimand] and not warn:
-                        lo_c, hi_c = (c - err, c + err) if args.quick else (c, c)
-                        if not (hi_c >= BAND[0] and lo_c <= BAND[1]):
-                            failures.append(f"{name} {estimand} {m} {sizes} theta={theta:g}: {c:.3f}")
+                    table.append((label, estimand, m, nt, na, c, err, width, undef, bool(warn)))
+                    cells_seen.append({"scenario": name, "estimand": estimand, "method": m, "sizes": sizes,
+                                       "theta": theta, "coverage": c, "err": err, "warned": bool(warn),
+                                       "default": m == iv.DEFAULT_METHOD[estimand]})
     print()
-    print(summary(rows))
-    print(f"# {time.perf_counter() - t0:.0f} s")
+    print(summary(table))
+    figures = {"quick": args.quick, "cells": cells_seen, "seconds": time.perf_counter() - t0}
+    print(f"# {figures['seconds']:.0f} s")
+    failures = check(figures)
     if failures:
         print("FAIL: default intervals printed without a warning outside the band:", *failures, sep="\n  ")
-        return 1
-    print("OK: every default interval printed without a warning covers within the band")
-    return 0
+    else:
+        print("OK: every default interval printed without a warning covers within the band")
+    return run.finish(rows(figures), args.json)
 
 
 if __name__ == "__main__":
