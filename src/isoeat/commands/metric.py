@@ -26,7 +26,7 @@ __all__ = ["register", "COMMANDS"]
 
 #: Command-line option -> metric option (only options given on the command line are passed on).
 _OPTIONS = {"alternative": "alternative", "method": "method", "permutations": "n_permutations", "pairs": "pairs",
-            "c": "c", "rnsb_c": "C"}
+            "c": "c", "rnsb_c": "C", "bootstrap": "bootstrap", "ci_level": "ci_level"}
 
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
@@ -37,7 +37,8 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
 
     p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
                                       "raw vs calibrated",
-                       epilog=examples("isoeat metric mac,ripa --test W6", "isoeat metric all --calibration none"))
+                       epilog=examples("isoeat metric mac,ripa --test W6", "isoeat metric all --calibration none",
+                                       "isoeat metric rnd,ripa --test W6 --bootstrap 2000   # + 95% intervals"))
     p.add_argument("names", metavar="NAME[,NAME...]",
                    help="metrics: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb, or all")
     p.add_argument("--test", default=None, help="test ids (W1..W10) or YAML/JSON files, comma-separated "
@@ -61,6 +62,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="the c of DirectBias_c (default 1)")
     p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
                    metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
+    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+                   help="a percentile bootstrap interval on each estimate from N resamples of the target words "
+                        "(at least 200 for 95%%; not RNSB; default 0: no interval)")
+    p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
+                   help="confidence level of the --bootstrap interval (default 0.95)")
     p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
                    help="error when a set keeps less than this share of its words (default 0.8)")
     p.add_argument("--allow-overlap", action="store_true", help="measure tests whose sets share words")
@@ -115,18 +121,21 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
               "spearman": "p: Spearman's test of rho = 0, two-sided", "none": "no p-value"}[spec.p_value]
     head = (f"{spec.name.upper()}: {spec.title} ({spec.citation})\n"
             f"{'signed' if spec.signed else 'unsigned'}: {spec.direction}; {p_what}")
-    header = ["Test", "Bias", "Raw"] + (["p"] if has_p else [])
+    has_ci = any(math.isfinite(r.ci_level) for r in raw + (cal or []))
+    ci_head = [f"{next(r.ci_level for r in raw + (cal or []) if math.isfinite(r.ci_level)):.0%} CI"] if has_ci else []
+    header = ["Test", "Bias", "Raw"] + ci_head + (["p"] if has_p else [])
     if cal:
-        header += [space.upper()] + (["p"] if has_p else []) + ["Change"] + (["Chg"] if has_p else [])
+        header += [space.upper()] + ci_head + (["p"] if has_p else []) + ["Change"] + (["Chg"] if has_p else [])
         header += ["Flags"] if spec.signed else []
     rows = []
     for i, r in enumerate(raw):
-        row = [r.test, r.bias_type, f"{r.estimate:.3f}"] + ([format_p(r.p_value)] if has_p else [])
+        row = [r.test, r.bias_type, f"{r.estimate:.3f}"] + ([_ci(r)] if has_ci else []) + (
+            [format_p(r.p_value)] if has_p else [])
         if cal:
             c = cal[i]
             delta = c.estimate - r.estimate
             flag = "sign reversal" if r.estimate * c.estimate < 0 else "-"
-            row += [f"{c.estimate:.3f}"] + ([format_p(c.p_value)] if has_p else [])
+            row += [f"{c.estimate:.3f}"] + ([_ci(c)] if has_ci else []) + ([format_p(c.p_value)] if has_p else [])
             row += [f"{delta:+.3f}" if math.isfinite(delta) else "nan"]
             row += [classify_change(r.p_value, c.p_value, alpha)[0]] if has_p else []
             row += [flag] if spec.signed else []
@@ -138,7 +147,15 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
         lines.append(_p_footer(raw + (cal or [])))
     if has_p and cal:
         lines.append(f"Chg at alpha = {alpha:g}: S=Stable, D=Disappearing, E=Emerging (p < alpha is significant).")
+    if has_ci:
+        n = max(r.ci_resamples for r in raw + (cal or []))
+        lines.append(f"CI: percentile bootstrap over the target words ({n:,} resamples), poles and pairs fixed "
+                     "(the metric given these attribute words); its coverage has not been studied.")
     return "\n".join(lines)
+
+
+def _ci(r: Any) -> str:
+    return f"[{r.ci_low:.3f}, {r.ci_high:.3f}]" if math.isfinite(r.ci_low) else "-"
 
 
 def _cmd_metric(args: argparse.Namespace) -> int:

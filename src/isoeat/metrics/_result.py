@@ -57,6 +57,16 @@ class MetricResult(ResultIdentity):
         Metric parameters that shape the value (``"c=1"``, ``"C=1"``).
     note : str
         What a reader must know (pairs derived by zipping, an undefined value, ...).
+    ci_low, ci_high : float
+        Percentile bootstrap interval on the estimate (``bootstrap=N``): target
+        words resampled with replacement within X and within Y, the poles and
+        pairs held fixed (estimand: the metric given these attribute words);
+        ``nan`` without one. Its coverage has not been studied (WEAT's
+        percentile interval undercovers at small sets: docs/intervals.md).
+    ci_level : float
+        Confidence level of the interval (``nan`` without one).
+    ci_resamples : int
+        Resamples whose estimate was defined (0 without an interval).
     """
 
     metric: str
@@ -74,6 +84,10 @@ class MetricResult(ResultIdentity):
     pairs_source: str = ""
     settings: str = ""
     note: str = ""
+    ci_low: float = float("nan")
+    ci_high: float = float("nan")
+    ci_level: float = float("nan")
+    ci_resamples: int = 0
     words: tuple[str, ...] = field(default=(), repr=False)
     per_word: tuple[float, ...] = field(default=(), repr=False)
 
@@ -81,7 +95,7 @@ class MetricResult(ResultIdentity):
     _COLUMNS: ClassVar[tuple[str, ...]] = (
         "metric", "test", "bias_type", "model", "calibration", "estimate", "signed", "p_value", "p_method",
         "alternative", "n_permutations", "n_partitions", "n_x", "n_y", "n_a", "n_b", "pairs", "pairs_source",
-        "settings", "note", "dropped", "case_folded", "seed",
+        "settings", "note", "dropped", "case_folded", "seed", "ci_low", "ci_high", "ci_level", "ci_resamples",
     )
 
     def to_dict(self, *, scores: bool = False) -> dict[str, Any]:

@@ -16,6 +16,8 @@ option              default                        metrics
 ``pairs``           ``None`` (see ``_pairs``)      RIPA, direct bias, SemAxis
 ``c``               1.0                            direct bias (DirectBias_c)
 ``C``               1.0                            RNSB (inverse L2 strength)
+``bootstrap``       0 (no interval)                every metric but RNSB (see ``api``)
+``ci_level``        0.95                           every metric but RNSB
 =================== ============================== ======================================
 """
 
@@ -33,13 +35,19 @@ from . import formulas as F
 __all__ = ["MetricSpec", "METRICS", "metric_names", "OPTION_DEFAULTS", "METHODS", "check_options"]
 
 _PERMUTATION = ("alternative", "method", "n_permutations")
+#: Interval options: a percentile bootstrap over the target words (not RNSB: it would refit its classifier).
+_INTERVAL = ("bootstrap", "ci_level")
 
 #: ``method`` of the permutation p (see :func:`isoeat.stats.permutation.partition_test`).
 METHODS = ("auto", "exact", "certified", "monte-carlo")
 
+#: Most bootstrap resamples of a metric interval (their estimates are held: 8 bytes each, 80 MB here).
+MAX_BOOTSTRAP = 10_000_000
+
 #: Default value of every metric option.
 OPTION_DEFAULTS: dict[str, Any] = {
     "alternative": "two-sided", "method": "auto", "n_permutations": 100_000, "pairs": None, "c": 1.0, "C": 1.0,
+    "bootstrap": 0, "ci_level": 0.95,
 }
 
 
@@ -98,26 +106,26 @@ def _pair_vectors(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
 
 
 _SPECS = (
-    MetricSpec("mac", "mean average cosine distance", "Manzini et al. 2019, NAACL", False, "none", "", (),
+    MetricSpec("mac", "mean average cosine distance", "Manzini et al. 2019, NAACL", False, "none", "", _INTERVAL,
                "larger: targets farther from the attribute words (a distance, not a direction)",
                lambda i, o: F.mac(i.W, i.A, i.B)),
-    MetricSpec("rnd", "relative norm distance", "Garg et al. 2018, PNAS", True, "permutation", "", _PERMUTATION,
+    MetricSpec("rnd", "relative norm distance", "Garg et al. 2018, PNAS", True, "permutation", "", _PERMUTATION + _INTERVAL,
                "negative: X nearer A (relative to B) than Y is",
                lambda i, o: F.rnd(i.W, i.A, i.B, i.n_x)),
     MetricSpec("ect", "embedding coherence test (Spearman rho)", "Dev & Phillips 2019, AISTATS", False, "spearman",
-               "", (), "1: the targets rank alike against A and B (coherent); lower: less coherent",
+               "", _INTERVAL, "1: the targets rank alike against A and B (coherent); lower: less coherent",
                lambda i, o: F.ect(i.W, i.A, i.B)),
     MetricSpec("ripa", "relational inner product association", "Ethayarajh et al. 2019, ACL", True, "permutation",
-               "required", _PERMUTATION + ("pairs",), "positive: X lies further towards the first pair words than Y",
+               "required", _PERMUTATION + ("pairs",) + _INTERVAL, "positive: X lies further towards the first pair words than Y",
                lambda i, o: F.ripa(i.W, i.P1, i.P2, i.n_x)),
     MetricSpec("semaxis", "SemAxis score", "An et al. 2018, ACL", True, "permutation", "optional",
-               _PERMUTATION + ("pairs",), "positive: X nearer the A pole than Y",
+               _PERMUTATION + ("pairs",) + _INTERVAL, "positive: X nearer the A pole than Y",
                lambda i, o: F.semaxis(i.W, *_pair_vectors(i), i.n_x)),
     MetricSpec("direct-bias", "direct bias DirectBias_c", "Bolukbasi et al. 2016, NeurIPS", False, "none",
-               "required", ("pairs", "c"), "larger: targets more aligned with the pair direction (unsigned)",
+               "required", ("pairs", "c") + _INTERVAL, "larger: targets more aligned with the pair direction (unsigned)",
                lambda i, o: F.direct_bias(i.W, i.P1, i.P2, c=o["c"])),
     MetricSpec("nas", "normalised association score", "Caliskan et al. 2017; sweater's nas", True, "permutation", "",
-               _PERMUTATION, "positive: X nearer A (relative to B) than Y is",
+               _PERMUTATION + _INTERVAL, "positive: X nearer A (relative to B) than Y is",
                lambda i, o: F.nas(i.W, i.A, i.B, i.n_x)),
     MetricSpec("rnsb", "relative negative sentiment bias (KL)", "Sweeney & Najafian 2019, ACL", False, "none", "",
                ("C",), "larger: the classifier's B probability is less uniform over the targets (unsigned)",
@@ -165,4 +173,16 @@ def check_options(specs: list[MetricSpec], options: dict[str, Any]) -> dict[str,
     out["n_permutations"] = check_int("n_permutations", out["n_permutations"], lo=1)
     out["c"] = check_real("c", out["c"], lo=0.0)
     out["C"] = check_real("C", out["C"], lo=0.0, lo_open=True)
+    out["ci_level"] = check_real("ci_level", out["ci_level"], lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    out["bootstrap"] = check_int("bootstrap", out["bootstrap"], lo=0, hi=MAX_BOOTSTRAP)
+    from ..stats.bootstrap import min_resamples
+
+    need = min_resamples(out["ci_level"])
+    if 0 < out["bootstrap"] < need:
+        from .._errors import InvalidValueError
+
+        raise InvalidValueError("bootstrap", f"0 (no interval) or at least {need} for a {out['ci_level']:g} interval",
+                                repr(out["bootstrap"]))
+    if "ci_level" in options and not out["bootstrap"]:
+        raise ConfigError("ci_level given but no interval asked for: add bootstrap=N (--bootstrap N), or drop it")
     return out
