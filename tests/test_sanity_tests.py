@@ -55,3 +55,24 @@ def test_footer_under_the_comparison_table():
     assert len(foot) == 1 and "W1 raw" in foot[0] and "W1 calibrated" in foot[0] and "§5.3" in foot[0]
     ok = NS(test="W1", raw=_res(1.2, 1e-5), calibrated=_res(1.1, 1e-4))
     assert sanity_footer([ok]) == ""
+
+
+def test_fallback_footer_counts_distinct_words_and_entries():
+    """The footer of template-encoded words says how many distinct words and how many test-set entries."""
+    import dataclasses
+
+    import numpy as np
+
+    from isoeat.stats.weat import weat_from_vectors
+
+    g = np.random.default_rng(0)
+    base = weat_from_vectors(*(g.standard_normal((4, 5)) for _ in range(4)), rng=0, test="W1")
+    # "iris" falls back in two tests (two entries, one word); 14 entries in all, 13 distinct words
+    words = [f"w{i}" for i in range(12)]
+    r1 = dataclasses.replace(base, test="W1", fallback=tuple(f"X:{w}" for w in words[:7]) + ("A:iris",))
+    r2 = dataclasses.replace(base, test="W2", fallback=tuple(f"Y:{w}" for w in words[7:]) + ("X:iris",))
+    rows = tuple(ComparisonRow(test=r.test, bias_type="", raw=r, calibrated=r, change="Stable", delta_d=0.0,
+                               large_shift=False, sign_reversal=False) for r in (r1, r2))
+    text = comparison_table(Comparison(model="m", calibration="zca", alpha=0.05, rows=rows, calibrator_metadata={}))
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("No corpus context")]
+    assert "13 distinct word(s), 14 test-set entries: W1 X:w0;" in line and line.endswith("; ...")

@@ -210,8 +210,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
     fallback = [f"{r.test} {w}" for r in comp.rows for w in getattr(r.raw, "fallback", ())]
     if fallback:
-        shown = "; ".join(fallback[:12]) + (f"; ... ({len(fallback)} in all)" if len(fallback) > 12 else "")
-        foot.append("No corpus context, encoded in the fallback template: " + shown)
+        distinct = len({w.split(":", 1)[-1] for r in comp.rows for w in getattr(r.raw, "fallback", ())})
+        shown = "; ".join(fallback[:12]) + ("; ..." if len(fallback) > 12 else "")
+        foot.append(f"No corpus context, encoded in the fallback template: {distinct} distinct word(s), "
+                    f"{len(fallback)} test-set entries: {shown}")
     return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
 
 
