@@ -349,8 +349,9 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     """Cosine of each target word (rows) with each attribute word (columns, A | B), X and Y side by side.
 
     One row of panels per space (raw, then each calibration), each with its own
-    symmetric colour scale and colour bar. Laid out by hand in inches (word
-    labels make automatic layout slow).
+    symmetric colour scale and colour bar; the attribute words label the
+    columns once, under the last row. Laid out by hand in inches (word labels
+    make automatic layout slow), labels as plain text (see :func:`_word_labels`).
     """
     spaces = [(c, res.cosines(model, c["label"], test)) for c in res.calibrations]
     spaces = [(c, cs) for c, cs in spaces if cs and cs.get("X_AB") and cs.get("Y_AB")]
@@ -374,8 +375,8 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     left, gap, cbar_w, right = lab_x + 0.1, lab_y + 0.35, 0.14, 0.85
     width = left + pw + gap + pw + 0.25 + cbar_w + right
     title_h, row_title, xlab = 0.5, 0.32, lab_attr + 0.05
-    row_h = row_title + ph + xlab
-    height = title_h + row_h * len(spaces) + 0.35
+    row_h = row_title + ph + 0.12  # attribute words only under the last row: the columns are the same in every row
+    height = title_h + row_h * len(spaces) + xlab + 0.35
     fig = Figure(figsize=(width, height))
     bias = next((t.get("bias_type", "") for t in res.tests if t["id"] == test), "")
 
@@ -393,7 +394,8 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
             ax = fig.add_axes(box(x0, y0, pw, h))
             im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
             ax.axvline(len(cs["A_words"]) - 0.5, color="white", linewidth=2.5)
-            _word_labels(ax, cs[f"{role}_words"], list(cs["A_words"]) + list(cs["B_words"]), fs)
+            last = i == len(spaces) - 1
+            _word_labels(ax, cs[f"{role}_words"], list(cs["A_words"]) + list(cs["B_words"]) if last else (), fs)
             ax.set_title(f"{_space_title(res, c['label'])}: {role} = {cs.get(f'{role}_name', role)}", fontsize=9,
                          pad=4)
         cax = fig.add_axes(box(left + 2 * pw + gap + 0.25, y0, cbar_w, ph))
