@@ -70,3 +70,35 @@ def test_figure4_crowded_labels_still_apart():
     (ax, labels, markers), = _boxes(rows)
     for (na, a), (nb, b) in itertools.combinations(labels.items(), 2):
         assert not _overlap(a, b), (na, nb)
+
+
+def test_heatmap_word_labels_sit_on_their_cells():
+    """The per-test heatmap's row labels (one multi-line text) are centred on their rows, whatever the count."""
+    pytest.importorskip("matplotlib")
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    xw, yw, aw, bw = [f"x{i}" for i in range(7)], [f"yy{i}" for i in range(5)], ["a1", "a2", "a3"], ["b1", "b2"]
+    rng = np.random.default_rng(0)
+    cos = {"X_words": xw, "Y_words": yw, "A_words": aw, "B_words": bw, "X_AB": rng.normal(size=(7, 5)).tolist(),
+           "Y_AB": rng.normal(size=(5, 5)).tolist()}
+    res = SimpleNamespace(calibrations=[{"name": "none", "label": "none"}], tests=[{"id": "T", "bias_type": "x"}],
+                          cosines=lambda model, cal, test: cos)
+    fig = figure_test_heatmap(res, "M", "T")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.images and ax.texts]
+    assert len(panels) == 2
+    for ax, words in zip(panels, (xw, yw)):
+        (rows,) = [t for t in ax.texts if t.get_rotation() == 0]
+        assert rows.get_text().split("\n") == words
+        _, lines, _ = rows._get_layout(renderer)  # (line, (w, h, d), (x, y): its baseline from the anchor, pixels)
+        y0 = rows.get_transform().transform(rows.get_position())[1]
+        for k, (_, (w, h, d), (x, y)) in enumerate(lines):
+            centre = y0 + y - d + h / 2
+            cell = ax.transData.transform([(0, k), (0, k + 1)])[:, 1]  # row k spans k-0.5..k+0.5 in data
+            cell_h = abs(cell[1] - cell[0])
+            assert abs(centre - ax.transData.transform((0, k))[1]) < 0.25 * cell_h, (words[k], centre, cell)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
-__all__ = ["place_labels"]
+__all__ = ["place_labels", "figure_renderer"]
 
 #: Directions tried, in order (degrees): upper right first, as the fixed offset drawn before.
 _ANGLES = (35, -35, 145, -145, 0, 180, 90, -90)
@@ -40,7 +40,7 @@ def place_labels(ax: Any, items: Sequence[tuple[str, float, float]], *, fontsize
     points (``sqrt(s)`` of a scatter).
     """
     fig = ax.figure
-    renderer = _renderer(fig)
+    renderer = figure_renderer(fig)
     px = fig.dpi / 72.0
     pad = _PAD * px
     half = marker_pt / 2 * px + pad
@@ -86,7 +86,8 @@ def place_labels(ax: Any, items: Sequence[tuple[str, float, float]], *, fontsize
     return placed
 
 
-def _renderer(fig: Any) -> Any:
+def figure_renderer(fig: Any) -> Any:
+    """An Agg renderer of ``fig`` (its canvas's, or a new Agg canvas's for a bare ``Figure``), to measure text."""
     get = getattr(fig.canvas, "get_renderer", None)
     if get is None:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
