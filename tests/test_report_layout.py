@@ -19,7 +19,8 @@ PAPER_GLOVE = [("W1", "Valence", 1.080, 1.174, "Stable"), ("W2", "Valence", 1.54
 
 def _results(rows):
     comps = [{"model": "GloVe", "family": "static", "calibration": "zca", "test": t, "bias_type": b, "d_raw": dr,
-              "d_calibrated": dc, "change": ch} for t, b, dr, dc, ch in rows]
+              "d_calibrated": dc, "change": ch, "p_raw": 0.001, "p_calibrated": 0.2 if ch == "Disappearing" else 0.001}
+             for t, b, dr, dc, ch in rows]
     return SimpleNamespace(models=[{"label": "GloVe", "family": "static"}],
                            tests=[{"id": t, "bias_type": b} for t, b, *_ in rows],
                            calibrations=[{"name": "none", "label": "none"}, {"name": "zca", "label": "zca"}],
@@ -102,3 +103,24 @@ def test_heatmap_word_labels_sit_on_their_cells():
             cell = ax.transData.transform([(0, k), (0, k + 1)])[:, 1]  # row k spans k-0.5..k+0.5 in data
             cell_h = abs(cell[1] - cell[0])
             assert abs(centre - ax.transData.transform((0, k))[1]) < 0.25 * cell_h, (words[k], centre, cell)
+
+
+def test_figures_rendered_in_two_processes_are_the_same_files(tmp_path):
+    """ISOEAT_REPORT_JOBS / jobs=2 forks two renderers: the same files, byte for byte, in the plan's order."""
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.figures import write_figures
+
+    res = _results(PAPER_GLOVE)
+    res.calibrations.append({"name": "zca", "label": "zca2"})
+    res.comparisons += [dict(r, calibration="zca2", d_calibrated=r["d_calibrated"] / 2) for r in res.comparisons]
+    res.experiment, res.anisotropy = {}, []
+    res.heatmap = lambda model, cal: None
+    one = write_figures(res, tmp_path / "one", formats=("png", "pdf"), dpi=40, test_heatmaps="none", jobs=1)
+    two = write_figures(res, tmp_path / "two", formats=("png", "pdf"), dpi=40, test_heatmaps="none", jobs=2)
+    names = [p.relative_to(tmp_path / "one").as_posix() for p in one]
+    assert names == ["fig3_effect_sizes-zca.png", "fig3_effect_sizes-zca.pdf", "fig4_scatter-zca.png",
+                     "fig4_scatter-zca.pdf", "fig3_effect_sizes-zca2.png", "fig3_effect_sizes-zca2.pdf",
+                     "fig4_scatter-zca2.png", "fig4_scatter-zca2.pdf"]
+    assert [p.relative_to(tmp_path / "two").as_posix() for p in two] == names
+    for a, b in zip(one, two):
+        assert a.read_bytes() == b.read_bytes(), a.name
