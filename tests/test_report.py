@@ -214,6 +214,18 @@ def test_report_renders_in_headless_chromium(reported, tmp_path):
     assert n_img == 6 and n_loaded == n_img and n_tables >= 4  # every embedded image decoded; tables in the DOM
     section = re.search(r'<h2 id="metrics">Calibration across metrics</h2>(.*?)<h2 ', dom.stdout, re.S)
     assert section and section.group(1).count("<tr>") == 1 + 2 * 2  # header + (W6, W8) x (mac, rnd)
+    # the page fits a 1280 px window: no horizontal scroll (the manifest's packages row wraps, wide tables scroll in
+    # their own box). Measured by a probe added to a copy of the page, after layout, images decoded.
+    probe = ("<script>window.addEventListener('load', function () { var d = document.documentElement; "
+             "document.body.setAttribute('data-probe', d.scrollWidth + 'x' + d.clientWidth); });</script></body>")
+    copy = tmp_path / "probe.html"
+    copy.write_text((out / "report.html").read_text("utf-8").replace("</body>", probe), "utf-8")
+    fit = subprocess.run([exe, *flags, "--window-size=1280,2200", "--virtual-time-budget=10000", "--dump-dom",
+                          copy.as_uri()], capture_output=True, text=True, timeout=120)
+    m = re.search(r'data-probe="(\d+)x(\d+)"', fit.stdout)
+    assert m, fit.stdout[:500]
+    scroll_width, client_width = map(int, m.groups())
+    assert client_width == 1280 and scroll_width <= 1280, (scroll_width, client_width)
     shot = tmp_path / "shot.png"
     r = subprocess.run([exe, *flags, f"--screenshot={shot}", "--window-size=1280,2200", url], capture_output=True,
                        text=True, timeout=120)

@@ -62,7 +62,11 @@ nav a { margin-right: 14px; color: var(--accent); text-decoration: none; }
 .card .n { font-size: 24px; font-weight: 650; } .card .l { color: var(--muted); font-size: 13px; }
 .card.S .n { color: #9c4668; } .card.D .n { color: #c62828; } .card.E .n { color: #1f5fbf; } .card.F .n { color: var(--bad); }
 figure { margin: 16px 0 26px; } figcaption { font-weight: 600; margin-bottom: 6px; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.kv { table-layout: fixed; width: 100%; max-width: 100%; }
+table.kv th { width: 11em; vertical-align: top; }
+table.kv td { white-space: normal; overflow-wrap: anywhere; word-break: break-word; }
+code { overflow-wrap: anywhere; }
 table { border-collapse: collapse; font-size: 13px; font-variant-numeric: tabular-nums; margin: 4px 0 8px; }
 th, td { padding: 3px 8px; text-align: right; border-bottom: 1px solid #edf0f3; white-space: nowrap; }
 th { background: #f4f6f9; border-bottom: 1px solid var(--line); }
@@ -196,7 +200,7 @@ def _manifest(res: Any) -> str:
     m = res.manifest or {}
     env = m.get("environment", {})
     pk = {k: v for k, v in (m.get("packages") or {}).items() if v}
-    parts = ["<h3>Environment</h3><table><tbody>"]
+    parts = ["<h3>Environment</h3><table class='kv'><tbody>"]
     for k, v in (("isoeat", m.get("isoeat_version")), ("Python", f"{env.get('python')} ({env.get('python_implementation')})"),
                  ("platform", env.get("platform")), ("host", env.get("hostname")), ("CPUs", env.get("cpu_count")),
                  ("manifest written", m.get("written"))):
@@ -235,7 +239,7 @@ def _manifest(res: Any) -> str:
             rows.append((f"contexts of {lab}", f"{cd.get('name')} ({cd.get('n_sentences', '?')} sentences)",
                          cd.get("fingerprint", "")))
     if rows:
-        parts.append("<h3>Corpora and benchmark files</h3><table><tbody>" + "".join(
+        parts.append("<h3>Corpora and benchmark files</h3><table class='kv'><tbody>" + "".join(
             f"<tr><th class='l'>{_e(k)}</th><td class='l'>{_e(v)}</td><td class='l'><code>{_e(fp)}</code></td></tr>"
             for k, v, fp in rows) + "</tbody></table>")
     seeds = m.get("seeds") or {}

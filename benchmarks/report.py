@@ -1,0 +1,105 @@
+"""Benchmark of ``isoeat report DIR --html`` on the paper_glove example (one model, W1-W10, raw vs ZCA).
+
+Target (the script exits with status 1 when it is missed):
+
+* ``isoeat report DIR --html`` on the folder written by
+  ``isoeat run examples/paper_glove.yaml --out DIR`` (12 tables in three
+  formats, Figures 1-4 and 10 per-test heatmaps as PNG and PDF, report.html)
+  takes <= 10 s of CPU time, median of ``--repeats`` runs: user + system time of
+  the command and of every process it starts (getrusage of the children).
+
+The wall time is printed beside it: on a quiet 2-core machine it is about the
+CPU time, or less when the figures render in two processes
+(``ISOEAT_REPORT_JOBS``, ``--jobs``); on a shared machine it is longer, so the
+load average is printed before and after, and the target is on CPU time.
+
+Usage:  python benchmarks/report.py [--dir DIR] [--repeats 3] [--jobs N]
+
+Without ``--dir`` (or when DIR holds no finished run) the experiment is run
+first (about 10-30 s, not timed), into a temporary folder unless ``--dir`` names one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MAX_CPU_SECONDS = 10.0
+CONFIG = Path(__file__).resolve().parent.parent / "examples" / "paper_glove.yaml"
+
+
+def machine() -> str:
+    return (f"{platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs visible, "
+            f"Python {platform.python_version()}")
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def isoeat(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "isoeat.cli", *args], capture_output=True, text=True, env=env)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dir", type=Path, default=None, help="experiment folder to reuse (run there first if empty)")
+    ap.add_argument("--repeats", type=int, default=3, help="timed runs of 'isoeat report DIR --html' (default 3)")
+    ap.add_argument("--jobs", type=int, default=None, help="ISOEAT_REPORT_JOBS for the runs (default: as set)")
+    args = ap.parse_args()
+    print(machine())
+    tmp = None
+    out = args.dir
+    if out is None:
+        tmp = tempfile.TemporaryDirectory(prefix="isoeat-bench-report-")
+        out = Path(tmp.name) / "paper-glove"
+    if not (out / "comparison.json").exists():
+        t0 = time.perf_counter()
+        r = isoeat("run", str(CONFIG), "--out", str(out), "--quiet")
+        if r.returncode != 0:
+            print(r.stderr[-2000:])
+            return 1
+        print(f"built {out} with 'isoeat run {CONFIG.name}' in {time.perf_counter() - t0:.1f} s (not timed below)")
+    env = dict(os.environ)
+    if args.jobs is not None:
+        env["ISOEAT_REPORT_JOBS"] = str(args.jobs)
+    print(f"start: {load()}")
+    walls, cpus = [], []
+    for i in range(args.repeats):
+        c0, t0 = children_cpu(), time.perf_counter()
+        r = isoeat("report", str(out), "--html", env=env)
+        wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+        if r.returncode != 0:
+            print(r.stderr[-2000:])
+            return 1
+        walls.append(wall)
+        cpus.append(cpu)
+        print(f"  run {i + 1}: wall {wall:.2f} s, CPU {cpu:.2f} s ({r.stdout.strip().splitlines()[-1]})")
+    print(f"end: {load()}")
+    cpu, wall = statistics.median(cpus), statistics.median(walls)
+    print(f"isoeat report --html (paper_glove): median wall {wall:.2f} s, median CPU {cpu:.2f} s "
+          f"(target CPU <= {MAX_CPU_SECONDS:g} s), jobs {env.get('ISOEAT_REPORT_JOBS', 'default')}")
+    if tmp is not None:
+        tmp.cleanup()
+    if cpu > MAX_CPU_SECONDS:
+        print(f"MISSED: CPU {cpu:.2f} s > {MAX_CPU_SECONDS:g} s")
+        return 1
+    print("target met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

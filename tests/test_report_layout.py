@@ -1,0 +1,126 @@
+"""Layout of the report: Figure 4's labels do not overlap; (see test_report.py for the page at 1280 px)."""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+
+import pytest
+
+# d raw / d ZCA of W1-W10 on GloVe 6B 50d as `isoeat run examples/paper_glove.yaml` measured them (inputs of the
+# drawing, not expected values): W4 (0.884, 0.449) and W5 (0.995, 0.468) lie 0.11 apart, W9 (1.137, 1.079) and
+# W10 (0.990, 0.973) 0.18 apart, where the fixed offset put W4's label under W5's marker and W9's over W10's.
+PAPER_GLOVE = [("W1", "Valence", 1.080, 1.174, "Stable"), ("W2", "Valence", 1.544, 1.457, "Stable"),
+               ("W3", "Race", 0.953, 0.620, "Stable"), ("W4", "Race", 0.884, 0.449, "Disappearing"),
+               ("W5", "Race", 0.995, 0.468, "Disappearing"), ("W6", "Gender", 1.708, 1.704, "Stable"),
+               ("W7", "Gender", 1.495, 1.449, "Stable"), ("W8", "Gender", 1.485, 1.329, "Stable"),
+               ("W9", "Health", 1.137, 1.079, "Stable"), ("W10", "Age", 0.990, 0.973, "Stable")]
+
+
+def _results(rows):
+    comps = [{"model": "GloVe", "family": "static", "calibration": "zca", "test": t, "bias_type": b, "d_raw": dr,
+              "d_calibrated": dc, "change": ch, "p_raw": 0.001, "p_calibrated": 0.2 if ch == "Disappearing" else 0.001}
+             for t, b, dr, dc, ch in rows]
+    return SimpleNamespace(models=[{"label": "GloVe", "family": "static"}],
+                           tests=[{"id": t, "bias_type": b} for t, b, *_ in rows],
+                           calibrations=[{"name": "none", "label": "none"}, {"name": "zca", "label": "zca"}],
+                           comparisons=comps, alpha=0.05)
+
+
+def _boxes(rows):
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.text import Text
+
+    from isoeat.reporting.figures import figure_scatter
+
+    fig = figure_scatter(_results(rows), "zca")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()  # the figure as saved: constrained layout done, then every artist drawn
+    renderer = canvas.get_renderer()
+    out = []
+    for ax in fig.axes:
+        labels = {t.get_text(): Text.get_window_extent(t, renderer) for t in ax.texts}  # the text, not its leader
+        coll = [c for c in ax.collections if len(c.get_offsets())]
+        markers = [(c.get_window_extent(renderer), tuple(c.get_offsets()[0])) for c in coll]
+        if labels:
+            out.append((ax, labels, markers))
+    return out
+
+
+def _overlap(a, b):
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 0 and min(a.y1, b.y1) - max(a.y0, b.y0) > 0
+
+
+def test_figure4_labels_do_not_overlap_each_other_or_other_points():
+    panels = _boxes(PAPER_GLOVE)
+    assert sorted(t for _, labels, _ in panels for t in labels) == sorted(r[0] for r in PAPER_GLOVE)
+    for ax, labels, markers in panels:
+        for (na, a), (nb, b) in itertools.combinations(labels.items(), 2):
+            assert not _overlap(a, b), (na, nb, a, b)
+        for name, box in labels.items():
+            row = next(r for r in PAPER_GLOVE if r[0] == name)
+            for mbox, (x, y) in markers:  # no label covers any marker (its own included)
+                assert not _overlap(box, mbox), (name, (x, y), (row[2], row[3]))
+            assert ax.bbox.x0 <= box.x0 and box.x1 <= ax.bbox.x1 and ax.bbox.y0 <= box.y0 and box.y1 <= ax.bbox.y1
+
+
+def test_figure4_crowded_labels_still_apart():
+    # five points 0.02 apart in one panel: a fixed offset stacks all five labels on one another
+    rows = [(f"W{i}", "Race", 0.50 + 0.02 * i, 0.50 + 0.02 * i, "Stable") for i in range(1, 6)]
+    (ax, labels, markers), = _boxes(rows)
+    for (na, a), (nb, b) in itertools.combinations(labels.items(), 2):
+        assert not _overlap(a, b), (na, nb)
+
+
+def test_heatmap_word_labels_sit_on_their_cells():
+    """The per-test heatmap's row labels (one multi-line text) are centred on their rows, whatever the count."""
+    pytest.importorskip("matplotlib")
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    xw, yw, aw, bw = [f"x{i}" for i in range(7)], [f"yy{i}" for i in range(5)], ["a1", "a2", "a3"], ["b1", "b2"]
+    rng = np.random.default_rng(0)
+    cos = {"X_words": xw, "Y_words": yw, "A_words": aw, "B_words": bw, "X_AB": rng.normal(size=(7, 5)).tolist(),
+           "Y_AB": rng.normal(size=(5, 5)).tolist()}
+    res = SimpleNamespace(calibrations=[{"name": "none", "label": "none"}], tests=[{"id": "T", "bias_type": "x"}],
+                          cosines=lambda model, cal, test: cos)
+    fig = figure_test_heatmap(res, "M", "T")
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.images and ax.texts]
+    assert len(panels) == 2
+    for ax, words in zip(panels, (xw, yw)):
+        (rows,) = [t for t in ax.texts if t.get_rotation() == 0]
+        assert rows.get_text().split("\n") == words
+        _, lines, _ = rows._get_layout(renderer)  # (line, (w, h, d), (x, y): its baseline from the anchor, pixels)
+        y0 = rows.get_transform().transform(rows.get_position())[1]
+        for k, (_, (w, h, d), (x, y)) in enumerate(lines):
+            centre = y0 + y - d + h / 2
+            cell = ax.transData.transform([(0, k), (0, k + 1)])[:, 1]  # row k spans k-0.5..k+0.5 in data
+            cell_h = abs(cell[1] - cell[0])
+            assert abs(centre - ax.transData.transform((0, k))[1]) < 0.25 * cell_h, (words[k], centre, cell)
+
+
+def test_figures_rendered_in_two_processes_are_the_same_files(tmp_path):
+    """ISOEAT_REPORT_JOBS / jobs=2 forks two renderers: the same files, byte for byte, in the plan's order."""
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.figures import write_figures
+
+    res = _results(PAPER_GLOVE)
+    res.calibrations.append({"name": "zca", "label": "zca2"})
+    res.comparisons += [dict(r, calibration="zca2", d_calibrated=r["d_calibrated"] / 2) for r in res.comparisons]
+    res.experiment, res.anisotropy = {}, []
+    res.heatmap = lambda model, cal: None
+    one = write_figures(res, tmp_path / "one", formats=("png", "pdf"), dpi=40, test_heatmaps="none", jobs=1)
+    two = write_figures(res, tmp_path / "two", formats=("png", "pdf"), dpi=40, test_heatmaps="none", jobs=2)
+    names = [p.relative_to(tmp_path / "one").as_posix() for p in one]
+    assert names == ["fig3_effect_sizes-zca.png", "fig3_effect_sizes-zca.pdf", "fig4_scatter-zca.png",
+                     "fig4_scatter-zca.pdf", "fig3_effect_sizes-zca2.png", "fig3_effect_sizes-zca2.pdf",
+                     "fig4_scatter-zca2.png", "fig4_scatter-zca2.pdf"]
+    assert [p.relative_to(tmp_path / "two").as_posix() for p in two] == names
+    for a, b in zip(one, two):
+        assert a.read_bytes() == b.read_bytes(), a.name
