@@ -337,3 +337,25 @@ def test_similarity_fits_sentence_benchmarks_on_sentence_vectors(tiny_st, tmp_pa
     assert main([*args, "--reference-unit", "word"]) == 0
     out = capsys.readouterr().out
     assert "sentence benchmarks:" not in out and "unit=word" in out
+
+
+def test_seat_corpus_option_chooses_the_reference_sentences(tiny_st, tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(f"The {a} walked past the old {b} near the quiet river this {c}."
+                                for a in ("man", "woman", "child", "dog", "teacher", "farmer")
+                                for b in ("house", "boat", "tree", "car", "bridge")
+                                for c in ("morning", "evening")) + "\n", encoding="utf-8")
+    args = ["seat", "--model", f"st:{tiny_st}", "--test", "W6", "--calibration", "zca", "--reference-size", "60",
+            "--cache-dir", str(tmp_path), "--device", "cpu", "--format", "json"]
+    assert main([*args, "--corpus", f"text:{corpus}"]) == 0
+    rec = json.loads(capsys.readouterr().out)[0]
+    assert main([*args[:-2], "--corpus", f"text:{corpus}"]) == 0
+    head = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("calibrator:")]
+    assert head and "corpus.txt" in head[0] and "unit=sentence" in head[0]
+    import warnings
+
+    with warnings.catch_warnings():             # gensim-wiki's long sentences are truncated by the tiny encoder
+        warnings.simplefilter("ignore", isoeat.IsoeatWarning)
+        assert main(args) == 0                  # default corpus: another reference sample, another calibrated d
+    other = json.loads(capsys.readouterr().out)[0]
+    assert other["effect_size_mean"] != rec["effect_size_mean"]

@@ -59,6 +59,9 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--no-capitalize", dest="capitalize", action="store_false",
                    help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: cuda when present)")
+    p.add_argument("--corpus", metavar="SPEC",
+                   help="corpus of the reference sentences of --calibration: gensim-wiki (default), wikitext-103, "
+                        "wikitext-2, or a path (--reference-text takes a plain text instead)")
     p.add_argument("--batch-size", type=int, default=64, metavar="N",
                    help="sentences per forward pass (default 64)")
     p.add_argument("--cache-dir", metavar="DIR",
@@ -72,7 +75,8 @@ def _load_encoder(args: argparse.Namespace) -> Any:
 
     spec = args.model.strip()
     common: dict[str, Any] = {"cache_dir": args.cache_dir, "use_cache": False if args.no_cache else None,
-                              "device": args.device, "batch_size": args.batch_size}
+                              "device": args.device, "batch_size": args.batch_size,
+                              **({"corpus": args.corpus} if args.corpus else {})}
     if args.batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
     if spec.lower() in _MINILM or spec.lower() == "st:minilm":
