@@ -13,7 +13,7 @@ CPU time, or less when the figures render in two processes
 (``ISOEAT_REPORT_JOBS``, ``--jobs``); on a shared machine it is longer, so the
 load average is printed before and after, and the target is on CPU time.
 
-Usage:  python benchmarks/report.py [--dir DIR] [--repeats 3] [--jobs N]
+Usage:  python benchmarks/report.py [--dir DIR] [--repeats 3] [--jobs N] [--json PATH]
 
 Without ``--dir`` (or when DIR holds no finished run) the experiment is run
 first (about 10-30 s, not timed), into a temporary folder unless ``--dir`` names one.
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -32,17 +31,22 @@ import tempfile
 import time
 from pathlib import Path
 
+import _bench
+
 MAX_CPU_SECONDS = 10.0
 CONFIG = Path(__file__).resolve().parent.parent / "examples" / "paper_glove.yaml"
 
 
-def machine() -> str:
-    return (f"{platform.node()} | {platform.processor() or platform.machine()} | {os.cpu_count()} CPUs visible, "
-            f"Python {platform.python_version()}")
+def rows(f: dict) -> list[dict]:
+    """The figures against the target (pure: ``f`` holds the medians and the target)."""
+    return [_bench.row("isoeat report --html, paper_glove (1 model, W1-W10, raw vs ZCA): median CPU",
+                       f"{f['cpu']:.2f} s CPU, {f['wall']:.2f} s wall (median of {f['repeats']})", round(f["cpu"], 3),
+                       "s", f"<= {f['target']:g} s CPU", f["cpu"] <= f["target"])]
 
 
-def load() -> str:
-    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+def check(figures: dict) -> list[str]:
+    """The targets missed by ``figures`` (empty when all are met)."""
+    return _bench.missed(rows(figures))
 
 
 def children_cpu() -> float:
@@ -59,8 +63,8 @@ def main() -> int:
     ap.add_argument("--dir", type=Path, default=None, help="experiment folder to reuse (run there first if empty)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs of 'isoeat report DIR --html' (default 3)")
     ap.add_argument("--jobs", type=int, default=None, help="ISOEAT_REPORT_JOBS for the runs (default: as set)")
+    _bench.add_json_option(ap)
     args = ap.parse_args()
-    print(machine())
     tmp = None
     out = args.dir
     if out is None:
@@ -76,7 +80,7 @@ def main() -> int:
     env = dict(os.environ)
     if args.jobs is not None:
         env["ISOEAT_REPORT_JOBS"] = str(args.jobs)
-    print(f"start: {load()}")
+    run = _bench.Run("report")
     walls, cpus = [], []
     for i in range(args.repeats):
         c0, t0 = children_cpu(), time.perf_counter()
@@ -88,17 +92,10 @@ def main() -> int:
         walls.append(wall)
         cpus.append(cpu)
         print(f"  run {i + 1}: wall {wall:.2f} s, CPU {cpu:.2f} s ({r.stdout.strip().splitlines()[-1]})")
-    print(f"end: {load()}")
-    cpu, wall = statistics.median(cpus), statistics.median(walls)
-    print(f"isoeat report --html (paper_glove): median wall {wall:.2f} s, median CPU {cpu:.2f} s "
-          f"(target CPU <= {MAX_CPU_SECONDS:g} s), jobs {env.get('ISOEAT_REPORT_JOBS', 'default')}")
     if tmp is not None:
         tmp.cleanup()
-    if cpu > MAX_CPU_SECONDS:
-        print(f"MISSED: CPU {cpu:.2f} s > {MAX_CPU_SECONDS:g} s")
-        return 1
-    print("target met")
-    return 0
+    return run.finish(rows({"cpu": statistics.median(cpus), "wall": statistics.median(walls),
+                            "repeats": args.repeats, "target": MAX_CPU_SECONDS}), args.json)
 
 
 if __name__ == "__main__":

@@ -257,3 +257,15 @@ def test_json_from_finish_is_accepted_by_perf_table(tmp_path) -> None:
     doc = pt.check_doc(json.loads((tmp_path / "d.json").read_text(encoding="utf-8")), "d.json")
     text = pt.rewrite(f"{pt.START}\n{pt.END}\n", [doc])
     assert "| speed | 1 s | <= 2 s | yes |" in text.splitlines()
+
+
+# --------------------------------------------------------------------------- report
+
+
+@pytest.mark.parametrize("cpu, ok", [(10.0, True), (10.001, False), (3.0, True)])
+def test_report_cpu_target_at_its_bound(cpu: float, ok: bool) -> None:
+    rep = load("report")
+    figures = {"cpu": cpu, "wall": 2 * cpu, "repeats": 3, "target": 10.0}
+    assert (rep.check(figures) == []) is ok
+    (row,) = rep.rows(figures)
+    assert row["value"] == round(cpu, 3) and row["target"] == "<= 10 s CPU" and row["ok"] is ok
