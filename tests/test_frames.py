@@ -1,109 +1,97 @@
-"""``to_frame()`` on WEATResult, SCWEATResult, SEATResult and Comparison: one row per result (per test for a
-Comparison), the columns of ``to_dict()`` in their order; pandas imported only when asked for."""
+"""Sampling frames of anisotropy (isoeat.diagnostics.frames): which vectors the mean cosine is computed on.
+
+Expected values are computed here from scratch: the mean of the off-diagonal pairwise cosines of the exact set
+of vectors a frame must hold, when the frame holds no more than the sample size (so no draw is involved).
+"""
 
 from __future__ import annotations
-
-import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from isoeat.stats.weat import sc_weat_from_vectors, weat_from_vectors
-
-pd = pytest.importorskip("pandas")
-
-
-def _vectors(seed: int = 0, n: int = 5) -> tuple:
-    rng = np.random.default_rng(seed)
-    return tuple(rng.standard_normal((n, 8)) + off for off in (0.3, -0.3, 0.2, -0.2))
+import isoeat
+from isoeat.cli import main
+from isoeat.diagnostics import compare_anisotropy
+from isoeat.diagnostics.frames import parse_frame, sample_frame
 
 
-def _same(a: object, b: object) -> bool:
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
-    return a == b
+def _mean_cos(V):
+    U = V / np.linalg.norm(V, axis=1, keepdims=True)
+    C = U @ U.T
+    n = len(V)
+    return float((C.sum() - np.trace(C)) / (n * (n - 1)))
 
 
-def _check_one_row(frame, record: dict) -> None:
-    assert isinstance(frame, pd.DataFrame)
-    assert frame.shape == (1, len(record))
-    assert list(frame.columns) == list(record)
-    row = frame.iloc[0]
-    bad = [k for k, v in record.items() if not _same(row[k], v)]
-    assert not bad, bad
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    g = np.random.default_rng(0)
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(40)]   # letters only: text tokens
+    V = g.standard_normal((40, 6)) + 0.8          # a shared offset: anisotropic
+    f = tmp_path_factory.mktemp("frames") / "tiny.txt"
+    f.write_text("\n".join(w + " " + " ".join(f"{x:.6f}" for x in v) for w, v in zip(words, V)) + "\n")
+    m = isoeat.load_model(f"glove:{f}")
+    return m, words, np.asarray(m.vectors, dtype=np.float64)   # the stored (rounded) vectors, row i = word wi
 
 
-def test_weat_result_frame() -> None:
-    r = weat_from_vectors(*_vectors(), rng=0, bootstrap=200, test="T")
-    _check_one_row(r.to_frame(), r.to_dict())
-    with_scores = r.to_frame(scores=True)
-    assert list(with_scores.columns)[-2:] == ["s_x", "s_y"] and list(with_scores.iloc[0]["s_x"]) == list(r.s_x)
+def test_vocabulary_top_n_is_the_first_n_rows(tiny):
+    m, _, V = tiny
+    (raw,) = compare_anisotropy(m, n_samples=50, frame="vocabulary-top:12", rng=0)
+    assert raw.mean_cosine == pytest.approx(_mean_cos(V[:12]), abs=1e-12)
+    assert "frame vocabulary-top:12: all 12 of the top 12 vocabulary rows" in raw.sampling
 
 
-def test_weat_result_frame_keeps_lists() -> None:
-    from dataclasses import replace
-
-    r = replace(weat_from_vectors(*_vectors(), rng=0), dropped=("X:gone", "A:lost"))
-    frame = r.to_frame()
-    assert frame.loc[0, "dropped"] == ["X:gone", "A:lost"]
-
-
-def test_sc_weat_result_frame() -> None:
-    X, _, A, B = _vectors(1)
-    r = sc_weat_from_vectors(X[0], A, B, rng=0, word="nurse")
-    _check_one_row(r.to_frame(), r.to_dict())
-    assert r.to_frame().loc[0, "word"] == "nurse"
+def test_vocabulary_all_draws_over_every_row(tiny):
+    m, _, V = tiny
+    (raw,) = compare_anisotropy(m, n_samples=40, frame="vocabulary-all", rng=0)
+    assert raw.mean_cosine == pytest.approx(_mean_cos(V), abs=1e-12)
+    X, desc, _ = sample_frame(m, "vocabulary-all", 10, rng=3)
+    rows = [int(np.flatnonzero((V == x).all(axis=1))[0]) for x in X]
+    assert len(set(rows)) == 10 and rows == sorted(rows) and "10 of the 40 vocabulary rows (all)" in desc
 
 
-def test_seat_result_frame() -> None:
-    from isoeat.stats.seat import SEATResult
-
-    results = tuple(weat_from_vectors(*_vectors(i), rng=i, test="S") for i in range(3))
-    ds = [r.effect_size for r in results]
-    res = SEATResult(test="S", bias_type="", model="m", calibration="none", mode="templates",
-                     templates=("This is {}.", "{} is here.", "It is {}."), results=results,
-                     effect_size_mean=float(np.mean(ds)), effect_size_min=min(ds), effect_size_max=max(ds),
-                     n_x=5, n_y=5, n_a=5, n_b=5)
-    frame = res.to_frame()
-    record = res.to_dict()
-    assert frame.shape == (1, len(record)) and list(frame.columns) == list(record)
-    assert frame.loc[0, "n_templates"] == 3 and frame.loc[0, "effect_size_max"] == max(ds)
-    assert [t["template"] for t in frame.loc[0, "per_template"]] == list(res.templates)
-
-
-def test_comparison_frame_one_row_per_test() -> None:
-    from isoeat.experiments.compare import Comparison, ComparisonRow
-
-    rows = []
-    for i, test in enumerate(("T1", "T2", "T3")):
-        raw = weat_from_vectors(*_vectors(i), rng=0, test=test)
-        cal = weat_from_vectors(*_vectors(i + 10), rng=0, test=test, calibration="zca")
-        rows.append(ComparisonRow(test=test, bias_type="b", raw=raw, calibrated=cal, change="Stable",
-                                  delta_d=cal.effect_size - raw.effect_size, large_shift=False, sign_reversal=False))
-    comp = Comparison(model="m", calibration="zca", alpha=0.05, rows=tuple(rows), calibrator_metadata={})
-    frame = comp.to_frame()
-    expected = comp.to_dict()["rows"]
-    assert frame.shape == (3, len(expected[0]))
-    assert list(frame.columns) == list(expected[0])
-    assert list(frame["test"]) == ["T1", "T2", "T3"]
-    for i, rec in enumerate(expected):
-        bad = [k for k, v in rec.items() if not _same(frame.iloc[i][k], v)]
-        assert not bad, bad
+def test_corpus_types_and_tokens(tiny, tmp_path):
+    m, words, V = tiny
+    text = tmp_path / "t.txt"
+    # words[3] three times, words[5] twice, words[7] once, an unknown word twice
+    w3, w5, w7 = words[3], words[5], words[7]
+    text.write_text(f"{w3} {w5} {w3} zzz\n{w7} {w3} {w5} zzz\n")
+    (types,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{text}", rng=0)
+    assert types.mean_cosine == pytest.approx(_mean_cos(V[[3, 5, 7]]), abs=1e-12)
+    (tokens,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-tokens:{text}", rng=0)
+    # every token: the repeated words' copies have cosine 1 with each other
+    assert tokens.mean_cosine == pytest.approx(_mean_cos(V[[3, 3, 3, 5, 5, 7]]), abs=1e-12)
+    assert "6 of the 6 in-vocabulary word tokens" in tokens.sampling
+    X, desc, _ = sample_frame(m, f"corpus-tokens:{text}", 4, rng=1)
+    assert len(X) == 4 and "drawn without replacement from the token stream" in desc
+    counts = {i: sum((V[i] == x).all() for x in X) for i in (3, 5, 7)}
+    assert counts[3] <= 3 and counts[5] <= 2 and counts[7] <= 1     # never more copies than tokens
 
 
-def test_without_pandas_a_one_line_error_names_the_pip_line(monkeypatch) -> None:
-    import isoeat
+@pytest.mark.parametrize("frame, message", [
+    ("vocab-all", "one of reference"), ("vocabulary-top", "vocabulary-top:N"), ("vocabulary-top:x", "integer"),
+    ("vocabulary-top:1", "vocabulary-top N"), ("vocabulary-all:5", "takes no argument"),
+    ("corpus-tokens", "corpus-tokens:TEXT"), ("", "one of reference"),
+])
+def test_bad_frames_refused(frame, message):
+    with pytest.raises(isoeat.ConfigError, match=message):
+        kind, arg = parse_frame(frame)
+        if kind == "vocabulary-top":
+            from isoeat.diagnostics.frames import _top_n
 
-    monkeypatch.setitem(sys.modules, "pandas", None)  # `import pandas` now raises ImportError
-    r = weat_from_vectors(*_vectors(), rng=0)
-    with pytest.raises(isoeat.MissingDependencyError, match=r"pip install pandas"):
-        r.to_frame()
+            _top_n(arg)
 
 
-def test_pandas_is_imported_lazily() -> None:
-    code = ("import sys, isoeat, isoeat.stats.results, isoeat.stats.seat, isoeat.experiments.compare; "
-            "print('pandas' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "False"
+def test_frames_other_than_reference_need_a_static_model():
+    class Contextual:
+        name = "ctx"
+
+    with pytest.raises(isoeat.ConfigError, match="static vector models"):
+        sample_frame(Contextual(), "vocabulary-all", 10)
+
+
+def test_cli_prints_the_frame(glove, capsys):
+    assert main(["anisotropy", "--calibration", "none", "--frame", "vocabulary-top:2000", "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert "frame vocabulary-top:2000" in out
+    assert main(["anisotropy", "--calibration", "none", "--samples", "300"]) == 0
+    assert "Sample: frame reference:" in capsys.readouterr().out

@@ -48,6 +48,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
         help="anisotropy before/after calibration: mean and SD of pairwise cosine, IsoScore, "
              "partition ratio, explained variance (paper Table 2)",
         epilog=examples("isoeat anisotropy                                   # raw vs zca, glove-6b-50d",
+                        "isoeat anisotropy --frame paper                     # the paper's frame: WikiText tokens",
                         "isoeat anisotropy --calibration none --samples 5000 --format json"),
     )
     _common(p)
@@ -55,6 +56,10 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
                    help="reference vectors sampled (default 2000, as the paper)")
     p.add_argument("--top-k", type=positive_int("--top-k"), default=50, metavar="K",
                    help="principal components whose explained-variance ratio is reported (default 50)")
+    p.add_argument("--frame", default="reference", metavar="FRAME",
+                   help="which vectors are sampled (default reference: the calibrator's reference pool); "
+                        "vocabulary-top:N, vocabulary-all, corpus-types:TEXT, corpus-tokens:TEXT, or paper "
+                        "(2,000 WikiText tokens, the paper's Table 2 frame)")
     p.add_argument("--matrix-out", metavar="FILE",
                    help="also save the pairwise cosine matrices (paper Figure 1) to this .npz file "
                         "(arrays named by calibration: none, zca, ...; info_json: sampling rule)")
@@ -214,7 +219,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         results = compare_anisotropy(
             model, cal, n_samples=args.samples, top_k=args.top_k, rng=args.seed,
             reference_size=args.reference_size, reference_kwargs=kwargs, force=args.force,
-            return_matrix=bool(args.matrix_out),
+            return_matrix=bool(args.matrix_out), frame=args.frame,
         )
     _warn_lines(caught)
     if args.matrix_out:

@@ -410,12 +410,13 @@ def sample_reference(
                 IsoeatWarning,
                 stacklevel=2,
             )
-        desc = f"all {m} vectors of the pool ({pool_desc})"
+        desc = f"frame reference: all {m} vectors of the pool ({pool_desc})"
         if m < n:
             desc += f"; asked for {n}, only {m} available"
         return pool, desc, seed
     idx = np.sort(gen.choice(m, size=int(n), replace=False))
-    desc = (f"{n} of {m} vectors drawn uniformly without replacement ({seed_txt}) from the pool: {pool_desc}")
+    desc = (f"frame reference: {n} of {m} vectors drawn uniformly without replacement ({seed_txt}) from the "
+            f"pool: {pool_desc}")
     return pool[idx], desc, seed
 
 
@@ -572,6 +573,7 @@ def compare_anisotropy(
     force: bool = False,
     return_matrix: bool = False,
     matrix_size: int | None = None,
+    frame: str = "reference",
 ) -> tuple[AnisotropyResult, ...]:
     """Anisotropy of the raw space and, when given, of the calibrated space on the *same* sample.
 
@@ -595,6 +597,11 @@ def compare_anisotropy(
         With ``return_matrix``, keep (and build) only the top-left
         ``matrix_size`` square of each cosine matrix; see
         :func:`anisotropy_from_vectors`.
+    frame : str, default "reference"
+        Which vectors are sampled (:mod:`isoeat.diagnostics.frames`): the
+        calibrator's reference pool, ``vocabulary-top:N``, ``vocabulary-all``,
+        ``corpus-types:TEXT``, ``corpus-tokens:TEXT`` or ``paper``; named in
+        the result's ``sampling``.
 
     Returns
     -------
@@ -611,9 +618,14 @@ def compare_anisotropy(
         from ..calibration import check_compatible
 
         check_compatible(calibration, model, force=force)
-    X, desc, seed = sample_reference(
-        model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs
-    )
+    if frame == "reference":
+        X, desc, seed = sample_reference(
+            model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs
+        )
+    else:
+        from .frames import sample_frame
+
+        X, desc, seed = sample_frame(model, frame, n_samples, rng=rng)
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                   return_matrix=return_matrix, matrix_size=matrix_size)

@@ -1,0 +1,146 @@
+"""Sampling frames of anisotropy: which vectors "2,000 randomly sampled embedding vectors" are drawn from.
+
+The mean pairwise cosine of a static space depends entirely on the frame (GloVe 6B 50d: about 0.43 on the top
+2k words, 0.22 on the top 10k, 0.011 on the top 100k, 0.11 on all 400k words, and 0.43 on the tokens of a
+text, whose frequent words repeat). A figure is meaningless without its frame, so every anisotropy result
+names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisotropy`, ``--frame``):
+
+``reference`` (default)
+    The calibrator's reference pool: ``model.reference_vectors(reference_size)`` (static: the top
+    ``reference_size`` vocabulary rows by frequency; contextual: word vectors of reference sentences).
+``vocabulary-top:N``
+    The top ``N`` vocabulary rows (static models), whatever the reference size.
+``vocabulary-all``
+    Every vocabulary row (static models); rows are drawn by index, the matrix is never copied whole.
+``corpus-types:TEXT``
+    The distinct words of a text that are in the vocabulary, each once (static models).
+``corpus-tokens:TEXT``
+    The word tokens of a text whose word is in the vocabulary, drawn without replacement from the token
+    stream (multivariate hypergeometric over the word counts): frequency-weighted, a frequent word can be
+    drawn many times, and its copies have cosine 1 with each other.
+``paper``
+    The paper's frame (§4.3, Table 2: "2,000 randomly sampled embedding vectors from WikiText-103"):
+    ``corpus-tokens`` of WikiText-103's training text when ``$ISOEAT_WIKITEXT103`` names its folder, else of
+    WikiText-2 (``$ISOEAT_WIKITEXT2`` or the project's shared copy), said in the description.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._errors import ConfigError
+from .._random import resolve_seed
+from .._validate import check_int
+
+__all__ = ["FRAMES", "parse_frame", "sample_frame"]
+
+#: Frame kinds (``KIND`` or ``KIND:ARGUMENT``).
+FRAMES = ("reference", "vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens", "paper")
+
+
+def parse_frame(frame: str) -> tuple[str, str]:
+    """``"corpus-tokens:wiki.txt"`` -> ``("corpus-tokens", "wiki.txt")``; an unknown kind is a one-line error."""
+    from .._validate import check_choice
+
+    if not isinstance(frame, str) or not frame.strip():
+        raise ConfigError(f"frame: expected one of {', '.join(FRAMES)}, got {frame!r}")
+    kind, _, arg = frame.strip().partition(":")
+    check_choice("frame", kind, FRAMES)
+    needs = {"vocabulary-top": "N", "corpus-types": "TEXT", "corpus-tokens": "TEXT"}
+    if kind in needs and not arg:
+        raise ConfigError(f"frame {kind}: give {kind}:{needs[kind]}")
+    if kind not in needs and arg:
+        raise ConfigError(f"frame {kind} takes no argument, got {frame!r}")
+    return kind, arg
+
+
+def _paper_text() -> tuple[Path, str]:
+    w103 = os.environ.get("ISOEAT_WIKITEXT103")
+    if w103:
+        return Path(w103) / "wiki.train.raw", "WikiText-103 train (the paper's corpus)"
+    from ..corpora import shared_wikitext2_path
+
+    w2 = os.environ.get("ISOEAT_WIKITEXT2") or shared_wikitext2_path()
+    if w2 is None:
+        raise ConfigError("frame paper: needs WikiText-103 ($ISOEAT_WIKITEXT103, a folder with wiki.train.raw) or "
+                          "WikiText-2 ($ISOEAT_WIKITEXT2); or give corpus-tokens:TEXT")
+    p = Path(w2)
+    if p.is_dir():
+        cands = [p / n for n in ("wiki.train.raw", "wiki.test.raw") if (p / n).exists()]
+        if not cands:
+            raise ConfigError(f"frame paper: {p} holds no wiki.train.raw or wiki.test.raw")
+        p = cands[0]
+    return p, f"{p.name} of WikiText-2 (the paper used WikiText-103, not available here)"
+
+
+def _static(model: Any, kind: str) -> Any:
+    if not (hasattr(model, "vectors") and hasattr(model, "_row")):
+        raise ConfigError(f"frame {kind}: applies to static vector models; a contextual model's anisotropy "
+                          "samples the word vectors of its reference sentences (frame reference)")
+    return model
+
+
+def _text_rows(model: Any, text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Vocabulary rows of a text's distinct in-vocabulary words and their token counts (first-seen order)."""
+    from ..backends.static import _word_counts
+
+    counts = _word_counts(Path(text))
+    by_row: dict[int, int] = {}
+    for w, c in counts.items():
+        i, _ = model._row(w)
+        if i is not None:
+            by_row[i] = by_row.get(i, 0) + c
+    if len(by_row) < 2:
+        raise ConfigError(f"{text}: fewer than 2 words of the text are in the vocabulary of {model.name}")
+    return np.fromiter(by_row.keys(), dtype=np.int64), np.fromiter(by_row.values(), dtype=np.int64)
+
+
+def _top_n(arg: str) -> int:
+    try:
+        value = int(arg)
+    except ValueError:
+        raise ConfigError(f"frame vocabulary-top: N must be an integer >= 2, got {arg!r}") from None
+    return check_int("frame vocabulary-top N", value, lo=2)
+
+
+def sample_frame(model: Any, frame: str, n: int, *, rng: Any = None) -> tuple[np.ndarray, str, int | None]:
+    """``n`` vectors of ``model`` drawn from ``frame`` (not ``reference``: see :func:`sample_reference`).
+
+    Returns ``(vectors, description, seed)`` as :func:`~isoeat.diagnostics.anisotropy.sample_reference`: all
+    of the frame when it holds at most ``n`` vectors (tokens: at most ``n`` tokens), else ``n`` drawn
+    uniformly without replacement with the seeded generator.
+    """
+    n = check_int("n_samples", n, lo=2)
+    kind, arg = parse_frame(frame)
+    if kind == "reference":
+        raise ConfigError("frame reference: use sample_reference")
+    m = _static(model, kind)
+    gen, seed = resolve_seed(rng)
+    how = f"seed {seed}" if seed is not None else "a caller-supplied Generator"
+    if kind in ("vocabulary-top", "vocabulary-all"):
+        rows_all = int(m.vectors.shape[0])
+        size = rows_all if kind == "vocabulary-all" else min(_top_n(arg), rows_all)
+        what = f"{rows_all} vocabulary rows (all)" if kind == "vocabulary-all" else f"top {size} vocabulary rows"
+        rows = np.arange(size) if size <= n else np.sort(gen.choice(size, size=n, replace=False))
+        desc = (f"frame {frame}: " + (f"all {size} of the {what}" if size <= n else
+                                      f"{n} of the {what} drawn uniformly without replacement ({how})")
+                + f" of {m.name}")
+        return np.asarray(m.vectors[rows], dtype=np.float64), desc, seed
+    text, text_desc = (_paper_text() if kind == "paper" else (Path(arg), str(arg)))
+    rows, counts = _text_rows(m, str(text))
+    if kind == "corpus-types":
+        pick = rows if len(rows) <= n else np.sort(rows[gen.choice(len(rows), size=n, replace=False)])
+        desc = (f"frame {frame}: {len(pick)} of the {len(rows)} distinct in-vocabulary words of {text_desc}"
+                + ("" if len(rows) <= n else f", drawn uniformly without replacement ({how})"))
+        return np.asarray(m.vectors[pick], dtype=np.float64), desc, seed
+    total = int(counts.sum())
+    take = counts if total <= n else gen.multivariate_hypergeometric(counts, n)
+    rep = np.repeat(rows, take)
+    desc = (f"frame {frame}: {len(rep)} of the {total} in-vocabulary word tokens of {text_desc}"
+            + ("" if total <= n else f", drawn without replacement from the token stream ({how}): "
+                                     "frequency-weighted, repeated words give identical vectors"))
+    return np.asarray(m.vectors[rep], dtype=np.float64), desc, seed
