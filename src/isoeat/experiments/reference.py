@@ -310,9 +310,9 @@ def fit_reference(
                 log(f"reference auto: {used} {unit}, {k} shards, max reference-SE {steps[-1]['max_se']:.4f}")
             # the stopping rule: SE first (cheap), then no class flip over the last STABLE_SHARDS shards
             if k >= MIN_AUTO_SHARDS and steps[-1]["max_se"] < tolerance:
-                seen = [classes(j) for j in range(k - STABLE_SHARDS, k + 1)]
-                steps[-1]["classes"] = seen[-1]
-                if all(c == seen[-1] for c in seen):
+                for step in steps[-(STABLE_SHARDS + 1):]:
+                    step.setdefault("classes", classes(step["shards"]))
+                if _stable(steps, tolerance):
                     stopped = "stable"
                     break
         else:
@@ -350,3 +350,11 @@ def _evaluate(parts: Sequence[Any], cal: Any, vectors: dict, ddof: int
         for t, v in vectors.items():
             loo[t].append(calibrated_d(v, w, ddof))
     return d, {t: jackknife_se(vals) for t, vals in loo.items()}
+
+
+def _stable(steps: list[dict], tolerance: float) -> bool:
+    """The stopping rule of ``auto``: at least 5 shards, every SE < tolerance, no class flip over the last 2 shards."""
+    last = steps[-1]
+    if last["shards"] < MIN_AUTO_SHARDS or len(steps) < STABLE_SHARDS + 1 or not last["max_se"] < tolerance:
+        return False
+    return all(s.get("classes") == last["classes"] for s in steps[-(STABLE_SHARDS + 1):])
