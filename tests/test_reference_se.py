@@ -274,3 +274,51 @@ def test_compare_calibration_auto_records_the_size_used():
     assert comp.calibrator_metadata["reference_size"] == MIN_AUTO_SHARDS * 100
     assert comp.calibrator_metadata["reference_stopped"] == "stable"
     assert "--reference-size auto" in comparison_table(comp)
+
+
+# --- isoeat run ------------------------------------------------------------------------------------
+
+
+def test_run_reference_size_auto_records_and_prints_the_size_used(tmp_path, glove, capsys):
+    import json
+
+    from isoeat.cli import main
+
+    out = tmp_path / "r"
+    # cap 4000 -> shards of 200 words; tolerance 1 is met at once: stops after MIN_AUTO_SHARDS shards
+    assert main(["run", "--tests", "W6,W9", "--reference-size", "auto", "--reference-max", "4000",
+                 "--reference-tolerance", "1", "--permutations", "1000", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    used = MIN_AUTO_SHARDS * 4000 // AUTO_SHARDS
+    assert f"reference size used: {used} words (--reference-size auto" in text
+    assert text.splitlines()[2].split()[5:7] == ["d_W", "SE_ref"]
+    rec = json.loads((out / "manifest.json").read_text())["calibrators"]["glove-6b-50d/zca"]
+    assert rec["reference_size"] == used and rec["n"] == used and rec["reference_mode"] == "auto"
+    assert set(rec["reference_se"]) == {"W6", "W9"} and all(0 < v < 1 for v in rec["reference_se"].values())
+    assert main(["run", "--tests", "W6,W9", "--reference-size", "auto", "--reference-max", "4000",
+                 "--reference-tolerance", "1", "--permutations", "1000", "--out", str(out), "--format", "json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    cal = [r for r in recs if r["calibration"] == "zca"]
+    assert [r["reference_se"] for r in cal] == [rec["reference_se"]["W6"], rec["reference_se"]["W9"]]
+    assert {r["reference_size"] for r in cal} == {used}
+
+
+@pytest.mark.parametrize("extra,message", [
+    (["--reference-tolerance", "0.1"], "--reference-tolerance: only used with --reference-size auto"),
+    (["--reference-max", "5000"], "--reference-max: only used with --reference-size auto"),
+    (["--reference-size", "auto", "--reference-shards", "5"], "--reference-shards: --reference-size auto chooses"),
+    (["--reference-size", "auto", "--calibration", "abtt"], "mergeable statistics"),
+])
+def test_run_reference_options_refused_in_one_line(tmp_path, glove, capsys, extra, message):
+    from isoeat.cli import main
+
+    assert main(["run", "--tests", "W6", *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_reference_size_is_a_number_or_auto(capsys):
+    from isoeat.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["run", "--tests", "W6", "--reference-size", "several"])
+    assert "--reference-size must be a whole number >= 1 or 'auto', got 'several'" in capsys.readouterr().err

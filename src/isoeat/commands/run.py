@@ -87,7 +87,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
 def _size_or_auto(text: str) -> int | str:
     if text == "auto":
         return "auto"
-    return positive_int("--reference-size")(text)
+    try:
+        return positive_int("--reference-size")(text)
+    except (argparse.ArgumentTypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"--reference-size must be a whole number >= 1 or 'auto', got {text!r}"
+                                         ) from None
 
 
 def _explicit_options(args: argparse.Namespace) -> list[str]:
