@@ -244,6 +244,9 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
                 raise ConfigError(f"--{opt.replace('_', '-')}: only used with --reference-size auto")
     if not sharded:
         return calibrator_from_args(args, model), args
+    if args.reference_shards is not None and args.reference_shards < 2:
+        raise ConfigError(f"--reference-shards must be at least 2 (a jackknife leaves one shard out), "
+                          f"got {args.reference_shards}")
     if auto and args.reference_shards is not None:
         raise ConfigError("--reference-shards: --reference-size auto chooses its shards (the cap in 20); drop it")
     if args.whitener or getattr(args, "_client", None) is not None:
