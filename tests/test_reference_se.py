@@ -323,3 +323,12 @@ def test_run_reference_size_is_a_number_or_auto(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--tests", "W6", "--reference-size", "several"])
     assert "--reference-size must be a whole number >= 1 or 'auto', got 'several'" in capsys.readouterr().err
+
+
+def test_a_vocabulary_smaller_than_the_reference_size_is_sharded_by_what_there_is():
+    model = _model(100)  # 118 rows in all; asked for 100,000
+    fit = fit_reference(model, [_test()], size=100_000, shards=10, params={"eps": EPS})
+    assert fit.shards == 10 and fit.size == len(model)
+    auto = fit_reference(model, [_test()], size="auto", max_size=100_000, tolerance=1e-9, classify=classify_change,
+                         params={"eps": EPS})
+    assert auto.shards == AUTO_SHARDS and auto.size == len(model) and auto.stopped == "cap"

@@ -145,15 +145,20 @@ class ReferenceFit:
                 "reference_unit": self.unit, "reference_steps": [dict(s) for s in self.steps]}
 
 
-def _shard_stream(model: Any, n: int, shard_size: int, reference_kwargs: dict, seed: Any
+def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
                   ) -> tuple[Iterator[tuple[Any, int]], str, str]:
-    """``(iterator of (shard statistics, units so far), description, unit)``, encoding lazily."""
+    """``(iterator of (shard statistics, units so far), description, unit)``, encoding lazily.
+
+    Shards of ceil(m / k) units, m the reference size available (at most ``n``: a small vocabulary or
+    corpus gives fewer rows or sentences than asked for).
+    """
     from .._random import as_generator
     from ..calibration.moments import CovarianceAccumulator
 
     if not hasattr(model, "reference_batches"):
         vecs, desc = model.reference_vectors(n, **reference_kwargs)
         order = as_generator(seed).permutation(vecs.shape[0])
+        shard_size = max(1, -(-len(order) // k))
 
         def static() -> Iterator[tuple[Any, int]]:
             for start in range(0, len(order), shard_size):
@@ -166,6 +171,7 @@ def _shard_stream(model: Any, n: int, shard_size: int, reference_kwargs: dict, s
     total = None
     if chunk is not None and hasattr(model, "reference_metadata"):
         total = int(model.reference_metadata(n, **reference_kwargs)["n_sentences"])
+    shard_size = max(1, -(-(n if total is None else total) // k))
 
     def batched() -> Iterator[tuple[Any, int]]:
         acc, done, n_batches = CovarianceAccumulator(), 0, 0
@@ -276,14 +282,13 @@ def fit_reference(
                           f"statistics (zca); {calibration!r} is not")
     n = max_size if auto else int(size)
     k_max = AUTO_SHARDS if auto else shards
-    shard_size = max(1, -(-n // k_max))
     dim = getattr(model, "dim", None)
     if dim is not None:
         _check_memory(int(dim), k_max, memory)
     vectors = _test_vectors(model, tests, min_coverage)
     p_kwargs = {"ddof": ddof, **(p_kwargs or {})}
     raw_p = {t: _p_value(v, None, p_kwargs, rng=i) for i, (t, v) in enumerate(vectors.items())} if auto else {}
-    stream, desc, unit = _shard_stream(model, n, shard_size, dict(reference_kwargs or {}), seed)
+    stream, desc, unit = _shard_stream(model, n, k_max, dict(reference_kwargs or {}), seed)
     parts: list[Any] = []
     steps: list[dict] = []
     se: dict[str, float] = {}
