@@ -1,4 +1,4 @@
-"""Benchmark of the reference-SE and ``--reference-size auto`` (issue 19, item 2).
+"""Benchmark of the reference-SE and ``--reference-size auto``.
 
 For each model, the ten standard WEATs are calibrated with ZCA (eps = 1e-3)
 twice: on the fixed-size reference (``--max``, split into 10 shards for its

@@ -1,4 +1,4 @@
-"""Reference uncertainty and an adaptive reference size (issue 19, item 2).
+"""Reference uncertainty and an adaptive reference size.
 
 The reference sample a calibrator is fitted on is split into ``K`` shards.
 Each shard's count, mean and co-moment are kept (a
