@@ -23,7 +23,8 @@ from .._errors import ConfigError
 from .._registry import Registry
 from .zca import ZCAWhitener
 
-__all__ = ["CALIBRATORS", "register_calibrator", "make_calibrator", "fit_calibrator", "calibration_names"]
+__all__ = ["CALIBRATORS", "register_calibrator", "make_calibrator", "fit_calibrator", "calibration_names",
+           "calibrator_metadata"]
 
 #: name -> calibrator class (a :class:`~isoeat._registry.Registry`; read it like a mapping)
 CALIBRATORS: Registry[type] = Registry("calibration", {"zca": ZCAWhitener}, cutoff=0.4)
@@ -71,8 +72,6 @@ def fit_calibrator(
     and records provenance in ``metadata_``: calibration name and parameters,
     model name and fingerprint, reference description, n, dim, isoeat version.
     """
-    from .. import __version__
-
     cal = make_calibrator(name, **params)
     if hasattr(model, "reference_statistics") and hasattr(type(cal), "from_statistics"):
         # mergeable statistics (cached per chunk by contextual encoders): O(d^2) numbers per chunk
@@ -93,7 +92,15 @@ def fit_calibrator(
         vecs, description = model.reference_vectors(n_reference, **(reference_kwargs or {}))
         cal.fit(vecs)
         n_seen, dim = int(vecs.shape[0]), int(vecs.shape[1])
-    cal.metadata_ = {
+    cal.metadata_ = calibrator_metadata(cal, name, model, description, n_seen, dim)
+    return cal
+
+
+def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_seen: int, dim: int) -> dict[str, Any]:
+    """The provenance a fitted calibrator records in ``metadata_`` (name, parameters, model, reference, n, dim)."""
+    from .. import __version__
+
+    meta = {
         "calibration": name,
         "params": {k: v for k, v in cal.get_params().items()},
         "model": getattr(model, "name", "?"),
@@ -104,5 +111,5 @@ def fit_calibrator(
         "isoeat_version": __version__,
     }
     if "eps" in cal.get_params():
-        cal.metadata_["eps"] = float(cal.get_params()["eps"])
-    return cal
+        meta["eps"] = float(cal.get_params()["eps"])
+    return meta

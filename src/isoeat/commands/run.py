@@ -27,6 +27,7 @@ from ..cliargs import (
     calibrator_from_args,
     examples,
     float_in,
+    positive_int,
     load_model_from_args,
     model_options,
 )
@@ -71,7 +72,32 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="experiment folder: cells, results.csv/json, comparison.csv/json, tables, manifest "
                         "(then 'isoeat report DIR')")
     add_stat_options(p)
+    for action in p._actions:  # run alone also takes --reference-size auto
+        if action.dest == "reference_size":
+            action.type = _size_or_auto
+            action.help += ("; auto: encode reference shards until every calibrated d has reference-SE < "
+                            "--reference-tolerance and no change class flipped over the last 2 shards, capped at "
+                            "--reference-max (docs/reference-size.md)")
+    r = p.add_argument_group("reference uncertainty (docs/reference-size.md)")
+    r.add_argument("--reference-shards", type=positive_int("--reference-shards"), default=None, metavar="K",
+                   help="split the reference sample into K shards and print each calibrated d's jackknife "
+                        "standard error due to the reference sample (SE_ref); default: none for a fixed size, "
+                        "always with --reference-size auto")
+    r.add_argument("--reference-tolerance", type=float_in("--reference-tolerance", 0, float("inf"), True), default=0.02,
+                   metavar="T", help="--reference-size auto: the largest SE_ref accepted (default 0.02)")
+    r.add_argument("--reference-max", type=positive_int("--reference-max"), default=100_000, metavar="N",
+                   help="--reference-size auto: the cap on the reference size (default 100000)")
     add_model_options(p)
+
+
+def _size_or_auto(text: str) -> int | str:
+    if text == "auto":
+        return "auto"
+    try:
+        return positive_int("--reference-size")(text)
+    except (argparse.ArgumentTypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"--reference-size must be a whole number >= 1 or 'auto', got {text!r}"
+                                         ) from None
 
 
 def _explicit_options(args: argparse.Namespace) -> list[str]:
@@ -181,6 +207,8 @@ def comparisons(res: Any) -> list[Any]:
         for c in res.calibrations:
             if c["name"] == "none":
                 continue
+            cal_meta = (res.manifest.get("calibrators", {}) or {}).get(f"{m['label']}/{c['label']}", {})
+            ref_se = cal_meta.get("reference_se") or {}
             rows = []
             for row in res.comparisons:
                 if row["model"] != m["label"] or row["calibration"] != c["label"]:
@@ -189,11 +217,13 @@ def comparisons(res: Any) -> list[Any]:
                 rows.append(ComparisonRow(
                     test=row["test"], bias_type=row["bias_type"] or "", raw=result_from_record(rr),
                     calibrated=result_from_record(rc), change=row["change"], delta_d=row["delta_d"],
-                    large_shift=row["large_shift"], sign_reversal=row["sign_reversal"]))
+                    large_shift=row["large_shift"], sign_reversal=row["sign_reversal"],
+                    reference_se=ref_se.get(row["test"])))
             if not rows:
                 continue
-            cal_meta = (res.manifest.get("calibrators", {}) or {}).get(f"{m['label']}/{c['label']}", {})
-            meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference")} if cal_meta else {}
+            meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference"),
+                    **{k: v for k, v in cal_meta.items() if k.startswith("reference_") and k != "reference_steps"}
+                    } if cal_meta else {}
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
                                   alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta))
     return out
@@ -214,6 +244,56 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
     if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
         print()
         print(metric_comparison_table(res.metric_comparisons, res.alpha))
+
+
+def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Namespace]:
+    """The run's calibrator; with --reference-size auto or --reference-shards, fitted on shards with SE_ref.
+
+    Returns the calibrator and the options with ``reference_size`` set to the size used.
+    """
+    from .._errors import ConfigError
+
+    auto = args.reference_size == "auto"
+    sharded = auto or args.reference_shards is not None
+    if not auto:
+        for opt, default in (("reference_tolerance", 0.02), ("reference_max", 100_000)):
+            if getattr(args, opt) != default:
+                raise ConfigError(f"--{opt.replace('_', '-')}: only used with --reference-size auto")
+    if not sharded:
+        return calibrator_from_args(args, model), args
+    if args.reference_shards is not None and args.reference_shards < 2:
+        raise ConfigError(f"--reference-shards must be at least 2 (a jackknife leaves one shard out), "
+                          f"got {args.reference_shards}")
+    if auto and args.reference_shards is not None:
+        raise ConfigError("--reference-shards: --reference-size auto chooses its shards (the cap in 20); drop it")
+    if args.whitener or getattr(args, "_client", None) is not None:
+        raise ConfigError("--reference-size auto and --reference-shards fit the calibrator here; not with "
+                          "--whitener or --scheduler")
+    from ..experiments.compare import classify_change
+    from ..experiments.reference import fit_reference
+    from ..wordsets import resolve_tests
+    from ..cliargs import weat_kwargs
+
+    kw = weat_kwargs(args)
+    p_kwargs = {k: kw[k] for k in ("alternative", "method", "n_permutations") if k in kw}
+    if "exact_memory" in kw:
+        p_kwargs["exact_memory"] = kw["exact_memory"]
+
+    def log(msg: str) -> None:
+        from .._progress import progress_enabled
+
+        if progress_enabled(getattr(args, "progress", None)):
+            sys.stderr.write(msg + "\n")
+
+    fit = fit_reference(
+        model, resolve_tests(args.tests), calibration=args.calibration, params=calibration_params(args),
+        size=args.reference_size, shards=args.reference_shards or 10, tolerance=args.reference_tolerance,
+        max_size=args.reference_max, reference_kwargs={"text": args.reference_text} if args.reference_text else {},
+        seed=args.seed, alpha=args.alpha, ddof=args.ddof, min_coverage=args.min_coverage, p_kwargs=p_kwargs,
+        classify=classify_change, log=log)
+    used = argparse.Namespace(**vars(args))
+    used.reference_size = fit.size
+    return fit.calibrator, used
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -237,7 +317,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         resolve_tests(args.tests)  # unknown ids and bad files: the same one-line errors as every command
         model = load_model_from_args(args)
-        calibrator = calibrator_from_args(args, model)
+        calibrator, args = _calibrator(args, model)
         if args.whitener:  # another model's calibrator is a user error, said before any folder is written
             from ..calibration import check_compatible
 

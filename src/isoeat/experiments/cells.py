@@ -323,7 +323,8 @@ def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, 
     save_calibrator(calibrator, path)
     meta = getattr(calibrator, "metadata_", {}) or {}
     record.update(path=str(path.relative_to(out)), reused=False, given=True, seconds=0.0,
-                  **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")})
+                  **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")},
+                  **{k: v for k, v in meta.items() if k.startswith("reference_")})  # reference-SE, size used
     return calibrator
 
 

@@ -316,9 +316,11 @@ class ComparisonRow:
     delta_d: float
     large_shift: bool
     sign_reversal: bool
+    #: jackknife SE of the calibrated d due to the reference sample (None when not computed)
+    reference_se: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "test": self.test,
             "bias_type": self.bias_type,
             "d_raw": self.raw.effect_size,
@@ -337,6 +339,9 @@ class ComparisonRow:
             "large_shift": self.large_shift,
             "sign_reversal": self.sign_reversal,
         }
+        if self.reference_se is not None:
+            out["reference_se"] = self.reference_se
+        return out
 
 
 @dataclass(frozen=True)
@@ -356,6 +361,10 @@ class Comparison:
             for res in (row.raw, row.calibrated):
                 rec = res.to_dict()
                 rec["change"] = row.change
+                if row.reference_se is not None:  # the calibrated d's reference-SE (the raw space has none)
+                    cal = res is row.calibrated
+                    rec["reference_se"] = row.reference_se if cal else None
+                    rec["reference_size"] = self.calibrator_metadata.get("reference_size") if cal else None
                 out.append(rec)
         return out
 
@@ -388,11 +397,11 @@ class Comparison:
         return records_frame([r.to_dict() for r in self.rows])
 
 
-def _row(raw: WEATResult, cal: WEATResult, alpha: float) -> ComparisonRow:
+def _row(raw: WEATResult, cal: WEATResult, alpha: float, reference_se: float | None = None) -> ComparisonRow:
     cols = compare_records(raw.to_dict(), cal.to_dict(), alpha)
     return ComparisonRow(test=raw.test, bias_type=raw.bias_type, raw=raw, calibrated=cal, change=cols["change"],
                          delta_d=cols["delta_d"], large_shift=cols["large_shift"],
-                         sign_reversal=cols["sign_reversal"])
+                         sign_reversal=cols["sign_reversal"], reference_se=reference_se)
 
 
 def _with_adjusted(results: list[WEATResult]) -> list[WEATResult]:
@@ -410,7 +419,10 @@ def compare_calibration(
     calibrator: Any = None,
     calibration: Any = "zca",
     calibration_params: dict[str, Any] | None = None,
-    n_reference: int = 100_000,
+    n_reference: int | str = 100_000,
+    reference_shards: int | None = None,
+    reference_tolerance: float = 0.02,
+    reference_max: int = 100_000,
     alpha: float = 0.05,
     n_permutations: int = 100_000,
     rng: Any = 0,
@@ -442,6 +454,17 @@ def compare_calibration(
         Older spelling of ``calibration=<fitted calibrator>``; wins when given.
     calibration_params : dict, optional
         Its parameters, e.g. ``{"eps": 1e-3}``.
+    n_reference : int or "auto", default 100_000
+        Reference size of the fit. ``"auto"`` encodes shards of
+        ``reference_max / 20`` until every calibrated d has reference-SE
+        < ``reference_tolerance`` and no change class flipped over the last
+        two shards, capped at ``reference_max`` (see
+        :mod:`isoeat.experiments.reference` and docs/reference-size.md); the
+        size used is ``calibrator_metadata["reference_size"]``.
+    reference_shards : int, optional
+        Split a fixed-size reference into this many shards and report each
+        calibrated d's delete-one-shard jackknife SE (``row.reference_se``).
+        Default: no SE for a fixed size; ``"auto"`` always reports it.
     rng : None, int or Generator, default 0
         Root of the randomness. One child seed per (test, space) is derived
         with ``numpy.random.SeedSequence.spawn`` and recorded in each result.
@@ -470,10 +493,22 @@ def compare_calibration(
         raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
     if calibrator is None and not isinstance(calibration, str):
         calibrator = calibration
+    reference_se: dict[str, float] = {}
     if calibrator is None:
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
-        calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
+        if n_reference == "auto" or reference_shards is not None:
+            from .reference import fit_reference
+
+            ref = fit_reference(
+                model, tests, calibration=calibration, params=calibration_params, size=n_reference,
+                shards=10 if reference_shards is None else reference_shards, tolerance=reference_tolerance, max_size=reference_max,
+                seed=rng if isinstance(rng, int) else 0, alpha=alpha, ddof=ddof, min_coverage=min_coverage,
+                p_kwargs={"alternative": alternative, "method": method, "n_permutations": n_permutations},
+                classify=classify_change)
+            calibrator, reference_se = ref.calibrator, ref.reference_se
+        else:
+            calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
     root, _ = resolve_seed_sequence(rng)
     children = root.spawn(2 * len(tests))
     pairs: list[tuple[WEATResult, WEATResult]] = []
@@ -495,7 +530,7 @@ def compare_calibration(
         pairs.append((raw, cal))
     raws = _with_adjusted([p[0] for p in pairs])
     cals = _with_adjusted([p[1] for p in pairs])
-    rows = [_row(r, c, alpha) for r, c in zip(raws, cals)]
+    rows = [_row(r, c, alpha, reference_se.get(r.test)) for r, c in zip(raws, cals)]
     return Comparison(
         model=getattr(model, "name", ""),
         calibration=getattr(calibrator, "name", "calibrated"),

@@ -125,6 +125,20 @@ def sanity_footer(rows: Sequence[Any], alpha: float = 0.05) -> str:
             "unpleasant) hold in nearly every human sample; a space that misses them is suspect (paper §5.3).")
 
 
+def reference_footer(meta: dict[str, Any]) -> str:
+    """The footer line of the SE_ref column: what it is, the shards and the reference size used."""
+    unit = meta.get("reference_unit") or "vectors"
+    line = (f"SE_ref: jackknife SE of d_W over {meta.get('reference_shards')} shards of the reference sample "
+            f"(the spread of d_W were the reference drawn again); reference size used: "
+            f"{meta.get('reference_size')} {unit}")
+    if meta.get("reference_mode") == "auto":
+        why = {"stable": f"every SE_ref < {meta.get('reference_tolerance'):g}, change classes unchanged over the "
+                         "last 2 shards",
+               "cap": f"reached the cap of {meta.get('reference_max_size')}"}.get(meta.get("reference_stopped"), "")
+        line += f" (--reference-size auto: {why})"
+    return line + "."
+
+
 def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
 
@@ -135,6 +149,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     adj_field = {"holm": "p_holm", "bh": "p_bh", "none": None}[adjust]
     adj_label = {"holm": "Holm", "bh": "BH", "none": ""}[adjust]
     with_ci = any(r.raw.effect_size_ci is not None for r in comp.rows)
+    with_se = any(getattr(r, "reference_se", None) is not None for r in comp.rows)
     header = ["ID", "Bias", "d_R"]
     if with_ci:
         header.append("CI_R")
@@ -142,6 +157,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if adj_field:
         header.append(f"{adj_label}_R")
     header.append("d_W")
+    if with_se:
+        header.append("SE_ref")
     if with_ci:
         header.append("CI_W")
     header.append("p_W")
@@ -160,6 +177,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         cells = [r.test, r.bias_type]
         for res, mark in ((r.raw, mark_r), (r.calibrated, mark_w)):
             cells.append(format_d(res.effect_size) + mark)
+            if with_se and res is r.calibrated:
+                cells.append("-" if r.reference_se is None else f"{r.reference_se:.3f}")
             if with_ci:
                 cells.append(format_ci(res.effect_size_ci))
             cells.append(format_p(res.p_value))
@@ -188,6 +207,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if with_ci:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
+    if with_se:
+        foot.append(reference_footer(meta))
     reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
                          [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
     if reach:
