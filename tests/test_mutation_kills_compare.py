@@ -435,3 +435,28 @@ def test_compare_calibration_default_permutations_and_force():
     with pytest.raises(FingerprintMismatchError):
         compare_calibration(model, [_toy_test()], calibrator=other)
     assert compare_calibration(model, [_toy_test()], calibrator=other, force=True).calibration == "center"
+
+
+def test_compare_calibration_auto_reference_defaults(monkeypatch):
+    """Defaults of the adaptive reference (docs/reference-size.md): SE tolerance 0.02, cap 100,000, 10 shards."""
+    import isoeat.experiments.reference as R
+    from isoeat import compare_calibration
+
+    seen: dict = {}
+
+    class Stop(Exception):
+        pass
+
+    def fake(model, tests, **kw):
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(R, "fit_reference", fake)
+    with pytest.raises(Stop):
+        compare_calibration(_toy_model(), [_toy_test()], n_reference="auto")
+    assert (seen["size"], seen["tolerance"], seen["max_size"], seen["shards"]) == ("auto", 0.02, 100_000, 10)
+    seen.clear()
+    with pytest.raises(Stop):
+        compare_calibration(_toy_model(), [_toy_test()], n_reference=40, reference_shards=4, reference_tolerance=0.5,
+                            reference_max=60)
+    assert (seen["size"], seen["tolerance"], seen["max_size"], seen["shards"]) == (40, 0.5, 60, 4)
