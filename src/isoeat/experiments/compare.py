@@ -464,6 +464,7 @@ def compare_calibration(
     reference_shards : int, optional
         Split a fixed-size reference into this many shards and report each
         calibrated d's delete-one-shard jackknife SE (``row.reference_se``).
+        The shards' seeded order uses ``rng`` when it is an integer, else 0.
         Default: no SE for a fixed size; ``"auto"`` always reports it.
     rng : None, int or Generator, default 0
         Root of the randomness. One child seed per (test, space) is derived
