@@ -57,7 +57,7 @@ from .._validate import check_int
 from .bootstrap import _d_rows
 
 __all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "CEATResult", "MetaAnalysis", "effect_size_variance",
-           "random_effects", "draw_indices", "draw_effect_sizes", "ceat_from_contexts"]
+           "random_effects", "draw_indices", "draw_effect_sizes", "ceat_from_contexts", "ceat"]
 
 #: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
 DEFAULT_DRAWS = 1000
@@ -350,3 +350,48 @@ def ceat_from_contexts(
                               effect_sizes=tuple(float(x) for x in d), variances=tuple(float(x) for x in v),
                               n_contexts=n_ctx, dropped=tuple(dropped)))
     return out
+
+
+def ceat(
+    model: Any,
+    test: Any,
+    *,
+    calibrators: Mapping[str, Any] | None = None,
+    n_draws: int = DEFAULT_DRAWS,
+    rng: Any = None,
+    ddof: int = 1,
+) -> list[CEATResult]:
+    """CEAT of an association test on a contextual encoder, raw and calibrated from the same draws.
+
+    Parameters
+    ----------
+    model : encoder with ``context_vectors(words)``
+        E.g. :class:`~isoeat.backends.transformer.TransformerEncoder` (``hf:``
+        models, ``minilm``): each word's contexts are encoded once and cached.
+    test : AssociationTest
+        Its X, Y, A, B word sets.
+    calibrators : mapping name -> fitted calibrator, optional
+        Applied to every context vector (fit them on sentence-level reference
+        vectors, ``reference_kwargs={"unit": "sentence"}``, as the paper does).
+    n_draws, rng, ddof
+        See :func:`ceat_from_contexts`.
+    """
+    if not hasattr(model, "context_vectors"):
+        raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', model)!r} "
+                          "gives one vector per word")
+    sets = test.sets() if hasattr(test, "sets") else test["sets"]
+    test_id = test.id if hasattr(test, "id") else test["id"]
+    contexts: dict[str, list[np.ndarray]] = {}
+    words: dict[str, list[str]] = {}
+    dropped: list[str] = []
+    for role in ROLES:
+        vecs, report = model.context_vectors(sets[role].words)
+        kept = [w for w in dict.fromkeys(sets[role].words) if w in vecs]
+        dropped.extend(f"{role}:{w}" for w in report.get("dropped", ()))
+        if len(kept) < 2:
+            raise CoverageError(f"test {test_id}, set {role}: {len(kept)} word(s) with contexts; at least 2 "
+                                "are needed")
+        contexts[role] = [vecs[w] for w in kept]
+        words[role] = kept
+    return ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
+                              test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped))
