@@ -105,3 +105,35 @@ def test_ceat_on_the_tiny_model_identity_calibration_equals_raw(bert, corpus):
     assert raw.n_contexts["quokka"] == 2 and raw.test == "tiny"
     again = ceat(_enc(bert, corpus), test, n_draws=30, rng=4)[0]
     assert again.effect_sizes == raw.effect_sizes
+
+
+def test_cli_prints_raw_beside_calibrated_and_json_has_the_draws(bert, tmp_path, capsys):
+    import json
+
+    from isoeat.cli import main
+
+    corpus_file = tmp_path / "corpus.txt"
+    # 40 distinct sentences: more reference sentences than the tiny model's 32 dimensions
+    corpus_file.write_text("\n".join(f"{s[:-1]} on day {n}." for n in ("one two three four five six seven "
+                                                                        "eight").split() for s in CORPUS) + "\n")
+    test_file = tmp_path / "tiny.yaml"
+    test_file.write_text("id: tiny\nbias_type: custom\nX: [quokka, fox]\nY: [doctor, nurse]\n"
+                         "A: [garden, flowers]\nB: [hospital, violin]\n")
+    base = ["ceat", "--model", f"hf:{bert}", "--test", str(test_file), "--corpus", str(corpus_file),
+            "--device", "cpu", "--no-cache", "--draws", "40", "--reference-size", "40", "--seed", "2"]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "CEAT tiny" in out and "40 draws (seed 2)" in out
+    assert [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["raw"], ["zca"])] == ["raw", "zca"]
+    assert main(base + ["--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["calibration"] for r in rows] == ["none", "zca"]
+    assert len(rows[0]["effect_sizes"]) == 40 and rows[0]["n"] == 40
+    # the CES printed is the DerSimonian-Laird combination of the draws it lists (from-scratch check)
+    from test_ceat_stats import dl_from_scratch
+
+    for r in rows:
+        ces, se, tau2, _, _ = dl_from_scratch(r["effect_sizes"], r["variances"])
+        assert (r["ces"], r["se"], r["tau2"]) == pytest.approx((ces, se, tau2), rel=1e-9, abs=1e-15)
+    assert main(base + ["--calibration", "none", "--format", "csv"]) == 0
+    assert capsys.readouterr().out.count("\n") == 2  # header and the raw row
