@@ -137,3 +137,16 @@ def test_cli_prints_raw_beside_calibrated_and_json_has_the_draws(bert, tmp_path,
         assert (r["ces"], r["se"], r["tau2"]) == pytest.approx((ces, se, tau2), rel=1e-9, abs=1e-15)
     assert main(base + ["--calibration", "none", "--format", "csv"]) == 0
     assert capsys.readouterr().out.count("\n") == 2  # header and the raw row
+
+
+def test_ceat_records_fallback_words(bert, corpus):
+    test = {"id": "tiny", "sets": {
+        "X": SimpleNamespace(words=["quokka", "zebra"]), "Y": SimpleNamespace(words=["doctor", "nurse"]),
+        "A": SimpleNamespace(words=["garden", "flowers"]), "B": SimpleNamespace(words=["hospital", "violin"]),
+    }}
+    with pytest.warns(Warning, match="template"):
+        raw = ceat(_enc(bert, corpus), test, n_draws=10, rng=0)[0]
+    assert raw.fallback == ("X:zebra",) and raw.n_contexts["zebra"] == 1  # one template row to draw
+    dropped = ceat(_enc(bert, corpus, missing="drop"), {**test, "sets": {**test["sets"], "X": SimpleNamespace(
+        words=["quokka", "fox", "zebra"])}}, n_draws=10, rng=0)[0]
+    assert dropped.dropped == ("X:zebra",) and dropped.n_x == 2

@@ -105,6 +105,8 @@ def _table(results: list[CEATResult]) -> str:
     ctx = sorted(r0.n_contexts.values())
     lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
              f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})"]
+    if r0.fallback:
+        lines.append(f"no context in the corpus, one template vector in every draw: {', '.join(r0.fallback)}")
     if r0.dropped:
         lines.append(f"dropped (no context): {', '.join(r0.dropped)}")
     return "\n".join(lines)

@@ -255,6 +255,9 @@ class CEATResult:
         Contexts available per word.
     dropped : tuple of str
         ``"ROLE:word"`` for words with no context vector.
+    fallback : tuple of str
+        ``"ROLE:word"`` for words with no context in the corpus, encoded once
+        in the fallback template (one vector, the same in every draw).
     """
 
     test: str
@@ -270,6 +273,7 @@ class CEATResult:
     variances: tuple[float, ...] = ()
     n_contexts: dict = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
 
     @property
     def n_draws(self) -> int:
@@ -280,6 +284,7 @@ class CEATResult:
         d = {k: v for k, v in asdict(self).items() if k not in ("meta", "effect_sizes", "variances")}
         d.update(asdict(self.meta))
         d["dropped"] = list(self.dropped)
+        d["fallback"] = list(self.fallback)
         if draws:
             d["effect_sizes"] = list(self.effect_sizes)
             d["variances"] = list(self.variances)
@@ -290,6 +295,7 @@ class CEATResult:
         d = self.to_dict()
         d.pop("n_contexts")
         d["dropped"] = ";".join(self.dropped)
+        d["fallback"] = ";".join(self.fallback)
         return [d]
 
 
@@ -304,6 +310,7 @@ def ceat_from_contexts(
     model: str = "",
     words: Mapping[str, Sequence[str]] | None = None,
     dropped: tuple[str, ...] = (),
+    fallback: tuple[str, ...] = (),
 ) -> list[CEATResult]:
     """CEAT in the raw space and in every calibrated one, from the same draws.
 
@@ -348,7 +355,7 @@ def ceat_from_contexts(
         out.append(CEATResult(test=test, model=model, calibration=name, meta=random_effects(d, v),
                               n_x=sizes["X"], n_y=sizes["Y"], n_a=sizes["A"], n_b=sizes["B"], seed=seed,
                               effect_sizes=tuple(float(x) for x in d), variances=tuple(float(x) for x in v),
-                              n_contexts=n_ctx, dropped=tuple(dropped)))
+                              n_contexts=n_ctx, dropped=tuple(dropped), fallback=tuple(fallback)))
     return out
 
 
@@ -384,14 +391,17 @@ def ceat(
     contexts: dict[str, list[np.ndarray]] = {}
     words: dict[str, list[str]] = {}
     dropped: list[str] = []
+    fallback: list[str] = []
     for role in ROLES:
         vecs, report = model.context_vectors(sets[role].words)
         kept = [w for w in dict.fromkeys(sets[role].words) if w in vecs]
         dropped.extend(f"{role}:{w}" for w in report.get("dropped", ()))
+        fallback.extend(f"{role}:{w}" for w in report.get("fallback", ()))
         if len(kept) < 2:
             raise CoverageError(f"test {test_id}, set {role}: {len(kept)} word(s) with contexts; at least 2 "
                                 "are needed")
         contexts[role] = [vecs[w] for w in kept]
         words[role] = kept
     return ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
-                              test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped))
+                              test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
+                              fallback=tuple(fallback))
