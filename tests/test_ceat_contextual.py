@@ -121,7 +121,8 @@ def test_cli_prints_raw_beside_calibrated_and_json_has_the_draws(bert, tmp_path,
                          "A: [garden, flowers]\nB: [hospital, violin]\n")
     base = ["ceat", "--model", f"hf:{bert}", "--test", str(test_file), "--corpus", str(corpus_file),
             "--device", "cpu", "--no-cache", "--draws", "40", "--reference-size", "40", "--seed", "2"]
-    assert main(base) == 0
+    assert main(base + ["--figure", str(tmp_path / "forest.svg")]) == 0
+    assert (tmp_path / "forest.svg").read_text().lstrip().startswith("<?xml")
     out = capsys.readouterr().out
     assert "CEAT tiny" in out and "40 draws (seed 2)" in out
     assert [line.split()[0] for line in out.splitlines() if line.split()[:1] in (["raw"], ["zca"])] == ["raw", "zca"]

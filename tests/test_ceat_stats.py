@@ -185,3 +185,18 @@ def test_memory_budget_is_checked_at_its_boundary():
         check_draw_memory(10, 4, 2, 2, budget=639)
     with pytest.raises(ConfigError, match="budget"):
         ceat_from_contexts(_contexts(), n_draws=10**9, rng=0)
+
+
+def test_forest_figure_is_written_and_bad_suffix_refused(tmp_path):
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.ceat_figure import figure_ceat_forest, write_ceat_figure
+
+    res = ceat_from_contexts(_contexts(4), n_draws=30, rng=0, calibrators={"id": _Identity()})
+    fig = figure_ceat_forest(res)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["id", "raw"]  # raw on top
+    assert len(ax.collections) == 2 and all(len(c.get_offsets()) == 30 for c in ax.collections)  # every draw
+    path = write_ceat_figure(res, tmp_path / "f.png", dpi=50)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(ConfigError, match="png"):
+        write_ceat_figure(res, tmp_path / "f.jpg")

@@ -30,7 +30,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                     "fitted on sentence-level reference vectors (mean-pooled hidden states of corpus sentences).",
         epilog=examples("isoeat ceat --model minilm --test W6                      # raw and ZCA (default)",
                         "isoeat ceat --model minilm --test W6 --draws 1000 --reference-size 2000 --seed 1",
-                        "isoeat ceat --model hf:bert-base-cased --test W7 --calibration none --format json"),
+                        "isoeat ceat --model hf:bert-base-cased --test W7 --calibration none --format json",
+                        "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # forest-style figure of the draws"),
     )
     p.add_argument("--model", default="minilm",
                    help="hf:NAME_OR_PATH (a Hugging Face model) or minilm (the bundled all-MiniLM-L6-v2; "
@@ -59,6 +60,9 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     add_calibration_options(p, sentences=True)
+    p.add_argument("--figure", metavar="PATH",
+                   help="also write a forest-style figure of the draws (.png, .pdf or .svg; one test per run; "
+                        "default: none)")
     p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
 
 
@@ -117,10 +121,16 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
     from ..wordsets import resolve_tests
 
     tests = resolve_tests(args.test)
+    if args.figure and len(tests) > 1:
+        raise ConfigError("--figure draws one test: give one --test, or run once per test")
     model = _load(args)
     cal = _calibrator(args, model)
     cals = {getattr(cal, "name", args.calibration): cal} if cal is not None else {}
     results = [ceat(model, t, calibrators=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof) for t in tests]
+    if args.figure:
+        from ..reporting.ceat_figure import write_ceat_figure
+
+        write_ceat_figure(results[0], args.figure)
     if args.format == "json":
         sys.stdout.write(to_json([r.to_dict(draws=True) for rs in results for r in rs]))
     elif args.format == "csv":
