@@ -200,3 +200,86 @@ def test_forest_figure_is_written_and_bad_suffix_refused(tmp_path):
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with pytest.raises(ConfigError, match="png"):
         write_ceat_figure(res, tmp_path / "f.jpg")
+
+
+def test_boundaries_of_the_inputs():
+    import dataclasses
+
+    with pytest.raises(ConfigError):
+        effect_size_variance(0.5, 0, 8)
+    with pytest.raises(ConfigError):
+        effect_size_variance(0.5, 8, 0)
+    assert float(effect_size_variance(0.0, 1, 1)) == 2.0  # (1 + 1)/(1 * 1): one word per set is allowed
+    # exactly two effect sizes: accepted (one is refused above); hand: w = 10, 10; Q = 10*0.01*2 = 0.2 < 1
+    r = random_effects([0.1, 0.3], [0.1, 0.1])
+    assert r.tau2 == 0.0 and r.ces == pytest.approx(0.2) and r.se == pytest.approx(math.sqrt(0.05))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.ces = 1.0
+    # a negative CES has the same two-sided p as its mirror image
+    neg, pos = random_effects([-0.1, -0.3], [0.1, 0.1]), random_effects([0.1, 0.3], [0.1, 0.1])
+    assert neg.ces == -pos.ces and neg.p_value == pos.p_value
+    assert pos.p_value == pytest.approx(math.erfc(0.2 / math.sqrt(0.05) / math.sqrt(2)))
+    with pytest.raises(ConfigError):
+        draw_indices([2, 2], 1, rng=0)
+    with pytest.raises(ConfigError):
+        draw_indices([2, 0], 5, rng=0)
+    assert draw_indices([2, 2], 2, rng=0)[0].shape == (2, 2)
+
+
+def test_set_checks():
+    ctx = _contexts(5)
+    two = {**ctx, "B": ctx["B"][:2]}  # two words in a set: enough
+    assert len(ceat_from_contexts(two, n_draws=5, rng=0)[0].effect_sizes) == 5
+    with pytest.raises(Exception, match="at least 2"):
+        ceat_from_contexts({**ctx, "B": ctx["B"][:1]}, n_draws=5, rng=0)
+    with pytest.raises(ConfigError):
+        ceat_from_contexts({**ctx, "A": [np.zeros((0, 5)), *ctx["A"][1:]]}, n_draws=5, rng=0)
+    with pytest.raises(ConfigError):
+        ceat_from_contexts({**ctx, "A": [np.ones(5), *ctx["A"][1:]]}, n_draws=5, rng=0)
+    with pytest.raises(ConfigError, match="dimensions"):
+        ceat_from_contexts({**ctx, "A": [np.ones((2, 4)), *ctx["A"][1:]]}, n_draws=5, rng=0)
+    with pytest.raises(ConfigError, match="zero length"):
+        ceat_from_contexts({**ctx, "A": [np.zeros((1, 5)), *ctx["A"][1:]]}, n_draws=5, rng=0)
+    with pytest.raises(ConfigError, match="columns"):
+        draw_effect_sizes(ctx, np.zeros((3, 11), dtype=np.int64))
+    with pytest.raises(ConfigError, match="columns"):
+        draw_effect_sizes(ctx, np.zeros(12, dtype=np.int64))
+
+
+def test_unequal_target_sizes_and_ddof_zero():
+    ctx = _contexts(6)
+    ctx = {**ctx, "Y": ctx["Y"][:2]}  # |X| = 3, |Y| = 2
+    counts = [a.shape[0] for r in "XYAB" for a in ctx[r]]
+    idx, _ = draw_indices(counts, 15, rng=1)
+    d1 = draw_effect_sizes(ctx, idx)
+    d0 = draw_effect_sizes(ctx, idx, ddof=0)
+    for i in range(15):
+        picks, col = {}, 0
+        for r in "XYAB":
+            picks[r] = [a[idx[i, col + j]] for j, a in enumerate(ctx[r])]
+            col += len(ctx[r])
+        assert d1[i] == pytest.approx(_d_by_hand(picks["X"], picks["Y"], picks["A"], picks["B"]), rel=1e-10)
+    # ddof=0 divides by n instead of n - 1: d larger by sqrt(n/(n-1)), n = 5
+    np.testing.assert_allclose(d0, d1 * math.sqrt(5 / 4), rtol=1e-12)
+
+
+def test_log10_p_beyond_float_range():
+    mpmath = pytest.importorskip("mpmath")
+    from isoeat.commands.ceat import _p_text
+    from isoeat.stats.ceat import log10_two_sided_p
+
+    mpmath.mp.dps = 50
+    for z in (0.5, 3.0, 30.0, 36.0, 38.0, 39.0, 60.0, 400.0):  # both sides of the 1e-300 switch (|z| ~ 37)
+        expect = float(mpmath.log10(mpmath.erfc(mpmath.mpf(z) / mpmath.sqrt(2))))
+        assert log10_two_sided_p(z) == pytest.approx(expect, rel=1e-9)
+        assert log10_two_sided_p(-z) == log10_two_sided_p(z)
+    # z = 39: p = erfc(39/sqrt 2) = 1.3e-332 by mpmath, below the smallest normal float: printed, not "0"
+    meta = random_effects([0.39, 0.39], [0.02, 0.02])  # CES 0.39, SE 0.1: z = 3.9 (ordinary p)
+    from isoeat.reporting.tables import format_p
+
+    assert _p_text(meta) == format_p(meta.p_value)  # an ordinary p is printed as everywhere else
+    from isoeat.stats.ceat import MetaAnalysis
+
+    tiny = MetaAnalysis(ces=3.9, se=0.1, ci_low=0, ci_high=0, p_value=0.0, tau2=0, q=0, n=2,
+                        log10_p=float(mpmath.log10(mpmath.erfc(39 / mpmath.sqrt(2)))))
+    assert _p_text(tiny) == "1.1e-332"  # mpmath: erfc(39 / sqrt 2) = 1.1e-332

@@ -7,6 +7,7 @@ The statistics (:func:`ceat`, :class:`CEATResult`) live in
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -43,7 +44,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--draws", type=positive_int("--draws"), default=DEFAULT_DRAWS, metavar="N",
                    help=f"draws of one context vector per word (default {DEFAULT_DRAWS})")
     p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S",
-                   help="seed of the draws and of context sampling (default 0)")
+                   help="seed of the draws, of context sampling and of the reference sample (default 0)")
     p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
                    help="delta degrees of freedom of the SD in each draw's d (default 1, as Caliskan et al.)")
     p.add_argument("--corpus", metavar="SPEC",
@@ -97,12 +98,25 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
                           **calibration_params(args))
 
 
+def _p_text(meta: Any) -> str:
+    """``format_p``, or ``m.me-E`` from log10 p where p is below 1e-300 (never a bare 0)."""
+    from ..reporting.tables import format_p
+
+    if meta.p_value >= 1e-300:
+        return format_p(meta.p_value)
+    e = math.floor(meta.log10_p)
+    m = 10 ** (meta.log10_p - e)
+    if round(m, 1) >= 10:
+        m, e = m / 10, e + 1
+    return f"{m:.1f}e{e}"
+
+
 def _table(results: list[CEATResult]) -> str:
-    from ..reporting.tables import _render, format_p
+    from ..reporting.tables import _render
 
     r0 = results[0]
     rows = [[r.calibration if r.calibration != "none" else "raw", f"{r.meta.ces:.3f}", f"{r.meta.se:.4f}",
-             f"[{r.meta.ci_low:.3f}, {r.meta.ci_high:.3f}]", format_p(r.meta.p_value), f"{r.meta.tau2:.4f}",
+             f"[{r.meta.ci_low:.3f}, {r.meta.ci_high:.3f}]", _p_text(r.meta), f"{r.meta.tau2:.4f}",
              f"{r.meta.q:.1f}", str(r.meta.n)] for r in results]
     head = (f"CEAT {r0.test} on {r0.model}: {r0.meta.n} draws (seed {r0.seed}) of one context per word; "
             f"|X|/|Y|/|A|/|B| = {r0.n_x}/{r0.n_y}/{r0.n_a}/{r0.n_b}")

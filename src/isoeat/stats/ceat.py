@@ -57,7 +57,7 @@ from .._validate import check_int
 from .bootstrap import _d_rows
 
 __all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "CEATResult", "MetaAnalysis", "effect_size_variance",
-           "random_effects", "draw_indices", "draw_effect_sizes", "ceat_from_contexts", "ceat"]
+           "random_effects", "log10_two_sided_p", "draw_indices", "draw_effect_sizes", "ceat_from_contexts", "ceat"]
 
 #: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
 DEFAULT_DRAWS = 1000
@@ -100,7 +100,10 @@ class MetaAnalysis:
     ci_low, ci_high : float
         ``ces ± 1.96 se``.
     p_value : float
-        Two-sided, from the normal.
+        Two-sided, from the normal (0.0 once it is below the smallest float).
+    log10_p : float
+        :math:`\\log_{10}` of the p-value, finite where ``p_value`` underflows
+        (an asymptotic series of erfc there, see :func:`log10_two_sided_p`).
     tau2 : float
         Between-draw variance :math:`\\tau^2` (0 at the boundary ``Q <= N-1``).
     q : float
@@ -117,6 +120,29 @@ class MetaAnalysis:
     tau2: float
     q: float
     n: int
+    log10_p: float = 0.0
+
+
+def log10_two_sided_p(z: float) -> float:
+    r"""``log10(2 (1 - Phi(|z|)))`` = ``log10(erfc(|z|/sqrt 2))``, finite for any z.
+
+    Where ``erfc`` is below 1e-300 (``|z| > 37``), the asymptotic series
+    (Abramowitz & Stegun 7.1.23)
+
+    .. math::
+
+        \operatorname{erfc}(x) = \frac{e^{-x^2}}{x\sqrt\pi}
+            \Bigl(1 - \frac{1}{2x^2} + \frac{3}{4x^4} - \frac{15}{8x^6} + \dots\Bigr)
+
+    is summed in log space (relative error below 1e-9 for x > 26).
+    """
+    x = abs(float(z)) / math.sqrt(2.0)
+    e = math.erfc(x)
+    if e > 1e-300:
+        return math.log10(e)
+    x2 = x * x
+    series = 1.0 - 1.0 / (2 * x2) + 3.0 / (4 * x2 ** 2) - 15.0 / (8 * x2 ** 3) + 105.0 / (16 * x2 ** 4)
+    return (-x2 - math.log(x * math.sqrt(math.pi)) + math.log(series)) / math.log(10.0)
 
 
 def random_effects(d: Any, v: Any) -> MetaAnalysis:
@@ -147,14 +173,14 @@ def random_effects(d: Any, v: Any) -> MetaAnalysis:
     d_fixed = float(np.dot(w, d) / sw)
     q = float(np.dot(w, (d - d_fixed) ** 2))
     c = sw - float(np.dot(w, w)) / sw
-    tau2 = max(0.0, (q - (n - 1)) / c) if c > 0 else 0.0
+    tau2 = max(0.0, (q - (n - 1)) / c)  # c > 0 for N >= 2 finite positive weights
     ws = 1.0 / (v + tau2)
     sws = float(ws.sum())
     ces = float(np.dot(ws, d) / sws)
     se = 1.0 / math.sqrt(sws)
     p = math.erfc(abs(ces) / se / math.sqrt(2.0))
     return MetaAnalysis(ces=ces, se=se, ci_low=ces - Z95 * se, ci_high=ces + Z95 * se, p_value=float(p),
-                        tau2=float(tau2), q=q, n=int(n))
+                        tau2=float(tau2), q=q, n=int(n), log10_p=log10_two_sided_p(ces / se))
 
 
 def _check_sets(contexts: Mapping[str, Sequence[np.ndarray]]) -> dict[str, list[np.ndarray]]:
@@ -191,8 +217,7 @@ def draw_indices(counts: Sequence[int], n_draws: int, rng: Any = None) -> tuple[
     n_draws = check_int("n_draws", n_draws, lo=2)
     counts = np.asarray([check_int("n_contexts", c, lo=1) for c in counts], dtype=np.int64)
     gen, seed = resolve_seed(rng)
-    u = gen.random((n_draws, counts.size))
-    return np.minimum((u * counts).astype(np.int64), counts - 1), seed
+    return gen.integers(0, counts, size=(n_draws, counts.size)), seed
 
 
 def _unit(M: np.ndarray) -> np.ndarray:
