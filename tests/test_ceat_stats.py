@@ -187,6 +187,17 @@ def test_memory_budget_is_checked_at_its_boundary():
         ceat_from_contexts(_contexts(), n_draws=10**9, rng=0)
 
 
+def test_ceat_checks_its_draws_against_the_budget_at_the_boundary(monkeypatch):
+    import isoeat.stats.ceat as mod
+
+    # _contexts: 12 words, |X| + |Y| = 6 targets, max(|A|, |B|) = 3: 8 * 10 * (12 + 6 * 3) = 2400 bytes for 10 draws
+    monkeypatch.setattr(mod, "CEAT_MEMORY", 2400)
+    assert len(ceat_from_contexts(_contexts(), n_draws=10, rng=0)[0].effect_sizes) == 10
+    monkeypatch.setattr(mod, "CEAT_MEMORY", 2399)
+    with pytest.raises(ConfigError, match="budget"):
+        ceat_from_contexts(_contexts(), n_draws=10, rng=0)
+
+
 def test_forest_figure_is_written_and_bad_suffix_refused(tmp_path):
     pytest.importorskip("matplotlib")
     from isoeat.reporting.ceat_figure import figure_ceat_forest, write_ceat_figure
@@ -271,7 +282,8 @@ def test_log10_p_beyond_float_range():
     mpmath.mp.dps = 50
     for z in (0.5, 3.0, 30.0, 36.0, 38.0, 39.0, 60.0, 400.0):  # both sides of the 1e-300 switch (|z| ~ 37)
         expect = float(mpmath.log10(mpmath.erfc(mpmath.mpf(z) / mpmath.sqrt(2))))
-        assert log10_two_sided_p(z) == pytest.approx(expect, rel=1e-9)
+        # p itself to a relative 5e-12 (log10 to 2e-12, plus float rounding of a large log): every series term counts
+        assert log10_two_sided_p(z) == pytest.approx(expect, rel=0, abs=2e-12 + 1e-15 * abs(expect))
         assert log10_two_sided_p(-z) == log10_two_sided_p(z)
     # z = 39: p = erfc(39/sqrt 2) = 1.3e-332 by mpmath, below the smallest normal float: printed, not "0"
     meta = random_effects([0.39, 0.39], [0.02, 0.02])  # CES 0.39, SE 0.1: z = 3.9 (ordinary p)

@@ -201,8 +201,12 @@ def _check_sets(contexts: Mapping[str, Sequence[np.ndarray]]) -> dict[str, list[
 
 
 def check_draw_memory(n_draws: int, n_words: int, n_targets: int, n_attributes: int,
-                      budget: int = CEAT_MEMORY) -> None:
-    """Refuse draws whose arrays (indices and per-draw target × attribute cosines) exceed ``budget`` bytes."""
+                      budget: int | None = None) -> None:
+    """Refuse draws whose arrays (indices and per-draw target × attribute cosines) exceed ``budget`` bytes.
+
+    ``budget`` defaults to :data:`CEAT_MEMORY` (read at call time).
+    """
+    budget = CEAT_MEMORY if budget is None else budget
     need = 8 * n_draws * (n_words + n_targets * n_attributes)
     if need > budget:
         raise ConfigError(f"CEAT: {n_draws} draws of {n_words} words need {need / 2**30:.2f} GiB, over the "
