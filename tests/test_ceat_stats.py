@@ -295,3 +295,9 @@ def test_log10_p_beyond_float_range():
     tiny = MetaAnalysis(ces=3.9, se=0.1, ci_low=0, ci_high=0, p_value=0.0, tau2=0, q=0, n=2,
                         log10_p=float(mpmath.log10(mpmath.erfc(39 / mpmath.sqrt(2)))))
     assert _p_text(tiny) == "1.1e-332"  # mpmath: erfc(39 / sqrt 2) = 1.1e-332
+
+
+def test_two_draws_are_enough_and_one_is_refused():
+    assert ceat_from_contexts(_contexts(), n_draws=2, rng=0)[0].meta.n == 2
+    with pytest.raises(ConfigError):
+        ceat_from_contexts(_contexts(), n_draws=1, rng=0)
