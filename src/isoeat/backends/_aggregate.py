@@ -176,7 +176,8 @@ class _WordAggregation:
                 vec = sent_vecs[rows].mean(axis=0)
                 out[w] = _WordResult(vec, int(rows.size), bool(getattr(ctx, "case_insensitive", False)),
                                      int(sum(trunc_flags[r] for r in rows)),
-                                     extra={"n_available": int(getattr(ctx, "n_available", rows.size))})
+                                     extra={"n_available": int(getattr(ctx, "n_available", rows.size)),
+                                            "contexts": sent_vecs[rows]})
             else:
                 out[w] = _WordResult(None, 0, bool(getattr(ctx, "case_insensitive", False)))
         return out
@@ -270,6 +271,60 @@ class _WordAggregation:
             })
         self._memo.update(results)
         return results, hits
+
+    def _contexts_key(self, word: str) -> dict[str, Any]:
+        """Cache key of a word's per-context vectors: the word key under its own kind."""
+        return {**self._word_key(word), "kind": "hf-word-contexts"}
+
+    def context_vectors(self, words: Iterable[str]) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Each word's context vectors, ``(n_contexts, dim)`` float64: the rows :meth:`lookup` averages.
+
+        Row ``c`` is the word's subword tokens pooled in its ``c``-th context
+        sentence (the same sentences, seed and pooling as :meth:`lookup`, whose
+        vector is their mean). Encoded once and cached on disk per word
+        (kind ``hf-word-contexts``, keyed like the word's mean vector), so a
+        second call runs no forward pass. A word with no context follows
+        ``missing``: one row, the word in the fallback template (listed in the
+        report's ``fallback``), or no entry (listed in ``dropped``).
+
+        Returns
+        -------
+        vectors : dict word -> ndarray (n_contexts, dim)
+        report : dict
+            ``fallback``, ``dropped``, ``contexts`` (rows per word), ``cache_hits``.
+        """
+        uniq = list(dict.fromkeys(words))
+        memo = self.__dict__.setdefault("_contexts_memo", {})
+        found: dict[str, np.ndarray] = {}
+        todo: list[str] = []
+        hits = 0
+        for w in uniq:
+            if w in memo:
+                found[w] = memo[w]
+                continue
+            hit = self.cache.get("hf-word-contexts", self._contexts_key(w))
+            if hit is not None and hit.get("vectors") is not None and hit["vectors"].ndim == 2 \
+                    and hit["vectors"].shape[1] == self.dim:
+                found[w] = hit["vectors"]
+                hits += 1
+            else:
+                todo.append(w)
+        if todo:
+            for w, r in self._aggregate(todo).items():
+                arr = r.extra.get("contexts", np.zeros((0, self.dim)))
+                found[w] = np.asarray(arr, dtype=np.float64)
+                self.cache.put("hf-word-contexts", self._contexts_key(w), {"vectors": found[w]})
+        memo.update(found)
+        empty = [w for w in uniq if found[w].shape[0] == 0]
+        fb = self._template_vectors(empty, self.fallback_template) if empty and self.missing == "fallback" else {}
+        out = {w: (fb[w][None, :] if w in fb else found[w]) for w in uniq if found[w].shape[0] or w in fb}
+        report = {"fallback": list(fb), "dropped": [w for w in empty if w not in fb],
+                  "contexts": {w: int(found[w].shape[0]) for w in uniq}, "cache_hits": hits}
+        if fb:
+            warnings.warn(f"{self.name}: {len(fb)} word(s) have no context in corpus "
+                          f"{getattr(self.corpus, 'name', '?')} and were encoded once in the template "
+                          f"{self.fallback_template!r}: {', '.join(list(fb)[:12])}", IsoeatWarning, stacklevel=2)
+        return out, report
 
     def lookup(self, words: Iterable[str]) -> ContextualLookup:
         """Aggregated vectors of ``words`` (see the module docstring) and a report.

@@ -1,0 +1,161 @@
+"""``isoeat ceat``: the Contextualized Embedding Association Test (Guo & Caliskan 2021), raw beside calibrated.
+
+The statistics (:func:`ceat`, :class:`CEATResult`) live in
+:mod:`isoeat.stats.ceat`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import Any
+
+from .._errors import ConfigError
+from ..stats.ceat import DEFAULT_DRAWS, CEATResult, ceat
+
+__all__ = ["register", "COMMANDS"]
+
+
+def register(subparsers: Any, add_stat_options: Any) -> None:
+    """Add ``isoeat ceat`` to the CLI."""
+    from ..calibration import calibration_names
+    from ..cliargs import FORMATS, add_calibration_options, examples, nonneg_int, positive_int
+
+    p = subparsers.add_parser(
+        "ceat",
+        help="CEAT: random-effects effect size over draws of context-specific word vectors (Guo & Caliskan 2021)",
+        description="Contextualized Embedding Association Test: N draws of one context vector per word, the "
+                    "effect size d of each draw, and their DerSimonian-Laird random-effects combination (CES, "
+                    "SE, 95%% interval, p, tau^2). Raw and calibrated from the same draws; the calibrator is "
+                    "fitted on sentence-level reference vectors (mean-pooled hidden states of corpus sentences).",
+        epilog=examples("isoeat ceat --model minilm --test W6                      # raw and ZCA (default)",
+                        "isoeat ceat --model minilm --test W6 --draws 1000 --reference-size 2000 --seed 1",
+                        "isoeat ceat --model hf:bert-base-cased --test W7 --calibration none --format json",
+                        "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # forest-style figure of the draws"),
+    )
+    p.add_argument("--model", default="minilm",
+                   help="hf:NAME_OR_PATH (a Hugging Face model) or minilm (the bundled all-MiniLM-L6-v2; "
+                        "default minilm)")
+    p.add_argument("--test", required=True, metavar="ID|FILE",
+                   help="test id (W1..W10), comma-separated ids, or a YAML/JSON file")
+    p.add_argument("--calibration", choices=calibration_names(), default="zca",
+                   help="calibration measured beside raw (default zca; none: raw only)")
+    p.add_argument("--draws", type=positive_int("--draws"), default=DEFAULT_DRAWS, metavar="N",
+                   help=f"draws of one context vector per word (default {DEFAULT_DRAWS})")
+    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S",
+                   help="seed of the draws, of context sampling and of the reference sample (default 0)")
+    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
+                   help="delta degrees of freedom of the SD in each draw's d (default 1, as Caliskan et al.)")
+    p.add_argument("--corpus", metavar="SPEC",
+                   help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
+    p.add_argument("--contexts", type=positive_int("--contexts"), default=20, metavar="K", dest="contexts_per_word",
+                   help="context sentences per word, the pool each draw picks from (default 20)")
+    p.add_argument("--layer", type=int, default=-1, metavar="L",
+                   help="hidden layer (default -1, the last; negative counts from the end)")
+    p.add_argument("--missing", choices=("fallback", "drop"), default="fallback",
+                   help="a word in no sentence: one vector in a template (fallback, default) or drop it")
+    p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    p.add_argument("--batch-size", type=positive_int("--batch-size"), default=64, metavar="N",
+                   help="sentences per forward pass (default 64)")
+    p.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    add_calibration_options(p, sentences=True)
+    p.add_argument("--figure", metavar="PATH",
+                   help="also write a forest-style figure of the draws (.png, .pdf or .svg; one test per run; "
+                        "default: none)")
+    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from ..backends import load_model
+
+    spec = args.model.strip()
+    if spec.lower().startswith("st:"):
+        raise ConfigError("CEAT needs word vectors in context: use hf:NAME or minilm, not an st: sentence encoder")
+    model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word, layer=args.layer,
+                       missing=args.missing, seed=args.seed, device=args.device, batch_size=args.batch_size,
+                       cache_dir=args.cache_dir, use_cache=False if args.no_cache else None)
+    if not hasattr(model, "context_vectors"):
+        raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
+    return model
+
+
+def _calibrator(args: argparse.Namespace, model: Any) -> Any:
+    from ..calibration import fit_calibrator, load_calibrator
+    from ..cliargs import calibration_params, check_whitener_options
+
+    if args.whitener:
+        cal = load_calibrator(args.whitener)
+        check_whitener_options(args, cal)
+        return cal
+    if args.calibration == "none":
+        return None
+    kwargs: dict[str, Any] = {"unit": "sentence"}
+    if args.reference_text:
+        kwargs["text"] = args.reference_text
+    return fit_calibrator(model, args.calibration, n_reference=args.reference_size, reference_kwargs=kwargs,
+                          **calibration_params(args))
+
+
+def _p_text(meta: Any) -> str:
+    """``format_p``, or ``m.me-E`` from log10 p where p is below 1e-300 (never a bare 0)."""
+    from ..reporting.tables import format_p
+
+    if meta.p_value >= 1e-300:
+        return format_p(meta.p_value)
+    e = math.floor(meta.log10_p)
+    m = 10 ** (meta.log10_p - e)
+    if round(m, 1) >= 10:
+        m, e = m / 10, e + 1
+    return f"{m:.1f}e{e}"
+
+
+def _table(results: list[CEATResult]) -> str:
+    from ..reporting.tables import _render
+
+    r0 = results[0]
+    rows = [[r.calibration if r.calibration != "none" else "raw", f"{r.meta.ces:.3f}", f"{r.meta.se:.4f}",
+             f"[{r.meta.ci_low:.3f}, {r.meta.ci_high:.3f}]", _p_text(r.meta), f"{r.meta.tau2:.4f}",
+             f"{r.meta.q:.1f}", str(r.meta.n)] for r in results]
+    head = (f"CEAT {r0.test} on {r0.model}: {r0.meta.n} draws (seed {r0.seed}) of one context per word; "
+            f"|X|/|Y|/|A|/|B| = {r0.n_x}/{r0.n_y}/{r0.n_a}/{r0.n_b}")
+    ctx = sorted(r0.n_contexts.values())
+    lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
+             f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})"]
+    if r0.fallback:
+        lines.append(f"no context in the corpus, one template vector in every draw: {', '.join(r0.fallback)}")
+    if r0.dropped:
+        lines.append(f"dropped (no context): {', '.join(r0.dropped)}")
+    return "\n".join(lines)
+
+
+def _cmd_ceat(args: argparse.Namespace) -> int:
+    from ..reporting.tables import records_to_csv, to_json
+    from ..wordsets import resolve_tests
+
+    tests = resolve_tests(args.test)
+    if args.figure and len(tests) > 1:
+        raise ConfigError("--figure draws one test: give one --test, or run once per test")
+    model = _load(args)
+    cal = _calibrator(args, model)
+    cals = {getattr(cal, "name", args.calibration): cal} if cal is not None else {}
+    results = [ceat(model, t, calibrators=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof) for t in tests]
+    if args.figure:
+        from ..reporting.ceat_figure import write_ceat_figure
+
+        write_ceat_figure(results[0], args.figure)
+    if args.format == "json":
+        sys.stdout.write(to_json([r.to_dict(draws=True) for rs in results for r in rs]))
+    elif args.format == "csv":
+        sys.stdout.write(records_to_csv([rec for rs in results for r in rs for rec in r.records()]))
+    else:
+        print("\n\n".join(_table(rs) for rs in results))
+        if cal is not None:
+            meta = getattr(cal, "metadata_", {}) or {}
+            print(f"calibrator: {getattr(cal, 'name', '?')}, n={meta.get('n', '?')}; "
+                  f"reference: {meta.get('reference', '?')}")
+    return 0
+
+
+COMMANDS = {"ceat": _cmd_ceat}

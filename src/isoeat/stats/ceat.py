@@ -1,0 +1,436 @@
+r"""CEAT: the Contextualized Embedding Association Test (Guo & Caliskan 2021), raw and calibrated.
+
+A contextual model gives a word one vector per context sentence. CEAT draws
+one context vector per word, ``N`` times (default 1,000), computes the WEAT
+effect size :math:`d_i` of every draw (:func:`isoeat.stats.bootstrap.effect_size`,
+``ddof=1``) and combines the draws with a random-effects meta-analysis.
+
+Variance of each draw's effect size (the large-sample variance of Cohen's
+:math:`d` for two groups, Hedges & Olkin 1985, eq. 5.14; Borenstein et al.
+2009, eq. 4.20), with :math:`n_X, n_Y` the target set sizes:
+
+.. math::
+
+    v_i = \frac{n_X + n_Y}{n_X n_Y} + \frac{d_i^2}{2(n_X + n_Y)}
+
+Random-effects combination by DerSimonian & Laird (1986), as in Guo &
+Caliskan (2021, §3.3), with fixed-effect weights :math:`w_i = 1/v_i`:
+
+.. math::
+
+    Q = \sum_i w_i (d_i - \bar d_w)^2, \qquad \bar d_w = \frac{\sum_i w_i d_i}{\sum_i w_i}
+
+    \tau^2 = \max\Bigl(0,\ \frac{Q - (N - 1)}{\sum_i w_i - \sum_i w_i^2 / \sum_i w_i}\Bigr)
+
+    w_i^* = \frac{1}{v_i + \tau^2}, \qquad
+    \mathrm{CES} = \frac{\sum_i w_i^* d_i}{\sum_i w_i^*}, \qquad
+    \mathrm{SE} = \frac{1}{\sqrt{\sum_i w_i^*}}
+
+The 95% interval is :math:`\mathrm{CES} \pm 1.96\,\mathrm{SE}` and the
+two-sided p-value is :math:`2\,(1 - \Phi(|\mathrm{CES}|/\mathrm{SE}))`
+(the p CEAT reports).
+
+Calibration (paper §3.3) is applied to every context vector before the
+draws; raw and calibrated CEAT use the same draws (the same indices, from
+one seed), so their difference is the calibration's alone.
+
+References
+----------
+Guo, W. & Caliskan, A. (2021). Detecting emergent intersectional biases:
+contextualized word embeddings contain a distribution of human-like biases. AIES.
+DerSimonian, R. & Laird, N. (1986). Meta-analysis in clinical trials.
+Controlled Clinical Trials 7, 177–188.
+Hedges, L. V. & Olkin, I. (1985). Statistical Methods for Meta-Analysis. Academic Press.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from .._errors import ConfigError, CoverageError
+from .._random import resolve_seed
+from .._validate import check_int
+from .bootstrap import _d_rows
+
+__all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "CEATResult", "MetaAnalysis", "effect_size_variance",
+           "random_effects", "log10_two_sided_p", "draw_indices", "draw_effect_sizes", "ceat_from_contexts", "ceat"]
+
+#: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
+DEFAULT_DRAWS = 1000
+#: Bytes the draws may take (index arrays and per-draw association matrices) before they are refused.
+CEAT_MEMORY = 2 * 2**30
+#: The normal quantile of the 95% interval.
+Z95 = 1.959963984540054
+
+ROLES = ("X", "Y", "A", "B")
+
+
+def effect_size_variance(d: Any, n_x: int, n_y: int) -> np.ndarray:
+    r"""Large-sample variance of Cohen's d for two groups (Hedges & Olkin 1985).
+
+    .. math::
+
+        v = \frac{n_X + n_Y}{n_X n_Y} + \frac{d^2}{2(n_X + n_Y)}
+
+    Examples
+    --------
+    >>> float(effect_size_variance(1.0, 8, 8))  # 16/64 + 1/32
+    0.28125
+    """
+    n_x = check_int("n_x", n_x, lo=1)
+    n_y = check_int("n_y", n_y, lo=1)
+    d = np.asarray(d, dtype=np.float64)
+    return (n_x + n_y) / (n_x * n_y) + d * d / (2.0 * (n_x + n_y))
+
+
+@dataclass(frozen=True)
+class MetaAnalysis:
+    """A DerSimonian–Laird random-effects combination (see the module docstring).
+
+    Attributes
+    ----------
+    ces : float
+        Combined effect size.
+    se : float
+        Its standard error, :math:`1/\\sqrt{\\sum w^*}`.
+    ci_low, ci_high : float
+        ``ces ± 1.96 se``.
+    p_value : float
+        Two-sided, from the normal (0.0 once it is below the smallest float).
+    log10_p : float
+        :math:`\\log_{10}` of the p-value, finite where ``p_value`` underflows
+        (an asymptotic series of erfc there, see :func:`log10_two_sided_p`).
+    tau2 : float
+        Between-draw variance :math:`\\tau^2` (0 at the boundary ``Q <= N-1``).
+    q : float
+        Cochran's Q.
+    n : int
+        Number of effect sizes combined.
+    """
+
+    ces: float
+    se: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    tau2: float
+    q: float
+    n: int
+    log10_p: float = 0.0
+
+
+def log10_two_sided_p(z: float) -> float:
+    r"""``log10(2 (1 - Phi(|z|)))`` = ``log10(erfc(|z|/sqrt 2))``, finite for any z.
+
+    Where ``erfc`` is below 1e-300 (``|z| > 37``), the asymptotic series
+    (Abramowitz & Stegun 7.1.23)
+
+    .. math::
+
+        \operatorname{erfc}(x) = \frac{e^{-x^2}}{x\sqrt\pi}
+            \Bigl(1 - \frac{1}{2x^2} + \frac{3}{4x^4} - \frac{15}{8x^6} + \dots\Bigr)
+
+    is summed in log space (relative error below 1e-9 for x > 26).
+    """
+    x = abs(float(z)) / math.sqrt(2.0)
+    e = math.erfc(x)
+    if e > 1e-300:
+        return math.log10(e)
+    x2 = x * x
+    series = 1.0 - 1.0 / (2 * x2) + 3.0 / (4 * x2 ** 2) - 15.0 / (8 * x2 ** 3) + 105.0 / (16 * x2 ** 4)
+    return (-x2 - math.log(x * math.sqrt(math.pi)) + math.log(series)) / math.log(10.0)
+
+
+def random_effects(d: Any, v: Any) -> MetaAnalysis:
+    """DerSimonian–Laird random-effects combination of effect sizes ``d`` with variances ``v``.
+
+    Parameters
+    ----------
+    d, v : array_like of shape (N,)
+        Effect sizes and their (positive, finite) variances; ``N >= 2``.
+
+    Examples
+    --------
+    >>> r = random_effects([0.2, 0.2], [0.1, 0.1])
+    >>> round(r.ces, 6), r.tau2, round(r.se, 6)
+    (0.2, 0.0, 0.223607)
+    """
+    d = np.asarray(d, dtype=np.float64).ravel()
+    v = np.asarray(v, dtype=np.float64).ravel()
+    if d.shape != v.shape:
+        raise ConfigError(f"random_effects: d and v differ in length ({d.size} vs {v.size})")
+    if d.size < 2:
+        raise ConfigError(f"random_effects: need at least 2 effect sizes, got {d.size}")
+    if not (np.all(np.isfinite(d)) and np.all(np.isfinite(v)) and np.all(v > 0)):
+        raise ConfigError("random_effects: effect sizes must be finite and variances finite and positive")
+    n = d.size
+    w = 1.0 / v
+    sw = float(w.sum())
+    d_fixed = float(np.dot(w, d) / sw)
+    q = float(np.dot(w, (d - d_fixed) ** 2))
+    c = sw - float(np.dot(w, w)) / sw
+    tau2 = max(0.0, (q - (n - 1)) / c)  # c > 0 for N >= 2 finite positive weights
+    ws = 1.0 / (v + tau2)
+    sws = float(ws.sum())
+    ces = float(np.dot(ws, d) / sws)
+    se = 1.0 / math.sqrt(sws)
+    p = math.erfc(abs(ces) / se / math.sqrt(2.0))
+    return MetaAnalysis(ces=ces, se=se, ci_low=ces - Z95 * se, ci_high=ces + Z95 * se, p_value=float(p),
+                        tau2=float(tau2), q=q, n=int(n), log10_p=log10_two_sided_p(ces / se))
+
+
+def _check_sets(contexts: Mapping[str, Sequence[np.ndarray]]) -> dict[str, list[np.ndarray]]:
+    out: dict[str, list[np.ndarray]] = {}
+    dims = set()
+    for role in ROLES:
+        arrs = [np.asarray(a, dtype=np.float64) for a in contexts[role]]
+        if len(arrs) < 2:
+            raise CoverageError(f"CEAT: set {role} has {len(arrs)} word(s) with contexts; at least 2 are needed")
+        for a in arrs:
+            if a.ndim != 2 or a.shape[0] < 1:
+                raise ConfigError(f"CEAT: set {role}: each word needs a (n_contexts >= 1, dim) array, got {a.shape}")
+            dims.add(a.shape[1])
+        out[role] = arrs
+    if len(dims) != 1:
+        raise ConfigError(f"CEAT: the context vectors have different dimensions {sorted(dims)}")
+    return out
+
+
+def check_draw_memory(n_draws: int, n_words: int, n_targets: int, n_attributes: int,
+                      budget: int | None = None) -> None:
+    """Refuse draws whose arrays (indices and per-draw target × attribute cosines) exceed ``budget`` bytes.
+
+    ``budget`` defaults to :data:`CEAT_MEMORY` (read at call time).
+    """
+    budget = CEAT_MEMORY if budget is None else budget
+    need = 8 * n_draws * (n_words + n_targets * n_attributes)
+    if need > budget:
+        raise ConfigError(f"CEAT: {n_draws} draws of {n_words} words need {need / 2**30:.2f} GiB, over the "
+                          f"{budget / 2**30:g} GiB budget; ask for fewer draws")
+
+
+def draw_indices(counts: Sequence[int], n_draws: int, rng: Any = None) -> tuple[np.ndarray, int | None]:
+    """``(n_draws, len(counts))`` context indices, column ``j`` uniform on ``range(counts[j])``, and the seed.
+
+    One ``rng`` stream (:func:`isoeat._random.resolve_seed`): the same seed gives the same draws.
+    """
+    n_draws = check_int("n_draws", n_draws, lo=2)
+    counts = np.asarray([check_int("n_contexts", c, lo=1) for c in counts], dtype=np.int64)
+    gen, seed = resolve_seed(rng)
+    return gen.integers(0, counts, size=(n_draws, counts.size)), seed
+
+
+def _unit(M: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(M, axis=1, keepdims=True)
+    if np.any(norms == 0):
+        raise ConfigError("CEAT: a context vector has zero length; its cosine is undefined")
+    return M / norms
+
+
+def draw_effect_sizes(contexts: Mapping[str, Sequence[np.ndarray]], indices: np.ndarray,
+                      ddof: int = 1) -> np.ndarray:
+    """The WEAT effect size of each draw: row ``i`` of ``indices`` picks one context per word.
+
+    ``indices`` columns are the words of X, Y, A, B in that order. All
+    cosines between target and attribute contexts are computed once; each
+    draw then gathers its own.
+    """
+    sets = _check_sets(contexts)
+    sizes = [len(sets[r]) for r in ROLES]
+    if indices.ndim != 2 or indices.shape[1] != sum(sizes):
+        raise ConfigError(f"CEAT: indices must have {sum(sizes)} columns, got shape {indices.shape}")
+    # row offset of each word's contexts in the stacked matrices
+    flat = {}
+    for role in ROLES:
+        counts = np.array([a.shape[0] for a in sets[role]], dtype=np.int64)
+        flat[role] = (_unit(np.vstack(sets[role])), np.concatenate([[0], np.cumsum(counts)[:-1]]))
+    cols = np.cumsum([0] + sizes)
+    rows = {r: indices[:, cols[k]:cols[k + 1]] + flat[r][1][None, :] for k, r in enumerate(ROLES)}
+    n_x = sizes[0]
+    t_rows = np.concatenate([rows["X"], rows["Y"]], axis=1)  # (N, n_x + n_y)
+    s = np.zeros(t_rows.shape, dtype=np.float64)
+    targets = np.vstack([flat["X"][0], flat["Y"][0]])
+    offset_y = flat["X"][0].shape[0]
+    t_rows = t_rows.copy()
+    t_rows[:, n_x:] += offset_y
+    for role, sign in (("A", 1.0), ("B", -1.0)):
+        cos = targets @ flat[role][0].T  # (all target contexts, all attribute contexts)
+        g = cos[t_rows[:, :, None], rows[role][:, None, :]]  # (N, n_targets, n_attr)
+        s += sign * g.mean(axis=2)
+    return _d_rows(s[:, :n_x], s[:, n_x:], check_int("ddof", ddof, lo=0))
+
+
+@dataclass(frozen=True)
+class CEATResult:
+    """CEAT of one test in one space (raw or calibrated).
+
+    Attributes
+    ----------
+    test, model, calibration : str
+        What was measured (``calibration`` is ``"none"`` for raw vectors).
+    meta : MetaAnalysis
+        CES, SE, 95% interval, p, τ², Q and N.
+    n_x, n_y, n_a, n_b : int
+        Words per set that had contexts.
+    seed : int or None
+        The seed of the draws (``None`` when a Generator was passed).
+    effect_sizes, variances : tuple of float
+        Each draw's :math:`d_i` and :math:`v_i`.
+    n_contexts : dict
+        Contexts available per word.
+    dropped : tuple of str
+        ``"ROLE:word"`` for words with no context vector.
+    fallback : tuple of str
+        ``"ROLE:word"`` for words with no context in the corpus, encoded once
+        in the fallback template (one vector, the same in every draw).
+    """
+
+    test: str
+    model: str
+    calibration: str
+    meta: MetaAnalysis
+    n_x: int
+    n_y: int
+    n_a: int
+    n_b: int
+    seed: int | None = None
+    effect_sizes: tuple[float, ...] = ()
+    variances: tuple[float, ...] = ()
+    n_contexts: dict = field(default_factory=dict)
+    dropped: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
+
+    @property
+    def n_draws(self) -> int:
+        return self.meta.n
+
+    def to_dict(self, draws: bool = False) -> dict[str, Any]:
+        """Plain types for JSON; the per-draw d and v only with ``draws=True``."""
+        d = {k: v for k, v in asdict(self).items() if k not in ("meta", "effect_sizes", "variances")}
+        d.update(asdict(self.meta))
+        d["dropped"] = list(self.dropped)
+        d["fallback"] = list(self.fallback)
+        if draws:
+            d["effect_sizes"] = list(self.effect_sizes)
+            d["variances"] = list(self.variances)
+        return d
+
+    def records(self) -> list[dict[str, Any]]:
+        """One flat row (for CSV)."""
+        d = self.to_dict()
+        d.pop("n_contexts")
+        d["dropped"] = ";".join(self.dropped)
+        d["fallback"] = ";".join(self.fallback)
+        return [d]
+
+
+def ceat_from_contexts(
+    contexts: Mapping[str, Sequence[np.ndarray]],
+    *,
+    n_draws: int = DEFAULT_DRAWS,
+    rng: Any = None,
+    calibrators: Mapping[str, Any] | None = None,
+    ddof: int = 1,
+    test: str = "custom",
+    model: str = "",
+    words: Mapping[str, Sequence[str]] | None = None,
+    dropped: tuple[str, ...] = (),
+    fallback: tuple[str, ...] = (),
+) -> list[CEATResult]:
+    """CEAT in the raw space and in every calibrated one, from the same draws.
+
+    Parameters
+    ----------
+    contexts : mapping role -> list of ndarray (n_contexts, dim)
+        Keys ``"X"``, ``"Y"``, ``"A"``, ``"B"``: per word, its context vectors.
+    n_draws : int, default 1000
+        Draws of one context per word.
+    rng : None, int, Generator or SeedSequence
+        One stream for the draw indices (shared by every space).
+    calibrators : mapping name -> fitted calibrator, optional
+        Each ``transform`` is applied to every context vector before the draws.
+    ddof : int, default 1
+        Of each draw's effect size (as WEAT).
+    words : mapping role -> words, optional
+        Labels for ``n_contexts`` in the result.
+
+    Returns
+    -------
+    list of CEATResult
+        Raw first, then one per calibrator, in the mapping's order.
+    """
+    sets = _check_sets(contexts)
+    counts = [a.shape[0] for r in ROLES for a in sets[r]]
+    sizes = {r: len(sets[r]) for r in ROLES}
+    n_draws = check_int("n_draws", n_draws, lo=2)
+    check_draw_memory(n_draws, len(counts), sizes["X"] + sizes["Y"], max(sizes["A"], sizes["B"]))
+    idx, seed = draw_indices(counts, n_draws, rng)
+    labels = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
+    n_ctx = dict(zip(labels, counts))
+    spaces: list[tuple[str, Mapping[str, Sequence[np.ndarray]]]] = [("none", sets)]
+    for name, cal in (calibrators or {}).items():
+        spaces.append((name, {r: [np.asarray(cal.transform(a), dtype=np.float64) for a in sets[r]] for r in ROLES}))
+    out = []
+    for name, ctx in spaces:
+        d = draw_effect_sizes(ctx, idx, ddof=ddof)
+        if not np.all(np.isfinite(d)):
+            raise ConfigError(f"CEAT ({name}): {int(np.sum(~np.isfinite(d)))} draw(s) have an undefined effect "
+                              "size (all associations equal)")
+        v = effect_size_variance(d, sizes["X"], sizes["Y"])
+        out.append(CEATResult(test=test, model=model, calibration=name, meta=random_effects(d, v),
+                              n_x=sizes["X"], n_y=sizes["Y"], n_a=sizes["A"], n_b=sizes["B"], seed=seed,
+                              effect_sizes=tuple(float(x) for x in d), variances=tuple(float(x) for x in v),
+                              n_contexts=n_ctx, dropped=tuple(dropped), fallback=tuple(fallback)))
+    return out
+
+
+def ceat(
+    model: Any,
+    test: Any,
+    *,
+    calibrators: Mapping[str, Any] | None = None,
+    n_draws: int = DEFAULT_DRAWS,
+    rng: Any = None,
+    ddof: int = 1,
+) -> list[CEATResult]:
+    """CEAT of an association test on a contextual encoder, raw and calibrated from the same draws.
+
+    Parameters
+    ----------
+    model : encoder with ``context_vectors(words)``
+        E.g. :class:`~isoeat.backends.transformer.TransformerEncoder` (``hf:``
+        models, ``minilm``): each word's contexts are encoded once and cached.
+    test : AssociationTest
+        Its X, Y, A, B word sets.
+    calibrators : mapping name -> fitted calibrator, optional
+        Applied to every context vector (fit them on sentence-level reference
+        vectors, ``reference_kwargs={"unit": "sentence"}``, as the paper does).
+    n_draws, rng, ddof
+        See :func:`ceat_from_contexts`.
+    """
+    if not hasattr(model, "context_vectors"):
+        raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', model)!r} "
+                          "gives one vector per word")
+    sets = test.sets() if hasattr(test, "sets") else test["sets"]
+    test_id = test.id if hasattr(test, "id") else test["id"]
+    contexts: dict[str, list[np.ndarray]] = {}
+    words: dict[str, list[str]] = {}
+    dropped: list[str] = []
+    fallback: list[str] = []
+    for role in ROLES:
+        vecs, report = model.context_vectors(sets[role].words)
+        kept = [w for w in dict.fromkeys(sets[role].words) if w in vecs]
+        dropped.extend(f"{role}:{w}" for w in report.get("dropped", ()))
+        fallback.extend(f"{role}:{w}" for w in report.get("fallback", ()))
+        if len(kept) < 2:
+            raise CoverageError(f"test {test_id}, set {role}: {len(kept)} word(s) with contexts; at least 2 "
+                                "are needed")
+        contexts[role] = [vecs[w] for w in kept]
+        words[role] = kept
+    return ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
+                              test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
+                              fallback=tuple(fallback))
