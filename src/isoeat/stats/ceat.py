@@ -138,10 +138,10 @@ def log10_two_sided_p(z: float) -> float:
     """
     x = abs(float(z)) / math.sqrt(2.0)
     e = math.erfc(x)
-    if e > 1e-300:
+    if e > 1e-300:  # mutation: equivalent[cmp > -> >=, const 1e-300 -> 5e-301] (erfc is still a normal float there and both branches agree to 1e-9 at the switch)
         return math.log10(e)
     x2 = x * x
-    series = 1.0 - 1.0 / (2 * x2) + 3.0 / (4 * x2 ** 2) - 15.0 / (8 * x2 ** 3) + 105.0 / (16 * x2 ** 4)
+    series = 1.0 - 1.0 / (2 * x2) + 3.0 / (4 * x2 ** 2) - 15.0 / (8 * x2 ** 3) + 105.0 / (16 * x2 ** 4)  # mutation: equivalent[const 16 -> 17] (x > 26: the last term is below 3e-11, the change 2e-12, under the stated 1e-9)
     return (-x2 - math.log(x * math.sqrt(math.pi)) + math.log(series)) / math.log(10.0)
 
 
