@@ -347,3 +347,84 @@ def test_default_memory_limit_is_2_to_the_62_bytes():
     assert certified_memory_bytes([0.0, 1.0, 2.0, 3.0], 2, 57) == 8 * (5 * 2**57 + 9)
     with pytest.raises(ConfigError, match=r"2\*\*-57 would need about 5.24e\+06 TiB > 4.19e\+06 TiB"):
         certified_bracket([0.0, 1.0, 2.0, 3.0], 2, 57)
+
+
+# ---------------------------------------------------------------------------
+# planning and refinement: the remaining fields of every early return, the limits' edges
+# ---------------------------------------------------------------------------
+
+
+def test_predicted_resolution_is_the_coarse_grid_when_the_normal_density_underflows():
+    # s = (1, 0 x 1499), n_x = 1: the null mean of T is 1/n and its variance (n - 1)/(n (n - 1)) * (n - 1)/n
+    # = (n - 1)/n**2, so T_obs = 1 lies (1 - 1/n) / (sqrt(n - 1)/n) = sqrt(n - 1) = sqrt(1499) SDs above it.
+    # The normal density there, exp(-1499/2) / (sd sqrt(2 pi)), is below the smallest float: no width can be
+    # predicted and the coarse grid alone is used, 16 steps across the spread 1: 2**-3 (bits 3), as for no query
+    from scipy.stats import norm
+
+    n = 1500
+    s = np.zeros(n)
+    s[0] = 1.0
+    z = (1.0 - 1e-12 - 1 / n) / (math.sqrt(n - 1) / n)  # the threshold is T_obs - tau, tau = 1e-12
+    assert z == pytest.approx(math.sqrt(n - 1), rel=1e-9) and norm.pdf(z) == 0.0
+    prob = _certified._Problem(s, 1, "greater", DEFAULT_RTOL)
+    assert _certified._predicted_bits(prob, 1e-3, 1e-12) == 3
+
+
+def test_feasibility_is_judged_on_the_counted_side(monkeypatch):
+    # n_x = 9 of 10 counts the complement, subsets of 1: 10 * (1 + 1) = 20 table updates, at a limit of 20
+    # allowed (with n_x itself it would be 10 * 10 = 100). The count is the brute-force one (9-subsets
+    # whose sum reaches T_obs - tau, in rationals).
+    monkeypatch.setattr(_certified, "_MAX_PASSES", 20)
+    s = np.random.default_rng(4).normal(size=10)
+    fr = [Fraction(v) for v in s.tolist()]
+    tau = Fraction(DEFAULT_RTOL * float(np.abs(s).sum()))
+    t_obs = sum(fr[:9])
+    want = sum(sum(c) >= t_obs - tau for c in itertools.combinations(fr, 9))
+    r = _certified_tail_count(s, 9, "greater", DEFAULT_RTOL, 2**30)
+    assert r.bits is not None and r.reached and r.low <= want <= r.high and r.reason == ""
+    monkeypatch.setattr(_certified, "_MAX_PASSES", 19)  # one below: refused, the trivial bracket
+    r = _certified_tail_count(s, 9, "greater", DEFAULT_RTOL, 2**30)
+    assert (r.low, r.high, r.bits) == (0, 10, None) and "20 table updates, beyond 19" in r.reason
+
+
+def test_an_infeasible_problem_reports_its_tolerance(monkeypatch):
+    # rtol 0.5 of sum|s| = 4: tau = 2 (the trivial bracket still says which tolerance the count would use)
+    monkeypatch.setattr(_certified, "_MAX_PASSES", 19)
+    s = np.array([4.0] + [0.0] * 9)
+    r = _certified_tail_count(s, 1, "greater", 0.5, 2**30)
+    assert r == (0, 10, 10, 2.0, None, False, 0, r.reason) and "table updates" in r.reason
+
+
+def test_every_partition_reaching_the_observed_value_is_a_point_without_tables():
+    # two-sided with T_obs at the null mean: every partition reaches it, C(6, 3) = 20, no table is run,
+    # the target counts as met; tau = 1e-12 * sum|s| = 6e-12
+    s = np.array([1.0, -1.0, 0.0, 2.0, -2.0, 0.0])
+    r = _certified_tail_count(s, 3, "two-sided", DEFAULT_RTOL, 2**30)
+    assert r == (20, 20, 20, DEFAULT_RTOL * 6.0, None, True, 0, "")
+
+
+def test_a_refusal_on_the_prediction_reports_no_tables_and_no_target():
+    s = np.random.default_rng(0).normal(size=20)
+    prob = _certified._Problem(s, 10, "greater", DEFAULT_RTOL)
+    predicted = _certified._plan_estimate(prob, _certified._predicted_bits(prob, 1e-3, 1e-12))
+    r = _certified_tail_count(s, 10, "greater", DEFAULT_RTOL, predicted // 4 - 1)
+    assert r[:7] == (0, 184756, 184756, DEFAULT_RTOL * float(np.abs(s).sum()), None, False, 0)  # C(20, 10)
+
+
+def test_no_pass_fitting_in_memory_reports_the_trivial_bracket(monkeypatch):
+    # the first pass is refused and no coarser grid fits: nothing ran, so (0, C(30, 15)), no grid, 0 bytes
+    monkeypatch.setattr(_certified, "_finest_fitting", lambda prob, above, below, memory: None)
+    r, seen = _fake_passes(monkeypatch, 20, lambda bits: None)
+    assert seen == [17]
+    assert r[:7] == (0, 155117520, 155117520, r.tolerance, None, False, 0) and math.comb(30, 15) == 155117520
+    assert r.reason.startswith("a narrower bracket needs tables of about")
+
+
+def test_certified_bracket_default_tolerance_is_1e_12_of_the_absolute_sum():
+    # s = (1, 1 - 1.5e-12): T_obs = 1, the other 1-subset is 1.5e-12 below it, inside tau = 1e-12 * sum|s|
+    # (about 2e-12) and outside half of it. Both values are multiples of 2**-53, so the grid 2**-60 rounds
+    # nothing and the bracket is a point.
+    s = np.array([1.0, 1.0 - 1.5e-12])
+    assert 0.5e-12 * float(np.abs(s).sum()) < 1.5e-12 < 1e-12 * float(np.abs(s).sum())
+    assert certified_bracket(s, 1, 60) == (2, 2)
+    assert certified_bracket(s, 1, 60, rtol=0.5e-12) == (1, 1)
