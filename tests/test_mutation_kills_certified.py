@@ -428,3 +428,17 @@ def test_certified_bracket_default_tolerance_is_1e_12_of_the_absolute_sum():
     assert 0.5e-12 * float(np.abs(s).sum()) < 1.5e-12 < 1e-12 * float(np.abs(s).sum())
     assert certified_bracket(s, 1, 60) == (2, 2)
     assert certified_bracket(s, 1, 60, rtol=0.5e-12) == (1, 1)
+
+
+def test_predicted_resolution_with_the_largest_value_exactly_1():
+    # the shortcut for all-zero values (grid 1) must not catch a peak of 1: the scaled values are those of
+    # test_predicted_resolution_follows_the_normal_approximation, divided by their largest |value| (exact: v / v == 1)
+    rng = np.random.default_rng(31)
+    s = rng.normal(size=12)
+    s[:6] += 0.8
+    s = s / np.abs(s).max()
+    assert np.abs(s).max() == 1.0
+    for alt in ALTS:
+        want = predicted_bits_from_scratch(s, 6, alt, 1e-3, 1e-12)
+        assert want > 0
+        assert _certified._predicted_bits(_certified._Problem(s, 6, alt, DEFAULT_RTOL), 1e-3, 1e-12) == want, alt

@@ -359,7 +359,7 @@ def certified_memory_bytes(s: Any, n_x: int, bits: int) -> int:
     from ._checks import _as_scores, _check_n_x
 
     arr = _as_scores(s)
-    prob = _Problem(arr, _check_n_x(n_x, arr.size), "greater", 0.0)
+    prob = _Problem(arr, _check_n_x(n_x, arr.size), "greater", 0.0)  # mutation: equivalent[const 0.0 -> 1.0] (the tolerance sets only the queries; the table sizes read the halves and k)
     return _plan_bytes(_rounded(prob, int(bits)).values, prob.k)
 
 
