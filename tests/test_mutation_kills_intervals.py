@@ -441,3 +441,17 @@ def test_a_nan_cdf_stands_for_1_below_t_and_0_from_t_on(monkeypatch, p):
     monkeypatch.setattr(scipy.optimize, "brentq", probe)
     assert iv._nct_noncentrality(10, p, np.array([t]))[0] == 1.0
     assert probed == {float(np.nextafter(t, -np.inf)): 1.0 - p, t: 0.0 - p, float(np.nextafter(t, np.inf)): 0.0 - p}
+
+
+def test_populations_jackknife_default_budget_is_2_gib():
+    # the budget check of interval_on_d: 48 * (t**2 a + a**2 t) bytes with t, a the largest target and attribute
+    # sets. t = a = 282 needs 48 * 2 * 282**3 = 2,152,873,728 bytes, just over 2 GiB = 2,147,483,648: refused by
+    # default, before anything is allocated (t = a = 281 would need 2,130,071,136, under it)
+    assert 48 * 2 * 281**3 < 2**31 < 48 * 2 * 282**3 == 2_152_873_728
+    g = np.random.default_rng(1)
+    cxa, cxb, cya, cyb = g.normal(size=(282, 282)), g.normal(size=(282, 3)), g.normal(size=(3, 282)), g.normal(size=(3, 3))
+    sx, sy = cxa.mean(1) - cxb.mean(1), cya.mean(1) - cyb.mean(1)
+    ci = iv.interval_on_d(sx, sy, (cxa, cxb, cya, cyb), _req("populations", "jackknife"))
+    assert math.isnan(ci.low) and math.isnan(ci.high)
+    assert ci.note == ("no interval: the jackknife over 282+3 target and 282+3 attribute words needs about 2.0 GiB, "
+                       "over its 2 GiB budget")
