@@ -375,12 +375,12 @@ def _predicted_bits(prob: _Problem, rel_width: float, abs_width: float) -> int:
     sd = math.sqrt(k * (n - k) / (n * (n - 1)) * float(np.sum((x - mean) ** 2)))
     spread = float(np.max(x) - np.min(x))
     coarse = 4 - math.frexp(spread)[1] if spread > 0 else 0  # 16 grid steps across the values
-    delta = 0.0
+    delta = 0.0  # mutation: equivalent[const 0.0 -> 1.0] (kept only without sd or density; then bits = max(coarse, -log2 delta) and coarse >= 0 = -log2 1: 3 or more for |x| < 1 with a spread, 0 without)
     if sd > 0.0:
         mu = k * mean
         p = dens = 0.0
         for way, t in prob.queries or []:
-            z = (math.ldexp(float(t), -e) - mu) / sd * (1 if way == "ge" else -1)
+            z = (math.ldexp(float(t), -e) - mu) / sd * (1 if way == "ge" else -1)  # mutation: equivalent[arith * -> /] (the last factor is +-1: dividing by it is multiplying by it)
             p += 0.5 * math.erfc(z / math.sqrt(2))
             dens += math.exp(-0.5 * z * z) / (sd * math.sqrt(2 * math.pi))
         span = max(k * (n - k) / n / 2, 1.0)  # typical residual span (hi - lo) near the threshold, in grid steps
