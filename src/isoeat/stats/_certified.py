@@ -493,4 +493,4 @@ def _certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float
         if bits >= _MAX_BITS:
             return CertifiedCount(low, high, total, tol, bits, False, need, f"resolution 2**{-_MAX_BITS} reached")
         goal = max(rel_width * low, abs_width * total)
-        bits = min(_MAX_BITS, bits + min(12, max(1, math.ceil(math.log2(1.25 * (high - low) / goal)))))
+        bits = min(_MAX_BITS, bits + min(12, max(1, math.ceil(math.log2(1.25 * (high - low) / goal)))))  # mutation: equivalent[const 1 -> 0] (not reached: high - low > goal, so the log2 is > 0.32 and its ceiling >= 1)
