@@ -442,3 +442,16 @@ def test_predicted_resolution_with_the_largest_value_exactly_1():
         want = predicted_bits_from_scratch(s, 6, alt, 1e-3, 1e-12)
         assert want > 0
         assert _certified._predicted_bits(_certified._Problem(s, 6, alt, DEFAULT_RTOL), 1e-3, 1e-12) == want, alt
+
+
+@pytest.mark.parametrize("s, n_x", [([0.3, -1.1, 2.0], 1), ([0.7, -0.4], 1), ([1.5, 0.25, -0.5], 2)])
+def test_predicted_resolution_takes_a_span_of_at_least_one_grid_step(s, n_x):
+    # k (n - k) / (2 n) is below 1 for n = 2 and 3 (1/4, 1/3): the span is then 1 grid step (docstring of the
+    # from-scratch reference: max(k (n - k) / (2n), 1)); with a smaller span the grid would be one bit finer
+    s = np.array(s)
+    k = min(n_x, s.size - n_x)
+    assert k * (s.size - k) / s.size / 2 < 1
+    for alt in ALTS:
+        want = predicted_bits_from_scratch(s, n_x, alt, 1e-3, 1e-12)
+        got = _certified._predicted_bits(_certified._Problem(s, n_x, alt, DEFAULT_RTOL), 1e-3, 1e-12)
+        assert got == want, alt
