@@ -402,7 +402,7 @@ def _plan_estimate(prob: _Problem, bits: int) -> int:
     w = np.concatenate(widths)
     with np.errstate(invalid="ignore", over="ignore"):
         total = _BYTES * (float(w.sum()) + _TEMPS * float(w.max()))
-    return int(total) if math.isfinite(total) and total < 2.0**200 else 2**200
+    return int(total) if math.isfinite(total) and total < 2.0**200 else 2**200  # mutation: equivalent[cmp < -> <=] (at total = 2.0**200 both give 2**200)
 
 
 def _feasible(n: int, k: int) -> str:
@@ -410,7 +410,7 @@ def _feasible(n: int, k: int) -> str:
     passes = n * (k + 1)
     if passes > _MAX_PASSES:
         return f"{n} values with subsets of {k}: {passes:,} table updates, beyond {_MAX_PASSES:,}"
-    if math.comb(n, k) > _FLOAT_LIMIT:
+    if math.comb(n, k) > _FLOAT_LIMIT:  # mutation: equivalent[cmp > -> >=] (no C(n, k) is 2**1000 within the update limit: k = 1 gives n <= 2**19; k = 2, 3 by parity; k >= 4, n >= 2k: Erdos, no binomial coefficient is a perfect power)
         return f"C({n}, {k}) exceeds 2**1000, beyond float counts"
     return ""
 
