@@ -455,3 +455,23 @@ def test_predicted_resolution_takes_a_span_of_at_least_one_grid_step(s, n_x):
         want = predicted_bits_from_scratch(s, n_x, alt, 1e-3, 1e-12)
         got = _certified._predicted_bits(_certified._Problem(s, n_x, alt, DEFAULT_RTOL), 1e-3, 1e-12)
         assert got == want, alt
+
+
+def test_refinement_step_reads_the_absolute_target_when_it_is_the_larger(monkeypatch):
+    # 60 values, n_x = 30: C(60, 30) = 118,264,581,564,861,424, so the absolute target 1e-12 * C(60, 30) is
+    # about 118,265 counts, far above 1e-3 * low (low = 0 here). The first pass (grid 17) is 200,000 wide:
+    # 1.25 * 200,000 / 118,264.58 = 2.11, so the next grid is ceil(log2 2.11) = 2 bits finer, where a width of
+    # 100,000 meets the target.
+    total = math.comb(60, 30)
+    assert total == 118_264_581_564_861_424 and math.ceil(math.log2(1.25 * 200_000 / (1e-12 * total))) == 2
+    seen = []
+
+    def fake(prob, bits, memory):
+        seen.append(bits)
+        return (0, 200_000, 1) if bits == 17 else (0, 100_000, 1)
+
+    monkeypatch.setattr(_certified, "_predicted_bits", lambda prob, rel, ab: 20)
+    monkeypatch.setattr(_certified, "_bracket_at", fake)
+    s = np.random.default_rng(5).normal(size=60)
+    r = _certified_tail_count(s, 30, "greater", DEFAULT_RTOL, 2**40)
+    assert seen == [17, 19] and r.reached and (r.low, r.high, r.bits) == (0, 100_000, 19)
