@@ -347,3 +347,131 @@ def test_default_memory_limit_is_2_to_the_62_bytes():
     assert certified_memory_bytes([0.0, 1.0, 2.0, 3.0], 2, 57) == 8 * (5 * 2**57 + 9)
     with pytest.raises(ConfigError, match=r"2\*\*-57 would need about 5.24e\+06 TiB > 4.19e\+06 TiB"):
         certified_bracket([0.0, 1.0, 2.0, 3.0], 2, 57)
+
+
+# ---------------------------------------------------------------------------
+# planning and refinement: the remaining fields of every early return, the limits' edges
+# ---------------------------------------------------------------------------
+
+
+def test_predicted_resolution_is_the_coarse_grid_when_the_normal_density_underflows():
+    # s = (1, 0 x 1499), n_x = 1: the null mean of T is 1/n and its variance (n - 1)/(n (n - 1)) * (n - 1)/n
+    # = (n - 1)/n**2, so T_obs = 1 lies (1 - 1/n) / (sqrt(n - 1)/n) = sqrt(n - 1) = sqrt(1499) SDs above it.
+    # The normal density there, exp(-1499/2) / (sd sqrt(2 pi)), is below the smallest float: no width can be
+    # predicted and the coarse grid alone is used, 16 steps across the spread 1: 2**-3 (bits 3), as for no query
+    from scipy.stats import norm
+
+    n = 1500
+    s = np.zeros(n)
+    s[0] = 1.0
+    z = (1.0 - 1e-12 - 1 / n) / (math.sqrt(n - 1) / n)  # the threshold is T_obs - tau, tau = 1e-12
+    assert z == pytest.approx(math.sqrt(n - 1), rel=1e-9) and norm.pdf(z) == 0.0
+    prob = _certified._Problem(s, 1, "greater", DEFAULT_RTOL)
+    assert _certified._predicted_bits(prob, 1e-3, 1e-12) == 3
+
+
+def test_feasibility_is_judged_on_the_counted_side(monkeypatch):
+    # n_x = 9 of 10 counts the complement, subsets of 1: 10 * (1 + 1) = 20 table updates, at a limit of 20
+    # allowed (with n_x itself it would be 10 * 10 = 100). The count is the brute-force one (9-subsets
+    # whose sum reaches T_obs - tau, in rationals).
+    monkeypatch.setattr(_certified, "_MAX_PASSES", 20)
+    s = np.random.default_rng(4).normal(size=10)
+    fr = [Fraction(v) for v in s.tolist()]
+    tau = Fraction(DEFAULT_RTOL * float(np.abs(s).sum()))
+    t_obs = sum(fr[:9])
+    want = sum(sum(c) >= t_obs - tau for c in itertools.combinations(fr, 9))
+    r = _certified_tail_count(s, 9, "greater", DEFAULT_RTOL, 2**30)
+    assert r.bits is not None and r.reached and r.low <= want <= r.high and r.reason == ""
+    monkeypatch.setattr(_certified, "_MAX_PASSES", 19)  # one below: refused, the trivial bracket
+    r = _certified_tail_count(s, 9, "greater", DEFAULT_RTOL, 2**30)
+    assert (r.low, r.high, r.bits) == (0, 10, None) and "20 table updates, beyond 19" in r.reason
+
+
+def test_an_infeasible_problem_reports_its_tolerance(monkeypatch):
+    # rtol 0.5 of sum|s| = 4: tau = 2 (the trivial bracket still says which tolerance the count would use)
+    monkeypatch.setattr(_certified, "_MAX_PASSES", 19)
+    s = np.array([4.0] + [0.0] * 9)
+    r = _certified_tail_count(s, 1, "greater", 0.5, 2**30)
+    assert r == (0, 10, 10, 2.0, None, False, 0, r.reason) and "table updates" in r.reason
+
+
+def test_every_partition_reaching_the_observed_value_is_a_point_without_tables():
+    # two-sided with T_obs at the null mean: every partition reaches it, C(6, 3) = 20, no table is run,
+    # the target counts as met; tau = 1e-12 * sum|s| = 6e-12
+    s = np.array([1.0, -1.0, 0.0, 2.0, -2.0, 0.0])
+    r = _certified_tail_count(s, 3, "two-sided", DEFAULT_RTOL, 2**30)
+    assert r == (20, 20, 20, DEFAULT_RTOL * 6.0, None, True, 0, "")
+
+
+def test_a_refusal_on_the_prediction_reports_no_tables_and_no_target():
+    s = np.random.default_rng(0).normal(size=20)
+    prob = _certified._Problem(s, 10, "greater", DEFAULT_RTOL)
+    predicted = _certified._plan_estimate(prob, _certified._predicted_bits(prob, 1e-3, 1e-12))
+    r = _certified_tail_count(s, 10, "greater", DEFAULT_RTOL, predicted // 4 - 1)
+    assert r[:7] == (0, 184756, 184756, DEFAULT_RTOL * float(np.abs(s).sum()), None, False, 0)  # C(20, 10)
+
+
+def test_no_pass_fitting_in_memory_reports_the_trivial_bracket(monkeypatch):
+    # the first pass is refused and no coarser grid fits: nothing ran, so (0, C(30, 15)), no grid, 0 bytes
+    monkeypatch.setattr(_certified, "_finest_fitting", lambda prob, above, below, memory: None)
+    r, seen = _fake_passes(monkeypatch, 20, lambda bits: None)
+    assert seen == [17]
+    assert r[:7] == (0, 155117520, 155117520, r.tolerance, None, False, 0) and math.comb(30, 15) == 155117520
+    assert r.reason.startswith("a narrower bracket needs tables of about")
+
+
+def test_certified_bracket_default_tolerance_is_1e_12_of_the_absolute_sum():
+    # s = (1, 1 - 1.5e-12): T_obs = 1, the other 1-subset is 1.5e-12 below it, inside tau = 1e-12 * sum|s|
+    # (about 2e-12) and outside half of it. Both values are multiples of 2**-53, so the grid 2**-60 rounds
+    # nothing and the bracket is a point.
+    s = np.array([1.0, 1.0 - 1.5e-12])
+    assert 0.5e-12 * float(np.abs(s).sum()) < 1.5e-12 < 1e-12 * float(np.abs(s).sum())
+    assert certified_bracket(s, 1, 60) == (2, 2)
+    assert certified_bracket(s, 1, 60, rtol=0.5e-12) == (1, 1)
+
+
+def test_predicted_resolution_with_the_largest_value_exactly_1():
+    # the shortcut for all-zero values (grid 1) must not catch a peak of 1: the scaled values are those of
+    # test_predicted_resolution_follows_the_normal_approximation, divided by their largest |value| (exact: v / v == 1)
+    rng = np.random.default_rng(31)
+    s = rng.normal(size=12)
+    s[:6] += 0.8
+    s = s / np.abs(s).max()
+    assert np.abs(s).max() == 1.0
+    for alt in ALTS:
+        want = predicted_bits_from_scratch(s, 6, alt, 1e-3, 1e-12)
+        assert want > 0
+        assert _certified._predicted_bits(_certified._Problem(s, 6, alt, DEFAULT_RTOL), 1e-3, 1e-12) == want, alt
+
+
+@pytest.mark.parametrize("s, n_x", [([0.3, -1.1, 2.0], 1), ([0.7, -0.4], 1), ([1.5, 0.25, -0.5], 2)])
+def test_predicted_resolution_takes_a_span_of_at_least_one_grid_step(s, n_x):
+    # k (n - k) / (2 n) is below 1 for n = 2 and 3 (1/4, 1/3): the span is then 1 grid step (docstring of the
+    # from-scratch reference: max(k (n - k) / (2n), 1)); with a smaller span the grid would be one bit finer
+    s = np.array(s)
+    k = min(n_x, s.size - n_x)
+    assert k * (s.size - k) / s.size / 2 < 1
+    for alt in ALTS:
+        want = predicted_bits_from_scratch(s, n_x, alt, 1e-3, 1e-12)
+        got = _certified._predicted_bits(_certified._Problem(s, n_x, alt, DEFAULT_RTOL), 1e-3, 1e-12)
+        assert got == want, alt
+
+
+def test_refinement_step_reads_the_absolute_target_when_it_is_the_larger(monkeypatch):
+    # 60 values, n_x = 30: C(60, 30) = 118,264,581,564,861,424, so the absolute target 1e-12 * C(60, 30) is
+    # about 118,265 counts, far above 1e-3 * low (low = 0 here). The first pass (grid 17) is 200,000 wide:
+    # 1.25 * 200,000 / 118,264.58 = 2.11, so the next grid is ceil(log2 2.11) = 2 bits finer, where a width of
+    # 100,000 meets the target.
+    total = math.comb(60, 30)
+    assert total == 118_264_581_564_861_424 and math.ceil(math.log2(1.25 * 200_000 / (1e-12 * total))) == 2
+    seen = []
+
+    def fake(prob, bits, memory):
+        seen.append(bits)
+        return (0, 200_000, 1) if bits == 17 else (0, 100_000, 1)
+
+    monkeypatch.setattr(_certified, "_predicted_bits", lambda prob, rel, ab: 20)
+    monkeypatch.setattr(_certified, "_bracket_at", fake)
+    s = np.random.default_rng(5).normal(size=60)
+    r = _certified_tail_count(s, 30, "greater", DEFAULT_RTOL, 2**40)
+    assert seen == [17, 19] and r.reached and (r.low, r.high, r.bits) == (0, 100_000, 19)

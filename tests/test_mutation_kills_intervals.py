@@ -385,3 +385,73 @@ def test_bootstrap_methods_record_their_replicates(bootstrap, level, n):
     # 200 at 0.95, 100,000 at 0.9999
     r = iv.check_interval_options(True, bootstrap, "bca", level, "given-attributes")
     assert (r.method, r.n_resamples, r.level) == ("bca", n, level)
+
+
+@pytest.mark.parametrize("root, found", [(5.2e6, True), (-5.2e6, True), (5.3e6, False), (-5.3e6, False)])
+def test_the_search_widens_the_bracket_by_doubling_twenty_times(monkeypatch, root, found):
+    # t = 0, p = 0.5: the stand-in's root is x* = shift. The loop tries (-|t| - 10, |t| + 10) * 2**k for
+    # k = 0..19 (20 brackets), the last one (-5,242,880, 5,242,880): a root at +-5.2e6 is inside it, one at
+    # +-5.3e6 is past it (a 21st bracket, 10,485,760, would hold it), so it is NaN.
+    assert 10.0 * 2.0**19 == 5_242_880.0
+    _fake_cdf(monkeypatch, at_l0=math.nan, shift=root)
+    got = iv._nct_noncentrality(10, 0.5, np.array([0.0]))[0]
+    if found:
+        assert got == pytest.approx(root, abs=1e-6)
+    else:
+        assert math.isnan(got)
+
+
+@pytest.mark.parametrize("t", [-30.0, 30.0])
+def test_the_first_bracket_reaches_10_beyond_t_on_both_sides(monkeypatch, t):
+    # The last bracket is (-|t| - 10, |t| + 10) * 2**19; with |t| = 30 that is 40 * 2**19 = 20,971,520 on
+    # each side, so a root at +-2.09e7 is found whatever the sign of t (a first bracket of |t| + 5, or of
+    # t + 10 / -t - 10 for the sign of t that shrinks it, ends short of it).
+    for root in (2.09e7, -2.09e7):
+        _fake_cdf(monkeypatch, at_l0=math.nan, shift=root - t)
+        assert iv._nct_noncentrality(10, 0.5, np.array([t]))[0] == pytest.approx(root, abs=1e-6)
+
+
+@pytest.mark.parametrize("p", [0.025, 0.5, 0.975])
+def test_a_nan_cdf_stands_for_1_below_t_and_0_from_t_on(monkeypatch, p):
+    # Where nctdtr is NaN (far in a tail; for t below about -1.8e5 scipy's is NaN even at lambda = t) the
+    # search uses the limit of P(T <= t) in lambda: 1 for lambda below t, 0 for lambda at or above it (the
+    # rule float(lambda < t), exactly at its boundary). brentq is replaced by a probe of the function it is
+    # given, at t itself and one ulp either side, with a stand-in CDF that is NaN everywhere but at the ends
+    # of the first bracket (so that it is bracketed: 1 at -|t| - 10, 0 at |t| + 10).
+    import scipy.optimize
+    import scipy.special
+
+    t = -2.5e5
+    lo, hi = -abs(t) - 10.0, abs(t) + 10.0
+
+    def nctdtr(df, lam, tt):
+        lam = np.asarray(lam, float)
+        return np.where(lam == lo, 1.0, np.where(lam == hi, 0.0, np.nan))
+
+    probed = {}
+
+    def probe(f, a, b, xtol):
+        assert (a, b) == (lo, hi)
+        for x in (np.nextafter(t, -np.inf), t, np.nextafter(t, np.inf)):
+            probed[float(x)] = f(float(x))
+        return 1.0
+
+    monkeypatch.setattr(scipy.special, "nctdtr", nctdtr)
+    monkeypatch.setattr(scipy.special, "nctdtrinc", lambda df, p, t: np.full(np.shape(t), L0))
+    monkeypatch.setattr(scipy.optimize, "brentq", probe)
+    assert iv._nct_noncentrality(10, p, np.array([t]))[0] == 1.0
+    assert probed == {float(np.nextafter(t, -np.inf)): 1.0 - p, t: 0.0 - p, float(np.nextafter(t, np.inf)): 0.0 - p}
+
+
+def test_populations_jackknife_default_budget_is_2_gib():
+    # the budget check of interval_on_d: 48 * (t**2 a + a**2 t) bytes with t, a the largest target and attribute
+    # sets. t = a = 282 needs 48 * 2 * 282**3 = 2,152,873,728 bytes, just over 2 GiB = 2,147,483,648: refused by
+    # default, before anything is allocated (t = a = 281 would need 2,130,071,136, under it)
+    assert 48 * 2 * 281**3 < 2**31 < 48 * 2 * 282**3 == 2_152_873_728
+    g = np.random.default_rng(1)
+    cxa, cxb, cya, cyb = g.normal(size=(282, 282)), g.normal(size=(282, 3)), g.normal(size=(3, 282)), g.normal(size=(3, 3))
+    sx, sy = cxa.mean(1) - cxb.mean(1), cya.mean(1) - cyb.mean(1)
+    ci = iv.interval_on_d(sx, sy, (cxa, cxb, cya, cyb), _req("populations", "jackknife"))
+    assert math.isnan(ci.low) and math.isnan(ci.high)
+    assert ci.note == ("no interval: the jackknife over 282+3 target and 282+3 attribute words needs about 2.0 GiB, "
+                       "over its 2 GiB budget")

@@ -359,7 +359,7 @@ def certified_memory_bytes(s: Any, n_x: int, bits: int) -> int:
     from ._checks import _as_scores, _check_n_x
 
     arr = _as_scores(s)
-    prob = _Problem(arr, _check_n_x(n_x, arr.size), "greater", 0.0)
+    prob = _Problem(arr, _check_n_x(n_x, arr.size), "greater", 0.0)  # mutation: equivalent[const 0.0 -> 1.0] (the tolerance sets only the queries; the table sizes read the halves and k)
     return _plan_bytes(_rounded(prob, int(bits)).values, prob.k)
 
 
@@ -375,12 +375,12 @@ def _predicted_bits(prob: _Problem, rel_width: float, abs_width: float) -> int:
     sd = math.sqrt(k * (n - k) / (n * (n - 1)) * float(np.sum((x - mean) ** 2)))
     spread = float(np.max(x) - np.min(x))
     coarse = 4 - math.frexp(spread)[1] if spread > 0 else 0  # 16 grid steps across the values
-    delta = 0.0
+    delta = 0.0  # mutation: equivalent[const 0.0 -> 1.0] (kept only without sd or density; then bits = max(coarse, -log2 delta) and coarse >= 0 = -log2 1: 3 or more for |x| < 1 with a spread, 0 without)
     if sd > 0.0:
         mu = k * mean
         p = dens = 0.0
         for way, t in prob.queries or []:
-            z = (math.ldexp(float(t), -e) - mu) / sd * (1 if way == "ge" else -1)
+            z = (math.ldexp(float(t), -e) - mu) / sd * (1 if way == "ge" else -1)  # mutation: equivalent[arith * -> /] (the last factor is +-1: dividing by it is multiplying by it)
             p += 0.5 * math.erfc(z / math.sqrt(2))
             dens += math.exp(-0.5 * z * z) / (sd * math.sqrt(2 * math.pi))
         span = max(k * (n - k) / n / 2, 1.0)  # typical residual span (hi - lo) near the threshold, in grid steps
@@ -402,7 +402,7 @@ def _plan_estimate(prob: _Problem, bits: int) -> int:
     w = np.concatenate(widths)
     with np.errstate(invalid="ignore", over="ignore"):
         total = _BYTES * (float(w.sum()) + _TEMPS * float(w.max()))
-    return int(total) if math.isfinite(total) and total < 2.0**200 else 2**200
+    return int(total) if math.isfinite(total) and total < 2.0**200 else 2**200  # mutation: equivalent[cmp < -> <=] (at total = 2.0**200 both give 2**200)
 
 
 def _feasible(n: int, k: int) -> str:
@@ -410,7 +410,7 @@ def _feasible(n: int, k: int) -> str:
     passes = n * (k + 1)
     if passes > _MAX_PASSES:
         return f"{n} values with subsets of {k}: {passes:,} table updates, beyond {_MAX_PASSES:,}"
-    if math.comb(n, k) > _FLOAT_LIMIT:
+    if math.comb(n, k) > _FLOAT_LIMIT:  # mutation: equivalent[cmp > -> >=] (no C(n, k) is 2**1000 within the update limit: k = 1 gives n <= 2**19; k = 2, 3 by parity; k >= 4, n >= 2k: Erdos, no binomial coefficient is a perfect power)
         return f"C({n}, {k}) exceeds 2**1000, beyond float counts"
     return ""
 
@@ -493,4 +493,4 @@ def _certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float
         if bits >= _MAX_BITS:
             return CertifiedCount(low, high, total, tol, bits, False, need, f"resolution 2**{-_MAX_BITS} reached")
         goal = max(rel_width * low, abs_width * total)
-        bits = min(_MAX_BITS, bits + min(12, max(1, math.ceil(math.log2(1.25 * (high - low) / goal)))))
+        bits = min(_MAX_BITS, bits + min(12, max(1, math.ceil(math.log2(1.25 * (high - low) / goal)))))  # mutation: equivalent[const 1 -> 0] (not reached: high - low > goal, so the log2 is > 0.32 and its ceiling >= 1)

@@ -135,7 +135,7 @@ def _nct_noncentrality(df: int, p: float, t: np.ndarray) -> np.ndarray:
 
         lo, hi = -abs(ti) - 10.0, abs(ti) + 10.0
         for _ in range(20):  # widen the bracket up to |lambda| ~ 1e7
-            if gap(lo) > 0.0 > gap(hi):
+            if gap(lo) > 0.0 > gap(hi):  # mutation: equivalent[cmp > -> >=] (gap 0 at an end: that end is a root; the original widens once more and brentq returns the same root to its tolerance, as nctdtr decreases strictly)
                 lam.flat[i] = brentq(gap, lo, hi, xtol=1e-12)  # mutation: equivalent[const 1e-12] (solver tolerance: moves lambda by < 1e-12, below the 1e-5 tail accuracy accepted from cdflib)
                 break
             lo, hi = 2.0 * lo, 2.0 * hi
