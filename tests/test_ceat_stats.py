@@ -301,3 +301,9 @@ def test_two_draws_are_enough_and_one_is_refused():
     assert ceat_from_contexts(_contexts(), n_draws=2, rng=0)[0].meta.n == 2
     with pytest.raises(ConfigError):
         ceat_from_contexts(_contexts(), n_draws=1, rng=0)
+
+
+def test_default_is_1000_draws():
+    # issue 18: "N random draws (default 1,000, seeded)"
+    (raw,) = ceat_from_contexts(_contexts(1), rng=0)
+    assert raw.meta.n == 1000 and len(raw.effect_sizes) == 1000
