@@ -307,3 +307,10 @@ def test_default_is_1000_draws():
     # issue 18: "N random draws (default 1,000, seeded)"
     (raw,) = ceat_from_contexts(_contexts(1), rng=0)
     assert raw.meta.n == 1000 and len(raw.effect_sizes) == 1000
+
+
+def test_default_budget_is_2_gib_at_its_boundary():
+    # need = 8 * draws * (4 + 2 * 2) = 64 * draws: 2**25 draws need exactly 2 GiB (the documented default)
+    check_draw_memory(2**25, 4, 2, 2)
+    with pytest.raises(ConfigError, match="budget"):
+        check_draw_memory(2**25 + 1, 4, 2, 2)
