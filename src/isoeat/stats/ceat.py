@@ -120,7 +120,7 @@ class MetaAnalysis:
     tau2: float
     q: float
     n: int
-    log10_p: float = 0.0
+    log10_p: float
 
 
 def log10_two_sided_p(z: float) -> float:
