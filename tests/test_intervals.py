@@ -478,7 +478,9 @@ def _opts(**kw):
 
 def test_no_interval_without_ci_or_bootstrap():
     assert _opts() is None
-    assert _opts(ci_method="bca", ci_estimand="populations") is None
+    # interval options without an interval are refused, not ignored (tests/test_intervals_surface.py)
+    with pytest.raises(ConfigError, match="no interval asked for"):
+        _opts(ci_method="bca", ci_estimand="populations")
 
 
 def test_default_methods_per_estimand():
