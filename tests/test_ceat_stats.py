@@ -314,3 +314,12 @@ def test_default_budget_is_2_gib_at_its_boundary():
     check_draw_memory(2**25, 4, 2, 2)
     with pytest.raises(ConfigError, match="budget"):
         check_draw_memory(2**25 + 1, 4, 2, 2)
+
+
+def test_log10_p_of_the_combined_effect_is_that_of_its_z():
+    from scipy.stats import norm
+
+    m = random_effects([0.2, 0.5, 0.9, 0.4], [0.04, 0.09, 0.05, 0.02])
+    z = m.ces / m.se                                      # Wald z of the combined effect
+    assert m.log10_p == pytest.approx(math.log10(2 * norm.sf(abs(z))), abs=1e-9)
+    assert m.p_value == pytest.approx(2 * norm.sf(abs(z)), rel=1e-9)
