@@ -323,3 +323,12 @@ def test_log10_p_of_the_combined_effect_is_that_of_its_z():
     z = m.ces / m.se                                      # Wald z of the combined effect
     assert m.log10_p == pytest.approx(math.log10(2 * norm.sf(abs(z))), abs=1e-9)
     assert m.p_value == pytest.approx(2 * norm.sf(abs(z)), rel=1e-9)
+
+
+def test_a_word_needs_at_least_one_context_row():
+    ctx = _contexts(4)
+    ctx["Y"][1] = np.empty((0, 5))                         # a word with no context at all
+    with pytest.raises(ConfigError, match=r"n_contexts >= 1"):
+        ceat_from_contexts(ctx, n_draws=5, rng=0)
+    ctx["Y"][1] = np.ones((1, 5))                          # exactly one context: accepted
+    assert len(ceat_from_contexts(ctx, n_draws=5, rng=0)[0].effect_sizes) == 5
