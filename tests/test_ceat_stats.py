@@ -332,3 +332,15 @@ def test_a_word_needs_at_least_one_context_row():
         ceat_from_contexts(ctx, n_draws=5, rng=0)
     ctx["Y"][1] = np.ones((1, 5))                          # exactly one context: accepted
     assert len(ceat_from_contexts(ctx, n_draws=5, rng=0)[0].effect_sizes) == 5
+
+
+def test_results_are_frozen_and_ddof_defaults_to_1():
+    import dataclasses
+
+    ctx = _contexts(6)
+    r = ceat_from_contexts(ctx, n_draws=30, rng=2)[0]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        r.test = "other"
+    # d with the sample SD (ddof=1, as Caliskan et al. and isoeat's WEAT) unless asked otherwise
+    assert r.effect_sizes == ceat_from_contexts(ctx, n_draws=30, rng=2, ddof=1)[0].effect_sizes
+    assert r.effect_sizes != ceat_from_contexts(ctx, n_draws=30, rng=2, ddof=0)[0].effect_sizes
