@@ -10,6 +10,8 @@ one per comment line, are::
     <!-- doc-run: replace OLD => NEW -->      OLD replaced by NEW before running (a small input for a long run)
     <!-- doc-run: timeout SECONDS -->         the block's limit (default 900 s)
     <!-- doc-run: compare -->                 a transcript whose printed output must equal the command's output
+    <!-- doc-run: needs-data -->              reads the benchmark files of ../shared/data ($ISOEAT_DATA_DIR is set
+                                              to it); skipped where that folder is absent
 
 A transcript's commands are the ``$``-lines (the prompt stripped); under ``compare`` the lines after each
 command are an excerpt of its standard output: every non-blank line must appear in the output, in the same
@@ -49,6 +51,7 @@ class Block:
     replaces: list[tuple[str, str]] = field(default_factory=list)
     timeout: float = DEFAULT_TIMEOUT
     compare: bool = False
+    needs_data: bool = False
 
     @property
     def transcript(self) -> bool:
@@ -115,9 +118,11 @@ def _apply(block: Block, name: str, arg: str, where: str) -> None:
             raise DocRunError(f"{where}: doc-run timeout needs seconds, got {arg!r}") from None
     elif name == "compare":
         block.compare = True
+    elif name == "needs-data":
+        block.needs_data = True
     else:
         raise DocRunError(f"{where}: unknown doc-run directive {name!r} "
-                          "(skip, drop, replace, timeout, compare)")
+                          "(skip, drop, replace, timeout, compare, needs-data)")
 
 
 def collect(path: Path) -> list[Block]:

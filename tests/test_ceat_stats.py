@@ -344,3 +344,39 @@ def test_results_are_frozen_and_ddof_defaults_to_1():
     # d with the sample SD (ddof=1, as Caliskan et al. and isoeat's WEAT) unless asked otherwise
     assert r.effect_sizes == ceat_from_contexts(ctx, n_draws=30, rng=2, ddof=1)[0].effect_sizes
     assert r.effect_sizes != ceat_from_contexts(ctx, n_draws=30, rng=2, ddof=0)[0].effect_sizes
+
+
+class _FakeContextual:
+    """A stand-in contextual model: fixed context vectors per word, no forward pass."""
+
+    name = "fake"
+
+    def __init__(self, ctx):
+        self.vecs = {f"{r.lower()}{i}": a for r in "XYAB" for i, a in enumerate(ctx[r])}
+
+    def context_vectors(self, words):
+        return {w: self.vecs[w] for w in words if w in self.vecs}, {"dropped": [w for w in words if w not in self.vecs]}
+
+
+def _fake_test(n=3, missing=()):
+    from types import SimpleNamespace
+
+    sets = {r: SimpleNamespace(words=[f"{r.lower()}{i}" for i in range(n)] + list(missing if r == "Y" else ()))
+            for r in "XYAB"}
+    return {"id": "T", "sets": sets}
+
+
+def test_ceat_on_a_model_defaults_to_ddof_1_and_needs_two_words_per_set():
+    from isoeat import CoverageError
+    from isoeat.stats.ceat import ceat
+
+    ctx = _contexts(7)
+    model = _FakeContextual(ctx)
+    (r,) = ceat(model, _fake_test(), n_draws=25, rng=3)          # three words a set: more than the minimum
+    (want,) = ceat_from_contexts(ctx, n_draws=25, rng=3, ddof=1)
+    assert r.effect_sizes == want.effect_sizes
+    (r2,) = ceat(model, _fake_test(n=2), n_draws=5, rng=0)        # exactly two words: accepted
+    assert (r2.n_x, r2.n_y) == (2, 2)
+    small = _fake_test(n=1, missing=("zz",))                      # one word with contexts (+1 unknown): refused
+    with pytest.raises(CoverageError, match="at least 2"):
+        ceat(model, small, n_draws=5, rng=0)

@@ -43,6 +43,8 @@ def _env(tmp: Path) -> dict[str, str]:
     env["MPLBACKEND"] = "Agg"
     env["PYTHONPATH"] = str(ROOT / "src") + os.pathsep + env.get("PYTHONPATH", "")
     env.pop("ISOEAT_PROGRESS", None)
+    if SHARED is not None:
+        env.setdefault("ISOEAT_DATA_DIR", str(SHARED))
     return env
 
 
@@ -59,7 +61,7 @@ def _workdir(tmp: Path) -> Path:
 def run_block(block: Block, tmp: Path) -> subprocess.CompletedProcess:
     """Run one block in a fresh folder; raise AssertionError naming the block when it fails."""
     src = block.source()
-    if "shared-data/" in src and SHARED is None:
+    if ("shared-data/" in src or block.needs_data) and SHARED is None:
         pytest.skip("../shared/data not present (set ISOEAT_SHARED_DATA to run)")
     work = _workdir(tmp)
     if block.kind == "python":
