@@ -98,6 +98,15 @@ def _contexts(seed=0, dim=5):
             for r in "XYAB"}
 
 
+def _picks(ctx, idx, i):
+    """The context vectors draw ``i`` takes, as lists for X, Y, A, B (columns of ``idx`` in role order)."""
+    picks, col = [], 0
+    for r in "XYAB":
+        picks.append([a[idx[i, col + j]] for j, a in enumerate(ctx[r])])
+        col += len(ctx[r])
+    return picks
+
+
 def _d_by_hand(x_vecs, y_vecs, a_vecs, b_vecs):
     def cos(u, w):
         return float(np.dot(u, w) / (np.linalg.norm(u) * np.linalg.norm(w)))
@@ -118,11 +127,7 @@ def test_draw_effect_sizes_match_a_loop_over_draws():
     assert np.all(idx >= 0) and np.all(idx < np.array(counts))
     d = draw_effect_sizes(ctx, idx)
     for i in range(25):
-        picks, col = {}, 0
-        for r in "XYAB":
-            picks[r] = [a[idx[i, col + j]] for j, a in enumerate(ctx[r])]
-            col += len(ctx[r])
-        assert d[i] == pytest.approx(_d_by_hand(picks["X"], picks["Y"], picks["A"], picks["B"]), rel=1e-10)
+        assert d[i] == pytest.approx(_d_by_hand(*_picks(ctx, idx, i)), rel=1e-10)
 
 
 def test_every_context_is_drawn():
@@ -265,11 +270,7 @@ def test_unequal_target_sizes_and_ddof_zero():
     d1 = draw_effect_sizes(ctx, idx)
     d0 = draw_effect_sizes(ctx, idx, ddof=0)
     for i in range(15):
-        picks, col = {}, 0
-        for r in "XYAB":
-            picks[r] = [a[idx[i, col + j]] for j, a in enumerate(ctx[r])]
-            col += len(ctx[r])
-        assert d1[i] == pytest.approx(_d_by_hand(picks["X"], picks["Y"], picks["A"], picks["B"]), rel=1e-10)
+        assert d1[i] == pytest.approx(_d_by_hand(*_picks(ctx, idx, i)), rel=1e-10)
     # ddof=0 divides by n instead of n - 1: d larger by sqrt(n/(n-1)), n = 5
     np.testing.assert_allclose(d0, d1 * math.sqrt(5 / 4), rtol=1e-12)
 
