@@ -111,5 +111,10 @@ def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_see
         "isoeat_version": __version__,
     }
     if "eps" in cal.get_params():
-        meta["eps"] = float(cal.get_params()["eps"])
+        # the absolute ε used; a relative one also records its mode and the factor given
+        meta["eps"] = float(getattr(cal, "eps_", cal.get_params()["eps"]))
+        if cal.get_params().get("eps_mode", "absolute") == "relative":
+            meta.update(eps_mode="relative", eps_relative=float(cal.get_params()["eps"]))
+        else:
+            meta["eps_mode"] = "absolute"
     return meta

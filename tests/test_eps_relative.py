@@ -1,0 +1,74 @@
+"""Relative ε (``eps_mode="relative"``, ``--eps-relative R``): ε = R · mean(λ) of the reference covariance.
+
+Expected values are computed here from scratch (numpy.linalg.eigh of the sample covariance, n-1), never
+from the calibrator's own arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from isoeat import ConfigError, ZCAWhitener
+from isoeat.calibration import load_calibrator, make_calibrator, save_calibrator
+
+
+def _cloud(rng, n=1500, d=5):
+    # scales 1e-3 .. 1e2: an absolute eps of 1e-3 means something very different per scale
+    A = rng.normal(size=(d, d)) @ np.diag([100.0, 10.0, 1.0, 0.1, 0.001])
+    return rng.normal(size=(n, d)) @ A + rng.normal(size=d)
+
+
+@pytest.mark.parametrize("r", [1e-3, 0.05, 1.0])
+def test_whitened_diagonal_mean_is_mean_of_shrinkage_factors(rng, r):
+    X = _cloud(rng)
+    lam = np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]
+    eps_abs = r * lam.mean()
+    want = float(np.mean(lam / (lam + eps_abs)))
+    w = ZCAWhitener(eps=r, eps_mode="relative").fit(X)
+    Z = w.transform(X)
+    got = float(np.mean(np.diag(np.cov(Z, rowvar=False, ddof=1))))
+    assert got == pytest.approx(want, rel=1e-9)
+    assert w.eps_ == pytest.approx(eps_abs, rel=1e-9)
+    # the absolute reading of the same number is another calibration (here by far more than rounding)
+    a = ZCAWhitener(eps=r).fit(X)
+    assert float(np.mean(np.diag(np.cov(a.transform(X), rowvar=False)))) != pytest.approx(want, rel=1e-3)
+
+
+def test_scale_free(rng):
+    """Relative ε is scale-invariant: whitened vectors of c·X equal those of X (absolute ε is not)."""
+    X = _cloud(rng)
+    z1 = ZCAWhitener(eps=0.01, eps_mode="relative").fit_transform(X)
+    z2 = ZCAWhitener(eps=0.01, eps_mode="relative").fit_transform(1000.0 * X)
+    np.testing.assert_allclose(z1, z2, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_every_whitener_and_streamed_fits_agree(rng, name):
+    X = _cloud(rng)
+    lam = np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]
+    full = make_calibrator(name, eps=0.02, eps_mode="relative").fit(X)
+    assert full.eps_ == pytest.approx(0.02 * lam.mean(), rel=1e-9)
+    streamed = make_calibrator(name, eps=0.02, eps_mode="relative").fit_batches([X[:700], X[700:]])
+    assert streamed.eps_ == pytest.approx(full.eps_, rel=1e-9)
+
+
+def test_bad_mode_is_one_line_error(rng):
+    with pytest.raises(ConfigError, match="eps_mode must be one of absolute, relative; got 'relativ'"):
+        make_calibrator("zca", eps_mode="relativ")
+    with pytest.raises(ConfigError, match="eps_mode"):
+        ZCAWhitener(eps_mode="x").fit(_cloud(rng))
+
+
+def test_saved_and_loaded_keeps_mode_and_effective_eps(tmp_path, rng):
+    from isoeat.calibration.registry import calibrator_metadata
+
+    X = _cloud(rng)
+    w = ZCAWhitener(eps=0.01, eps_mode="relative").fit(X)
+    w.metadata_ = calibrator_metadata(w, "zca", object(), "test cloud", X.shape[0], X.shape[1])
+    assert w.metadata_["eps_mode"] == "relative" and w.metadata_["eps_relative"] == 0.01
+    assert w.metadata_["eps"] == pytest.approx(w.eps_)
+    path = save_calibrator(w, tmp_path / "w.npz")
+    back = load_calibrator(path)
+    assert back.eps_ == pytest.approx(w.eps_) and back.get_params() == {"eps": 0.01, "eps_mode": "relative"}
+    np.testing.assert_allclose(back.transform(X), w.transform(X))
