@@ -72,3 +72,82 @@ def test_saved_and_loaded_keeps_mode_and_effective_eps(tmp_path, rng):
     back = load_calibrator(path)
     assert back.eps_ == pytest.approx(w.eps_) and back.get_params() == {"eps": 0.01, "eps_mode": "relative"}
     np.testing.assert_allclose(back.transform(X), w.transform(X))
+
+
+# --------------------------------------------------------------------------- configs and cell hashes
+_BASE = {"models": [{"spec": "glove-6b-50d", "label": "g"}], "tests": ["W6"], "calibrations": ["none", "zca"]}
+
+
+def _hashes(cfg, tmp_path):
+    from isoeat.experiments.cells import plan_cells
+
+    return cfg.protocol_hash(), [c.cell_hash for c in plan_cells(cfg, tmp_path)]
+
+
+def test_absolute_configs_keep_the_hashes_of_earlier_folders(tmp_path):
+    from isoeat.experiments.config import parse_config
+
+    # pinned: computed with isoeat at commit 63a1b5e (before eps_relative existed) for this very config
+    old = ("5a2a996d1fa69520", ["c816f89b423db175", "37338d72e42e6c53"])
+    assert _hashes(parse_config({**_BASE, "settings": {"eps": 0.001}}), tmp_path) == old
+    assert _hashes(parse_config({**_BASE, "settings": {"eps_relative": None}}), tmp_path) == old
+
+
+def test_relative_config_never_reuses_absolute_cells(tmp_path):
+    from isoeat.experiments.config import parse_config
+
+    absolute = parse_config({**_BASE, "settings": {"eps": 0.001}})
+    relative = parse_config({**_BASE, "settings": {"eps_relative": 0.001}})
+    assert relative.settings.eps_relative == 0.001
+    assert relative.calibration("zca").params == {"eps": 0.001, "eps_mode": "relative"}
+    (pa, ca), (pr, cr) = _hashes(absolute, tmp_path), _hashes(relative, tmp_path)
+    assert pa != pr and ca[1] != cr[1]
+    assert _hashes(parse_config({**_BASE, "settings": {"eps_relative": 0.002}}), tmp_path)[1][1] != cr[1]
+
+
+def test_config_refuses_both_and_bad_values():
+    from isoeat.experiments.config import parse_config
+
+    with pytest.raises(ConfigError, match="settings.eps_relative: give settings.eps .absolute. or settings.eps_relative"):
+        parse_config({**_BASE, "settings": {"eps": 0.001, "eps_relative": 0.001}})
+    with pytest.raises(ConfigError, match="settings.eps_relative"):
+        parse_config({**_BASE, "settings": {"eps_relative": -1}})
+
+
+# --------------------------------------------------------------------------- the command line
+def _cli(*args, cwd):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "isoeat.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=dict(os.environ), timeout=300)
+
+
+@pytest.mark.parametrize("command", ["whiten --out w.npz", "weat --test W6", "run --tests W6", "anisotropy",
+                                     "whiten-distributed --out w.npz", "seat --test sent-weat6", "metric"])
+def test_eps_and_eps_relative_exclude_each_other(tmp_path, command):
+    proc = _cli(*command.split(), "--eps", "1e-3", "--eps-relative", "1e-3", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"isoeat {command.split()[0]}: error: argument --eps-relative: not allowed with argument --eps "
+        f"(see 'isoeat {command.split()[0]} --help')"]
+
+
+def test_run_with_eps_relative_records_and_prints_it(tmp_path, glove):
+    X = glove.reference_vectors(3000)[0]
+    lam = np.linalg.eigh(np.cov(np.asarray(X, dtype=np.float64), rowvar=False))[0]
+    proc = _cli("run", "--tests", "W6", "--reference-size", "3000", "--eps-relative", "0.01", "--permutations", "1000",
+                "--out", "res", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    want = 0.01 * lam.mean()
+    assert f"eps=0.01 x mean eigenvalue (= {want:.3g})" in proc.stdout
+    import json
+
+    rec = json.loads((tmp_path / "res" / "manifest.json").read_text())["calibrators"]["glove-6b-50d/zca"]
+    assert rec["eps_mode"] == "relative" and rec["eps_relative"] == 0.01
+    assert rec["eps"] == pytest.approx(want, rel=1e-9)
+    # the same folder with the absolute reading of 0.01 is another experiment: refused, never reused
+    again = _cli("run", "--tests", "W6", "--reference-size", "3000", "--eps", "0.01", "--permutations", "1000",
+                 "--out", "res", cwd=tmp_path)
+    assert again.returncode != 0 and "eps_relative" in again.stderr and len(again.stderr.strip().splitlines()) == 1

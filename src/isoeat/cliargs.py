@@ -14,7 +14,8 @@ from ._validate import check_int, check_real
 
 __all__ = [
     "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
-    "add_model_options", "model_options", "ClusterLookup", "load_model_from_args", "weat_kwargs",
+    "add_model_options", "add_eps_options", "eps_params", "model_options", "ClusterLookup",
+    "load_model_from_args", "weat_kwargs",
     "calibration_params", "parse_calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
 
@@ -70,14 +71,32 @@ def examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
+def add_eps_options(p: argparse.ArgumentParser) -> None:
+    """``--eps E`` (absolute, the paper's) or ``--eps-relative R`` (ε = R · mean eigenvalue): one or the other."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
+                   help="regulariser added to the eigenvalues of the reference covariance, absolute as in the paper "
+                        "(default 1e-3)")
+    g.add_argument("--eps-relative", type=float_in("--eps-relative", 0, float("inf")), default=None, metavar="R",
+                   help="instead of --eps: epsilon = R times the mean eigenvalue of the reference covariance, the "
+                        "same share of the spectrum whatever the scale of the vectors (default: not used, --eps)")
+
+
+def eps_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--eps``/``--eps-relative`` as calibrator parameters: ``{"eps": E}`` or ``{"eps": R, "eps_mode": "relative"}``."""
+    r = getattr(args, "eps_relative", None)
+    if r is not None:
+        return {"eps": r, "eps_mode": "relative"}
+    return {"eps": args.eps}
+
+
 def add_calibration_options(p: argparse.ArgumentParser, *, sentences: bool = False, saved: bool = True) -> None:
     """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded.
 
     ``sentences``: the model is a sentence encoder (``isoeat seat``), whose reference sample is sentences;
     ``saved=False`` leaves out loading a saved calibrator (--whitener, --force), for ``isoeat whiten``.
     """
-    p.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
-                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    add_eps_options(p)
     p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable; "
                         "default: none)")
@@ -282,14 +301,15 @@ def parse_calibration_params(items: list[str] | None, name: str, *, refuse: dict
 
 
 def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``--eps`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
+    """``--eps``/``--eps-relative`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
     from .calibration import make_calibrator
 
     name = getattr(args, "calibration", "zca")
     params: dict[str, Any] = {}
     if name != "none" and "eps" in make_calibrator(name).get_params():
-        params["eps"] = args.eps
-    params.update(parse_calibration_params(getattr(args, "calibration_param", []), name))
+        params.update(eps_params(args))
+    params.update(parse_calibration_params(getattr(args, "calibration_param", []), name,
+                                           refuse={"eps_mode": "use --eps-relative R for a relative epsilon"}))
     return params
 
 
@@ -302,7 +322,7 @@ def given_options(args: argparse.Namespace) -> set[str]:
 
 
 #: Options that say how to fit a calibrator: meaningless next to ``--whitener FILE``.
-_FIT_OPTIONS = ("eps", "calibration_param", "reference_size", "reference_text")
+_FIT_OPTIONS = ("eps", "eps_relative", "calibration_param", "reference_size", "reference_text")
 
 
 def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:

@@ -110,11 +110,35 @@ def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_see
         "dim": dim,
         "isoeat_version": __version__,
     }
-    if "eps" in cal.get_params():
-        # the absolute ε used; a relative one also records its mode and the factor given
-        meta["eps"] = float(getattr(cal, "eps_", cal.get_params()["eps"]))
-        if cal.get_params().get("eps_mode", "absolute") == "relative":
-            meta.update(eps_mode="relative", eps_relative=float(cal.get_params()["eps"]))
-        else:
-            meta["eps_mode"] = "absolute"
+    meta.update(eps_metadata(cal))
     return meta
+
+
+def eps_metadata(cal: Any) -> dict[str, Any]:
+    """What a fitted calibrator records of its ε: ``eps`` (the absolute ε used), ``eps_mode``, and for a
+    relative ε the factor given (``eps_relative``); nothing for calibrators without ``eps``."""
+    params = cal.get_params()
+    if "eps" not in params:
+        return {}
+    out: dict[str, Any] = {"eps": float(getattr(cal, "eps_", params["eps"]))}
+    if params.get("eps_mode", "absolute") == "relative":
+        out.update(eps_mode="relative", eps_relative=float(params["eps"]))
+    else:
+        out["eps_mode"] = "absolute"
+    return out
+
+
+def eps_text(params: dict[str, Any], eps_used: float | None = None) -> str:
+    """ε as headers print it: ``eps=0.001``, or ``eps=0.001 x mean eigenvalue (= 2.3e-05)`` for a relative one.
+
+    >>> eps_text({"eps": 0.01, "eps_mode": "relative"}, 0.005)
+    'eps=0.01 x mean eigenvalue (= 0.005)'
+    >>> eps_text({"eps": 0.001})
+    'eps=0.001'
+    """
+    if "eps" not in params:
+        return ""
+    if params.get("eps_mode") == "relative":
+        used = f" (= {eps_used:.3g})" if eps_used is not None else ""
+        return f"eps={params['eps']:g} x mean eigenvalue{used}"
+    return f"eps={params['eps']:g}"

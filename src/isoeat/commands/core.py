@@ -156,6 +156,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 
 def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
+    from ..calibration.registry import eps_text
 
     out = Path(args.out)
     if out.is_dir():
@@ -170,8 +171,11 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     w = calibrator_from_args(args, model)
     path = save_calibrator(w, args.out)
     label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"
-    print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
-          f"{', '.join(f'{k}={v}' for k, v in w.get_params().items())}) to {path}")
+    params = w.get_params()
+    shown = [eps_text(params, getattr(w, "eps_", None))] if "eps" in params else []
+    shown += [f"{k}={v}" for k, v in params.items() if k not in ("eps", "eps_mode")]
+    print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}"
+          f"{''.join(', ' + x for x in shown)}) to {path}")
     return 0
 
 

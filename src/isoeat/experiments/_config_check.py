@@ -38,7 +38,7 @@ _TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "metrics"
 _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options")
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
-    "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
+    "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "eps_relative", "min_coverage", "adjust",
     "bootstrap", "ci", "ci_estimand", "ci_method", "ci_level", "resample_attributes", "exact_memory", "allow_overlap",
     "stop_early", "contexts_per_word", "layer",
     "reference",

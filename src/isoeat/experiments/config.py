@@ -166,6 +166,8 @@ class Settings:
     alpha: float = 0.05
     seed: int = 0
     eps: float = 1e-3
+    #: ε relative to the mean eigenvalue of the reference covariance (``eps_mode="relative"``); None: ``eps``.
+    eps_relative: float | None = None
     min_coverage: float = 0.8
     adjust: str = "holm"
     bootstrap: int = 0
@@ -180,6 +182,12 @@ class Settings:
     contexts_per_word: int = 20
     layer: int = -1
     reference: ReferenceSettings = field(default_factory=ReferenceSettings)
+
+    def eps_params(self) -> dict[str, Any]:
+        """The calibrators' ε: ``{"eps": eps}``, or ``{"eps": r, "eps_mode": "relative"}`` with ``eps_relative``."""
+        if self.eps_relative is not None:
+            return {"eps": self.eps_relative, "eps_mode": "relative"}
+        return {"eps": self.eps}
 
     def weat_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`isoeat.weat` for one cell (without ``rng``)."""
@@ -313,6 +321,7 @@ class ExperimentConfig:
         for k in ("adjust",):  # presentation only
             s.pop(k, None)
         for k, default in (("resample_attributes", False), ("exact_memory", Settings.exact_memory),
+                           ("eps_relative", None),
                            ("allow_overlap", False), ("ci", False), ("ci_estimand", "given-attributes")):
             if s.get(k) == default:  # added later: the default keeps the hash of folders written before
                 s.pop(k, None)
@@ -425,8 +434,12 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         kw["alpha"] = ck.number("settings.alpha", raw["alpha"], lo=0, hi=1, lo_open=True, hi_open=True)
     if "seed" in raw:
         kw["seed"] = ck.integer("settings.seed", raw["seed"], lo=0)
+    if "eps" in raw and raw.get("eps_relative") is not None:
+        raise ck.fail("settings.eps_relative", "give settings.eps (absolute) or settings.eps_relative, not both")
     if "eps" in raw:
         kw["eps"] = ck.number("settings.eps", raw["eps"], lo=0)
+    if raw.get("eps_relative") is not None:
+        kw["eps_relative"] = ck.number("settings.eps_relative", raw["eps_relative"], lo=0)
     if "min_coverage" in raw:
         kw["min_coverage"] = ck.number("settings.min_coverage", raw["min_coverage"], lo=0, hi=1)
     if "adjust" in raw:
@@ -563,7 +576,7 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
             given = ck.keys(f"{key}.params", given, list(accepted))
             params = {}
             if "eps" in accepted:
-                params["eps"] = settings.eps
+                params.update(settings.eps_params())
             for k, v in given.items():
                 v = plain_scalar(v)
                 if isinstance(v, str):

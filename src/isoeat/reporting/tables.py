@@ -190,7 +190,12 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
     title = f"{comp.model}: raw (R) vs {label} (W)"
     if meta:
-        params = meta.get("params") or {}
+        params = dict(meta.get("params") or {})
+        if params.get("eps_mode") == "relative":  # the factor and the absolute ε it gave
+            from ..calibration.registry import eps_text
+
+            params["eps"] = eps_text(params, meta.get("eps")).removeprefix("eps=")
+            del params["eps_mode"]
         shown = ", ".join(f"{k}={v}" for k, v in params.items())
         title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
     s = comp.summary()
