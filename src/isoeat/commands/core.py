@@ -107,7 +107,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
     else:
-        print(weat_table(results))
+        print(weat_table(results, contexts=hasattr(model, "context_vectors")))
         for r in results:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")

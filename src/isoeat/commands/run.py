@@ -228,7 +228,8 @@ def comparisons(res: Any) -> list[Any]:
                     **{k: v for k, v in cal_meta.items() if k.startswith("reference_") and k != "reference_steps"}
                     } if cal_meta else {}
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
-                                  alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta))
+                                  alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta,
+                                  contexts=m.get("family") not in (None, "static")))
     return out
 
 

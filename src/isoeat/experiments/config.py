@@ -65,8 +65,9 @@ __all__ = [
     "EXAMPLE",
 ]
 
-#: Architectural families of the paper (§4.1), used for its breakdowns.
-FAMILIES = ("static", "contextualized", "contrastive")
+#: Families of the paper (§4.1; ``contrastive``: its unsupervised SimCSE), and ``supervised-contrastive``
+#: (trained on labelled pairs, e.g. all-MiniLM-L6-v2), not a family of the paper, kept apart from it.
+FAMILIES = ("static", "contextualized", "contrastive", "supervised-contrastive")
 
 EXAMPLE = """\
 # A grid: models x calibrations x tests (see docs/experiments.md for every key)

@@ -49,6 +49,7 @@ FAMILY_TITLES = {
     "static": "Static embeddings",
     "contextualized": "Contextualized embeddings",
     "contrastive": "Unsupervised contrastive embeddings",
+    "supervised-contrastive": "Supervised contrastive embeddings (not in the paper)",
 }
 _CHG = {"Stable": "S", "Disappearing": "D", "Emerging": "E"}
 
