@@ -176,7 +176,8 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
                         "only for files you trust")
     g = p.add_argument_group("contextual models (hf:, st:, minilm)")
     g.add_argument("--corpus", metavar="SPEC",
-                   help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
+                   help="context and reference corpus: gensim-wiki (default), wikitext-103, enwiki-sample, "
+                        "wikitext-2, auto (the largest of them present offline), or a path")
     g.add_argument("--layer", type=int, metavar="L", help="hidden layer (default last; negative counts from the end)")
     g.add_argument("--contexts", type=positive_int("--contexts"), metavar="K", dest="contexts_per_word",
                    help="sentences per word for aggregation (default 20)")

@@ -357,7 +357,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             c["spec"] = f"{c['spec_prefix']}:{api.load(c['gensim_name'], return_path=True)}"
     quick = args.quick
     contextual = any(c["family"] != "static" for c in chosen)
-    corpus = _corpus_for(corpus_spec) if contextual else None
+    corpus = _corpus_for(corpus_spec) if contextual or args.corpus is not None or corpus_given else None
     settings: dict[str, Any] = {
         "permutations": 10_000 if quick else 100_000, "seed": 0, "alpha": 0.05,
         **({"eps_relative": args.eps_relative} if args.eps_relative is not None else {"eps": args.eps}),

@@ -13,7 +13,7 @@ import numbers
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .._errors import ConfigError, InvalidValueError
+from .._errors import ConfigError, InvalidValueError, IsoeatError
 from .._validate import check_bool, check_choice, check_int, check_real, describe_range, suggest
 from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays importable from here
     FLAG_WORDS,
@@ -216,8 +216,13 @@ def _is_contextual_spec(spec: str) -> bool:
 
 def _check_corpus(ck: _Checker, spec: str, base: Path) -> str:
     """A named corpus (wikitext-103, wikitext-2, gensim-wiki, ...), FORMAT:PATH, or an existing file/folder."""
-    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA
+    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, resolve_auto_corpus
 
+    if spec.strip().lower() == "auto":  # recorded as the corpus it chose, so the protocol names it
+        try:
+            return str(resolve_auto_corpus(spec))
+        except IsoeatError as exc:
+            raise ck.fail("settings.reference.corpus", str(exc)) from None
     if spec in NAMED_CORPORA:
         return spec
     prefixes = [p.lower() for p in FORMAT_PREFIXES]
