@@ -409,6 +409,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for c in chosen:
         if not c.get("paper"):
             print(f"{c['label']}: not in the paper ({c.get('note', '')}); its results are in {args.out}/tables")
+            if c.get("fallback_line"):
+                print(c["fallback_line"])
     out = Path(args.out)
     from .._io import atomic_write_text
 
