@@ -110,3 +110,20 @@ def test_contextual_tables_print_zero_and_static_tables_print_nothing():
     res = _results(2, 0)
     assert "Template fallback: 0 of 32 stimulus words (0%) had no corpus context" in weat_table(res, contexts=True)
     assert "Template fallback" not in weat_table(res)
+
+
+def test_auto_in_model_options_and_on_the_command_line_is_recorded_resolved(data_dir):
+    """Cells are keyed by the corpus ``auto`` chose, so a bigger corpus added later never reuses them."""
+    import argparse
+
+    from isoeat.cliargs import model_options
+    from isoeat.experiments.config import parse_config
+
+    enwiki, wt2 = data_dir
+    enwiki.write_bytes(b"x" * 5)
+    wt2.write_bytes(b"y" * 50)
+    cfg = parse_config({"models": [{"spec": "minilm", "options": {"corpus": "auto"}}], "tests": ["W6"]})
+    assert cfg.models[0].options["corpus"] == "wikitext-2"
+    args = argparse.Namespace(corpus="auto", layer=None, contexts_per_word=None, missing=None, reference_unit=None,
+                              device=None, cache_dir=None)
+    assert model_options(args)["corpus"] == "wikitext-2"

@@ -200,8 +200,11 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    from .corpora import resolve_auto_corpus
+
     opts = {k: getattr(args, k, None) for k in
             ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
+    opts["corpus"] = resolve_auto_corpus(opts["corpus"])  # "auto" as the corpus it chose: what results record
     if getattr(args, "occurrences", None):
         opts["occurrences"] = args.occurrences
     if getattr(args, "no_cache", False):

@@ -214,7 +214,7 @@ def _is_contextual_spec(spec: str) -> bool:
     return low.startswith(("hf:", "st:", "minilm")) or low in {"minilm", "all-minilm-l6-v2"}
 
 
-def _check_corpus(ck: _Checker, spec: str, base: Path) -> str:
+def _check_corpus(ck: _Checker, spec: str, base: Path, key: str = "settings.reference.corpus") -> str:
     """A named corpus (wikitext-103, wikitext-2, gensim-wiki, ...), FORMAT:PATH, or an existing file/folder."""
     from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, resolve_auto_corpus
 
@@ -222,7 +222,7 @@ def _check_corpus(ck: _Checker, spec: str, base: Path) -> str:
         try:
             return str(resolve_auto_corpus(spec))
         except IsoeatError as exc:
-            raise ck.fail("settings.reference.corpus", str(exc)) from None
+            raise ck.fail(key, str(exc)) from None
     if spec in NAMED_CORPORA:
         return spec
     prefixes = [p.lower() for p in FORMAT_PREFIXES]

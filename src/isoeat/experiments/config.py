@@ -65,8 +65,7 @@ __all__ = [
     "EXAMPLE",
 ]
 
-#: Families of the paper (§4.1; ``contrastive``: its unsupervised SimCSE), and ``supervised-contrastive``
-#: (trained on labelled pairs, e.g. all-MiniLM-L6-v2), not a family of the paper, kept apart from it.
+#: The paper's families (§4.1; contrastive: unsupervised SimCSE) and supervised-contrastive (e.g. MiniLM), not its.
 FAMILIES = ("static", "contextualized", "contrastive", "supervised-contrastive")
 
 EXAMPLE = """\
@@ -167,8 +166,7 @@ class Settings:
     alpha: float = 0.05
     seed: int = 0
     eps: float = 1e-3
-    #: ε relative to the mean eigenvalue of the reference covariance (``eps_mode="relative"``); None: ``eps``.
-    eps_relative: float | None = None
+    eps_relative: float | None = None  # ε = this x the reference's mean eigenvalue (eps_mode="relative")
     min_coverage: float = 0.8
     adjust: str = "holm"
     bootstrap: int = 0
@@ -514,6 +512,8 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
                           f"{spec!r} is static vectors")
         options = ck.option(f"{key}.options", ck.keys(f"{key}.options", m.get("options") or {},
                                                        list((m.get("options") or {}).keys())))
+        if str(options.get("corpus", "")).strip().lower() == "auto":  # keyed by the corpus auto chose
+            options = {**options, "corpus": _check_corpus(ck, "auto", Path.cwd(), key=f"{key}.options.corpus")}
         out.append(ModelSpec(spec=spec, label=label, family=family, layer=layer, contexts_per_word=cpw,
                              options=options, family_given="family" in m))
     labels = [m.label for m in out]
