@@ -142,3 +142,21 @@ def eps_text(params: dict[str, Any], eps_used: float | None = None) -> str:
         used = f" (= {eps_used:.3g})" if eps_used is not None else ""
         return f"eps={params['eps']:g} x mean eigenvalue{used}"
     return f"eps={params['eps']:g}"
+
+
+def params_text(params: dict[str, Any], eps_used: float | None = None) -> str:
+    """A calibrator's parameters as headers print them: ``eps=0.001, n_components=5``; a relative ε as
+    :func:`eps_text` says it; ``eps_mode`` itself is not repeated.
+
+    >>> params_text({"eps": 0.01, "eps_mode": "relative"}, 0.005)
+    'eps=0.01 x mean eigenvalue (= 0.005)'
+    >>> params_text({"eps": 0.001, "eps_mode": "absolute", "shrinkage": None})
+    'eps=0.001, shrinkage=None'
+    """
+    shown = []
+    for k, v in params.items():
+        if k == "eps" and params.get("eps_mode") == "relative":
+            shown.append(eps_text(params, eps_used))
+        elif k != "eps_mode":
+            shown.append(f"{k}={v}")
+    return ", ".join(shown)

@@ -156,7 +156,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 
 def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
-    from ..calibration.registry import eps_text
+    from ..calibration.registry import params_text
 
     out = Path(args.out)
     if out.is_dir():
@@ -171,11 +171,9 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     w = calibrator_from_args(args, model)
     path = save_calibrator(w, args.out)
     label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"
-    params = w.get_params()
-    shown = [eps_text(params, getattr(w, "eps_", None))] if "eps" in params else []
-    shown += [f"{k}={v}" for k, v in params.items() if k not in ("eps", "eps_mode")]
+    shown = params_text(w.get_params(), getattr(w, "eps_", None))
     print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}"
-          f"{''.join(', ' + x for x in shown)}) to {path}")
+          f"{', ' + shown if shown else ''}) to {path}")
     return 0
 
 

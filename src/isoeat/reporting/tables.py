@@ -190,13 +190,9 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
     title = f"{comp.model}: raw (R) vs {label} (W)"
     if meta:
-        params = dict(meta.get("params") or {})
-        if params.get("eps_mode") == "relative":  # the factor and the absolute ε it gave
-            from ..calibration.registry import eps_text
+        from ..calibration.registry import params_text
 
-            params["eps"] = eps_text(params, meta.get("eps")).removeprefix("eps=")
-            del params["eps_mode"]
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        shown = params_text(meta.get("params") or {}, meta.get("eps"))  # a relative ε with the absolute one used
         title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
     s = comp.summary()
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
