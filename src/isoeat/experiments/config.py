@@ -101,7 +101,7 @@ class ModelSpec:
     family : str
         ``static``, ``contextualized`` or ``contrastive`` (paper §4.1), for the
         breakdowns of §5.5; default from the spec (``hf:``: contextualized, or
-        contrastive for SimCSE names; ``st:``/``minilm``: contrastive; else static).
+        contrastive for SimCSE names; ``st:``: contrastive; ``minilm``: supervised-contrastive; else static).
     layer, contexts_per_word : int or None
         Per-model overrides of the settings of the same name (contextual encoders only).
     options : dict
@@ -355,12 +355,12 @@ test_hash.__test__ = False  # keep pytest from collecting it
 
 # --------------------------------------------------------------------------- loading
 def default_family(spec: str) -> str:
-    """The paper's family for a model spec: hf: -> contextualized (SimCSE -> contrastive), st:/minilm -> contrastive."""
+    """The family of a spec: hf: -> contextualized (SimCSE: contrastive), st: -> contrastive, minilm: supervised-."""
     low = spec.strip().lower()
     if low.startswith("hf:"):
         return "contrastive" if ("simcse" in low or "contrastive" in low) else "contextualized"
-    if low.startswith("st:") or low.startswith("minilm") or "minilm" in low:
-        return "contrastive"
+    if low.startswith("st:") or "minilm" in low:  # all-MiniLM-L6-v2 was trained on labelled pairs
+        return "supervised-contrastive" if "minilm" in low else "contrastive"
     return "static"
 
 
