@@ -186,3 +186,33 @@ def test_minilm_is_not_labelled_unsupervised():
     mini = next(c for c in candidate_models(online=False) if c["label"] == "MiniLM")
     assert mini["family"] == "supervised-contrastive"
     assert "Unsupervised" not in FAMILY_TITLES[mini["family"]]
+
+
+def test_a_local_transformer_folder_maps_a_paper_transformer(capsys):
+    """``hf:FOLDER`` (here the bundled MiniLM's folder, a real local transformers model) stands for BERT."""
+    from isoeat import MissingDependencyError
+    from isoeat.backends._registry import minilm_folder
+
+    try:
+        folder = minilm_folder()
+    except MissingDependencyError as exc:
+        pytest.skip(str(exc))
+    assert main(["reproduce", "--model", f"bert-base-cased=hf:{folder}", "--list", "--offline"]) == 0
+    out = capsys.readouterr().out
+    line = next(ln for ln in out.splitlines() if ln.startswith("BERT "))
+    assert f"hf:{folder.resolve()}" in line and "available" in line and f"mapped: {folder.resolve()}" in line
+    assert "  BERT: --model" not in out and "  GPT-2: --model GPT-2=hf:FOLDER" in out
+
+
+def test_eps_relative_reproduction_records_the_absolute_eps(tmp_path):
+    import json
+
+    _, vecs = _write_standin(tmp_path / "g.txt")
+    proc = _cli("reproduce", "--model", "GloVe=glove:g.txt", "--models", "GloVe", "--quick", "--no-extras",
+                "--offline", "--eps-relative", "0.05", "--out", "rep", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "epsilon 0.05 x the mean eigenvalue of each reference covariance" in proc.stdout.splitlines()[0]
+    lam = np.linalg.eigh(np.cov(vecs, rowvar=False, ddof=1))[0]  # every row is the quick reference (659 < 2,000)
+    rec = json.loads((tmp_path / "rep" / "manifest.json").read_text())["calibrators"]["GloVe/zca"]
+    assert rec["eps_mode"] == "relative" and rec["eps_relative"] == 0.05
+    assert rec["eps"] == pytest.approx(0.05 * lam.mean(), rel=1e-6)
