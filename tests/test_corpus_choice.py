@@ -127,3 +127,21 @@ def test_auto_in_model_options_and_on_the_command_line_is_recorded_resolved(data
     args = argparse.Namespace(corpus="auto", layer=None, contexts_per_word=None, missing=None, reference_unit=None,
                               device=None, cache_dir=None)
     assert model_options(args)["corpus"] == "wikitext-2"
+
+
+def test_folder_fallback_lines_name_the_model_and_skip_static_models():
+    from types import SimpleNamespace
+
+    from isoeat.reporting.tables import folder_fallback_lines
+
+    def rec(model, cal, fb):
+        return {"model": model, "calibration": cal, "test": "W1", "fallback": fb, "n_x": 5, "n_y": 5, "n_a": 5,
+                "n_b": 5}
+
+    res = SimpleNamespace(models=[{"label": "ctx", "family": "contextualized"}, {"label": "vec", "family": "static"}],
+                          weat=[rec("ctx", "none", ["X:a", "A:b", "B:c"]), rec("ctx", "zca", ["X:a", "A:b", "B:c"]),
+                                rec("vec", "none", [])])
+    lines = folder_fallback_lines(res, "ctx")  # 3 of 20 entries = 15% > 10%: counted once (the raw space), warned
+    assert lines[0].startswith("ctx: Template fallback: 3 of 20 stimulus words (15%)")
+    assert lines[1].startswith("! ctx: more than 10% of the stimulus words fell back")
+    assert len(lines) == 2 and folder_fallback_lines(res, "vec") == []

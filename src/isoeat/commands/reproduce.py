@@ -68,16 +68,9 @@ def _corpora_text(spec: str) -> str:
 
 def _fallback_line(res: Any, label: str) -> str:
     """The template-fallback count of a model's raw WEATs (a contextual model only), with the warning."""
-    from ..reporting.tables import fallback_footer
+    from ..reporting.tables import folder_fallback_lines
 
-    model = next((m for m in res.models if m["label"] == label), {})
-    raws = [r for r in res.weat if r["model"] == label and r["calibration"] == "none"]
-    if not raws:
-        return ""
-    from types import SimpleNamespace
-
-    lines = fallback_footer([SimpleNamespace(**r) for r in raws], contexts=model.get("family") not in (None, "static"))
-    return "\n".join(line for line in lines if not line.startswith("No corpus context"))
+    return "\n".join(folder_fallback_lines(res, label))
 
 
 def _benchmarks() -> list[str]:

@@ -259,6 +259,19 @@ def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
     return out
 
 
+def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[str]:
+    """:func:`fallback_footer` for one model of an experiment folder (its raw WEAT records; a contextual
+    family prints the count even when none fell back). ``words=False`` leaves out the list of words."""
+    from types import SimpleNamespace
+
+    model = next((m for m in res.models if m["label"] == label), {})
+    raws = [SimpleNamespace(**r) for r in getattr(res, "weat", ())
+            if r["model"] == label and r["calibration"] == "none"]
+    lines = fallback_footer(raws, contexts=model.get("family") not in (None, "static")) if raws else []
+    return [f"! {label}: {line[2:]}" if line.startswith("! ") else f"{label}: {line}" for line in lines
+            if words or not line.startswith("No corpus context")]
+
+
 def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = False) -> str:
     """One line per WEAT result; a footer line names the tests that cannot reach ``p < alpha``.
 
