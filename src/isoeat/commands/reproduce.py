@@ -8,14 +8,20 @@ Models, in the paper's order of families:
   word2vec GoogleNews 300d (``word2vec-google-news-300``): the paper's own static models;
 * when in the local Hugging Face cache or the hub is reachable: ``gpt2``, ``bert-base-cased``,
   ``roberta-base``, ``princeton-nlp/unsup-simcse-bert-base-uncased``,
-  ``princeton-nlp/unsup-simcse-roberta-base``: the paper's own transformer models.
+  ``princeton-nlp/unsup-simcse-roberta-base``: the paper's own transformer models;
+* ``--model NAME=SPEC`` (or ``models:`` in ``--config FILE``): any of the paper's seven bound to a local file
+  or folder, marked ``mapped: PATH`` and compared with the paper digit by digit
+  (:mod:`isoeat.commands._paper_models`). With ``--models auto`` a substitute is dropped when its paper
+  model is here; the paper's models that are not here are listed with what would bring them.
 
-The protocol (paper §4): ten WEATs, raw vs ZCA (ε = 1e-3), 100,000 permutations, one-sided; 100,000
-reference vectors (static: the top vocabulary rows; contextual: sentences of the reference corpus —
-WikiText-103 when available, else the WikiText-2 copy of the project's shared data, else gensim's
-Wikipedia sample, said in the output); 20 contexts per word, last layer; anisotropy on 2,000 sampled
-vectors; Spearman ρ on WordSim-353 and SimLex-999 (and STS-B when its file is found), paired bootstrap
-with 10,000 resamples. ``--quick`` shrinks the sample sizes for a smoke test (and says so).
+The protocol (paper §4): ten WEATs, raw vs ZCA (ε = 1e-3, or ``--eps-relative R``), 100,000 permutations,
+one-sided; 100,000 reference vectors (static: the top vocabulary rows; contextual: sentences of the corpus
+``--corpus``, default ``auto``: the largest present offline, :func:`isoeat.corpora.offline_corpora`, said in
+the output); 20 contexts per word, last layer; anisotropy on 2,000 sampled vectors; Spearman ρ on
+WordSim-353 and SimLex-999 (and STS-B when its file is found), paired bootstrap with 10,000 resamples.
+``--quick`` shrinks the sample sizes for a smoke test (and says so). Our numbers are printed at the paper's
+precision (:func:`~isoeat.experiments.paper.format_paper_p`), each row with how many of its four numbers
+print the same digits as the paper's; a contextual model's table gives its template-fallback count.
 
 The run is an ordinary experiment folder (resumable, ``isoeat report DIR --html`` works on it); the
 comparison with the paper is printed and written to ``DIR/paper_comparison.{csv,md}``.
@@ -34,7 +40,6 @@ from ._paper_models import candidate_models, parse_model_mapping, select_auto, w
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
            "compare_with_paper"]
-
 
 
 def _corpus_for(spec: str) -> str:
@@ -374,12 +379,14 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         cfg["similarity"] = {"benchmarks": _benchmarks(), "bootstrap": 200 if quick else 10_000}
     config = parse_config(cfg, source="isoeat reproduce")
     eps = eps_params(args)
-    print(f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}"
-          + (f"; reference and context corpus of the contextual models: {corpus}"
-             + (f" (auto: the largest present offline)" if corpus_spec.lower() == "auto" else "") if contextual else "")
-          + ("; epsilon " + ("absolute " + f"{eps['eps']:g}" if "eps_mode" not in eps else
-                             f"{eps['eps']:g} x the mean eigenvalue of each reference covariance"))
-          + ("; QUICK settings (not the paper's protocol)" if quick else ""))
+    said_corpus = ""
+    if contextual:
+        auto = " (auto: the largest present offline)" if corpus_spec.lower() == "auto" else ""
+        said_corpus = f"; reference and context corpus of the contextual models: {corpus}{auto}"
+    said_eps = (f"absolute {eps['eps']:g}" if "eps_mode" not in eps else
+                f"{eps['eps']:g} x the mean eigenvalue of each reference covariance")
+    print(f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}{said_corpus}; "
+          f"epsilon {said_eps}" + ("; QUICK settings (not the paper's protocol)" if quick else ""))
     for c in chosen:
         if c.get("mapped"):
             print(f"  {c['label']}: mapped: {c['mapped']}")
