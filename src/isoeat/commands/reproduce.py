@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..experiments.paper import format_paper_d, format_paper_p, paper_consistency, paper_rows, paper_values, \
-    parse_paper_p  # re-exported (__all__)
+    parse_paper_p, same_printed_p  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
 from ._paper_models import candidate_models, parse_model_mapping, select_auto, what_is_needed
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
@@ -110,7 +110,8 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
 
     Each row also holds our four numbers printed at the paper's precision (``*_printed``: d to 2 decimals,
     p to 4 or as an order of magnitude below 1e-4), ``digits_agree`` (how many of the four print the
-    same as the paper's) and ``model_source`` (``same model``, ``mapped: PATH``, ``substitute (...)``).
+    same as the paper's; the paper's ``10^-5``, p < 1e-4, is matched by any p below 1e-4:
+    :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``, ``substitute (...)``).
     """
     paper = {(r["model"], r["test"]): r for r in paper_rows()}
     out = []
@@ -134,8 +135,8 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
             agree = 0
             for ours, theirs, fmt in _CELLS:
                 row[f"{ours}_printed"] = fmt(row[ours])
-                paper_text = row[theirs] if isinstance(row[theirs], str) else fmt(row[theirs])
-                agree += row[f"{ours}_printed"] == paper_text
+                agree += (same_printed_p(row[ours], row[theirs]) if fmt is format_paper_p
+                          else row[f"{ours}_printed"] == fmt(row[theirs]))
             row["digits_agree"] = agree
             out.append(row)
     return out

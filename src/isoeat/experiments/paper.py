@@ -81,6 +81,24 @@ def format_paper_p(p: Any) -> str:
     return text[1:] if text.startswith("0") else text
 
 
+def same_printed_p(p: Any, printed: str) -> bool:
+    """Whether ``p`` prints as the paper's ``printed`` p at the paper's precision.
+
+    The paper's ``10^-5`` means p < 1e-4 (its Monte Carlo floor, :func:`parse_paper_p`): any p below 1e-4
+    agrees with it; every other printed value must be matched digit for digit by :func:`format_paper_p`.
+
+    >>> same_printed_p(3e-9, "10^-5"), same_printed_p(0.0098, ".0098"), same_printed_p(0.00986, ".0098")
+    (True, True, False)
+    """
+    value, relation = parse_paper_p(printed)
+    if relation == "<":
+        try:
+            return float(p) < value
+        except (TypeError, ValueError):
+            return False
+    return format_paper_p(p) == str(printed).strip()
+
+
 def format_paper_d(d: Any) -> str:
     """An effect size printed as the paper prints it: 2 decimals (``1.17``, ``-0.00``)."""
     import math
