@@ -151,3 +151,14 @@ def test_run_with_eps_relative_records_and_prints_it(tmp_path, glove):
     again = _cli("run", "--tests", "W6", "--reference-size", "3000", "--eps", "0.01", "--permutations", "1000",
                  "--out", "res", cwd=tmp_path)
     assert again.returncode != 0 and "eps_relative" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+def test_html_conventions_say_which_eps():
+    from types import SimpleNamespace
+
+    from isoeat.reporting.html import _conventions
+
+    rel = _conventions(SimpleNamespace(settings={"eps": 0.001, "eps_relative": 0.01, "reference": {"size": 10}}))
+    assert "eps = 0.01 x the mean eigenvalue of the reference covariance" in rel and "eps = 0.001" not in rel
+    absolute = _conventions(SimpleNamespace(settings={"eps": 0.001, "reference": {"size": 10}}))
+    assert "eps = 0.001 (unless" in absolute
