@@ -118,7 +118,7 @@ def test_changed_content_at_the_same_path_is_recomputed(mapped_run):
             "--offline", "--out", "rep")
     again = _cli(*args, cwd=tmp)
     assert again.returncode == 0 and "20 cells: 0 computed, 20 reused" in again.stdout
-    _write_standin(tmp / "tiny-glove.txt", seed=8)  # same path and size, other numbers
+    _write_standin(tmp / "tiny-glove.txt", seed=8)  # same path and words, other numbers
     changed = _cli(*args, cwd=tmp)
     assert changed.returncode == 0, changed.stderr
     assert "20 cells: 20 computed, 0 reused" in changed.stdout
