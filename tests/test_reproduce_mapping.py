@@ -105,6 +105,12 @@ def test_mapped_standin_is_compared_digit_by_digit(mapped_run):
         same = sum(a.startswith("10^-") if b == "10^-5" else a == b
                    for a, b in zip(ours, cells[8:12]))
         assert cells[-1] == f"{same}/4"
+    # every other paper model is listed as not compared like with like, with what would bring it when absent
+    listed = proc.stdout.split("the paper's models not compared like with like here:\n", 1)[1].splitlines()
+    for label in ("word2vec", "GPT-2", "BERT", "RoBERTa", "unsup-BERT", "unsup-RoBERTa"):
+        line = next(ln for ln in listed if ln.startswith(f"  {label}: "))
+        assert "not chosen (--models)" in line or f"--model {label}=" in line
+    assert not any(ln.startswith("  GloVe: ") for ln in listed)
     with open(tmp / "rep" / "paper_comparison.csv", newline="") as fh:
         recs = list(csv.DictReader(fh))
     assert len(recs) == 10 and {r["model_source"] for r in recs} == {f"mapped: {path}"}
