@@ -260,7 +260,7 @@ def test_make_calibrator_refuses_bad_params(name, params, match):
 
 
 def test_good_params_still_accepted():
-    assert make_calibrator("zca", eps=0).get_params() == {"eps": 0}
+    assert make_calibrator("zca", eps=0).get_params() == {"eps": 0, "eps_mode": "absolute"}
     assert make_calibrator("zca", eps=np.float32(1e-3)).eps == np.float32(1e-3)
     assert make_calibrator("abtt", n_components=np.int64(3)).n_components == 3
     assert make_calibrator("zca-shrinkage", shrinkage=None).shrinkage is None

@@ -69,7 +69,8 @@ report: {test_heatmaps: [W6], figure_formats: [png]}
 """)
     cfg = load_config(p)
     assert [t.id for t in cfg.tests] == ["W6", "MINE"]
-    assert [m.family for m in cfg.models] == ["static", "contrastive", "contrastive"]
+    # MiniLM (all-MiniLM-L6-v2) was trained on labelled pairs: not the paper's unsupervised contrastive family
+    assert [m.family for m in cfg.models] == ["static", "supervised-contrastive", "contrastive"]
     assert cfg.models[1].layer == -2 and not cfg.models[1].is_static
     assert [c.label for c in cfg.calibrations] == ["none", "zca(eps=0.001)", "zca(eps=0.01)"]
     assert cfg.calibrations[2].params == {"eps": 0.01}  # YAML reads 1e-2 as a string; accepted as a number

@@ -32,7 +32,7 @@ def _diag_cloud(var_a: float, var_b: float) -> np.ndarray:
 
 def test_default_eps_is_1e_3():
     assert ZCAWhitener().eps == 1e-3
-    assert ZCAWhitener().get_params() == {"eps": 1e-3}
+    assert ZCAWhitener().get_params() == {"eps": 1e-3, "eps_mode": "absolute"}
     acc = CovarianceAccumulator().update(_diag_cloud(4.0, 9.0))
     w = ZCAWhitener.from_statistics(acc)
     assert w.eps == 1e-3 and w.eps_ == 1e-3

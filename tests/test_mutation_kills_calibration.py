@@ -397,7 +397,7 @@ def test_fit_calibrator_streams_batches_and_statistics_without_kwargs():
 def test_shrinkage_default_eps_is_1e_3():
     from isoeat.calibration import ShrinkageZCAWhitener
 
-    assert ShrinkageZCAWhitener().get_params() == {"eps": 1e-3, "shrinkage": None}
+    assert ShrinkageZCAWhitener().get_params() == {"eps": 1e-3, "shrinkage": None, "eps_mode": "absolute"}
     # rho = 0 on covariance diag(4, 9): W = diag(1 / sqrt(4 + 1e-3), 1 / sqrt(9 + 1e-3))
     w = ShrinkageZCAWhitener(shrinkage=0).fit(_diag_cloud(4.0, 9.0))
     assert w.eps_ == 1e-3

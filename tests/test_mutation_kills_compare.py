@@ -372,7 +372,7 @@ def test_compare_calibration_fits_the_named_calibration_with_its_defaults():
     # default: zca with its default eps, fitted on n_reference = 100,000 asked (the vocabulary has 47 words)
     assert comp.calibration == "zca" and comp.alpha == 0.05
     meta = comp.calibrator_metadata
-    assert meta["calibration"] == "zca" and meta["params"] == {"eps": 1e-3} and meta["n"] == 47
+    assert meta["calibration"] == "zca" and meta["params"] == {"eps": 1e-3, "eps_mode": "absolute"} and meta["n"] == 47
     assert "asked for 100000" in meta["reference"]
     comp = compare_calibration(model, [_toy_test()], calibration="abtt", calibration_params={"n_components": 2},
                                n_reference=40, alpha=0.75)

@@ -102,7 +102,9 @@ def test_manifest_records_versions_fingerprints_seeds_and_durations(small_run, g
     assert m["isoeat_version"] == isoeat.__version__ and m["environment"]["python"] == sys.version.split()[0]
     assert m["packages"]["numpy"] == np.__version__
     assert m["models"]["GloVe"]["fingerprint"] == glove.fingerprint and m["models"]["GloVe"]["family"] == "static"
-    assert m["calibrators"]["GloVe/zca"]["n"] == 100_000 and m["calibrators"]["GloVe/zca"]["params"] == {"eps": 0.001}
+    cal = m["calibrators"]["GloVe/zca"]
+    assert cal["n"] == 100_000 and cal["params"] == {"eps": 0.001, "eps_mode": "absolute"}
+    assert cal["eps"] == 0.001 and cal["eps_mode"] == "absolute" and cal["eps_relative"] is None
     assert m["config"]["settings"]["permutations"] == 2000 and m["seeds"]["root"] == 0
     assert m["tests"]["W6"]["words_sha256"]
     run = m["runs"][-1]

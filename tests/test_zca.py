@@ -67,7 +67,7 @@ def test_inverse_transform_roundtrip(rng):
 
 def test_contract(rng):
     w = ZCAWhitener(eps=0.01)
-    assert w.get_params() == {"eps": 0.01} and not hasattr(w, "mean_")  # __init__ only stores
+    assert w.get_params() == {"eps": 0.01, "eps_mode": "absolute"} and not hasattr(w, "mean_")  # __init__ only stores
     assert w.fit(_cloud(rng)) is w
     assert w.n_samples_seen_ == 2000 and w.n_features_in_ == 6
     with pytest.raises(NotFittedError):

@@ -14,7 +14,8 @@ from ._validate import check_int, check_real
 
 __all__ = [
     "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
-    "add_model_options", "model_options", "ClusterLookup", "load_model_from_args", "weat_kwargs",
+    "add_model_options", "add_eps_options", "eps_params", "model_options", "ClusterLookup",
+    "load_model_from_args", "weat_kwargs",
     "calibration_params", "parse_calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
 
@@ -70,14 +71,32 @@ def examples(*lines: str) -> str:
     return "examples:\n" + "\n".join(f"  {line}" for line in lines)
 
 
+def add_eps_options(p: argparse.ArgumentParser) -> None:
+    """``--eps E`` (absolute, the paper's) or ``--eps-relative R`` (ε = R · mean eigenvalue): one or the other."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
+                   help="regulariser added to the eigenvalues of the reference covariance, absolute as in the paper "
+                        "(default 1e-3)")
+    g.add_argument("--eps-relative", type=float_in("--eps-relative", 0, float("inf")), default=None, metavar="R",
+                   help="instead of --eps: epsilon = R times the mean eigenvalue of the reference covariance, the "
+                        "same share of the spectrum whatever the scale of the vectors (default: not used, --eps)")
+
+
+def eps_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--eps``/``--eps-relative`` as calibrator parameters: ``{"eps": E}`` or ``{"eps": R, "eps_mode": "relative"}``."""
+    r = getattr(args, "eps_relative", None)
+    if r is not None:
+        return {"eps": r, "eps_mode": "relative"}
+    return {"eps": args.eps}
+
+
 def add_calibration_options(p: argparse.ArgumentParser, *, sentences: bool = False, saved: bool = True) -> None:
     """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded.
 
     ``sentences``: the model is a sentence encoder (``isoeat seat``), whose reference sample is sentences;
     ``saved=False`` leaves out loading a saved calibrator (--whitener, --force), for ``isoeat whiten``.
     """
-    p.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
-                   help="ZCA regulariser added to eigenvalues (default 1e-3)")
+    add_eps_options(p)
     p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable; "
                         "default: none)")
@@ -157,7 +176,8 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
                         "only for files you trust")
     g = p.add_argument_group("contextual models (hf:, st:, minilm)")
     g.add_argument("--corpus", metavar="SPEC",
-                   help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
+                   help="context and reference corpus: gensim-wiki (default), wikitext-103, enwiki-sample, "
+                        "wikitext-2, auto (the largest of them present offline), or a path")
     g.add_argument("--layer", type=int, metavar="L", help="hidden layer (default last; negative counts from the end)")
     g.add_argument("--contexts", type=positive_int("--contexts"), metavar="K", dest="contexts_per_word",
                    help="sentences per word for aggregation (default 20)")
@@ -180,8 +200,11 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    from .corpora import resolve_auto_corpus
+
     opts = {k: getattr(args, k, None) for k in
             ("corpus", "layer", "contexts_per_word", "missing", "reference_unit", "device", "cache_dir")}
+    opts["corpus"] = resolve_auto_corpus(opts["corpus"])  # "auto" as the corpus it chose: what results record
     if getattr(args, "occurrences", None):
         opts["occurrences"] = args.occurrences
     if getattr(args, "no_cache", False):
@@ -282,14 +305,15 @@ def parse_calibration_params(items: list[str] | None, name: str, *, refuse: dict
 
 
 def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``--eps`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
+    """``--eps``/``--eps-relative`` and ``--calibration-param KEY=VALUE`` as calibrator keyword arguments."""
     from .calibration import make_calibrator
 
     name = getattr(args, "calibration", "zca")
     params: dict[str, Any] = {}
     if name != "none" and "eps" in make_calibrator(name).get_params():
-        params["eps"] = args.eps
-    params.update(parse_calibration_params(getattr(args, "calibration_param", []), name))
+        params.update(eps_params(args))
+    params.update(parse_calibration_params(getattr(args, "calibration_param", []), name,
+                                           refuse={"eps_mode": "use --eps-relative R for a relative epsilon"}))
     return params
 
 
@@ -302,7 +326,7 @@ def given_options(args: argparse.Namespace) -> set[str]:
 
 
 #: Options that say how to fit a calibrator: meaningless next to ``--whitener FILE``.
-_FIT_OPTIONS = ("eps", "calibration_param", "reference_size", "reference_text")
+_FIT_OPTIONS = ("eps", "eps_relative", "calibration_param", "reference_size", "reference_text")
 
 
 def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:

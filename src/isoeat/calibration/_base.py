@@ -17,7 +17,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError, DimensionMismatchError, InvalidValueError, IsoeatWarning, \
     NotFittedError
-from .._validate import check_int, check_real, show
+from .._validate import check_choice, check_int, check_real, show
 
 
 def _as_matrix(X: Any, what: str) -> np.ndarray:
@@ -36,6 +36,30 @@ def _as_matrix(X: Any, what: str) -> np.ndarray:
 def _check_eps(eps: Any) -> float:
     """``eps`` (added to the eigenvalues): a finite number >= 0 (``True``, strings and NaN refused)."""
     return check_real("eps", eps, lo=0)
+
+
+#: How ``eps`` is read: as ε itself, or relative to the mean eigenvalue of the reference covariance.
+EPS_MODES = ("absolute", "relative")
+
+
+def _check_eps_mode(mode: Any) -> str:
+    """``eps_mode``: ``"absolute"`` (ε = eps, the paper) or ``"relative"`` (ε = eps · mean(λ))."""
+    return check_choice("eps_mode", mode, EPS_MODES)
+
+
+def effective_eps(eps: float, eps_mode: str, eigenvalues: np.ndarray) -> float:
+    r"""The ε added to the eigenvalues: ``eps`` (absolute) or :math:`\text{eps}\cdot\bar\lambda` (relative).
+
+    :math:`\bar\lambda = \operatorname{tr}\Sigma/d`, the mean eigenvalue of the reference covariance
+    (round-off negatives clipped to 0), so a relative ε does not depend on the scale of the vectors.
+
+    >>> effective_eps(0.01, "relative", np.array([3.0, 1.0]))
+    0.02
+    """
+    eps = _check_eps(eps)
+    if _check_eps_mode(eps_mode) == "absolute":
+        return eps
+    return float(eps * np.mean(np.clip(eigenvalues, 0.0, None)))
 
 
 def _check_shrinkage(s: Any) -> float | None:
@@ -233,18 +257,24 @@ class _Calibrator:
 class _Whitener(_Calibrator):
     r"""A calibrator :math:`z = (x-\mu)\,W` whose :math:`W` comes from the eigendecomposition :math:`U, \Lambda`.
 
-    One parameter, ``eps`` (added to the eigenvalues); fitted state: ``mean_``,
+    Parameters ``eps`` (added to the eigenvalues) and ``eps_mode`` (``"absolute"``:
+    ε = eps; ``"relative"``: ε = eps · mean(λ), :func:`effective_eps`); fitted state: ``mean_``,
     ``covariance_``, ``eigenvalues_``, ``eigenvectors_``, ``whitening_`` (saved)
-    and ``eps_``. ``inverse_transform`` assumes the zero-phase (symmetric)
+    and ``eps_`` (the absolute ε used). ``inverse_transform`` assumes the zero-phase (symmetric)
     :math:`W = U(\Lambda+\varepsilon)^{-1/2}U^\top`; PCA whitening overrides it.
     """
 
-    _params = ("eps",)
-    _validators = {"eps": _check_eps}
+    _params = ("eps", "eps_mode")
+    _validators = {"eps": _check_eps, "eps_mode": _check_eps_mode}
     _state_arrays = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
 
-    def __init__(self, eps: float = 1e-3) -> None:
+    def __init__(self, eps: float = 1e-3, eps_mode: str = "absolute") -> None:
         self.eps = eps
+        self.eps_mode = eps_mode
+
+    def _eps_for(self, eigenvalues: np.ndarray) -> float:
+        """The absolute ε of this fit (``eps_mode`` read here: ``_params`` of subclasses may omit it)."""
+        return effective_eps(self.eps, getattr(self, "eps_mode", "absolute"), eigenvalues)
 
     def transform(self, X: Any) -> np.ndarray:
         r""":math:`z = W(x-\mu)` for each row ``x`` of ``X``."""

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
-from ._base import _as_matrix, _batch_moments, _check_eps, _check_shrinkage, _eigh_desc, _moments, _warn_singular, \
-    _Whitener
+from ._base import _as_matrix, _batch_moments, _check_eps, _check_eps_mode, _check_shrinkage, _eigh_desc, _moments, \
+    _warn_singular, _Whitener
 
 __all__ = ["ShrinkageZCAWhitener", "ledoit_wolf_shrinkage"]
 
@@ -78,6 +78,8 @@ class ShrinkageZCAWhitener(_Whitener):
         Added to the shrunk eigenvalues before the inverse square root.
     shrinkage : float in [0, 1] or None, default None
         Fixed :math:`\rho`; ``None`` uses the Ledoit–Wolf optimum.
+    eps_mode : {"absolute", "relative"}, default "absolute"
+        ``"relative"``: ε is ``eps`` times the mean eigenvalue :math:`\bar\lambda`.
 
     Attributes
     ----------
@@ -91,13 +93,14 @@ class ShrinkageZCAWhitener(_Whitener):
     """
 
     name = "zca-shrinkage"
-    _params = ("eps", "shrinkage")
-    _validators = {"eps": _check_eps, "shrinkage": _check_shrinkage}
+    _params = ("eps", "shrinkage", "eps_mode")
+    _validators = {"eps": _check_eps, "shrinkage": _check_shrinkage, "eps_mode": _check_eps_mode}
     _state_arrays = ("mean_", "covariance_", "shrinkage_", "eigenvalues_", "eigenvectors_", "whitening_")
 
-    def __init__(self, eps: float = 1e-3, shrinkage: float | None = None) -> None:
+    def __init__(self, eps: float = 1e-3, shrinkage: float | None = None, eps_mode: str = "absolute") -> None:
         self.eps = eps
         self.shrinkage = shrinkage
+        self.eps_mode = eps_mode
 
     def _validate_shrinkage(self) -> float | None:
         return _check_shrinkage(self.shrinkage)
@@ -132,6 +135,7 @@ class ShrinkageZCAWhitener(_Whitener):
             _warn_singular(n, d, eps, "zca-shrinkage")
         evals, evecs = _eigh_desc(cov)
         shrunk = (1.0 - rho) * evals + rho * float(np.trace(cov)) / d
+        eps = self._eps_for(evals)  # relative: to the mean eigenvalue of the covariance (the shrunk one's too)
         if eps == 0 and shrunk.min() <= 0:
             raise ConfigError("zca-shrinkage: eps=0 but the shrunk covariance has a zero eigenvalue; use eps > 0")
         self.mean_, self.covariance_ = mean, cov

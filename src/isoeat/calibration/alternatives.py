@@ -151,7 +151,7 @@ class PCAWhitener(_MomentCalibrator, _Whitener):
     """
 
     name = "pca-whiten"
-    # parameters (eps), their validation, __init__ and the fitted arrays: those of _Whitener
+    # parameters (eps, eps_mode), their validation, __init__ and the fitted arrays: those of _Whitener
 
     def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> "PCAWhitener":
         eps = _check_eps(self.eps)
@@ -159,6 +159,7 @@ class PCAWhitener(_MomentCalibrator, _Whitener):
         cov = (cov + cov.T) / 2.0
         _warn_singular(n, d, eps, "pca-whiten")
         evals, evecs = _eigh_desc(cov)
+        eps = self._eps_for(evals)
         if eps == 0 and evals.min() <= 0:
             raise ConfigError("pca-whiten: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
         self.mean_, self.covariance_, self.eigenvalues_, self.eigenvectors_ = mean, cov, evals, evecs

@@ -313,8 +313,8 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         cal.n_samples_seen_ = int(meta["n"])
     except (KeyError, TypeError, ValueError):
         raise DataFormatError(f"{path}: metadata lacks a valid 'dim' and 'n'") from None
-    if "eps" in params:
-        cal.eps_ = float(params["eps"])
+    if "eps" in params:  # a relative eps: the absolute one used is the metadata's
+        cal.eps_ = float(meta["eps"] if params.get("eps_mode") == "relative" else params["eps"])
     check = getattr(cal, "_check_state", None)
     if check is not None:
         try:

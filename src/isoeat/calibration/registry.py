@@ -110,6 +110,53 @@ def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_see
         "dim": dim,
         "isoeat_version": __version__,
     }
-    if "eps" in cal.get_params():
-        meta["eps"] = float(cal.get_params()["eps"])
+    meta.update(eps_metadata(cal))
     return meta
+
+
+def eps_metadata(cal: Any) -> dict[str, Any]:
+    """What a fitted calibrator records of its ε: ``eps`` (the absolute ε used), ``eps_mode``, and for a
+    relative ε the factor given (``eps_relative``); nothing for calibrators without ``eps``."""
+    params = cal.get_params()
+    if "eps" not in params:
+        return {}
+    out: dict[str, Any] = {"eps": float(getattr(cal, "eps_", params["eps"]))}
+    if params.get("eps_mode", "absolute") == "relative":
+        out.update(eps_mode="relative", eps_relative=float(params["eps"]))
+    else:
+        out["eps_mode"] = "absolute"
+    return out
+
+
+def eps_text(params: dict[str, Any], eps_used: float | None = None) -> str:
+    """ε as headers print it: ``eps=0.001``, or ``eps=0.001 x mean eigenvalue (= 2.3e-05)`` for a relative one.
+
+    >>> eps_text({"eps": 0.01, "eps_mode": "relative"}, 0.005)
+    'eps=0.01 x mean eigenvalue (= 0.005)'
+    >>> eps_text({"eps": 0.001})
+    'eps=0.001'
+    """
+    if "eps" not in params:
+        return ""
+    if params.get("eps_mode") == "relative":
+        used = f" (= {eps_used:.3g})" if eps_used is not None else ""
+        return f"eps={params['eps']:g} x mean eigenvalue{used}"
+    return f"eps={params['eps']:g}"
+
+
+def params_text(params: dict[str, Any], eps_used: float | None = None) -> str:
+    """A calibrator's parameters as headers print them: ``eps=0.001, n_components=5``; a relative ε as
+    :func:`eps_text` says it; ``eps_mode`` itself is not repeated.
+
+    >>> params_text({"eps": 0.01, "eps_mode": "relative"}, 0.005)
+    'eps=0.01 x mean eigenvalue (= 0.005)'
+    >>> params_text({"eps": 0.001, "eps_mode": "absolute", "shrinkage": None})
+    'eps=0.001, shrinkage=None'
+    """
+    shown = []
+    for k, v in params.items():
+        if k == "eps" and params.get("eps_mode") == "relative":
+            shown.append(eps_text(params, eps_used))
+        elif k != "eps_mode":
+            shown.append(f"{k}={v}")
+    return ", ".join(shown)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, NotFittedError
-from ._base import _as_matrix, _check_eps, _eigh_desc, _moments, _warn_singular, _Whitener
+from ._base import _as_matrix, _check_eps, _check_eps_mode, _eigh_desc, _moments, _warn_singular, _Whitener
 
 __all__ = ["ZCAWhitener"]
 
@@ -34,6 +34,9 @@ class ZCAWhitener(_Whitener):
     ----------
     eps : float, default 1e-3
         Added to every eigenvalue before the inverse square root (paper eq. 11).
+    eps_mode : {"absolute", "relative"}, default "absolute"
+        ``"relative"``: the ε added is ``eps`` times the mean eigenvalue of the
+        reference covariance (``eps_`` holds the absolute value used).
 
     Attributes
     ----------
@@ -61,9 +64,10 @@ class ZCAWhitener(_Whitener):
     """
 
     name = "zca"
-    # parameters (eps), their validation, __init__ and the fitted arrays: those of _Whitener
+    # parameters (eps, eps_mode), their validation, __init__ and the fitted arrays: those of _Whitener
 
     def _validate_eps(self) -> float:
+        _check_eps_mode(getattr(self, "eps_mode", "absolute"))
         return _check_eps(self.eps)
 
     def fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
@@ -101,9 +105,9 @@ class ZCAWhitener(_Whitener):
             self._streaming = False
 
     @classmethod
-    def from_statistics(cls, statistics: Any, eps: float = 1e-3) -> "ZCAWhitener":
+    def from_statistics(cls, statistics: Any, eps: float = 1e-3, eps_mode: str = "absolute") -> "ZCAWhitener":
         """A fitted whitener from merged statistics (a ``CovarianceAccumulator``)."""
-        w = cls(eps=eps)
+        w = cls(eps=eps, eps_mode=eps_mode)
         eps = w._validate_eps()
         if statistics.n < 2:
             raise DataFormatError(f"need at least 2 reference vectors, the statistics hold {statistics.n}")
@@ -129,6 +133,7 @@ class ZCAWhitener(_Whitener):
             _warn_singular(n, d, eps, "zca")
         cov = (cov + cov.T) / 2.0
         evals, evecs = _eigh_desc(cov, fix_signs=False)
+        eps = self._eps_for(evals) if eps > 0 else eps
         if eps == 0 and evals.min() <= 0 and not streaming:
             raise ConfigError("zca: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
         scale = 1.0 / np.sqrt(evals + eps)

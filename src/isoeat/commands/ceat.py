@@ -112,7 +112,7 @@ def _p_text(meta: Any) -> str:
 
 
 def _table(results: list[CEATResult]) -> str:
-    from ..reporting.tables import _render
+    from ..reporting.tables import _render, fallback_footer
 
     r0 = results[0]
     rows = [[r.calibration if r.calibration != "none" else "raw", f"{r.meta.ces:.3f}", f"{r.meta.se:.4f}",
@@ -123,6 +123,7 @@ def _table(results: list[CEATResult]) -> str:
     ctx = sorted(r0.n_contexts.values())
     lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
              f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})"]
+    lines += [line for line in fallback_footer([r0], contexts=True) if not line.startswith("No corpus context")]
     if r0.fallback:
         lines.append(f"no context in the corpus, one template vector in every draw: {', '.join(r0.fallback)}")
     if r0.dropped:

@@ -107,7 +107,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
     else:
-        print(weat_table(results))
+        print(weat_table(results, contexts=hasattr(model, "context_vectors")))
         for r in results:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")
@@ -156,6 +156,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
 
 def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
+    from ..calibration.registry import params_text
 
     out = Path(args.out)
     if out.is_dir():
@@ -170,8 +171,9 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     w = calibrator_from_args(args, model)
     path = save_calibrator(w, args.out)
     label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"
-    print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
-          f"{', '.join(f'{k}={v}' for k, v in w.get_params().items())}) to {path}")
+    shown = params_text(w.get_params(), getattr(w, "eps_", None))
+    print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}"
+          f"{', ' + shown if shown else ''}) to {path}")
     return 0
 
 

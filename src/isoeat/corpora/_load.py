@@ -31,6 +31,9 @@ __all__ = [
     "NAMED_CORPORA",
     "FORMAT_PREFIXES",
     "shared_wikitext2_path",
+    "shared_enwiki_sample_path",
+    "offline_corpora",
+    "resolve_auto_corpus",
 ]
 
 #: ``FORMAT:PATH`` prefixes.
@@ -69,26 +72,111 @@ def _file_identity(files: list[Path]) -> tuple:
     return tuple(out)
 
 
-def shared_wikitext2_path() -> Path | None:
-    """The project's ``shared/data/corpora/wikitext-2-raw-v1`` copy, if one is reachable.
-
-    Looked for under ``$ISOEAT_SHARED_DATA``, next to the source checkout
-    (``<repo>/../shared/data``) and next to the working directory
-    (``../shared/data``). isoeat never needs it; it only serves ``"wikitext-2"``.
-    """
+def _shared_roots() -> list[Path]:
+    """Where shared data folders are looked for: ``$ISOEAT_DATA_DIR``, ``$ISOEAT_SHARED_DATA``, next to the
+    source checkout (``<repo>/../shared/data``) and next to the working directory (``../shared/data``)."""
     roots: list[Path] = []
-    env = os.environ.get("ISOEAT_SHARED_DATA")
-    if env:
-        roots.append(Path(env))
+    for env in ("ISOEAT_DATA_DIR", "ISOEAT_SHARED_DATA"):
+        value = os.environ.get(env)
+        if value:
+            roots.append(Path(value))
     here = Path(__file__).resolve()
     if len(here.parents) > 4:
         roots.append(here.parents[4] / "shared" / "data")
     roots.append(Path.cwd().parent / "shared" / "data")
-    for root in roots:
-        cand = root / "corpora" / "wikitext-2-raw-v1"
-        if cand.is_dir() and any(cand.glob("wiki.*.raw")):
+    return roots
+
+
+def _shared_corpus(folder: str, pattern: str) -> Path | None:
+    for root in _shared_roots():
+        cand = root / "corpora" / folder
+        if cand.is_dir() and any(cand.glob(pattern)):
             return cand
     return None
+
+
+def shared_wikitext2_path() -> Path | None:
+    """The project's ``shared/data/corpora/wikitext-2-raw-v1`` copy, if one is reachable.
+
+    Looked for under ``corpora/`` of each shared data folder (:func:`_shared_roots`: ``$ISOEAT_DATA_DIR``,
+    ``$ISOEAT_SHARED_DATA``, ``<repo>/../shared/data``, ``../shared/data``). isoeat never needs it; it
+    only serves ``"wikitext-2"``.
+    """
+    return _shared_corpus("wikitext-2-raw-v1", "wiki.*.raw")
+
+
+def shared_enwiki_sample_path() -> Path | None:
+    """The ``corpora/enwiki-2015-wikiextractor-sample`` folder (WikiExtractor text of 1,952 English
+    Wikipedia articles) of a shared data folder, if one is reachable; it serves ``"enwiki-sample"``."""
+    return _shared_corpus("enwiki-2015-wikiextractor-sample", "*/wiki_*")
+
+
+def _enwiki_sample() -> _Source:
+    found = shared_enwiki_sample_path()
+    if found is None:
+        raise IsoeatFileNotFoundError(
+            "enwiki-sample: no corpora/enwiki-2015-wikiextractor-sample folder under $ISOEAT_DATA_DIR, "
+            "$ISOEAT_SHARED_DATA or ../shared/data; give the folder as wikiextractor:PATH instead")
+    return _folder_source(found, "wikiextractor")
+
+
+def _text_bytes(files: list[Path]) -> int:
+    """Bytes of text in ``files`` (a compressed file counts its uncompressed bytes, read once)."""
+    total = 0
+    for f in files:
+        if f.suffix.lower() in (".bz2", ".gz", ".xz"):
+            import bz2
+            import gzip
+            import lzma
+
+            opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}[f.suffix.lower()]
+            with opener(f, "rb") as fh:
+                while chunk := fh.read(1 << 20):
+                    total += len(chunk)
+        else:
+            total += f.stat().st_size
+    return total
+
+
+def offline_corpora() -> list[dict]:
+    """The named corpora present on this machine without a network, largest first.
+
+    The candidates: ``wikitext-103`` (only from the folder in ``$ISOEAT_WIKITEXT103``: through ``datasets``
+    it needs a network or its cache), ``enwiki-sample``, ``wikitext-2`` (``$ISOEAT_WIKITEXT2`` or the shared
+    copy) and ``gensim-wiki`` (gensim's test data); each present one with its ``path`` and ``bytes`` of
+    text, sorted by ``bytes`` (descending). ``corpus="auto"`` means the first.
+    """
+    found: list[tuple[str, Path]] = []
+    if os.environ.get("ISOEAT_WIKITEXT103"):
+        found.append(("wikitext-103", Path(os.environ["ISOEAT_WIKITEXT103"])))
+    enwiki = shared_enwiki_sample_path()
+    if enwiki is not None:
+        found.append(("enwiki-sample", enwiki))
+    w2 = os.environ.get("ISOEAT_WIKITEXT2") or shared_wikitext2_path()
+    if w2:
+        found.append(("wikitext-2", Path(w2)))
+    try:
+        found.append(("gensim-wiki", gensim_wiki_path()))
+    except Exception:  # noqa: BLE001 - gensim (or its test data) absent: not a candidate
+        pass
+    out = []
+    for name, path in found:
+        try:
+            out.append({"name": name, "path": str(path), "bytes": _text_bytes(iter_files(path))})
+        except (OSError, IsoeatFileNotFoundError):
+            continue  # listed by a variable but not readable: not present
+    return sorted(out, key=lambda c: -c["bytes"])
+
+
+def resolve_auto_corpus(spec: str | None) -> str | None:
+    """``"auto"`` as the largest corpus of :func:`offline_corpora` (its name); any other spec unchanged."""
+    if spec is None or str(spec).strip().lower() != "auto":
+        return spec
+    present = offline_corpora()
+    if not present:
+        raise IsoeatFileNotFoundError("corpus auto: no corpus is present offline (install gensim for its "
+                                      "Wikipedia sample, or give a corpus file or folder)")
+    return present[0]["name"]
 
 
 def _folder_source(path: Path, fmt: str | None) -> _Source:
@@ -187,6 +275,7 @@ NAMED_CORPORA: Registry[Callable[[], _Source]] = Registry(
         "gensim-wiki": _gensim_wiki,
         "wikitext-103": _wikitext_named("wikitext-103-raw-v1", "ISOEAT_WIKITEXT103", shared=False),
         "wikitext-2": _wikitext_named("wikitext-2-raw-v1", "ISOEAT_WIKITEXT2", shared=True),
+        "enwiki-sample": _enwiki_sample,
     },
     aliases={
         "gensim": "gensim-wiki",
@@ -197,6 +286,8 @@ NAMED_CORPORA: Registry[Callable[[], _Source]] = Registry(
         "wikitext2": "wikitext-2",
         "wt2": "wikitext-2",
         "wikitext-2-raw-v1": "wikitext-2",
+        "enwiki": "enwiki-sample",
+        "enwiki-2015-wikiextractor-sample": "enwiki-sample",
     },
     fold_case=True,
     known="named corpora",
@@ -210,6 +301,7 @@ def available_corpora() -> list[str]:
 
 
 def _resolve(spec: str) -> tuple[str, _Source]:
+    spec = resolve_auto_corpus(spec)
     key = NAMED_CORPORA.resolve(spec)
     if key is not None:
         return key, NAMED_CORPORA.get(key)()
@@ -263,6 +355,9 @@ def load_corpus(
         * ``"wikitext-2"``: WikiText-2 raw, from ``$ISOEAT_WIKITEXT2``, else the
           project's ``shared/data`` copy when reachable (valid and test splits
           only; see :func:`shared_wikitext2_path`), else through ``datasets``.
+        * ``"enwiki-sample"``: the WikiExtractor text of 1,952 English Wikipedia
+          articles in a shared data folder (:func:`shared_enwiki_sample_path`).
+        * ``"auto"``: the largest corpus present offline (:func:`offline_corpora`).
         * ``"wikitext:PATH"``, ``"wikiextractor:PATH"``, ``"text:PATH"``: a
           file or folder in that format.
         * a file or folder path: the format of each file is sniffed (see

@@ -273,8 +273,9 @@ def _finish(plan: ShardPlan, acc: CovarianceAccumulator, calibration: str, param
         "distributed": {**plan.meta, "workers": int(workers), "scheduler": address, "empty_shards": list(empty),
                         "reduction": "pairwise tree in shard order (Chan-Golub-LeVeque)"},
     }
-    if "eps" in cal.get_params():
-        cal.metadata_["eps"] = float(cal.get_params()["eps"])
+    from ..calibration.registry import eps_metadata
+
+    cal.metadata_.update(eps_metadata(cal))
     return cal
 
 

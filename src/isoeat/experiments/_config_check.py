@@ -13,7 +13,7 @@ import numbers
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from .._errors import ConfigError, InvalidValueError
+from .._errors import ConfigError, InvalidValueError, IsoeatError
 from .._validate import check_bool, check_choice, check_int, check_real, describe_range, suggest
 from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays importable from here
     FLAG_WORDS,
@@ -38,7 +38,7 @@ _TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "metrics"
 _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options")
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
-    "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "min_coverage", "adjust",
+    "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "eps_relative", "min_coverage", "adjust",
     "bootstrap", "ci", "ci_estimand", "ci_method", "ci_level", "resample_attributes", "exact_memory", "allow_overlap",
     "stop_early", "contexts_per_word", "layer",
     "reference",
@@ -214,10 +214,15 @@ def _is_contextual_spec(spec: str) -> bool:
     return low.startswith(("hf:", "st:", "minilm")) or low in {"minilm", "all-minilm-l6-v2"}
 
 
-def _check_corpus(ck: _Checker, spec: str, base: Path) -> str:
+def _check_corpus(ck: _Checker, spec: str, base: Path, key: str = "settings.reference.corpus") -> str:
     """A named corpus (wikitext-103, wikitext-2, gensim-wiki, ...), FORMAT:PATH, or an existing file/folder."""
-    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA
+    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, resolve_auto_corpus
 
+    if spec.strip().lower() == "auto":  # recorded as the corpus it chose, so the protocol names it
+        try:
+            return str(resolve_auto_corpus(spec))
+        except IsoeatError as exc:
+            raise ck.fail(key, str(exc)) from None
     if spec in NAMED_CORPORA:
         return spec
     prefixes = [p.lower() for p in FORMAT_PREFIXES]

@@ -260,6 +260,10 @@ def reference_content(config: ExperimentConfig) -> str | None:
     return file_fingerprint(path).get("sha256") if path else None
 
 
+#: What the manifest's ``calibrators`` record keeps of a calibrator's metadata (ε: the absolute one used, its mode).
+_RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative")
+
+
 def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig) -> str:
     """The hash of everything a fitted calibrator depends on: computed before fitting, so it keys reuse.
 
@@ -298,7 +302,7 @@ def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentC
 
                 check_compatible(cal, model)
                 record.update(path=str(path.relative_to(out)), reused=True, seconds=time.perf_counter() - t0,
-                              **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")})
+                              **{k: meta.get(k) for k in _RECORDED})
                 log(f"{mspec.label}: reusing calibrator {cspec.label} ({path.relative_to(out)})")
                 return cal
             log(f"{mspec.label}: saved calibrator {cspec.label} does not match this config; refitting")
@@ -309,7 +313,7 @@ def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentC
     save_calibrator(cal, path)
     meta = cal.metadata_
     record.update(path=str(path.relative_to(out)), reused=False, seconds=time.perf_counter() - t0,
-                  **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")})
+                  **{k: meta.get(k) for k in _RECORDED})
     return cal
 
 
@@ -323,7 +327,7 @@ def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, 
     save_calibrator(calibrator, path)
     meta = getattr(calibrator, "metadata_", {}) or {}
     record.update(path=str(path.relative_to(out)), reused=False, given=True, seconds=0.0,
-                  **{k: meta.get(k) for k in ("reference", "n", "dim", "model_fingerprint", "params")},
+                  **{k: meta.get(k) for k in _RECORDED},
                   **{k: v for k, v in meta.items() if k.startswith("reference_")})  # reference-SE, size used
     return calibrator
 

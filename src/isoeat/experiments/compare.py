@@ -29,6 +29,7 @@ __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
     "adjust_records", "compare_records", "comparison_rows", "result_from_record", "ComparisonRow", "Comparison",
     "compare_calibration", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "metric_comparison_rows",
+    "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
 ]
 
 CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
@@ -36,6 +37,38 @@ CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
 
 #: |Δd| strictly above this is flagged ``large_shift`` (the paper's "|Δd| > 0.5").
 LARGE_SHIFT = 0.5
+
+
+#: A contextual model's table warns when strictly more than this share of its stimulus words (test-set
+#: entries) had no corpus context and were encoded in the fallback template instead.
+FALLBACK_WARN_SHARE = 0.10
+
+
+def fallback_counts(results: Sequence[Any]) -> tuple[int, int, int]:
+    """``(entries in the template, stimulus entries, distinct words in the template)`` of a table's results.
+
+    ``results``: one result (or record) per test of one space. An entry is a word of one set of one test
+    (a word in two tests counts twice), among the words the test kept (``n_x + n_y + n_a + n_b``).
+    """
+    def get(r: Any, k: str) -> Any:
+        return r[k] if isinstance(r, dict) else getattr(r, k)
+
+    entries = [w for r in results for w in (get(r, "fallback") or ())]
+    total = sum(int(get(r, k)) for r in results for k in ("n_x", "n_y", "n_a", "n_b"))
+    return len(entries), total, len({w.split(":", 1)[-1] for w in entries})
+
+
+def too_many_fallbacks(n_fallback: int, n_total: int) -> bool:
+    """``n_fallback / n_total > FALLBACK_WARN_SHARE`` (strict; no entries: False).
+
+    Examples
+    --------
+    >>> too_many_fallbacks(10, 100), too_many_fallbacks(11, 100)
+    (False, True)
+    """
+    from fractions import Fraction
+
+    return n_total > 0 and Fraction(n_fallback, n_total) > Fraction(str(FALLBACK_WARN_SHARE))  # exact at the bound
 
 
 def is_significant(p: float, alpha: float) -> bool:
@@ -353,6 +386,8 @@ class Comparison:
     alpha: float
     rows: tuple[ComparisonRow, ...]
     calibrator_metadata: dict
+    #: The model encodes words in corpus contexts (a template when it finds none): tables report how many.
+    contexts: bool = False
 
     def records(self) -> list[dict[str, Any]]:
         """Tidy records: one per (test, calibration), the JSON/CSV output."""
@@ -538,4 +573,5 @@ def compare_calibration(
         alpha=alpha,
         rows=tuple(rows),
         calibrator_metadata=dict(getattr(calibrator, "metadata_", {})),
+        contexts=hasattr(model, "context_vectors"),
     )

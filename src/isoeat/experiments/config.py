@@ -65,8 +65,8 @@ __all__ = [
     "EXAMPLE",
 ]
 
-#: Architectural families of the paper (§4.1), used for its breakdowns.
-FAMILIES = ("static", "contextualized", "contrastive")
+#: The paper's families (§4.1; contrastive: unsupervised SimCSE) and supervised-contrastive (e.g. MiniLM), not its.
+FAMILIES = ("static", "contextualized", "contrastive", "supervised-contrastive")
 
 EXAMPLE = """\
 # A grid: models x calibrations x tests (see docs/experiments.md for every key)
@@ -101,7 +101,7 @@ class ModelSpec:
     family : str
         ``static``, ``contextualized`` or ``contrastive`` (paper §4.1), for the
         breakdowns of §5.5; default from the spec (``hf:``: contextualized, or
-        contrastive for SimCSE names; ``st:``/``minilm``: contrastive; else static).
+        contrastive for SimCSE names; ``st:``: contrastive; ``minilm``: supervised-contrastive; else static).
     layer, contexts_per_word : int or None
         Per-model overrides of the settings of the same name (contextual encoders only).
     options : dict
@@ -166,6 +166,7 @@ class Settings:
     alpha: float = 0.05
     seed: int = 0
     eps: float = 1e-3
+    eps_relative: float | None = None  # ε = this x the reference's mean eigenvalue (eps_mode="relative")
     min_coverage: float = 0.8
     adjust: str = "holm"
     bootstrap: int = 0
@@ -180,6 +181,12 @@ class Settings:
     contexts_per_word: int = 20
     layer: int = -1
     reference: ReferenceSettings = field(default_factory=ReferenceSettings)
+
+    def eps_params(self) -> dict[str, Any]:
+        """The calibrators' ε: ``{"eps": eps}``, or ``{"eps": r, "eps_mode": "relative"}`` with ``eps_relative``."""
+        if self.eps_relative is not None:
+            return {"eps": self.eps_relative, "eps_mode": "relative"}
+        return {"eps": self.eps}
 
     def weat_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`isoeat.weat` for one cell (without ``rng``)."""
@@ -313,6 +320,7 @@ class ExperimentConfig:
         for k in ("adjust",):  # presentation only
             s.pop(k, None)
         for k, default in (("resample_attributes", False), ("exact_memory", Settings.exact_memory),
+                           ("eps_relative", None),
                            ("allow_overlap", False), ("ci", False), ("ci_estimand", "given-attributes")):
             if s.get(k) == default:  # added later: the default keeps the hash of folders written before
                 s.pop(k, None)
@@ -347,12 +355,12 @@ test_hash.__test__ = False  # keep pytest from collecting it
 
 # --------------------------------------------------------------------------- loading
 def default_family(spec: str) -> str:
-    """The paper's family for a model spec: hf: -> contextualized (SimCSE -> contrastive), st:/minilm -> contrastive."""
+    """The family of a spec: hf: -> contextualized (SimCSE: contrastive), st: -> contrastive, minilm: supervised-."""
     low = spec.strip().lower()
     if low.startswith("hf:"):
         return "contrastive" if ("simcse" in low or "contrastive" in low) else "contextualized"
-    if low.startswith("st:") or low.startswith("minilm") or "minilm" in low:
-        return "contrastive"
+    if low.startswith("st:") or "minilm" in low:  # all-MiniLM-L6-v2 was trained on labelled pairs
+        return "supervised-contrastive" if "minilm" in low else "contrastive"
     return "static"
 
 
@@ -425,8 +433,12 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         kw["alpha"] = ck.number("settings.alpha", raw["alpha"], lo=0, hi=1, lo_open=True, hi_open=True)
     if "seed" in raw:
         kw["seed"] = ck.integer("settings.seed", raw["seed"], lo=0)
+    if "eps" in raw and raw.get("eps_relative") is not None:
+        raise ck.fail("settings.eps_relative", "give settings.eps (absolute) or settings.eps_relative, not both")
     if "eps" in raw:
         kw["eps"] = ck.number("settings.eps", raw["eps"], lo=0)
+    if raw.get("eps_relative") is not None:
+        kw["eps_relative"] = ck.number("settings.eps_relative", raw["eps_relative"], lo=0)
     if "min_coverage" in raw:
         kw["min_coverage"] = ck.number("settings.min_coverage", raw["min_coverage"], lo=0, hi=1)
     if "adjust" in raw:
@@ -500,6 +512,8 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
                           f"{spec!r} is static vectors")
         options = ck.option(f"{key}.options", ck.keys(f"{key}.options", m.get("options") or {},
                                                        list((m.get("options") or {}).keys())))
+        if str(options.get("corpus", "")).strip().lower() == "auto":  # keyed by the corpus auto chose
+            options = {**options, "corpus": _check_corpus(ck, "auto", Path.cwd(), key=f"{key}.options.corpus")}
         out.append(ModelSpec(spec=spec, label=label, family=family, layer=layer, contexts_per_word=cpw,
                              options=options, family_given="family" in m))
     labels = [m.label for m in out]
@@ -563,7 +577,7 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
             given = ck.keys(f"{key}.params", given, list(accepted))
             params = {}
             if "eps" in accepted:
-                params["eps"] = settings.eps
+                params.update(settings.eps_params())
             for k, v in given.items():
                 v = plain_scalar(v)
                 if isinstance(v, str):

@@ -58,6 +58,58 @@ def parse_paper_p(text: str) -> tuple[float, str]:
     return float(t), "="
 
 
+def format_paper_p(p: Any) -> str:
+    """A p-value printed as the paper prints it: 4 decimals without the leading zero (``.0098``), or for
+    p < 1e-4 its order of magnitude (``10^-5``; Table A1's caption).
+
+    Examples
+    --------
+    >>> format_paper_p(0.0098), format_paper_p(9.9999e-06), format_paper_p(0.5)
+    ('.0098', '10^-5', '.5000')
+    """
+    import math
+
+    try:
+        p = float(p)
+    except (TypeError, ValueError):
+        return "-"
+    if not math.isfinite(p):
+        return "nan"
+    if p < 1e-4:
+        return f"10^{round(math.log10(p))}" if p > 0 else "0"
+    text = f"{p:.4f}"
+    return text[1:] if text.startswith("0") else text
+
+
+def same_printed_p(p: Any, printed: str) -> bool:
+    """Whether ``p`` prints as the paper's ``printed`` p at the paper's precision.
+
+    The paper's ``10^-5`` means p < 1e-4 (its Monte Carlo floor, :func:`parse_paper_p`): any p below 1e-4
+    agrees with it; every other printed value must be matched digit for digit by :func:`format_paper_p`.
+
+    >>> same_printed_p(3e-9, "10^-5"), same_printed_p(0.0098, ".0098"), same_printed_p(0.00986, ".0098")
+    (True, True, False)
+    """
+    value, relation = parse_paper_p(printed)
+    if relation == "<":
+        try:
+            return float(p) < value
+        except (TypeError, ValueError):
+            return False
+    return format_paper_p(p) == str(printed).strip()
+
+
+def format_paper_d(d: Any) -> str:
+    """An effect size printed as the paper prints it: 2 decimals (``1.17``, ``-0.00``)."""
+    import math
+
+    try:
+        d = float(d)
+    except (TypeError, ValueError):
+        return "-"
+    return "nan" if not math.isfinite(d) else f"{d:.2f}"
+
+
 def paper_rows(values: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """Table A1 as tidy rows (model, family, test, bias_type, d_raw, p_raw, d_calibrated, p_calibrated, change).
 

@@ -55,10 +55,10 @@ The **default setting** is fitted deterministically as ``isoeat run`` does:
 on the default source (paper §4.1: ZCA, ε = 1e-3, the 100,000 most frequent
 vocabulary items). Every sweep cell is compared with it.
 
-Relative ε (``eps_mode="relative"``) is implemented here, not in the
-calibrator: for each reference sample the calibrator receives
-:math:`\varepsilon \cdot \operatorname{tr}\Sigma/d` (recorded as
-``eps_effective``). The default setting stays absolute.
+Relative ε (``eps_mode="relative"``) is the calibrator's own ``eps_mode``: fitted on
+each reference sample it adds :math:`\varepsilon \cdot \bar\lambda` (the mean
+eigenvalue, :math:`\operatorname{tr}\Sigma/d`; recorded as ``eps_effective``). The
+default setting stays absolute.
 
 Randomness
 ----------
@@ -95,6 +95,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, IsoeatFileNotFoundError, IsoeatWarning
+from ..calibration._base import EPS_MODES  # one home of the modes
 from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exported)
     KINDS,
     SWEEP_KINDS,
@@ -130,7 +131,6 @@ DEFAULT_PERMUTATIONS = 10_000
 DEFAULT_EXACT_MAX_N = 40
 
 DRAWS = ("auto", "bootstrap", "subset", "encoder", "fixed")
-EPS_MODES = ("absolute", "relative")
 TOP = "top"
 
 
@@ -488,20 +488,15 @@ def sensitivity_analysis(
     ordered = sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))  # repeat, source, n
     for done, ((source, n_eff, r), members) in enumerate(ordered, 1):
         X, ref_seed = sample(source, n_eff, r)
-        mean_eig = None
-        cache: dict[tuple[str, float], tuple[list[Any], float]] = {}
+        cache: dict[tuple[str, float, str], tuple[list[Any], float]] = {}
         for i in members:
             c = cells[i]
-            eps_eff = c.eps
-            if c.eps_mode == "relative":
-                if mean_eig is None:
-                    mean_eig = float(X.var(axis=0, ddof=1).mean())
-                eps_eff = c.eps * mean_eig
-            key = (c.calibration, eps_eff)
+            key = (c.calibration, c.eps, c.eps_mode)
             if key not in cache:
                 cparams = dict(params) if c.calibration == calibration else {}
-                if not math.isnan(eps_eff):
-                    cparams["eps"] = eps_eff
+                if not math.isnan(c.eps):
+                    # a relative eps is the calibrator's eps_mode (one rule: calibration._base.effective_eps)
+                    cparams.update(eps=c.eps, **({"eps_mode": "relative"} if c.eps_mode == "relative" else {}))
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", IsoeatWarning)
                     cal = make_calibrator(c.calibration, **cparams).fit(X)
@@ -512,7 +507,7 @@ def sensitivity_analysis(
                         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
                 cal.metadata_ = {"model_fingerprint": getattr(model, "fingerprint", None)}
                 res = [weat(model, t, calibration=cal, rng=test_seeds[j], **stat_kw) for j, t in enumerate(tests)]
-                cache[key] = (res, eps_eff)
+                cache[key] = (res, float(getattr(cal, "eps_", c.eps)))
             cell_out[i] = (*cache[key], int(X.shape[0]), ref_seed)
         if progress:
             progress(done, total, f"{source} n={n_eff:,} repeat {r}")

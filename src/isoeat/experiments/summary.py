@@ -31,7 +31,7 @@ from typing import Any, Iterable, Sequence
 __all__ = ["summarize", "count_block", "CLASSES", "FAMILY_ORDER", "BIAS_ORDER", "bias_group"]
 
 CLASSES = ("Stable", "Disappearing", "Emerging")
-FAMILY_ORDER = ("static", "contextualized", "contrastive")
+FAMILY_ORDER = ("static", "contextualized", "contrastive", "supervised-contrastive")
 BIAS_ORDER = ("Valence", "Race", "Gender", "Health", "Age")
 
 

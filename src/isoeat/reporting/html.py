@@ -35,7 +35,7 @@ CONVENTIONS = (
     ("Adjusted p", "Holm and Benjamini-Hochberg across the tests of each (model, space); reported next to p, "
                    "never instead; change classes use unadjusted p, as the paper."),
     ("Calibration", "ZCA: mu and Sigma (n - 1) of {ref_size:,} reference vectors, Sigma = U Lambda U^T, "
-                    "W = U (Lambda + eps I)^(-1/2) U^T, z = W (x - mu), eps = {eps:g} (unless a calibration sets "
+                    "W = U (Lambda + eps I)^(-1/2) U^T, z = W (x - mu), eps = {eps} (unless a calibration sets "
                     "its own). Reference: {reference}."),
     ("Change classes", "at alpha = {alpha:g}: Stable (significance unchanged), Disappearing (significant raw, not "
                        "after calibration), Emerging (the reverse); |Delta d| > 0.5 among Stable cases significant "
@@ -139,7 +139,9 @@ def _conventions(res: Any) -> str:
     ref = s.get("reference") or {}
     corpus = ref.get("corpus") or "the model's default sample (static vectors: the top-N vocabulary rows by frequency)"
     fields = dict(ddof=s.get("ddof", 1), alternative=s.get("alternative", "greater"),
-                  permutations=int(s.get("permutations", 0)), ref_size=int(ref.get("size", 0)), eps=float(s.get("eps", 0)),
+                  permutations=int(s.get("permutations", 0)), ref_size=int(ref.get("size", 0)),
+                  eps=(f"{float(s['eps_relative']):g} x the mean eigenvalue of the reference covariance"
+                       if s.get("eps_relative") is not None else f"{float(s.get('eps', 0)):g}"),
                   reference=corpus, alpha=float(s.get("alpha", 0.05)), min_coverage=float(s.get("min_coverage", 0.8)),
                   seed=s.get("seed", 0))
     items = []

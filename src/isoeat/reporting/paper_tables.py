@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._io import atomic_write_text
-from .tables import finite_or_none, format_d, format_p, records_to_csv
+from .tables import finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
 
 __all__ = [
     "Cell",
@@ -49,6 +49,7 @@ FAMILY_TITLES = {
     "static": "Static embeddings",
     "contextualized": "Contextualized embeddings",
     "contrastive": "Unsupervised contrastive embeddings",
+    "supervised-contrastive": "Supervised contrastive embeddings (not in the paper)",
 }
 _CHG = {"Stable": "S", "Disappearing": "D", "Emerging": "E"}
 
@@ -249,6 +250,8 @@ def table_a1(res: Any, calibration: str) -> Table:
         f"{int(s.get('permutations', 0)):,} permutations, p = (k+1)/(N+1). Values below 1e-4 are printed as they are, "
         "not as floors.",
     ]
+    notes += [line for m in res.models if any(k[0] == m["label"] for k in rows_by)
+              for line in folder_fallback_lines(res, m["label"])]
     records = []
     for t in tests:
         for m in res.models:

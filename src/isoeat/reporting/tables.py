@@ -190,8 +190,9 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
     title = f"{comp.model}: raw (R) vs {label} (W)"
     if meta:
-        params = meta.get("params") or {}
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        from ..calibration.registry import params_text
+
+        shown = params_text(meta.get("params") or {}, meta.get("eps"))  # a relative ε with the absolute one used
         title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
     s = comp.summary()
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
@@ -229,17 +230,53 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     dropped = [f"{r.test} {w}" for r in comp.rows for w in r.raw.dropped]
     if dropped:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
-    fallback = [f"{r.test} {w}" for r in comp.rows for w in getattr(r.raw, "fallback", ())]
-    if fallback:
-        distinct = len({w.split(":", 1)[-1] for r in comp.rows for w in getattr(r.raw, "fallback", ())})
-        shown = "; ".join(fallback[:12]) + ("; ..." if len(fallback) > 12 else "")
-        foot.append(f"No corpus context, encoded in the fallback template: {distinct} distinct word(s), "
-                    f"{len(fallback)} test-set entries: {shown}")
+    foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False))
     return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
 
 
-def weat_table(results: Iterable[Any], alpha: float = 0.05) -> str:
-    """One line per WEAT result; a footer line names the tests that cannot reach ``p < alpha``."""
+def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
+    """Footer lines on words encoded in the fallback template (one result per test of one space).
+
+    Printed for a contextual model (``contexts``) even when none fell back, and wherever one did: the count
+    of test-set entries among the stimulus words, the words, and a ``!`` warning above
+    :data:`~isoeat.experiments.compare.FALLBACK_WARN_SHARE` of them.
+    """
+    from ..experiments.compare import FALLBACK_WARN_SHARE, fallback_counts, too_many_fallbacks
+
+    k, n, distinct = fallback_counts(results)
+    if not (contexts or k):
+        return []
+    share = f" ({100 * k / n:.0f}%)" if n else ""
+    out = [f"Template fallback: {k} of {n} stimulus words{share} had no corpus context and were encoded in the "
+           f"fallback template{'.' if not k else f' ({distinct} distinct word(s)).'}"]
+    if k:
+        entries = [f"{r.test} {w}" for r in results for w in (getattr(r, "fallback", ()) or ())]
+        out.append(f"No corpus context, encoded in the fallback template: {distinct} distinct word(s), {k} test-set "
+                   f"entries: {'; '.join(entries[:12])}{'; ...' if len(entries) > 12 else ''}")
+    if too_many_fallbacks(k, n):
+        out.append(f"! more than {FALLBACK_WARN_SHARE:.0%} of the stimulus words fell back to the template: their "
+                   "vectors say little about the words in context; use a larger corpus (--corpus)")
+    return out
+
+
+def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[str]:
+    """:func:`fallback_footer` for one model of an experiment folder (its raw WEAT records; a contextual
+    family prints the count even when none fell back). ``words=False`` leaves out the list of words."""
+    from types import SimpleNamespace
+
+    model = next((m for m in res.models if m["label"] == label), {})
+    raws = [SimpleNamespace(**r) for r in getattr(res, "weat", ())
+            if r["model"] == label and r["calibration"] == "none"]
+    lines = fallback_footer(raws, contexts=model.get("family") not in (None, "static")) if raws else []
+    return [f"! {label}: {line[2:]}" if line.startswith("! ") else f"{label}: {line}" for line in lines
+            if words or not line.startswith("No corpus context")]
+
+
+def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = False) -> str:
+    """One line per WEAT result; a footer line names the tests that cannot reach ``p < alpha``.
+
+    ``contexts``: the model encodes words in corpus contexts (see :func:`fallback_footer`).
+    """
     results = list(results)
     with_ci = any(r.effect_size_ci is not None for r in results)
     header = ["Test", "Bias", "Model", "Calibration", "d"] + (["CI on d"] if with_ci else []) + [
@@ -257,7 +294,9 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05) -> str:
     if any(r.p_method == "certified" for r in results):
         table += "\ncertified: the p interval is a bracket that holds the exact p with certainty; p is its upper end."
     reach = reach_footer(results, [r.test for r in results], alpha)
-    return table + ("\n" + reach if reach else "")
+    one_space = [r for r in results if r.calibration == results[0].calibration] if results else []
+    fallback = fallback_footer(one_space, contexts=contexts)
+    return table + ("\n" + reach if reach else "") + "".join("\n" + line for line in fallback)
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").

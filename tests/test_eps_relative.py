@@ -1,0 +1,164 @@
+"""Relative ε (``eps_mode="relative"``, ``--eps-relative R``): ε = R · mean(λ) of the reference covariance.
+
+Expected values are computed here from scratch (numpy.linalg.eigh of the sample covariance, n-1), never
+from the calibrator's own arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from isoeat import ConfigError, ZCAWhitener
+from isoeat.calibration import load_calibrator, make_calibrator, save_calibrator
+
+
+def _cloud(rng, n=1500, d=5):
+    # scales 1e-3 .. 1e2: an absolute eps of 1e-3 means something very different per scale
+    A = rng.normal(size=(d, d)) @ np.diag([100.0, 10.0, 1.0, 0.1, 0.001])
+    return rng.normal(size=(n, d)) @ A + rng.normal(size=d)
+
+
+@pytest.mark.parametrize("r", [1e-3, 0.05, 1.0])
+def test_whitened_diagonal_mean_is_mean_of_shrinkage_factors(rng, r):
+    X = _cloud(rng)
+    lam = np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]
+    eps_abs = r * lam.mean()
+    want = float(np.mean(lam / (lam + eps_abs)))
+    w = ZCAWhitener(eps=r, eps_mode="relative").fit(X)
+    Z = w.transform(X)
+    got = float(np.mean(np.diag(np.cov(Z, rowvar=False, ddof=1))))
+    assert got == pytest.approx(want, rel=1e-9)
+    assert w.eps_ == pytest.approx(eps_abs, rel=1e-9)
+    # the absolute reading of the same number is another calibration (here by far more than rounding)
+    a = ZCAWhitener(eps=r).fit(X)
+    assert float(np.mean(np.diag(np.cov(a.transform(X), rowvar=False)))) != pytest.approx(want, rel=1e-3)
+
+
+def test_scale_free(rng):
+    """Relative ε is scale-invariant: whitened vectors of c·X equal those of X (absolute ε is not)."""
+    X = _cloud(rng)
+    z1 = ZCAWhitener(eps=0.01, eps_mode="relative").fit_transform(X)
+    z2 = ZCAWhitener(eps=0.01, eps_mode="relative").fit_transform(1000.0 * X)
+    np.testing.assert_allclose(z1, z2, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_every_whitener_and_streamed_fits_agree(rng, name):
+    X = _cloud(rng)
+    lam = np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]
+    full = make_calibrator(name, eps=0.02, eps_mode="relative").fit(X)
+    assert full.eps_ == pytest.approx(0.02 * lam.mean(), rel=1e-9)
+    streamed = make_calibrator(name, eps=0.02, eps_mode="relative").fit_batches([X[:700], X[700:]])
+    assert streamed.eps_ == pytest.approx(full.eps_, rel=1e-9)
+
+
+def test_bad_mode_is_one_line_error(rng):
+    with pytest.raises(ConfigError, match="eps_mode must be one of absolute, relative; got 'relativ'"):
+        make_calibrator("zca", eps_mode="relativ")
+    with pytest.raises(ConfigError, match="eps_mode"):
+        ZCAWhitener(eps_mode="x").fit(_cloud(rng))
+
+
+def test_saved_and_loaded_keeps_mode_and_effective_eps(tmp_path, rng):
+    from isoeat.calibration.registry import calibrator_metadata
+
+    X = _cloud(rng)
+    w = ZCAWhitener(eps=0.01, eps_mode="relative").fit(X)
+    w.metadata_ = calibrator_metadata(w, "zca", object(), "test cloud", X.shape[0], X.shape[1])
+    assert w.metadata_["eps_mode"] == "relative" and w.metadata_["eps_relative"] == 0.01
+    assert w.metadata_["eps"] == pytest.approx(w.eps_)
+    path = save_calibrator(w, tmp_path / "w.npz")
+    back = load_calibrator(path)
+    assert back.eps_ == pytest.approx(w.eps_) and back.get_params() == {"eps": 0.01, "eps_mode": "relative"}
+    np.testing.assert_allclose(back.transform(X), w.transform(X))
+
+
+# --------------------------------------------------------------------------- configs and cell hashes
+_BASE = {"models": [{"spec": "glove-6b-50d", "label": "g"}], "tests": ["W6"], "calibrations": ["none", "zca"]}
+
+
+def _hashes(cfg, tmp_path):
+    from isoeat.experiments.cells import plan_cells
+
+    return cfg.protocol_hash(), [c.cell_hash for c in plan_cells(cfg, tmp_path)]
+
+
+def test_absolute_configs_keep_the_hashes_of_earlier_folders(tmp_path):
+    from isoeat.experiments.config import parse_config
+
+    # pinned: computed with isoeat at commit 63a1b5e (before eps_relative existed) for this very config
+    old = ("5a2a996d1fa69520", ["c816f89b423db175", "37338d72e42e6c53"])
+    assert _hashes(parse_config({**_BASE, "settings": {"eps": 0.001}}), tmp_path) == old
+    assert _hashes(parse_config({**_BASE, "settings": {"eps_relative": None}}), tmp_path) == old
+
+
+def test_relative_config_never_reuses_absolute_cells(tmp_path):
+    from isoeat.experiments.config import parse_config
+
+    absolute = parse_config({**_BASE, "settings": {"eps": 0.001}})
+    relative = parse_config({**_BASE, "settings": {"eps_relative": 0.001}})
+    assert relative.settings.eps_relative == 0.001
+    assert relative.calibration("zca").params == {"eps": 0.001, "eps_mode": "relative"}
+    (pa, ca), (pr, cr) = _hashes(absolute, tmp_path), _hashes(relative, tmp_path)
+    assert pa != pr and ca[1] != cr[1]
+    assert _hashes(parse_config({**_BASE, "settings": {"eps_relative": 0.002}}), tmp_path)[1][1] != cr[1]
+
+
+def test_config_refuses_both_and_bad_values():
+    from isoeat.experiments.config import parse_config
+
+    with pytest.raises(ConfigError, match="settings.eps_relative: give settings.eps .absolute. or settings.eps_relative"):
+        parse_config({**_BASE, "settings": {"eps": 0.001, "eps_relative": 0.001}})
+    with pytest.raises(ConfigError, match="settings.eps_relative"):
+        parse_config({**_BASE, "settings": {"eps_relative": -1}})
+
+
+# --------------------------------------------------------------------------- the command line
+def _cli(*args, cwd):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "isoeat.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          env=dict(os.environ), timeout=300)
+
+
+@pytest.mark.parametrize("command", ["whiten --out w.npz", "weat --test W6", "run --tests W6", "anisotropy",
+                                     "whiten-distributed --out w.npz", "seat --test sent-weat6", "metric"])
+def test_eps_and_eps_relative_exclude_each_other(tmp_path, command):
+    proc = _cli(*command.split(), "--eps", "1e-3", "--eps-relative", "1e-3", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"isoeat {command.split()[0]}: error: argument --eps-relative: not allowed with argument --eps "
+        f"(see 'isoeat {command.split()[0]} --help')"]
+
+
+def test_run_with_eps_relative_records_and_prints_it(tmp_path, glove):
+    X = glove.reference_vectors(3000)[0]
+    lam = np.linalg.eigh(np.cov(np.asarray(X, dtype=np.float64), rowvar=False))[0]
+    proc = _cli("run", "--tests", "W6", "--reference-size", "3000", "--eps-relative", "0.01", "--permutations", "1000",
+                "--out", "res", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    want = 0.01 * lam.mean()
+    assert f"eps=0.01 x mean eigenvalue (= {want:.3g})" in proc.stdout
+    import json
+
+    rec = json.loads((tmp_path / "res" / "manifest.json").read_text())["calibrators"]["glove-6b-50d/zca"]
+    assert rec["eps_mode"] == "relative" and rec["eps_relative"] == 0.01
+    assert rec["eps"] == pytest.approx(want, rel=1e-9)
+    # the same folder with the absolute reading of 0.01 is another experiment: refused, never reused
+    again = _cli("run", "--tests", "W6", "--reference-size", "3000", "--eps", "0.01", "--permutations", "1000",
+                 "--out", "res", cwd=tmp_path)
+    assert again.returncode != 0 and "eps_relative" in again.stderr and len(again.stderr.strip().splitlines()) == 1
+
+
+def test_html_conventions_say_which_eps():
+    from types import SimpleNamespace
+
+    from isoeat.reporting.html import _conventions
+
+    rel = _conventions(SimpleNamespace(settings={"eps": 0.001, "eps_relative": 0.01, "reference": {"size": 10}}))
+    assert "eps = 0.01 x the mean eigenvalue of the reference covariance" in rel and "eps = 0.001" not in rel
+    absolute = _conventions(SimpleNamespace(settings={"eps": 0.001, "reference": {"size": 10}}))
+    assert "eps = 0.001 (unless" in absolute
