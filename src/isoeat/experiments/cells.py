@@ -334,7 +334,13 @@ def run_weat_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentCon
 
     test = cell.extra["test"]
     res = weat(model, test, calibration=calibrator, rng=cell.seed, force=force, **config.settings.weat_kwargs())
-    return {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
+    payload = {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
+    if calibrator is not None:  # why d moved: the raw contrast along the reference's principal directions
+        from ..diagnostics.mechanism import mechanism_from_vectors
+
+        sets = {role: model.lookup(ws.words).vectors for role, ws in test.sets().items()}
+        payload["mechanism"] = mechanism_from_vectors(sets, calibrator)
+    return payload
 
 
 def metric_options(config: ExperimentConfig) -> dict[str, Any]:
