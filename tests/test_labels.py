@@ -188,7 +188,7 @@ def test_quick_run_resumes_and_refuses_a_foreign_folder(tmp_path, glove, capsys)
     first = capsys.readouterr().out
     assert main(args) == 0
     second = capsys.readouterr().out
-    assert "2 of 2 cells reused" in second
+    assert "4 of 4 cells reused" in second  # 2 WEAT cells, 2 anisotropy cells (the isotropy check)
     strip = lambda s: [ln for ln in s.splitlines() if not ln.startswith("(")]  # noqa: E731 - timing line
     assert strip(first) == strip(second)
     foreign = tmp_path / "mine"
@@ -208,6 +208,6 @@ def test_a_different_saved_calibrator_is_not_reused(tmp_path, glove, capsys):
     assert main(["run", "--tests", "W6", "--whitener", str(a), "--out", str(out)]) == 0
     capsys.readouterr()
     assert main(["run", "--tests", "W6", "--whitener", str(b), "--out", str(out)]) == 0
-    assert "1 of 2 cells reused" in capsys.readouterr().out
+    assert "2 of 4 cells reused" in capsys.readouterr().out
     cells = json.loads((out / "manifest.json").read_text())["runs"][-1]
-    assert cells["computed"] == 1 and cells["reused"] == 1  # raw reused, calibrated recomputed
+    assert cells["computed"] == 2 and cells["reused"] == 2  # raw WEAT and anisotropy reused, calibrated recomputed
