@@ -54,13 +54,13 @@ def test_nan_is_unknown_and_never_flags():
     assert c.flagged == ("top-PC share",) and set(c.unknown) == {"mean cosine", "IsoScore"}
     c = ic.isotropy_check(NAN, None, NAN, None)
     assert c.verdict == "not measured" and c.flagged == () and len(c.unknown) == 3
-    assert ic.isotropy_check(0.05, NAN, NAN, 50).verdict == "near-isotropic"  # what is known passes
+    assert ic.isotropy_check(0.05, NAN, NAN, 50).verdict == "partly measured"  # what is known passes, no more
     assert ic.isotropy_check(0.05, 0.9, 0.5, None).unknown == ("top-PC share",)  # no d, no threshold
 
 
 def test_every_verdict_has_a_recommendation():
     seen = {ic.isotropy_check(*a).verdict: ic.isotropy_check(*a).recommendation
-            for a in ((0.5, 0.1, 0.9, 50), (0.0, 0.9, 0.01, 50), (NAN, NAN, NAN, 50))}
+            for a in ((0.5, 0.1, 0.9, 50), (0.0, 0.9, 0.01, 50), (0.0, NAN, 0.01, 50), (NAN, NAN, NAN, 50))}
     assert set(seen) == set(ic.VERDICTS)
     assert "calibrate" in seen["anisotropic"] and "§6.1" in seen["anisotropic"]
 

@@ -150,7 +150,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
         "models": [{"spec": args.model, "label": getattr(model, "name", None) or args.model, "options": options}],
         "calibrations": ["none", {"name": name, **({"params": params} if params else {})}],
         "settings": settings,
-        # the isotropy check printed above the table (paper §6.1): Table 2's measures of both spaces
+        # the isotropy check printed under the table (paper §6.1): Table 2's measures of both spaces
         "anisotropy": {"sample": 2000, "components": 50},
         **({"tests": tests} if tests is not None else {}),
         **({"metrics": args.metrics} if getattr(args, "metrics", None) else {}),
@@ -251,9 +251,9 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
     for i, comp in enumerate(comps):
         if i:
             print()
-        print("\n".join(isotropy_check_lines(res, comp)))
-        print()
         print(comparison_table(comp, adjust=adjust))
+        print()
+        print("\n".join(isotropy_check_lines(res, comp)))
     if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
         print()
         print(metric_comparison_table(res.metric_comparisons, res.alpha))

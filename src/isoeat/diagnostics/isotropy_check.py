@@ -20,7 +20,8 @@ boundary):
 The verdict: ``"anisotropic"`` when any measure is flagged (recommendation:
 calibrate, and report the calibrated result beside the raw one, paper §6.1
 and its ethics statement), ``"near-isotropic"`` when all three pass,
-``"not measured"`` when none is known. A measure that is NaN is "unknown" and
+``"partly measured"`` when none flags but one or two are unknown, ``"not
+measured"`` when none is known. A measure that is NaN is "unknown" and
 never flags. Passing is no guarantee: the paper's word2vec (0.059) still
 changed 3 of 10 conclusions (§5.4), so the calibrated column is shown anyway.
 """
@@ -41,12 +42,14 @@ ISOSCORE_MIN = 0.5
 #: A top-PC share of variance at or above TOP_PC_FACTOR / d is anisotropic.
 TOP_PC_FACTOR = 5.0
 #: The verdicts of :func:`isotropy_check`.
-VERDICTS = ("anisotropic", "near-isotropic", "not measured")
+VERDICTS = ("anisotropic", "near-isotropic", "partly measured", "not measured")
 
 _RECOMMEND = {
     "anisotropic": "calibrate before measuring, and report the calibrated result beside the raw one (paper §6.1)",
     "near-isotropic": ("calibration is not required by this check; the calibrated column still shows what it "
                        "would change (a near-isotropic space can still change conclusions, paper §5.4)"),
+    "partly measured": ("no measured check flags anisotropy, but not every measure is known; calibrate and "
+                        "report both when in doubt (paper §6.1)"),
     "not measured": "measure anisotropy first (an 'anisotropy:' section in the config; isoeat anisotropy)",
 }
 
@@ -97,7 +100,8 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any)
     }
     flagged = tuple(k for k, v in flags.items() if v)
     unknown = tuple(k for k, v in flags.items() if v is None)
-    verdict = "anisotropic" if flagged else "not measured" if len(unknown) == len(flags) else "near-isotropic"
+    verdict = ("anisotropic" if flagged else "not measured" if len(unknown) == len(flags)
+               else "partly measured" if unknown else "near-isotropic")
     return IsotropyCheck(m, i, s, d, flagged, unknown, verdict, _RECOMMEND[verdict])
 
 
