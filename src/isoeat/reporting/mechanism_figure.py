@@ -1,11 +1,11 @@
 r"""The decision-aid figures of the report: why d moved (paper §5.5) and anisotropy severity (§5.4).
 
-* :func:`figure_mechanism` — one panel per test of one model and calibrated
+* :func:`figure_mechanism` — one row per test of one model and calibrated
   space: each of the reference covariance's top principal directions'
-  contribution to d, raw and calibrated, and the rest. A direction's
+  contribution to d, raw | calibrated, and the rest. A direction's
   contribution to d is :math:`d\,c_k/C` (:math:`d = C/\operatorname{SD}(s)`,
-  :math:`C = \sum_k c_k`, :mod:`isoeat.diagnostics.mechanism`), so a panel's
-  raw bars and rest add up to :math:`d_R` and its calibrated ones to :math:`d_W`.
+  :math:`C = \sum_k c_k`, :mod:`isoeat.diagnostics.mechanism`), so a row of
+  the raw panel adds up to :math:`d_R` and of the calibrated one to :math:`d_W`.
 * :func:`figure_severity` — across the models of a grid: the raw mean
   pairwise cosine (anisotropy severity) against the number of tests whose
   significance changed (Disappearing + Emerging), with Spearman's
@@ -38,13 +38,13 @@ _RAW, _CAL = "#4a4a4a", "#3b8ad9"
 _DPI = 150
 
 
-def _figure(w: float, h: float) -> Any:
+def _figure(w: float, h: float, layout: str | None = "constrained") -> Any:
     from .figures import require_matplotlib
 
     require_matplotlib()
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(w, h), layout="constrained")
+    return Figure(figsize=(w, h), layout=layout)
 
 
 def _bars(rec: dict, d: float, side: str) -> list[float]:
@@ -58,37 +58,62 @@ def _bars(rec: dict, d: float, side: str) -> list[float]:
 
 
 def figure_mechanism(res: Any, model: str, calibration: str) -> Any | None:
-    """Bars of each top principal direction's contribution to d, raw and calibrated, one panel per test."""
+    """Each top principal direction's contribution to d, raw | calibrated: one row per test, one column per direction.
+
+    Two heat maps on one diverging colour scale (the same for both), columns
+    k = 1..10 and "rest" (all other directions), rows the tests labelled with
+    their change class and d raw -> calibrated. A row of a panel adds up to
+    that space's d. Images, not bars: one artist per panel keeps it cheap.
+    """
+    import numpy as np
+
     recs = mechanism_records(res, model, calibration)
     if not recs:
         return None
+    k = max(len(rec["c_raw"]) for _, _, rec in recs)
+    pad = lambda v: list(v[:-1]) + [float("nan")] * (k + 1 - len(v)) + [v[-1]]  # noqa: E731 - rest stays last
+    M = {side: np.array([pad(_bars(rec, row[f"d_{side}"], side)) for _, row, rec in recs], dtype=float)
+         for side in ("raw", "calibrated")}
+    finite = np.concatenate([m[np.isfinite(m)] for m in M.values()])
+    vmax = float(np.abs(finite).max()) if finite.size else 1.0
     n = len(recs)
-    ncol = min(5, n)
-    nrow = math.ceil(n / ncol)
-    fig = _figure(2.3 * ncol + 0.4, 2.0 * nrow + 0.7)
-    axes = fig.subplots(nrow, ncol, squeeze=False, sharey=False)
-    for ax in axes.flat[n:]:
-        ax.set_visible(False)
-    for ax, (test, row, rec) in zip(axes.flat, recs):
-        k = len(rec["c_raw"])
-        xs = list(range(k + 1))
-        raw = _bars(rec, row["d_raw"], "raw")
-        cal = _bars(rec, row["d_calibrated"], "calibrated")
-        ax.bar([x - 0.2 for x in xs], raw, width=0.4, color=_RAW, label="raw")
-        ax.bar([x + 0.2 for x in xs], cal, width=0.4, color=_CAL, label="calibrated")
-        ax.axhline(0, color="#999999", lw=0.6)
-        ax.set_xticks(xs, [str(i + 1) if i < k else "rest" for i in xs], fontsize=6.5)
-        ax.tick_params(axis="y", labelsize=6.5)
-        share = rec["share_raw"].get("3")
-        share_txt = "" if share is None or not math.isfinite(share) else f", top-3 {round(100 * share) or 0:d}%"
-        ax.set_title(f"{test} ({row['change'][0]}): d {row['d_raw']:.2f} -> {row['d_calibrated']:.2f}{share_txt}",
-                     fontsize=7.5)
-    axes.flat[0].legend(fontsize=6.5, frameon=False, loc="best")
-    fig.supxlabel("principal direction k of the reference covariance (1 = most variance)", fontsize=8)
-    fig.supylabel("contribution to d", fontsize=8)
-    fig.suptitle(f"Why d moved: {model}, raw vs {calibration} (each bar d * c_k / C; a panel's bars add up to d)",
-                 fontsize=9)
+    h = 1.6 + 0.24 * n
+    fig = _figure(10.5, h, layout=None)
+    left, right, top, bottom = 1.9 / 10.5, 0.9 / 10.5, 0.62 / h, 0.5 / h
+    gap = 0.25 / 10.5
+    w = (1 - left - right - gap) / 2
+    cmap = _cmap()
+    labels = [f"{t} ({row['change'][0]})  {_d(row['d_raw'])} -> {_d(row['d_calibrated'])}" for t, row, _ in recs]
+    image = None
+    for i, side in enumerate(("raw", "calibrated")):
+        ax = fig.add_axes((left + i * (w + gap), bottom, w, 1 - top - bottom))
+        image = ax.imshow(M[side], cmap=cmap, vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
+        ax.set_xticks(range(k + 1), [str(j + 1) for j in range(k)] + ["rest"], fontsize=7)
+        ax.set_yticks(range(n), labels if i == 0 else [""] * n, fontsize=7)
+        ax.tick_params(length=0)
+        ax.axvline(k - 0.5, color="white", lw=2.5)  # the top directions | the rest
+        ax.set_title("raw space" if side == "raw" else f"after {calibration}", fontsize=8)
+        ax.set_xlabel("principal direction k of the reference covariance (1 = most variance)", fontsize=7)
+    cax = fig.add_axes((1 - right + 0.15 / 10.5, bottom, 0.12 / 10.5, 1 - top - bottom))
+    cb = fig.colorbar(image, cax=cax)
+    cb.ax.tick_params(labelsize=6.5)
+    cb.set_label("contribution to d (d * c_k / C)", fontsize=7)
+    fig.suptitle(f"Why d moved: {model}, raw vs {calibration}. Each row adds up to its d; shrunk top directions "
+                 "fade after whitening", fontsize=8.5, y=1 - 0.12 / h, va="top")
     return fig
+
+
+def _d(x: Any) -> str:
+    try:
+        return f"{float(x):.2f}"
+    except (TypeError, ValueError):
+        return "nan"
+
+
+def _cmap() -> Any:
+    from matplotlib import colormaps
+
+    return colormaps["RdBu_r"]
 
 
 def severity_points(res: Any, calibration: str) -> tuple[list[tuple[str, float, int]], str]:
@@ -126,6 +151,7 @@ def figure_severity(res: Any, calibration: str) -> Any | None:
     ax.set_xlabel("raw mean pairwise cosine (anisotropy severity)", fontsize=8)
     ax.set_ylabel(f"significance changes (D + E) of {n_tests} tests", fontsize=8)
     ax.set_ylim(-0.5, max(ys) + 1)
+    ax.margins(x=0.15)  # room for the labels of the outermost points
     ax.tick_params(labelsize=7)
     rho_txt = "undefined (a constant axis)" if not math.isfinite(rho) else f"{rho:.2f}"
     ax.set_title(f"Anisotropy severity vs changed results, raw vs {calibration}\n"
