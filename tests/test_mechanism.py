@@ -124,3 +124,19 @@ def test_isoeat_zca_on_glove_agrees_with_the_weat_s_values(glove):
     rd = res.to_dict(scores=True)
     assert rec["contrast_raw"] == pytest.approx(np.mean(rd["s_x"]) - np.mean(rd["s_y"]), abs=1e-12)
     assert abs(rec["sum_check_raw"]) < 1e-12
+
+
+def test_pca_whitening_gives_the_zca_record(glove):
+    """PCA whitening = ZCA rotated: same cosines, and direction k's image is the k-th axis, so the same c^W_k."""
+    import isoeat
+
+    ref = glove.vectors[:3000]
+    zca = isoeat.make_calibrator("zca").fit(ref)
+    pca = isoeat.make_calibrator("pca-whiten").fit(ref)
+    test = isoeat.get_test("W5")
+    sets = {role: glove.lookup(ws.words).vectors for role, ws in test.sets().items()}
+    a, b = mechanism_from_vectors(sets, zca), mechanism_from_vectors(sets, pca)
+    assert np.allclose(a["c_calibrated"], b["c_calibrated"], atol=1e-12, rtol=0)
+    assert a["contrast_calibrated"] == pytest.approx(b["contrast_calibrated"], abs=1e-12)
+    # and the calibrated components sum to the calibrated contrast (all d of them: the shares' denominators)
+    assert a["share_calibrated"]["10"] == pytest.approx(sum(a["c_calibrated"]) / a["contrast_calibrated"], rel=1e-9)

@@ -42,9 +42,11 @@ factor*
 
 below 1 for the high-variance directions (each coordinate's term of an inner
 product is scaled by :math:`f_k^2`, before the renormalisation of the cosine).
-The calibrated contrast :math:`C_W` is decomposed in the same basis (ZCA is
-diagonal in it), so :math:`c^W_k` shows what is left of each direction's part
-after calibration. A raw contrast concentrated in the top directions that
+The calibrated contrast :math:`C_W` is decomposed over the images of the
+same directions, :math:`v_k = Wu_k/\lVert Wu_k\rVert` (:math:`W` the
+calibrator's linear part: :math:`v_k = u_k` for ZCA, the :math:`k`-th axis for
+PCA whitening), so :math:`c^W_k` shows what is left of each direction's part
+after calibration (recorded as NaN when the images are not orthonormal). A raw contrast concentrated in the top directions that
 whitening shrinks is the geometric reason a d falls (Disappearing); a contrast
 hidden under them, in directions whitening restores, the reason it rises
 (Emerging).
@@ -135,7 +137,9 @@ def mechanism_from_vectors(sets: dict[str, Any], calibrator: Any, *, top: int = 
     raw = {k: np.asarray(v, dtype=np.float64) for k, v in sets.items()}
     cal = {k: np.asarray(calibrator.transform(v), dtype=np.float64) for k, v in raw.items()}
     c_raw = contrast_components(raw["X"], raw["Y"], raw["A"], raw["B"], U)
-    c_cal = contrast_components(cal["X"], cal["Y"], cal["A"], cal["B"], U)
+    V = _image_basis(calibrator, U)
+    c_cal = (contrast_components(cal["X"], cal["Y"], cal["A"], cal["B"], V) if V is not None
+             else np.full(lam.size, np.nan))
     C = float(_s(raw, "X").mean() - _s(raw, "Y").mean())
     C_w = float(_s(cal, "X").mean() - _s(cal, "Y").mean())
     ks = tuple(k for k in SHARE_KS if k <= lam.size)
@@ -150,6 +154,23 @@ def mechanism_from_vectors(sets: dict[str, Any], calibrator: Any, *, top: int = 
         "c_raw": c_raw[:n].tolist(), "c_calibrated": c_cal[:n].tolist(),
         "share_raw": share_raw, "share_calibrated": share_cal, "abs_share_raw": abs_raw, "abs_share_calibrated": abs_cal,
     }
+
+
+def _image_basis(calibrator: Any, U: np.ndarray) -> np.ndarray | None:
+    """The calibrated space's direction of each u_k: W u_k normalised (W the calibrator's linear part).
+
+    ZCA maps u_k to a multiple of itself; PCA whitening to the k-th axis. The
+    images must be orthonormal for the calibrated contrast to decompose
+    exactly over them; None when they are not (or one vanishes).
+    """
+    d = U.shape[0]
+    base = np.asarray(calibrator.transform(np.zeros((1, d))), dtype=np.float64)
+    img = np.asarray(calibrator.transform(U.T), dtype=np.float64) - base  # row k: W u_k
+    norms = np.linalg.norm(img, axis=1, keepdims=True)
+    if img.shape != (d, d) or not np.all(norms > 0):
+        return None
+    V = (img / norms).T
+    return V if np.allclose(V.T @ V, np.eye(d), atol=1e-8) else None
 
 
 def _s(space: dict[str, np.ndarray], t: str) -> np.ndarray:
