@@ -26,7 +26,7 @@ import pytest
 
 from isoeat.cli import main
 from isoeat.experiments import runner as R
-from isoeat.experiments.compare import change_flags, classify_change, compare_records
+from isoeat.experiments.compare import MAGNITUDES, change_flags, classify_change, cohen_magnitude, compare_records
 
 ALPHA = 0.05
 NAN = float("nan")
@@ -82,11 +82,33 @@ def forced_cells(monkeypatch):
     monkeypatch.setattr(R, "_run_weat_cell", fake)
 
 
+def _magnitude(d: float) -> str:
+    """Cohen (1988): |d| >= 0.8 large, >= 0.5 medium, >= 0.2 small, else negligible; NaN n/a (written by hand)."""
+    if d != d:
+        return "n/a"
+    return "large" if abs(d) >= 0.8 else "medium" if abs(d) >= 0.5 else "small" if abs(d) >= 0.2 else "negligible"
+
+
 def _check_rows(rows: list[dict]) -> None:
     assert sorted(r["test"] for r in rows) == sorted(CASES)
     for r in rows:
-        _, _, _, _, change, large, sign = CASES[r["test"]]
+        d_raw, _, d_cal, _, change, large, sign = CASES[r["test"]]
         assert (r["change"], r["large_shift"], r["sign_reversal"]) == (change, large, sign), r["test"]
+        assert (r["magnitude_raw"], r["magnitude_calibrated"]) == (_magnitude(d_raw), _magnitude(d_cal)), r["test"]
+        assert list(r)[-2:] == ["magnitude_raw", "magnitude_calibrated"]  # new columns go last
+
+
+@pytest.mark.parametrize("d, label", [
+    (0.2, "small"), (math.nextafter(0.2, 0), "negligible"), (0.5, "medium"), (math.nextafter(0.5, 0), "small"),
+    (0.8, "large"), (math.nextafter(0.8, 0), "medium"), (-0.2, "small"), (-0.19999, "negligible"),
+    (-0.5, "medium"), (-0.8, "large"), (-0.79999, "medium"), (0.0, "negligible"), (-0.0, "negligible"),
+    (12.0, "large"), (NAN, "n/a"), (float("inf"), "n/a"), (float("-inf"), "n/a"), (None, "n/a"),
+])
+def test_cohen_magnitude_at_its_boundaries(d, label):
+    assert cohen_magnitude(d) == label
+    assert label in MAGNITUDES
+    if d is not None and d == d and abs(d) != float("inf"):
+        assert _magnitude(d) == label  # the hand-written rule of the run checks agrees
 
 
 def _check_table(text: str) -> None:
@@ -166,7 +188,7 @@ def test_quick_run_resumes_and_refuses_a_foreign_folder(tmp_path, glove, capsys)
     first = capsys.readouterr().out
     assert main(args) == 0
     second = capsys.readouterr().out
-    assert "2 of 2 cells reused" in second
+    assert "4 of 4 cells reused" in second  # 2 WEAT cells, 2 anisotropy cells (the isotropy check)
     strip = lambda s: [ln for ln in s.splitlines() if not ln.startswith("(")]  # noqa: E731 - timing line
     assert strip(first) == strip(second)
     foreign = tmp_path / "mine"
@@ -186,6 +208,6 @@ def test_a_different_saved_calibrator_is_not_reused(tmp_path, glove, capsys):
     assert main(["run", "--tests", "W6", "--whitener", str(a), "--out", str(out)]) == 0
     capsys.readouterr()
     assert main(["run", "--tests", "W6", "--whitener", str(b), "--out", str(out)]) == 0
-    assert "1 of 2 cells reused" in capsys.readouterr().out
+    assert "2 of 4 cells reused" in capsys.readouterr().out
     cells = json.loads((out / "manifest.json").read_text())["runs"][-1]
-    assert cells["computed"] == 1 and cells["reused"] == 1  # raw reused, calibrated recomputed
+    assert cells["computed"] == 2 and cells["reused"] == 2  # raw WEAT and anisotropy reused, calibrated recomputed

@@ -64,7 +64,7 @@ ROW_RE = re.compile(
     r"^(?P<id>W\d+)\s+(?P<bias>\S+)\s+"
     r"(?P<d_R>-?\d+\.\d\d)(?P<star_R>\*?)\s+(?P<p_R>\S+)\s+(?P<Holm_R>\S+)\s+"
     r"(?P<d_W>-?\d+\.\d\d)(?P<star_W>\*?)\s+(?P<p_W>\S+)\s+(?P<Holm_W>\S+)\s+"
-    r"(?P<chg>[SDE])\s+(?P<flags>\S+)$"
+    r"(?P<mag>[a-z]+/[a-z]+)\s+(?P<chg>[SDE])\s+(?P<flags>\S+)$"
 )
 
 
@@ -402,7 +402,7 @@ def test_readme_block_shape(readme):
         "glove-6b-50d: raw (R) vs ZCA-whitened (W); eps=0.001, "
         "reference: top 100000 vocabulary rows by frequency of glove-6b-50d"
     )
-    header = ["ID", "Bias", "d_R", "p_R", "Holm_R", "d_W", "p_W", "Holm_W", "Chg", "Flags"]
+    header = ["ID", "Bias", "d_R", "p_R", "Holm_R", "d_W", "p_W", "Holm_W", "Mag", "Chg", "Flags"]
     assert readme.lines[2].split() == header
     assert readme.footer[0] == (
         "* p < 0.05 (one-sided unless stated: greater). Chg: S=Stable, D=Disappearing, E=Emerging. "
@@ -559,10 +559,37 @@ def test_stars_change_classes_flags_and_counts(readme, indep, mc_p):
         d_r, d_w = indep.cells[tid, "R"].d, indep.cells[tid, "W"].d
         flags = [f for f, on in (("|dd|>0.5", abs(d_w - d_r) > 0.5), ("sign", d_r * d_w < 0)) if on]
         assert (row["chg"], row["flags"]) == (chg, ",".join(flags) or "-"), tid
+        assert row["mag"] == f"{magnitude(d_r)}/{magnitude(d_w)}", tid
         counts[chg] += 1
         counts["large"] += abs(d_w - d_r) > 0.5
         counts["sign"] += d_r * d_w < 0
     assert readme.counts == counts
+
+
+def magnitude(d: float) -> str:
+    """Cohen (1988): |d| >= 0.8 large, >= 0.5 med(ium), >= 0.2 small, else negl(igible) (the table's short forms)."""
+    return "large" if abs(d) >= 0.8 else "med" if abs(d) >= 0.5 else "small" if abs(d) >= 0.2 else "negl"
+
+
+ISO_RE = re.compile(
+    r"^  mean cosine (?P<m>-?\d\.\d{3}) \(anisotropic if >= 0\.1\): (?P<sm>ok|ANISOTROPIC); "
+    r"IsoScore (?P<i>\d\.\d{3}) \(if < 0\.5\): (?P<si>ok|ANISOTROPIC); "
+    r"top-PC share (?P<s>\d\.\d{4}) \(if >= 5/d = (?P<thr>[\d.]+)\): (?P<ss>ok|ANISOTROPIC)\.$", re.M)
+
+
+def test_isotropy_check_under_the_table(readme):
+    """The check's states follow from its printed values by the documented thresholds (re-implemented here)."""
+    foot = "\n".join(readme.footer)
+    head = re.search(r"^Isotropy check, glove-6b-50d raw space: (\S+) \(2,000 sampled reference vectors\)\.$",
+                     foot, re.M)
+    m = ISO_RE.search(foot)
+    assert head and m, foot
+    assert float(m["thr"]) == 5 / 50
+    states = [float(m["m"]) >= 0.1, float(m["i"]) < 0.5, float(m["s"]) >= 5 / 50]
+    assert [m["sm"], m["si"], m["ss"]] == ["ANISOTROPIC" if s else "ok" for s in states]
+    assert head[1] == ("anisotropic" if any(states) else "near-isotropic")
+    # docs/diagnostics.md's GloVe table (top 100,000 words, 2,000 sampled): raw mean 0.013, IsoScore 0.745
+    assert abs(float(m["m"]) - 0.013) < 0.01 and abs(float(m["i"]) - 0.745) < 0.02
 
 
 def test_command_prints_the_readme_block(readme, cli_run):

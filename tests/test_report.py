@@ -180,7 +180,7 @@ def test_report_command_writes_figures_and_a_self_contained_page(reported):
     assert "report:" in proc.stdout and "self-contained" in proc.stdout
     figs = sorted(p.relative_to(out / "figures").as_posix() for p in (out / "figures").rglob("*.png"))
     assert figs == ["fig1_cosine_heatmaps.png", "fig2_explained_variance.png", "fig3_effect_sizes-zca.png",
-                    "fig4_scatter-zca.png", "tests/GloVe-W6.png", "tests/GloVe-W8.png"]
+                    "fig4_scatter-zca.png", "mechanism-GloVe-zca.png", "tests/GloVe-W6.png", "tests/GloVe-W8.png"]
     from PIL import Image
 
     for f in (out / "figures").rglob("*.png"):
@@ -188,7 +188,7 @@ def test_report_command_writes_figures_and_a_self_contained_page(reported):
             assert im.size[0] > 300 and im.size[1] > 150, f
             assert np.asarray(im.convert("L")).std() > 5, f  # not blank
     page = (out / "report.html").read_text()
-    assert page.count("<img ") == 6 and page.count('src="data:image/png;base64,') == 6
+    assert page.count("<img ") == 7 and page.count('src="data:image/png;base64,') == 7
     assert not re.search(r"""(src|href)=["'](https?:|//|file:)""", page)  # nothing external
     assert "<table>" in page and "Table A1" in page and "Summary of changes" in page
     assert "Conventions" in page and "ddof = 1" in page and "manifest" in page.lower()
@@ -211,7 +211,17 @@ def test_report_renders_in_headless_chromium(reported, tmp_path):
     m = re.search(r'<body[^>]*data-images="(\d+)"[^>]*data-images-loaded="(\d+)"[^>]*data-tables="(\d+)"', dom.stdout)
     assert m, dom.stdout[:500]
     n_img, n_loaded, n_tables = map(int, m.groups())
-    assert n_img == 6 and n_loaded == n_img and n_tables >= 4  # every embedded image decoded; tables in the DOM
+    assert n_img == 7 and n_loaded == n_img and n_tables >= 4  # every embedded image decoded; tables in the DOM
+    # the decision aids: isotropy check, sanity tests, magnitudes and mechanism, the severity note, how to read
+    aids = re.search(r'<h2 id="aids">Decision aids</h2>(.*?)<h2 ', dom.stdout, re.S)
+    assert aids, "no decision-aids section"
+    body = aids.group(1)
+    assert body.count('<table class="isotropy">') == 1 and body.count('<table class="mechanism">') == 1
+    assert re.search(r'<figure class="aid"><img alt="Why d moved: GloVe, raw vs zca[^"]*" src="data:image/png', body)
+    assert "needs at least 3 models" in body and "sanity tests" in body.lower()
+    assert "Association is not harm" in body and "allocational" in body.lower()
+    mech_rows = re.search(r'<table class="mechanism">.*?<tbody>(.*?)</tbody>', body, re.S).group(1)
+    assert mech_rows.count("<tr>") == 2  # W6, W8
     section = re.search(r'<h2 id="metrics">Calibration across metrics</h2>(.*?)<h2 ', dom.stdout, re.S)
     assert section and section.group(1).count("<tr>") == 1 + 2 * 2  # header + (W6, W8) x (mac, rnd)
     # the page fits a 1280 px window: no horizontal scroll (the manifest's packages row wraps, wide tables scroll in
@@ -236,6 +246,92 @@ def test_report_renders_in_headless_chromium(reported, tmp_path):
         px = np.asarray(im.convert("RGB"), dtype=float)
     assert px.shape[:2] == (2200, 1280)
     assert (px.std(axis=(0, 1)) > 10).all()  # text, tables and figures, not a blank page
+
+
+def test_decision_aids_in_the_page(reported):
+    """The report's decision aids, value by value from the folder's own files (comparison.json, the cells)."""
+    out, _ = reported
+    page = (out / "report.html").read_text()
+    section = page.split("<h2 id='aids'>Decision aids</h2>", 1)[1].split("<h2 ", 1)[0]
+    comp = {r["test"]: r for r in json.loads((out / "comparison.json").read_text())}
+    for tid, r in comp.items():
+        cell = json.loads((out / "cells" / "GloVe" / "zca" / f"{tid}.json").read_text())
+        mech = cell["mechanism"]
+        raw = json.loads((out / "cells" / "GloVe" / "none" / f"{tid}.json").read_text())["result"]
+        # the stored raw contrast is the raw cell's own mean_X s - mean_Y s; the calibrated one the calibrated cell's
+        assert mech["contrast_raw"] == pytest.approx(np.mean(raw["s_x"]) - np.mean(raw["s_y"]), abs=1e-12)
+        assert mech["contrast_calibrated"] == pytest.approx(
+            np.mean(cell["result"]["s_x"]) - np.mean(cell["result"]["s_y"]), abs=1e-12)
+        mag = lambda d: ("large" if abs(d) >= 0.8 else "medium" if abs(d) >= 0.5 else  # noqa: E731
+                         "small" if abs(d) >= 0.2 else "negligible")
+        assert (r["magnitude_raw"], r["magnitude_calibrated"]) == (mag(r["d_raw"]), mag(r["d_calibrated"]))
+        assert (f"<td>{r['d_raw']:.2f}</td><td class='l'>{mag(r['d_raw'])}</td>"
+                f"<td>{r['d_calibrated']:.2f}</td><td class='l'>{mag(r['d_calibrated'])}</td>") in section
+        assert f"<td>{100 * mech['share_raw']['1']:.0f}%</td>".replace("<td>-0%", "<td>0%") in section
+    a = {x["calibration"]: x for x in R.load_experiment(out).anisotropy}
+    assert f"<td>{a['none']['mean_cosine']:.3f}</td>" in section and "Recommendation:" in section
+    assert "not in this experiment" in section  # W1/W2 not run: said, not silently skipped
+
+
+def test_decision_aids_on_the_papers_seven_models():
+    """Sanity failures (raw GPT-2 misses W1 and W2 in Table A1), isotropy verdicts from Table 2, labels escaped."""
+    from isoeat.reporting.aids import aids_section
+
+    res = _paper_results()
+    res.weat, res.out = [], "."
+    res.models[0] = {**res.models[0], "label": "<b>GloVe</b>"}  # a hostile label: escaped wherever it is shown
+    res.comparisons = [dict(r, model="<b>GloVe</b>") if r["model"] == "GloVe" else r for r in res.comparisons]
+    for a in res.anisotropy:
+        if a["model"] == "GloVe":
+            a["model"] = "<b>GloVe</b>"
+    page = aids_section(res)
+    gpt2 = {r["test"]: r for r in res.comparisons if r["model"] == "GPT-2"}
+    assert (f"GPT-2, raw vs zca: sanity check failed: W1 raw (d = {gpt2['W1']['d_raw']:.2f}" in page
+            and "W2 raw" in page)
+    assert "<b>GloVe</b>" not in page and "&lt;b&gt;GloVe&lt;/b&gt;, raw vs zca: sanity tests W1, W2 significant" in page
+    # Table 2: GPT-2 0.997 -> anisotropic; word2vec 0.059 passes the mean-cosine check (IsoScore not in Table 2)
+    assert "<h4>GPT-2: <span class='bad'>anisotropic</span></h4>" in page
+    assert "<h4>word2vec: <span class=''>partly measured</span></h4>" in page
+    assert page.count("<td class='l'>not measured</td>") == 2 * 7  # IsoScore and top-PC share of each model
+    assert "No mechanism recorded for this space" in page
+
+
+def _figure_title(fig) -> str:
+    return "\n".join(ax.get_title() for ax in fig.axes)
+
+
+def test_severity_figure_spearman_on_the_papers_seven_models():
+    """Paper §5.4: mean cosine (Table 2) vs significance changes per model; rho computed here by scipy."""
+    pytest.importorskip("matplotlib")
+    from scipy.stats import spearmanr
+
+    from isoeat.reporting.mechanism_figure import figure_severity, severity_points
+
+    res = _paper_results()
+    pv = paper_values()
+    points, note = severity_points(res, "zca")
+    assert note == "" and len(points) == 7
+    changes = {m: sum(r["change"] != "Stable" for r in res.comparisons if r["model"] == m) for m in pv["table2"]}
+    for m, n in pv["summary"]["changes_by_model"].items():  # the text's counts (GPT-2 5, BERT 5, ...) are the rows' counts
+        assert changes[m] == n, m
+    assert {p[0]: (p[1], p[2]) for p in points} == {m: (v["raw_mean"], changes[m]) for m, v in pv["table2"].items()}
+    rho = spearmanr([pv["table2"][m]["raw_mean"] for m in changes], list(changes.values())).statistic
+    title = _figure_title(figure_severity(res, "zca"))
+    assert f"Spearman's rho = {rho:.2f} (n = 7 models)" in title
+
+
+def test_severity_needs_three_models():
+    from isoeat.reporting.mechanism_figure import MIN_SEVERITY_MODELS, figure_severity, severity_points
+
+    res = _paper_results()
+    keep = {m["label"] for m in res.models[:2]}
+    res.models = [m for m in res.models if m["label"] in keep]
+    points, note = severity_points(res, "zca")
+    assert MIN_SEVERITY_MODELS == 3 and len(points) == 2
+    assert "needs at least 3 models" in note and "2 model(s) measured here" in note
+    assert figure_severity(res, "zca") is None
+    res.anisotropy = []
+    assert "no raw anisotropy measured" in severity_points(res, "zca")[1]
 
 
 def test_report_without_matplotlib(experiment, monkeypatch, tmp_path):

@@ -165,7 +165,7 @@ def test_damaged_cell_and_manifest_files_are_recomputed_or_ignored(tmp_path, glo
     capsys.readouterr()
     assert main(args) == 0  # the resume recomputes it
     out_text = capsys.readouterr().out.splitlines()
-    assert out_text[:-1] == first and "3 of 4 cells reused" in out_text[-1]
+    assert out_text[:-1] == first and "5 of 6 cells reused" in out_text[-1]
 
 
 def test_a_full_disk_names_the_file_being_written(tmp_path, monkeypatch):
@@ -287,7 +287,7 @@ def test_a_hand_edited_cell_is_never_published(tmp_path, glove, capsys):
     assert "9.99" not in (out / "tables" / "table_a1-zca.md").read_text()
     assert main(_quick(out)) == 0  # the resume recomputes it
     text = capsys.readouterr().out.splitlines()
-    assert text[:-1] == first and "3 of 4 cells reused" in text[-1]
+    assert text[:-1] == first and "5 of 6 cells reused" in text[-1]
 
 
 def test_a_foreign_experiment_file_is_never_replaced(tmp_path, glove, capsys):

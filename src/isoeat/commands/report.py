@@ -77,6 +77,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
             from ..reporting.figures import write_figures
 
             figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
+            from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
+
+            figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
         page = None
         if args.html:
             from ..reporting.html import write_report

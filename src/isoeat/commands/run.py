@@ -152,6 +152,8 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
         "models": [{"spec": args.model, "label": getattr(model, "name", None) or args.model, "options": options}],
         "calibrations": ["none", {"name": name, **({"params": params} if params else {})}],
         "settings": settings,
+        # the isotropy check printed under the table (paper §6.1): Table 2's measures of both spaces
+        "anisotropy": {"sample": 2000, "components": 50},
         **({"tests": tests} if tests is not None else {}),
         **({"metrics": args.metrics} if getattr(args, "metrics", None) else {}),
     }
@@ -233,6 +235,15 @@ def comparisons(res: Any) -> list[Any]:
     return out
 
 
+def isotropy_check_lines(res: Any, comp: Any) -> list[str]:
+    """The isotropy check of ``comp``'s model (raw space, and ``comp``'s calibrated space) from the folder's cells."""
+    from ..diagnostics.isotropy_check import isotropy_lines, space_records
+
+    raw_label = next((c["label"] for c in res.calibrations if c["name"] == "none"), "none")
+    raw, cal = space_records(res.anisotropy, comp.model, raw_label, comp.calibration)
+    return isotropy_lines(comp.model, raw, cal, comp.calibration)
+
+
 def _print(res: Any, fmt: str, adjust: str) -> None:
     from ..reporting.tables import comparison_table, metric_comparison_table, records_to_csv, to_json
 
@@ -245,6 +256,8 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
         if i:
             print()
         print(comparison_table(comp, adjust=adjust))
+        print()
+        print("\n".join(isotropy_check_lines(res, comp)))
     if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
         print()
         print(metric_comparison_table(res.metric_comparisons, res.alpha))

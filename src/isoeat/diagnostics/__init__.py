@@ -4,6 +4,9 @@ Experiment 1 of the paper (§4.3, Table 2, Figures 1–2): mean and SD of
 pairwise cosine over sampled reference vectors, explained-variance ratios,
 IsoScore (Rudman et al. 2022) and the partition-function ratio of Mu &
 Viswanath (2018). See :mod:`isoeat.diagnostics.anisotropy` for definitions.
+The isotropy check before calibration (paper §6.1) is
+:mod:`isoeat.diagnostics.isotropy_check`; why d moved (§5.4–5.5),
+:mod:`isoeat.diagnostics.mechanism`.
 """
 
 from .anisotropy import (
@@ -18,6 +21,7 @@ from .anisotropy import (
     partition_ratio,
     sample_reference,
 )
+from .mechanism import contrast_components, mechanism_from_vectors
 
 __all__ = [
     "AnisotropyResult",
@@ -30,4 +34,6 @@ __all__ = [
     "pairwise_cosine",
     "partition_ratio",
     "sample_reference",
+    "contrast_components",
+    "mechanism_from_vectors",
 ]

@@ -85,8 +85,7 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
                 seed = _seed_of(children, idx)
                 key = {"protocol": protocol, "model": mid, "calibration": c.to_dict(), "test": test_hash(t),
                        "seed": seed, "format": CELL_FORMAT}
-                if (given or {}).get((m.label, c.label)):
-                    key["calibrator_sha256"] = given[(m.label, c.label)]
+                key.update(_given_key(given, m.label, c.label))
                 h = _sha(key)
                 cells.append(Cell("weat", m.label, c.label, t.id, seed, idx,
                                   out / "cells" / mdir / cdir / f"{slug(t.id)}.json", h, {"test": t}))
@@ -101,7 +100,7 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
             seed = _seed_of(children, idx)
             for c in config.calibrations:
                 h = _sha({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "anisotropy": True,
-                          "seed": seed, "format": CELL_FORMAT})
+                          "seed": seed, "format": CELL_FORMAT, **_given_key(given, m.label, c.label)})
                 cells.append(Cell("anisotropy", m.label, c.label, "anisotropy", seed, idx,
                                   out / "anisotropy" / mdir / f"{slug(c.label)}.json", h))
         for bi, b in enumerate(benches):
@@ -109,10 +108,16 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
             seed = _seed_of(children, idx)
             for c in config.calibrated:
                 h = _sha({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "benchmark": b,
-                          "seed": seed, "format": CELL_FORMAT})
+                          "seed": seed, "format": CELL_FORMAT, **_given_key(given, m.label, c.label)})
                 cells.append(Cell("similarity", m.label, c.label, b, seed, idx,
                                   out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json", h))
     return cells
+
+
+def _given_key(given: dict[tuple[str, str], str] | None, model: str, calibration: str) -> dict[str, str]:
+    """The content digest of a calibrator handed to the run, for every cell of its space (WEAT, anisotropy, ...)."""
+    digest = (given or {}).get((model, calibration))
+    return {"calibrator_sha256": digest} if digest else {}
 
 
 class CachedEncoder:
@@ -338,7 +343,13 @@ def run_weat_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentCon
 
     test = cell.extra["test"]
     res = weat(model, test, calibration=calibrator, rng=cell.seed, force=force, **config.settings.weat_kwargs())
-    return {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
+    payload = {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
+    if calibrator is not None:  # why d moved: the raw contrast along the reference's principal directions
+        from ..diagnostics.mechanism import mechanism_from_vectors
+
+        sets = {role: model.lookup(ws.words).vectors for role, ws in test.sets().items()}
+        payload["mechanism"] = mechanism_from_vectors(sets, calibrator)
+    return payload
 
 
 def metric_options(config: ExperimentConfig) -> dict[str, Any]:

@@ -30,6 +30,7 @@ __all__ = [
     "adjust_records", "compare_records", "comparison_rows", "result_from_record", "ComparisonRow", "Comparison",
     "compare_calibration", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "metric_comparison_rows",
     "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
+    "COHEN_BOUNDS", "MAGNITUDES", "cohen_magnitude", "MAGNITUDE_RULE",
 ]
 
 CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
@@ -121,6 +122,34 @@ def change_flags(d_raw: float, d_calibrated: float) -> dict[str, Any]:
         "large_shift": bool(math.isfinite(dd) and abs(dd) > LARGE_SHIFT),
         "sign_reversal": bool(math.isfinite(d_raw) and math.isfinite(d_calibrated) and d_raw * d_calibrated < 0),
     }
+
+
+#: Cohen's (1988, §2.2.3) conventional magnitudes of a standardised mean difference, by lower bound of
+#: :math:`|d|` (inclusive): 0.2 small, 0.5 medium, 0.8 large; below 0.2 negligible.
+COHEN_BOUNDS = ((0.8, "large"), (0.5, "medium"), (0.2, "small"))
+#: Every label :func:`cohen_magnitude` returns ("n/a": d is NaN or infinite).
+MAGNITUDES = ("negligible", "small", "medium", "large", "n/a")
+#: The rule in one line, printed under every table that shows it.
+MAGNITUDE_RULE = ("Cohen's magnitude of |d|: negligible < 0.2 <= small < 0.5 <= medium < 0.8 <= large "
+                  "(a convention for effect sizes, not a measure of harm).")
+
+
+def cohen_magnitude(d: float) -> str:
+    """Cohen's label of an effect size: ``abs(d)`` against :data:`COHEN_BOUNDS` (lower bounds inclusive).
+
+    The sign does not matter (-0.9 is large); NaN and infinities are ``"n/a"``.
+
+    Examples
+    --------
+    >>> [cohen_magnitude(d) for d in (0.19999, 0.2, 0.5, -0.8, 0.79999, float("nan"))]
+    ['negligible', 'small', 'medium', 'large', 'medium', 'n/a']
+    """
+    if d is None or not math.isfinite(d := float(d)):
+        return "n/a"
+    for bound, label in COHEN_BOUNDS:
+        if abs(d) >= bound:
+            return label
+    return "negligible"
 
 
 #: Sanity tests (Caliskan et al. 2017; paper §5.3): flowers/insects and instruments/weapons vs pleasant/
@@ -233,6 +262,9 @@ def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: f
             "model": model, "family": rr.get("family"), "calibration": cal,
             "calibration_name": rc.get("calibration_name"), "test": test, "bias_type": rr.get("bias_type"),
             **compare_records(rr, rc, alpha),
+            # added last: a comparison.csv keeps its earlier columns in place
+            "magnitude_raw": cohen_magnitude(rr["effect_size"]),
+            "magnitude_calibrated": cohen_magnitude(rc["effect_size"]),
         })
     return rows
 
@@ -374,6 +406,8 @@ class ComparisonRow:
         }
         if self.reference_se is not None:
             out["reference_se"] = self.reference_se
+        out["magnitude_raw"] = cohen_magnitude(self.raw.effect_size)
+        out["magnitude_calibrated"] = cohen_magnitude(self.calibrated.effect_size)
         return out
 
 
@@ -396,6 +430,7 @@ class Comparison:
             for res in (row.raw, row.calibrated):
                 rec = res.to_dict()
                 rec["change"] = row.change
+                rec["magnitude"] = cohen_magnitude(res.effect_size)
                 if row.reference_se is not None:  # the calibrated d's reference-SE (the raw space has none)
                     cal = res is row.calibrated
                     rec["reference_se"] = row.reference_se if cal else None

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from .._errors import UnsafePathError
 from .._io import atomic_write_text
+from .aids import aids_section
 from .paper_tables import all_tables, to_html
 from .tables import finite_or_none, metric_columns, metric_comparison_cells
 
@@ -299,7 +300,10 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     name = exp.get("name") or cfg.get("name") or "experiment"
     pngs = [_inside(Path(p), Path(res.out)) for p in figures if Path(p).suffix == ".png" and Path(p).exists()]
     cfg_text = _config_text(res, cfg)
-    main_figs = [p for p in pngs if p.parent.name != "tests"]
+    from .mechanism_figure import is_aid_figure  # the decision aids' figures go to their own section
+
+    aid_figs = [p for p in pngs if is_aid_figure(p)]
+    main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p)]
     test_figs = [p for p in pngs if p.parent.name == "tests"]
     captions = {
         "fig1": "Figure 1: pairwise cosine similarity heatmaps before and after calibration",
@@ -309,7 +313,7 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     }
     tables = all_tables(res)
     has_metrics = bool(getattr(res, "metric_comparisons", None))
-    nav = ["<a href='#summary'>Summary</a>", "<a href='#tables'>Tables</a>"]
+    nav = ["<a href='#summary'>Summary</a>", "<a href='#aids'>Decision aids</a>", "<a href='#tables'>Tables</a>"]
     nav += ["<a href='#metrics'>Calibration across metrics</a>"] if has_metrics else []
     nav += ["<a href='#figures'>Figures</a>", "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
            "<a href='#conventions'>Conventions</a>", "<a href='#config'>Config</a>"]
@@ -322,6 +326,7 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         f"{_e(cals)}. Created {_e(exp.get('created', '?'))}, updated {_e(exp.get('updated', '?'))}.</p>",
         "<nav>" + "".join(nav) + "</nav>",
         "<h2 id='summary'>Summary</h2>", _cards(res),
+        "<h2 id='aids'>Decision aids</h2>", aids_section(res, aid_figs),
         "<h2 id='tables'>Tables</h2>",
     ]
     body += [to_html(t) for t in tables] or ["<p>No finished cells yet.</p>"]

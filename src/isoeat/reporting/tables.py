@@ -139,6 +139,17 @@ def reference_footer(meta: dict[str, Any]) -> str:
     return line + "."
 
 
+#: The short forms of Cohen's labels in the text table's ``Mag`` column (``negl/med``, ...).
+_MAG_SHORT = {"negligible": "negl", "medium": "med"}
+
+
+def magnitude_cell(d_raw: float, d_calibrated: float) -> str:
+    """``"large/med"``: :func:`~isoeat.experiments.compare.cohen_magnitude` of both d, short forms."""
+    from ..experiments.compare import cohen_magnitude
+
+    return "/".join(_MAG_SHORT.get(m, m) for m in (cohen_magnitude(d_raw), cohen_magnitude(d_calibrated)))
+
+
 def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
 
@@ -146,6 +157,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     space next to its raw p; ``ci`` columns appear when bootstrap intervals
     were computed.
     """
+    from ..experiments.compare import MAGNITUDE_RULE
+
     adj_field = {"holm": "p_holm", "bh": "p_bh", "none": None}[adjust]
     adj_label = {"holm": "Holm", "bh": "BH", "none": ""}[adjust]
     with_ci = any(r.raw.effect_size_ci is not None for r in comp.rows)
@@ -164,7 +177,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     header.append("p_W")
     if adj_field:
         header.append(f"{adj_label}_W")
-    header += ["Chg", "Flags"]
+    header += ["Mag", "Chg", "Flags"]
     rows = []
     for r in comp.rows:
         flags = []
@@ -184,7 +197,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
             cells.append(format_p(res.p_value))
             if adj_field:
                 cells.append(format_p(getattr(res, adj_field)))
-        cells += [_CHG.get(r.change, r.change), ",".join(flags) or "-"]
+        cells += [magnitude_cell(r.raw.effect_size, r.calibrated.effect_size), _CHG.get(r.change, r.change),
+                  ",".join(flags) or "-"]
         rows.append(cells)
     meta = comp.calibrator_metadata
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
@@ -205,6 +219,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if adj_field:
         foot.append(f"{adj_label}_R, {adj_label}_W: {'Holm' if adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
                     f"p across the {len(comp.rows)} tests of each space (change classes use unadjusted p).")
+    foot.append("Mag: raw/calibrated " + MAGNITUDE_RULE.replace("negligible", "negl").replace("medium", "med"))
     if with_ci:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
