@@ -105,6 +105,37 @@ def test_heatmap_word_labels_sit_on_their_cells():
             assert abs(centre - ax.transData.transform((0, k))[1]) < 0.25 * cell_h, (words[k], centre, cell)
 
 
+def _small_heatmap_results():
+    import numpy as np
+
+    xw, yw, aw, bw = [f"x{i}" for i in range(7)], [f"yy{i}" for i in range(5)], ["a1", "a2", "a3"], ["b1", "b2"]
+    rng = np.random.default_rng(0)
+    cos = {"X_words": xw, "Y_words": yw, "A_words": aw, "B_words": bw, "X_AB": rng.normal(size=(7, 5)).tolist(),
+           "Y_AB": rng.normal(size=(5, 5)).tolist()}
+    return SimpleNamespace(calibrations=[{"name": "none", "label": "none"}], tests=[{"id": "T", "bias_type": "x"}],
+                           cosines=lambda model, cal, test: cos)
+
+
+def test_heatmap_cells_are_whole_pixel_blocks_in_the_pdf():
+    """The PDF holds each heatmap panel as its cells, each k x k pixels (k >= 4): not resampled to the page's
+    resolution (most of a heatmap's PDF time and size), and a viewer that smooths images blurs no cell into the next."""
+    pytest.importorskip("matplotlib")
+    import io
+    import re
+
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    fig = figure_test_heatmap(_small_heatmap_results(), "M", "T")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", dpi=150)
+    sizes = [(int(w), int(h)) for w, h in re.findall(rb"/Subtype /Image /Width (\d+) /Height (\d+)", buf.getvalue())]
+    panels = [s for s in sizes if s[0] > 2 * 21]  # the colour bar is one narrow image
+    assert len(panels) == 2, sizes
+    (wx, hx), (wy, hy) = panels
+    k = wx // 5
+    assert k >= 4 and (wx, hx) == (5 * k, 7 * k) and (wy, hy) == (5 * k, 5 * k), sizes
+
+
 def test_figures_rendered_in_two_processes_are_the_same_files(tmp_path):
     """ISOEAT_REPORT_JOBS / jobs=2 forks two renderers: the same files, byte for byte, in the plan's order."""
     pytest.importorskip("matplotlib")
@@ -124,3 +155,50 @@ def test_figures_rendered_in_two_processes_are_the_same_files(tmp_path):
     assert [p.relative_to(tmp_path / "two").as_posix() for p in two] == names
     for a, b in zip(one, two):
         assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_each_figure_is_laid_out_once_and_drawn_once_per_format(tmp_path, monkeypatch):
+    """No redundant redraws: one layout per figure (not one per format), one draw per format, nothing else."""
+    pytest.importorskip("matplotlib")
+    from collections import Counter
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from isoeat.reporting.figures import write_figures
+
+    draws, layouts = Counter(), Counter()
+    real_draw, real_execute = Figure.draw, ConstrainedLayoutEngine.execute
+
+    def draw(self, renderer):
+        draws[id(self)] += 1
+        return real_draw(self, renderer)
+
+    def execute(self, fig):
+        layouts[id(fig)] += 1
+        return real_execute(self, fig)
+
+    monkeypatch.setattr(Figure, "draw", draw)
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", execute)
+    res = _results(PAPER_GLOVE)
+    res.experiment, res.anisotropy = {}, []
+    res.heatmap = lambda model, cal: None
+    rng = np.random.default_rng(0)
+    cos = {"X_words": ["x1", "x2", "x3"], "Y_words": ["y1", "y2"], "A_words": ["a1", "a2"], "B_words": ["b1"],
+           "X_AB": rng.normal(size=(3, 3)).tolist(), "Y_AB": rng.normal(size=(2, 3)).tolist()}
+    res.cosines = lambda model, cal, test: cos
+    built = []
+    real_init = Figure.__init__
+
+    def init(self, *a, **k):
+        built.append(self)
+        real_init(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "__init__", init)
+    written = write_figures(res, tmp_path, formats=("png", "pdf"), dpi=40, test_heatmaps=["W1"])
+    assert len(written) == 2 * 3 and len(built) == 3  # Figures 3, 4 and one heatmap, each as PNG and PDF
+    for fig in built:
+        assert draws[id(fig)] == 2, fig
+        assert layouts[id(fig)] <= 1, fig
+    assert sum(layouts.values()) == 2  # Figures 3 and 4 have a constrained layout, computed once each

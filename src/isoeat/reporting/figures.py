@@ -33,6 +33,7 @@ __all__ = [
     "write_figures",
     "figure_plan",
     "check_dpi",
+    "fix_layout",
     "MIN_DPI",
     "MAX_DPI",
     "CHANGE_COLORS",
@@ -64,16 +65,42 @@ def require_matplotlib() -> Any:
     return matplotlib
 
 
-def _figure(w: float, h: float) -> Any:
+def _figure(w: float, h: float, layout: str | None = "constrained") -> Any:
+    """A bare ``Figure`` (no pyplot) on its own Agg canvas, which keeps one renderer for layout, text sizes and PNG."""
     require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(w, h), layout="constrained")
+    fig = Figure(figsize=(w, h), layout=layout)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def fix_layout(fig: Any, dpi: float | None = None) -> Any:
+    """Compute ``fig``'s layout once and keep it: the figure is left without a layout engine.
+
+    ``savefig`` on a figure that has a layout engine draws the whole figure
+    (rendering disabled) to lay it out, then draws it again to print: two
+    draws per format. Laid out once here, each format draws it once, in the
+    same layout. ``dpi``: lay it out at this resolution (text sizes in
+    pixels are rounded at it), default the figure's. Returns ``fig``.
+    """
+    engine = fig.get_layout_engine()
+    if engine is None:
+        return fig
+    if dpi is not None and fig.dpi != dpi:
+        fig.set_dpi(dpi)
+    engine.execute(fig)
+    from matplotlib import rc_context
+
+    with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)  # None removes the engine ('none' leaves a placeholder that savefig lays out)
     return fig
 
 
 def _save(fig: Any, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
     base.parent.mkdir(parents=True, exist_ok=True)
+    fix_layout(fig, dpi)
     out = []
     from .._io import atomic_write_bytes
     import io
@@ -338,7 +365,7 @@ def figure_scatter(res: Any, calibration: str) -> Any | None:
     if labelled:
         from .labels import place_labels
 
-        fig.draw_without_rendering()  # the constrained layout fixes the axes; labels are then placed in pixels
+        fix_layout(fig)  # the constrained layout fixes the axes; labels are then placed in pixels
         for ax, items in labelled:
             place_labels(ax, items, fontsize=7, marker_pt=48 ** 0.5)
     return fig
@@ -357,9 +384,6 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     spaces = [(c, cs) for c, cs in spaces if cs and cs.get("X_AB") and cs.get("Y_AB")]
     if not spaces:
         return None
-    require_matplotlib()
-    from matplotlib.figure import Figure
-
     c0 = spaces[0][1]
     nx, ny = len(c0["X_words"]), len(c0["Y_words"])
     n_attr = len(c0["A_words"]) + len(c0["B_words"])
@@ -377,7 +401,7 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     title_h, row_title, xlab = 0.5, 0.32, lab_attr + 0.05
     row_h = row_title + ph + 0.12  # attribute words only under the last row: the columns are the same in every row
     height = title_h + row_h * len(spaces) + xlab + 0.35
-    fig = Figure(figsize=(width, height))
+    fig = _figure(width, height, layout=None)
     bias = next((t.get("bias_type", "") for t in res.tests if t["id"] == test), "")
 
     def box(x: float, y_top: float, w: float, h: float) -> list[float]:
@@ -392,7 +416,7 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
             x0 = left + j * (pw + gap)
             h = ph * M.shape[0] / max(nx, ny)
             ax = fig.add_axes(box(x0, y0, pw, h))
-            im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
+            im = _cells(ax, M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto")
             ax.axvline(len(cs["A_words"]) - 0.5, color="white", linewidth=2.5)
             last = i == len(spaces) - 1
             _word_labels(ax, cs[f"{role}_words"], list(cs["A_words"]) + list(cs["B_words"]) if last else (), fs)
@@ -411,6 +435,24 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     fig.text(0.5, 1 - 0.12 / height, "\n".join(textwrap.wrap(text, max(40, int(width * 72 / 5.6)))), ha="center",
              va="top", fontsize=10)
     return fig
+
+
+def _cells(ax: Any, M: np.ndarray, **kw: Any) -> Any:
+    """``imshow`` of a small matrix with each cell a block of k x k pixels (k up to 16, the image up to 256 px a side).
+
+    With ``interpolation="nearest"`` the PDF backend resamples the image to the
+    page's resolution (most of a heatmap's PDF time and size); ``"none"`` embeds
+    it as it is, which some PDF viewers smooth when they enlarge it: as blocks
+    of k x k pixels the smoothing stays within the outer 1/k of a cell. PNG
+    (Agg resamples either way, nearest) is unchanged. Matrices too large for
+    k >= 2 are drawn with ``"nearest"``.
+    """
+    n_r, n_c = M.shape
+    k = min(16, 256 // max(n_r, n_c, 1))
+    if k < 2:
+        return ax.imshow(M, interpolation="nearest", **kw)
+    blocks = np.repeat(np.repeat(M, k, axis=0), k, axis=1)
+    return ax.imshow(blocks, interpolation="none", extent=(-0.5, n_c - 0.5, n_r - 0.5, -0.5), **kw)
 
 
 def _word_labels(ax: Any, rows: Sequence[str], cols: Sequence[str], fs: float) -> None:
@@ -518,12 +560,15 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     formats = tuple(formats or rep.get("figure_formats") or ("png", "pdf"))
     dpi = check_dpi(dpi if dpi is not None else (rep.get("dpi") or 150))
     sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
+    from matplotlib import rc_context
+
     built = []
-    for name, draw in figure_plan(res, test_heatmaps=sel):  # built once; all sizes checked before any is rendered
-        fig = draw()
-        if fig is not None:
-            _check_pixels(fig, folder / name, dpi)
-            built.append((name, fig))
+    with rc_context({"figure.dpi": dpi}):  # built at the resolution they are saved at: laid out and measured at it
+        for name, draw in figure_plan(res, test_heatmaps=sel):  # built once; all sizes checked before any is rendered
+            fig = draw()
+            if fig is not None:
+                _check_pixels(fig, folder / name, dpi)
+                built.append((name, fig))
     return _save_all(built, folder, formats, dpi, jobs)
 
 
