@@ -113,13 +113,41 @@ def _save(fig: Any, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
     with rc_context(_RC):
         fix_layout(fig, dpi)
         for fmt in formats:
-            buf = io.BytesIO()
-            extra = {"pil_kwargs": {"compress_level": 3}} if fmt == "png" else {}  # zlib 3: ~25% less time, ~4% larger
-            fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt), **extra)
+            if fmt == "png":
+                data = _png(fig, dpi)
+            else:
+                buf = io.BytesIO()
+                fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt))
+                data = buf.getvalue()
             p = base.parent / f"{base.name}.{fmt}"
-            atomic_write_bytes(p, buf.getvalue())
+            atomic_write_bytes(p, data)
             out.append(p)
     return out
+
+
+def _png(fig: Any, dpi: int) -> bytes:
+    """``fig`` drawn by Agg at ``dpi`` as an RGB PNG, zlib level 3 (~25% less time than 6, ~4% larger).
+
+    RGB, not savefig's RGBA: the figures are opaque, and the alpha channel was a
+    quarter of the bytes to filter and compress (and ~10% of the file).
+    """
+    import io
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image, PngImagePlugin
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    if fig.dpi != dpi:
+        fig.set_dpi(dpi)
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    info = PngImagePlugin.PngInfo()
+    for k, v in (_metadata("png") or {}).items():
+        info.add_text(k, v)
+    buf = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgba[..., :3]), "RGB").save(buf, format="png", compress_level=3, pnginfo=info,
+                                                                      dpi=(dpi, dpi))
+    return buf.getvalue()
 
 
 def _metadata(fmt: str) -> dict | None:
