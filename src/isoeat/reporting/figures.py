@@ -607,6 +607,14 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     return _save_all(built, folder, formats, dpi, jobs)
 
 
+def _release(fig: Any) -> None:
+    """Let ``fig``'s renderer go once it is saved: a new bare canvas replaces its Agg canvas (and the pixel buffer it
+    holds), so the next figure's renderer reuses that memory instead of faulting in fresh pages."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    FigureCanvasBase(fig)
+
+
 #: Figures waiting to be rendered by the forked workers of :func:`_save_all` (inherited, never pickled).
 _PENDING: list[tuple[str, Any]] = []
 
@@ -637,7 +645,11 @@ def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str]
     """
     jobs = _jobs(jobs, len(built))
     if jobs <= 1:
-        return [p for name, fig in built for p in _save(fig, folder / name, formats, dpi)]
+        out = []
+        for name, fig in built:
+            out += _save(fig, folder / name, formats, dpi)
+            _release(fig)
+        return out
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
