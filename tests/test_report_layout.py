@@ -202,3 +202,25 @@ def test_each_figure_is_laid_out_once_and_drawn_once_per_format(tmp_path, monkey
         assert draws[id(fig)] == 2, fig
         assert layouts[id(fig)] <= 1, fig
     assert sum(layouts.values()) == 2  # Figures 3 and 4 have a constrained layout, computed once each
+
+
+def test_figure2_log_axis_labels_are_plain_text_powers_of_ten():
+    """Figure 2's log axis reads 10⁻², 10⁻³ ... as plain text (no mathtext to parse), labels where matplotlib's own
+    formatter would put them; the label text is written out by hand here."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from isoeat.reporting.figures import _power_label, figure_explained_variance
+
+    assert [_power_label(x) for x in (0.01, 0.002, 1.0, 0.0099999999999, 3e-5, 20.0)] == [
+        "10⁻²", "2×10⁻³", "10⁰", "10⁻²", "3×10⁻⁵", "2×10¹"]
+    evr = [0.06, 0.04, 0.02, 0.01, 0.004, 0.001, 0.0004, 0.0001]
+    res = SimpleNamespace(models=[{"label": "M", "family": "static"}],
+                          calibrations=[{"name": "none", "label": "none"}, {"name": "zca", "label": "zca"}],
+                          anisotropy=[{"model": "M", "calibration": c, "explained_variance_ratio": evr, "dim": 50,
+                                       "top_k": 8} for c in ("none", "zca")])
+    fig = figure_explained_variance(res)
+    FigureCanvasAgg(fig).draw()
+    labels = [t.get_text() for t in fig.axes[0].yaxis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
+    assert labels and not any("$" in t for t in labels), labels
+    assert {"10⁻⁴", "10⁻³", "10⁻²"} <= set(labels), labels
