@@ -224,3 +224,20 @@ def test_figure2_log_axis_labels_are_plain_text_powers_of_ten():
     labels = [t.get_text() for t in fig.axes[0].yaxis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
     assert labels and not any("$" in t for t in labels), labels
     assert {"10⁻⁴", "10⁻³", "10⁻²"} <= set(labels), labels
+
+
+def test_figure_rendering_reports_progress(tmp_path, monkeypatch, capsys):
+    """Rendering the figures is one progress stage ('isoeat report', figures counted), like every long step;
+    --quiet (or progress=False) silences it."""
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.figures import write_figures
+
+    res = _results(PAPER_GLOVE)
+    res.experiment, res.anisotropy = {}, []
+    res.heatmap = lambda model, cal: None
+    monkeypatch.setenv("ISOEAT_PROGRESS", "log")
+    write_figures(res, tmp_path / "a", formats=("png",), dpi=30, test_heatmaps="none")
+    err = capsys.readouterr().err
+    assert "isoeat report" in err and "2/2" in err, err  # Figures 3 and 4
+    write_figures(res, tmp_path / "b", formats=("png",), dpi=30, test_heatmaps="none", progress=False)
+    assert capsys.readouterr().err == ""

@@ -131,19 +131,32 @@ def _jobs(jobs: int | None, n: int) -> int:
 
 
 def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int,
-              jobs: int | None) -> list[Path]:
+              jobs: int | None, progress: bool | None = None) -> list[Path]:
     """Render ``built`` (name, Figure) to every format: each figure drawn once per format, in ``jobs`` processes.
 
     Workers are forked after the figures are built, so they render the very
     objects the parent checked; the order of the files returned is the plan's.
+    One progress stage counts the figures rendered (``progress`` as in
+    :func:`isoeat._progress.progress_bar`: None follows ``--quiet`` and
+    ``$ISOEAT_PROGRESS``).
     """
+    from .._progress import progress_bar
+
     jobs = _jobs(jobs, len(built))
-    if jobs <= 1:
-        out = []
-        for name, fig in built:
-            out += _save(fig, folder / name, formats, dpi)
-            _release(fig)
-        return out
+    with progress_bar(len(built), "figures", progress, prefix="isoeat report") as bar:
+        if jobs <= 1:
+            out = []
+            for name, fig in built:
+                out += _save(fig, folder / name, formats, dpi)
+                _release(fig)
+                bar.update(1, label=name)
+            return out
+        return _save_forked(built, folder, formats, dpi, jobs, bar)
+
+
+def _save_forked(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
+                 bar: Any) -> list[Path]:
+    """:func:`_save_all` in ``jobs`` forked workers, ``bar`` advanced as each figure's files come back in order."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
@@ -152,7 +165,11 @@ def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str]
     _PENDING = built
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as ex:
-            parts = list(ex.map(partial(_save_one, folder=folder, formats=formats, dpi=dpi), range(len(built))))
+            parts = []
+            for (name, _), part in zip(built, ex.map(partial(_save_one, folder=folder, formats=formats, dpi=dpi),
+                                                      range(len(built)))):
+                parts.append(part)
+                bar.update(1, label=name)
     finally:
         _PENDING = []
     return [p for part in parts for p in part]

@@ -525,7 +525,8 @@ def figure_plan(res: Any, *, test_heatmaps: Any = "all") -> list[tuple[str, Any]
 
 
 def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None = None,
-                  dpi: int | None = None, test_heatmaps: Any = None, jobs: int | None = None) -> list[Path]:
+                  dpi: int | None = None, test_heatmaps: Any = None, jobs: int | None = None,
+                  progress: bool | None = None) -> list[Path]:
     """Draw every figure the results support into ``folder``; returns the files written.
 
     Names as in :func:`figure_plan`; one file per format (default from the
@@ -535,7 +536,9 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     checked before any figure is drawn, and ``folder`` is created only when
     there is a figure to write. Each figure is built once and rendered once per
     format, by ``jobs`` forked processes (default: ``ISOEAT_REPORT_JOBS``, else
-    1: render in this process; more only where the system can fork).
+    1: render in this process; more only where the system can fork), with a
+    progress stage counting the figures (``progress``: None follows ``--quiet``
+    and ``$ISOEAT_PROGRESS``, as every long step of isoeat does).
 
     Raises
     ------
@@ -559,4 +562,4 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
             if fig is not None:
                 _check_pixels(fig, folder / name, dpi)
                 built.append((name, fig))
-    return _save_all(built, folder, formats, dpi, jobs)
+    return _save_all(built, folder, formats, dpi, jobs, progress)
