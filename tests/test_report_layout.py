@@ -241,3 +241,23 @@ def test_figure_rendering_reports_progress(tmp_path, monkeypatch, capsys):
     assert "isoeat report" in err and "2/2" in err, err  # Figures 3 and 4
     write_figures(res, tmp_path / "b", formats=("png",), dpi=30, test_heatmaps="none", progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_heatmap_words_with_dollar_signs_are_drawn_as_written():
+    """Words are data: a vocabulary entry such as '$x' next to 'y$' must not turn a label into mathtext (which
+    would drop the dollars and set the words in italics); every word label is plain text."""
+    pytest.importorskip("matplotlib")
+    import numpy as np
+
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    rng = np.random.default_rng(0)
+    cos = {"X_words": ["$x", "y$", "z"], "Y_words": ["u_1", "v"], "A_words": ["$a$", "b"], "B_words": ["c"],
+           "X_AB": rng.normal(size=(3, 3)).tolist(), "Y_AB": rng.normal(size=(2, 3)).tolist()}
+    res = SimpleNamespace(calibrations=[{"name": "none", "label": "none"}], tests=[{"id": "T", "bias_type": "x"}],
+                          cosines=lambda model, cal, test: cos)
+    fig = figure_test_heatmap(res, "M", "T")
+    labels = [t for ax in fig.axes for t in ax.texts if "\n" in t.get_text()]
+    assert {t.get_text() for t in labels} >= {"$x\ny$\nz", "$a$\nb\nc"}
+    for t in labels:
+        assert t._preprocess_math(t.get_text()) == (t.get_text(), False), t.get_text()

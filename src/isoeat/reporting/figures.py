@@ -474,11 +474,11 @@ def _word_labels(ax: Any, rows: Sequence[str], cols: Sequence[str], fs: float) -
         if along == "y":
             tr = offset_copy(ax.transAxes, fig=fig, x=-2.5, y=0, units="points")
             ax.text(0, 0.5, "\n".join(words), transform=tr, ha="right", va="center", multialignment="right",
-                    fontsize=fs, linespacing=spacing)
+                    fontsize=fs, linespacing=spacing, parse_math=False)  # words are data, never mathtext
         else:
             tr = offset_copy(ax.transAxes, fig=fig, x=0, y=-2.5, units="points")
             ax.text(0.5, 0, "\n".join(words), transform=tr, ha="center", va="top", rotation=90,
-                    multialignment="right", fontsize=fs, linespacing=spacing)
+                    multialignment="right", fontsize=fs, linespacing=spacing, parse_math=False)
 
 
 # --------------------------------------------------------------------------- all of them
