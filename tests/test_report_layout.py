@@ -105,6 +105,37 @@ def test_heatmap_word_labels_sit_on_their_cells():
             assert abs(centre - ax.transData.transform((0, k))[1]) < 0.25 * cell_h, (words[k], centre, cell)
 
 
+def _small_heatmap_results():
+    import numpy as np
+
+    xw, yw, aw, bw = [f"x{i}" for i in range(7)], [f"yy{i}" for i in range(5)], ["a1", "a2", "a3"], ["b1", "b2"]
+    rng = np.random.default_rng(0)
+    cos = {"X_words": xw, "Y_words": yw, "A_words": aw, "B_words": bw, "X_AB": rng.normal(size=(7, 5)).tolist(),
+           "Y_AB": rng.normal(size=(5, 5)).tolist()}
+    return SimpleNamespace(calibrations=[{"name": "none", "label": "none"}], tests=[{"id": "T", "bias_type": "x"}],
+                           cosines=lambda model, cal, test: cos)
+
+
+def test_heatmap_cells_are_whole_pixel_blocks_in_the_pdf():
+    """The PDF holds each heatmap panel as its cells, each k x k pixels (k >= 4): not resampled to the page's
+    resolution (most of a heatmap's PDF time and size), and a viewer that smooths images blurs no cell into the next."""
+    pytest.importorskip("matplotlib")
+    import io
+    import re
+
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    fig = figure_test_heatmap(_small_heatmap_results(), "M", "T")
+    buf = io.BytesIO()
+    fig.savefig(buf, format="pdf", dpi=150)
+    sizes = [(int(w), int(h)) for w, h in re.findall(rb"/Subtype /Image /Width (\d+) /Height (\d+)", buf.getvalue())]
+    panels = [s for s in sizes if s[0] > 2 * 21]  # the colour bar is one narrow image
+    assert len(panels) == 2, sizes
+    (wx, hx), (wy, hy) = panels
+    k = wx // 5
+    assert k >= 4 and (wx, hx) == (5 * k, 7 * k) and (wy, hy) == (5 * k, 5 * k), sizes
+
+
 def test_figures_rendered_in_two_processes_are_the_same_files(tmp_path):
     """ISOEAT_REPORT_JOBS / jobs=2 forks two renderers: the same files, byte for byte, in the plan's order."""
     pytest.importorskip("matplotlib")
@@ -124,3 +155,109 @@ def test_figures_rendered_in_two_processes_are_the_same_files(tmp_path):
     assert [p.relative_to(tmp_path / "two").as_posix() for p in two] == names
     for a, b in zip(one, two):
         assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_each_figure_is_laid_out_once_and_drawn_once_per_format(tmp_path, monkeypatch):
+    """No redundant redraws: one layout per figure (not one per format), one draw per format, nothing else."""
+    pytest.importorskip("matplotlib")
+    from collections import Counter
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from matplotlib.layout_engine import ConstrainedLayoutEngine
+
+    from isoeat.reporting.figures import write_figures
+
+    draws, layouts = Counter(), Counter()
+    real_draw, real_execute = Figure.draw, ConstrainedLayoutEngine.execute
+
+    def draw(self, renderer):
+        draws[id(self)] += 1
+        return real_draw(self, renderer)
+
+    def execute(self, fig):
+        layouts[id(fig)] += 1
+        return real_execute(self, fig)
+
+    monkeypatch.setattr(Figure, "draw", draw)
+    monkeypatch.setattr(ConstrainedLayoutEngine, "execute", execute)
+    res = _results(PAPER_GLOVE)
+    res.experiment, res.anisotropy = {}, []
+    res.heatmap = lambda model, cal: None
+    rng = np.random.default_rng(0)
+    cos = {"X_words": ["x1", "x2", "x3"], "Y_words": ["y1", "y2"], "A_words": ["a1", "a2"], "B_words": ["b1"],
+           "X_AB": rng.normal(size=(3, 3)).tolist(), "Y_AB": rng.normal(size=(2, 3)).tolist()}
+    res.cosines = lambda model, cal, test: cos
+    built = []
+    real_init = Figure.__init__
+
+    def init(self, *a, **k):
+        built.append(self)
+        real_init(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "__init__", init)
+    written = write_figures(res, tmp_path, formats=("png", "pdf"), dpi=40, test_heatmaps=["W1"])
+    assert len(written) == 2 * 3 and len(built) == 3  # Figures 3, 4 and one heatmap, each as PNG and PDF
+    for fig in built:
+        assert draws[id(fig)] == 2, fig
+        assert layouts[id(fig)] <= 1, fig
+    assert sum(layouts.values()) == 2  # Figures 3 and 4 have a constrained layout, computed once each
+
+
+def test_figure2_log_axis_labels_are_plain_text_powers_of_ten():
+    """Figure 2's log axis reads 10⁻², 10⁻³ ... as plain text (no mathtext to parse), labels where matplotlib's own
+    formatter would put them; the label text is written out by hand here."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from isoeat.reporting.figures import _power_label, figure_explained_variance
+
+    assert [_power_label(x) for x in (0.01, 0.002, 1.0, 0.0099999999999, 3e-5, 20.0)] == [
+        "10⁻²", "2×10⁻³", "10⁰", "10⁻²", "3×10⁻⁵", "2×10¹"]
+    evr = [0.06, 0.04, 0.02, 0.01, 0.004, 0.001, 0.0004, 0.0001]
+    res = SimpleNamespace(models=[{"label": "M", "family": "static"}],
+                          calibrations=[{"name": "none", "label": "none"}, {"name": "zca", "label": "zca"}],
+                          anisotropy=[{"model": "M", "calibration": c, "explained_variance_ratio": evr, "dim": 50,
+                                       "top_k": 8} for c in ("none", "zca")])
+    fig = figure_explained_variance(res)
+    FigureCanvasAgg(fig).draw()
+    labels = [t.get_text() for t in fig.axes[0].yaxis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
+    assert labels and not any("$" in t for t in labels), labels
+    assert {"10⁻⁴", "10⁻³", "10⁻²"} <= set(labels), labels
+
+
+def test_figure_rendering_reports_progress(tmp_path, monkeypatch, capsys):
+    """Rendering the figures is one progress stage ('isoeat report', figures counted), like every long step;
+    --quiet (or progress=False) silences it."""
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.figures import write_figures
+
+    res = _results(PAPER_GLOVE)
+    res.experiment, res.anisotropy = {}, []
+    res.heatmap = lambda model, cal: None
+    monkeypatch.setenv("ISOEAT_PROGRESS", "log")
+    write_figures(res, tmp_path / "a", formats=("png",), dpi=30, test_heatmaps="none")
+    err = capsys.readouterr().err
+    assert "isoeat report" in err and "2/2" in err, err  # Figures 3 and 4
+    write_figures(res, tmp_path / "b", formats=("png",), dpi=30, test_heatmaps="none", progress=False)
+    assert capsys.readouterr().err == ""
+
+
+def test_heatmap_words_with_dollar_signs_are_drawn_as_written():
+    """Words are data: a vocabulary entry such as '$x' next to 'y$' must not turn a label into mathtext (which
+    would drop the dollars and set the words in italics); every word label is plain text."""
+    pytest.importorskip("matplotlib")
+    import numpy as np
+
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    rng = np.random.default_rng(0)
+    cos = {"X_words": ["$x", "y$", "z"], "Y_words": ["u_1", "v"], "A_words": ["$a$", "b"], "B_words": ["c"],
+           "X_AB": rng.normal(size=(3, 3)).tolist(), "Y_AB": rng.normal(size=(2, 3)).tolist()}
+    res = SimpleNamespace(calibrations=[{"name": "none", "label": "none"}], tests=[{"id": "T", "bias_type": "x"}],
+                          cosines=lambda model, cal, test: cos)
+    fig = figure_test_heatmap(res, "M", "T")
+    labels = [t for ax in fig.axes for t in ax.texts if "\n" in t.get_text()]
+    assert {t.get_text() for t in labels} >= {"$x\ny$\nz", "$a$\nb\nc"}
+    for t in labels:
+        assert t._preprocess_math(t.get_text()) == (t.get_text(), False), t.get_text()

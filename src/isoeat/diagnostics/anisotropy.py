@@ -483,6 +483,12 @@ class AnisotropyResult:
             "seed": self.seed,
         }
 
+    def to_frame(self) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        from ..stats.results import records_frame
+
+        return records_frame([self.to_dict()])
+
 
 def anisotropy_from_vectors(
     X: Any,

@@ -102,6 +102,12 @@ class MetricResult(ResultIdentity):
         """A flat JSON-ready record (tuples become lists; ``words``/``per_word`` only if ``scores``)."""
         return self._record(self._COLUMNS + (("words", "per_word") if scores else ()))
 
+    def to_frame(self, *, scores: bool = False) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        from ..stats.results import records_frame
+
+        return records_frame([self.to_dict(scores=scores)])
+
     @classmethod
     def from_dict(cls, record: Mapping[str, Any]) -> MetricResult:
         """The result a :meth:`to_dict` record came from (lists become tuples, JSON null reads as nan).

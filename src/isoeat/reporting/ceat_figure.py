@@ -4,7 +4,7 @@ One row per space (raw, then each calibration): the draws' effect sizes as
 faint points (jittered vertically so that they do not hide each other), and
 the DerSimonian–Laird combined effect size (CES) as a diamond spanning its 95%
 interval, on a common d axis with a line at 0. Written with
-:func:`isoeat.reporting.figures._save` (PNG, PDF or SVG, reproducible bytes).
+:func:`isoeat.reporting._render._save` (PNG, PDF or SVG, reproducible bytes).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._errors import MissingDependencyError
+from ._render import _RC, _save, _save_all, fix_layout
 
 __all__ = [
     "require_matplotlib",
@@ -33,6 +34,7 @@ __all__ = [
     "write_figures",
     "figure_plan",
     "check_dpi",
+    "fix_layout",
     "MIN_DPI",
     "MAX_DPI",
     "CHANGE_COLORS",
@@ -64,38 +66,15 @@ def require_matplotlib() -> Any:
     return matplotlib
 
 
-def _figure(w: float, h: float) -> Any:
+def _figure(w: float, h: float, layout: str | None = "constrained") -> Any:
+    """A bare ``Figure`` (no pyplot) on its own Agg canvas, which keeps one renderer for layout, text sizes and PNG."""
     require_matplotlib()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(w, h), layout="constrained")
+    fig = Figure(figsize=(w, h), layout=layout)
+    FigureCanvasAgg(fig)
     return fig
-
-
-def _save(fig: Any, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
-    base.parent.mkdir(parents=True, exist_ok=True)
-    out = []
-    from .._io import atomic_write_bytes
-    import io
-
-    for fmt in formats:
-        buf = io.BytesIO()
-        extra = {"pil_kwargs": {"compress_level": 3}} if fmt == "png" else {}  # zlib 3: ~25% less time, ~4% larger
-        fig.savefig(buf, format=fmt, dpi=dpi, metadata=_metadata(fmt), **extra)
-        p = base.parent / f"{base.name}.{fmt}"
-        atomic_write_bytes(p, buf.getvalue())
-        out.append(p)
-    return out
-
-
-def _metadata(fmt: str) -> dict | None:
-    if fmt == "png":
-        return {"Software": "isoeat"}
-    if fmt == "pdf":
-        return {"Creator": "isoeat", "CreationDate": None}  # reproducible bytes
-    if fmt == "svg":
-        return {"Date": None}
-    return None
 
 
 def _space_title(res: Any, label: str) -> str:
@@ -171,6 +150,7 @@ def figure_explained_variance(res: Any) -> Any | None:
             if dim and j == 0 and k == 0:
                 pass
         ax.set_yscale("log")
+        _plain_log_labels(ax.yaxis)
         ax.set_xlabel("principal component (rank)")
         ax.set_title(_space_title(res, c["label"]), fontsize=10)
         ax.grid(True, which="both", alpha=0.25)
@@ -184,6 +164,43 @@ def figure_explained_variance(res: Any) -> Any | None:
     _title(fig, f"Figure 2: explained variance ratio of the top {k} principal components of the sampled reference "
            "vectors, before and after calibration (dotted: 1/dim, a perfectly isotropic space)", 4.2 * len(cals) + 0.5)
     return fig
+
+
+_SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def _power_label(x: float) -> str:
+    """``x`` as plain text m×10ⁿ with Unicode superscripts: ``10⁻²``, ``2×10⁻³`` (m to 3 significant digits).
+
+    Examples
+    --------
+    >>> _power_label(0.002), _power_label(1.0)
+    ('2×10⁻³', '10⁰')
+    """
+    if not (x > 0 and math.isfinite(x)):
+        return ""
+    e = math.floor(math.log10(x))
+    m = float(f"{x / 10.0 ** e:.3g}")
+    if m >= 10:  # 9.9999... rounded up
+        m, e = m / 10, e + 1
+    exp = str(e).translate(_SUPERSCRIPT)
+    return f"10{exp}" if m == 1 else f"{m:g}×10{exp}"
+
+
+def _plain_log_labels(axis: Any) -> None:
+    """Label a log ``axis`` as matplotlib would (same ticks labelled), in plain text instead of mathtext.
+
+    matplotlib's log labels are mathtext (``$\\mathdefault{10^{-2}}$``), parsed on
+    every layout and draw of every format: a sixth of Figure 2's time.
+    """
+    from matplotlib.ticker import LogFormatter
+
+    class PlainLogFormatter(LogFormatter):
+        def __call__(self, x: float, pos: Any = None) -> str:
+            return _power_label(x) if super().__call__(x, pos) else ""
+
+    axis.set_major_formatter(PlainLogFormatter())
+    axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
 
 
 def _title(fig: Any, text: str, width_in: float, fontsize: float = 10) -> None:
@@ -338,7 +355,7 @@ def figure_scatter(res: Any, calibration: str) -> Any | None:
     if labelled:
         from .labels import place_labels
 
-        fig.draw_without_rendering()  # the constrained layout fixes the axes; labels are then placed in pixels
+        fix_layout(fig)  # the constrained layout fixes the axes; labels are then placed in pixels
         for ax, items in labelled:
             place_labels(ax, items, fontsize=7, marker_pt=48 ** 0.5)
     return fig
@@ -357,9 +374,6 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     spaces = [(c, cs) for c, cs in spaces if cs and cs.get("X_AB") and cs.get("Y_AB")]
     if not spaces:
         return None
-    require_matplotlib()
-    from matplotlib.figure import Figure
-
     c0 = spaces[0][1]
     nx, ny = len(c0["X_words"]), len(c0["Y_words"])
     n_attr = len(c0["A_words"]) + len(c0["B_words"])
@@ -377,7 +391,7 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     title_h, row_title, xlab = 0.5, 0.32, lab_attr + 0.05
     row_h = row_title + ph + 0.12  # attribute words only under the last row: the columns are the same in every row
     height = title_h + row_h * len(spaces) + xlab + 0.35
-    fig = Figure(figsize=(width, height))
+    fig = _figure(width, height, layout=None)
     bias = next((t.get("bias_type", "") for t in res.tests if t["id"] == test), "")
 
     def box(x: float, y_top: float, w: float, h: float) -> list[float]:
@@ -392,7 +406,7 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
             x0 = left + j * (pw + gap)
             h = ph * M.shape[0] / max(nx, ny)
             ax = fig.add_axes(box(x0, y0, pw, h))
-            im = ax.imshow(M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto", interpolation="nearest")
+            im = _cells(ax, M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto")
             ax.axvline(len(cs["A_words"]) - 0.5, color="white", linewidth=2.5)
             last = i == len(spaces) - 1
             _word_labels(ax, cs[f"{role}_words"], list(cs["A_words"]) + list(cs["B_words"]) if last else (), fs)
@@ -411,6 +425,24 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     fig.text(0.5, 1 - 0.12 / height, "\n".join(textwrap.wrap(text, max(40, int(width * 72 / 5.6)))), ha="center",
              va="top", fontsize=10)
     return fig
+
+
+def _cells(ax: Any, M: np.ndarray, **kw: Any) -> Any:
+    """``imshow`` of a small matrix with each cell a block of k x k pixels (k up to 16, the image up to 256 px a side).
+
+    With ``interpolation="nearest"`` the PDF backend resamples the image to the
+    page's resolution (most of a heatmap's PDF time and size); ``"none"`` embeds
+    it as it is, which some PDF viewers smooth when they enlarge it: as blocks
+    of k x k pixels the smoothing stays within the outer 1/k of a cell. PNG
+    (Agg resamples either way, nearest) is unchanged. Matrices too large for
+    k >= 2 are drawn with ``"nearest"``.
+    """
+    n_r, n_c = M.shape
+    k = min(16, 256 // max(n_r, n_c, 1))
+    if k < 2:
+        return ax.imshow(M, interpolation="nearest", **kw)
+    blocks = np.repeat(np.repeat(M, k, axis=0), k, axis=1)
+    return ax.imshow(blocks, interpolation="none", extent=(-0.5, n_c - 0.5, n_r - 0.5, -0.5), **kw)
 
 
 def _word_labels(ax: Any, rows: Sequence[str], cols: Sequence[str], fs: float) -> None:
@@ -442,11 +474,11 @@ def _word_labels(ax: Any, rows: Sequence[str], cols: Sequence[str], fs: float) -
         if along == "y":
             tr = offset_copy(ax.transAxes, fig=fig, x=-2.5, y=0, units="points")
             ax.text(0, 0.5, "\n".join(words), transform=tr, ha="right", va="center", multialignment="right",
-                    fontsize=fs, linespacing=spacing)
+                    fontsize=fs, linespacing=spacing, parse_math=False)  # words are data, never mathtext
         else:
             tr = offset_copy(ax.transAxes, fig=fig, x=0, y=-2.5, units="points")
             ax.text(0.5, 0, "\n".join(words), transform=tr, ha="center", va="top", rotation=90,
-                    multialignment="right", fontsize=fs, linespacing=spacing)
+                    multialignment="right", fontsize=fs, linespacing=spacing, parse_math=False)
 
 
 # --------------------------------------------------------------------------- all of them
@@ -493,7 +525,8 @@ def figure_plan(res: Any, *, test_heatmaps: Any = "all") -> list[tuple[str, Any]
 
 
 def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None = None,
-                  dpi: int | None = None, test_heatmaps: Any = None, jobs: int | None = None) -> list[Path]:
+                  dpi: int | None = None, test_heatmaps: Any = None, jobs: int | None = None,
+                  progress: bool | None = None) -> list[Path]:
     """Draw every figure the results support into ``folder``; returns the files written.
 
     Names as in :func:`figure_plan`; one file per format (default from the
@@ -503,7 +536,9 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     checked before any figure is drawn, and ``folder`` is created only when
     there is a figure to write. Each figure is built once and rendered once per
     format, by ``jobs`` forked processes (default: ``ISOEAT_REPORT_JOBS``, else
-    1: render in this process; more only where the system can fork).
+    1: render in this process; more only where the system can fork), with a
+    progress stage counting the figures (``progress``: None follows ``--quiet``
+    and ``$ISOEAT_PROGRESS``, as every long step of isoeat does).
 
     Raises
     ------
@@ -518,55 +553,13 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     formats = tuple(formats or rep.get("figure_formats") or ("png", "pdf"))
     dpi = check_dpi(dpi if dpi is not None else (rep.get("dpi") or 150))
     sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
+    from matplotlib import rc_context
+
     built = []
-    for name, draw in figure_plan(res, test_heatmaps=sel):  # built once; all sizes checked before any is rendered
-        fig = draw()
-        if fig is not None:
-            _check_pixels(fig, folder / name, dpi)
-            built.append((name, fig))
-    return _save_all(built, folder, formats, dpi, jobs)
-
-
-#: Figures waiting to be rendered by the forked workers of :func:`_save_all` (inherited, never pickled).
-_PENDING: list[tuple[str, Any]] = []
-
-
-def _save_one(i: int, folder: Path, formats: Sequence[str], dpi: int) -> list[Path]:
-    name, fig = _PENDING[i]
-    return _save(fig, folder / name, formats, dpi)
-
-
-def _jobs(jobs: int | None, n: int) -> int:
-    import multiprocessing
-    import os
-
-    if "fork" not in multiprocessing.get_all_start_methods():
-        return 1
-    if jobs is None:
-        env = os.environ.get("ISOEAT_REPORT_JOBS", "").strip()
-        jobs = int(env) if env.isdigit() else 1  # two processes cost more CPU and no wall time on a loaded 2-core box
-    return max(1, min(jobs, n // 2))  # a worker pays off only with a few figures each
-
-
-def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int,
-              jobs: int | None) -> list[Path]:
-    """Render ``built`` (name, Figure) to every format: each figure drawn once per format, in ``jobs`` processes.
-
-    Workers are forked after the figures are built, so they render the very
-    objects the parent checked; the order of the files returned is the plan's.
-    """
-    jobs = _jobs(jobs, len(built))
-    if jobs <= 1:
-        return [p for name, fig in built for p in _save(fig, folder / name, formats, dpi)]
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from functools import partial
-
-    global _PENDING
-    _PENDING = built
-    try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as ex:
-            parts = list(ex.map(partial(_save_one, folder=folder, formats=formats, dpi=dpi), range(len(built))))
-    finally:
-        _PENDING = []
-    return [p for part in parts for p in part]
+    with rc_context({"figure.dpi": dpi, **_RC}):  # built at the resolution they are saved at, measured as drawn
+        for name, draw in figure_plan(res, test_heatmaps=sel):  # built once; all sizes checked before any is rendered
+            fig = draw()
+            if fig is not None:
+                _check_pixels(fig, folder / name, dpi)
+                built.append((name, fig))
+    return _save_all(built, folder, formats, dpi, jobs, progress)

@@ -119,6 +119,12 @@ class SimilarityResult:
             "source": self.source,
         }
 
+    def to_frame(self) -> Any:
+        """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""
+        from ..stats.results import records_frame
+
+        return records_frame([self.to_dict()])
+
 
 @dataclass(frozen=True, eq=False)
 class SimilarityComparison:
@@ -160,6 +166,12 @@ class SimilarityComparison:
             })
             out.append(rec)
         return out
+
+    def to_frame(self) -> Any:
+        """:meth:`records` (raw, calibrated) as a two-row :class:`pandas.DataFrame` (needs pandas)."""
+        from ..stats.results import records_frame
+
+        return records_frame(self.records())
 
     def to_dict(self) -> dict[str, Any]:
         return {

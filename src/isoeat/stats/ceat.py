@@ -327,6 +327,12 @@ class CEATResult:
         d["fallback"] = ";".join(self.fallback)
         return [d]
 
+    def to_frame(self) -> Any:
+        """:meth:`records` as a one-row :class:`pandas.DataFrame` (needs pandas)."""
+        from .results import records_frame
+
+        return records_frame(self.records())
+
 
 def ceat_from_contexts(
     contexts: Mapping[str, Sequence[np.ndarray]],
