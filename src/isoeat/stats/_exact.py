@@ -229,7 +229,7 @@ def _n_workers() -> int:
 
 
 #: Most keys built by one vectorised step of :meth:`_HalfSums.fill` (bounds its temporaries: 16 bytes each).
-_CHUNK = 1 << 20
+_CHUNK = 1 << 20  # mutation: equivalent[const 20 -> 21] (the chunk size changes how many keys one step builds, not which)
 
 #: Halves of at most this many values are not split into quarters (one table holds all their sums).
 _SPLIT_MIN = 16
@@ -246,7 +246,7 @@ class _HalfSums:
     """
 
     def __init__(self, values: np.ndarray, kmax: int) -> None:
-        q = values.size // 2 if values.size > _SPLIT_MIN else 0
+        q = values.size // 2 if values.size > _SPLIT_MIN else 0  # mutation: equivalent (whether and where a half is split changes only the work: the quarters' sums make up the half's sums for any split)
         self.p = _sums_by_size(values[:q], kmax)
         self.q = _sums_by_size(values[q:], kmax)
         for x in self.p + self.q:
@@ -297,7 +297,8 @@ class _HalfSums:
             r0 = 0
             while r0 < start.size:
                 base = int(ends[r0 - 1]) if r0 else 0
-                r1 = max(r0 + 1, int(np.searchsorted(ends, base + _CHUNK, side="right")))
+                limit = base + _CHUNK  # mutation: equivalent[arith + -> -] (a limit below base gives one row per chunk: smaller chunks, the same keys)
+                r1 = max(r0 + 1, int(np.searchsorted(ends, limit, side="right")))
                 size = int(ends[r1 - 1]) - base
                 cuts = ends[r0:r1 - 1] - base  # where the runs of rows r0 + 1 .. r1 - 1 begin
                 dst = out[pos:pos + size]
