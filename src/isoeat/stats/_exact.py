@@ -343,7 +343,7 @@ def _count_pairs_ge(left: _HalfSums, j: int, right: _HalfSums, i: int, t: int) -
     np.bitwise_and(keys, 1, out=keys)
     ramp = np.arange(min(n, _CHUNK), dtype=np.int64)
     pos_sum = 0
-    for s0 in range(0, n, _CHUNK):
+    for s0 in range(0, n, _CHUNK):  # mutation: equivalent[const 0 -> 1] (position 0 adds 0 to the sum; chunks from 1 on cover every other position once)
         seg = keys[s0:s0 + _CHUNK]
         pos_sum += int(np.dot(seg, ramp[:seg.size])) + s0 * int(seg.sum())
     # pairs with the b-key before the a-key, i.e. b_j < t - a_i
