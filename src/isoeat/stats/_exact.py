@@ -228,7 +228,7 @@ def _n_workers() -> int:
     return max(1, min(4, cpus))  # mutation: equivalent[const 1 -> 0] (cpus >= 1: an affinity set is never empty, cpu_count() or 1 is >= 1)
 
 
-#: Most keys built by one vectorised step of :meth:`_HalfSums.fill` (bounds its temporaries: 16 bytes each).
+#: Most keys built by one vectorised step of :meth:`_HalfSums.fill` (bounds its index buffer: 8 bytes each).
 _CHUNK = 1 << 20  # mutation: equivalent[const 20 -> 21] (the chunk size changes how many keys one step builds, not which)
 
 #: Halves of at most this many values are not split into quarters (one table holds all their sums).
@@ -239,8 +239,8 @@ class _HalfSums:
     """All subset sums of one half of the values, by size, without storing them.
 
     The half is split into two quarters P and Q whose subset sums are kept
-    sorted, per size (at most a few thousand each).  The sums of size ``j`` of
-    the half are the sums ``p + q`` over the *blocks* ``p in P[j1]``,
+    sorted, per size (at most C(16, 8) = 12,870 each for n <= 64).  The sums of
+    size ``j`` of the half are the sums ``p + q`` over the *blocks* ``p in P[j1]``,
     ``q in Q[j - j1]``; a block is a matrix with sorted rows, so the sums
     reaching a bound are, row by row, a suffix found with ``searchsorted``.
     """
