@@ -202,7 +202,7 @@ def test_describe_bytes(b, text):
     assert describe_bytes(b) == text
 
 
-# --- a large problem (the threaded path: exact_cost > 2e7) against a dynamic-programming count --------
+# --- a large problem (halves of 20 values, split into quarters) against a dynamic-programming count ----
 
 
 def _size_sum_table(values, kmax):
@@ -225,7 +225,7 @@ def _size_sum_table(values, kmax):
 @pytest.mark.parametrize("n_x", [20, 13, 27])
 def test_large_exact_counts_equal_a_dynamic_programming_count(n_x):
     s = np.random.default_rng(11).integers(-6, 7, size=40).astype(float)
-    assert exact_cost(40, 20) > 2e7  # n = 40, n_x = 20 takes the threaded path
+    assert exact_cost(40, 20) > 2e7  # a large problem: halves of 20 > _SPLIT_MIN values, quarters of 10
     table, off = _size_sum_table(s.tolist(), 40)
     row = table[n_x]
     sums = np.arange(-off, off + 1)
@@ -367,3 +367,103 @@ def test_workers_follow_the_cpu_affinity_capped_at_four(monkeypatch):
     for count, want in ((3, 3), (6, 4), (None, 1)):
         monkeypatch.setattr(os, "cpu_count", lambda count=count: count)
         assert _n_workers() == want, count
+
+
+# --- the counter's internal boundaries: quarter split, chunked key building and position sums -----------
+
+
+def _dp_counts(s, n_x, thresholds):
+    """For each t: number of n_x-subsets of the integers ``s`` with sum >= t (dynamic programming, from scratch)."""
+    table, off = _size_sum_table(s.tolist(), n_x)
+    row, sums = table[n_x], np.arange(-off, off + 1)
+    return [int(row[sums >= t].sum()) for t in thresholds]
+
+
+def _thresholds(s, n_x):
+    t_obs = int(s[:n_x].sum())
+    return sorted({t_obs - 9, t_obs - 1, t_obs, t_obs + 1, t_obs + 4, 0, 1})
+
+
+@pytest.mark.parametrize("split_min", [0, 1, 2, 3, 4, 5, 9])
+def test_quarter_split_at_every_half_size(monkeypatch, split_min):
+    # halves of 5 and 6 values: split into quarters when a half has more than split_min values,
+    # including quarters of 0, 1 and 2 values (P holds only the empty sum when a half is not split)
+    import isoeat.stats._exact as ex
+
+    monkeypatch.setattr(ex, "_SPLIT_MIN", split_min)
+    s = np.random.default_rng(3).integers(-6, 7, size=11).astype(float)
+    for n_x in range(12):
+        for t in _thresholds(s, n_x):
+            assert exact_count(s, n_x, float(t)) == _brute_ge(s.tolist(), n_x, t), (n_x, t)
+
+
+def _spy_key_counts(monkeypatch, ex):
+    """Record the number of keys of every sort-merge pass (the two ``fill`` calls of one pass)."""
+    sizes = []
+    real = ex._HalfSums.fill
+
+    def fill(self, j, c, out, scale, offset):
+        sizes.append(out.size)
+        return real(self, j, c, out, scale, offset)
+
+    monkeypatch.setattr(ex._HalfSums, "fill", fill)
+    return sizes
+
+
+def _chunk_case():
+    # n = 34: halves of 17 values, split (above the default _SPLIT_MIN = 16) into quarters of 8 and 9
+    # (at most C(9, 3) = 84 sums per size for n_x = 6: rows of 1..84 keys)
+    s = np.random.default_rng(5).integers(-20, 21, size=34).astype(float)
+    return s, {n_x: _thresholds(s, n_x) for n_x in (2, 6)}
+
+
+def _counts_with_chunk(monkeypatch, chunk):
+    import isoeat.stats._exact as ex
+
+    assert ex._SPLIT_MIN == 16
+    monkeypatch.setattr(ex, "_CHUNK", chunk)
+    sizes = _spy_key_counts(monkeypatch, ex)
+    s, cases = _chunk_case()
+    got = {n_x: [exact_count(s, n_x, float(t)) for t in ts] for n_x, ts in cases.items()}
+    monkeypatch.undo()
+    return got, [a + b for a, b in zip(sizes[0::2], sizes[1::2])]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 4, 5, 7, 8, 16])
+def test_chunked_key_building_at_small_chunks(monkeypatch, chunk):
+    # chunks of 1 key (each chunk one row, however long) and a few keys: every row boundary meets a
+    # chunk boundary somewhere, and key counts that are multiples of the chunk, one more and one less occur
+    s, cases = _chunk_case()
+    got, keys = _counts_with_chunk(monkeypatch, chunk)
+    assert got == {n_x: _dp_counts(s, n_x, ts) for n_x, ts in cases.items()}
+    if chunk > 1:
+        assert {n % chunk for n in keys if n > chunk} >= {0, 1, chunk - 1}
+
+
+def test_chunked_key_building_at_chunks_of_a_pass_size(monkeypatch):
+    # chunk sizes taken from the key counts of actual passes: a pass of exactly one chunk, one key more
+    # than a chunk, one less, two and three chunks
+    s, cases = _chunk_case()
+    want = {n_x: _dp_counts(s, n_x, ts) for n_x, ts in cases.items()}
+    _, keys = _counts_with_chunk(monkeypatch, 1 << 20)
+    sizes = sorted(set(keys))
+    assert sizes[-1] > 1000
+    for n in (sizes[-1], sizes[len(sizes) // 2], 84):
+        for chunk in (n, n - 1, n + 1, n // 2, n // 3):
+            assert _counts_with_chunk(monkeypatch, chunk)[0] == want, (n, chunk)
+
+
+def test_traced_memory_stays_within_the_estimate():
+    # the estimate is checked before anything is allocated: what the counter allocates must stay below it,
+    # also where nearly every sum can reach the threshold (a threshold at the median keeps them all)
+    import tracemalloc
+
+    rng = np.random.default_rng(9)
+    for n, n_x in ((30, 15), (34, 11), (40, 20)):
+        s = rng.normal(size=n)
+        for t in (float(np.median(s)) * n_x, float(s[:n_x].sum())):
+            tracemalloc.start()
+            exact_count(s, n_x, t)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            assert peak <= exact_memory_bytes(n, n_x, workers=1), (n, n_x, t)

@@ -149,7 +149,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    metavar="N", help=f"Monte Carlo permutations where p is not exact (default {DEFAULT_PERMUTATIONS})")
     p.add_argument("--exact-max-n", type=positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
                    help=f"count p exactly when |X|+|Y| <= N (default {DEFAULT_EXACT_MAX_N}; 50 makes W1/W2 exact "
-                        "at ~1-2 s per test and setting)")
+                        "in well under a second per test and setting)")
     p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
                    help="p-value method (default auto: exact up to --exact-max-n words, else certified or Monte Carlo)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",

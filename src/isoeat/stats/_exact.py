@@ -1,7 +1,8 @@
 r"""Exact counting for :func:`~isoeat.stats.permutation.partition_test`: meet in the middle.
 
 Subset sums are computed exactly in fixed point (int64) and counted per subset
-size with one sort-merge pass each; see :func:`exact_count` for the method and
+size with one sort-merge pass each, over only the half-subset sums that can
+reach the threshold; see :func:`exact_count` for the method and
 :func:`exact_cost` for the cost model that decides when counting is feasible.
 """
 
@@ -59,10 +60,12 @@ def exact_cost(n: int, n_x: int) -> float:
         \sum_{j \le \min(k, h)} \binom{h}{j} + \sum_{j \le \min(k, h')} \binom{h'}{j}
         + \sum_j N_j \log_2 N_j, \qquad N_j = \binom{h}{j} + \binom{h'}{k-j},
 
-    i.e. the number of stored half-subset sums plus the sort work of the
-    per-size counting passes (one tail; a two-sided test with :math:`n_x \ne
-    n/2` does two counting passes).  Peak memory is roughly 8 bytes per stored
-    sum plus 24 bytes per element of the largest :math:`N_j`.
+    i.e. the number of half-subset sums plus the sort work of the per-size
+    counting passes (one tail; a two-sided test with :math:`n_x \ne n/2` does
+    two counting passes).  It is the worst case: a pass builds and sorts only
+    the sums that can reach the threshold (:math:`a \ge t - \max b` and
+    :math:`b \ge t - \max a`), which in a tail is a small fraction (W1 on raw
+    GloVe 6B 50d: 4% of :math:`\sum_j N_j`; W2: below 0.01%).
     """
     k, h, hr = _halves(n, n_x)
     if _beyond_floats(n, k):
@@ -106,20 +109,28 @@ def _halves(n: Any, n_x: Any) -> tuple[int, int, int]:
 
 
 def exact_memory_bytes(n: int, n_x: int, workers: int | None = None) -> int:
-    r"""Estimated peak memory, in bytes, of exact counting (a Python ``int``: never overflows).
+    r"""Memory budget, in bytes, of exact counting (a Python ``int``: never overflows).
 
-    The half-subset sums are kept (8 bytes each, all sizes up to
-    :math:`k`), plus a ramp of the largest pass :math:`\max_j N_j` (8 bytes
-    each) and, per counting thread running at once, the merged keys and the
-    sort's buffer of one pass (16 bytes per element):
+    The budget that ``exact_memory`` is compared with, before anything is
+    allocated: what a counter keeping every half-subset sum (8 bytes each, all
+    sizes up to :math:`k`), a ramp of the largest pass :math:`\max_j N_j` (8
+    bytes each) and, per counting thread, the keys and the sort buffer of one
+    pass (16 bytes per element) would hold:
 
     .. math::
 
         8 \sum_{j\le k}\Bigl[\binom{h}{j} + \binom{h'}{j}\Bigr]
         + (8 + 16\,w)\,\max_j N_j .
 
-    ``workers`` (:math:`w`) defaults to the threads the counter would use.
-    ``n = 50, n_x = 25`` needs about 0.9 GiB; ``n = 64, n_x = 32`` about 110 GiB.
+    It is an upper bound of what the counter allocates (checked on traced
+    memory in the tests): it keeps the subset sums of four quarters (a few
+    thousand each) and one pass's keys at a time (at most
+    :math:`8 \max_j N_j` bytes, only the sums that can reach the threshold),
+    plus at most 8 MiB of temporaries, in one thread; the budget is kept as
+    it was so that ``exact_memory`` chooses between counting and bracketing
+    as before.  ``workers`` (:math:`w`) defaults to ``min(4, CPUs)``.
+    ``n = 50, n_x = 25`` gives about 0.9 GiB (the counter needs at most about
+    100 MiB); ``n = 64, n_x = 32`` about 110 GiB.
     Beyond float range (:math:`\max_j N_j > 2^{1000}`) a lower bound is returned.
     """
     k, h, hr = _halves(n, n_x)
@@ -153,7 +164,8 @@ def describe_bytes(b: float) -> str:
 
 DEFAULT_EXACT_BUDGET: float = exact_cost(50, 25)
 """Default ``exact_budget``: every problem with ``n <= 50`` is counted exactly
-(``C(50, 25) ~ 1.3e14`` partitions takes about 1-2 s and < 1 GiB); ``n = 64,
+(``C(50, 25) ~ 1.3e14`` partitions takes at most about 1.5 s and 100 MiB, a
+tail far less: W2 on GloVe 6B 50d about 0.01 s); ``n = 64,
 n_x = 32`` is far beyond it (its halves alone would need 2 x 2**32 sums)."""
 
 
@@ -208,7 +220,7 @@ def _sums_by_size(values: np.ndarray, kmax: int) -> list[np.ndarray]:
 
 
 def _n_workers() -> int:
-    """Worker threads for the exact counting passes (numpy sorts release the GIL)."""
+    """The ``workers`` of :func:`exact_memory_bytes`: this process's CPUs, at most 4."""
     try:
         cpus = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover - non-Linux
@@ -216,27 +228,124 @@ def _n_workers() -> int:
     return max(1, min(4, cpus))  # mutation: equivalent[const 1 -> 0] (cpus >= 1: an affinity set is never empty, cpu_count() or 1 is >= 1)
 
 
-def _count_pairs_ge(a: np.ndarray, b: np.ndarray, t: int, ramp: np.ndarray) -> int:
-    """Number of pairs (i, j) with ``a[i] + b[j] >= t`` (exact, int64 inputs).
+#: Most keys built by one vectorised step of :meth:`_HalfSums.fill` (bounds its index buffer: 8 bytes each).
+_CHUNK = 1 << 20  # mutation: equivalent[const 20 -> 21] (the chunk size changes how many keys one step builds, not which)
 
-    Sort-merge counting: keys ``2 (t - a_i)`` (label 0) and ``2 b_j + 1``
-    (label 1) are sorted together; ``b_j >= t - a_i`` iff the b-key sorts after
-    the a-key.  The number of (b before a) pairs follows from the sum of the
-    positions of the label-1 keys, so the whole pass is one sort plus two
-    vectorised reductions.  ``ramp`` is ``arange(>= len(a) + len(b))``.
+#: Halves of at most this many values are not split into quarters (one table holds all their sums).
+_SPLIT_MIN = 16
+
+
+class _HalfSums:
+    """All subset sums of one half of the values, by size, without storing them.
+
+    The half is split into two quarters P and Q whose subset sums are kept
+    sorted, per size (at most C(16, 8) = 12,870 each for n <= 64).  The sums of
+    size ``j`` of the half are the sums ``p + q`` over the *blocks* ``p in P[j1]``,
+    ``q in Q[j - j1]``; a block is a matrix with sorted rows, so the sums
+    reaching a bound are, row by row, a suffix found with ``searchsorted``.
     """
-    na, nb = a.size, b.size
+
+    def __init__(self, values: np.ndarray, kmax: int) -> None:
+        q = values.size // 2 if values.size > _SPLIT_MIN else 0  # mutation: equivalent (whether and where a half is split changes only the work: the quarters' sums make up the half's sums for any split)
+        self.p = _sums_by_size(values[:q], kmax)
+        self.q = _sums_by_size(values[q:], kmax)
+        for x in self.p + self.q:
+            x.sort()
+
+    def blocks(self, j: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The (P rows, Q columns) pairs whose sums are the half's sums of size ``j``."""
+        lo = max(0, j - (len(self.q) - 1))
+        return [(self.p[j1], self.q[j - j1]) for j1 in range(lo, min(j, len(self.p) - 1) + 1)]
+
+    def size(self, j: int) -> int:
+        """The number of sums of size ``j``."""
+        return sum(p.size * q.size for p, q in self.blocks(j))
+
+    def low(self, j: int) -> int:
+        """The smallest sum of size ``j``."""
+        return min(int(p[0]) + int(q[0]) for p, q in self.blocks(j))
+
+    def high(self, j: int) -> int:
+        """The largest sum of size ``j``."""
+        return max(int(p[-1]) + int(q[-1]) for p, q in self.blocks(j))
+
+    def count_ge(self, j: int, c: int) -> int:
+        """Number of sums of size ``j`` that are ``>= c``."""
+        total = 0
+        for p, q in self.blocks(j):
+            total += q.size * p.size - int(np.searchsorted(q, np.int64(c) - p).sum())
+        return total
+
+    def fill(self, j: int, c: int, out: np.ndarray, scale: int, offset: int) -> None:
+        """Write ``scale * x + offset`` for every sum ``x >= c`` of size ``j`` into ``out`` (sized by count_ge).
+
+        Row by row, a block's sums ``>= c`` are ``p + q[start:]``; the runs are
+        written in chunks of at most ``_CHUNK`` keys (a whole row at least)
+        through one index buffer: first the column indices, then the row values
+        (both a cumulative sum of their steps).
+        """
+        pos = 0
+        for p, q in self.blocks(j):
+            m = q.size
+            start = np.searchsorted(q, np.int64(c) - p)  # first column reaching c, per row (non-increasing)
+            first = int(np.count_nonzero(start == m))  # rows with no such column come first
+            start = start[first:]
+            if start.size == 0:
+                continue
+            rows = p[first:] * scale + offset
+            ends = np.cumsum(m - start)  # end of each row's run in the output
+            r0 = 0
+            while r0 < start.size:
+                base = int(ends[r0 - 1]) if r0 else 0
+                limit = base + _CHUNK  # mutation: equivalent[arith + -> -] (a limit below base gives one row per chunk: smaller chunks, the same keys)
+                r1 = max(r0 + 1, int(np.searchsorted(ends, limit, side="right")))
+                size = int(ends[r1 - 1]) - base
+                cuts = ends[r0:r1 - 1] - base  # where the runs of rows r0 + 1 .. r1 - 1 begin
+                dst = out[pos:pos + size]
+                idx = np.ones(size, dtype=np.int64)  # columns start[r0], ..., m - 1, start[r0 + 1], ..., m - 1, ...
+                idx[0] = start[r0]
+                idx[cuts] = start[r0 + 1:r1] - (m - 1)
+                np.cumsum(idx, out=idx)
+                np.take(q, idx, out=dst)
+                dst *= scale
+                idx.fill(0)  # row values: rows[r0] over its run, then rows[r0 + 1], ...
+                idx[0] = rows[r0]
+                idx[cuts] = np.diff(rows[r0:r1])
+                np.cumsum(idx, out=idx)
+                dst += idx
+                pos += size
+                r0 = r1
+        assert pos == out.size, (pos, out.size)
+
+
+def _count_pairs_ge(left: _HalfSums, j: int, right: _HalfSums, i: int, t: int) -> int:
+    """Number of pairs (left sum of size j, right sum of size i) with ``a + b >= t`` (exact).
+
+    Only sums that can reach ``t`` are built: ``a >= t - max b`` and
+    ``b >= t - max a`` (every pair reaching ``t`` has both).  Sort-merge
+    counting on them: keys ``2 (t - a)`` (label 0) and ``2 b + 1`` (label 1)
+    are sorted together; ``b >= t - a`` iff the b-key sorts after the a-key.
+    The number of (b before a) pairs follows from the sum of the positions of
+    the label-1 keys, so the pass is one sort plus vectorised reductions.
+    """
+    amax, bmax = left.high(j), right.high(i)
+    if amax + bmax < t:
+        return 0
+    if left.low(j) + right.low(i) >= t:  # mutation: equivalent[cmp >= -> >] (shortcut: at equality the sort-merge count also counts every pair)
+        return left.size(j) * right.size(i)
+    na = left.count_ge(j, t - bmax)
+    nb = right.count_ge(i, t - amax)
     n = na + nb
     keys = np.empty(n, dtype=np.int64)
-    q = keys[:na]
-    np.subtract(np.int64(t), a, out=q)
-    np.left_shift(q, 1, out=q)
-    r = keys[na:]
-    np.left_shift(b, 1, out=r)
-    np.bitwise_or(r, 1, out=r)
+    left.fill(j, t - bmax, keys[:na], -2, 2 * t)
+    right.fill(i, t - amax, keys[na:], 2, 1)
     keys.sort()
     np.bitwise_and(keys, 1, out=keys)
-    pos_sum = int(np.dot(keys, ramp[:n]))
+    ramp = np.arange(min(n, _CHUNK), dtype=np.int64)
+    pos_sum = 0
+    for s0 in range(0, n, _CHUNK):  # mutation: equivalent[const 0 -> 1] (position 0 adds 0 to the sum; chunks from 1 on cover every other position once)
+        seg = keys[s0:s0 + _CHUNK]
+        pos_sum += int(np.dot(seg, ramp[:seg.size])) + s0 * int(seg.sum())
     # pairs with the b-key before the a-key, i.e. b_j < t - a_i
     below = nb * (n - 1) - pos_sum - nb * (nb - 1) // 2
     return na * nb - below
@@ -274,44 +383,10 @@ def _count_ge_int(si: np.ndarray, k: int, thresholds: list[int]) -> list[int]:
     h = n // 2
     hr = n - h  # mutation: equivalent[arith] (k <= n/2 <= h' here, so max(0, k - h') is 0 either way)
     js = range(max(0, k - hr), min(k, h) + 1)
-    big = exact_cost(n, k) > 2e7  # mutation: equivalent (threads only: the same count with or without them)
-    workers = _n_workers() if big else 1  # mutation: equivalent (threads only: the same count with or without them)
-    if workers > 1:  # mutation: equivalent (threads only: the same count with or without them)
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=2) as pool:  # mutation: equivalent (threads only: the same count with or without them)
-            fut_l = pool.submit(_sums_by_size, si[:h], k)
-            right = _sums_by_size(si[h:], k)
-            left = fut_l.result()
-    else:
-        left = _sums_by_size(si[:h], k)
-        right = _sums_by_size(si[h:], k)
-    lmin = {j: int(left[j].min()) for j in js}
-    lmax = {j: int(left[j].max()) for j in js}
-    rmin = {j: int(right[k - j].min()) for j in js}
-    rmax = {j: int(right[k - j].max()) for j in js}
-    ramp = np.arange(max(left[j].size + right[k - j].size for j in js), dtype=np.int64)
-
-    def one(task: tuple[int, int]) -> int:
-        t, j = task
-        a = left[j]
-        b = right[k - j]
-        if lmax[j] + rmax[j] < t:
-            return 0
-        if lmin[j] + rmin[j] >= t:  # mutation: equivalent[cmp >= -> >] (shortcut: at equality _count_pairs_ge also counts every pair)
-            return a.size * b.size
-        return _count_pairs_ge(a, b, t, ramp)
-
-    # largest passes first so that the threads finish together
+    left = _HalfSums(si[:h], k)
+    right = _HalfSums(si[h:], k)
     tasks = [(t, j) for _, t in pending for j in js]
-    order = sorted(range(len(tasks)), key=lambda i: -math.comb(h, tasks[i][1]))
-    if workers > 1:  # mutation: equivalent (threads only: the same count with or without them)
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            done = dict(zip(order, pool.map(one, [tasks[i] for i in order])))
-    else:
-        done = {i: one(tasks[i]) for i in order}
+    done = {i: _count_pairs_ge(left, j, right, k - j, t) for i, (t, j) in enumerate(tasks)}
     per_threshold: dict[int, int] = {}
     for i, (t, _) in enumerate(tasks):
         per_threshold[t] = per_threshold.get(t, 0) + int(done[i])
@@ -332,14 +407,19 @@ def exact_count(s: Any, n_x: int, threshold: float, *, exact_memory: int = DEFAU
        at most :math:`2^{-58}\, n \max|s_i|`, below float64 summation error);
        for integer-valued or dyadic ``s`` nothing is rounded at all.
     2. If :math:`n_x > n/2` the complement (size :math:`n - n_x`) is counted.
-    3. The values are split into halves L and R; all subset sums of each half
-       are built per subset size, vectorised
-       (``new_sums[k] = concat(sums[k], sums[k-1] + v)``).
+    3. The values are split into halves L and R, each half into two quarters;
+       all subset sums of each quarter are built per subset size, vectorised
+       (``new_sums[k] = concat(sums[k], sums[k-1] + v)``), and sorted.  A
+       half's sums of size :math:`j` are the sums of a quarter's size
+       :math:`j_1` and the other's :math:`j - j_1`: matrices with sorted rows.
     4. For each size :math:`j`, pairs (left subset of size :math:`j`, right
        subset of size :math:`n_x - j`) with sum :math:`\ge` threshold are
-       counted with one sort of the merged keys (a sort-merge count, which is
-       faster than ``np.searchsorted`` at this scale); one size is processed
-       at a time, partial counts are summed into a Python ``int``.
+       counted with one sort of the merged keys (a sort-merge count).  Only
+       the sums that can be part of such a pair are built: left sums
+       :math:`a \ge t - \max b` and right sums :math:`b \ge t - \max a`
+       (row by row a suffix, found with ``np.searchsorted``); every pair
+       reaching :math:`t` has both, so the count is unchanged.  One size is
+       processed at a time, partial counts are summed into a Python ``int``.
 
     Parameters
     ----------
