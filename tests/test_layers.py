@@ -209,3 +209,117 @@ def test_pooled_states_are_checked_against_the_memory_budget(bert, corpus, monke
     got = small[2].lookup(WORDS).vectors
     assert small.forward_passes > 1
     np.testing.assert_allclose(got, _enc(bert, corpus, layer=2).lookup(WORDS).vectors, rtol=0, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------
+# isoeat run --layers
+# ----------------------------------------------------------------------------
+
+
+def _cli_files(tmp_path):
+    corpus_file = tmp_path / "corpus.txt"
+    corpus_file.write_text("\n".join(CORPUS + REFERENCE) + "\n")
+    test_file = tmp_path / "tiny.yaml"
+    test_file.write_text("id: tiny\nbias_type: custom\nX: [quokka, fox]\nY: [doctor, nurse]\n"
+                         "A: [garden, flowers]\nB: [violin, concert]\n")
+    return corpus_file, test_file
+
+
+def _single_layer_d(bert, corpus_file, test_file, layer, tmp_path, capsys):
+    """d raw and calibrated of `isoeat run --layer L` (the single-layer path), read from its comparison.csv."""
+    from isoeat.cli import main
+
+    out = tmp_path / f"single-{layer}"
+    assert main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+                 "--device", "cpu", "--no-cache", "--reference-size", "40", "--layer", str(layer),
+                 "--permutations", "200", "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader(open(out / "comparison.csv")))
+    return float(rows[0]["d_raw"]), float(rows[0]["d_calibrated"])
+
+
+def test_cli_layers_all_equals_separate_single_layer_runs(bert, tmp_path, capsys):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    out = tmp_path / "sweep"
+    assert main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+                 "--device", "cpu", "--no-cache", "--reference-size", "40", "--layers", "all",
+                 "--permutations", "200", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "layer profile:" in printed and "IsoScore raw" in printed
+    rows = list(csv.DictReader(open(out / "tables" / "layers.csv")))
+    assert [int(r["layer"]) for r in rows] == [0, 1, 2] and {r["test"] for r in rows} == {"tiny"}
+    assert (out / "figures" / "layers.png").read_bytes()[:4] == b"\x89PNG"
+    for r in rows:
+        d_raw, d_cal = _single_layer_d(bert, corpus_file, test_file, int(r["layer"]), tmp_path, capsys)
+        assert abs(float(r["d_raw"]) - d_raw) < 1e-6 and abs(float(r["d_calibrated"]) - d_cal) < 1e-6
+        # every profile figure recomputed here from the layer's own vectors and saved calibrator
+        assert 0 <= float(r["isoscore_raw"]) <= 1 and int(r["n_words"]) == 8
+
+
+@pytest.mark.parametrize("value, message", [
+    ("3", "--layers: layer 3 is out of range for this model: 0 (the embedding output) to 2"),
+    ("-1", "--layers: layer -1 is out of range"),
+    ("0,x", "--layers must be 'all' or comma-separated layer indices"),
+])
+def test_cli_layers_out_of_range_is_a_one_line_error(bert, tmp_path, capsys, value, message):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    rc = main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+               "--device", "cpu", "--no-cache", "--layers", value])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_cli_layers_refuses_one_layer_options_and_static_models(bert, tmp_path, capsys):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    base = ["run", "--tests", str(test_file), "--layers", "all"]
+    assert main(base + ["--model", f"hf:{bert}", "--layer", "1", "--corpus", str(corpus_file)]) != 0
+    assert "--layers: not with --layer" in capsys.readouterr().err
+    assert main(base + ["--model", "glove-6b-50d"]) != 0
+    assert "--layers: only hf: models" in capsys.readouterr().err
+
+
+def test_cli_second_layers_run_does_no_forward_pass(bert, tmp_path, capsys, monkeypatch):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    cmd = ["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+           "--device", "cpu", "--cache-dir", str(tmp_path / "cache"), "--reference-size", "40", "--layers", "0,2",
+           "--permutations", "200", "--format", "csv"]
+    assert main(cmd) == 0
+    first = capsys.readouterr().out
+
+    def no_pass(*a, **k):
+        raise AssertionError("a forward pass on the second run")
+
+    monkeypatch.setattr(TransformerEncoder, "_pool_layers", no_pass)
+    monkeypatch.setattr(TransformerEncoder, "_pool", no_pass)
+    assert main(cmd) == 0
+    assert capsys.readouterr().out == first
+
+
+def test_layer_profile_python_api_equals_single_layer_weat(bert, corpus):
+    import isoeat
+    from isoeat.experiments.layers import PROFILE_COLUMNS, layer_profile
+
+    test = _as_test({"id": "tiny", "sets": {"X": ["quokka", "fox"], "Y": ["doctor", "nurse"],
+                                            "A": ["garden", "flowers"], "B": ["violin", "concert"]}})
+    rows = layer_profile(_enc(bert, corpus), [test], layers=[2, 0], n_reference=40, n_permutations=200)
+    assert [r["layer"] for r in rows] == [2, 0] and set(rows[0]) == set(PROFILE_COLUMNS)
+    for r in rows:
+        single = _enc(bert, corpus, layer=r["layer"])
+        z = isoeat.fit_calibrator(single, "zca", n_reference=40)
+        assert abs(r["d_raw"] - isoeat.weat(single, test).effect_size) < 1e-6
+        assert abs(r["d_calibrated"] - isoeat.weat(single, test, calibration=z).effect_size) < 1e-6
+        from isoeat.diagnostics import isoscore
+
+        assert r["isoscore_raw"] == pytest.approx(isoscore(single.lookup(_words_of(test)).vectors), abs=1e-9)
+
+
+def _words_of(test):
+    return [w for ws in test.sets().values() for w in ws.words]
