@@ -46,6 +46,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                        epilog=examples("isoeat run                                   # W1..W10, glove-6b-50d, raw vs zca",
                                        "isoeat run --tests W6,W7 --calibration abtt --out results/",
                                        "isoeat run --tests W1,W6 --metrics rnd,ripa,ect   # + other metrics",
+                                       "isoeat run --model minilm --tests W6,W7 --layers all --out res/  # every layer",
                                        "isoeat run examples/paper_glove.yaml --out results/   # a grid from a config"))
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
