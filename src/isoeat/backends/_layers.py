@@ -231,7 +231,7 @@ class LayerSweep:
         return view._stats_memo[mkey]
 
     def _reference_part(self, view: Any, sents: Sequence[str], unit: str, bar: Any) -> tuple[list[np.ndarray], int]:
-        """One group of reference sentences pooled in every layer: float64 vectors per layer, truncations."""
+        """One group of reference sentences pooled in every layer: vectors per layer (float32), truncations."""
         seqs, nt, n_rows = view._reference_seqs(sents, unit)
         view._bar = bar
         try:
@@ -240,7 +240,7 @@ class LayerSweep:
             view._bar = None
         self.forward_passes += 1
         keep = counts > 0
-        return [np.ascontiguousarray(m[keep]).astype(np.float64) for m in means], nt
+        return [m[keep] for m in means], nt  # float32: the accumulator reads them as float64 (exactly)
 
 
 def _stats_hit(hit: Any, dim: int) -> bool:
