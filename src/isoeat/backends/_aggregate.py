@@ -173,6 +173,10 @@ class _WordAggregation:
                 means, counts = self._pool(seqs, len(row_sentence), "contexts")
                 means = means[None]
             else:
+                from ._layers import check_rows
+
+                check_rows(len(keys), len(row_sentence), self.dim, "word contexts")  # the rows are known now
+
                 means, counts = self._pool_layers(seqs, len(row_sentence), "contexts", keys)
             rs = np.asarray(row_sentence, dtype=np.int64)
             pooled = [_sentence_means(m, counts, rs, len(sentences)) for m in means]

@@ -32,7 +32,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError
 
-__all__ = ["LAYERS_MEMORY", "LayerSweep", "parse_layers", "sweep_bytes"]
+__all__ = ["LAYERS_MEMORY", "LayerSweep", "check_rows", "parse_layers", "sweep_bytes"]
 
 #: Memory budget (bytes) of the pooled states and accumulators of a sweep; read at call time.
 LAYERS_MEMORY = 2 * 2**30
@@ -105,6 +105,15 @@ def sweep_bytes(n_layers: int, n_rows: int, dim: int) -> int:
     return int(n_layers) * (int(n_rows) * int(dim) * _ROW_BYTES + 2 * int(dim) * int(dim) * 8)
 
 
+def check_rows(n_layers: int, n_rows: int, dim: int, what: str) -> None:
+    """Refuse to pool ``n_rows`` rows in ``n_layers`` layers when that exceeds :data:`LAYERS_MEMORY`."""
+    need = sweep_bytes(n_layers, n_rows, dim)
+    if need > LAYERS_MEMORY:
+        raise ConfigError(f"layers: {n_rows} rows of {what} in {n_layers} layers need {need} bytes, over the memory "
+                          f"budget of {LAYERS_MEMORY} bytes (isoeat.backends._layers.LAYERS_MEMORY); ask for fewer "
+                          "layers")
+
+
 def _groups(rows: Sequence[int], n_layers: int, dim: int, budget: int, what: str) -> Iterator[slice]:
     """Consecutive slices of items whose rows (``rows[i]`` per item) fit ``budget`` together."""
     fixed = sweep_bytes(n_layers, 0, dim)
@@ -169,6 +178,8 @@ class LayerSweep:
     def word_results(self, view: Any, words: Sequence[str]) -> dict[str, Any]:
         """Aggregated vectors of ``words`` in every layer; the other views keep theirs, ``view`` gets its own."""
         budget = LAYERS_MEMORY
+        # an estimate (one row per context sentence; more with occurrences="all"): the rows are checked again,
+        # exactly, before they are pooled
         rows = [view.contexts_per_word] * len(words)
         mine: dict[str, Any] = {}
         for part in _groups(rows, len(self.layers), view.dim, budget, "word contexts"):
