@@ -225,6 +225,15 @@ def test_corpora_index_target_only() -> None:
     assert _missed_whats(cor, dict(f, index_best_s=6.001)) == ["word -> sentence index build, per 100,000 sentences"]
 
 
+def test_layers_cpu_ratio_target_at_its_bound() -> None:
+    lay = load("layers")
+    f = {"layers_spec": "all", "n_layers": 7, "reference": 1000, "tests": "W7",
+         "single": {"cpu": 40.0, "wall": 80.0}, "layers": {"cpu": 52.0, "wall": 160.0}}
+    assert lay.check(f) == []  # 1.3x CPU met; the wall ratio (2x) has no target
+    f["layers"]["cpu"] = 52.001
+    assert _missed_whats(lay, f) == ["--layers all (7 layers) / one layer, CPU time"]
+
+
 # --------------------------------------------------------------------------- exit status and JSON
 
 

@@ -98,6 +98,18 @@ def test_explained_variance_ratio_matches_covariance_eigenvalues(rng):
         explained_variance_ratio(X, 0)
 
 
+def test_fewer_vectors_than_dimensions_give_the_covariance_eigenvalues(rng):
+    # n < d takes the n x n Gram matrix: the same spectrum as np.cov's d x d matrix, zeros included
+    X = rng.normal(size=(12, 40)) @ rng.normal(size=(40, 40))
+    lam = np.clip(np.sort(np.linalg.eigvalsh(np.cov(X, rowvar=False)))[::-1], 0, None)
+    full = explained_variance_ratio(X, None)
+    assert len(full) == 40 and np.all(full[12:] == 0) and full[11] < 1e-12  # rank 11 after centring
+    np.testing.assert_allclose(full, lam / lam.sum(), atol=1e-12)
+    from isoeat.diagnostics.anisotropy import _covariance_eigenvalues
+
+    np.testing.assert_allclose(_covariance_eigenvalues(X), lam, rtol=1e-9, atol=1e-9 * lam[0])
+
+
 # -- IsoScore --------------------------------------------------------------------------------------
 
 

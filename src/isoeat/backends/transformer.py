@@ -94,7 +94,7 @@ from ._hf import (  # noqa: F401  (importable from here, as before)
     resolve_model_folder,
     select_device,
 )
-from ._pooling import _Seq, assign_tokens, encode_sequences, length_batches, pool_rows
+from ._pooling import _Seq, assign_tokens, encode_sequences, length_batches, pool_rows, pool_rows_layers
 
 __all__ = [
     "TransformerEncoder",
@@ -244,6 +244,39 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         self._backend: Any = None
         self._memo: dict[str, _WordResult] = {}
         self._template_memo: dict[tuple[str, str], np.ndarray] = {}
+        self._stats_memo: dict[tuple, tuple[Any, int]] = {}
+        self._sweep: Any = None  # the LayerSweep this encoder is one layer of
+        self._parent: Any = None  # the encoder whose model and corpus a layer view shares
+
+    # -- layers ------------------------------------------------------------
+    def layer_sweep(self, layers: Any = "all", *, name: str = "layers") -> Any:
+        """Every layer in ``layers`` from the same forward passes: a :class:`~isoeat.backends._layers.LayerSweep`.
+
+        ``layers``: ``"all"`` (0, the embedding output, to ``n_layers``), ``"0,6,12"``
+        or a list of indices; ``name`` is the parameter named in errors. Each
+        ``sweep[layer]`` is an encoder at that layer (``lookup``,
+        ``reference_statistics``, calibration, WEAT) whose model runs are shared
+        with the other layers and whose results equal a single-layer encoder's.
+        """
+        from ._layers import LayerSweep
+
+        return LayerSweep(self, layers, name=name)
+
+    def _layer_view(self, layer: int, sweep: Any) -> "TransformerEncoder":
+        """This encoder at ``layer``, sharing its model, corpus and cache, with its own memories."""
+        import copy
+
+        view = copy.copy(self)
+        view.__dict__.pop("_contexts_memo", None)
+        view.layer = view._layer_arg = int(layer)
+        view._memo, view._template_memo, view._stats_memo = {}, {}, {}
+        view.last_report = {}
+        view._sweep, view._parent = sweep, self
+        return view
+
+    def _swept_statistics(self, sents: Sequence[str], unit: str) -> tuple[Any, int] | None:
+        """Reference statistics from this view's sweep (every layer at once), or None outside a sweep."""
+        return None if self._sweep is None else self._sweep.reference_statistics(self, sents, unit)
 
     # -- identity ----------------------------------------------------------
     @staticmethod
@@ -285,6 +318,11 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
     # -- model -------------------------------------------------------------
     def _load(self) -> None:
         if self._model is not None:
+            return
+        if self._parent is not None:  # a layer view: the parent's model, loaded once
+            self._parent._load()
+            for attr in ("_tokenizer", "_backend", "_model", "_torch", "device", "_pad_id", "max_length", "_dim"):
+                setattr(self, attr, getattr(self._parent, attr))
             return
         tok, model, torch = load_tokenizer_and_model(self.folder)
         backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
@@ -372,6 +410,24 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             return pool_rows(hidden, self._torch, seqs, n_rows, dim=self.dim, device=self.device,
                              pad_id=self._pad_id, batches=batches, bar=bar)
 
+    def _pool_layers(self, seqs: Sequence[_Seq], n_rows: int, desc: str,
+                     layers: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_pool` for every hidden-state index in ``layers`` from the same forward passes.
+
+        Returns ``(means (len(layers), n_rows, dim) float32, counts (n_rows,))``.
+        """
+        self._load()
+        layers = tuple(int(x) for x in layers)
+
+        def hidden(ids: Any, mask: Any) -> Any:
+            out = self._model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+            return [out.hidden_states[x] for x in layers]
+
+        batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
+        with self._progress(len(seqs), desc) as bar:
+            return pool_rows_layers(hidden, self._torch, seqs, n_rows, n_layers=len(layers), dim=self.dim,
+                                    device=self.device, pad_id=self._pad_id, batches=batches, bar=bar)
+
     # -- sentences -----------------------------------------------------------
     def encode_sentences(self, texts: Iterable[str]) -> np.ndarray:
         """Mean of the layer's hidden states over each text's attention mask, ``(n, dim)`` float64.
@@ -424,26 +480,33 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
                 "word_pattern": REFERENCE_WORD_RE.pattern if unit == "word" else None,
                 "max_length": self.max_length_key, "sentences": _texts_digest(chunk), "n_sentences": len(chunk)}
 
+    def _reference_rows(self, sentence: str, unit: str) -> int:
+        """Pooled rows a reference sentence gives: its words (``unit="word"``) or 1."""
+        return 1 if unit == "sentence" else sum(1 for _ in REFERENCE_WORD_RE.finditer(sentence))
+
+    def _reference_seqs(self, chunk: Sequence[str], unit: str) -> tuple[list[_Seq], int, int]:
+        """Tokenized reference sentences with their rows assigned: sequences, truncations, rows."""
+        if unit == "sentence":
+            seqs, nt = self._encode_seqs(chunk, list(range(len(chunk))), "all")
+            return seqs, nt, len(chunk)
+        jobs = []
+        n_rows = 0
+        for s in chunk:
+            spans = [(m.start(), m.end()) for m in REFERENCE_WORD_RE.finditer(s)]
+            arr = np.asarray(spans, dtype=np.int64).reshape(len(spans), 2)
+            jobs.append((arr, np.arange(n_rows, n_rows + len(spans), dtype=np.int64)))
+            n_rows += len(spans)
+        seqs, nt = self._encode_seqs(chunk, jobs, "words")
+        return seqs, nt, n_rows
+
     def _chunk_vectors(self, chunk: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
         """Reference vectors of one chunk of sentences (float64) and its truncation count, cached."""
         key = self._reference_key(chunk, unit)
         hit = self.cache.get("hf-reference", key)
         if hit is not None and "vectors" in hit and hit["vectors"].ndim == 2 and hit["vectors"].shape[1] == self.dim:
             return hit["vectors"].astype(np.float64), int(hit.get("truncated", 0))
-        if unit == "sentence":
-            seqs, nt = self._encode_seqs(chunk, list(range(len(chunk))), "all")
-            n_rows = len(chunk)
-        else:
-            jobs = []
-            n_rows = 0
-            for s in chunk:
-                spans = [(m.start(), m.end()) for m in REFERENCE_WORD_RE.finditer(s)]
-                arr = np.asarray(spans, dtype=np.int64).reshape(len(spans), 2)
-                jobs.append((arr, np.arange(n_rows, n_rows + len(spans), dtype=np.int64)))
-                n_rows += len(spans)
-            seqs, nt = self._encode_seqs(chunk, jobs, "words")
+        seqs, nt, n_rows = self._reference_seqs(chunk, unit)
         means, counts = self._pool(seqs, n_rows, f"reference ({unit})")
         vecs = np.ascontiguousarray(means[counts > 0])
         self.cache.put("hf-reference", key, {"vectors": vecs, "truncated": np.int64(nt)})
         return vecs.astype(np.float64), nt
-

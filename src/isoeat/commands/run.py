@@ -46,6 +46,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                        epilog=examples("isoeat run                                   # W1..W10, glove-6b-50d, raw vs zca",
                                        "isoeat run --tests W6,W7 --calibration abtt --out results/",
                                        "isoeat run --tests W1,W6 --metrics rnd,ripa,ect   # + other metrics",
+                                       "isoeat run --model minilm --tests W6,W7 --layers all --out res/  # every layer",
                                        "isoeat run examples/paper_glove.yaml --out results/   # a grid from a config"))
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
@@ -68,6 +69,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="significance level of the stars, change classes and flags (default 0.05)")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjusted p shown next to p in the table (default holm; files carry both)")
+    p.add_argument("--layers", metavar="all|L,L,...", default=None,
+                   help="hf: models (minilm): every listed hidden-state layer (0 = embedding output; all = 0 to the "
+                        "last) from the same forward passes, with a layer profile (anisotropy and d raw vs "
+                        "calibrated per layer; tables/layers.csv, figures/layers.png in --out); default: none, "
+                        "the one layer of --layer")
     p.add_argument("--out", metavar="DIR",
                    help="experiment folder: cells, results.csv/json, comparison.csv/json, tables, manifest "
                         "(then 'isoeat report DIR')")
@@ -120,14 +126,20 @@ def _split_tests(spec: str | None) -> list[str] | None:
     return [s.strip() for s in spec.split(",") if s.strip()]
 
 
-def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
-    """The one-model experiment that ``isoeat run`` without a CONFIG runs: raw and ``calibrator``'s space."""
+def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: tuple[int, ...] = ()) -> Any:
+    """The one-model experiment that ``isoeat run`` without a CONFIG runs: raw and ``calibrator``'s space.
+
+    With ``layers`` (``--layers``) the grid has one model per layer (label ``NAME@L<layer>``), each with its
+    own calibrator fitted by the runner (``calibrator`` is None).
+    """
     from .._errors import ConfigError
     from ..experiments.config import parse_config
 
     params = calibration_params(args)
     name = getattr(calibrator, "name", args.calibration)
-    if args.whitener or getattr(args, "_client", None) is not None:
+    if calibrator is None:
+        pass
+    elif args.whitener or getattr(args, "_client", None) is not None:
         # a given calibrator: its own parameters, and its content in the cell hashes (see run_experiment)
         params = dict(calibrator.get_params() if hasattr(calibrator, "get_params") else {})
     # epsilon goes into the settings (absolute, or relative: settings.eps_relative), the rest to the calibration
@@ -146,10 +158,15 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
         **({"exact_memory": args.exact_memory} if args.exact_memory is not None else {}),
         "reference": {"size": args.reference_size, **({"corpus": args.reference_text} if args.reference_text else {})},
     }
+    label = getattr(model, "name", None) or args.model
+    models = [{"spec": args.model, "label": label, "options": options}] if not layers else [
+        {"spec": args.model, "label": layer_label(label, layer), "options": {**options, "layer": layer}}
+        for layer in layers]
     data = {
         "name": "isoeat-run",
-        "description": "isoeat run without a config: one model, raw vs one calibration",
-        "models": [{"spec": args.model, "label": getattr(model, "name", None) or args.model, "options": options}],
+        "description": "isoeat run without a config: one model, raw vs one calibration"
+                       + (f", layers {','.join(map(str, layers))}" if layers else ""),
+        "models": models,
         "calibrations": ["none", {"name": name, **({"params": params} if params else {})}],
         "settings": settings,
         # the isotropy check printed under the table (paper §6.1): Table 2's measures of both spaces
@@ -163,6 +180,11 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any) -> Any:
         if str(exc).startswith("metrics"):
             raise ConfigError("--" + str(exc)) from None
         raise
+
+
+def layer_label(label: str, layer: int) -> str:
+    """The model label of one layer in a ``--layers`` run."""
+    return f"{label}@L{layer}"
 
 
 def _print_failures(summary: Any, out: Path | None) -> None:
@@ -320,6 +342,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     given: dict[str, Any] = {}
+    sweep = None
     if args.config:
         bad = _explicit_options(args)
         if bad:
@@ -333,7 +356,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from ..wordsets import resolve_tests
 
         resolve_tests(args.tests)  # unknown ids and bad files: the same one-line errors as every command
+        if args.layers is not None:
+            _check_layer_options(args)
         model = load_model_from_args(args)
+    if not args.config and args.layers is not None:
+        sweep = _layer_sweep(args, model)
+        config = quick_config(args, model, None, sweep.layers)
+        given = {"models": {m.label: sweep[layer] for m, layer in zip(config.models, sweep.layers)}}
+        adjust = args.adjust
+    elif not args.config:
         calibrator, args = _calibrator(args, model)
         if args.whitener:  # another model's calibrator is a user error, said before any folder is written
             from ..calibration import check_compatible
@@ -353,6 +384,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return 1
         res = load_experiment(out)
         _print(res, getattr(args, "format", "table"), adjust)
+        if sweep is not None:
+            _layer_profile(res, out, sweep, config, args)
     if getattr(args, "format", "table") == "table":
         if args.config:
             print()
@@ -366,6 +399,60 @@ def _cmd_run(args: argparse.Namespace) -> int:
         _print_failures(summary, Path(args.out) if args.out else None)
         return 1
     return 0
+
+
+def _check_layer_options(args: argparse.Namespace) -> None:
+    """``--layers``: refuse the options that mean one layer or one calibrator (before the model loads)."""
+    from .._errors import ConfigError
+
+    clash = [opt for opt, on in (("--layer", args.layer is not None), ("--whitener", bool(args.whitener)),
+                                 ("--scheduler", getattr(args, "scheduler", None) is not None),
+                                 ("--reference-shards", args.reference_shards is not None),
+                                 ("--reference-size auto", args.reference_size == "auto")) if on]
+    if clash:
+        raise ConfigError(f"--layers: not with {', '.join(clash)} (each layer gets its own calibrator, fitted on "
+                          "the reference sample of the same forward passes); drop one of them")
+
+
+def _layer_sweep(args: argparse.Namespace, model: Any) -> Any:
+    """The sweep of the layers ``--layers`` asks for (checked against the model's layers)."""
+    from .._errors import ConfigError
+
+    if not hasattr(model, "layer_sweep"):
+        raise ConfigError(f"--layers: only hf: models (and minilm) have layers; {args.model!r} is a "
+                          f"{getattr(model, 'kind', 'static')} model")
+    return model.layer_sweep(args.layers, name="--layers")
+
+
+def _layer_profile(res: Any, out: Path, sweep: Any, config: Any, args: argparse.Namespace) -> None:
+    """Print the layer profile; with ``--out``, write tables/layers.csv and figures/layers.png."""
+    from ..calibration import load_calibrator
+    from ..experiments._store import slug
+    from ..experiments.layers import profile_rows, profile_table, test_words, word_anisotropy, write_profile
+    from ..wordsets import resolve_tests
+
+    layer_of = {m.label: layer for m, layer in zip(config.models, sweep.layers)}
+    cal_label = config.calibrations[1].label
+    words = test_words(resolve_tests(args.tests))
+    comps, aniso = {}, {}
+    for comp in comparisons(res):
+        layer = layer_of[comp.model]
+        cal = load_calibrator(out / "calibrators" / slug(comp.model) / f"{slug(cal_label)}.npz")
+        comps[layer] = comp
+        aniso[layer] = word_anisotropy(sweep[layer].lookup(words).vectors, cal)
+    rows = profile_rows({layer: comps[layer] for layer in sweep.layers if layer in comps}, aniso,
+                        model=sweep.base.name)
+    if getattr(args, "format", "table") == "table":
+        print()
+        print(profile_table(rows))
+    if args.out:
+        write_profile(rows, out / "tables" / "layers.csv")
+        try:
+            from ..reporting.layer_figure import write_layer_figure
+
+            write_layer_figure(rows, out / "figures" / "layers.png")
+        except ImportError:  # matplotlib is optional: the table and the CSV are enough
+            pass
 
 
 COMMANDS = {"run": _cmd_run}

@@ -224,8 +224,12 @@ def _covariance_eigenvalues(X: np.ndarray) -> np.ndarray:
     if n < 2:
         raise ConfigError(f"need at least 2 vectors for a covariance, got {n}")
     Xc = X - X.mean(axis=0)
-    cov = (Xc.T @ Xc) / (n - 1)
-    lam = np.linalg.eigvalsh(cov)[::-1]
+    d = X.shape[1]
+    if n < d:  # the n x n Gram matrix has the covariance's nonzero eigenvalues; the other d - n are 0
+        lam = np.linalg.eigvalsh((Xc @ Xc.T) / (n - 1))[::-1]
+        lam = np.concatenate([lam, np.zeros(d - n)])
+    else:
+        lam = np.linalg.eigvalsh((Xc.T @ Xc) / (n - 1))[::-1]
     return np.clip(lam, 0.0, None)
 
 

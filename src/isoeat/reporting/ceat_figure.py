@@ -15,11 +15,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._errors import ConfigError
-from .figures import _check_pixels, _figure, _save, check_dpi
+from ._figure_file import write_figure_file
+from .figures import _figure
 
 __all__ = ["figure_ceat_forest", "write_ceat_figure"]
-
-_FORMATS = ("png", "pdf", "svg")
 
 
 def figure_ceat_forest(results: Sequence[Any]) -> Any:
@@ -50,11 +49,4 @@ def figure_ceat_forest(results: Sequence[Any]) -> Any:
 
 def write_ceat_figure(results: Sequence[Any], path: str | Path, *, dpi: int = 150) -> Path:
     """Write :func:`figure_ceat_forest` to ``path`` (``.png``, ``.pdf`` or ``.svg``); returns the path."""
-    path = Path(path)
-    fmt = path.suffix.lower().lstrip(".")
-    if fmt not in _FORMATS:
-        raise ConfigError(f"{path}: a CEAT figure is written as .png, .pdf or .svg")
-    dpi = check_dpi(dpi)
-    fig = figure_ceat_forest(results)
-    _check_pixels(fig, path, dpi)
-    return _save(fig, path.with_suffix(""), [fmt], dpi)[0]
+    return write_figure_file(lambda: figure_ceat_forest(results), path, dpi=dpi, what='CEAT figure')

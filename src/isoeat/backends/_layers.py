@@ -1,0 +1,259 @@
+"""Every requested hidden-state layer of an ``hf:`` model from the same forward passes.
+
+A :class:`LayerSweep` holds one *view* per requested layer: a
+:class:`~isoeat.backends.transformer.TransformerEncoder` at that layer that
+shares the loaded model, tokenizer, corpus and cache of the encoder it came
+from. Whenever a view has to run the model (word contexts for
+:meth:`lookup`, reference chunks for :meth:`reference_statistics`), the
+sweep runs it once with ``output_hidden_states=True`` and pools the same
+tokens in every requested layer; each view then finds its layer's results in
+its memory (and in the on-disk cache, keyed by layer, so a later single-layer
+run of any of these layers reuses them). A view is an ordinary encoder for
+everything else (calibration, WEAT, the runner), so the numbers of a sweep
+are those of separate single-layer runs.
+
+What is shared: word vectors (``lookup``) and reference statistics (the
+covariance accumulators of ``reference_statistics``, which ZCA and the other
+calibrators with ``from_statistics`` are fitted on). What is not (each view
+runs its own passes, as a single-layer encoder would): ``reference_batches``
+and ``reference_vectors`` (calibrators fitted on the vectors themselves),
+``encode_sentences``, ``context_vectors`` (CEAT) and fallback templates.
+
+Memory: the pooled states of one pass are ``len(layers) x rows x dim``; the
+sweep splits words and reference chunks into groups whose pooled states and
+accumulators fit :data:`LAYERS_MEMORY` (checked before anything is pooled).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+from .._errors import ConfigError, DataFormatError
+
+__all__ = ["LAYERS_MEMORY", "LayerSweep", "check_rows", "parse_layers", "sweep_bytes"]
+
+#: Memory budget (bytes) of the pooled states and accumulators of a sweep; read at call time.
+LAYERS_MEMORY = 2 * 2**30
+
+# bytes per pooled row and layer: float32 sums (torch), float32 means (numpy), float64 sentence means and copies
+_ROW_BYTES = 4 + 4 + 8 + 8
+
+
+def parse_layers(spec: Any, n_layers: int, *, name: str = "layers") -> tuple[int, ...]:
+    """The hidden-state indices a ``layers`` value asks for, checked against the model.
+
+    Parameters
+    ----------
+    spec : "all", str "0,6,12", int or sequence of int
+        ``"all"``: every hidden state, ``0`` (the embedding output) to
+        ``n_layers``. Indices are ``0 .. n_layers``; negative ones are refused
+        (say which layer you mean), and so are repeats.
+    n_layers : int
+        The model's number of transformer layers (``num_hidden_layers``).
+    name : str
+        The parameter named in errors (``"--layers"`` for the CLI).
+
+    Returns
+    -------
+    tuple of int, in the order given.
+
+    Examples
+    --------
+    >>> parse_layers("all", 2)
+    (0, 1, 2)
+    >>> parse_layers("2,0", 6)
+    (2, 0)
+    """
+    n_layers = int(n_layers)
+    if isinstance(spec, str):
+        text = spec.strip()
+        if text.lower() == "all":
+            return tuple(range(n_layers + 1))
+        parts = [p.strip() for p in text.split(",")]
+        items: list[Any] = []
+        for p in parts:
+            try:
+                items.append(int(p))
+            except ValueError:
+                raise ConfigError(f"{name} must be 'all' or comma-separated layer indices (e.g. 0,3,{n_layers}), "
+                                  f"got {spec!r}") from None
+    elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+        items = [int(spec)]
+    elif isinstance(spec, (list, tuple)):
+        items = list(spec)
+    else:
+        raise ConfigError(f"{name} must be 'all', a layer index or a list of them, got {spec!r}")
+    if not items:
+        raise ConfigError(f"{name}: no layer given")
+    out: list[int] = []
+    for x in items:
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+            raise ConfigError(f"{name}: layer indices are whole numbers, got {x!r}")
+        if not 0 <= int(x) <= n_layers:
+            raise ConfigError(f"{name}: layer {int(x)} is out of range for this model: 0 (the embedding output) to "
+                              f"{n_layers} (its {n_layers} layers)")
+        if int(x) in out:
+            raise ConfigError(f"{name}: layer {int(x)} given twice")
+        out.append(int(x))
+    return tuple(out)
+
+
+def sweep_bytes(n_layers: int, n_rows: int, dim: int) -> int:
+    """Bytes of the pooled states of ``n_rows`` rows in ``n_layers`` layers and their accumulators."""
+    return int(n_layers) * (int(n_rows) * int(dim) * _ROW_BYTES + 2 * int(dim) * int(dim) * 8)
+
+
+def check_rows(n_layers: int, n_rows: int, dim: int, what: str) -> None:
+    """Refuse to pool ``n_rows`` rows in ``n_layers`` layers when that exceeds :data:`LAYERS_MEMORY`."""
+    need = sweep_bytes(n_layers, n_rows, dim)
+    if need > LAYERS_MEMORY:
+        raise ConfigError(f"layers: {n_rows} rows of {what} in {n_layers} layers need {need} bytes, over the memory "
+                          f"budget of {LAYERS_MEMORY} bytes (isoeat.backends._layers.LAYERS_MEMORY); ask for fewer "
+                          "layers")
+
+
+def _groups(rows: Sequence[int], n_layers: int, dim: int, budget: int, what: str) -> Iterator[slice]:
+    """Consecutive slices of items whose rows (``rows[i]`` per item) fit ``budget`` together."""
+    fixed = sweep_bytes(n_layers, 0, dim)
+    per_row = sweep_bytes(n_layers, 1, dim) - fixed
+    if fixed + per_row > budget:
+        raise ConfigError(f"layers: {n_layers} layers of a {dim}-dimensional model need {fixed + per_row} bytes "
+                          f"for {what}, over the memory budget of {budget} bytes (isoeat.backends._layers."
+                          "LAYERS_MEMORY); ask for fewer layers")
+    start, used = 0, fixed
+    for i, r in enumerate(rows):
+        need = max(int(r), 1) * per_row
+        if fixed + need > budget:
+            raise ConfigError(f"layers: one item of {what} has {r} rows: {fixed + need} bytes in {n_layers} layers, "
+                              f"over the memory budget of {budget} bytes; ask for fewer layers")
+        if used + need > budget and i > start:
+            yield slice(start, i)
+            start, used = i, fixed
+        used += need
+    if start < len(rows):
+        yield slice(start, len(rows))
+
+
+class LayerSweep:
+    """One view per requested layer of an ``hf:`` encoder, all fed by the same forward passes.
+
+    Parameters
+    ----------
+    encoder : TransformerEncoder
+        The encoder whose model, corpus, cache and settings the views share
+        (its own ``layer`` is not used).
+    layers : "all", str, int or sequence of int
+        See :func:`parse_layers`.
+
+    Examples
+    --------
+    >>> sweep = load_model("minilm").layer_sweep("all")  # doctest: +SKIP
+    >>> {layer: view.lookup(["doctor"]).vectors[0, :2] for layer, view in sweep.items()}  # doctest: +SKIP
+    """
+
+    def __init__(self, encoder: Any, layers: Any, *, name: str = "layers") -> None:
+        if encoder.n_layers is None:
+            encoder._load()
+        self.base = encoder
+        self.layers = parse_layers(layers, encoder.n_layers, name=name)
+        self.views = {layer: encoder._layer_view(layer, self) for layer in self.layers}
+        self.forward_passes = 0  # calls that ran the model for every layer (tests read it)
+
+    def __getitem__(self, layer: int) -> Any:
+        return self.views[layer]
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def items(self) -> list[tuple[int, Any]]:
+        """``(layer, view)`` pairs in the order asked for."""
+        return [(layer, self.views[layer]) for layer in self.layers]
+
+    def __repr__(self) -> str:
+        return f"LayerSweep({self.base.name!r}, layers={list(self.layers)})"
+
+    # -- word vectors ------------------------------------------------------
+    def word_results(self, view: Any, words: Sequence[str]) -> dict[str, Any]:
+        """Aggregated vectors of ``words`` in every layer; the other views keep theirs, ``view`` gets its own."""
+        budget = LAYERS_MEMORY
+        # an estimate (one row per context sentence; more with occurrences="all"): the rows are checked again,
+        # exactly, before they are pooled
+        rows = [view.contexts_per_word] * len(words)
+        mine: dict[str, Any] = {}
+        for part in _groups(rows, len(self.layers), view.dim, budget, "word contexts"):
+            chunk = list(words[part])
+            by_layer = view._aggregate_layers(chunk, self.layers)
+            self.forward_passes += 1
+            for layer, results in by_layer.items():
+                if layer == view.layer:
+                    mine.update(results)
+                    continue
+                other = self.views[layer]
+                for w, r in results.items():
+                    if w in other._memo:
+                        continue
+                    r.extra.pop("contexts", None)
+                    other._put_word(w, r)
+                    other._memo[w] = r
+        return mine
+
+    # -- reference statistics ------------------------------------------------
+    def reference_statistics(self, view: Any, sents: Sequence[str], unit: str) -> tuple[Any, int]:
+        """Merged covariance statistics of the reference sentences in every layer (cached per chunk and layer)."""
+        from ..calibration.moments import CovarianceAccumulator
+        from ._contextual import _texts_digest
+
+        mkey = (unit, _texts_digest(sents), len(sents))
+        if mkey in view._stats_memo:
+            return view._stats_memo[mkey]
+        budget = LAYERS_MEMORY
+        dim, kind = view.dim, view._stats_kind
+        parts: dict[int, list[Any]] = {layer: [] for layer in self.layers}
+        n_trunc = 0
+        with view._progress(len(sents), f"reference statistics ({unit}), {len(self.layers)} layers") as bar:
+            for chunk in view._chunks(sents):
+                keys = {layer: {**v._reference_key(chunk, unit), "kind": kind} for layer, v in self.items()}
+                hits = {layer: view.cache.get(kind, key) for layer, key in keys.items()}
+                if all(_stats_hit(h, dim) for h in hits.values()):
+                    for layer, h in hits.items():
+                        parts[layer].append(CovarianceAccumulator.from_arrays(h))
+                    n_trunc += int(next(iter(hits.values())).get("truncated", 0))
+                    bar.update(len(chunk))
+                    continue
+                accs = {layer: CovarianceAccumulator(dim) for layer in self.layers}
+                nt = 0
+                rows = [view._reference_rows(s, unit) for s in chunk]
+                for part in _groups(rows, len(self.layers), dim, budget, "reference sentences"):
+                    vecs, t = self._reference_part(view, chunk[part], unit, bar)
+                    nt += t
+                    for layer, v in zip(self.layers, vecs):
+                        accs[layer].update(v)
+                n_trunc += nt
+                for layer, acc in accs.items():
+                    view.cache.put(kind, keys[layer], {**acc.to_arrays(), "truncated": np.int64(nt)})
+                    parts[layer].append(acc)
+        for layer, v in self.items():
+            acc = CovarianceAccumulator.merge_all(parts[layer])
+            if acc.n < 2:
+                raise DataFormatError(f"reference statistics: need at least 2 vectors, got {acc.n}")
+            v._stats_memo[mkey] = (acc, n_trunc)
+        return view._stats_memo[mkey]
+
+    def _reference_part(self, view: Any, sents: Sequence[str], unit: str, bar: Any) -> tuple[list[np.ndarray], int]:
+        """One group of reference sentences pooled in every layer: vectors per layer (float32), truncations."""
+        seqs, nt, n_rows = view._reference_seqs(sents, unit)
+        view._bar = bar
+        try:
+            means, counts = view._pool_layers(seqs, n_rows, f"reference ({unit})", self.layers)
+        finally:
+            view._bar = None
+        self.forward_passes += 1
+        keep = counts > 0
+        return [m[keep] for m in means], nt  # float32: the accumulator reads them as float64 (exactly)
+
+
+def _stats_hit(hit: Any, dim: int) -> bool:
+    return (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
+            and hit["comoment"].shape == (dim, dim))

