@@ -261,3 +261,27 @@ def test_heatmap_words_with_dollar_signs_are_drawn_as_written():
     assert {t.get_text() for t in labels} >= {"$x\ny$\nz", "$a$\nb\nc"}
     for t in labels:
         assert t._preprocess_math(t.get_text()) == (t.get_text(), False), t.get_text()
+
+
+def test_user_labels_with_dollar_signs_stay_literal_in_titles(tmp_path):
+    """A model label such as '$G$ v$2$' is data too: once a figure is saved, no text that holds a label (titles,
+    suptitles, axis labels, annotations) is parsed as mathtext, which would drop the dollars silently."""
+    pytest.importorskip("matplotlib")
+    from matplotlib.text import Text
+
+    from isoeat.reporting._render import _save
+    from isoeat.reporting.figures import figure_scatter, figure_test_heatmap
+
+    label, cal = "$G$ v$2$", "$G$ca"  # a model label (the heatmap's title), a calibration label (the scatter's axis)
+    heat = _small_heatmap_results()
+    rows = _results(PAPER_GLOVE)
+    rows.calibrations = [{"name": "none", "label": "none"}, {"name": "zca", "label": cal}]
+    for c in rows.comparisons:
+        c["calibration"] = cal
+    figs = [figure_test_heatmap(heat, label, "T"), figure_scatter(rows, cal)]
+    for k, fig in enumerate(figs):
+        _save(fig, tmp_path / f"f{k}", ["png"], 50)
+        held = [t for t in fig.findobj(Text) if "$G$" in t.get_text()]
+        assert held, f"figure {k} shows the label nowhere"
+        for t in held:
+            assert t._preprocess_math(t.get_text())[1] is False, t.get_text()

@@ -21,6 +21,23 @@ import numpy as np
 _RC = {"text.hinting": "no_hinting"}
 
 
+def literal_text(fig: Any) -> Any:
+    """Draw every text of ``fig`` that can hold a label (titles, suptitles, axis labels, texts, annotations,
+    legends) as written, never as mathtext: labels are data, and a model or test name with two dollar signs
+    would otherwise lose them silently. Tick labels are left alone (a log axis's formatter writes mathtext).
+    Returns ``fig``."""
+    texts = list(fig.texts)
+    texts += [t for t in (getattr(fig, n, None) for n in ("_suptitle", "_supxlabel", "_supylabel")) if t is not None]
+    for leg in list(getattr(fig, "legends", [])) + [ax.get_legend() for ax in fig.axes]:
+        if leg is not None:
+            texts += list(leg.get_texts()) + [leg.get_title()]
+    for ax in fig.axes:
+        texts += list(ax.texts) + [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+    for t in texts:
+        t.set_parse_math(False)
+    return fig
+
+
 def fix_layout(fig: Any, dpi: float | None = None) -> Any:
     """Compute ``fig``'s layout once and keep it: the figure is left without a layout engine.
 
@@ -30,6 +47,7 @@ def fix_layout(fig: Any, dpi: float | None = None) -> Any:
     same layout. ``dpi``: lay it out at this resolution (text sizes in
     pixels are rounded at it), default the figure's. Returns ``fig``.
     """
+    literal_text(fig)  # before any text is measured
     engine = fig.get_layout_engine()
     if engine is None:
         return fig

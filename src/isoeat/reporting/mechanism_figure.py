@@ -162,7 +162,10 @@ def figure_severity(res: Any, calibration: str) -> Any | None:
 def _save_png(fig: Any, path: Path, dpi: int) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+    from ._render import literal_text
+
     FigureCanvasAgg(fig)
+    literal_text(fig)
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, metadata={"Software": "isoeat"}, pil_kwargs={"compress_level": 3})
     path.parent.mkdir(parents=True, exist_ok=True)

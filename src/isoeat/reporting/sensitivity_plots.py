@@ -182,6 +182,7 @@ def save_sensitivity_figures(
     ``sensitivity_calibration`` when the result has them. ``dpi`` must lie in
     [10, 1200]; ``out_dir`` is created only when there is a figure to write.
     """
+    from ._render import literal_text
     from .figures import check_dpi
 
     dpi = check_dpi(dpi)
@@ -193,7 +194,7 @@ def save_sensitivity_figures(
         out.mkdir(parents=True, exist_ok=True)
     paths = []
     for kind in kinds:
-        fig = plot_sensitivity(result, kind)
+        fig = literal_text(plot_sensitivity(result, kind))
         for fmt in formats:
             p = out / f"sensitivity_{kind}.{fmt}"
             atomic_write_with(p, lambda fh, fig=fig, fmt=fmt: fig.savefig(fh, format=fmt, dpi=dpi))
