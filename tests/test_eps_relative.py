@@ -162,3 +162,30 @@ def test_html_conventions_say_which_eps():
     assert "eps = 0.01 x the mean eigenvalue of the reference covariance" in rel and "eps = 0.001" not in rel
     absolute = _conventions(SimpleNamespace(settings={"eps": 0.001, "reference": {"size": 10}}))
     assert "eps = 0.001 (unless" in absolute
+
+
+def test_a_calibrations_own_eps_stays_absolute_beside_settings_eps_relative():
+    """settings.eps_relative is the ε of calibrations that give none; one's own ``params: {eps: E}`` is E itself."""
+    from isoeat.experiments.config import parse_config
+
+    cfg = {"name": "x", "models": [{"spec": "glove-6b-50d"}], "tests": ["W1"],
+           "calibrations": ["none", {"name": "zca", "label": "zca-own", "params": {"eps": 0.01}},
+                            {"name": "zca", "label": "zca-rel"}],
+           "settings": {"eps_relative": 0.1}}
+    got = {c.label: c.params for c in parse_config(cfg, source="t").calibrations}
+    assert got["zca-own"] == {"eps": 0.01}  # absolute: no eps_mode
+    assert got["zca-rel"] == {"eps": 0.1, "eps_mode": "relative"}
+    cfg["calibrations"][1]["params"]["eps_mode"] = "relative"  # said relative in its own params: relative
+    got = {c.label: c.params for c in parse_config(cfg, source="t").calibrations}
+    assert got["zca-own"] == {"eps": 0.01, "eps_mode": "relative"}
+
+
+def test_calibration_param_eps_stays_absolute_beside_eps_relative():
+    import argparse
+
+    from isoeat.cliargs import calibration_params
+
+    args = argparse.Namespace(calibration="zca", eps=1e-3, eps_relative=0.1, calibration_param=["eps=0.01"])
+    assert calibration_params(args) == {"eps": 0.01}
+    args.calibration_param = []
+    assert calibration_params(args) == {"eps": 0.1, "eps_mode": "relative"}
