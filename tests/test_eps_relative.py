@@ -189,3 +189,13 @@ def test_calibration_param_eps_stays_absolute_beside_eps_relative():
     assert calibration_params(args) == {"eps": 0.01}
     args.calibration_param = []
     assert calibration_params(args) == {"eps": 0.1, "eps_mode": "relative"}
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_relative_eps_that_overflows_is_refused(rng, name):
+    """R · mean(λ) beyond the largest float: ε = inf would give W = 0 (every vector at the origin)."""
+    X = rng.normal(size=(200, 4)) * 10.0  # mean eigenvalue about 100: 1e308 x 100 is inf
+    with pytest.raises(ConfigError, match="overflows"):
+        make_calibrator(name, eps=1e308, eps_mode="relative").fit(X)
+    w = make_calibrator(name, eps=1e300, eps_mode="relative").fit(X)  # large but finite: accepted
+    assert np.isfinite(w.eps_) and np.isfinite(w.whitening_).all()
