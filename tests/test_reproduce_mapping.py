@@ -157,6 +157,25 @@ def test_mapped_twice_refused(tmp_path, monkeypatch, capsys):
     assert "GloVe is mapped more than once" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("second", ["word2vec=glove:a.txt", "word2vec=./sub/../a.txt"])
+def test_one_file_mapped_to_two_paper_models_refused(tmp_path, monkeypatch, capsys, second):
+    """One file is one model: bound to GloVe and word2vec, both would be compared with the paper as its own."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("a 1 2\n", encoding="utf-8")
+    assert main(["reproduce", "--model", "GloVe=glove:a.txt", "--model", second, "--list", "--offline"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{(tmp_path / 'a.txt').resolve()} is mapped to both" in err[0], err
+    # a config's mapping and the command line's together
+    (tmp_path / "r.yaml").write_text("models:\n  GloVe: glove:a.txt\n", encoding="utf-8")
+    assert main(["reproduce", "--config", "r.yaml", "--model", second, "--list", "--offline"]) == 2
+    assert "is mapped to both GloVe and word2vec" in capsys.readouterr().err
+    # the command line's GloVe replaces the config's: no clash
+    (tmp_path / "b.txt").write_text("a 1 2\n", encoding="utf-8")
+    assert main(["reproduce", "--config", "r.yaml", "--model", "GloVe=glove:b.txt", "--model", second, "--list",
+                 "--offline"]) == 0
+
+
 def test_config_mapping_reads_paths_beside_the_file(tmp_path, monkeypatch, capsys):
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "g.txt").write_text("a 1 2\n", encoding="utf-8")

@@ -213,6 +213,12 @@ def parse_model_mapping(items: Any, *, base: Path | None = None, where: str = "-
         family = reg.get(label)["family"]
         full, path = _local_spec(f"{where} {given!r}", spec, "static" if family == "static" else "contextual", base)
         out[label] = {"spec": full, "path": path, "given": given}
+    for label in [*(k for k in out if k in seen), *out]:  # one file is one model, not two (new items named first)
+        other = next((k for k, v in out.items() if k != label and v["path"] == out[label]["path"]), None)
+        if other is not None:
+            raise ConfigError(f"{where} {out[label]['given']!r}: {out[label]['path']} is mapped to both "
+                              f"{' and '.join(sorted((other, label), key=list(out).index))} (one file is one model; "
+                              "map each paper model to its own file)")
     return out
 
 
