@@ -117,6 +117,19 @@ def test_mapped_standin_is_compared_digit_by_digit(mapped_run):
     assert all(r["same_model"] == "True" for r in recs)
 
 
+def test_mapped_file_of_another_dimension_is_said_not_the_papers(mapped_run):
+    """The stand-in holds 12-dimensional vectors; the paper's GloVe is 100-dimensional (paper_values.json)."""
+    tmp, _, _, proc = mapped_run
+    path = str((tmp / "tiny-glove.txt").resolve())
+    want = (f"WARNING: {path} holds {DIM}-dimensional vectors; the paper's GloVe is 100-dimensional: not the "
+            "paper's model")
+    lines = proc.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("GloVe (glove:"))
+    assert lines[head + 1].startswith(want), lines[head:head + 2]
+    assert want in (tmp / "rep" / "paper_comparison.md").read_text(encoding="utf-8")
+    assert f"GloVe: {want[9:]}" in proc.stderr
+
+
 def test_changed_content_at_the_same_path_is_recomputed(mapped_run):
     tmp, _, _, first = mapped_run
     assert first.returncode == 0, first.stderr

@@ -161,7 +161,8 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                    "and sample, contexts and Monte Carlo")
         else:
             how = f"A DIFFERENT MODEL, a substitute ({m.get('note', '')}); compare patterns, not digits"
-        lines += [f"{m['label']} ({m['spec']}) beside the paper's {m['paper']}: {how}", ""]
+        lines += [f"{m['label']} ({m['spec']}) beside the paper's {m['paper']}: {how}",
+                  *([m["dim_note"]] if m.get("dim_note") else []), ""]
         header = ["ID", "Bias", "d_R", "p_R", "d_W", "p_W", "Chg", "|", "paper d_R", "p_R", "d_W", "p_W", "Chg",
                   "same digits"]
         body = [[r["test"], r["bias_type"] or "", r["d_raw_printed"], r["p_raw_printed"], r["d_zca_printed"],
@@ -307,6 +308,18 @@ def _not_here(cands: list[dict[str, Any]], chosen: list[dict[str, Any]]) -> list
     return out
 
 
+def _note_dimensions(res: Any, chosen: list[dict[str, Any]]) -> None:
+    """``dim_note`` on each mapped model whose vectors (the manifest's ``dim``) are not the paper model's size."""
+    dims = {m["label"]: m.get("dim") for m in paper_values()["models"]}
+    for c in chosen:
+        ours = ((res.manifest or {}).get("models") or {}).get(c["label"], {}).get("dim")
+        theirs = dims.get(c.get("paper"))
+        if c.get("mapped") and ours and theirs and int(ours) != int(theirs):
+            c["dim_note"] = (f"WARNING: {c['mapped']} holds {ours}-dimensional vectors; the paper's {c['paper']} is "
+                             f"{theirs}-dimensional: not the paper's model, whatever the mapping says")
+            print(f"isoeat: warning: {c['label']}: {c['dim_note'][9:]}", file=sys.stderr)
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..cliargs import eps_params
@@ -398,6 +411,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     summary = run_experiment(config, args.out, overwrite=args.overwrite, argv=sys.argv[1:])
     res = load_experiment(args.out)
     rows = compare_with_paper(res, chosen)
+    _note_dimensions(res, chosen)
     for c in chosen:
         c["fallback_line"] = _fallback_line(res, c["label"])
     text = _render(rows, chosen)
