@@ -145,3 +145,29 @@ def test_folder_fallback_lines_name_the_model_and_skip_static_models():
     assert lines[0].startswith("ctx: Template fallback: 3 of 20 stimulus words (15%)")
     assert lines[1].startswith("! ctx: more than 10% of the stimulus words fell back")
     assert len(lines) == 2 and folder_fallback_lines(res, "vec") == []
+
+
+@pytest.mark.parametrize("name, data", [
+    ("wiki.train.raw.gz", "truncated-gz"), ("wiki.train.raw.bz2", b"BZh9 not bzip2"), ("wiki.train.raw.xz", b"no xz"),
+    ("wiki.train.raw.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-deflate"),
+])
+def test_a_corrupt_compressed_corpus_is_not_present_and_no_traceback(data_dir, tmp_path, monkeypatch, capsys, name,
+                                                                     data):
+    """A truncated or corrupt compressed file in a candidate is not readable: not present, not a crash."""
+    import gzip
+
+    from isoeat.cli import main
+
+    enwiki, _ = data_dir
+    enwiki.write_bytes(b"x" * 100)
+    wt103 = tmp_path / "wt103"
+    wt103.mkdir()
+    if data == "truncated-gz":
+        full = gzip.compress(b"hello world " * 10000)
+        data = full[: len(full) // 2]
+    (wt103 / name).write_bytes(data)
+    monkeypatch.setenv("ISOEAT_WIKITEXT103", str(wt103))
+    assert [c["name"] for c in offline_corpora()] == ["enwiki-sample"]
+    assert resolve_auto_corpus("auto") == "enwiki-sample"
+    assert main(["reproduce", "--list", "--offline"]) == 0
+    assert "--corpus auto uses enwiki-sample" in capsys.readouterr().out
