@@ -199,3 +199,16 @@ def test_relative_eps_that_overflows_is_refused(rng, name):
         make_calibrator(name, eps=1e308, eps_mode="relative").fit(X)
     w = make_calibrator(name, eps=1e300, eps_mode="relative").fit(X)  # large but finite: accepted
     assert np.isfinite(w.eps_) and np.isfinite(w.whitening_).all()
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_relative_whitener_fitted_and_saved_in_python_loads(tmp_path, rng, name):
+    """fit() alone leaves metadata_ empty: the saved file has no metadata 'eps'; loading it still works and
+    recovers the absolute eps = R x mean eigenvalue of the saved covariance (computed here with eigh)."""
+    X = _cloud(rng, n=400)
+    w = make_calibrator(name, eps=0.05, eps_mode="relative").fit(X)
+    path = save_calibrator(w, tmp_path / f"{name}.npz")
+    back = load_calibrator(path)
+    want = 0.05 * float(np.mean(np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]))
+    assert back.eps_ == pytest.approx(want, rel=1e-9) and back.get_params()["eps_mode"] == "relative"
+    np.testing.assert_allclose(back.transform(X[:20]), w.transform(X[:20]), rtol=1e-10, atol=1e-12)
