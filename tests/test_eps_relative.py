@@ -212,3 +212,20 @@ def test_relative_whitener_fitted_and_saved_in_python_loads(tmp_path, rng, name)
     want = 0.05 * float(np.mean(np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]))
     assert back.eps_ == pytest.approx(want, rel=1e-9) and back.get_params()["eps_mode"] == "relative"
     np.testing.assert_allclose(back.transform(X[:20]), w.transform(X[:20]), rtol=1e-10, atol=1e-12)
+
+
+def test_sensitivity_refuses_eps_mode_as_a_calibration_param(rng, capsys):
+    """eps_mode among the calibration's parameters made the default and the absolute sweep relative, unsaid."""
+    import isoeat
+    from isoeat.cli import main
+    from isoeat.experiments.sensitivity import sensitivity_analysis
+
+    words = sorted({w for s in isoeat.get_test("W6").sets().values() for w in s.words})
+    tiny = isoeat.StaticVectors(words, rng.normal(size=(len(words), 5)), name="tiny")
+    with pytest.raises(ConfigError, match="eps_mode"):
+        sensitivity_analysis(tiny, ["W6"], calibration_params={"eps_mode": "relative"}, eps_mode="absolute",
+                             reference_sizes=None, repeats=1, default_size=20)
+    assert main(["sensitivity", "--model", "glove-6b-50d", "--tests", "W6",
+                 "--calibration-param", "eps_mode=relative"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--eps-mode" in err
