@@ -171,3 +171,17 @@ def test_a_corrupt_compressed_corpus_is_not_present_and_no_traceback(data_dir, t
     assert resolve_auto_corpus("auto") == "enwiki-sample"
     assert main(["reproduce", "--list", "--offline"]) == 0
     assert "--corpus auto uses enwiki-sample" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("k, n, shown", [(21, 200, "10.5%"), (201, 2000, "10.1%"), (2001, 20000, "10.01%"),
+                                         (20, 200, "10%"), (19, 200, "10%"), (24, 200, "12%")])
+def test_a_warned_share_is_never_printed_as_the_bound(k, n, shown):
+    """21 of 200 is 10.5% > 10%: warned; printed '(10%)' (round half to even) the warning read as a contradiction."""
+    import types
+
+    from isoeat.reporting.tables import fallback_footer
+
+    res = [types.SimpleNamespace(test="W1", n_x=n, n_y=0, n_a=0, n_b=0, fallback=tuple(f"X:w{i}" for i in range(k)))]
+    lines = fallback_footer(res, contexts=True)
+    assert lines[0].startswith(f"Template fallback: {k} of {n} stimulus words ({shown}) had no corpus context")
+    assert any(ln.startswith("! more than 10%") for ln in lines) is (k * 10 > n)
