@@ -268,3 +268,25 @@ def test_paper_precision_at_its_bounds(p, printed, agrees):
 
     assert same_printed_p(p, printed) is agrees
     assert format_paper_p(1e-4) == ".0001" and format_paper_p(9.99e-5) == "10^-4" and format_paper_p(1.0) == "1.0000"
+
+
+def test_models_accepts_the_names_model_accepts(tmp_path, monkeypatch, capsys):
+    """--model glove-6b-100d=... binds GloVe; --models glove-6b-100d chose nothing ('unknown model')."""
+    import isoeat.experiments.runner as runner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.txt").write_text("a 1 2\n", encoding="utf-8")
+
+    class Ran(Exception):
+        pass
+
+    def fake_run(config, out, **kw):
+        raise Ran([m.label for m in config.models])
+
+    monkeypatch.setattr(runner, "run_experiment", fake_run)
+    with pytest.raises(Ran) as got:
+        main(["reproduce", "--model", "glove-6b-100d=glove:g.txt", "--models", "glove-6b-100d", "--quick",
+              "--no-extras", "--offline", "--out", "rep"])
+    assert got.value.args[0] == ["GloVe"]
+    assert main(["reproduce", "--models", "glove-6b-300d", "--offline", "--out", "rep"]) == 2
+    assert "unknown model 'glove-6b-300d'" in capsys.readouterr().err

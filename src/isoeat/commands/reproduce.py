@@ -36,7 +36,7 @@ from typing import Any
 
 from ..experiments.paper import format_paper_d, format_paper_p, paper_consistency, paper_rows, paper_values, \
     parse_paper_p, same_printed_p  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
-from ._paper_models import candidate_models, parse_model_mapping, select_auto, what_is_needed
+from ._paper_models import candidate_models, paper_model_names, parse_model_mapping, select_auto, what_is_needed
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
            "compare_with_paper"]
@@ -351,6 +351,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         chosen = []
         for w in want:
             hit = next((c for c in cands if w.lower() in (c["label"].lower(), c["spec"].lower())), None)
+            paper = paper_model_names().resolve(w) if hit is None else None  # any name --model accepts
+            hit = hit or next((c for c in cands if paper and c.get("same") and c["label"] == paper), None)
             if hit is None:
                 raise ConfigError(f"--models: unknown model {w!r} (candidates: "
                                   f"{', '.join(c['label'] for c in cands)})")
