@@ -229,3 +229,18 @@ def test_sensitivity_refuses_eps_mode_as_a_calibration_param(rng, capsys):
                  "--calibration-param", "eps_mode=relative"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--eps-mode" in err
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_relative_eps_on_a_zero_covariance_says_so(name):
+    """Identical reference vectors: mean eigenvalue 0, so R x 0 = 0; the error named eps=0 ('use eps > 0') and
+    partial_fit gave a NaN whitening matrix."""
+    C = np.ones((50, 4))
+    with pytest.raises(ConfigError, match="eps_relative=0.1: the reference covariance is zero"):
+        make_calibrator(name, eps=0.1, eps_mode="relative").fit(C)
+    if name == "zca":
+        w = ZCAWhitener(eps=0.1, eps_mode="relative")
+        with pytest.raises(ConfigError, match="covariance is zero"):
+            w.partial_fit(C)
+            w.partial_fit(C)
+        assert not np.isnan(getattr(w, "whitening_", np.zeros(1))).any()
