@@ -256,6 +256,21 @@ def test_eps_relative_reproduction_records_the_absolute_eps(tmp_path):
     rec = json.loads((tmp_path / "rep" / "manifest.json").read_text())["calibrators"]["GloVe/zca"]
     assert rec["eps_mode"] == "relative" and rec["eps_relative"] == 0.05
     assert rec["eps"] == pytest.approx(0.05 * lam.mean(), rel=1e-6)
+    # the comparison files say it too: they are what gets quoted, without the terminal's first line
+    md = (tmp_path / "rep" / "paper_comparison.md").read_text(encoding="utf-8")
+    assert md.splitlines()[1] == proc.stdout.splitlines()[0]
+    with open(tmp_path / "rep" / "paper_comparison.csv", newline="") as fh:
+        recs = list(csv.DictReader(fh))
+    assert {r["protocol"] for r in recs} == {"not the paper's: --quick; epsilon 0.05 x the mean eigenvalue of each "
+                                             "reference covariance"}
+
+
+def test_comparison_files_say_a_quick_run_is_not_the_papers_protocol(mapped_run):
+    tmp, _, _, proc = mapped_run
+    md = (tmp / "rep" / "paper_comparison.md").read_text(encoding="utf-8").splitlines()
+    assert md[1].startswith("isoeat reproduce: 1 model(s): GloVe; epsilon absolute 0.001; QUICK settings")
+    with open(tmp / "rep" / "paper_comparison.csv", newline="") as fh:
+        assert {r["protocol"] for r in csv.DictReader(fh)} == {"not the paper's: --quick"}
 
 
 @pytest.mark.parametrize("p, printed, agrees", [

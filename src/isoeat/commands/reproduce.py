@@ -401,8 +401,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         said_corpus = f"; reference and context corpus of the contextual models: {corpus}{auto}"
     said_eps = (f"absolute {eps['eps']:g}" if "eps_mode" not in eps else
                 f"{eps['eps']:g} x the mean eigenvalue of each reference covariance")
-    print(f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}{said_corpus}; "
-          f"epsilon {said_eps}" + ("; QUICK settings (not the paper's protocol)" if quick else ""))
+    head = (f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}{said_corpus}; "
+            f"epsilon {said_eps}" + ("; QUICK settings (not the paper's protocol)" if quick else ""))
+    departures = [*(["--quick"] if quick else []), *([f"epsilon {said_eps}"] if eps != {"eps": 1e-3} else [])]
+    print(head)
     for c in chosen:
         if c.get("mapped"):
             print(f"  {c['label']}: mapped: {c['mapped']}")
@@ -431,10 +433,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     from .._io import atomic_write_text
 
+    for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
+        r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
     atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
     tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
     atomic_write_text(out / "paper_comparison.md",
-                      "```\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
+                      "```\n" + head + "\n\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
     print(_paper_checks_text())
     atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
     pv = paper_values()["source"]
