@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from isoeat import ConfigError
 from isoeat.cli import main
 
 #: Table A1, GloVe (paper_zca_weat.txt, Appendix C): d_R, p_R, d_W, p_W as printed.
@@ -187,6 +188,28 @@ def test_one_file_mapped_to_two_paper_models_refused(tmp_path, monkeypatch, caps
     (tmp_path / "b.txt").write_text("a 1 2\n", encoding="utf-8")
     assert main(["reproduce", "--config", "r.yaml", "--model", "GloVe=glove:b.txt", "--model", second, "--list",
                  "--offline"]) == 0
+
+
+def test_a_comma_in_a_mapped_path_is_part_of_the_name(tmp_path, monkeypatch):
+    """Only npy: specs take M.npy,VOCAB; a GloVe file named a,b.txt was cut at the comma: refused, or (with a file
+    'a' beside it) marked 'mapped: .../a' while a,b.txt was read."""
+    from isoeat.commands._paper_models import parse_model_mapping
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b.txt").write_text("a 1 2\n", encoding="utf-8")
+    got = parse_model_mapping(["GloVe=glove:a,b.txt"])["GloVe"]
+    assert got["path"] == str((tmp_path / "a,b.txt").resolve()) and got["spec"] == f"glove:{got['path']}"
+    (tmp_path / "a").write_text("a 1 2\n", encoding="utf-8")
+    assert parse_model_mapping(["GloVe=glove:a,b.txt"])["GloVe"]["path"] == got["path"]
+    # npy: the vocabulary after the comma is a path too, read from the same base as the matrix (a config's folder)
+    sub = tmp_path / "cfg"
+    sub.mkdir()
+    np.save(sub / "m.npy", np.zeros((1, 2)))
+    (sub / "m.txt").write_text("a\n", encoding="utf-8")
+    npy = parse_model_mapping({"GloVe": "npy:m.npy,m.txt"}, base=sub)["GloVe"]
+    assert npy["spec"] == f"npy:{(sub / 'm.npy').resolve()},{(sub / 'm.txt').resolve()}"
+    with pytest.raises(ConfigError, match="no such vocabulary file"):
+        parse_model_mapping({"GloVe": "npy:m.npy,nope.txt"}, base=sub)
 
 
 def test_config_mapping_reads_paths_beside_the_file(tmp_path, monkeypatch, capsys):

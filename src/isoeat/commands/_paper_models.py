@@ -164,10 +164,14 @@ def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, st
         if low not in FORMAT_PREFIXES:
             raise ConfigError(f"{where}: unknown model format {prefix!r} (formats: "
                               f"{', '.join([*FORMAT_PREFIXES, *CONTEXTUAL_PREFIXES])}; or a bare path)")
-        first, comma, tail = rest.partition(",")
+        first, comma, tail = rest.partition(",") if low == "npy" else (rest, "", "")  # only npy: M.npy,VOCAB
         path = absolute(first)
         if not path.is_file():
             raise ConfigError(f"{where}: no such file {str(path)!r}")
+        if comma:
+            tail = str(absolute(tail))  # the vocabulary file, read from the same folder as the matrix's path
+            if not Path(tail).is_file():
+                raise ConfigError(f"{where}: no such vocabulary file {tail!r}")
         return f"{low}:{path}{comma}{tail}", str(path)
     path = absolute(spec)
     if not path.is_file():
