@@ -154,6 +154,8 @@ def test_changed_content_at_the_same_path_is_recomputed(mapped_run):
     ("BERT=glove:here.txt", "--model 'BERT=glove:here.txt': the paper's model is a transformer"),
     ("BERT=hf:.", "holds no config.json"),
     ("GloVe=hf:.", "--model 'GloVe=hf:.': the paper's model is static word vectors"),
+    ("GloVe=glove:.", "is a folder; the paper's static models are one vector file"),  # not "no such file"
+    ("word2vec=.", "is a folder; the paper's static models are one vector file"),
 ])
 def test_bad_name_or_spec_is_one_line(tmp_path, monkeypatch, capsys, value, message):
     monkeypatch.chdir(tmp_path)

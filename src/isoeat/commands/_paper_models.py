@@ -136,6 +136,13 @@ def paper_model_names() -> Registry[dict[str, Any]]:
                     known="the paper's models", also="or any of their names, e.g. glove-6b-100d, bert-base-cased")
 
 
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` is no vector file: absent, or a folder (static vectors are one file)."""
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; the paper's static models are one vector file (glove:FILE, word2vec:FILE)"
+    return f"no such file {str(path)!r}"
+
+
 def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, str]:
     """``(spec with an absolute path, the path)`` for a local model spec, or a one-line error starting ``where``."""
     from ..backends._registry import CONTEXTUAL_PREFIXES, FORMAT_PREFIXES
@@ -167,7 +174,7 @@ def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, st
         first, comma, tail = rest.partition(",") if low == "npy" else (rest, "", "")  # only npy: M.npy,VOCAB
         path = absolute(first)
         if not path.is_file():
-            raise ConfigError(f"{where}: no such file {str(path)!r}")
+            raise ConfigError(f"{where}: {_not_a_file(path)}")
         if comma:
             tail = str(absolute(tail))  # the vocabulary file, read from the same folder as the matrix's path
             if not Path(tail).is_file():
@@ -175,7 +182,7 @@ def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, st
         return f"{low}:{path}{comma}{tail}", str(path)
     path = absolute(spec)
     if not path.is_file():
-        raise ConfigError(f"{where}: no such file {str(path)!r} (give FORMAT:PATH, e.g. glove:PATH, or an existing "
+        raise ConfigError(f"{where}: {_not_a_file(path)} (give FORMAT:PATH, e.g. glove:PATH, or an existing "
                           "vector file)")
     return str(path), str(path)
 
