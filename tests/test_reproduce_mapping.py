@@ -214,6 +214,26 @@ def test_a_comma_in_a_mapped_path_is_part_of_the_name(tmp_path, monkeypatch):
         parse_model_mapping({"GloVe": "npy:m.npy,nope.txt"}, base=sub)
 
 
+@pytest.mark.parametrize("label, model_type, refused", [
+    ("BERT", "gpt2", True), ("GPT-2", "bert", True), ("RoBERTa", "bert", True), ("unsup-RoBERTa", "roberta", False),
+    ("BERT", "bert", False), ("unsup-BERT", "BERT", False),
+])
+def test_a_folder_of_another_architecture_is_refused(tmp_path, label, model_type, refused):
+    """A GPT-2 folder mapped as BERT was marked 'mapped' and compared with the paper's BERT digit by digit."""
+    import json
+
+    from isoeat.commands._paper_models import parse_model_mapping
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps({"model_type": model_type}), encoding="utf-8")
+    item = f"{label}=hf:{tmp_path / 'm'}"
+    if refused:
+        with pytest.raises(ConfigError, match=f"model_type '{model_type}'; the paper's {label} is a"):
+            parse_model_mapping([item])
+    else:
+        assert parse_model_mapping([item])[label]["path"] == str((tmp_path / "m").resolve())
+
+
 def test_config_mapping_reads_paths_beside_the_file(tmp_path, monkeypatch, capsys):
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "g.txt").write_text("a 1 2\n", encoding="utf-8")

@@ -143,7 +143,25 @@ def _not_a_file(path: Path) -> str:
     return f"no such file {str(path)!r}"
 
 
-def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, str]:
+#: The ``model_type`` (config.json) of each of the paper's transformers.
+_MODEL_TYPES = {"GPT-2": "gpt2", "BERT": "bert", "RoBERTa": "roberta", "unsup-BERT": "bert", "unsup-RoBERTa": "roberta"}
+
+
+def _check_architecture(where: str, folder: Path, label: str | None) -> None:
+    """Refuse a folder whose config.json names another architecture than the paper model's (GPT-2 as BERT)."""
+    import json
+
+    try:
+        found = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return  # unreadable here: the model's own loader says why
+    want = _MODEL_TYPES.get(label or "")
+    if want and isinstance(found, str) and found.lower() != want:
+        raise ConfigError(f"{where}: {folder}/config.json has model_type {found!r}; the paper's {label} is a "
+                          f"{want!r} model: map it to a copy of that model")
+
+
+def _local_spec(where: str, spec: str, family: str, base: Path, label: str | None = None) -> tuple[str, str]:
     """``(spec with an absolute path, the path)`` for a local model spec, or a one-line error starting ``where``."""
     from ..backends._registry import CONTEXTUAL_PREFIXES, FORMAT_PREFIXES
 
@@ -164,6 +182,7 @@ def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, st
                               "(give glove:PATH, word2vec:PATH, ...)")
         if not (folder / "config.json").is_file():
             raise ConfigError(f"{where}: {folder} holds no config.json: not a local transformers model folder")
+        _check_architecture(where, folder, label)
         return f"{low}:{folder}", str(folder)
     if family != "static":
         raise ConfigError(f"{where}: the paper's model is a transformer; map it to hf:FOLDER (a local copy of it)")
@@ -222,7 +241,8 @@ def parse_model_mapping(items: Any, *, base: Path | None = None, where: str = "-
             raise ConfigError(f"{where} {given!r}: {label} is mapped more than once")
         seen.add(label)
         family = reg.get(label)["family"]
-        full, path = _local_spec(f"{where} {given!r}", spec, "static" if family == "static" else "contextual", base)
+        full, path = _local_spec(f"{where} {given!r}", spec, "static" if family == "static" else "contextual", base,
+                                 label)
         out[label] = {"spec": full, "path": path, "given": given}
     for label in [*(k for k in out if k in seen), *out]:  # one file is one model, not two (new items named first)
         other = next((k for k, v in out.items() if k != label and v["path"] == out[label]["path"]), None)
