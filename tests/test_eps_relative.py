@@ -244,3 +244,14 @@ def test_relative_eps_on_a_zero_covariance_says_so(name):
             w.partial_fit(C)
             w.partial_fit(C)
         assert not np.isnan(getattr(w, "whitening_", np.zeros(1))).any()
+
+
+def test_a_calibrations_own_eps_keeps_its_label_and_order():
+    """The own-eps rule (absolute) keeps eps first, so labels of name-twice grids stay those of earlier folders."""
+    from isoeat.experiments.config import parse_config
+
+    cfg = {"name": "x", "models": [{"spec": "glove-6b-50d"}], "tests": ["W1"],
+           "calibrations": ["none", {"name": "zca-shrinkage", "params": {"shrinkage": 0.1, "eps": 0.01}},
+                            {"name": "zca-shrinkage"}]}
+    labels = [c.label for c in parse_config(cfg, source="t").calibrations]
+    assert labels == ["none", "zca-shrinkage(eps=0.01,shrinkage=0.1)", "zca-shrinkage(eps=0.001)"]
