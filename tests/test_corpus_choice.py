@@ -145,3 +145,43 @@ def test_folder_fallback_lines_name_the_model_and_skip_static_models():
     assert lines[0].startswith("ctx: Template fallback: 3 of 20 stimulus words (15%)")
     assert lines[1].startswith("! ctx: more than 10% of the stimulus words fell back")
     assert len(lines) == 2 and folder_fallback_lines(res, "vec") == []
+
+
+@pytest.mark.parametrize("name, data", [
+    ("wiki.train.raw.gz", "truncated-gz"), ("wiki.train.raw.bz2", b"BZh9 not bzip2"), ("wiki.train.raw.xz", b"no xz"),
+    ("wiki.train.raw.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-deflate"),
+])
+def test_a_corrupt_compressed_corpus_is_not_present_and_no_traceback(data_dir, tmp_path, monkeypatch, capsys, name,
+                                                                     data):
+    """A truncated or corrupt compressed file in a candidate is not readable: not present, not a crash."""
+    import gzip
+
+    from isoeat.cli import main
+
+    enwiki, _ = data_dir
+    enwiki.write_bytes(b"x" * 100)
+    wt103 = tmp_path / "wt103"
+    wt103.mkdir()
+    if data == "truncated-gz":
+        full = gzip.compress(b"hello world " * 10000)
+        data = full[: len(full) // 2]
+    (wt103 / name).write_bytes(data)
+    monkeypatch.setenv("ISOEAT_WIKITEXT103", str(wt103))
+    assert [c["name"] for c in offline_corpora()] == ["enwiki-sample"]
+    assert resolve_auto_corpus("auto") == "enwiki-sample"
+    assert main(["reproduce", "--list", "--offline"]) == 0
+    assert "--corpus auto uses enwiki-sample" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("k, n, shown", [(21, 200, "10.5%"), (201, 2000, "10.1%"), (2001, 20000, "10.01%"),
+                                         (20, 200, "10%"), (19, 200, "10%"), (24, 200, "12%")])
+def test_a_warned_share_is_never_printed_as_the_bound(k, n, shown):
+    """21 of 200 is 10.5% > 10%: warned; printed '(10%)' (round half to even) the warning read as a contradiction."""
+    import types
+
+    from isoeat.reporting.tables import fallback_footer
+
+    res = [types.SimpleNamespace(test="W1", n_x=n, n_y=0, n_a=0, n_b=0, fallback=tuple(f"X:w{i}" for i in range(k)))]
+    lines = fallback_footer(res, contexts=True)
+    assert lines[0].startswith(f"Template fallback: {k} of {n} stimulus words ({shown}) had no corpus context")
+    assert any(ln.startswith("! more than 10%") for ln in lines) is (k * 10 > n)

@@ -162,3 +162,96 @@ def test_html_conventions_say_which_eps():
     assert "eps = 0.01 x the mean eigenvalue of the reference covariance" in rel and "eps = 0.001" not in rel
     absolute = _conventions(SimpleNamespace(settings={"eps": 0.001, "reference": {"size": 10}}))
     assert "eps = 0.001 (unless" in absolute
+
+
+def test_a_calibrations_own_eps_stays_absolute_beside_settings_eps_relative():
+    """settings.eps_relative is the ε of calibrations that give none; one's own ``params: {eps: E}`` is E itself."""
+    from isoeat.experiments.config import parse_config
+
+    cfg = {"name": "x", "models": [{"spec": "glove-6b-50d"}], "tests": ["W1"],
+           "calibrations": ["none", {"name": "zca", "label": "zca-own", "params": {"eps": 0.01}},
+                            {"name": "zca", "label": "zca-rel"}],
+           "settings": {"eps_relative": 0.1}}
+    got = {c.label: c.params for c in parse_config(cfg, source="t").calibrations}
+    assert got["zca-own"] == {"eps": 0.01}  # absolute: no eps_mode
+    assert got["zca-rel"] == {"eps": 0.1, "eps_mode": "relative"}
+    cfg["calibrations"][1]["params"]["eps_mode"] = "relative"  # said relative in its own params: relative
+    got = {c.label: c.params for c in parse_config(cfg, source="t").calibrations}
+    assert got["zca-own"] == {"eps": 0.01, "eps_mode": "relative"}
+
+
+def test_calibration_param_eps_stays_absolute_beside_eps_relative():
+    import argparse
+
+    from isoeat.cliargs import calibration_params
+
+    args = argparse.Namespace(calibration="zca", eps=1e-3, eps_relative=0.1, calibration_param=["eps=0.01"])
+    assert calibration_params(args) == {"eps": 0.01}
+    args.calibration_param = []
+    assert calibration_params(args) == {"eps": 0.1, "eps_mode": "relative"}
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_relative_eps_that_overflows_is_refused(rng, name):
+    """R · mean(λ) beyond the largest float: ε = inf would give W = 0 (every vector at the origin)."""
+    X = rng.normal(size=(200, 4)) * 10.0  # mean eigenvalue about 100: 1e308 x 100 is inf
+    with pytest.raises(ConfigError, match="overflows"):
+        make_calibrator(name, eps=1e308, eps_mode="relative").fit(X)
+    w = make_calibrator(name, eps=1e300, eps_mode="relative").fit(X)  # large but finite: accepted
+    assert np.isfinite(w.eps_) and np.isfinite(w.whitening_).all()
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_relative_whitener_fitted_and_saved_in_python_loads(tmp_path, rng, name):
+    """fit() alone leaves metadata_ empty: the saved file has no metadata 'eps'; loading it still works and
+    recovers the absolute eps = R x mean eigenvalue of the saved covariance (computed here with eigh)."""
+    X = _cloud(rng, n=400)
+    w = make_calibrator(name, eps=0.05, eps_mode="relative").fit(X)
+    path = save_calibrator(w, tmp_path / f"{name}.npz")
+    back = load_calibrator(path)
+    want = 0.05 * float(np.mean(np.linalg.eigh(np.cov(X, rowvar=False, ddof=1))[0]))
+    assert back.eps_ == pytest.approx(want, rel=1e-9) and back.get_params()["eps_mode"] == "relative"
+    np.testing.assert_allclose(back.transform(X[:20]), w.transform(X[:20]), rtol=1e-10, atol=1e-12)
+
+
+def test_sensitivity_refuses_eps_mode_as_a_calibration_param(rng, capsys):
+    """eps_mode among the calibration's parameters made the default and the absolute sweep relative, unsaid."""
+    import isoeat
+    from isoeat.cli import main
+    from isoeat.experiments.sensitivity import sensitivity_analysis
+
+    words = sorted({w for s in isoeat.get_test("W6").sets().values() for w in s.words})
+    tiny = isoeat.StaticVectors(words, rng.normal(size=(len(words), 5)), name="tiny")
+    with pytest.raises(ConfigError, match="eps_mode"):
+        sensitivity_analysis(tiny, ["W6"], calibration_params={"eps_mode": "relative"}, eps_mode="absolute",
+                             reference_sizes=None, repeats=1, default_size=20)
+    assert main(["sensitivity", "--model", "glove-6b-50d", "--tests", "W6",
+                 "--calibration-param", "eps_mode=relative"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--eps-mode" in err
+
+
+@pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])
+def test_relative_eps_on_a_zero_covariance_says_so(name):
+    """Identical reference vectors: mean eigenvalue 0, so R x 0 = 0; the error named eps=0 ('use eps > 0') and
+    partial_fit gave a NaN whitening matrix."""
+    C = np.ones((50, 4))
+    with pytest.raises(ConfigError, match="eps_relative=0.1: the reference covariance is zero"):
+        make_calibrator(name, eps=0.1, eps_mode="relative").fit(C)
+    if name == "zca":
+        w = ZCAWhitener(eps=0.1, eps_mode="relative")
+        with pytest.raises(ConfigError, match="covariance is zero"):
+            w.partial_fit(C)
+            w.partial_fit(C)
+        assert not np.isnan(getattr(w, "whitening_", np.zeros(1))).any()
+
+
+def test_a_calibrations_own_eps_keeps_its_label_and_order():
+    """The own-eps rule (absolute) keeps eps first, so labels of name-twice grids stay those of earlier folders."""
+    from isoeat.experiments.config import parse_config
+
+    cfg = {"name": "x", "models": [{"spec": "glove-6b-50d"}], "tests": ["W1"],
+           "calibrations": ["none", {"name": "zca-shrinkage", "params": {"shrinkage": 0.1, "eps": 0.01}},
+                            {"name": "zca-shrinkage"}]}
+    labels = [c.label for c in parse_config(cfg, source="t").calibrations]
+    assert labels == ["none", "zca-shrinkage(eps=0.01,shrinkage=0.1)", "zca-shrinkage(eps=0.001)"]

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from isoeat import ConfigError
 from isoeat.cli import main
 
 #: Table A1, GloVe (paper_zca_weat.txt, Appendix C): d_R, p_R, d_W, p_W as printed.
@@ -117,6 +118,19 @@ def test_mapped_standin_is_compared_digit_by_digit(mapped_run):
     assert all(r["same_model"] == "True" for r in recs)
 
 
+def test_mapped_file_of_another_dimension_is_said_not_the_papers(mapped_run):
+    """The stand-in holds 12-dimensional vectors; the paper's GloVe is 100-dimensional (paper_values.json)."""
+    tmp, _, _, proc = mapped_run
+    path = str((tmp / "tiny-glove.txt").resolve())
+    want = (f"WARNING: {path} holds {DIM}-dimensional vectors; the paper's GloVe is 100-dimensional: not the "
+            "paper's model")
+    lines = proc.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("GloVe (glove:"))
+    assert lines[head + 1].startswith(want), lines[head:head + 2]
+    assert want in (tmp / "rep" / "paper_comparison.md").read_text(encoding="utf-8")
+    assert f"GloVe: {want[9:]}" in proc.stderr
+
+
 def test_changed_content_at_the_same_path_is_recomputed(mapped_run):
     tmp, _, _, first = mapped_run
     assert first.returncode == 0, first.stderr
@@ -140,6 +154,8 @@ def test_changed_content_at_the_same_path_is_recomputed(mapped_run):
     ("BERT=glove:here.txt", "--model 'BERT=glove:here.txt': the paper's model is a transformer"),
     ("BERT=hf:.", "holds no config.json"),
     ("GloVe=hf:.", "--model 'GloVe=hf:.': the paper's model is static word vectors"),
+    ("GloVe=glove:.", "is a folder; the paper's static models are one vector file"),  # not "no such file"
+    ("word2vec=.", "is a folder; the paper's static models are one vector file"),
 ])
 def test_bad_name_or_spec_is_one_line(tmp_path, monkeypatch, capsys, value, message):
     monkeypatch.chdir(tmp_path)
@@ -155,6 +171,67 @@ def test_mapped_twice_refused(tmp_path, monkeypatch, capsys):
     assert main(["reproduce", "--model", "GloVe=a.txt", "--model", "glove-wiki-gigaword-100=a.txt", "--list",
                  "--offline"]) == 2
     assert "GloVe is mapped more than once" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("second", ["word2vec=glove:a.txt", "word2vec=./sub/../a.txt"])
+def test_one_file_mapped_to_two_paper_models_refused(tmp_path, monkeypatch, capsys, second):
+    """One file is one model: bound to GloVe and word2vec, both would be compared with the paper as its own."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("a 1 2\n", encoding="utf-8")
+    assert main(["reproduce", "--model", "GloVe=glove:a.txt", "--model", second, "--list", "--offline"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{(tmp_path / 'a.txt').resolve()} is mapped to both" in err[0], err
+    # a config's mapping and the command line's together
+    (tmp_path / "r.yaml").write_text("models:\n  GloVe: glove:a.txt\n", encoding="utf-8")
+    assert main(["reproduce", "--config", "r.yaml", "--model", second, "--list", "--offline"]) == 2
+    assert "is mapped to both GloVe and word2vec" in capsys.readouterr().err
+    # the command line's GloVe replaces the config's: no clash
+    (tmp_path / "b.txt").write_text("a 1 2\n", encoding="utf-8")
+    assert main(["reproduce", "--config", "r.yaml", "--model", "GloVe=glove:b.txt", "--model", second, "--list",
+                 "--offline"]) == 0
+
+
+def test_a_comma_in_a_mapped_path_is_part_of_the_name(tmp_path, monkeypatch):
+    """Only npy: specs take M.npy,VOCAB; a GloVe file named a,b.txt was cut at the comma: refused, or (with a file
+    'a' beside it) marked 'mapped: .../a' while a,b.txt was read."""
+    from isoeat.commands._paper_models import parse_model_mapping
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a,b.txt").write_text("a 1 2\n", encoding="utf-8")
+    got = parse_model_mapping(["GloVe=glove:a,b.txt"])["GloVe"]
+    assert got["path"] == str((tmp_path / "a,b.txt").resolve()) and got["spec"] == f"glove:{got['path']}"
+    (tmp_path / "a").write_text("a 1 2\n", encoding="utf-8")
+    assert parse_model_mapping(["GloVe=glove:a,b.txt"])["GloVe"]["path"] == got["path"]
+    # npy: the vocabulary after the comma is a path too, read from the same base as the matrix (a config's folder)
+    sub = tmp_path / "cfg"
+    sub.mkdir()
+    np.save(sub / "m.npy", np.zeros((1, 2)))
+    (sub / "m.txt").write_text("a\n", encoding="utf-8")
+    npy = parse_model_mapping({"GloVe": "npy:m.npy,m.txt"}, base=sub)["GloVe"]
+    assert npy["spec"] == f"npy:{(sub / 'm.npy').resolve()},{(sub / 'm.txt').resolve()}"
+    with pytest.raises(ConfigError, match="no such vocabulary file"):
+        parse_model_mapping({"GloVe": "npy:m.npy,nope.txt"}, base=sub)
+
+
+@pytest.mark.parametrize("label, model_type, refused", [
+    ("BERT", "gpt2", True), ("GPT-2", "bert", True), ("RoBERTa", "bert", True), ("unsup-RoBERTa", "roberta", False),
+    ("BERT", "bert", False), ("unsup-BERT", "BERT", False),
+])
+def test_a_folder_of_another_architecture_is_refused(tmp_path, label, model_type, refused):
+    """A GPT-2 folder mapped as BERT was marked 'mapped' and compared with the paper's BERT digit by digit."""
+    import json
+
+    from isoeat.commands._paper_models import parse_model_mapping
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(json.dumps({"model_type": model_type}), encoding="utf-8")
+    item = f"{label}=hf:{tmp_path / 'm'}"
+    if refused:
+        with pytest.raises(ConfigError, match=f"model_type '{model_type}'; the paper's {label} is a"):
+            parse_model_mapping([item])
+    else:
+        assert parse_model_mapping([item])[label]["path"] == str((tmp_path / "m").resolve())
 
 
 def test_config_mapping_reads_paths_beside_the_file(tmp_path, monkeypatch, capsys):
@@ -224,6 +301,21 @@ def test_eps_relative_reproduction_records_the_absolute_eps(tmp_path):
     rec = json.loads((tmp_path / "rep" / "manifest.json").read_text())["calibrators"]["GloVe/zca"]
     assert rec["eps_mode"] == "relative" and rec["eps_relative"] == 0.05
     assert rec["eps"] == pytest.approx(0.05 * lam.mean(), rel=1e-6)
+    # the comparison files say it too: they are what gets quoted, without the terminal's first line
+    md = (tmp_path / "rep" / "paper_comparison.md").read_text(encoding="utf-8")
+    assert md.splitlines()[1] == proc.stdout.splitlines()[0]
+    with open(tmp_path / "rep" / "paper_comparison.csv", newline="") as fh:
+        recs = list(csv.DictReader(fh))
+    assert {r["protocol"] for r in recs} == {"not the paper's: --quick; epsilon 0.05 x the mean eigenvalue of each "
+                                             "reference covariance"}
+
+
+def test_comparison_files_say_a_quick_run_is_not_the_papers_protocol(mapped_run):
+    tmp, _, _, proc = mapped_run
+    md = (tmp / "rep" / "paper_comparison.md").read_text(encoding="utf-8").splitlines()
+    assert md[1].startswith("isoeat reproduce: 1 model(s): GloVe; epsilon absolute 0.001; QUICK settings")
+    with open(tmp / "rep" / "paper_comparison.csv", newline="") as fh:
+        assert {r["protocol"] for r in csv.DictReader(fh)} == {"not the paper's: --quick"}
 
 
 @pytest.mark.parametrize("p, printed, agrees", [
@@ -236,3 +328,25 @@ def test_paper_precision_at_its_bounds(p, printed, agrees):
 
     assert same_printed_p(p, printed) is agrees
     assert format_paper_p(1e-4) == ".0001" and format_paper_p(9.99e-5) == "10^-4" and format_paper_p(1.0) == "1.0000"
+
+
+def test_models_accepts_the_names_model_accepts(tmp_path, monkeypatch, capsys):
+    """--model glove-6b-100d=... binds GloVe; --models glove-6b-100d chose nothing ('unknown model')."""
+    import isoeat.experiments.runner as runner
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "g.txt").write_text("a 1 2\n", encoding="utf-8")
+
+    class Ran(Exception):
+        pass
+
+    def fake_run(config, out, **kw):
+        raise Ran([m.label for m in config.models])
+
+    monkeypatch.setattr(runner, "run_experiment", fake_run)
+    with pytest.raises(Ran) as got:
+        main(["reproduce", "--model", "glove-6b-100d=glove:g.txt", "--models", "glove-6b-100d", "--quick",
+              "--no-extras", "--offline", "--out", "rep"])
+    assert got.value.args[0] == ["GloVe"]
+    assert main(["reproduce", "--models", "glove-6b-300d", "--offline", "--out", "rep"]) == 2
+    assert "unknown model 'glove-6b-300d'" in capsys.readouterr().err

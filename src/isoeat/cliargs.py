@@ -312,8 +312,11 @@ def calibration_params(args: argparse.Namespace) -> dict[str, Any]:
     params: dict[str, Any] = {}
     if name != "none" and "eps" in make_calibrator(name).get_params():
         params.update(eps_params(args))
-    params.update(parse_calibration_params(getattr(args, "calibration_param", []), name,
-                                           refuse={"eps_mode": "use --eps-relative R for a relative epsilon"}))
+    given = parse_calibration_params(getattr(args, "calibration_param", []), name,
+                                     refuse={"eps_mode": "use --eps-relative R for a relative epsilon"})
+    if "eps" in given:  # --calibration-param eps=E is absolute, whatever --eps-relative says
+        params.pop("eps_mode", None)
+    params.update(given)
     return params
 
 

@@ -59,7 +59,15 @@ def effective_eps(eps: float, eps_mode: str, eigenvalues: np.ndarray) -> float:
     eps = _check_eps(eps)
     if _check_eps_mode(eps_mode) == "absolute":
         return eps
-    return float(eps * np.mean(np.clip(eigenvalues, 0.0, None)))
+    with np.errstate(over="ignore"):
+        used = float(eps * np.mean(np.clip(eigenvalues, 0.0, None)))
+    if used == 0 and eps > 0:  # not "eps=0 ... use eps > 0" for an eps that was given > 0
+        raise ConfigError(f"eps_relative={eps:g}: the reference covariance is zero (every reference vector the same), "
+                          "so a relative epsilon is 0; give an absolute --eps or other reference vectors")
+    if not np.isfinite(used):  # W = 0 would map every vector to the origin
+        raise ConfigError(f"eps_relative={eps:g} x the mean eigenvalue overflows (epsilon would be infinite); "
+                                "give a smaller factor")
+    return used
 
 
 def _check_shrinkage(s: Any) -> float | None:

@@ -30,6 +30,7 @@ from .._errors import (
 )
 from .._io import atomic_write_with
 from .._validate import check_bool
+from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
 from .zca import ZCAWhitener
 
@@ -313,8 +314,10 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         cal.n_samples_seen_ = int(meta["n"])
     except (KeyError, TypeError, ValueError):
         raise DataFormatError(f"{path}: metadata lacks a valid 'dim' and 'n'") from None
-    if "eps" in params:  # a relative eps: the absolute one used is the metadata's
-        cal.eps_ = float(meta["eps"] if params.get("eps_mode") == "relative" else params["eps"])
+    if "eps" in params:  # a relative eps: the absolute one used is the metadata's (else the rule on the covariance)
+        relative = params.get("eps_mode") == "relative"
+        cal.eps_ = float(params["eps"]) if not relative else float(meta["eps"]) if "eps" in meta else \
+            effective_eps(params["eps"], "relative", np.linalg.eigvalsh(arrays["covariance_"]))
     check = getattr(cal, "_check_state", None)
     if check is not None:
         try:

@@ -136,7 +136,32 @@ def paper_model_names() -> Registry[dict[str, Any]]:
                     known="the paper's models", also="or any of their names, e.g. glove-6b-100d, bert-base-cased")
 
 
-def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, str]:
+def _not_a_file(path: Path) -> str:
+    """Why ``path`` is no vector file: absent, or a folder (static vectors are one file)."""
+    if path.is_dir():
+        return f"{str(path)!r} is a folder; the paper's static models are one vector file (glove:FILE, word2vec:FILE)"
+    return f"no such file {str(path)!r}"
+
+
+#: The ``model_type`` (config.json) of each of the paper's transformers.
+_MODEL_TYPES = {"GPT-2": "gpt2", "BERT": "bert", "RoBERTa": "roberta", "unsup-BERT": "bert", "unsup-RoBERTa": "roberta"}
+
+
+def _check_architecture(where: str, folder: Path, label: str | None) -> None:
+    """Refuse a folder whose config.json names another architecture than the paper model's (GPT-2 as BERT)."""
+    import json
+
+    try:
+        found = json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return  # unreadable here: the model's own loader says why
+    want = _MODEL_TYPES.get(label or "")
+    if want and isinstance(found, str) and found.lower() != want:
+        raise ConfigError(f"{where}: {folder}/config.json has model_type {found!r}; the paper's {label} is a "
+                          f"{want!r} model: map it to a copy of that model")
+
+
+def _local_spec(where: str, spec: str, family: str, base: Path, label: str | None = None) -> tuple[str, str]:
     """``(spec with an absolute path, the path)`` for a local model spec, or a one-line error starting ``where``."""
     from ..backends._registry import CONTEXTUAL_PREFIXES, FORMAT_PREFIXES
 
@@ -157,6 +182,7 @@ def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, st
                               "(give glove:PATH, word2vec:PATH, ...)")
         if not (folder / "config.json").is_file():
             raise ConfigError(f"{where}: {folder} holds no config.json: not a local transformers model folder")
+        _check_architecture(where, folder, label)
         return f"{low}:{folder}", str(folder)
     if family != "static":
         raise ConfigError(f"{where}: the paper's model is a transformer; map it to hf:FOLDER (a local copy of it)")
@@ -164,14 +190,18 @@ def _local_spec(where: str, spec: str, family: str, base: Path) -> tuple[str, st
         if low not in FORMAT_PREFIXES:
             raise ConfigError(f"{where}: unknown model format {prefix!r} (formats: "
                               f"{', '.join([*FORMAT_PREFIXES, *CONTEXTUAL_PREFIXES])}; or a bare path)")
-        first, comma, tail = rest.partition(",")
+        first, comma, tail = rest.partition(",") if low == "npy" else (rest, "", "")  # only npy: M.npy,VOCAB
         path = absolute(first)
         if not path.is_file():
-            raise ConfigError(f"{where}: no such file {str(path)!r}")
+            raise ConfigError(f"{where}: {_not_a_file(path)}")
+        if comma:
+            tail = str(absolute(tail))  # the vocabulary file, read from the same folder as the matrix's path
+            if not Path(tail).is_file():
+                raise ConfigError(f"{where}: no such vocabulary file {tail!r}")
         return f"{low}:{path}{comma}{tail}", str(path)
     path = absolute(spec)
     if not path.is_file():
-        raise ConfigError(f"{where}: no such file {str(path)!r} (give FORMAT:PATH, e.g. glove:PATH, or an existing "
+        raise ConfigError(f"{where}: {_not_a_file(path)} (give FORMAT:PATH, e.g. glove:PATH, or an existing "
                           "vector file)")
     return str(path), str(path)
 
@@ -211,8 +241,15 @@ def parse_model_mapping(items: Any, *, base: Path | None = None, where: str = "-
             raise ConfigError(f"{where} {given!r}: {label} is mapped more than once")
         seen.add(label)
         family = reg.get(label)["family"]
-        full, path = _local_spec(f"{where} {given!r}", spec, "static" if family == "static" else "contextual", base)
+        full, path = _local_spec(f"{where} {given!r}", spec, "static" if family == "static" else "contextual", base,
+                                 label)
         out[label] = {"spec": full, "path": path, "given": given}
+    for label in [*(k for k in out if k in seen), *out]:  # one file is one model, not two (new items named first)
+        other = next((k for k, v in out.items() if k != label and v["path"] == out[label]["path"]), None)
+        if other is not None:
+            raise ConfigError(f"{where} {out[label]['given']!r}: {out[label]['path']} is mapped to both "
+                              f"{' and '.join(sorted((other, label), key=list(out).index))} (one file is one model; "
+                              "map each paper model to its own file)")
     return out
 
 

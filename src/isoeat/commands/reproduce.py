@@ -36,7 +36,7 @@ from typing import Any
 
 from ..experiments.paper import format_paper_d, format_paper_p, paper_consistency, paper_rows, paper_values, \
     parse_paper_p, same_printed_p  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
-from ._paper_models import candidate_models, parse_model_mapping, select_auto, what_is_needed
+from ._paper_models import candidate_models, paper_model_names, parse_model_mapping, select_auto, what_is_needed
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
            "compare_with_paper"]
@@ -161,7 +161,8 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                    "and sample, contexts and Monte Carlo")
         else:
             how = f"A DIFFERENT MODEL, a substitute ({m.get('note', '')}); compare patterns, not digits"
-        lines += [f"{m['label']} ({m['spec']}) beside the paper's {m['paper']}: {how}", ""]
+        lines += [f"{m['label']} ({m['spec']}) beside the paper's {m['paper']}: {how}",
+                  *([m["dim_note"]] if m.get("dim_note") else []), ""]
         header = ["ID", "Bias", "d_R", "p_R", "d_W", "p_W", "Chg", "|", "paper d_R", "p_R", "d_W", "p_W", "Chg",
                   "same digits"]
         body = [[r["test"], r["bias_type"] or "", r["d_raw_printed"], r["p_raw_printed"], r["d_zca_printed"],
@@ -307,6 +308,18 @@ def _not_here(cands: list[dict[str, Any]], chosen: list[dict[str, Any]]) -> list
     return out
 
 
+def _note_dimensions(res: Any, chosen: list[dict[str, Any]]) -> None:
+    """``dim_note`` on each mapped model whose vectors (the manifest's ``dim``) are not the paper model's size."""
+    dims = {m["label"]: m.get("dim") for m in paper_values()["models"]}
+    for c in chosen:
+        ours = ((res.manifest or {}).get("models") or {}).get(c["label"], {}).get("dim")
+        theirs = dims.get(c.get("paper"))
+        if c.get("mapped") and ours and theirs and int(ours) != int(theirs):
+            c["dim_note"] = (f"WARNING: {c['mapped']} holds {ours}-dimensional vectors; the paper's {c['paper']} is "
+                             f"{theirs}-dimensional: not the paper's model, whatever the mapping says")
+            print(f"isoeat: warning: {c['label']}: {c['dim_note'][9:]}", file=sys.stderr)
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..cliargs import eps_params
@@ -338,6 +351,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         chosen = []
         for w in want:
             hit = next((c for c in cands if w.lower() in (c["label"].lower(), c["spec"].lower())), None)
+            paper = paper_model_names().resolve(w) if hit is None else None  # any name --model accepts
+            hit = hit or next((c for c in cands if paper and c.get("same") and c["label"] == paper), None)
             if hit is None:
                 raise ConfigError(f"--models: unknown model {w!r} (candidates: "
                                   f"{', '.join(c['label'] for c in cands)})")
@@ -386,8 +401,10 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         said_corpus = f"; reference and context corpus of the contextual models: {corpus}{auto}"
     said_eps = (f"absolute {eps['eps']:g}" if "eps_mode" not in eps else
                 f"{eps['eps']:g} x the mean eigenvalue of each reference covariance")
-    print(f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}{said_corpus}; "
-          f"epsilon {said_eps}" + ("; QUICK settings (not the paper's protocol)" if quick else ""))
+    head = (f"isoeat reproduce: {len(chosen)} model(s): {', '.join(c['label'] for c in chosen)}{said_corpus}; "
+            f"epsilon {said_eps}" + ("; QUICK settings (not the paper's protocol)" if quick else ""))
+    departures = [*(["--quick"] if quick else []), *([f"epsilon {said_eps}"] if eps != {"eps": 1e-3} else [])]
+    print(head)
     for c in chosen:
         if c.get("mapped"):
             print(f"  {c['label']}: mapped: {c['mapped']}")
@@ -398,6 +415,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     summary = run_experiment(config, args.out, overwrite=args.overwrite, argv=sys.argv[1:])
     res = load_experiment(args.out)
     rows = compare_with_paper(res, chosen)
+    _note_dimensions(res, chosen)
     for c in chosen:
         c["fallback_line"] = _fallback_line(res, c["label"])
     text = _render(rows, chosen)
@@ -415,10 +433,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     from .._io import atomic_write_text
 
+    for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
+        r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
     atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
     tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
     atomic_write_text(out / "paper_comparison.md",
-                      "```\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
+                      "```\n" + head + "\n\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
     print(_paper_checks_text())
     atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
     pv = paper_values()["source"]

@@ -78,7 +78,8 @@ def _parse_ints(text: str | None, option: str) -> list[int] | None:
 def _params(items: list[str], name: str) -> dict[str, Any]:
     from ..cliargs import parse_calibration_params
 
-    return parse_calibration_params(items, name, refuse={"eps": "give ε with --default-eps (and the sweep with --eps)"})
+    return parse_calibration_params(items, name, refuse={"eps": "give ε with --default-eps (and the sweep with --eps)",
+                                                         "eps_mode": "give the sweep's ε mode with --eps-mode"})
 
 
 def register(subparsers: Any, add_stat_options: Any) -> None:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import lzma
 import os
 import threading
+import zlib
 from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
@@ -163,8 +165,8 @@ def offline_corpora() -> list[dict]:
     for name, path in found:
         try:
             out.append({"name": name, "path": str(path), "bytes": _text_bytes(iter_files(path))})
-        except (OSError, IsoeatFileNotFoundError):
-            continue  # listed by a variable but not readable: not present
+        except (OSError, EOFError, lzma.LZMAError, zlib.error, IsoeatFileNotFoundError):
+            continue  # listed by a variable but not readable (a truncated or corrupt .gz/.bz2/.xz): not present
     return sorted(out, key=lambda c: -c["bytes"])
 
 

@@ -576,8 +576,8 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
             accepted = make_calibrator(name).get_params()
             given = ck.keys(f"{key}.params", given, list(accepted))
             params = {}
-            if "eps" in accepted:
-                params.update(settings.eps_params())
+            if "eps" in accepted:  # its own eps is absolute (unless its own eps_mode says not): settings' not used
+                params.update(settings.eps_params() if "eps" not in given else {"eps": given["eps"]})  # eps first
             for k, v in given.items():
                 v = plain_scalar(v)
                 if isinstance(v, str):

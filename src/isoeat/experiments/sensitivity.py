@@ -328,8 +328,9 @@ def sensitivity_analysis(
     if not tests:
         raise ConfigError("no tests given")
     params = dict(calibration_params or {})
-    if "eps" in params:
-        raise ConfigError("calibration_params: give ε as default_eps (and the sweep as eps), not as a parameter")
+    if "eps" in params or "eps_mode" in params:  # eps_mode there would turn the absolute cells relative unsaid
+        raise ConfigError("calibration_params: give ε as default_eps (and the sweep as eps, its mode as eps_mode), "
+                          "not as a parameter")
     probe = make_calibrator(calibration, **params)
     has_eps = "eps" in probe.get_params()
     eps_grid = _floats(eps, "eps")

@@ -261,7 +261,10 @@ def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
     k, n, distinct = fallback_counts(results)
     if not (contexts or k):
         return []
-    share = f" ({100 * k / n:.0f}%)" if n else ""
+    places = 0  # a share above the bound is never printed as the bound itself (21 of 200: 10.5%, not 10%)
+    while too_many_fallbacks(k, n) and float(f"{100 * k / n:.{places}f}") <= 100 * FALLBACK_WARN_SHARE:
+        places += 1
+    share = f" ({100 * k / n:.{places}f}%)" if n else ""
     out = [f"Template fallback: {k} of {n} stimulus words{share} had no corpus context and were encoded in the "
            f"fallback template{'.' if not k else f' ({distinct} distinct word(s)).'}"]
     if k:
