@@ -52,7 +52,7 @@ CLI_CASES = [
     ("config unknown calibration", {"c.yaml": "models: [glove-6b-50d]\ntests: [W6]\ncalibrations: [zcaa]\n"}, _run("c.yaml"),
      "calibrations[0].name: expected one of"),
     ("config bad family", {"c.yaml": "models: [{spec: glove-6b-50d, family: statik}]\ntests: [W6]\n"}, _run("c.yaml"),
-     "models[0].family: expected one of static, contextualized, contrastive; got 'statik'; did you mean 'static'?"),
+     "models[0].family: expected one of static, contextualized, contrastive, supervised-contrastive; got 'statik'; did you mean 'static'?"),
     ("config unknown model", {"c.yaml": "models: [glove-6b-5d]\ntests: [W6]\n"}, _run("c.yaml"),
      "models[0].spec: unknown model 'glove-6b-5d'; did you mean glove-6b-50d"),
     ("config model file missing", {"c.yaml": "models: ['glove:/nonexistent-isoeat/v.txt']\ntests: [W6]\n"}, _run("c.yaml"),

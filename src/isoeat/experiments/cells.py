@@ -20,12 +20,13 @@ import numpy as np
 from .._errors import ConfigError, IsoeatError
 from .._io import atomic_write_bytes
 from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
-from ._store import slug
+from ._store import read_json, slug
 from .config import ExperimentConfig, ModelSpec, test_hash
 
 __all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT",
            "CachedEncoder", "load_model_for", "calibrator_for",
-           "run_weat_cell", "run_metric_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus"]
+           "run_weat_cell", "run_metric_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus",
+           "corpus_content", "stale_cell"]
 
 CELL_FORMAT = 1
 
@@ -249,6 +250,42 @@ def load_model_for(mspec: ModelSpec, config: ExperimentConfig) -> Any:
         return load_model(mspec.spec, **kwargs)
     except TypeError as exc:
         raise ConfigError(f"model {mspec.label!r} ({mspec.spec}): {exc}") from None
+
+
+def corpus_content(model: Any) -> str | None:
+    """The content of the corpus a contextual encoder aggregates its word vectors over, or None.
+
+    A ``hf:`` word vector is the mean of the word's vectors in its corpus contexts, so a finished cell is
+    reused only while this is unchanged: the corpus's ``fingerprint`` (its sentences and settings) and
+    ``source_sha256`` (the bytes read). None for static vectors and sentence encoders, whose vectors do not
+    depend on a corpus. Loads the corpus (it is needed to check finished cells).
+    """
+    if getattr(model, "kind", None) != "transformer" or not hasattr(model, "corpus"):
+        return None
+    corp = model.corpus
+    return f"{getattr(corp, 'fingerprint', None)}|{getattr(corp, 'source_sha256', None)}"
+
+
+def stale_cell(cell: Cell, fingerprint: str | None, requests: dict[str, str], log: Callable[[str], None],
+           corpus: str | None = None) -> bool:
+    """A finished cell whose model content, corpus contexts (``corpus``: ``cells.corpus_content``, None:
+    none) or calibrator inputs changed since it was computed."""
+    rec = read_json(cell.path)
+    if not isinstance(rec, dict) or rec.get("status") != "ok":
+        return False  # failed cells are kept or retried by --overwrite, not here
+    if fingerprint and rec.get("model_fingerprint") != fingerprint:
+        log(f"{cell.key}: computed on another version of the model (its content changed); recomputing")
+        return True
+    if corpus is not None and rec.get("corpus_fingerprint") != corpus:
+        log(f"{cell.key}: computed on other corpus contexts (or before they were recorded); recomputing")
+        return True
+    want = requests.get(cell.calibration)
+    got = (rec.get("calibrator") or {}).get("request_hash") if isinstance(rec.get("calibrator"), dict) else None
+    if want is not None and got != want:
+        log(f"{cell.key}: its calibrator's inputs changed (reference corpus, size, parameters or model); "
+            "recomputing")
+        return True
+    return False
 
 
 def reference_content(config: ExperimentConfig) -> str | None:

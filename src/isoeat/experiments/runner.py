@@ -64,6 +64,8 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     CachedEncoder,
     Cell,
     calibration_request,
+    corpus_content,
+    stale_cell,
     reference_content,
     calibrator_digest,
     calibrator_for,
@@ -480,23 +482,6 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
     return rec.get("status") != "ok"
 
 
-def _stale(cell: Cell, fingerprint: str | None, requests: dict[str, str], log: Callable[[str], None]) -> bool:
-    """A finished cell whose model content or calibrator inputs changed since it was computed."""
-    rec = read_json(cell.path)
-    if not isinstance(rec, dict) or rec.get("status") != "ok":
-        return False  # failed cells are kept or retried by --overwrite, not here
-    if fingerprint and rec.get("model_fingerprint") != fingerprint:
-        log(f"{cell.key}: computed on another version of the model (its content changed); recomputing")
-        return True
-    want = requests.get(cell.calibration)
-    got = (rec.get("calibrator") or {}).get("request_hash") if isinstance(rec.get("calibrator"), dict) else None
-    if want is not None and got != want:
-        log(f"{cell.key}: its calibrator's inputs changed (reference corpus, size, parameters or model); "
-            "recomputing")
-        return True
-    return False
-
-
 def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite: str, prog: Progress,
                log: Callable[[str], None], run_id: str, models_meta: dict, cal_meta: dict,
                given_models: dict, given_calibrators: dict, force: bool) -> tuple[int, int]:
@@ -530,10 +515,15 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         models_meta[mspec.label] = {**jsonable(desc), "spec": mspec.spec, "label": mspec.label, "family": family,
                                     "load_seconds": round(load_s, 3), "loaded_by_run": run_id}
         fp = getattr(model, "fingerprint", None)
+        try:
+            corpus_fp = corpus_content(model)
+        except Exception as exc:  # noqa: BLE001 - the cells that need it fail below; finished ones are kept
+            corpus_fp = None
+            log(f"{mspec.label}: corpus unreadable ({exc}); finished cells kept, unchecked against it")
         requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
                     if cs.name != "none" and (mspec.label, cs.label) not in given_calibrators}
         pending_ids = {id(c) for c in pending}
-        todo = pending + [c for c in mcells if id(c) not in pending_ids and _stale(c, fp, requests, log)]
+        todo = pending + [c for c in mcells if id(c) not in pending_ids and stale_cell(c, fp, requests, log, corpus_fp)]
         skipped = len(mcells) - len(todo)
         if skipped:
             reused += skipped
@@ -583,6 +573,8 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                     payload["warnings"] = [str(w.message) for w in caught if issubclass(w.category, IsoeatWarning)]
                     payload["calibrator"] = cal_info
                     payload["family"] = family
+                    if corpus_fp is not None:
+                        payload["corpus_fingerprint"] = corpus_fp
                     status, err = "ok", None
                 except Exception as exc:  # noqa: BLE001 - one failing cell never stops the grid
                     payload, status, err = {"calibrator": cal_info, "family": family}, "failed", _error_record(exc, c.kind)
