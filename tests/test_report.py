@@ -445,6 +445,8 @@ def _field(t, line, col, value):
 @pytest.mark.parametrize("edit, message", [
     (lambda t: _field(t, 1, 5, "9.5"), "d_raw 9.5 differs from the cells"),  # a hand-edited d
     (lambda t: _field(t, 2, 1, "7"), "no such cell in this folder"),  # a layer the folder never ran
+    (lambda t: _field(t, 1, 10, "Emerging" if t.splitlines()[1].split(",")[10] == "Stable" else "Stable"),
+     "differs from the cells' '"),  # a change class (a text) not the cells'
     (lambda t: _field(t, 1, 11, "abc"), "mean_cosine_raw 'abc' is not a finite number"),
     (lambda t: _field(t, 1, 10, "Maybe"), "change 'Maybe' is not one of"),
     (lambda t: t.replace(t.splitlines()[1], t.splitlines()[1] + ",extra"), "17 fields, the header has 16"),
@@ -467,6 +469,24 @@ def test_layer_section_leaves_out_a_damaged_csv_with_a_note(layer_sweep, tmp_pat
     notes = [html.unescape(n) for n in re.findall(r"<p class='note bad'>([^<]*)</p>", section)]
     assert len(notes) == 1 and message in notes[0] and "the layer profile is left out" in notes[0], section
     assert "<table" not in section and "<img" not in section
+
+
+def test_layer_csv_whose_layer_anisotropy_differs_between_its_rows_is_refused(tmp_path):
+    from isoeat import DataFormatError
+    from isoeat.experiments.layers import PROFILE_COLUMNS
+    from isoeat.reporting.layer_section import _parse
+
+    row = dict(model="m", layer=0, calibration="zca", test="W1", bias_type="x", d_raw=0.5, p_raw=0.1,
+               d_calibrated=0.4, p_calibrated=0.2, delta_d=-0.1, change="Stable", mean_cosine_raw=0.4,
+               mean_cosine_calibrated=0.0, isoscore_raw=0.1, isoscore_calibrated=0.9, n_words=8)
+    path = tmp_path / "layers.csv"
+    lines = [",".join(PROFILE_COLUMNS)] + [",".join(str(r[c]) for c in PROFILE_COLUMNS)
+                                           for r in (row, {**row, "test": "W2"})]
+    path.write_text("\n".join(lines) + "\n")
+    assert [r["test"] for r in _parse(path)] == ["W1", "W2"]
+    path.write_text("\n".join([*lines[:2], lines[2].replace(",0.4,0.0,", ",0.41,0.0,")]) + "\n")
+    with pytest.raises(DataFormatError, match="layer 0: the anisotropy differs between its rows"):
+        _parse(path)
 
 
 def test_layer_csv_linked_out_of_the_folder_is_refused(layer_sweep, tmp_path):

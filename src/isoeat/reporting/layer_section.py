@@ -101,6 +101,13 @@ def _parse(path: Path) -> list[dict[str, Any]]:
         raise DataFormatError(f"{path}: a (layer, test) appears twice")
     if len({(r["model"], r["calibration"]) for r in rows}) != 1:
         raise DataFormatError(f"{path}: rows of more than one model or calibration")
+    aniso = ("mean_cosine_raw", "mean_cosine_calibrated", "isoscore_raw", "isoscore_calibrated", "n_words")
+    first: dict[int, dict[str, Any]] = {}
+    for r in rows:  # each layer's anisotropy is repeated on each of its rows: the same on all
+        f = first.setdefault(r["layer"], r)
+        if any(not _same(float(r[k]), f[k]) for k in aniso):
+            raise DataFormatError(f"{path}: layer {r['layer']}: the anisotropy differs between its rows "
+                                  f"(tests {f['test']} and {r['test']})")
     return rows
 
 
@@ -120,8 +127,8 @@ def _check_against_cells(rows: Sequence[dict[str, Any]], res: Any, path: Path) -
         if c is None:
             raise DataFormatError(f"{path}: layer {r['layer']}, test {r['test']}: no such cell in this folder "
                                   f"(model {key[0]}, {key[1]}); the CSV is not this folder's")
-        for k in ("d_raw", "d_calibrated"):
-            if not _same(r[k], c.get(k)):
+        for k in ("d_raw", "d_calibrated", "change"):
+            if not (r[k] == c.get(k) if k == "change" else _same(r[k], c.get(k))):
                 raise DataFormatError(f"{path}: layer {r['layer']}, test {r['test']}: {k} {r[k]!r} differs from the "
                                       f"cells' {c.get(k)!r} (edited or stale; rerun isoeat run --layers)")
 
