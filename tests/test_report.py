@@ -194,6 +194,7 @@ def test_report_command_writes_figures_and_a_self_contained_page(reported):
     assert "Conventions" in page and "ddof = 1" in page and "manifest" in page.lower()
     assert "name: report-test" in page  # the config as given
     assert "<h2 id='metrics'>Calibration across metrics</h2>" in page  # metrics: in the config
+    assert "Layer profile" not in page and "layers.png" not in page  # no --layers sweep here
 
 
 def test_report_renders_in_headless_chromium(reported, tmp_path):
@@ -224,6 +225,7 @@ def test_report_renders_in_headless_chromium(reported, tmp_path):
     assert mech_rows.count("<tr>") == 2  # W6, W8
     section = re.search(r'<h2 id="metrics">Calibration across metrics</h2>(.*?)<h2 ', dom.stdout, re.S)
     assert section and section.group(1).count("<tr>") == 1 + 2 * 2  # header + (W6, W8) x (mac, rnd)
+    assert 'id="layers"' not in dom.stdout and "Layer profile" not in dom.stdout  # no --layers sweep here
     # the page fits a 1280 px window: no horizontal scroll (the manifest's packages row wraps, wide tables scroll in
     # their own box). Measured by a probe added to a copy of the page, after layout, images decoded.
     probe = ("<script>window.addEventListener('load', function () { var d = document.documentElement; "
@@ -320,6 +322,17 @@ def test_severity_figure_spearman_on_the_papers_seven_models():
     assert f"Spearman's rho = {rho:.2f} (n = 7 models)" in title
 
 
+def test_severity_figure_with_a_constant_axis_says_rho_is_undefined():
+    """No model changes any result (e.g. the layers of one --layers run): rho is undefined, said on the figure."""
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.mechanism_figure import figure_severity
+
+    res = _paper_results()
+    for r in res.comparisons:
+        r["change"] = "Stable"
+    assert "Spearman's rho = undefined (a constant axis)" in _figure_title(figure_severity(res, "zca"))
+
+
 def test_severity_needs_three_models():
     from isoeat.reporting.mechanism_figure import MIN_SEVERITY_MODELS, figure_severity, severity_points
 
@@ -359,6 +372,132 @@ def test_report_on_a_folder_that_is_no_experiment(tmp_path, capsys):
     assert main(["report", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("isoeat: error:") and "not an isoeat experiment folder" in err
+
+
+# --------------------------------------------------------------------------- the layer profile (run --layers)
+@pytest.fixture(scope="module")
+def layer_sweep(tmp_path_factory):
+    """``isoeat run --layers all --out`` on a tiny random BERT (hidden states 0, 1, 2), then ``report --html``."""
+    pytest.importorskip("torch")
+    pytest.importorskip("matplotlib")
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_layers import _cli_files
+    from test_transformer import build_tiny
+
+    from isoeat.cli import main
+
+    base = tmp_path_factory.mktemp("report-layers")
+    bert = build_tiny(base / "bert", "bert-uncased")
+    corpus_file, test_file = _cli_files(base)
+    out = base / "sweep"
+    assert main(["run", "--model", f"hf:{bert}", "--tests", str(test_file), "--corpus", str(corpus_file),
+                 "--device", "cpu", "--no-cache", "--reference-size", "40", "--layers", "all",
+                 "--permutations", "200", "--out", str(out)]) == 0
+    proc = _cli("report", str(out), "--html")
+    assert proc.returncode == 0, proc.stderr
+    return out
+
+
+def _layer_csv(out):
+    import csv
+
+    with open(out / "tables" / "layers.csv", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_layer_profile_section_renders_in_headless_chromium(layer_sweep, tmp_path):
+    exe = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+                if shutil.which(n)), None)
+    if exe is None:
+        pytest.skip("Chromium is not installed (CI installs it: apt-get install -y chromium)")
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={tmp_path / 'p'}"]
+    dom = subprocess.run([exe, *flags, "--virtual-time-budget=10000", "--dump-dom",
+                          (layer_sweep / "report.html").resolve().as_uri()], capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    m = re.search(r'<body[^>]*data-images="(\d+)"[^>]*data-images-loaded="(\d+)"', dom.stdout)
+    assert m and int(m.group(1)) == int(m.group(2)) > 0, dom.stdout[:500]  # every image decoded
+    assert "<a href=\"#layers\">Layer profile</a>" in dom.stdout
+    section = re.search(r'<h2 id="layers">Layer profile</h2>(.*?)<h2 ', dom.stdout, re.S)
+    assert section, "no layer-profile section"
+    body = section.group(1)
+    rows = _layer_csv(layer_sweep)
+    aniso = re.search(r'<table class="layers-anisotropy">.*?<tbody>(.*?)</tbody>', body, re.S).group(1)
+    got = [re.findall(r"<td>([^<]*)</td>", tr) for tr in re.findall(r"<tr>(.*?)</tr>", aniso)]
+    assert got == [[r["layer"], *(f"{float(r[k]):.3f}" for k in ("mean_cosine_raw", "mean_cosine_calibrated",
+                                                               "isoscore_raw", "isoscore_calibrated"))]
+                   for r in rows]  # one test: one row per layer, values as in the CSV
+    d = re.search(r'<table class="layers-d">.*?<tbody>(.*?)</tbody>', body, re.S).group(1)
+    cells = re.findall(r"<td>([^<]*)</td>", d)
+    assert cells == [f"{float(r['d_raw']):+.2f} \u2192 {float(r['d_calibrated']):+.2f}" for r in rows]
+    assert re.search(r'<figure><img alt="Layer profile: [^"]*" src="data:image/png;base64,', body)
+    figures = dom.stdout.split('<h2 id="figures">', 1)[1].split('<h2 id="failures">', 1)[0]
+    assert "Layer profile" not in figures  # the layer figure is placed once, in its section
+
+
+def _field(t, line, col, value):
+    lines = t.splitlines()
+    fields = lines[line].split(",")
+    fields[col] = value
+    lines[line] = ",".join(fields)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: _field(t, 1, 5, "9.5"), "d_raw 9.5 differs from the cells"),  # a hand-edited d
+    (lambda t: _field(t, 2, 1, "7"), "no such cell in this folder"),  # a layer the folder never ran
+    (lambda t: _field(t, 1, 10, "Emerging" if t.splitlines()[1].split(",")[10] == "Stable" else "Stable"),
+     "differs from the cells' '"),  # a change class (a text) not the cells'
+    (lambda t: _field(t, 1, 11, "abc"), "mean_cosine_raw 'abc' is not a finite number"),
+    (lambda t: _field(t, 1, 10, "Maybe"), "change 'Maybe' is not one of"),
+    (lambda t: t.replace(t.splitlines()[1], t.splitlines()[1] + ",extra"), "17 fields, the header has 16"),
+    (lambda t: t.replace("isoscore_raw", "iso_raw"), "header lacks isoscore_raw"),
+    (lambda t: t.splitlines()[0] + "\n", "no rows"),
+    (lambda t: t.encode("utf-8")[:-3] + b"\xff\n", "not valid UTF-8"),
+])
+def test_layer_section_leaves_out_a_damaged_csv_with_a_note(layer_sweep, tmp_path, edit, message):
+    from isoeat.reporting.html import render_report
+
+    copy = tmp_path / "copy"
+    shutil.copytree(layer_sweep, copy)
+    path = copy / "tables" / "layers.csv"
+    new = edit(path.read_text("utf-8"))
+    path.write_bytes(new if isinstance(new, bytes) else new.encode("utf-8"))
+    page = render_report(R.load_experiment(copy))
+    section = page.split("<h2 id='layers'>Layer profile</h2>", 1)[1].split("<h2 ", 1)[0]
+    import html
+
+    notes = [html.unescape(n) for n in re.findall(r"<p class='note bad'>([^<]*)</p>", section)]
+    assert len(notes) == 1 and message in notes[0] and "the layer profile is left out" in notes[0], section
+    assert "<table" not in section and "<img" not in section
+
+
+def test_layer_csv_whose_layer_anisotropy_differs_between_its_rows_is_refused(tmp_path):
+    from isoeat import DataFormatError
+    from isoeat.experiments.layers import PROFILE_COLUMNS
+    from isoeat.reporting.layer_section import _parse
+
+    row = dict(model="m", layer=0, calibration="zca", test="W1", bias_type="x", d_raw=0.5, p_raw=0.1,
+               d_calibrated=0.4, p_calibrated=0.2, delta_d=-0.1, change="Stable", mean_cosine_raw=0.4,
+               mean_cosine_calibrated=0.0, isoscore_raw=0.1, isoscore_calibrated=0.9, n_words=8)
+    path = tmp_path / "layers.csv"
+    lines = [",".join(PROFILE_COLUMNS)] + [",".join(str(r[c]) for c in PROFILE_COLUMNS)
+                                           for r in (row, {**row, "test": "W2"})]
+    path.write_text("\n".join(lines) + "\n")
+    assert [r["test"] for r in _parse(path)] == ["W1", "W2"]
+    path.write_text("\n".join([*lines[:2], lines[2].replace(",0.4,0.0,", ",0.41,0.0,")]) + "\n")
+    with pytest.raises(DataFormatError, match="layer 0: the anisotropy differs between its rows"):
+        _parse(path)
+
+
+def test_layer_csv_linked_out_of_the_folder_is_refused(layer_sweep, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(layer_sweep, copy)
+    outside = tmp_path / "elsewhere.csv"
+    (copy / "tables" / "layers.csv").rename(outside)
+    (copy / "tables" / "layers.csv").symlink_to(outside)
+    proc = _cli("report", str(copy), "--html")
+    err = proc.stderr.strip()
+    assert proc.returncode != 0 and "leads out of the run folder" in err and len(err.splitlines()) == 1, err
 
 
 # --------------------------------------------------------------------------- reproduce

@@ -7,7 +7,9 @@ Reads the cells that ``isoeat run [CONFIG.yaml] --out DIR`` wrote and writes
   §5.3–5.5 summary, each as ``.csv``, ``.md`` and ``.tex``;
 * ``DIR/figures/``: Figures 1–4 and the per-test heatmaps as PNG and PDF
   (formats and dpi from the config's ``report`` section or ``--formats``/``--dpi``);
-* with ``--html``: ``DIR/report.html``, one file with the figures embedded.
+* with ``--html``: ``DIR/report.html``, one file with the figures embedded;
+  a folder of ``isoeat run --layers`` gets a "Layer profile" section (its
+  ``tables/layers.csv``, checked against the cells, and ``figures/layers.png`` redrawn).
 """
 
 from __future__ import annotations
@@ -80,6 +82,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
             from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
 
             figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
+            from ..reporting.layer_section import write_layer_figure_from  # --layers folders: figures/layers.png
+
+            figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
         page = None
         if args.html:
             from ..reporting.html import write_report

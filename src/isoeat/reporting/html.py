@@ -302,8 +302,12 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     cfg_text = _config_text(res, cfg)
     from .mechanism_figure import is_aid_figure  # the decision aids' figures go to their own section
 
+    from .layer_section import LAYER_CAPTION, is_layer_figure, layer_section  # the layer sweep: its own section
+
     aid_figs = [p for p in pngs if is_aid_figure(p)]
-    main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p)]
+    layer_figs = [p for p in pngs if is_layer_figure(p, Path(res.out))]
+    layers_html = layer_section(res, [_figure_block(p, LAYER_CAPTION) for p in layer_figs])
+    main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p) and p not in layer_figs]
     test_figs = [p for p in pngs if p.parent.name == "tests"]
     captions = {
         "fig1": "Figure 1: pairwise cosine similarity heatmaps before and after calibration",
@@ -315,6 +319,7 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     has_metrics = bool(getattr(res, "metric_comparisons", None))
     nav = ["<a href='#summary'>Summary</a>", "<a href='#aids'>Decision aids</a>", "<a href='#tables'>Tables</a>"]
     nav += ["<a href='#metrics'>Calibration across metrics</a>"] if has_metrics else []
+    nav += ["<a href='#layers'>Layer profile</a>"] if layers_html else []
     nav += ["<a href='#figures'>Figures</a>", "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
            "<a href='#conventions'>Conventions</a>", "<a href='#config'>Config</a>"]
     models = ", ".join(f"{m['label']} ({m['family']})" for m in res.models)
@@ -332,6 +337,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     body += [to_html(t) for t in tables] or ["<p>No finished cells yet.</p>"]
     if has_metrics:
         body += ["<h2 id='metrics'>Calibration across metrics</h2>", _metrics(res)]
+    if layers_html:
+        body += ["<h2 id='layers'>Layer profile</h2>", layers_html]
     body.append("<h2 id='figures'>Figures</h2>")
     if not pngs:
         body.append("<p class='note'>No figures (run <code>isoeat report DIR --html</code> with matplotlib "

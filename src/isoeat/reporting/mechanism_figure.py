@@ -135,13 +135,17 @@ def severity_points(res: Any, calibration: str) -> tuple[list[tuple[str, float, 
 
 def figure_severity(res: Any, calibration: str) -> Any | None:
     """Raw mean cosine against significance changes per model, Spearman's rho on the figure (None below 3 models)."""
+    from .._errors import DataFormatError
     from ..stats.rank import spearman
 
     points, note = severity_points(res, calibration)
     if note:
         return None
     xs, ys = [p[1] for p in points], [p[2] for p in points]
-    rho = spearman(xs, ys)
+    try:
+        rho = spearman(xs, ys)
+    except DataFormatError:  # a constant axis (e.g. no change in any model): rho is undefined, said on the figure
+        rho = math.nan
     fig = _figure(5.6, 3.8)
     ax = fig.subplots()
     ax.scatter(xs, ys, s=36, color=_CAL, zorder=3)
