@@ -138,6 +138,76 @@ def test_sweep_reference_statistics_equal_single_layer(bert, corpus, monkeypatch
     assert swept_calls == c[0] > 0
 
 
+def test_sweep_reference_vectors_equal_single_layer_from_one_set_of_passes(bert, corpus, monkeypatch):
+    # the anisotropy samples (reference_vectors): every layer from the passes of one layer, each view's matrix
+    # equal to a single-layer encoder's
+    sweep = _enc(bert, corpus).layer_sweep([0, 2, 1])
+    calls = _count_forward(sweep.base, monkeypatch)
+    got = {layer: view.reference_vectors(40) for layer, view in sweep.items()}
+    swept_calls = calls[0]
+    assert not sweep._vectors  # every waiting matrix was taken by its view
+    for layer in (0, 1, 2):
+        single = _enc(bert, corpus, layer=layer)
+        c = _count_forward(single, monkeypatch)
+        want, desc = single.reference_vectors(40)
+        assert got[layer][0].shape == want.shape and got[layer][0].dtype == np.float64
+        np.testing.assert_allclose(got[layer][0], want, rtol=0, atol=1e-6)
+        assert got[layer][1] == desc and f"layer {layer} of" in desc
+    assert swept_calls == c[0] > 0
+    assert not np.allclose(got[1][0], got[2][0])
+    # a view asked again (the calibrated space after the raw one) runs no pass and gets its own copy
+    got[1][0][:] = 0.0
+    again = sweep[1].reference_vectors(40)[0]
+    np.testing.assert_allclose(again, _enc(bert, corpus, layer=1).reference_vectors(40)[0], rtol=0, atol=1e-6)
+    assert calls[0] == swept_calls
+
+
+def test_reference_vectors_are_kept_for_the_next_call_keyed_by_the_sample(bert, corpus, monkeypatch):
+    enc = _enc(bert, corpus, layer=1)
+    calls = _count_forward(enc, monkeypatch)
+    first = enc.reference_vectors(40)[0]
+    n = calls[0]
+    assert n > 0
+    np.testing.assert_array_equal(enc.reference_vectors(40)[0], first)
+    assert calls[0] == n  # the same sample: no pass
+    other = enc.reference_vectors(40, seed=1)[0]  # another sample: encoded
+    assert calls[0] > n and other.shape[1] == first.shape[1]
+    from isoeat.backends import _contextual
+
+    monkeypatch.setattr(_contextual, "VECTORS_MEMO", first.nbytes - 1)  # over the memory bound: not kept
+    fresh = _enc(bert, corpus, layer=1)
+    c = _count_forward(fresh, monkeypatch)
+    fresh.reference_vectors(40)
+    k = c[0]
+    fresh.reference_vectors(40)
+    assert c[0] == 2 * k
+
+
+def test_sweep_reference_vectors_over_the_budget_are_computed_per_view(bert, corpus, monkeypatch):
+    from isoeat.backends import _layers
+
+    one = _enc(bert, corpus, layer=0)
+    c1 = _count_forward(one, monkeypatch)
+    ref = {0: one.reference_vectors(40)[0]}
+    ref.update({layer: _enc(bert, corpus, layer=layer).reference_vectors(40)[0] for layer in (1, 2)})
+    rows, single_passes = ref[0].shape[0], c1[0]
+    # room for the pooled states of a pass but not for three layers' matrices at once: each view its own passes
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", 3 * rows * 32 * 4 - 1)
+    sweep = _enc(bert, corpus).layer_sweep("all")
+    calls = _count_forward(sweep.base, monkeypatch)
+    for layer, view in sweep.items():
+        np.testing.assert_allclose(view.reference_vectors(40)[0], ref[layer], rtol=0, atol=1e-6)
+    assert not sweep._vectors and calls[0] == 3 * single_passes
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", 3 * rows * 32 * 4)  # at the bound: shared
+    shared = _enc(bert, corpus).layer_sweep("all")
+    c = _count_forward(shared.base, monkeypatch)
+    after = []
+    for layer, view in shared.items():
+        np.testing.assert_allclose(view.reference_vectors(40)[0], ref[layer], rtol=0, atol=1e-6)
+        after.append(c[0])
+    assert after[0] > 0 and after[0] == after[1] == after[2]  # the first view's passes fed all three
+
+
 def test_sweep_weat_and_zca_equal_single_layer(bert, corpus):
     import isoeat
 
@@ -256,6 +326,69 @@ def test_cli_layers_all_equals_separate_single_layer_runs(bert, tmp_path, capsys
         assert abs(float(r["d_raw"]) - d_raw) < 1e-6 and abs(float(r["d_calibrated"]) - d_cal) < 1e-6
         # every profile figure recomputed here from the layer's own vectors and saved calibrator
         assert 0 <= float(r["isoscore_raw"]) <= 1 and int(r["n_words"]) == 8
+
+
+def _grid(bert, tmp_path, name, entries):
+    """A CONFIG grid of the tiny model at the given (label, options) entries, raw vs ZCA, on the tiny test."""
+    import yaml
+
+    corpus_file, test_file = _cli_files(tmp_path)
+    models = [{"spec": f"hf:{bert}", "label": label, "options": {"use_cache": False, "device": "cpu", **opts}}
+              for label, opts in entries]
+    cfg = tmp_path / f"{name}.yaml"
+    cfg.write_text(yaml.safe_dump({"name": name, "models": models, "tests": [str(test_file)],
+                                   "calibrations": ["none", "zca"],
+                                   "settings": {"permutations": 200, "reference": {"size": 40,
+                                                                                  "corpus": str(corpus_file)}}}))
+    return cfg
+
+
+def _grid_d(out):
+    return {(r["model"], r["test"]): (float(r["d_raw"]), float(r["d_calibrated"]))
+            for r in csv.DictReader(open(out / "comparison.csv"))}
+
+
+def test_config_grid_entries_that_differ_only_in_layer_share_one_sweep(bert, tmp_path, capsys, monkeypatch):
+    from isoeat.cli import main
+
+    probe = _enc(bert, None)
+    probe._load()
+    cls = type(probe._model)
+    calls = [0]
+    orig = cls.forward
+
+    def counted(self, *a, **k):
+        calls[0] += 1
+        return orig(self, *a, **k)
+
+    monkeypatch.setattr(cls, "forward", counted)
+    single = {}
+    per_layer = {}
+    for layer in (1, 2):
+        calls[0] = 0
+        out = tmp_path / f"one-{layer}"
+        assert main(["run", str(_grid(bert, tmp_path, f"one{layer}", [(f"L{layer}", {"layer": layer})])),
+                     "--out", str(out), "--quiet"]) == 0
+        per_layer[layer] = calls[0]
+        single.update(_grid_d(out))
+    assert per_layer[1] == per_layer[2] > 0
+    calls[0] = 0
+    out = tmp_path / "both"
+    assert main(["run", str(_grid(bert, tmp_path, "both", [("L1", {"layer": 1}), ("L2", {"layer": 2})])),
+                 "--out", str(out), "--quiet"]) == 0
+    assert calls[0] == per_layer[1]  # both layers from the passes of one
+    both = _grid_d(out)
+    assert set(both) == set(single)
+    for key, (d_raw, d_cal) in single.items():
+        assert abs(both[key][0] - d_raw) < 1e-6 and abs(both[key][1] - d_cal) < 1e-6
+    # an entry that differs in anything else than its layer is its own model: its own passes
+    calls[0] = 0
+    out = tmp_path / "apart"
+    assert main(["run", str(_grid(bert, tmp_path, "apart", [("L1", {"layer": 1}),
+                                                             ("L2", {"layer": 2, "contexts_per_word": 3})])),
+                 "--out", str(out), "--quiet"]) == 0
+    assert calls[0] > per_layer[1]
+    capsys.readouterr()
 
 
 @pytest.mark.parametrize("value, message", [

@@ -17,6 +17,7 @@ The small validators and digests both backends use live here too.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import warnings
 from pathlib import Path
@@ -30,6 +31,10 @@ from .._validate import check_choice, check_int
 from ..corpora._files import texts_sha256 as _texts_digest  # noqa: F401  (the cache keys' text digest)
 from ._hf import folder_fingerprint, resolve_model_folder
 from .cache import EmbeddingCache
+
+#: Bytes of reference vectors an encoder keeps in memory between calls of ``reference_vectors`` (the last
+#: matrix only); read at call time.
+VECTORS_MEMO = 1 * 2**30
 
 __all__ = ["DEFAULT_CORPUS", "check_template"]
 
@@ -383,10 +388,42 @@ class _ContextualBase:
         self._warn_truncated(n_trunc)
         return acc, desc
 
-    def reference_vectors(self, n: int = 100_000, **kwargs: Any) -> tuple[np.ndarray, str]:
-        """:meth:`reference_batches` materialised as one ``(m, dim)`` matrix (small ``n`` only)."""
-        batches, desc = self.reference_batches(n, **kwargs)
-        parts = [b for b in batches if b.size]
+    def _swept_vectors(self, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int] | None:
+        """Reference vectors computed with other layers (``hf:`` layer sweeps); None: compute them here."""
+        return None
+
+    def reference_vectors(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
+                          text: Any = None, seed: int | None = None, **_: Any) -> tuple[np.ndarray, str]:
+        """:meth:`reference_batches` materialised as one ``(m, dim)`` float64 matrix (small ``n`` only).
+
+        The last matrix is kept in memory (up to :data:`VECTORS_MEMO` bytes),
+        keyed by the whole reference key (model, settings, unit and the
+        sampled sentences' digest), so that the raw and the calibrated
+        anisotropy of one space encode the sample once even without the disk
+        cache; each call returns its own copy.
+        """
+        n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
+        desc = self._describe_reference(self._meta(n, unit, corp, seed, sents))
+        key = json.dumps(self._reference_key(sents, unit), sort_keys=True, default=str)
+        memo = self.__dict__.setdefault("_vectors_memo", {})
+        hit = memo.get(key)
+        if hit is None:
+            hit = self._swept_vectors(sents, unit) or self._vectors_here(sents, unit)
+            memo.clear()
+            if hit[0].nbytes <= VECTORS_MEMO:
+                memo[key] = hit
+        self._warn_truncated(hit[1])
+        return np.array(hit[0], dtype=np.float64), desc
+
+    def _vectors_here(self, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
+        """Every chunk's reference vectors, concatenated, and the truncation count."""
+        parts, n_trunc = [], 0
+        with self._progress(len(sents), f"reference ({unit})") as bar:
+            for chunk in self._chunks(sents):
+                vecs, nt = self._chunk_in_pass(bar, chunk, unit)
+                n_trunc += nt
+                if vecs.size:
+                    parts.append(vecs)
         if not parts:
             raise DataFormatError(f"{self.name}: the reference sentences gave no vectors")
-        return np.concatenate(parts, axis=0), desc
+        return np.concatenate(parts, axis=0), n_trunc

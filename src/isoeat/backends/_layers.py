@@ -12,16 +12,20 @@ run of any of these layers reuses them). A view is an ordinary encoder for
 everything else (calibration, WEAT, the runner), so the numbers of a sweep
 are those of separate single-layer runs.
 
-What is shared: word vectors (``lookup``) and reference statistics (the
+What is shared: word vectors (``lookup``), reference statistics (the
 covariance accumulators of ``reference_statistics``, which ZCA and the other
-calibrators with ``from_statistics`` are fitted on). What is not (each view
-runs its own passes, as a single-layer encoder would): ``reference_batches``
-and ``reference_vectors`` (calibrators fitted on the vectors themselves),
-``encode_sentences``, ``context_vectors`` (CEAT) and fallback templates.
+calibrators with ``from_statistics`` are fitted on) and the reference vectors
+of ``reference_vectors`` (the anisotropy samples; the other layers' matrices
+wait in the sweep until their view takes them). What is not (each view runs
+its own passes, as a single-layer encoder would): ``reference_batches``
+(calibrators fitted on the streamed vectors themselves), ``encode_sentences``,
+``context_vectors`` (CEAT) and fallback templates.
 
 Memory: the pooled states of one pass are ``len(layers) x rows x dim``; the
 sweep splits words and reference chunks into groups whose pooled states and
 accumulators fit :data:`LAYERS_MEMORY` (checked before anything is pooled).
+Shared reference vectors are kept only when every layer's matrix fits that
+budget too (float32); otherwise each view computes its own.
 """
 
 from __future__ import annotations
@@ -160,6 +164,7 @@ class LayerSweep:
         self.layers = parse_layers(layers, encoder.n_layers, name=name)
         self.views = {layer: encoder._layer_view(layer, self) for layer in self.layers}
         self.forward_passes = 0  # calls that ran the model for every layer (tests read it)
+        self._vectors: dict[tuple, tuple[np.ndarray, int]] = {}  # reference vectors waiting for their view
 
     def __getitem__(self, layer: int) -> Any:
         return self.views[layer]
@@ -208,7 +213,6 @@ class LayerSweep:
         mkey = (unit, _texts_digest(sents), len(sents))
         if mkey in view._stats_memo:
             return view._stats_memo[mkey]
-        budget = LAYERS_MEMORY
         dim, kind = view.dim, view._stats_kind
         parts: dict[int, list[Any]] = {layer: [] for layer in self.layers}
         n_trunc = 0
@@ -225,8 +229,7 @@ class LayerSweep:
                 accs = {layer: CovarianceAccumulator(dim) for layer in self.layers}
                 nt = 0
                 rows = [view._reference_rows(s, unit) for s in chunk]
-                for part in _groups(rows, len(self.layers), dim, budget, "reference sentences"):
-                    vecs, t = self._reference_part(view, chunk[part], unit, bar)
+                for vecs, t in self._chunk_groups(view, chunk, rows, unit, bar):
                     nt += t
                     for layer, v in zip(self.layers, vecs):
                         accs[layer].update(v)
@@ -241,6 +244,66 @@ class LayerSweep:
             v._stats_memo[mkey] = (acc, n_trunc)
         return view._stats_memo[mkey]
 
+    def reference_vectors(self, view: Any, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int] | None:
+        """Reference vectors of ``sents`` in ``view``'s layer, pooled in every layer from the same passes.
+
+        The other layers' matrices wait in the sweep (float32) until their view
+        asks for them, once; every chunk is also cached on disk per layer, as a
+        single-layer encoder caches it. None (the view then runs its own
+        passes) when the matrices of every layer would exceed
+        :data:`LAYERS_MEMORY`, checked before anything is pooled.
+        """
+        from ._contextual import _texts_digest
+
+        mkey = (unit, _texts_digest(sents), len(sents))
+        waiting = self._vectors.pop((view.layer, mkey), None)
+        if waiting is not None:
+            return waiting
+        rows = [view._reference_rows(s, unit) for s in sents]
+        dim = view.dim
+        need = len(self.layers) * sum(rows) * dim * 4
+        if need > LAYERS_MEMORY:
+            return None
+        if need + sum(m.nbytes for m, _ in self._vectors.values()) > LAYERS_MEMORY:
+            self._vectors.clear()  # matrices of another sample nobody took: their views will run their own passes
+        kind = "hf-reference"
+        parts: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
+        n_trunc, start = 0, 0
+        with view._progress(len(sents), f"reference ({unit}), {len(self.layers)} layers") as bar:
+            for chunk in view._chunks(sents):
+                crows, start = rows[start:start + len(chunk)], start + len(chunk)
+                keys = {layer: v._reference_key(chunk, unit) for layer, v in self.items()}
+                hits = {layer: view.cache.get(kind, key) for layer, key in keys.items()}
+                if all(_vectors_hit(h, dim) for h in hits.values()):
+                    for layer, h in hits.items():
+                        parts[layer].append(np.asarray(h["vectors"], dtype=np.float32))
+                    n_trunc += int(next(iter(hits.values())).get("truncated", 0))
+                    bar.update(len(chunk))
+                    continue
+                got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
+                nt = 0
+                for vecs, t in self._chunk_groups(view, chunk, crows, unit, bar):
+                    nt += t
+                    for layer, v in zip(self.layers, vecs):
+                        got[layer].append(v)
+                n_trunc += nt
+                for layer in self.layers:
+                    vecs = np.ascontiguousarray(np.concatenate(got[layer], axis=0))
+                    view.cache.put(kind, keys[layer], {"vectors": vecs, "truncated": np.int64(nt)})
+                    parts[layer].append(vecs)
+        if not any(p.size for p in parts[view.layer]):
+            raise DataFormatError(f"{view.name}: the reference sentences gave no vectors")
+        for layer in self.layers:
+            if layer != view.layer:
+                self._vectors[(layer, mkey)] = (np.concatenate(parts[layer], axis=0), n_trunc)
+        return np.concatenate(parts[view.layer], axis=0), n_trunc
+
+    def _chunk_groups(self, view: Any, chunk: Sequence[str], rows: Sequence[int], unit: str,
+                      bar: Any) -> Iterator[tuple[list[np.ndarray], int]]:
+        """One chunk of reference sentences pooled in every layer, a group within the budget at a time."""
+        for part in _groups(rows, len(self.layers), view.dim, LAYERS_MEMORY, "reference sentences"):
+            yield self._reference_part(view, chunk[part], unit, bar)
+
     def _reference_part(self, view: Any, sents: Sequence[str], unit: str, bar: Any) -> tuple[list[np.ndarray], int]:
         """One group of reference sentences pooled in every layer: vectors per layer (float32), truncations."""
         seqs, nt, n_rows = view._reference_seqs(sents, unit)
@@ -252,6 +315,10 @@ class LayerSweep:
         self.forward_passes += 1
         keep = counts > 0
         return [m[keep] for m in means], nt  # float32: the accumulator reads them as float64 (exactly)
+
+
+def _vectors_hit(hit: Any, dim: int) -> bool:
+    return hit is not None and "vectors" in hit and hit["vectors"].ndim == 2 and hit["vectors"].shape[1] == dim
 
 
 def _stats_hit(hit: Any, dim: int) -> bool:

@@ -268,6 +268,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
         view = copy.copy(self)
         view.__dict__.pop("_contexts_memo", None)
+        view.__dict__.pop("_vectors_memo", None)
         view.layer = view._layer_arg = int(layer)
         view._memo, view._template_memo, view._stats_memo = {}, {}, {}
         view.last_report = {}
@@ -277,6 +278,10 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
     def _swept_statistics(self, sents: Sequence[str], unit: str) -> tuple[Any, int] | None:
         """Reference statistics from this view's sweep (every layer at once), or None outside a sweep."""
         return None if self._sweep is None else self._sweep.reference_statistics(self, sents, unit)
+
+    def _swept_vectors(self, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int] | None:
+        """Reference vectors from this view's sweep (every layer at once), or None outside a sweep or over budget."""
+        return None if self._sweep is None else self._sweep.reference_vectors(self, sents, unit)
 
     # -- identity ----------------------------------------------------------
     @staticmethod

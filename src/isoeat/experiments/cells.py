@@ -223,9 +223,18 @@ def load_model_for(mspec: ModelSpec, config: ExperimentConfig) -> Any:
     Only the keywords the encoder class accepts are passed (a sentence
     encoder has no ``layer``); ``options`` from the config always win.
     """
-    import inspect
-
     from ..backends import load_model
+
+    kwargs = model_kwargs(mspec, config)
+    try:
+        return load_model(mspec.spec, **kwargs)
+    except TypeError as exc:
+        raise ConfigError(f"model {mspec.label!r} ({mspec.spec}): {exc}") from None
+
+
+def model_kwargs(mspec: ModelSpec, config: ExperimentConfig) -> dict[str, Any]:
+    """The keyword arguments :func:`load_model_for` passes to ``load_model`` for ``mspec``."""
+    import inspect
 
     kwargs = dict(mspec.options)
     if not mspec.is_static:
@@ -246,10 +255,7 @@ def load_model_for(mspec: ModelSpec, config: ExperimentConfig) -> Any:
         for k, v in wanted.items():
             if v is not None and k not in kwargs and k in accepted:
                 kwargs[k] = v
-    try:
-        return load_model(mspec.spec, **kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"model {mspec.label!r} ({mspec.spec}): {exc}") from None
+    return kwargs
 
 
 def corpus_content(model: Any) -> str | None:

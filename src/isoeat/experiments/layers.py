@@ -14,6 +14,10 @@ Every layer comes from the same forward passes
 ``isoeat run --layers`` builds the rows from its experiment folder
 (:func:`profile_rows`) and writes them with :func:`write_profile`;
 :func:`layer_profile` is the in-memory Python API.
+
+In a CONFIG grid, :class:`SharedLayers` serves the ``hf:`` model entries that
+differ only in their layer (``options: {layer: L}`` or ``layer: L``) as views of
+one sweep, so the grid runs one set of forward passes for all of them.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["PROFILE_COLUMNS", "test_words", "word_anisotropy", "profile_rows", "profile_table", "write_profile", "layer_profile"]
+__all__ = ["PROFILE_COLUMNS", "SharedLayers", "test_words", "word_anisotropy", "profile_rows", "profile_table", "write_profile", "layer_profile"]
 
 #: Columns of the profile rows (``layers.csv``), in order.
 PROFILE_COLUMNS = ("model", "layer", "calibration", "test", "bias_type", "d_raw", "p_raw", "d_calibrated",
@@ -154,3 +158,68 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
         comps[layer] = compare_calibration(view, resolved, calibrator=cal, **compare_kwargs)
         aniso[layer] = word_anisotropy(view.lookup(test_words(resolved)).vectors, cal)
     return profile_rows(comps, aniso, model=model.name)
+
+
+def _key_part(value: Any) -> Any:
+    """A kwargs value as part of a grouping key: plain values as they are, objects by identity."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return f"<object {type(value).__name__} {id(value)}>"
+
+
+class SharedLayers:
+    """The ``hf:`` models of a grid that differ only in their layer, served as views of one layer sweep.
+
+    Two model entries share a sweep when ``load_model`` is called with the same
+    spec and the same keyword arguments but for ``layer``, their encoders know
+    their number of layers (from the folder's config) and their layers are
+    distinct; every other entry is left to the runner (``get`` returns None).
+    A view gives the numbers of a single-layer encoder (to 1e-6,
+    tests/test_layers.py) and has its fingerprint, so cells, calibrators and
+    their reuse are unchanged; only the forward passes are shared. Building
+    this reads each contextual entry's config file, nothing more; an entry
+    that cannot be built is left to the runner, which reports it.
+
+    Parameters
+    ----------
+    config : ExperimentConfig
+    skip : iterable of str
+        Labels whose models the caller gives itself.
+    """
+
+    def __init__(self, config: Any, skip: Any = ()) -> None:
+        from .cells import load_model_for, model_kwargs
+
+        skip = set(skip)
+        groups: dict[Any, list[tuple[str, Any]]] = {}
+        for mspec in config.models:
+            if mspec.is_static or mspec.label in skip:
+                continue
+            try:
+                enc = load_model_for(mspec, config)
+                kwargs = model_kwargs(mspec, config)
+            except Exception:  # noqa: BLE001 - the runner loads it again and reports the error per cell
+                continue
+            if getattr(enc, "kind", None) != "transformer" or getattr(enc, "n_layers", None) is None \
+                    or not hasattr(enc, "layer_sweep"):
+                continue
+            key = (type(enc).__name__, mspec.spec,
+                   tuple(sorted((k, _key_part(v)) for k, v in kwargs.items() if k != "layer")))
+            groups.setdefault(key, []).append((mspec.label, enc))
+        self._views: dict[str, Any] = {}
+        self.sweeps: list[Any] = []
+        for members in groups.values():
+            layers = [enc.layer for _, enc in members]
+            if len(members) < 2 or len(set(layers)) != len(layers):
+                continue
+            sweep = members[0][1].layer_sweep(layers)
+            self.sweeps.append(sweep)
+            for (label, _), layer in zip(members, layers):
+                self._views[label] = sweep[layer]
+
+    def get(self, label: str) -> Any:
+        """The view of the model labelled ``label`` (handed out once), or None when it shares no sweep."""
+        return self._views.pop(label, None)
+
+    def __len__(self) -> int:
+        return len(self._views)

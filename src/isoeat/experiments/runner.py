@@ -485,7 +485,10 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
 def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite: str, prog: Progress,
                log: Callable[[str], None], run_id: str, models_meta: dict, cal_meta: dict,
                given_models: dict, given_calibrators: dict, force: bool) -> tuple[int, int]:
+    from .layers import SharedLayers
+
     computed = reused = 0
+    shared = SharedLayers(config, skip=given_models)  # entries that differ only in their layer: one sweep
     for mspec in config.models:
         mcells = [c for c in cells if c.model == mspec.label]
         if not mcells:
@@ -495,7 +498,7 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         prog.show(f"loading {mspec.label}")
         t0 = time.perf_counter()
         try:
-            model = given_models.get(mspec.label) or load_model_for(mspec, config)
+            model = given_models.get(mspec.label) or shared.get(mspec.label) or load_model_for(mspec, config)
         except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
             log(f"{mspec.label}: cannot load ({type(exc).__name__}: {exc})")
             kept = len(mcells) - len(pending)
