@@ -183,6 +183,68 @@ def test_reference_vectors_are_kept_for_the_next_call_keyed_by_the_sample(bert, 
     assert c[0] == 2 * k
 
 
+def test_reference_statistics_leave_the_vectors_for_reference_vectors(bert, corpus, monkeypatch):
+    # ZCA's statistics and the isotropy check's sample on the same sentences: one pass, not two
+    want = {layer: _enc(bert, corpus, layer=layer).reference_vectors(40)[0] for layer in (1, 2)}
+    enc = _enc(bert, corpus, layer=1)
+    calls = _count_forward(enc, monkeypatch)
+    enc.reference_statistics(40)
+    n = calls[0]
+    np.testing.assert_array_equal(enc.reference_vectors(40)[0], want[1])
+    assert calls[0] == n > 0
+    sweep = _enc(bert, corpus).layer_sweep([1, 2])
+    c = _count_forward(sweep.base, monkeypatch)
+    for layer, view in sweep.items():
+        view.reference_statistics(40)
+    n = c[0]
+    for layer, view in sweep.items():
+        np.testing.assert_allclose(view.reference_vectors(40)[0], want[layer], rtol=0, atol=1e-6)
+    assert c[0] == n > 0 and not sweep._vectors
+    # one byte over the bound nothing is kept (the vectors are encoded again, the same); at the bound they are
+    from isoeat.backends import _contextual, _layers
+
+    for bound, kept in ((want[1].nbytes - 1, False), (want[1].nbytes, True)):
+        monkeypatch.setattr(_contextual, "VECTORS_MEMO", bound)
+        monkeypatch.setattr(_layers, "VECTORS_MEMORY", bound)  # two layers in float32: one layer's float64 bytes
+        for make in (lambda: _enc(bert, corpus, layer=1), lambda: _enc(bert, corpus).layer_sweep([1, 2])[1]):
+            e = make()
+            k = _count_forward(e, monkeypatch)
+            e.reference_statistics(40)
+            n = k[0]
+            np.testing.assert_allclose(e.reference_vectors(40)[0], want[1], rtol=0, atol=1e-6)
+            assert (k[0] == n) is kept
+
+
+def test_reference_vectors_first_give_the_statistics_without_a_pass(bert, corpus, monkeypatch):
+    # the raw isotropy check runs before ZCA is fitted: the statistics come from the vectors it encoded
+    want = {layer: _enc(bert, corpus, layer=layer).reference_statistics(40)[0] for layer in (1, 2)}
+    enc = _enc(bert, corpus, layer=1)
+    calls = _count_forward(enc, monkeypatch)
+    enc.reference_vectors(40)
+    n = calls[0]
+    acc = enc.reference_statistics(40)[0]
+    assert calls[0] == n > 0
+    assert acc.n == want[1].n  # the same chunks, the same accumulation: equal to the last bit
+    np.testing.assert_array_equal(acc.comoment, want[1].comoment)
+    np.testing.assert_array_equal(acc.mean, want[1].mean)
+    sweep = _enc(bert, corpus).layer_sweep([1, 2])
+    c = _count_forward(sweep.base, monkeypatch)
+    sweep[1].reference_vectors(40)  # layer 2's vectors wait in the sweep, layer 1's are its view's
+    n = c[0]
+    for layer, view in sweep.items():
+        got = view.reference_statistics(40)[0]
+        assert got.n == want[layer].n
+        np.testing.assert_allclose(got.covariance(), want[layer].covariance(), rtol=0, atol=1e-6)
+    assert c[0] == n > 0
+    # another sample's vectors do not stand in for these statistics
+    other = _enc(bert, corpus, layer=1)
+    k = _count_forward(other, monkeypatch)
+    other.reference_vectors(40, seed=1)
+    n = k[0]
+    np.testing.assert_array_equal(other.reference_statistics(40)[0].comoment, want[1].comoment)
+    assert k[0] > n
+
+
 def test_sweep_reference_vectors_over_the_budget_are_computed_per_view(bert, corpus, monkeypatch):
     from isoeat.backends import _layers
 
@@ -192,13 +254,13 @@ def test_sweep_reference_vectors_over_the_budget_are_computed_per_view(bert, cor
     ref.update({layer: _enc(bert, corpus, layer=layer).reference_vectors(40)[0] for layer in (1, 2)})
     rows, single_passes = ref[0].shape[0], c1[0]
     # room for the pooled states of a pass but not for three layers' matrices at once: each view its own passes
-    monkeypatch.setattr(_layers, "LAYERS_MEMORY", 3 * rows * 32 * 4 - 1)
+    monkeypatch.setattr(_layers, "VECTORS_MEMORY", 3 * rows * 32 * 4 - 1)
     sweep = _enc(bert, corpus).layer_sweep("all")
     calls = _count_forward(sweep.base, monkeypatch)
     for layer, view in sweep.items():
         np.testing.assert_allclose(view.reference_vectors(40)[0], ref[layer], rtol=0, atol=1e-6)
     assert not sweep._vectors and calls[0] == 3 * single_passes
-    monkeypatch.setattr(_layers, "LAYERS_MEMORY", 3 * rows * 32 * 4)  # at the bound: shared
+    monkeypatch.setattr(_layers, "VECTORS_MEMORY", 3 * rows * 32 * 4)  # at the bound: shared
     shared = _enc(bert, corpus).layer_sweep("all")
     c = _count_forward(shared.base, monkeypatch)
     after = []

@@ -115,6 +115,33 @@ def _chunked_statistics(cache: EmbeddingCache, kind: str, keyed_chunks: Iterable
     return acc, n_trunc
 
 
+class _Kept:
+    """Reference vectors collected chunk by chunk, ``(vectors, truncations)`` each, while they fit ``budget``."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.chunks, self.bytes, self.over = int(budget), [], 0, False
+
+    def add(self, vecs: np.ndarray, nt: int) -> None:
+        if self.over:
+            return
+        self.chunks.append((vecs, int(nt)))
+        self.bytes += vecs.nbytes
+        if self.bytes > self.budget:
+            self.over, self.chunks = True, []
+
+    def complete(self, n_chunks: int) -> bool:
+        """Whether every one of ``n_chunks`` chunks was computed (none read from the cache) and kept."""
+        return not self.over and len(self.chunks) == n_chunks
+
+
+def chunks_matrix(chunks: Sequence[tuple[np.ndarray, int]], name: str) -> np.ndarray:
+    """The per-chunk reference vectors as one new ``(m, dim)`` float64 matrix."""
+    parts = [np.asarray(v, dtype=np.float64) for v, _ in chunks if v.size]
+    if not parts:
+        raise DataFormatError(f"{name}: the reference sentences gave no vectors")
+    return np.concatenate(parts, axis=0)
+
+
 # ----------------------------------------------------------------------------
 # the shared base class
 # ----------------------------------------------------------------------------
@@ -371,59 +398,71 @@ class _ContextualBase:
         if swept is not None:  # one layer of a sweep: every layer's statistics from the same passes
             self._warn_truncated(swept[1])
             return swept[0], desc
+        key = self._vectors_key(sents, unit)
+        known = self.__dict__.setdefault("_vectors_memo", {}).get(key)  # the same sentences' vectors: no pass
+        keep = _Kept(VECTORS_MEMO)  # else every chunk's vectors, while they fit: for reference_vectors
+        at = [0]
         with self._progress(len(sents), f"reference statistics ({unit})") as bar:
 
             def keyed_chunks() -> Iterator[tuple[Sequence[str], dict]]:
                 done = 0
-                for chunk in self._chunks(sents):
+                for i, chunk in enumerate(self._chunks(sents)):
+                    at[0] = i
                     yield chunk, self._reference_key(chunk, unit)
                     done += len(chunk)  # resumed once this chunk's statistics are in
-                    if done > bar.done:  # read from the cache
+                    if done > bar.done:  # read from the cache (or from the kept vectors)
                         bar.update(done - bar.done)
 
-            acc, n_trunc = _chunked_statistics(
-                self.cache, self._stats_kind, keyed_chunks(),
-                lambda chunk: self._chunk_in_pass(bar, chunk, unit), self.dim,
-            )
+            def compute(chunk: Sequence[str]) -> tuple[np.ndarray, int]:
+                if known is not None:
+                    return known[at[0]]
+                vecs, nt = self._chunk_in_pass(bar, chunk, unit)
+                keep.add(vecs, nt)
+                return vecs, nt
+
+            acc, n_trunc = _chunked_statistics(self.cache, self._stats_kind, keyed_chunks(), compute, self.dim)
+        if known is None and keep.complete(-(-len(sents) // self.chunk_size)):
+            self._remember_vectors(key, keep.chunks)
         self._warn_truncated(n_trunc)
         return acc, desc
 
-    def _swept_vectors(self, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int] | None:
-        """Reference vectors computed with other layers (``hf:`` layer sweeps); None: compute them here."""
+    def _vectors_key(self, sents: Sequence[str], unit: str) -> str:
+        """The memory key of the reference vectors of ``sents``: the whole reference key, as JSON."""
+        return json.dumps(self._reference_key(sents, unit), sort_keys=True, default=str)
+
+    def _remember_vectors(self, key: str, chunks: list[tuple[np.ndarray, int]]) -> None:
+        """Keep ``chunks`` (per chunk: vectors, truncations) under ``key``: the last sample only, within VECTORS_MEMO."""
+        memo = self.__dict__.setdefault("_vectors_memo", {})
+        memo.clear()
+        if sum(v.nbytes for v, _ in chunks) <= VECTORS_MEMO:
+            memo[key] = chunks
+
+    def _swept_vectors(self, sents: Sequence[str], unit: str) -> list[tuple[np.ndarray, int]] | None:
+        """Per-chunk reference vectors computed with other layers (``hf:`` layer sweeps); None: compute them here."""
         return None
 
     def reference_vectors(self, n: int = 100_000, *, unit: str | None = None, corpus: Any = None,
                           text: Any = None, seed: int | None = None, **_: Any) -> tuple[np.ndarray, str]:
         """:meth:`reference_batches` materialised as one ``(m, dim)`` float64 matrix (small ``n`` only).
 
-        The last matrix is kept in memory (up to :data:`VECTORS_MEMO` bytes),
-        keyed by the whole reference key (model, settings, unit and the
-        sampled sentences' digest), so that the raw and the calibrated
-        anisotropy of one space encode the sample once even without the disk
-        cache; each call returns its own copy.
+        The last sample's vectors are kept in memory (up to :data:`VECTORS_MEMO`
+        bytes), keyed by the whole reference key (model, settings, unit and the
+        sampled sentences' digest): the raw and the calibrated anisotropy of
+        one space, and ZCA's statistics of the same sentences
+        (:meth:`reference_statistics`, either way round), encode them once even
+        without the disk cache. Each call returns a new matrix.
         """
         n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
         desc = self._describe_reference(self._meta(n, unit, corp, seed, sents))
-        key = json.dumps(self._reference_key(sents, unit), sort_keys=True, default=str)
-        memo = self.__dict__.setdefault("_vectors_memo", {})
-        hit = memo.get(key)
-        if hit is None:
-            hit = self._swept_vectors(sents, unit) or self._vectors_here(sents, unit)
-            memo.clear()
-            if hit[0].nbytes <= VECTORS_MEMO:
-                memo[key] = hit
-        self._warn_truncated(hit[1])
-        return np.array(hit[0], dtype=np.float64), desc
+        key = self._vectors_key(sents, unit)
+        chunks = self.__dict__.setdefault("_vectors_memo", {}).get(key)
+        if chunks is None:
+            chunks = self._swept_vectors(sents, unit) or self._vectors_here(sents, unit)
+            self._remember_vectors(key, chunks)
+        self._warn_truncated(sum(nt for _, nt in chunks))
+        return chunks_matrix(chunks, self.name), desc
 
-    def _vectors_here(self, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
-        """Every chunk's reference vectors, concatenated, and the truncation count."""
-        parts, n_trunc = [], 0
+    def _vectors_here(self, sents: Sequence[str], unit: str) -> list[tuple[np.ndarray, int]]:
+        """Every chunk's reference vectors and truncation count, in order."""
         with self._progress(len(sents), f"reference ({unit})") as bar:
-            for chunk in self._chunks(sents):
-                vecs, nt = self._chunk_in_pass(bar, chunk, unit)
-                n_trunc += nt
-                if vecs.size:
-                    parts.append(vecs)
-        if not parts:
-            raise DataFormatError(f"{self.name}: the reference sentences gave no vectors")
-        return np.concatenate(parts, axis=0), n_trunc
+            return [self._chunk_in_pass(bar, chunk, unit) for chunk in self._chunks(sents)]

@@ -24,8 +24,9 @@ its own passes, as a single-layer encoder would): ``reference_batches``
 Memory: the pooled states of one pass are ``len(layers) x rows x dim``; the
 sweep splits words and reference chunks into groups whose pooled states and
 accumulators fit :data:`LAYERS_MEMORY` (checked before anything is pooled).
-Shared reference vectors are kept only when every layer's matrix fits that
-budget too (float32); otherwise each view computes its own.
+Shared reference vectors are kept only when every layer's matrix of the
+sample fits :data:`VECTORS_MEMORY` (float32); otherwise each view computes its
+own.
 """
 
 from __future__ import annotations
@@ -36,10 +37,15 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError
 
-__all__ = ["LAYERS_MEMORY", "LayerSweep", "check_rows", "parse_layers", "sweep_bytes"]
+__all__ = ["LAYERS_MEMORY", "VECTORS_MEMORY", "LayerSweep", "check_rows", "parse_layers", "sweep_bytes"]
 
 #: Memory budget (bytes) of the pooled states and accumulators of a sweep; read at call time.
 LAYERS_MEMORY = 2 * 2**30
+
+#: Memory budget (bytes) of the reference vectors a sweep keeps for its views (float32, every layer's matrix
+#: of one sample): from the statistics pass for the isotropy check of the same sentences, or from a shared
+#: ``reference_vectors`` pass; read at call time.
+VECTORS_MEMORY = 2 * 2**30
 
 # bytes per pooled row and layer: float32 sums (torch), float32 means (numpy), float64 sentence means and copies
 _ROW_BYTES = 4 + 4 + 8 + 8
@@ -206,7 +212,14 @@ class LayerSweep:
 
     # -- reference statistics ------------------------------------------------
     def reference_statistics(self, view: Any, sents: Sequence[str], unit: str) -> tuple[Any, int]:
-        """Merged covariance statistics of the reference sentences in every layer (cached per chunk and layer)."""
+        """Merged covariance statistics of the reference sentences in every layer (cached per chunk and layer).
+
+        Per chunk: every layer's statistics from the cache; else from the
+        reference vectors of the same sentences that every layer already holds
+        (:meth:`reference_vectors` ran first); else from one pass, whose
+        vectors are then kept for :meth:`reference_vectors` when every layer's
+        fit :data:`VECTORS_MEMORY`.
+        """
         from ..calibration.moments import CovarianceAccumulator
         from ._contextual import _texts_digest
 
@@ -215,9 +228,16 @@ class LayerSweep:
             return view._stats_memo[mkey]
         dim, kind = view.dim, view._stats_kind
         parts: dict[int, list[Any]] = {layer: [] for layer in self.layers}
+        known = {layer: self._known_vectors(layer, mkey, sents, unit) for layer in self.layers}
+        n_chunks = -(-len(sents) // view.chunk_size)
+        if any(k is None or len(k) != n_chunks for k in known.values()):
+            known = {}
+        kept: dict[int, list[tuple[np.ndarray, int]]] | None = (
+            {layer: [] for layer in self.layers}
+            if not known and self._fits(view, sents, unit, VECTORS_MEMORY) else None)
         n_trunc = 0
         with view._progress(len(sents), f"reference statistics ({unit}), {len(self.layers)} layers") as bar:
-            for chunk in view._chunks(sents):
+            for i, chunk in enumerate(view._chunks(sents)):
                 keys = {layer: {**v._reference_key(chunk, unit), "kind": kind} for layer, v in self.items()}
                 hits = {layer: view.cache.get(kind, key) for layer, key in keys.items()}
                 if all(_stats_hit(h, dim) for h in hits.values()):
@@ -225,14 +245,27 @@ class LayerSweep:
                         parts[layer].append(CovarianceAccumulator.from_arrays(h))
                     n_trunc += int(next(iter(hits.values())).get("truncated", 0))
                     bar.update(len(chunk))
+                    kept = None
                     continue
                 accs = {layer: CovarianceAccumulator(dim) for layer in self.layers}
-                nt = 0
-                rows = [view._reference_rows(s, unit) for s in chunk]
-                for vecs, t in self._chunk_groups(view, chunk, rows, unit, bar):
-                    nt += t
-                    for layer, v in zip(self.layers, vecs):
-                        accs[layer].update(v)
+                if known:
+                    nt = known[view.layer][i][1]
+                    for layer in self.layers:
+                        accs[layer].update(known[layer][i][0])
+                    bar.update(len(chunk))
+                else:
+                    got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
+                    nt = 0
+                    rows = [view._reference_rows(s, unit) for s in chunk]
+                    for vecs, t in self._chunk_groups(view, chunk, rows, unit, bar):
+                        nt += t
+                        for layer, v in zip(self.layers, vecs):
+                            accs[layer].update(v)
+                            if kept is not None:  # else streamed: a group's states at a time
+                                got[layer].append(v)
+                    if kept is not None:
+                        for layer in self.layers:
+                            kept[layer].append((np.concatenate(got[layer], axis=0), nt))
                 n_trunc += nt
                 for layer, acc in accs.items():
                     view.cache.put(kind, keys[layer], {**acc.to_arrays(), "truncated": np.int64(nt)})
@@ -242,16 +275,38 @@ class LayerSweep:
             if acc.n < 2:
                 raise DataFormatError(f"reference statistics: need at least 2 vectors, got {acc.n}")
             v._stats_memo[mkey] = (acc, n_trunc)
+        if kept is not None:
+            self._vectors.clear()  # the newest sample replaces any that nobody took
+            for layer in self.layers:
+                self._vectors[(layer, mkey)] = kept[layer]
         return view._stats_memo[mkey]
 
-    def reference_vectors(self, view: Any, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int] | None:
-        """Reference vectors of ``sents`` in ``view``'s layer, pooled in every layer from the same passes.
+    def _known_vectors(self, layer: int, mkey: tuple, sents: Sequence[str],
+                       unit: str) -> list[tuple[np.ndarray, int]] | None:
+        """The per-chunk reference vectors of ``sents`` that ``layer`` already holds (waiting, or its view's)."""
+        waiting = self._vectors.get((layer, mkey))
+        if waiting is not None:
+            return waiting
+        v = self.views[layer]
+        return v.__dict__.get("_vectors_memo", {}).get(v._vectors_key(sents, unit))
 
-        The other layers' matrices wait in the sweep (float32) until their view
+    def _fits(self, view: Any, sents: Sequence[str], unit: str, budget: int) -> bool:
+        """Whether the float32 reference vectors of ``sents`` in every layer fit ``budget`` bytes."""
+        per_row = len(self.layers) * view.dim * 4
+        if len(sents) * per_row > budget:  # at least one row per sentence: no need to count the words
+            return False
+        return sum(view._reference_rows(s, unit) for s in sents) * per_row <= budget
+
+    def reference_vectors(self, view: Any, sents: Sequence[str],
+                          unit: str) -> list[tuple[np.ndarray, int]] | None:
+        """Per-chunk reference vectors of ``sents`` in ``view``'s layer, pooled in every layer from the same passes.
+
+        The other layers' vectors wait in the sweep (float32) until their view
         asks for them, once; every chunk is also cached on disk per layer, as a
         single-layer encoder caches it. None (the view then runs its own
-        passes) when the matrices of every layer would exceed
-        :data:`LAYERS_MEMORY`, checked before anything is pooled.
+        passes) when the vectors of every layer would exceed
+        :data:`VECTORS_MEMORY`, checked before anything is pooled; vectors of
+        another sample that nobody took are dropped when both would not fit.
         """
         from ._contextual import _texts_digest
 
@@ -262,13 +317,13 @@ class LayerSweep:
         rows = [view._reference_rows(s, unit) for s in sents]
         dim = view.dim
         need = len(self.layers) * sum(rows) * dim * 4
-        if need > LAYERS_MEMORY:
+        if need > VECTORS_MEMORY:
             return None
-        if need + sum(m.nbytes for m, _ in self._vectors.values()) > LAYERS_MEMORY:
-            self._vectors.clear()  # matrices of another sample nobody took: their views will run their own passes
+        if need + sum(v.nbytes for chunks in self._vectors.values() for v, _ in chunks) > VECTORS_MEMORY:
+            self._vectors.clear()  # vectors of another sample nobody took: their views will run their own passes
         kind = "hf-reference"
-        parts: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
-        n_trunc, start = 0, 0
+        parts: dict[int, list[tuple[np.ndarray, int]]] = {layer: [] for layer in self.layers}
+        start = 0
         with view._progress(len(sents), f"reference ({unit}), {len(self.layers)} layers") as bar:
             for chunk in view._chunks(sents):
                 crows, start = rows[start:start + len(chunk)], start + len(chunk)
@@ -276,8 +331,7 @@ class LayerSweep:
                 hits = {layer: view.cache.get(kind, key) for layer, key in keys.items()}
                 if all(_vectors_hit(h, dim) for h in hits.values()):
                     for layer, h in hits.items():
-                        parts[layer].append(np.asarray(h["vectors"], dtype=np.float32))
-                    n_trunc += int(next(iter(hits.values())).get("truncated", 0))
+                        parts[layer].append((np.asarray(h["vectors"], dtype=np.float32), int(h.get("truncated", 0))))
                     bar.update(len(chunk))
                     continue
                 got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
@@ -286,17 +340,14 @@ class LayerSweep:
                     nt += t
                     for layer, v in zip(self.layers, vecs):
                         got[layer].append(v)
-                n_trunc += nt
                 for layer in self.layers:
                     vecs = np.ascontiguousarray(np.concatenate(got[layer], axis=0))
                     view.cache.put(kind, keys[layer], {"vectors": vecs, "truncated": np.int64(nt)})
-                    parts[layer].append(vecs)
-        if not any(p.size for p in parts[view.layer]):
-            raise DataFormatError(f"{view.name}: the reference sentences gave no vectors")
+                    parts[layer].append((vecs, nt))
         for layer in self.layers:
             if layer != view.layer:
-                self._vectors[(layer, mkey)] = (np.concatenate(parts[layer], axis=0), n_trunc)
-        return np.concatenate(parts[view.layer], axis=0), n_trunc
+                self._vectors[(layer, mkey)] = parts[layer]
+        return parts[view.layer]
 
     def _chunk_groups(self, view: Any, chunk: Sequence[str], rows: Sequence[int], unit: str,
                       bar: Any) -> Iterator[tuple[list[np.ndarray], int]]:

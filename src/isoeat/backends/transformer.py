@@ -279,8 +279,8 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         """Reference statistics from this view's sweep (every layer at once), or None outside a sweep."""
         return None if self._sweep is None else self._sweep.reference_statistics(self, sents, unit)
 
-    def _swept_vectors(self, sents: Sequence[str], unit: str) -> tuple[np.ndarray, int] | None:
-        """Reference vectors from this view's sweep (every layer at once), or None outside a sweep or over budget."""
+    def _swept_vectors(self, sents: Sequence[str], unit: str) -> list[tuple[np.ndarray, int]] | None:
+        """Per-chunk reference vectors from this view's sweep (every layer at once), or None (no sweep, over budget)."""
         return None if self._sweep is None else self._sweep.reference_vectors(self, sents, unit)
 
     # -- identity ----------------------------------------------------------
