@@ -245,6 +245,45 @@ def test_reference_vectors_first_give_the_statistics_without_a_pass(bert, corpus
     assert k[0] > n
 
 
+def test_kept_vectors_are_keyed_by_the_chunk_size(bert, corpus):
+    # the kept vectors are read back chunk by chunk: after a change of chunk_size they must not stand in
+    for first, then in ((8, 40), (40, 8)):
+        enc = _enc(bert, corpus, layer=1)
+        enc.chunk_size = first
+        enc.reference_vectors(40)
+        enc.chunk_size = then
+        got = enc.reference_statistics(40)[0]
+        want = _enc(bert, corpus, layer=1).reference_statistics(40)[0]
+        assert got.n == want.n
+        np.testing.assert_allclose(got.covariance(), want.covariance(), rtol=0, atol=1e-6)
+
+
+def test_a_sweep_keeps_one_views_vectors_at_a_time(bert, corpus):
+    sweep = _enc(bert, corpus).layer_sweep("all")
+    for layer, view in sweep.items():
+        view.reference_vectors(40)
+        held = [v for v in sweep.views.values() if v.__dict__.get("_vectors_memo")]
+        assert held == [view]
+
+
+def test_grid_sweeps_are_split_to_fit_the_memory_budget(bert, corpus, monkeypatch):
+    from isoeat.backends import _layers
+    from isoeat.experiments.config import parse_config
+    from isoeat.experiments.layers import SharedLayers
+
+    data = {"name": "split", "models": [{"spec": f"hf:{bert}", "label": f"L{k}",
+                                         "options": {"use_cache": False, "layer": k}} for k in (0, 1, 2)],
+            "tests": ["W1"]}
+    config = parse_config(data, source=None, base_dir=Path.cwd())
+    assert [len(s) for s in SharedLayers(config).sweeps] == [3]
+    one = _layers.sweep_bytes(1, 0, 32)
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", 4 * one)  # half of it: 2 layers per sweep
+    assert [len(s) for s in SharedLayers(config).sweeps] == [2]
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", 4 * one - 1)  # one layer per sweep: nothing shared
+    shared = SharedLayers(config)
+    assert shared.sweeps == [] and shared.get("L0") is None
+
+
 def test_sweep_reference_vectors_over_the_budget_are_computed_per_view(bert, corpus, monkeypatch):
     from isoeat.backends import _layers
 

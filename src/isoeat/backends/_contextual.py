@@ -427,8 +427,10 @@ class _ContextualBase:
         return acc, desc
 
     def _vectors_key(self, sents: Sequence[str], unit: str) -> str:
-        """The memory key of the reference vectors of ``sents``: the whole reference key, as JSON."""
-        return json.dumps(self._reference_key(sents, unit), sort_keys=True, default=str)
+        """The memory key of the reference vectors of ``sents``: the whole reference key and the chunk size
+        (the kept vectors are per chunk, read back by position), as JSON."""
+        return json.dumps({**self._reference_key(sents, unit), "chunk_size": self.chunk_size}, sort_keys=True,
+                          default=str)
 
     def _remember_vectors(self, key: str, chunks: list[tuple[np.ndarray, int]]) -> None:
         """Keep ``chunks`` (per chunk: vectors, truncations) under ``key``: the last sample only, within VECTORS_MEMO."""

@@ -223,7 +223,7 @@ class LayerSweep:
         from ..calibration.moments import CovarianceAccumulator
         from ._contextual import _texts_digest
 
-        mkey = (unit, _texts_digest(sents), len(sents))
+        mkey = (unit, _texts_digest(sents), len(sents), view.chunk_size)  # chunks line up by position
         if mkey in view._stats_memo:
             return view._stats_memo[mkey]
         dim, kind = view.dim, view._stats_kind
@@ -281,6 +281,13 @@ class LayerSweep:
                 self._vectors[(layer, mkey)] = kept[layer]
         return view._stats_memo[mkey]
 
+    def forget_others(self, view: Any) -> None:
+        """Drop the reference vectors every view but ``view`` keeps (their layer's cells are done, in a run):
+        a sweep holds at most one view's matrix besides the vectors waiting in it."""
+        for v in self.views.values():
+            if v is not view:
+                v.__dict__.pop("_vectors_memo", None)
+
     def _known_vectors(self, layer: int, mkey: tuple, sents: Sequence[str],
                        unit: str) -> list[tuple[np.ndarray, int]] | None:
         """The per-chunk reference vectors of ``sents`` that ``layer`` already holds (waiting, or its view's)."""
@@ -302,15 +309,16 @@ class LayerSweep:
         """Per-chunk reference vectors of ``sents`` in ``view``'s layer, pooled in every layer from the same passes.
 
         The other layers' vectors wait in the sweep (float32) until their view
-        asks for them, once; every chunk is also cached on disk per layer, as a
-        single-layer encoder caches it. None (the view then runs its own
+        asks for them, once; every chunk this pass encodes is also cached on
+        disk per layer, as a single-layer encoder caches it (vectors kept from
+        the statistics pass are not written again). None (the view then runs its own
         passes) when the vectors of every layer would exceed
         :data:`VECTORS_MEMORY`, checked before anything is pooled; vectors of
         another sample that nobody took are dropped when both would not fit.
         """
         from ._contextual import _texts_digest
 
-        mkey = (unit, _texts_digest(sents), len(sents))
+        mkey = (unit, _texts_digest(sents), len(sents), view.chunk_size)  # chunks line up by position
         waiting = self._vectors.pop((view.layer, mkey), None)
         if waiting is not None:
             return waiting

@@ -279,6 +279,12 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         """Reference statistics from this view's sweep (every layer at once), or None outside a sweep."""
         return None if self._sweep is None else self._sweep.reference_statistics(self, sents, unit)
 
+    def _remember_vectors(self, key: str, chunks: list[tuple[np.ndarray, int]]) -> None:
+        """Keep the vectors as :class:`_ContextualBase` does; a layer view also makes its sweep drop the others'."""
+        super()._remember_vectors(key, chunks)
+        if self._sweep is not None:
+            self._sweep.forget_others(self)
+
     def _swept_vectors(self, sents: Sequence[str], unit: str) -> list[tuple[np.ndarray, int]] | None:
         """Per-chunk reference vectors from this view's sweep (every layer at once), or None (no sweep, over budget)."""
         return None if self._sweep is None else self._sweep.reference_vectors(self, sents, unit)

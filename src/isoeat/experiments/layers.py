@@ -160,6 +160,15 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
     return profile_rows(comps, aniso, model=model.name)
 
 
+def _layers_per_sweep(dim: Any) -> int:
+    """How many layers of a ``dim``-dimensional model one grid sweep takes (0 or 1: none shared)."""
+    from ..backends import _layers
+
+    if not isinstance(dim, int) or dim < 1:
+        return 1
+    return max(1, (_layers.LAYERS_MEMORY // 2) // _layers.sweep_bytes(1, 0, dim))
+
+
 def _key_part(value: Any) -> Any:
     """A kwargs value as part of a grouping key: plain values as they are, objects by identity."""
     if value is None or isinstance(value, (str, int, float, bool)):
@@ -174,6 +183,9 @@ class SharedLayers:
     spec and the same keyword arguments but for ``layer``, their encoders know
     their number of layers (from the folder's config) and their layers are
     distinct; every other entry is left to the runner (``get`` returns None).
+    A group is split into sweeps whose accumulators (``2 d^2`` doubles per
+    layer) take at most half of ``LAYERS_MEMORY``, so sharing never makes a
+    grid fail a memory check that its separate entries pass.
     A view gives the numbers of a single-layer encoder (to 1e-6,
     tests/test_layers.py) and has its fingerprint, so cells, calibrators and
     their reuse are unchanged; only the forward passes are shared. Building
@@ -212,10 +224,16 @@ class SharedLayers:
             layers = [enc.layer for _, enc in members]
             if len(members) < 2 or len(set(layers)) != len(layers):
                 continue
-            sweep = members[0][1].layer_sweep(layers)
-            self.sweeps.append(sweep)
-            for (label, _), layer in zip(members, layers):
-                self._views[label] = sweep[layer]
+            # a sweep's accumulators take 2 d^2 doubles per layer: groups of at most half the memory budget's worth
+            size = _layers_per_sweep(getattr(members[0][1], "_dim", None))
+            for at in range(0, len(members), size):
+                part = members[at:at + size]
+                if len(part) < 2:
+                    continue
+                sweep = part[0][1].layer_sweep([enc.layer for _, enc in part])
+                self.sweeps.append(sweep)
+                for label, enc in part:
+                    self._views[label] = sweep[enc.layer]
 
     def get(self, label: str) -> Any:
         """The view of the model labelled ``label`` (handed out once), or None when it shares no sweep."""
