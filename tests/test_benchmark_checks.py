@@ -227,11 +227,14 @@ def test_corpora_index_target_only() -> None:
 
 def test_layers_cpu_ratio_target_at_its_bound() -> None:
     lay = load("layers")
-    f = {"layers_spec": "all", "n_layers": 7, "reference": 1000, "tests": "W7",
-         "single": {"cpu": 40.0, "wall": 80.0}, "layers": {"cpu": 52.0, "wall": 160.0}}
-    assert lay.check(f) == []  # 1.3x CPU met; the wall ratio (2x) has no target
+    f = {"model": "mpnet", "layers_spec": "all", "n_layers": 13, "reference": 1000, "tests": "W7",
+         "single": {"cpu": 40.0, "wall": 80.0, "tokens": 600, "batches": 3},
+         "layers": {"cpu": 52.0, "wall": 160.0, "tokens": 600, "batches": 4}}
+    assert lay.check(f) == []  # 1.3x CPU met; the wall ratio (2x) has no target; equal padded tokens
     f["layers"]["cpu"] = 52.001
-    assert _missed_whats(lay, f) == ["--layers all (7 layers) / one layer, CPU time"]
+    assert _missed_whats(lay, f) == ["--layers all (13 layers of mpnet) / one layer, CPU time"]
+    f["layers"].update(cpu=52.0, tokens=601)
+    assert _missed_whats(lay, f) == ["--layers all (13 layers of mpnet) / one layer, padded tokens of the forward passes"]
 
 
 # --------------------------------------------------------------------------- exit status and JSON

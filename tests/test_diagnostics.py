@@ -210,6 +210,36 @@ def test_raw_and_calibrated_use_the_same_sample():
     assert "cosine_matrix" not in d and {"mean_cosine", "sd_cosine", "n_samples", "model", "calibration"} <= set(d)
 
 
+def test_one_calibrated_space_measures_only_that_space(monkeypatch):
+    # anisotropy(model, cal) gives compare_anisotropy's calibrated result without measuring the raw space too
+    # (run cells ask for each space alone: the raw one was measured twice per model and layer)
+    import importlib
+
+    mod = importlib.import_module("isoeat.diagnostics.anisotropy")
+
+    m = _toy_model()
+    cal = isoeat.fit_calibrator(m, "zca", n_reference=500)
+    _, white = compare_anisotropy(m, cal, n_samples=200, rng=3, top_k=5)
+    measured = []
+    real = mod.anisotropy_from_vectors
+    monkeypatch.setattr(mod, "anisotropy_from_vectors", lambda X, **k: measured.append(k["calibration"]) or real(X, **k))
+    alone = anisotropy(m, cal, n_samples=200, rng=3, top_k=5)
+    assert measured == ["zca"]
+    assert alone.to_dict() == white.to_dict()
+    assert anisotropy(m, n_samples=200, rng=3).calibration == "none" and measured[-1] == "none"
+    with pytest.raises(TypeError, match="n_sample"):
+        anisotropy(m, cal, n_sample=200)
+
+
+def test_one_eigendecomposition_gives_the_same_measures_as_each_function(rng):
+    X = rng.normal(size=(400, 12)) @ rng.normal(size=(12, 12)) + 1.5
+    r = anisotropy_from_vectors(X, top_k=4)
+    assert r.isoscore == isoscore(X) and r.partition_ratio == partition_ratio(X)
+    np.testing.assert_array_equal(r.explained_variance_ratio, explained_variance_ratio(X, 4))
+    assert r.partition_ratio == pytest.approx(_partition_ratio_reference(X), rel=1e-9)
+    assert r.isoscore == pytest.approx(_isoscore_reference(X), abs=1e-10)
+
+
 def test_shared_offset_is_anisotropic_and_whitening_removes_it(rng):
     X = rng.normal(size=(3000, 10)) @ np.diag(np.linspace(3, 0.2, 10)) + 4.0
     raw = anisotropy_from_vectors(X)

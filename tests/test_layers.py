@@ -138,6 +138,46 @@ def test_sweep_reference_statistics_equal_single_layer(bert, corpus, monkeypatch
     assert swept_calls == c[0] > 0
 
 
+def _record_batches(enc, monkeypatch) -> list[tuple[int, int]]:
+    """The (sequences, padded length) of every forward pass of ``enc``'s model."""
+    enc._load()
+    shapes: list[tuple[int, int]] = []
+    orig = enc._model.forward
+
+    def recorded(*a, **k):
+        shapes.append(tuple(k["input_ids"].shape))
+        return orig(*a, **k)
+
+    monkeypatch.setattr(enc._model, "forward", recorded)
+    return shapes
+
+
+def test_a_sweep_split_to_fit_the_budget_runs_the_single_layer_batches(bert, corpus, monkeypatch):
+    # reference chunks too big for the budget are cut between the length-sorted batches a single-layer encoder
+    # runs, never re-sorted per group: the same batches (so no more padding) and the same numbers
+    from isoeat.backends import _layers
+
+    single = {layer: _enc(bert, corpus, layer=layer, batch_size=4) for layer in (0, 1, 2)}
+    shapes_single = _record_batches(single[2], monkeypatch)
+    want = {layer: enc.reference_statistics(40)[0] for layer, enc in single.items()}
+    want_vectors = single[2].reference_vectors(40)[0]
+    _, unit, _, _, sents = single[2]._reference_setup(40, None, None, None, None)
+    rows = sum(single[2]._reference_rows(s, unit) for s in sents[:16])  # the first chunk's
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, rows // 2, 32))
+    sweep = _enc(bert, corpus, batch_size=4).layer_sweep("all")
+    shapes_sweep = _record_batches(sweep.base, monkeypatch)
+    got = {layer: view.reference_statistics(40)[0] for layer, view in sweep.items()}
+    n_chunks = -(-40 // 16)
+    assert sweep.forward_passes > n_chunks  # the budget split the chunks into groups
+    assert sorted(shapes_sweep) == sorted(shapes_single)  # (sequences, padded length) of every pass
+    for layer in (0, 1, 2):
+        assert got[layer].n == want[layer].n
+        np.testing.assert_allclose(got[layer].mean, want[layer].mean, rtol=0, atol=1e-6)
+        np.testing.assert_allclose(got[layer].covariance(), want[layer].covariance(), rtol=0, atol=1e-6)
+    # the vectors kept from those passes are in the chunks' row order (the isotropy check samples by position)
+    np.testing.assert_allclose(sweep[2].reference_vectors(40)[0], want_vectors, rtol=0, atol=1e-6)
+
+
 def test_sweep_reference_vectors_equal_single_layer_from_one_set_of_passes(bert, corpus, monkeypatch):
     # the anisotropy samples (reference_vectors): every layer from the passes of one layer, each view's matrix
     # equal to a single-layer encoder's

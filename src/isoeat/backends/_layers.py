@@ -255,17 +255,17 @@ class LayerSweep:
                     bar.update(len(chunk))
                 else:
                     got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
-                    nt = 0
-                    rows = [view._reference_rows(s, unit) for s in chunk]
-                    for vecs, t in self._chunk_groups(view, chunk, rows, unit, bar):
-                        nt += t
+                    nt, groups = self._chunk_groups(view, chunk, unit, bar)
+                    order: list[np.ndarray] = []
+                    for vecs, ids in groups:
+                        order.append(ids)
                         for layer, v in zip(self.layers, vecs):
                             accs[layer].update(v)
                             if kept is not None:  # else streamed: a group's states at a time
                                 got[layer].append(v)
                     if kept is not None:
                         for layer in self.layers:
-                            kept[layer].append((np.concatenate(got[layer], axis=0), nt))
+                            kept[layer].append((_in_row_order(got[layer], order), nt))
                 n_trunc += nt
                 for layer, acc in accs.items():
                     view.cache.put(kind, keys[layer], {**acc.to_arrays(), "truncated": np.int64(nt)})
@@ -322,19 +322,16 @@ class LayerSweep:
         waiting = self._vectors.pop((view.layer, mkey), None)
         if waiting is not None:
             return waiting
-        rows = [view._reference_rows(s, unit) for s in sents]
         dim = view.dim
-        need = len(self.layers) * sum(rows) * dim * 4
+        need = len(self.layers) * sum(view._reference_rows(s, unit) for s in sents) * dim * 4
         if need > VECTORS_MEMORY:
             return None
         if need + sum(v.nbytes for chunks in self._vectors.values() for v, _ in chunks) > VECTORS_MEMORY:
             self._vectors.clear()  # vectors of another sample nobody took: their views will run their own passes
         kind = "hf-reference"
         parts: dict[int, list[tuple[np.ndarray, int]]] = {layer: [] for layer in self.layers}
-        start = 0
         with view._progress(len(sents), f"reference ({unit}), {len(self.layers)} layers") as bar:
             for chunk in view._chunks(sents):
-                crows, start = rows[start:start + len(chunk)], start + len(chunk)
                 keys = {layer: v._reference_key(chunk, unit) for layer, v in self.items()}
                 hits = {layer: view.cache.get(kind, key) for layer, key in keys.items()}
                 if all(_vectors_hit(h, dim) for h in hits.values()):
@@ -343,13 +340,14 @@ class LayerSweep:
                     bar.update(len(chunk))
                     continue
                 got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
-                nt = 0
-                for vecs, t in self._chunk_groups(view, chunk, crows, unit, bar):
-                    nt += t
+                nt, groups = self._chunk_groups(view, chunk, unit, bar)
+                order: list[np.ndarray] = []
+                for vecs, ids in groups:
+                    order.append(ids)
                     for layer, v in zip(self.layers, vecs):
                         got[layer].append(v)
                 for layer in self.layers:
-                    vecs = np.ascontiguousarray(np.concatenate(got[layer], axis=0))
+                    vecs = np.ascontiguousarray(_in_row_order(got[layer], order))
                     view.cache.put(kind, keys[layer], {"vectors": vecs, "truncated": np.int64(nt)})
                     parts[layer].append((vecs, nt))
         for layer in self.layers:
@@ -357,23 +355,75 @@ class LayerSweep:
                 self._vectors[(layer, mkey)] = parts[layer]
         return parts[view.layer]
 
-    def _chunk_groups(self, view: Any, chunk: Sequence[str], rows: Sequence[int], unit: str,
-                      bar: Any) -> Iterator[tuple[list[np.ndarray], int]]:
-        """One chunk of reference sentences pooled in every layer, a group within the budget at a time."""
-        for part in _groups(rows, len(self.layers), view.dim, LAYERS_MEMORY, "reference sentences"):
-            yield self._reference_part(view, chunk[part], unit, bar)
+    def _chunk_groups(self, view: Any, chunk: Sequence[str], unit: str,
+                      bar: Any) -> tuple[int, Iterator[tuple[list[np.ndarray], np.ndarray]]]:
+        """One chunk of reference sentences pooled in every layer: its truncations, and its groups.
 
-    def _reference_part(self, view: Any, sents: Sequence[str], unit: str, bar: Any) -> tuple[list[np.ndarray], int]:
-        """One group of reference sentences pooled in every layer: vectors per layer (float32), truncations."""
-        seqs, nt, n_rows = view._reference_seqs(sents, unit)
-        view._bar = bar
-        try:
-            means, counts = view._pool_layers(seqs, n_rows, f"reference ({unit})", self.layers)
-        finally:
-            view._bar = None
-        self.forward_passes += 1
-        keep = counts > 0
-        return [m[keep] for m in means], nt  # float32: the accumulator reads them as float64 (exactly)
+        The chunk is tokenized once and cut into the length-sorted batches a
+        single-layer encoder runs (:func:`~isoeat.backends._pooling.length_batches`
+        over the whole chunk), so the sweep pads no more tokens than one
+        layer's pass; a group is a run of consecutive batches whose pooled
+        states fit :data:`LAYERS_MEMORY` (a batch that alone would not is
+        split, and then a sentence that alone would not is refused), checked
+        before anything is pooled. Each group yields its vectors per layer
+        (float32, the rows that have tokens) and their row numbers in the
+        chunk (:func:`_in_row_order` puts the groups back in the chunk's order).
+        """
+        from ._pooling import _Seq, length_batches
+
+        seqs, nt, _ = view._reference_seqs(chunk, unit)
+        rows_of = [np.unique(s.assign[s.assign >= 0]) for s in seqs]
+        batches = list(length_batches([len(s.ids) for s in seqs], view.batch_size, view.max_tokens_per_batch))
+        n_layers, dim = len(self.layers), view.dim
+        fixed = sweep_bytes(n_layers, 0, dim)
+        per_row = sweep_bytes(n_layers, 1, dim) - fixed
+        items: list[tuple[int, list[int]]] = []  # (batch, its sequences): whole batches where they fit
+        for b, batch in enumerate(batches):
+            if fixed + sum(len(rows_of[i]) for i in batch) * per_row <= LAYERS_MEMORY:
+                items.append((b, batch))
+            else:
+                items.extend((b, [i]) for i in batch)
+        parts = list(_groups([sum(len(rows_of[i]) for i in idx) for _, idx in items], n_layers, dim, LAYERS_MEMORY,
+                             "reference sentences"))
+
+        def pooled() -> Iterator[tuple[list[np.ndarray], np.ndarray]]:
+            for part in parts:
+                runs: list[tuple[int, list[int]]] = []  # the pieces of one batch in a group run as that batch
+                for b, idx in items[part]:
+                    if runs and runs[-1][0] == b:
+                        runs[-1][1].extend(idx)
+                    else:
+                        runs.append((b, list(idx)))
+                members = [i for _, idx in runs for i in idx]
+                ids = np.unique(np.concatenate([rows_of[i] for i in members] + [np.zeros(0, dtype=np.int64)]))
+                sub = []
+                for i in members:
+                    a = seqs[i].assign
+                    local = np.where(a >= 0, np.searchsorted(ids, np.where(a >= 0, a, 0)), -1)
+                    sub.append(_Seq(seqs[i].ids, local.astype(np.int64), seqs[i].truncated))
+                at, local_batches = 0, []
+                for _, idx in runs:
+                    local_batches.append(list(range(at, at + len(idx))))
+                    at += len(idx)
+                view._bar = bar
+                try:
+                    means, counts = view._pool_layers(sub, len(ids), f"reference ({unit})", self.layers,
+                                                      batches=local_batches)
+                finally:
+                    view._bar = None
+                self.forward_passes += 1
+                keep = counts > 0  # every row of ids has a token; a copy per layer, freed as each view takes it
+                yield [m[keep] for m in means], ids[keep]  # float32: the accumulator reads them as float64 exactly
+
+        return nt, pooled()
+
+
+def _in_row_order(parts: Sequence[np.ndarray], ids: Sequence[np.ndarray]) -> np.ndarray:
+    """The groups' vectors ``parts`` (rows numbered ``ids``) as one matrix in the chunk's row order."""
+    if len(parts) == 1:
+        return parts[0] if np.all(np.diff(ids[0]) > 0) else parts[0][np.argsort(ids[0], kind="stable")]
+    order = np.argsort(np.concatenate(ids), kind="stable")
+    return np.concatenate(parts, axis=0)[order]
 
 
 def _vectors_hit(hit: Any, dim: int) -> bool:

@@ -173,9 +173,9 @@ def pool_rows_layers(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequen
     dim) float32, counts (n_rows,))``; the caller checks the
     ``n_layers * n_rows * dim`` floats against its memory budget first.
     """
-    # (rows, layers, dim): one index_add_ per batch adds every layer's token states (the per-element sums are
-    # those of one index_add_ per layer, in the same order)
-    sums = torch.zeros((max(n_rows, 1), n_layers * dim), dtype=torch.float32, device=device)
+    # (layers, rows, dim): one index_add_ per layer and batch, into that layer's contiguous block, so the means
+    # are divided in place and handed over without a transposed copy
+    sums = torch.zeros((n_layers, max(n_rows, 1), dim), dtype=torch.float32, device=device)
     counts = torch.zeros(max(n_rows, 1), dtype=torch.float32, device=device)
     with torch.inference_mode():
         for batch in batches:
@@ -192,11 +192,11 @@ def pool_rows_layers(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequen
             a = torch.from_numpy(assign).to(device).reshape(-1)
             sel = a >= 0
             idx = a[sel]
-            rows = [H.reshape(-1, dim)[sel].float() for H in states]
-            sums.index_add_(0, idx, rows[0] if n_layers == 1 else torch.cat(rows, dim=1))
+            for layer, H in enumerate(states):
+                sums[layer].index_add_(0, idx, H.reshape(-1, dim)[sel].float())
             counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float32))
             bar.update(len(batch))
-    sums = sums[:n_rows].reshape(n_rows, n_layers, dim)
     counts = counts[:n_rows]
-    means = (sums / counts.clamp(min=1.0)[:, None, None]).permute(1, 0, 2).contiguous()
+    means = sums[:, :n_rows]
+    means /= counts.clamp(min=1.0)[None, :, None]
     return means.cpu().numpy(), counts.cpu().numpy().astype(np.int64)

@@ -421,10 +421,11 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             return pool_rows(hidden, self._torch, seqs, n_rows, dim=self.dim, device=self.device,
                              pad_id=self._pad_id, batches=batches, bar=bar)
 
-    def _pool_layers(self, seqs: Sequence[_Seq], n_rows: int, desc: str,
-                     layers: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def _pool_layers(self, seqs: Sequence[_Seq], n_rows: int, desc: str, layers: Sequence[int],
+                     batches: Sequence[list[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_pool` for every hidden-state index in ``layers`` from the same forward passes.
 
+        ``batches``: lists of indices into ``seqs`` (default: :func:`length_batches`, as :meth:`_pool` runs them).
         Returns ``(means (len(layers), n_rows, dim) float32, counts (n_rows,))``.
         """
         self._load()
@@ -434,7 +435,8 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             out = self._model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
             return [out.hidden_states[x] for x in layers]
 
-        batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
+        if batches is None:
+            batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
         with self._progress(len(seqs), desc) as bar:
             return pool_rows_layers(hidden, self._torch, seqs, n_rows, n_layers=len(layers), dim=self.dim,
                                     device=self.device, pad_id=self._pad_id, batches=batches, bar=bar)

@@ -258,7 +258,11 @@ def explained_variance_ratio(X: Any, k: int | None = 50) -> np.ndarray:
     X = _as_matrix(X)
     if k is not None:
         k = check_int("k", k, lo=1)
-    lam = _covariance_eigenvalues(X)
+    return _ratio_from_eigenvalues(_covariance_eigenvalues(X), k)
+
+
+def _ratio_from_eigenvalues(lam: np.ndarray, k: int | None) -> np.ndarray:
+    """:func:`explained_variance_ratio` from the covariance eigenvalues ``lam`` (decreasing)."""
     total = lam.sum()
     if total <= 0:
         raise DataFormatError("all vectors are identical (zero variance); explained variance is undefined")
@@ -300,10 +304,14 @@ def isoscore(X: Any) -> float:
     0.0
     """
     X = _as_matrix(X)
-    n = X.shape[1]
-    if n < 2:
+    if X.shape[1] < 2:
         raise ConfigError("IsoScore needs dimension d >= 2")
-    lam = _covariance_eigenvalues(X)
+    return _isoscore_from_eigenvalues(_covariance_eigenvalues(X))
+
+
+def _isoscore_from_eigenvalues(lam: np.ndarray) -> float:
+    """:func:`isoscore` from the covariance eigenvalues ``lam`` (all ``d`` of them, ``d >= 2``)."""
+    n = lam.shape[0]
     norm = np.linalg.norm(lam)
     if norm == 0:
         raise DataFormatError("all vectors are identical (zero variance); IsoScore is undefined")
@@ -313,10 +321,15 @@ def isoscore(X: Any) -> float:
     return float(min(max(score, 0.0), 1.0))
 
 
-def _logsumexp(a: np.ndarray) -> np.ndarray:
-    """Column-wise log(sum(exp(a))) without overflow."""
-    m = a.max(axis=0)
-    return np.log(np.exp(a - m).sum(axis=0)) + m
+def _logsumexp_both(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column-wise log(sum(exp(a))) and log(sum(exp(-a))) without overflow, in one scratch array."""
+    hi, lo = a.max(axis=0), a.min(axis=0)
+    buf = np.subtract(a, hi)
+    np.exp(buf, out=buf)
+    pos = np.log(buf.sum(axis=0)) + hi
+    np.subtract(lo, a, out=buf)  # -a - max(-a)
+    np.exp(buf, out=buf)
+    return pos, np.log(buf.sum(axis=0)) - lo
 
 
 def partition_ratio(X: Any) -> float:
@@ -357,7 +370,7 @@ def partition_ratio(X: Any) -> float:
     X = _as_matrix(X)
     _, vecs = np.linalg.eigh(X.T @ X)
     proj = X @ vecs  # (N, d): c^T w for c = u_j
-    log_z = np.concatenate([_logsumexp(proj), _logsumexp(-proj)])
+    log_z = np.concatenate(_logsumexp_both(proj))
     return float(np.exp(log_z.min() - log_z.max()))
 
 
@@ -541,8 +554,9 @@ def anisotropy_from_vectors(
     if matrix_size is not None:
         matrix_size = check_int("matrix_size", matrix_size, lo=1)
     mean, sd = cosine_stats(X)
-    evr = explained_variance_ratio(X, top_k)
     n, d = X.shape
+    lam = _covariance_eigenvalues(X)  # one eigendecomposition for the explained variance and the IsoScore
+    evr = _ratio_from_eigenvalues(lam, top_k)
     return AnisotropyResult(
         model=model,
         calibration=calibration,
@@ -551,7 +565,7 @@ def anisotropy_from_vectors(
         n_samples=n,
         n_requested=n if n_requested is None else int(n_requested),
         dim=d,
-        isoscore=isoscore(X) if d >= 2 else float("nan"),
+        isoscore=_isoscore_from_eigenvalues(lam) if d >= 2 else float("nan"),
         partition_ratio=partition_ratio(X),
         explained_variance_ratio=tuple(float(v) for v in evr),
         top_k=len(evr),
@@ -624,6 +638,15 @@ def compare_anisotropy(
     >>> m = isoeat.load_model("glove-6b-50d")  # doctest: +SKIP
     >>> raw, zca = compare_anisotropy(m, isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
     """
+    return _anisotropy_results(model, calibration, n_samples=n_samples, top_k=top_k, rng=rng,
+                               reference_size=reference_size, reference_kwargs=reference_kwargs, force=force,
+                               return_matrix=return_matrix, matrix_size=matrix_size, frame=frame)
+
+
+def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: int, rng: Any,
+                        reference_size: int, reference_kwargs: dict | None, force: bool, return_matrix: bool,
+                        matrix_size: int | None, frame: str, raw: bool = True) -> tuple[AnisotropyResult, ...]:
+    """:func:`compare_anisotropy`; ``raw=False`` with a calibrator measures only the calibrated space."""
     if calibration is not None:
         from ..calibration import check_compatible
 
@@ -639,7 +662,7 @@ def compare_anisotropy(
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                   return_matrix=return_matrix, matrix_size=matrix_size)
-    out = [anisotropy_from_vectors(X, calibration="none", **common)]
+    out = [anisotropy_from_vectors(X, calibration="none", **common)] if raw or calibration is None else []
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
         out.append(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common))
@@ -667,4 +690,9 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
         The last result of :func:`compare_anisotropy`: the calibrated space
         when ``calibration`` is given, else the raw one.
     """
-    return compare_anisotropy(model, calibration, **options)[-1]
+    import inspect
+
+    # compare_anisotropy's options and defaults; the raw space, which it also measures, is not computed
+    bound = inspect.signature(compare_anisotropy).bind(model, calibration, **options)
+    bound.apply_defaults()
+    return _anisotropy_results(raw=False, **bound.arguments)[-1]
