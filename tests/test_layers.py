@@ -46,7 +46,8 @@ def corpus():
 
 def _enc(folder, corpus, **kw):
     kw.setdefault("use_cache", False)
-    return TransformerEncoder(str(folder), corpus=corpus, progress=False, device="cpu", chunk_size=16, **kw)
+    kw.setdefault("chunk_size", 16)
+    return TransformerEncoder(str(folder), corpus=corpus, progress=False, device="cpu", **kw)
 
 
 def _count_forward(enc, monkeypatch) -> list[int]:
@@ -405,6 +406,43 @@ def test_cache_is_keyed_by_layer_and_reused_without_a_forward_pass(bert, corpus,
         np.testing.assert_allclose(view.reference_statistics(40)[0].comoment, swept_stats[layer].comoment,
                                    rtol=0, atol=0)
     assert calls[0] == 0
+
+
+def test_statistics_first_cache_the_vectors_as_a_single_layer_pass_does(bert, corpus, tmp_path, monkeypatch):
+    # calibrate, then the isotropy check (statistics before vectors): the statistics pass caches every layer's
+    # vectors too, so a second sweep, or a single-layer run of one of its layers, runs no forward pass
+    cache = tmp_path / "cache"
+    sweep = _enc(bert, corpus, use_cache=True, cache_dir=cache).layer_sweep([0, 2])
+    first = {layer: (view.reference_statistics(40)[0], view.reference_vectors(40)[0]) for layer, view in sweep.items()}
+    again = _enc(bert, corpus, use_cache=True, cache_dir=cache).layer_sweep([0, 2])
+    calls = _count_forward(again.base, monkeypatch)
+    for layer, view in again.items():
+        np.testing.assert_allclose(view.reference_statistics(40)[0].comoment, first[layer][0].comoment, rtol=0, atol=0)
+        np.testing.assert_allclose(view.reference_vectors(40)[0], first[layer][1], rtol=0, atol=0)
+    assert calls[0] == 0
+    single = _enc(bert, corpus, layer=2, use_cache=True, cache_dir=cache)
+    calls = _count_forward(single, monkeypatch)
+    np.testing.assert_allclose(single.reference_vectors(40)[0], first[2][1], rtol=0, atol=0)
+    assert calls[0] == 0
+
+
+def test_a_sentence_over_the_budget_is_refused_before_any_pass(bert, corpus, monkeypatch):
+    from isoeat.backends import _layers
+
+    probe = _enc(bert, corpus)
+    _, unit, _, _, sents = probe._reference_setup(40, None, None, None, None)
+    rows = [probe._reference_rows(s, unit) for s in sents]
+    most = max(rows)
+    assert rows.index(most) > 0
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, most, 32) - 1)  # one row short
+    for what in ("reference_statistics", "reference_vectors"):
+        sweep = _enc(bert, corpus, chunk_size=1).layer_sweep("all")  # the longest sentence is not the first
+        calls = _count_forward(sweep.base, monkeypatch)
+        with pytest.raises(ConfigError, match=r"LAYERS_MEMORY") as ei:
+            getattr(sweep[1], what)(40)
+        assert calls[0] == 0 and "\n" not in str(ei.value)
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, most, 32))  # at the bound: it fits
+    assert _enc(bert, corpus, chunk_size=1).layer_sweep("all")[1].reference_statistics(40)[0].n > 0
 
 
 def test_pooled_states_are_checked_against_the_memory_budget(bert, corpus, monkeypatch):

@@ -137,7 +137,8 @@ def _groups(rows: Sequence[int], n_layers: int, dim: int, budget: int, what: str
         need = max(int(r), 1) * per_row
         if fixed + need > budget:
             raise ConfigError(f"layers: one item of {what} has {r} rows: {fixed + need} bytes in {n_layers} layers, "
-                              f"over the memory budget of {budget} bytes; ask for fewer layers")
+                              f"over the memory budget of {budget} bytes (isoeat.backends._layers.LAYERS_MEMORY); "
+                              "ask for fewer layers")
         if used + need > budget and i > start:
             yield slice(start, i)
             start, used = i, fixed
@@ -232,6 +233,7 @@ class LayerSweep:
         n_chunks = -(-len(sents) // view.chunk_size)
         if any(k is None or len(k) != n_chunks for k in known.values()):
             known = {}
+            self._check_sentences(view, sents, unit)
         kept: dict[int, list[tuple[np.ndarray, int]]] | None = (
             {layer: [] for layer in self.layers}
             if not known and self._fits(view, sents, unit, VECTORS_MEMORY) else None)
@@ -263,9 +265,12 @@ class LayerSweep:
                             accs[layer].update(v)
                             if kept is not None:  # else streamed: a group's states at a time
                                 got[layer].append(v)
-                    if kept is not None:
-                        for layer in self.layers:
-                            kept[layer].append((_in_row_order(got[layer], order), nt))
+                    if kept is not None:  # the chunk's vectors too, cached as a single-layer pass caches them
+                        for layer, v in self.items():
+                            vecs = np.ascontiguousarray(_in_row_order(got[layer], order))
+                            view.cache.put("hf-reference", v._reference_key(chunk, unit),
+                                           {"vectors": vecs, "truncated": np.int64(nt)})
+                            kept[layer].append((vecs, nt))
                 n_trunc += nt
                 for layer, acc in accs.items():
                     view.cache.put(kind, keys[layer], {**acc.to_arrays(), "truncated": np.int64(nt)})
@@ -280,6 +285,12 @@ class LayerSweep:
             for layer in self.layers:
                 self._vectors[(layer, mkey)] = kept[layer]
         return view._stats_memo[mkey]
+
+    def _check_sentences(self, view: Any, sents: Sequence[str], unit: str) -> None:
+        """Refuse, before any pass, a sample with a sentence whose pooled states alone exceed the budget (else
+        the chunks before it would be pooled first, minutes of work on a real model, and then the error)."""
+        most = max((view._reference_rows(s, unit) for s in sents), default=1)
+        list(_groups([most], len(self.layers), view.dim, LAYERS_MEMORY, "reference sentences"))
 
     def forget_others(self, view: Any) -> None:
         """Drop the reference vectors every view but ``view`` keeps (their layer's cells are done, in a run):
@@ -326,6 +337,7 @@ class LayerSweep:
         need = len(self.layers) * sum(view._reference_rows(s, unit) for s in sents) * dim * 4
         if need > VECTORS_MEMORY:
             return None
+        self._check_sentences(view, sents, unit)
         if need + sum(v.nbytes for chunks in self._vectors.values() for v, _ in chunks) > VECTORS_MEMORY:
             self._vectors.clear()  # vectors of another sample nobody took: their views will run their own passes
         kind = "hf-reference"

@@ -682,7 +682,9 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
     **options
         The keyword options of :func:`compare_anisotropy`: ``n_samples``,
         ``top_k``, ``rng``, ``reference_size``, ``reference_kwargs``,
-        ``force``, ``return_matrix``, ``matrix_size`` (same defaults).
+        ``force``, ``return_matrix``, ``matrix_size``, ``frame`` (same
+        defaults; an unknown keyword is a TypeError). Only the space asked
+        for is measured.
 
     Returns
     -------
