@@ -2,7 +2,8 @@
 
 Runs, in this process, the real command twice on the same small workload:
 
-* single layer: ``isoeat run --model minilm --tests W7 --reference-size 1000 --layer 6``;
+* single layer: ``isoeat run --model minilm --tests W7 --reference-size 1000 --layer 6``
+  (the model's last layer);
 * all layers: the same with ``--layers all`` (all-MiniLM-L6-v2: the embedding
   output and its 6 layers, 7 hidden states), which also computes the layer
   profile and writes tables/layers.csv and figures/layers.png;
@@ -16,7 +17,7 @@ the two runs alternate N times and each takes its best, so that load from other
 processes hurts both alike.
 
 ``--model`` takes a comma-separated list (e.g. ``minilm,mpnet``: all-MiniLM-L6-v2's
-7 hidden states and all-mpnet-base-v2's 13, the issue's 12-layer model, installed
+7 hidden states and all-mpnet-base-v2's 13, a 12-layer model, installed
 as docs/encoders.md says); each model is measured in turn, its rows named after it.
 
 Target (CPU time, which load from other processes inflates less than wall
