@@ -445,6 +445,29 @@ def test_a_sentence_over_the_budget_is_refused_before_any_pass(bert, corpus, mon
     assert _enc(bert, corpus, chunk_size=1).layer_sweep("all")[1].reference_statistics(40)[0].n > 0
 
 
+@pytest.mark.filterwarnings("ignore:.*were truncated")
+def test_the_budget_check_counts_the_rows_truncation_leaves(bert, corpus, monkeypatch):
+    # sentences truncated to 8 tokens pool fewer rows than they have words: a budget for the pooled rows is
+    # enough (the up-front check counts as the grouping does), one row less is refused before any pass
+    from isoeat.backends import _layers
+
+    probe = _enc(bert, corpus, max_length=8)
+    _, unit, _, _, sents = probe._reference_setup(40, None, None, None, None)
+    seqs = probe._reference_seqs(sents, unit)[0]
+    pooled = max(len(np.unique(q.assign[q.assign >= 0])) for q in seqs)
+    assert max(probe._reference_rows(s, unit) for s in sents) > pooled
+    want = _enc(bert, corpus, layer=2, max_length=8).reference_statistics(40)[0]
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, pooled, 32))
+    got = _enc(bert, corpus, max_length=8).layer_sweep("all")[2].reference_statistics(40)[0]
+    np.testing.assert_allclose(got.covariance(), want.covariance(), rtol=0, atol=1e-6)
+    monkeypatch.setattr(_layers, "LAYERS_MEMORY", _layers.sweep_bytes(3, pooled, 32) - 1)
+    sweep = _enc(bert, corpus, max_length=8).layer_sweep("all")
+    calls = _count_forward(sweep.base, monkeypatch)
+    with pytest.raises(ConfigError, match=f"has {pooled} rows"):
+        sweep[2].reference_statistics(40)
+    assert calls[0] == 0
+
+
 def test_pooled_states_are_checked_against_the_memory_budget(bert, corpus, monkeypatch):
     from isoeat.backends import _layers
 

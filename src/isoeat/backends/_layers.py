@@ -231,16 +231,18 @@ class LayerSweep:
         parts: dict[int, list[Any]] = {layer: [] for layer in self.layers}
         known = {layer: self._known_vectors(layer, mkey, sents, unit) for layer in self.layers}
         n_chunks = -(-len(sents) // view.chunk_size)
+        kept: dict[int, list[tuple[np.ndarray, int]]] | None = None
         if any(k is None or len(k) != n_chunks for k in known.values()):
             known = {}
-            self._check_sentences(view, sents, unit)
-        kept: dict[int, list[tuple[np.ndarray, int]]] | None = (
-            {layer: [] for layer in self.layers}
-            if not known and self._fits(view, sents, unit, VECTORS_MEMORY) else None)
+            rows = [view._reference_rows(s, unit) for s in sents]
+            self._check_rows(view, sents, rows, unit)
+            if len(self.layers) * sum(rows) * dim * 4 <= VECTORS_MEMORY:  # float32 vectors of every layer
+                kept = {layer: [] for layer in self.layers}
         n_trunc = 0
         with view._progress(len(sents), f"reference statistics ({unit}), {len(self.layers)} layers") as bar:
             for i, chunk in enumerate(view._chunks(sents)):
-                keys = {layer: {**v._reference_key(chunk, unit), "kind": kind} for layer, v in self.items()}
+                vkeys = {layer: v._reference_key(chunk, unit) for layer, v in self.items()}  # the vectors' keys
+                keys = {layer: {**key, "kind": kind} for layer, key in vkeys.items()}
                 hits = {layer: view.cache.get(kind, key) for layer, key in keys.items()}
                 if all(_stats_hit(h, dim) for h in hits.values()):
                     for layer, h in hits.items():
@@ -255,22 +257,12 @@ class LayerSweep:
                     for layer in self.layers:
                         accs[layer].update(known[layer][i][0])
                     bar.update(len(chunk))
-                else:
-                    got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
-                    nt, groups = self._chunk_groups(view, chunk, unit, bar)
-                    order: list[np.ndarray] = []
-                    for vecs, ids in groups:
-                        order.append(ids)
-                        for layer, v in zip(self.layers, vecs):
-                            accs[layer].update(v)
-                            if kept is not None:  # else streamed: a group's states at a time
-                                got[layer].append(v)
-                    if kept is not None:  # the chunk's vectors too, cached as a single-layer pass caches them
-                        for layer, v in self.items():
-                            vecs = np.ascontiguousarray(_in_row_order(got[layer], order))
-                            view.cache.put("hf-reference", v._reference_key(chunk, unit),
-                                           {"vectors": vecs, "truncated": np.int64(nt)})
-                            kept[layer].append((vecs, nt))
+                else:  # kept: the chunk's vectors too (and cached, as a single-layer pass caches them)
+                    nt, vecs = self._pool_chunk(view, chunk, unit, bar, vkeys if kept is not None else None,
+                                                each=lambda layer, v: accs[layer].update(v))
+                    if kept is not None:
+                        for layer in self.layers:
+                            kept[layer].append((vecs[layer], nt))
                 n_trunc += nt
                 for layer, acc in accs.items():
                     view.cache.put(kind, keys[layer], {**acc.to_arrays(), "truncated": np.int64(nt)})
@@ -286,11 +278,21 @@ class LayerSweep:
                 self._vectors[(layer, mkey)] = kept[layer]
         return view._stats_memo[mkey]
 
-    def _check_sentences(self, view: Any, sents: Sequence[str], unit: str) -> None:
+    def _check_rows(self, view: Any, sents: Sequence[str], rows: Sequence[int], unit: str) -> None:
         """Refuse, before any pass, a sample with a sentence whose pooled states alone exceed the budget (else
-        the chunks before it would be pooled first, minutes of work on a real model, and then the error)."""
-        most = max((view._reference_rows(s, unit) for s in sents), default=1)
-        list(_groups([most], len(self.layers), view.dim, LAYERS_MEMORY, "reference sentences"))
+        the chunks before it would be pooled first, minutes of work on a real model, and then the error).
+
+        ``rows`` are the sentences' words; a sentence with more words than fit
+        is tokenized to count the rows it really pools (truncation drops some),
+        as :meth:`_chunk_groups` counts them.
+        """
+        fixed = sweep_bytes(len(self.layers), 0, view.dim)
+        fit = (LAYERS_MEMORY - fixed) // (sweep_bytes(len(self.layers), 1, view.dim) - fixed)
+        for s, r in zip(sents, rows):
+            if r > fit or fit < 1:
+                seq = view._reference_seqs([s], unit)[0][0]
+                r = len(np.unique(seq.assign[seq.assign >= 0]))
+                list(_groups([r], len(self.layers), view.dim, LAYERS_MEMORY, "reference sentences"))  # over: raises
 
     def forget_others(self, view: Any) -> None:
         """Drop the reference vectors every view but ``view`` keeps (their layer's cells are done, in a run):
@@ -307,13 +309,6 @@ class LayerSweep:
             return waiting
         v = self.views[layer]
         return v.__dict__.get("_vectors_memo", {}).get(v._vectors_key(sents, unit))
-
-    def _fits(self, view: Any, sents: Sequence[str], unit: str, budget: int) -> bool:
-        """Whether the float32 reference vectors of ``sents`` in every layer fit ``budget`` bytes."""
-        per_row = len(self.layers) * view.dim * 4
-        if len(sents) * per_row > budget:  # at least one row per sentence: no need to count the words
-            return False
-        return sum(view._reference_rows(s, unit) for s in sents) * per_row <= budget
 
     def reference_vectors(self, view: Any, sents: Sequence[str],
                           unit: str) -> list[tuple[np.ndarray, int]] | None:
@@ -334,10 +329,11 @@ class LayerSweep:
         if waiting is not None:
             return waiting
         dim = view.dim
-        need = len(self.layers) * sum(view._reference_rows(s, unit) for s in sents) * dim * 4
+        rows = [view._reference_rows(s, unit) for s in sents]
+        need = len(self.layers) * sum(rows) * dim * 4
         if need > VECTORS_MEMORY:
             return None
-        self._check_sentences(view, sents, unit)
+        self._check_rows(view, sents, rows, unit)
         if need + sum(v.nbytes for chunks in self._vectors.values() for v, _ in chunks) > VECTORS_MEMORY:
             self._vectors.clear()  # vectors of another sample nobody took: their views will run their own passes
         kind = "hf-reference"
@@ -351,21 +347,43 @@ class LayerSweep:
                         parts[layer].append((np.asarray(h["vectors"], dtype=np.float32), int(h.get("truncated", 0))))
                     bar.update(len(chunk))
                     continue
-                got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
-                nt, groups = self._chunk_groups(view, chunk, unit, bar)
-                order: list[np.ndarray] = []
-                for vecs, ids in groups:
-                    order.append(ids)
-                    for layer, v in zip(self.layers, vecs):
-                        got[layer].append(v)
+                nt, vecs = self._pool_chunk(view, chunk, unit, bar, keys)
                 for layer in self.layers:
-                    vecs = np.ascontiguousarray(_in_row_order(got[layer], order))
-                    view.cache.put(kind, keys[layer], {"vectors": vecs, "truncated": np.int64(nt)})
-                    parts[layer].append((vecs, nt))
+                    parts[layer].append((vecs[layer], nt))
         for layer in self.layers:
             if layer != view.layer:
                 self._vectors[(layer, mkey)] = parts[layer]
         return parts[view.layer]
+
+    def _pool_chunk(self, view: Any, chunk: Sequence[str], unit: str, bar: Any, keys: dict[int, Any] | None, *,
+                    each: Any = None) -> tuple[int, dict[int, np.ndarray] | None]:
+        """Pool one reference chunk in every layer: its truncations, and with ``keys`` its vectors per layer.
+
+        ``each(layer, vectors)`` sees every group's vectors as they are pooled
+        (the statistics pass streams them into its accumulators). With
+        ``keys`` (each layer's ``hf-reference`` key of the chunk), each
+        layer's vectors of the whole chunk, in its row order, are returned and
+        cached under its key, as a single-layer pass caches them; with None,
+        nothing is kept (a group's states at a time) and None is returned.
+        """
+        keep = keys is not None
+        nt, groups = self._chunk_groups(view, chunk, unit, bar)
+        got: dict[int, list[np.ndarray]] = {layer: [] for layer in self.layers}
+        order: list[np.ndarray] = []
+        for vecs, ids in groups:
+            order.append(ids)
+            for layer, v in zip(self.layers, vecs):
+                if each is not None:
+                    each(layer, v)
+                if keep:
+                    got[layer].append(v)
+        if not keep:
+            return nt, None
+        out = {}
+        for layer in self.layers:
+            out[layer] = np.ascontiguousarray(_in_row_order(got[layer], order))
+            view.cache.put("hf-reference", keys[layer], {"vectors": out[layer], "truncated": np.int64(nt)})
+        return nt, out
 
     def _chunk_groups(self, view: Any, chunk: Sequence[str], unit: str,
                       bar: Any) -> tuple[int, Iterator[tuple[list[np.ndarray], np.ndarray]]]:
