@@ -254,7 +254,7 @@ def test_set_checks():
         ceat_from_contexts({**ctx, "A": [np.ones(5), *ctx["A"][1:]]}, n_draws=5, rng=0)
     with pytest.raises(ConfigError, match="dimensions"):
         ceat_from_contexts({**ctx, "A": [np.ones((2, 4)), *ctx["A"][1:]]}, n_draws=5, rng=0)
-    with pytest.raises(ConfigError, match="zero length"):
+    with pytest.raises(ConfigError, match="all-zero vector"):
         ceat_from_contexts({**ctx, "A": [np.zeros((1, 5)), *ctx["A"][1:]]}, n_draws=5, rng=0)
     with pytest.raises(ConfigError, match="columns"):
         draw_effect_sizes(ctx, np.zeros((3, 11), dtype=np.int64))
@@ -374,8 +374,10 @@ def test_ceat_on_a_model_defaults_to_ddof_1_and_needs_two_words_per_set():
     ctx = _contexts(7)
     model = _FakeContextual(ctx)
     (r,) = ceat(model, _fake_test(), n_draws=25, rng=3)          # three words a set: more than the minimum
-    (want,) = ceat_from_contexts(ctx, n_draws=25, rng=3, ddof=1)
-    assert r.effect_sizes == want.effect_sizes
+    from _streams import stream_seed
+
+    (want,) = ceat_from_contexts(ctx, n_draws=25, rng=stream_seed(3, "ceat", "T"), ddof=1)  # its named stream of 3
+    assert r.effect_sizes == want.effect_sizes and (r.seed, r.seed_stream) == (3, ("ceat", "T"))
     (r2,) = ceat(model, _fake_test(n=2), n_draws=5, rng=0)        # exactly two words: accepted
     assert (r2.n_x, r2.n_y) == (2, 2)
     small = _fake_test(n=1, missing=("zz",))                      # one word with contexts (+1 unknown): refused

@@ -84,13 +84,24 @@ def _hashes(cfg, tmp_path):
     return cfg.protocol_hash(), [c.cell_hash for c in plan_cells(cfg, tmp_path)]
 
 
-def test_absolute_configs_keep_the_hashes_of_earlier_folders(tmp_path):
+def test_absolute_configs_keep_the_protocol_of_earlier_folders(tmp_path):
     from isoeat.experiments.config import parse_config
+    from isoeat.experiments.runner import same_protocol
 
-    # pinned: computed with isoeat at commit 63a1b5e (before eps_relative existed) for this very config
-    old = ("5a2a996d1fa69520", ["c816f89b423db175", "37338d72e42e6c53"])
-    assert _hashes(parse_config({**_BASE, "settings": {"eps": 0.001}}), tmp_path) == old
-    assert _hashes(parse_config({**_BASE, "settings": {"eps_relative": None}}), tmp_path) == old
+    # pinned: the hash isoeat computed at commit 63a1b5e (before eps_relative existed) for this very config, and
+    # the protocol it recorded beside it; the protocol is compared by content, so such a folder is the same one
+    old = {"protocol_hash": "5a2a996d1fa69520", "protocol": {
+        "settings": {"permutations": 100000, "method": "auto", "alternative": "greater", "ddof": 1, "alpha": 0.05,
+                     "seed": 0, "eps": 0.001, "min_coverage": 0.8, "bootstrap": 0, "ci_method": "percentile",
+                     "ci_level": 0.95, "stop_early": False, "contexts_per_word": 20, "layer": -1,
+                     "reference": {"corpus": None, "size": 100000, "sentences": 200000}},
+        "calibrations": [{"name": "none", "label": "none", "params": {}},
+                         {"name": "zca", "label": "zca", "params": {"eps": 0.001}}],
+        "anisotropy": None, "similarity": None}}
+    for settings in ({"eps": 0.001}, {"eps_relative": None}):
+        cfg = parse_config({**_BASE, "settings": settings})
+        assert same_protocol(old, cfg) and _hashes(cfg, tmp_path) == _hashes(parse_config(_BASE), tmp_path)
+    assert not same_protocol(old, parse_config({**_BASE, "settings": {"eps_relative": 0.001}}))
 
 
 def test_relative_config_never_reuses_absolute_cells(tmp_path):

@@ -369,36 +369,34 @@ def test_quick_run_takes_metrics_from_the_command_line(small, tmp_path, capsys):
 
 
 def test_seeds_follow_the_documented_rule(grid):
-    """docs/metrics.md: the metrics cell of test t, calibration c takes child n_tests * n_cal + 1 + n_benchmarks
-    + t * n_cal + c of SeedSequence(settings.seed); metric i of the registry order takes child i of that seed."""
+    """docs/metrics.md: metric m on test t draws from the stream (metric, m, t) of settings.seed in every space,
+    recorded as the root seed and the stream's name; the stream's seed follows the manifest's rule."""
     out, _, _ = grid
-    n_tests, n_cal = 1, 2
-    order = isoeat.metric_names()
     res = R.load_experiment(out)
-    for ci, cal in enumerate(("none", "zca")):
-        index = n_tests * n_cal + 1 + 0 + 0 * n_cal + ci
-        cell_seed = int(np.random.SeedSequence(0).spawn(index + 1)[index].generate_state(1)[0])
+    for cal in ("none", "zca"):
         cell = json.loads((out / "metrics" / "small" / cal / "W6.json").read_text())
-        assert (cell["seed"], cell["spawn_index"]) == (cell_seed, index)
-        children = np.random.SeedSequence(cell_seed).spawn(len(order))
+        assert (cell["seed"], cell["seed_stream"]) == (0, ["metric", "*", "W6"])
         for r in (r for r in res.metrics if r["calibration"] == cal):
-            assert r["seed"] == int(children[order.index(r["metric"])].generate_state(1)[0])
+            assert (r["seed"], r["seed_stream"]) == (0, ["metric", r["metric"], "W6"])
+    from _streams import stream_seed  # the rule written out independently
+    from isoeat._random import derive_seed
+
+    assert derive_seed(0, "metric", "rnd", "W6") == stream_seed(0, "metric", "rnd", "W6")
 
 
-def test_planned_metric_cells_come_after_every_other_child(tmp_path):
-    """With 2 tests, 2 calibrations and 2 similarity benchmarks the metrics cell of test t, calibration c is child
-    2 * 2 + 1 + 2 + t * 2 + c (docs/metrics.md); the WEAT cells keep children t * 2 + c."""
+def test_planned_cells_draw_from_named_streams(tmp_path):
+    """With 2 tests, 2 calibrations and 2 similarity benchmarks every cell names its own stream of the root seed:
+    the metrics cell of test t (metric, *, t), the WEAT cell (weat, t), whatever the space (docs/metrics.md)."""
     from isoeat.experiments.cells import plan_cells
 
     cfg = parse_config({"models": ["glove-6b-50d"], "tests": ["W6", "W7"], "metrics": ["mac"], "settings": {"seed": 5},
                         "similarity": {"benchmarks": ["ws353", "simlex999"]}})
     cells = plan_cells(cfg, tmp_path)
-    child = lambda i: int(np.random.SeedSequence(5).spawn(i + 1)[i].generate_state(1)[0])  # noqa: E731
-    for ti, t in enumerate(("W6", "W7")):
-        for ci, c in enumerate(("none", "zca")):
+    for t in ("W6", "W7"):
+        for c in ("none", "zca"):
             m = next(x for x in cells if x.kind == "metrics" and x.item == t and x.calibration == c)
             w = next(x for x in cells if x.kind == "weat" and x.item == t and x.calibration == c)
-            assert (m.spawn_index, m.seed) == (7 + 2 * ti + ci, child(7 + 2 * ti + ci))
-            assert (w.spawn_index, w.seed) == (2 * ti + ci, child(2 * ti + ci))
+            assert (m.stream, m.seed) == (("metric", "*", t), 5)
+            assert (w.stream, w.seed) == (("weat", t), 5)
             assert m.key == f"glove-6b-50d/{c}/{t}/metrics" and m.path == tmp_path / "metrics" / "glove-6b-50d" / c / f"{t}.json"
     assert len({x.cell_hash for x in cells}) == len(cells)

@@ -509,9 +509,10 @@ def test_saved_records_are_canonical_json_of_format_version_2(tmp_path):
     cal = fit_calibrator(_VectorModel(_seven_by_three()), "zca")  # provenance keys in insertion order
     members = _npz_members(save_calibrator(cal, tmp_path / "z.npz"))
     meta_json, record = str(members["metadata_json"]), str(members["content_sha256"])
-    # keys sorted (json.dumps(..., sort_keys=True)): the bytes do not depend on the order attributes were set
-    assert meta_json == json.dumps(json.loads(meta_json), sort_keys=True)
-    assert record == json.dumps(json.loads(record), sort_keys=True)
+    # canonical JSON (isoeat._records: keys sorted, compact): the bytes do not depend on the order attributes were set
+    canonical = dict(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert meta_json == json.dumps(json.loads(meta_json), **canonical)
+    assert record == json.dumps(json.loads(record), **canonical)
     assert list(json.loads(record)["arrays"]) == sorted(cal._state_arrays)
     meta = json.loads(meta_json)
     assert (meta["format"], meta["format_version"]) == ("isoeat-calibrator", 2)

@@ -304,8 +304,9 @@ def _d_from_scratch(model, test, shift=None, ddof=1):
     return (np.mean(sx) - np.mean(sy)) / np.std(sx + sy, ddof=ddof)
 
 
-def _children(seed, n):
-    return [int(c.generate_state(1)[0]) for c in np.random.SeedSequence(seed).spawn(n)]
+def _streams(seed, space, tests):
+    """What each result records: the root seed and its named stream (the rule is tests/_streams.py's)."""
+    return [(seed, ("weat", t)) for t in tests]
 
 
 def test_compare_calibration_pairs_raw_and_calibrated_with_their_own_seeds_and_progress():
@@ -317,10 +318,10 @@ def test_compare_calibration_pairs_raw_and_calibrated_with_their_own_seeds_and_p
     tests = [_toy_test("T1"), _toy_test("T2", a=("a1", "a2", "a3", "r0")), _toy_test("T3", x=("x4", "x1", "x2"))]
     calls = []
     comp = compare_calibration(model, tests, calibration=center, rng=7, progress=lambda *a: calls.append(a))
-    # one child of SeedSequence(7) per (test, space): 2i for the raw space, 2i + 1 for the calibrated one
-    seeds = _children(7, 6)
-    assert [(r.raw.seed, r.calibrated.seed) for r in comp.rows] == [(seeds[0], seeds[1]), (seeds[2], seeds[3]),
-                                                                    (seeds[4], seeds[5])]
+    # every result draws from its own named stream of seed 7: (weat, TEST), the same in both spaces
+    assert [(r.raw.seed, r.raw.seed_stream) for r in comp.rows] == _streams(7, "none", ["T1", "T2", "T3"])
+    assert [(r.calibrated.seed, r.calibrated.seed_stream) for r in comp.rows] == _streams(7, "center",
+                                                                                         ["T1", "T2", "T3"])
     assert calls == [(1, 6, "T1 raw"), (2, 6, "T1 center"), (3, 6, "T2 raw"), (4, 6, "T2 center"),
                      (5, 6, "T3 raw"), (6, 6, "T3 center")]
     assert comp.calibration == "center" and comp.model == "toy"
@@ -346,22 +347,23 @@ def test_compare_calibration_default_seed_is_0_and_ddof_is_passed():
     center = fit_calibrator(model, "center")
     tests = [_toy_test("T1"), _toy_test("T2", a=("a1", "a2", "a3", "r0"))]
     comp = compare_calibration(model, tests, calibrator=center)
-    seeds = _children(0, 4)
-    assert [(r.raw.seed, r.calibrated.seed) for r in comp.rows] == [(seeds[0], seeds[1]), (seeds[2], seeds[3])]
+    assert [(r.raw.seed, r.raw.seed_stream) for r in comp.rows] == _streams(0, "none", ["T1", "T2"])
+    assert [(r.calibrated.seed, r.calibrated.seed_stream) for r in comp.rows] == _streams(0, "center", ["T1", "T2"])
     comp0 = compare_calibration(model, tests[:1], calibrator=center, ddof=0)
     assert comp0.rows[0].raw.ddof == 0
     assert comp0.rows[0].raw.effect_size == pytest.approx(_d_from_scratch(model, tests[0], ddof=0), abs=1e-12)
 
 
-def test_compare_calibration_takes_one_child_per_test_and_space_from_a_seed_sequence():
+def test_compare_calibration_takes_its_root_seed_from_a_seed_sequence():
     from isoeat import compare_calibration
 
     model = _toy_model()
     root = np.random.SeedSequence(11)
     comp = compare_calibration(model, [_toy_test("T1"), _toy_test("T2")], calibration="center", rng=root)
-    # the caller's root has given exactly 2 x 2 children: its next child is the fifth one
-    assert root.n_children_spawned == 4
-    assert [r.calibrated.seed for r in comp.rows] == [_children(11, 4)[1], _children(11, 4)[3]]
+    # a SeedSequence gives one root seed, its first generated word; every result records it
+    first = int(np.random.SeedSequence(11).generate_state(1)[0])
+    assert [r.calibrated.seed for r in comp.rows] == [first, first]
+    assert [r.calibrated.seed_stream for r in comp.rows] == [("weat", "T1"), ("weat", "T2")]
 
 
 def test_compare_calibration_fits_the_named_calibration_with_its_defaults():

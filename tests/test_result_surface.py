@@ -29,12 +29,12 @@ WEAT_COLUMNS = [
     "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     "effect_size_ci_low", "effect_size_ci_high", "effect_size_ci_method", "effect_size_ci_level",
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
-    "effect_size_ci_warning", "p_holm", "p_bh",
+    "effect_size_ci_warning", "p_holm", "p_bh", "seed_stream",
 ]
 SC_WEAT_COLUMNS = [
     "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
     "p_ci_low", "p_ci_high", "alternative", "ddof", "n_a", "n_b", "seed", "tolerance", "dropped", "case_folded",
-    "model", "calibration", "test",
+    "model", "calibration", "test", "seed_stream",
     "effect_size_ci_low", "effect_size_ci_high", "effect_size_ci_method", "effect_size_ci_level",
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
     "effect_size_ci_warning",
@@ -156,11 +156,12 @@ def test_identity_values_of_weat_and_sc_weat(glove):
     ident = w.identity()
     assert "John->john" in ident.pop("case_folded")  # GloVe 6B is lowercase: names are found case-folded
     assert ident == {"test": "W6", "model": "glove-6b-50d", "calibration": "none", "seed": 5,
-                     "n_a": 8, "n_b": 8, "dropped": []}
+                     "n_a": 8, "n_b": 8, "dropped": [], "seed_stream": ["weat", "W6"]}
     sc = isoeat.sc_weat(glove, "doctor,nurse", "W6", rng=5)
     for r in sc:
         assert (r.test, r.model, r.calibration, r.n_a, r.n_b) == ("W6", "glove-6b-50d", "none", 8, 8)
-        assert r.seed is not None and r.to_dict()["model"] == "glove-6b-50d"
+        assert r.seed == 5 and r.to_dict()["model"] == "glove-6b-50d"
+        assert r.seed_stream == ("scweat", "W6", r.word)
     t = isoeat.get_test("W6")
     assert isoeat.sc_weat(glove, ["doctor"], (t.A, t.B), rng=5)[0].test == "custom"
 
@@ -171,7 +172,8 @@ def test_identity_values_of_seat():
     res = seat(ToyEncoder(), "W6", templates=["This is {}.", "{} is here."], rng=9)
     t = isoeat.get_test("W6")
     assert res.identity() == {"test": "W6", "model": "toy-encoder", "calibration": "none", "seed": 9,
-                              "n_a": len(t.A.words), "n_b": len(t.B.words), "dropped": [], "case_folded": []}
+                              "n_a": len(t.A.words), "n_b": len(t.B.words), "dropped": [], "case_folded": [],
+                              "seed_stream": ["seat", "W6"]}
     assert (res.n_x, res.n_y) == (len(t.X.words), len(t.Y.words))
     d = res.to_dict()
     assert d["seed"] == 9 and d["n_x"] == len(t.X.words) and list(d)[-1] == "per_template"
@@ -269,7 +271,7 @@ def test_seat_is_importable_from_stats_and_the_old_places():
     assert isoeat.seat.__module__ == "isoeat.stats.seat"
 
 
-def test_stats_reaches_into_backends_only_for_seat_template_text():
+def test_stats_never_reaches_into_backends():
     root = Path(isoeat.__file__).parent / "stats"
     found = set()
     for f in sorted(root.glob("*.py")):
@@ -288,4 +290,4 @@ def test_stats_reaches_into_backends_only_for_seat_template_text():
                 continue
             if any("backends" in n for n in names):
                 found.add((f.name, owner.get(node, "<module>")))
-    assert found == {("seat.py", "_template_text")}
+    assert found == set()  # the SEAT templates are stimulus data: isoeat.wordsets._templates

@@ -85,7 +85,8 @@ def test_small_grid_end_to_end(small_run, glove, glove_zca):
         assert mine["p_raw"] == row.raw.p_value and mine["p_calibrated"] == row.calibrated.p_value
         assert mine["p_holm_raw"] == pytest.approx(row.raw.p_holm) and mine["change"] == row.change
     cell = json.loads((out / "cells/GloVe/zca/W6.json").read_text())
-    assert cell["status"] == "ok" and cell["seed"] == cell["result"]["seed"] and cell["spawn_index"] == 1
+    assert cell["status"] == "ok" and cell["seed"] == cell["result"]["seed"] == 0
+    assert cell["seed_stream"] == cell["result"]["seed_stream"] == ["weat", "W6"]
     assert cell["model_fingerprint"] == glove.fingerprint and len(cell["result"]["s_x"]) == 8
     cos = cell["cosines"]
     assert np.asarray(cos["X_AB"]).shape == (8, 16) and cos["A_name"] == "Career"
@@ -111,7 +112,8 @@ def test_manifest_records_versions_fingerprints_seeds_and_durations(small_run, g
     assert run["status"] == "finished" and run["started"] <= run["ended"] and run["computed"] == 4
     cells = m["cells"]["list"]
     assert len(cells) == 4 and all(c["duration_s"] >= 0 and isinstance(c["seed"], int) for c in cells)
-    assert len({c["seed"] for c in cells}) == 4
+    assert {c["seed"] for c in cells} == {0}  # the root; each cell its own stream, raw and calibrated alike
+    assert sorted(tuple(c["seed_stream"]) for c in cells) == [("weat", "W6")] * 2 + [("weat", "W7")] * 2
 
 
 def test_rerun_reuses_every_cell_without_rewriting(small_run):
@@ -302,13 +304,17 @@ def test_progress_line_counts_cells_with_eta():
     assert quiet.getvalue() == ""
 
 
-def test_seeds_are_spawned_per_cell_and_recorded(tmp_path):
+def test_seeds_are_named_streams_of_the_root_and_recorded(tmp_path):
     cfg = parse_config({"models": ["glove-6b-50d", {"spec": "glove-6b-50d", "label": "again"}],
                         "tests": ["W6", "W7"], "settings": {"seed": 11}})
     cells = R.plan_cells(cfg, tmp_path)
-    children = np.random.SeedSequence(11).spawn(4)
-    expect = [int(c.generate_state(1)[0]) for c in children]
     first = [c for c in cells if c.model == "glove-6b-50d"]
-    assert [c.seed for c in first] == [expect[0], expect[2], expect[1], expect[3]]  # (cal, test) order of the run
-    assert [c.seed for c in cells if c.model == "again"] == [c.seed for c in first]
+    assert [(c.seed, c.stream) for c in first] == [(11, ("weat", t)) for cal in ("none", "zca")
+                                                   for t in ("W6", "W7")]
+    assert [c.stream for c in cells if c.model == "again"] == [c.stream for c in first]
     assert len({c.path for c in cells}) == len(cells)
+    # a stream does not depend on the rest of the grid: W7 alone plans the same cell (same stream and hash)
+    alone = R.plan_cells(parse_config({"models": ["glove-6b-50d"], "tests": ["W7"], "settings": {"seed": 11}}),
+                         tmp_path)
+    same = {(c.calibration, c.item): c.cell_hash for c in first}
+    assert all(c.cell_hash == same[(c.calibration, c.item)] for c in alone)

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable, IO, Iterator
 
-__all__ = ["atomic_write", "atomic_write_text", "atomic_write_bytes"]
+__all__ = ["atomic_write", "atomic_write_text", "atomic_write_bytes", "check_inside"]
 
 
 @contextlib.contextmanager
@@ -58,3 +58,21 @@ def atomic_write_with(path: str | Path, writer: Callable[[IO], None], binary: bo
     """Call ``writer(fh)`` on a temporary file and rename it over ``path``."""
     with atomic_write(path, "wb" if binary else "w") as fh:
         writer(fh)
+
+
+def check_inside(root: Path, path: Path) -> Path:
+    """``path`` if it resolves inside ``root``; a symlink leading out of the folder is refused.
+
+    Raises
+    ------
+    UnsafePathError
+        Naming the path and where it leads.
+    """
+    from ._errors import UnsafePathError
+
+    target = path.resolve()
+    base = root.resolve()
+    if target != base and base not in target.parents:
+        raise UnsafePathError(f"{path}: leads out of the run folder (to {target}); isoeat reads only files inside "
+                              f"{root}: remove the link")
+    return path

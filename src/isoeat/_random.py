@@ -8,8 +8,29 @@ The library never touches numpy's global state.
   :func:`numpy.random.default_rng` for the accepted types, so the streams of
   existing seeds do not change).
 * :func:`seed_sequence` turns ``rng`` into a root ``SeedSequence``.
-* :func:`spawn_seeds` derives ``n`` independent child seeds (one per grid
-  cell, template, word, ...) that results record.
+* :func:`spawn_seeds` derives ``n`` independent child seeds (one per
+  template, word, ...) that results record.
+* :func:`derive_seed` / :func:`stream` give the seed of one *named stream*
+  of a run: a pure function of the root seed and the stream's name
+  (``("weat", "W6")``), so the same cell draws the same numbers
+  whichever command computes it and whatever else is in the run. Every
+  result that draws records the root ``seed`` and its ``seed_stream``.
+
+Names of the streams (one rule for every command)
+-------------------------------------------------
+* a WEAT: ``("weat", TEST)``;
+* SC-WEAT: ``("scweat", TEST, WORD)``; SEAT: ``("seat", TEST, TEMPLATE)``;
+  CEAT: ``("ceat", TEST)``;
+* another bias metric: ``("metric", METRIC, TEST)``;
+* the anisotropy sample of a frame (raw and calibrated on the same vectors):
+  ``("anisotropy", FRAME)``;
+* a similarity benchmark's bootstrap: ``("similarity", BENCHMARK)``;
+* a sensitivity analysis's reference draw: ``("reference-draw", SOURCE, REPEAT)``;
+  the shards of a reference sample: ``("reference-shards",)``.
+
+No name holds the space (raw or a calibration): every space of a test draws
+the same permutations, samples and draws (common random numbers), so a
+difference between spaces is the calibration's alone, never Monte Carlo noise.
 
 Rules of :func:`seed_sequence`
 ------------------------------
@@ -32,7 +53,8 @@ import numpy as np
 from ._errors import InvalidValueError
 from ._validate import check_int, show
 
-__all__ = ["as_generator", "seed_sequence", "spawn_seeds", "resolve_seed", "resolve_seed_sequence", "RNG_TYPES"]
+__all__ = ["as_generator", "seed_sequence", "spawn_seeds", "resolve_seed", "resolve_seed_sequence", "RNG_TYPES",
+           "derive_seed", "stream", "root_seed", "keyed_sequence"]
 
 #: What an ``rng`` parameter accepts, in words (for messages and docstrings).
 RNG_TYPES = "None, a non-negative integer, a numpy.random.Generator or a numpy.random.SeedSequence"
@@ -173,3 +195,81 @@ def resolve_seed_sequence(rng: Any, *, name: str = "rng (seed)") -> tuple[np.ran
     """
     seed = _recordable(rng, name)
     return (seed_sequence(rng, name=name) if seed is None else np.random.SeedSequence(seed)), seed
+
+
+def _key_words(key: tuple[str, ...]) -> tuple[int, ...]:
+    """The stream's name as 32-bit words: the SHA-256 of its parts (unit-separated)."""
+    import hashlib
+
+    digest = hashlib.sha256("\x1f".join(str(k) for k in key).encode("utf-8", "surrogatepass")).digest()
+    return tuple(int(w) for w in np.frombuffer(digest, dtype="<u4"))
+
+
+def derive_seed(root: int, *key: str) -> int:
+    """The seed (uint32) of the stream named ``key`` of a run seeded with ``root``.
+
+    ``SeedSequence(root, spawn_key=SHA-256 words of the name)``: independent
+    streams for different names, the same stream for the same name — whatever
+    other streams the run draws, and in whatever order.
+
+    Examples
+    --------
+    >>> derive_seed(0, "weat", "none", "W6") == derive_seed(0, "weat", "none", "W6")
+    True
+    >>> len({derive_seed(0, "weat", s, "W6") for s in ("none", "zca")} | {derive_seed(1, "weat", "none", "W6")})
+    3
+    """
+    root = _seed(root, "seed")
+    return int(np.random.SeedSequence(root, spawn_key=_key_words(key)).generate_state(1)[0])
+
+
+def stream(rng: Any, *key: str, name: str = "rng") -> tuple[Any, int | None]:
+    """What a function that draws passes on for its named stream, and the root seed its result records.
+
+    ``rng`` None or an int: the root seed (None draws a fresh one, which is
+    recorded) and the stream's own seed :func:`derive_seed` ``(root, *key)``;
+    a ``Generator`` or ``SeedSequence``: used as given (the caller owns the
+    stream; nothing to record).
+
+    Returns
+    -------
+    (rng for the stream, recorded root seed or None)
+
+    Examples
+    --------
+    >>> s, root = stream(7, "weat", "none", "W1")
+    >>> root, s == derive_seed(7, "weat", "none", "W1")
+    (7, True)
+    """
+    if isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
+        return rng, None
+    root = _recordable(rng, name)
+    assert root is not None
+    return derive_seed(root, *key), root
+
+
+def root_seed(rng: Any, *, name: str = "rng") -> int:
+    """The root seed (an int) a run of several streams uses for ``rng``.
+
+    An int: itself; None: a fresh one; a Generator: one draw from it; a
+    SeedSequence: its first generated word (so a run seeded by either is
+    deterministic given its state).
+
+    Examples
+    --------
+    >>> root_seed(5), root_seed(np.random.default_rng(0)) == root_seed(np.random.default_rng(0))
+    (5, True)
+    """
+    ss, seed = resolve_seed_sequence(rng, name=name)
+    return int(ss.generate_state(1)[0]) if seed is None else seed
+
+
+def keyed_sequence(*entropy: int) -> np.random.SeedSequence:
+    """``SeedSequence(list(entropy))``: a stream keyed by whole numbers (a corpus's seed and a word's hash).
+
+    Examples
+    --------
+    >>> keyed_sequence(0, 5).entropy
+    [0, 5]
+    """
+    return np.random.SeedSequence([int(e) for e in entropy])

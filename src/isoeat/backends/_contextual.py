@@ -17,7 +17,6 @@ The small validators and digests both backends use live here too.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import warnings
 from pathlib import Path
@@ -429,8 +428,9 @@ class _ContextualBase:
     def _vectors_key(self, sents: Sequence[str], unit: str) -> str:
         """The memory key of the reference vectors of ``sents``: the whole reference key and the chunk size
         (the kept vectors are per chunk, read back by position), as JSON."""
-        return json.dumps({**self._reference_key(sents, unit), "chunk_size": self.chunk_size}, sort_keys=True,
-                          default=str)
+        from .._records import canonical_json
+
+        return canonical_json({**self._reference_key(sents, unit), "chunk_size": self.chunk_size})
 
     def _remember_vectors(self, key: str, chunks: list[tuple[np.ndarray, int]]) -> None:
         """Keep ``chunks`` (per chunk: vectors, truncations) under ``key``: the last sample only, within VECTORS_MEMO."""

@@ -200,8 +200,10 @@ def clear_cache(root: str | os.PathLike, kind: str | None = None, *, fingerprint
 
 
 def _canonical(parts: Mapping[str, Any]) -> str:
+    from .._records import canonical_json
+
     try:
-        return json.dumps(dict(parts), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        return canonical_json(dict(parts))
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"cache key parts must be plain JSON values: {exc}") from None
 

@@ -29,6 +29,7 @@ from .._errors import (
     NotFittedError,
 )
 from .._io import atomic_write_with
+from .._records import canonical_json, clean
 from .._validate import check_bool
 from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
@@ -98,7 +99,7 @@ def calibrator_digest(calibrator: Any) -> str:
         raise NotFittedError(f"this {type(calibrator).__name__} is not fitted yet: it has no content to hash")
     h = hashlib.sha256()
     params = calibrator.get_params() if hasattr(calibrator, "get_params") else {}
-    h.update(json.dumps([type(calibrator).__name__, params], sort_keys=True, default=str).encode())
+    h.update(canonical_json([type(calibrator).__name__, params]).encode())
     for name in names:
         _update_array(h, name, getattr(calibrator, name))
     return h.hexdigest()
@@ -106,11 +107,11 @@ def calibrator_digest(calibrator: Any) -> str:
 
 def _content_record(arrays: dict[str, np.ndarray], metadata_json: str) -> str:
     """The ``content_sha256`` entry: per-array and metadata SHA-256, as a JSON string."""
-    return json.dumps({
+    return canonical_json({
         "algorithm": "sha256",
         "arrays": {k: _array_sha256(k, a) for k, a in arrays.items()},
         "metadata_json": hashlib.sha256(metadata_json.encode()).hexdigest(),
-    }, sort_keys=True)
+    })
 
 
 def _verify_content(path: Path, record: str | None, arrays: dict[str, np.ndarray], metadata_json: str,
@@ -203,7 +204,7 @@ def save_calibrator(calibrator: Any, path: str | Path) -> Path:
            if k not in {"dim", "n", "params", "calibration"}},
     }
     arrays = {k: np.asarray(getattr(calibrator, k), dtype=np.float64) for k in arrays_names}
-    meta_json = json.dumps(meta, sort_keys=True, default=float)
+    meta_json = canonical_json(clean(meta))  # NaN (an undefined reference-SE, say) is written as null
     arrays[_HASH_KEY] = np.array(_content_record(arrays, meta_json))
     arrays["metadata_json"] = np.array(meta_json)
     atomic_write_with(path, lambda fh: np.savez(fh, **arrays))

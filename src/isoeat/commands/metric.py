@@ -112,7 +112,7 @@ def _p_footer(results: list[Any]) -> str:
 
 
 def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> str:
-    from ..experiments.compare import classify_change
+    from ..labels import classify_change, opposite_signs
     from ..reporting.tables import _render, format_p
 
     has_p = spec.p_value != "none"
@@ -134,7 +134,7 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
         if cal:
             c = cal[i]
             delta = c.estimate - r.estimate
-            flag = "sign reversal" if r.estimate * c.estimate < 0 else "-"
+            flag = "sign reversal" if opposite_signs(r.estimate, c.estimate) else "-"
             row += [f"{c.estimate:.3f}"] + ([_ci(c)] if has_ci else []) + ([format_p(c.p_value)] if has_p else [])
             row += [f"{delta:+.3f}" if math.isfinite(delta) else "nan"]
             row += [classify_change(r.p_value, c.p_value, alpha)[0]] if has_p else []

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
@@ -11,7 +10,8 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
-from .._random import as_generator
+from .._random import as_generator, keyed_sequence
+from .._records import content_hash
 from .._validate import check_int
 from ._files import texts_sha256
 from ._index import TOKEN_RE, WordIndex, word_pattern
@@ -169,7 +169,7 @@ def word_rng(seed: int, word: str) -> np.random.Generator:
     encoders draw contexts with it.
     """
     h = int.from_bytes(hashlib.sha256(word.encode("utf-8", "surrogatepass")).digest()[:8], "little")
-    return as_generator(np.random.SeedSequence([seed, h]))
+    return as_generator(keyed_sequence(seed, h))
 
 
 # ---------------------------------------------------------------------------
@@ -233,8 +233,7 @@ class Corpus:
         self.content_sha256 = content_sha256
         self.source_sha256 = source_sha256
         self.stats = stats
-        payload = json.dumps({"content_sha256": content_sha256, "settings": self._settings}, sort_keys=True)
-        self.fingerprint = hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
+        self.fingerprint = content_hash({"content_sha256": content_sha256, "settings": self._settings})
         self._lock = threading.Lock()
         self._index: WordIndex | None = None
         self._cache: dict[tuple[str, bool], np.ndarray] = {}
@@ -544,7 +543,7 @@ class Corpus:
             A tuple of sentences with ``capped``, ``n_requested`` and ``sentence_ids``.
         """
         n = check_int("n", n, lo=1)
-        gen = as_generator(np.random.SeedSequence([self.seed, 0x73616D706C65]) if rng is None else rng)
+        gen = as_generator(keyed_sequence(self.seed, 0x73616D706C65) if rng is None else rng)
         order = gen.permutation(len(self.sentences))[:n].tolist()
         return Sample((self.sentences[i] for i in order), n, order)
 

@@ -81,14 +81,15 @@ uniformity of embedding space utilization. Findings of ACL.
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, IsoeatWarning
-from .._random import resolve_seed
+from .._cosine import unit_rows
+from .._errors import ConfigError, DataFormatError
+from .._random import stream
+from .frames import sample_reference  # noqa: F401 - re-exported (the frame "reference")
 from .._validate import check_bool, check_int
 
 __all__ = [
@@ -117,11 +118,7 @@ def _as_matrix(X: Any, what: str = "vectors") -> np.ndarray:
 
 
 def _unit_rows(X: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    if (norms == 0).any():
-        i = int(np.flatnonzero(norms[:, 0] == 0)[0])
-        raise DataFormatError(f"row {i} is an all-zero vector; cosine is undefined")
-    return X / norms
+    return unit_rows(X, "vectors", DataFormatError)
 
 
 #: rows per block when pairwise cosines are summed without the d x d Gram matrix (N <= d): memory block x N
@@ -374,69 +371,6 @@ def partition_ratio(X: Any) -> float:
     return float(np.exp(log_z.min() - log_z.max()))
 
 
-def sample_reference(
-    model: Any,
-    n: int = 2000,
-    *,
-    rng: Any = None,
-    reference_size: int = 100_000,
-    reference_kwargs: dict | None = None,
-) -> tuple[np.ndarray, str, int | None]:
-    """Draw ``n`` reference vectors of ``model`` uniformly at random, without replacement.
-
-    The pool is ``model.reference_vectors(reference_size, **reference_kwargs)``
-    (for static vectors: the ``reference_size`` most frequent vocabulary rows,
-    the sample ZCA is fitted on; for sentence encoders: the encoder's
-    reference sentences). ``n`` distinct rows of the pool are drawn with
-    ``Generator.choice(m, n, replace=False)`` and kept in pool order. When the
-    pool has fewer than ``n`` rows, all of them are used, an
-    :class:`~isoeat.IsoeatWarning` is issued and the description says so.
-
-    Parameters
-    ----------
-    model : Encoder
-    n : int, default 2000
-        Sample size (paper §4.3: 2,000).
-    rng : None, int or numpy.random.Generator
-    reference_size : int, default 100_000
-        Size of the pool the sample is drawn from.
-    reference_kwargs : dict, optional
-        Passed to ``model.reference_vectors`` (e.g. ``{"text": PATH}``).
-
-    Returns
-    -------
-    vectors : numpy.ndarray, shape (min(n, m), d)
-    description : str
-        The sampling rule, for the result.
-    seed : int or None
-        The seed used (None when a Generator was passed).
-    """
-    n = check_int("n_samples", n, lo=2)
-    gen, seed = resolve_seed(rng)
-    pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
-    pool = np.asarray(pool, dtype=np.float64)
-    m = pool.shape[0]
-    seed_txt = f"seed {seed}" if seed is not None else "a caller-supplied Generator"
-    if m < 2:
-        raise DataFormatError(f"{getattr(model, 'name', 'model')}: only {m} reference vector(s); need at least 2")
-    if m <= n:
-        if m < n:
-            warnings.warn(
-                f"{getattr(model, 'name', 'model')}: asked for {n} reference vectors but only {m} are "
-                f"available; using all {m}",
-                IsoeatWarning,
-                stacklevel=2,
-            )
-        desc = f"frame reference: all {m} vectors of the pool ({pool_desc})"
-        if m < n:
-            desc += f"; asked for {n}, only {m} available"
-        return pool, desc, seed
-    idx = np.sort(gen.choice(m, size=int(n), replace=False))
-    desc = (f"frame reference: {n} of {m} vectors drawn uniformly without replacement ({seed_txt}) from the "
-            f"pool: {pool_desc}")
-    return pool[idx], desc, seed
-
-
 @dataclass(frozen=True)
 class AnisotropyResult:
     """Anisotropy of one embedding space (raw or calibrated) on one sample.
@@ -612,6 +546,9 @@ def compare_anisotropy(
         :math:`N` (paper §4.3). More than the pool holds: all are used, with a warning.
     top_k : int, default 50
     rng : None, int or numpy.random.Generator
+        The root seed; the sample is drawn from the stream ``("anisotropy", FRAME)``
+        (:func:`isoeat._random.derive_seed`), the same in every command, and
+        recorded as ``seed``. A Generator is used as given.
     reference_size : int, default 100_000
         Pool size (see :func:`sample_reference`).
     reference_kwargs : dict, optional
@@ -651,6 +588,8 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
         from ..calibration import check_compatible
 
         check_compatible(calibration, model, force=force)
+    # the sample of a frame comes from its named stream: every command draws the same rows for the same seed
+    rng, root = stream(rng, "anisotropy", frame)
     if frame == "reference":
         X, desc, seed = sample_reference(
             model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs
@@ -659,6 +598,9 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
         from .frames import sample_frame
 
         X, desc, seed = sample_frame(model, frame, n_samples, rng=rng)
+    if root is not None:
+        seed = root
+        desc = desc.replace(f"seed {rng}", f"seed {root}, stream anisotropy/{frame}")
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                   return_matrix=return_matrix, matrix_size=matrix_size)

@@ -27,16 +27,17 @@ names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisotropy`, 
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError
+from .._errors import ConfigError, DataFormatError, IsoeatWarning
 from .._random import resolve_seed
 from .._validate import check_int
 
-__all__ = ["FRAMES", "parse_frame", "sample_frame"]
+__all__ = ["FRAMES", "parse_frame", "sample_frame", "sample_reference"]
 
 #: Frame kinds (``KIND`` or ``KIND:ARGUMENT``).
 FRAMES = ("reference", "vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens", "paper")
@@ -110,7 +111,7 @@ def _top_n(arg: str) -> int:
 def sample_frame(model: Any, frame: str, n: int, *, rng: Any = None) -> tuple[np.ndarray, str, int | None]:
     """``n`` vectors of ``model`` drawn from ``frame`` (not ``reference``: see :func:`sample_reference`).
 
-    Returns ``(vectors, description, seed)`` as :func:`~isoeat.diagnostics.anisotropy.sample_reference`: all
+    Returns ``(vectors, description, seed)`` as :func:`sample_reference`: all
     of the frame when it holds at most ``n`` vectors (tokens: at most ``n`` tokens), else ``n`` drawn
     uniformly without replacement with the seeded generator.
     """
@@ -144,3 +145,66 @@ def sample_frame(model: Any, frame: str, n: int, *, rng: Any = None) -> tuple[np
             + ("" if total <= n else f", drawn without replacement from the token stream ({how}): "
                                      "frequency-weighted, repeated words give identical vectors"))
     return np.asarray(m.vectors[rep], dtype=np.float64), desc, seed
+
+
+def sample_reference(
+    model: Any,
+    n: int = 2000,
+    *,
+    rng: Any = None,
+    reference_size: int = 100_000,
+    reference_kwargs: dict | None = None,
+) -> tuple[np.ndarray, str, int | None]:
+    """Draw ``n`` reference vectors of ``model`` uniformly at random, without replacement.
+
+    The pool is ``model.reference_vectors(reference_size, **reference_kwargs)``
+    (for static vectors: the ``reference_size`` most frequent vocabulary rows,
+    the sample ZCA is fitted on; for sentence encoders: the encoder's
+    reference sentences). ``n`` distinct rows of the pool are drawn with
+    ``Generator.choice(m, n, replace=False)`` and kept in pool order. When the
+    pool has fewer than ``n`` rows, all of them are used, an
+    :class:`~isoeat.IsoeatWarning` is issued and the description says so.
+
+    Parameters
+    ----------
+    model : Encoder
+    n : int, default 2000
+        Sample size (paper §4.3: 2,000).
+    rng : None, int or numpy.random.Generator
+    reference_size : int, default 100_000
+        Size of the pool the sample is drawn from.
+    reference_kwargs : dict, optional
+        Passed to ``model.reference_vectors`` (e.g. ``{"text": PATH}``).
+
+    Returns
+    -------
+    vectors : numpy.ndarray, shape (min(n, m), d)
+    description : str
+        The sampling rule, for the result.
+    seed : int or None
+        The seed used (None when a Generator was passed).
+    """
+    n = check_int("n_samples", n, lo=2)
+    gen, seed = resolve_seed(rng)
+    pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
+    pool = np.asarray(pool, dtype=np.float64)
+    m = pool.shape[0]
+    seed_txt = f"seed {seed}" if seed is not None else "a caller-supplied Generator"
+    if m < 2:
+        raise DataFormatError(f"{getattr(model, 'name', 'model')}: only {m} reference vector(s); need at least 2")
+    if m <= n:
+        if m < n:
+            warnings.warn(
+                f"{getattr(model, 'name', 'model')}: asked for {n} reference vectors but only {m} are "
+                f"available; using all {m}",
+                IsoeatWarning,
+                stacklevel=2,
+            )
+        desc = f"frame reference: all {m} vectors of the pool ({pool_desc})"
+        if m < n:
+            desc += f"; asked for {n}, only {m} available"
+        return pool, desc, seed
+    idx = np.sort(gen.choice(m, size=int(n), replace=False))
+    desc = (f"frame reference: {n} of {m} vectors drawn uniformly without replacement ({seed_txt}) from the "
+            f"pool: {pool_desc}")
+    return pool[idx], desc, seed

@@ -58,6 +58,8 @@ from typing import Any
 
 import numpy as np
 
+from .._cosine import unit_rows
+
 __all__ = ["MECHANISM_TOP", "SHARE_KS", "contrast_components", "mechanism_from_vectors"]
 
 #: Directions kept per test in the stored record (the figure's bars).
@@ -67,8 +69,7 @@ SHARE_KS = (1, 3, 10)
 
 
 def _unit_mean(V: np.ndarray) -> np.ndarray:
-    V = np.asarray(V, dtype=np.float64)
-    return (V / np.linalg.norm(V, axis=1, keepdims=True)).mean(axis=0)
+    return unit_rows(V, "vectors").mean(axis=0)
 
 
 def contrast_components(X: Any, Y: Any, A: Any, B: Any, basis: Any) -> np.ndarray:
@@ -175,8 +176,5 @@ def _image_basis(calibrator: Any, U: np.ndarray) -> np.ndarray | None:
 
 def _s(space: dict[str, np.ndarray], t: str) -> np.ndarray:
     """s(w) of the rows of ``space[t]`` straight from the cosines (the check on the decomposition)."""
-    def unit(M: np.ndarray) -> np.ndarray:
-        return M / np.linalg.norm(M, axis=1, keepdims=True)
-
-    W = unit(space[t])
-    return (W @ unit(space["A"]).T).mean(axis=1) - (W @ unit(space["B"]).T).mean(axis=1)
+    W = unit_rows(space[t], t)
+    return (W @ unit_rows(space["A"], "A").T).mean(axis=1) - (W @ unit_rows(space["B"], "B").T).mean(axis=1)

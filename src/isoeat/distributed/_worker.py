@@ -13,7 +13,6 @@ Importing this module imports neither Dask nor torch.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import OrderedDict
@@ -41,7 +40,9 @@ _LOAD_COUNTS: dict[str, int] = {}
 
 def model_key(spec: str, options: dict[str, Any] | None) -> str:
     """The cache key of a (spec, options) pair: JSON with sorted keys."""
-    return json.dumps([spec, options or {}], sort_keys=True, default=repr)
+    from .._records import canonical_json
+
+    return canonical_json([spec, options or {}])
 
 
 def get_model(spec: str, options: dict[str, Any] | None = None) -> tuple[Any, threading.Lock]:

@@ -24,14 +24,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..labels import is_significant, opposite_signs
 from ._sensitivity_records import SWEEP_KINDS, TestSensitivity
 
 __all__ = ["is_significant", "agrees", "agreement_share", "max_abs_shift", "sign_reversals", "verdict"]
-
-
-def is_significant(p_value: float, alpha: float) -> bool:
-    """The significance call ``p_value < alpha`` (``p == alpha`` and NaN are not significant)."""
-    return bool(p_value < alpha)
 
 
 def agrees(p_value: float, p_default: float, alpha: float) -> bool:
@@ -58,7 +54,7 @@ def max_abs_shift(d: Any, d_default: float) -> float:
 
 def sign_reversals(d: Any, d_default: float) -> int:
     """Number of defined d whose sign is strictly opposite to ``d_default``'s."""
-    return int(np.sum(_finite(d) * d_default < 0))
+    return sum(opposite_signs(float(x), float(d_default)) for x in np.asarray(d, dtype=np.float64).ravel())
 
 
 def verdict(

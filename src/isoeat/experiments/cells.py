@@ -20,6 +20,7 @@ import numpy as np
 from .._errors import ConfigError, IsoeatError
 from .._io import atomic_write_bytes
 from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
+from .._records import content_hash
 from ._store import read_json, slug
 from .config import ExperimentConfig, ModelSpec, test_hash
 
@@ -39,8 +40,8 @@ class Cell:
     model: str
     calibration: str
     item: str  # test id, "anisotropy" or benchmark name
-    seed: int
-    spawn_index: int
+    seed: int  # the run's root seed: every cell draws from its own named stream of it (isoeat._random)
+    stream: tuple[str, ...]
     path: Path
     cell_hash: str
     extra: dict = field(default_factory=dict)
@@ -54,11 +55,6 @@ class Cell:
         return f"{self.model} {self.calibration} {self.item}" + (" metrics" if self.kind == "metrics" else "")
 
 
-def _seed_of(children: list, index: int) -> int:
-    """The integer seed of spawned child ``index`` (as :func:`isoeat.compare_calibration` draws it)."""
-    return int(children[index].generate_state(1)[0])
-
-
 def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str], str] | None = None) -> list[Cell]:
     """Every cell of the grid with its seed, file and content hash, in run order.
 
@@ -66,53 +62,52 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
     :func:`calibrator_digest` of a calibrator handed to the run; it enters the
     hash of that space's cells, so a different calibrator never reuses them.
     """
-    from .config import _sha
-
     s = config.settings
-    n_cal, n_test = len(config.calibrations), len(config.tests)
+    check_labels(config)
     benches = list(config.similarity.benchmarks) if config.similarity else []
-    n_metric_base = n_test * n_cal + 1 + len(benches)  # metric cells: after every earlier child (seeds kept)
-    n_children = n_metric_base + n_test * n_cal  # spawning children nobody uses changes no other child
-    children = np.random.SeedSequence(s.seed).spawn(n_children)
+    seed = s.seed
     protocol = config.protocol_hash()
     cells: list[Cell] = []
+
+    def add(kind: str, m: Any, c: Any, item: str, stream: tuple[str, ...], path: Path, extra: dict | None = None,
+            **key: Any) -> None:
+        mid = {"spec": m.spec, "options": m.options, "layer": m.layer, "contexts_per_word": m.contexts_per_word}
+        h = content_hash({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "seed": seed,
+                          "stream": list(stream), "format": CELL_FORMAT, **key, **_given_key(given, m.label, c.label)})
+        cells.append(Cell(kind, m.label, c.label, item, seed, stream, path, h, extra or {}))
+
     for m in config.models:
         mdir = slug(m.label)
-        mid = {"spec": m.spec, "options": m.options, "layer": m.layer, "contexts_per_word": m.contexts_per_word}
-        for ci, c in enumerate(config.calibrations):
+        for c in config.calibrations:
             cdir = slug(c.label)
-            for ti, t in enumerate(config.tests):
-                idx = ti * n_cal + ci
-                seed = _seed_of(children, idx)
-                key = {"protocol": protocol, "model": mid, "calibration": c.to_dict(), "test": test_hash(t),
-                       "seed": seed, "format": CELL_FORMAT}
-                key.update(_given_key(given, m.label, c.label))
-                h = _sha(key)
-                cells.append(Cell("weat", m.label, c.label, t.id, seed, idx,
-                                  out / "cells" / mdir / cdir / f"{slug(t.id)}.json", h, {"test": t}))
+            for t in config.tests:
+                add("weat", m, c, t.id, ("weat", t.id), out / "cells" / mdir / cdir / f"{slug(t.id)}.json",
+                    {"test": t}, test=test_hash(t))
                 if config.metrics:
-                    midx = n_metric_base + idx
-                    mseed = _seed_of(children, midx)
-                    mkey = {**key, "seed": mseed, "metrics": list(config.metrics), "options": metric_options(config)}
-                    cells.append(Cell("metrics", m.label, c.label, t.id, mseed, midx,
-                                      out / "metrics" / mdir / cdir / f"{slug(t.id)}.json", _sha(mkey), {"test": t}))
+                    add("metrics", m, c, t.id, ("metric", "*", t.id),
+                        out / "metrics" / mdir / cdir / f"{slug(t.id)}.json", {"test": t}, test=test_hash(t),
+                        metrics=list(config.metrics), options=metric_options(config))
         if config.anisotropy:
-            idx = n_test * n_cal
-            seed = _seed_of(children, idx)
-            for c in config.calibrations:
-                h = _sha({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "anisotropy": True,
-                          "seed": seed, "format": CELL_FORMAT, **_given_key(given, m.label, c.label)})
-                cells.append(Cell("anisotropy", m.label, c.label, "anisotropy", seed, idx,
-                                  out / "anisotropy" / mdir / f"{slug(c.label)}.json", h))
-        for bi, b in enumerate(benches):
-            idx = n_test * n_cal + 1 + bi
-            seed = _seed_of(children, idx)
+            for c in config.calibrations:  # raw and calibrated measured on the same sample (one stream)
+                add("anisotropy", m, c, "anisotropy", ("anisotropy", "reference"),
+                    out / "anisotropy" / mdir / f"{slug(c.label)}.json", anisotropy=True)
+        for b in benches:
             for c in config.calibrated:
-                h = _sha({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "benchmark": b,
-                          "seed": seed, "format": CELL_FORMAT, **_given_key(given, m.label, c.label)})
-                cells.append(Cell("similarity", m.label, c.label, b, seed, idx,
-                                  out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json", h))
+                add("similarity", m, c, b, ("similarity", b), out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json",
+                    benchmark=b)
     return cells
+
+
+def check_labels(config: ExperimentConfig, also: dict[str, Iterable[str]] | None = None) -> None:
+    """Refuse labels whose file names would be one file on a case-insensitive disk (``also``: a folder's own)."""
+    from .._names import check_distinct
+
+    also = also or {}
+    check_distinct([*also.get("models", ()), *(m.label for m in config.models)], "model labels")
+    check_distinct([*also.get("calibrations", ()), *(c.label for c in config.calibrations)], "calibration labels")
+    check_distinct([*also.get("tests", ()), *(t.id for t in config.tests)], "test ids")
+    if config.similarity:
+        check_distinct(config.similarity.benchmarks, "similarity benchmarks")
 
 
 def _given_key(given: dict[tuple[str, str], str] | None, model: str, calibration: str) -> dict[str, str]:
@@ -320,15 +315,13 @@ def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: Experi
     content of the reference corpus file: a change to any of them means a new
     calibrator, and the calibrated cells computed with the old one are stale.
     """
-    from .config import _sha
-
     request = {"calibration": cspec.name, "params": cspec.params, "n_reference": config.settings.reference.size,
                "reference_kwargs": _reference_kwargs(mspec, config, model),
                "model_fingerprint": getattr(model, "fingerprint", None)}
     content = reference_content(config)
     if content is not None:  # absent key: requests of earlier versions keep their hash
         request["reference_sha256"] = content
-    return _sha(request)
+    return content_hash(request)
 
 
 def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
@@ -411,9 +404,9 @@ def run_metric_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentC
                     force: bool) -> dict[str, Any]:
     """Every configured metric on the cell's test in the cell's space (the model and calibrator the WEAT cells use).
 
-    Metric ``i`` of the registry gets child ``i`` of ``SeedSequence(cell.seed).spawn``
-    (so a metric's seed does not depend on which others are listed; the
-    result records it and ``isoeat.metric(..., rng=seed)`` replays it). A
+    Metric ``m`` draws from the stream ``("metric", m, TEST)`` of the run's seed (so its numbers do
+    not depend on which others are listed; ``isoeat.metric(..., rng=seed)`` replays it, as does
+    ``isoeat metric --seed SEED``). A
     metric that cannot be computed on the test (no defining pairs, a pair word
     missing) is recorded with its error; the others are kept.
     """
@@ -421,11 +414,10 @@ def run_metric_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentC
     from ..metrics.registry import METRICS
 
     test, opts = cell.extra["test"], metric_options(config)
-    children = np.random.SeedSequence(cell.seed).spawn(len(METRICS.names()))
     records: list[dict[str, Any]] = []
     for name in config.metrics:
         spec = METRICS.get(name)
-        seed = _seed_of(children, METRICS.names().index(spec.name))
+        seed = cell.seed
         try:
             res = metric(model, spec.name, test, calibration=calibrator, rng=seed, force=force,
                          min_coverage=config.settings.min_coverage, allow_overlap=config.settings.allow_overlap,

@@ -16,14 +16,35 @@ The other bias metrics (:mod:`isoeat.metrics`) get one more label,
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 
 from .._errors import ConfigError
-from ..stats.weat import WEATResult, resolve_seed_sequence, weat
+from ..labels import (  # noqa: F401 - re-exported: the one home of every label is isoeat.labels
+    CHANGE_CLASSES,
+    COHEN_BOUNDS,
+    FALLBACK_WARN_SHARE,
+    LARGE_SHIFT,
+    MAGNITUDE_RULE,
+    MAGNITUDES,
+    METRIC_CHANGE_RULE,
+    METRIC_CONCLUSIONS,
+    SANITY_TESTS,
+    change_flags,
+    check_alpha,
+    classify_change,
+    cohen_magnitude,
+    compare_records,
+    fallback_counts,
+    is_significant,
+    metric_change,
+    sanity_failures,
+    too_many_fallbacks,
+)
+from .._random import root_seed
+from ..stats.weat import WEATResult, weat
 
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
@@ -32,159 +53,6 @@ __all__ = [
     "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
     "COHEN_BOUNDS", "MAGNITUDES", "cohen_magnitude", "MAGNITUDE_RULE",
 ]
-
-CHANGE_CLASSES = ("Stable", "Disappearing", "Emerging")
-
-
-#: |Δd| strictly above this is flagged ``large_shift`` (the paper's "|Δd| > 0.5").
-LARGE_SHIFT = 0.5
-
-
-#: A contextual model's table warns when strictly more than this share of its stimulus words (test-set
-#: entries) had no corpus context and were encoded in the fallback template instead.
-FALLBACK_WARN_SHARE = 0.10
-
-
-def fallback_counts(results: Sequence[Any]) -> tuple[int, int, int]:
-    """``(entries in the template, stimulus entries, distinct words in the template)`` of a table's results.
-
-    ``results``: one result (or record) per test of one space. An entry is a word of one set of one test
-    (a word in two tests counts twice), among the words the test kept (``n_x + n_y + n_a + n_b``).
-    """
-    def get(r: Any, k: str) -> Any:
-        return r[k] if isinstance(r, dict) else getattr(r, k)
-
-    entries = [w for r in results for w in (get(r, "fallback") or ())]
-    total = sum(int(get(r, k)) for r in results for k in ("n_x", "n_y", "n_a", "n_b"))
-    return len(entries), total, len({w.split(":", 1)[-1] for w in entries})
-
-
-def too_many_fallbacks(n_fallback: int, n_total: int) -> bool:
-    """``n_fallback / n_total > FALLBACK_WARN_SHARE`` (strict; no entries: False).
-
-    Examples
-    --------
-    >>> too_many_fallbacks(10, 100), too_many_fallbacks(11, 100)
-    (False, True)
-    """
-    from fractions import Fraction
-
-    return n_total > 0 and Fraction(n_fallback, n_total) > Fraction(str(FALLBACK_WARN_SHARE))  # exact at the bound
-
-
-def is_significant(p: float, alpha: float) -> bool:
-    """Significance as everywhere in isoeat: ``p < alpha`` (strict; NaN is not significant).
-
-    Examples
-    --------
-    >>> is_significant(0.05, 0.05), is_significant(0.0499, 0.05)
-    (False, True)
-    """
-    return bool(p < alpha)
-
-
-def classify_change(p_raw: float, p_calibrated: float, alpha: float = 0.05) -> str:
-    """``"Stable"``, ``"Disappearing"`` or ``"Emerging"`` (significance is ``p < alpha``).
-
-    Examples
-    --------
-    >>> classify_change(0.001, 0.2)
-    'Disappearing'
-    >>> classify_change(0.2, 0.05)  # p equal to alpha is not significant
-    'Stable'
-    """
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
-    raw, cal = is_significant(p_raw, alpha), is_significant(p_calibrated, alpha)
-    if raw and not cal:
-        return "Disappearing"
-    if cal and not raw:
-        return "Emerging"
-    return "Stable"
-
-
-def change_flags(d_raw: float, d_calibrated: float) -> dict[str, Any]:
-    """``delta_d`` = d_W − d_R, ``large_shift`` (abs(Δd) > 0.5) and ``sign_reversal`` (opposite, non-zero signs).
-
-    A zero or non-finite effect size on either side is never a sign reversal;
-    a non-finite Δd is never a large shift.
-
-    Examples
-    --------
-    >>> change_flags(1.0, 0.5)["large_shift"], change_flags(1.0, 0.4)["large_shift"]
-    (False, True)
-    >>> change_flags(0.2, -0.1)["sign_reversal"], change_flags(0.0, -0.1)["sign_reversal"]
-    (True, False)
-    """
-    dd = float(d_calibrated) - float(d_raw)
-    return {
-        "delta_d": dd,
-        "large_shift": bool(math.isfinite(dd) and abs(dd) > LARGE_SHIFT),
-        "sign_reversal": bool(math.isfinite(d_raw) and math.isfinite(d_calibrated) and d_raw * d_calibrated < 0),
-    }
-
-
-#: Cohen's (1988, §2.2.3) conventional magnitudes of a standardised mean difference, by lower bound of
-#: :math:`|d|` (inclusive): 0.2 small, 0.5 medium, 0.8 large; below 0.2 negligible.
-COHEN_BOUNDS = ((0.8, "large"), (0.5, "medium"), (0.2, "small"))
-#: Every label :func:`cohen_magnitude` returns ("n/a": d is NaN or infinite).
-MAGNITUDES = ("negligible", "small", "medium", "large", "n/a")
-#: The rule in one line, printed under every table that shows it.
-MAGNITUDE_RULE = ("Cohen's magnitude of |d|: negligible < 0.2 <= small < 0.5 <= medium < 0.8 <= large "
-                  "(a convention for effect sizes, not a measure of harm).")
-
-
-def cohen_magnitude(d: float) -> str:
-    """Cohen's label of an effect size: ``abs(d)`` against :data:`COHEN_BOUNDS` (lower bounds inclusive).
-
-    The sign does not matter (-0.9 is large); NaN and infinities are ``"n/a"``.
-
-    Examples
-    --------
-    >>> [cohen_magnitude(d) for d in (0.19999, 0.2, 0.5, -0.8, 0.79999, float("nan"))]
-    ['negligible', 'small', 'medium', 'large', 'medium', 'n/a']
-    """
-    if d is None or not math.isfinite(d := float(d)):
-        return "n/a"
-    for bound, label in COHEN_BOUNDS:
-        if abs(d) >= bound:
-            return label
-    return "negligible"
-
-
-#: Sanity tests (Caliskan et al. 2017; paper §5.3): flowers/insects and instruments/weapons vs pleasant/
-#: unpleasant, associations found in nearly every human sample (Greenwald et al. 1998). A space in which one
-#: is not significant, in its expected direction, is suspect (raw GPT-2 fails both in the paper's Table A1).
-SANITY_TESTS = ("W1", "W2")
-
-
-def sanity_failures(rows: Sequence[Any], alpha: float) -> list[tuple[str, str, float, float]]:
-    """``(test, space, d, p)`` for each sanity test of ``rows`` not significant in its expected direction.
-
-    ``rows`` have ``test``, ``raw`` and ``calibrated`` (results with ``effect_size``, ``p_value``,
-    ``alternative``); ``space`` is "raw" or "calibrated". A failure is p ≥ alpha, or d ≤ 0 under a
-    two-sided alternative; a result tested with ``alternative="less"`` asks another question and is skipped.
-
-    Examples
-    --------
-    >>> from types import SimpleNamespace as NS
-    >>> ok, weak = NS(effect_size=1.2, p_value=0.001, alternative="greater"), NS(effect_size=0.3, p_value=0.05,
-    ...                                                                       alternative="greater")
-    >>> sanity_failures([NS(test="W1", raw=weak, calibrated=ok), NS(test="W6", raw=weak, calibrated=weak)], 0.05)
-    [('W1', 'raw', 0.3, 0.05)]
-    """
-    out = []
-    for r in rows:
-        if r.test not in SANITY_TESTS:
-            continue
-        for space, res in (("raw", r.raw), ("calibrated", r.calibrated)):
-            if res.alternative == "less":
-                continue
-            wrong_way = res.alternative == "two-sided" and not res.effect_size > 0
-            if wrong_way or not is_significant(res.p_value, alpha):
-                out.append((r.test, space, float(res.effect_size), float(res.p_value)))
-    return out
-
 
 def adjust_family(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     """Holm and Benjamini–Hochberg adjusted p across one family; NaN entries stay NaN and are not counted.
@@ -215,33 +83,6 @@ def adjust_records(records: list[dict], by: Sequence[str] = ("model", "calibrati
             r["p_holm"], r["p_bh"] = float(a), float(b)
 
 
-def compare_records(raw: dict, calibrated: dict, alpha: float) -> dict[str, Any]:
-    """The comparison columns of one test from its raw and calibrated WEAT records.
-
-    ``raw``/``calibrated`` hold at least ``effect_size``, ``p_value`` and, when
-    adjusted, ``p_holm``/``p_bh``. Returns d, p (and adjusted p) of both
-    spaces, ``sig_raw``/``sig_calibrated``, ``change`` (and ``change_holm``/
-    ``change_bh`` where both adjusted p exist), ``delta_d``, ``large_shift``
-    and ``sign_reversal`` — the one definition of every label isoeat prints.
-    """
-    row = {
-        "d_raw": raw["effect_size"], "p_raw": raw["p_value"], "p_method_raw": raw.get("p_method"),
-        "d_calibrated": calibrated["effect_size"], "p_calibrated": calibrated["p_value"],
-        "p_method_calibrated": calibrated.get("p_method"),
-        "p_holm_raw": raw.get("p_holm"), "p_holm_calibrated": calibrated.get("p_holm"),
-        "p_bh_raw": raw.get("p_bh"), "p_bh_calibrated": calibrated.get("p_bh"),
-        "sig_raw": is_significant(raw["p_value"], alpha),
-        "sig_calibrated": is_significant(calibrated["p_value"], alpha),
-        "change": classify_change(raw["p_value"], calibrated["p_value"], alpha),
-        **change_flags(raw["effect_size"], calibrated["effect_size"]),
-    }
-    for m in ("holm", "bh"):
-        a, b = row[f"p_{m}_raw"], row[f"p_{m}_calibrated"]
-        if a is not None and b is not None and math.isfinite(a) and math.isfinite(b):
-            row[f"change_{m}"] = classify_change(a, b, alpha)
-    return row
-
-
 def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: float) -> list[dict]:
     """Raw vs each calibrated space, per model and test (the ``comparison.csv`` rows).
 
@@ -267,61 +108,6 @@ def comparison_rows(weat_records: list[dict], calibrations: list[dict], alpha: f
             "magnitude_calibrated": cohen_magnitude(rc["effect_size"]),
         })
     return rows
-
-
-#: The conclusion labels of :func:`metric_change`.
-METRIC_CONCLUSIONS = ("changed", "unchanged", "no conclusion")
-
-#: :func:`metric_change`'s rule in one sentence, printed under every table of it (``{alpha}`` filled in).
-METRIC_CHANGE_RULE = ("changed: significance at alpha = {alpha:g} differs (p < alpha; where the metric has a p-value) "
-                      "or the estimate reverses sign (signed metrics; a zero is no reversal); no conclusion: "
-                      "unsigned and no p-value (MAC, direct bias, RNSB), compare the estimates.")
-
-
-def metric_change(estimate_raw: float, p_raw: float, estimate_calibrated: float, p_calibrated: float, *,
-                  signed: bool, has_p: bool, alpha: float = 0.05) -> dict[str, Any]:
-    """Whether calibration changes a bias metric's conclusion: the one rule behind every metric summary.
-
-    A metric's conclusion is what a reader takes from it: *significant or not
-    at alpha* where the metric has a p-value (RND, RIPA, SemAxis, NAS: the
-    permutation p; ECT: Spearman's test), and *which way* where it is signed
-    (RND, RIPA, SemAxis, NAS). The conclusion **changed** when
-
-    * the metric has a p-value and significance (``p < alpha``, strict, as
-      :func:`is_significant`) differs between the spaces
-      (:func:`classify_change` is Disappearing or Emerging), or
-    * the metric is signed and the estimates have opposite, non-zero signs
-      (the ``sign_reversal`` rule of :func:`change_flags`: a zero or NaN
-      estimate on either side is no reversal), whether or not significant;
-
-    **unchanged** otherwise, and **no conclusion** for a metric with neither
-    a p-value nor a sign (MAC, direct bias, RNSB): only its change in the
-    estimate is reported.
-
-    Returns ``delta`` (calibrated - raw), ``sig_raw``, ``sig_calibrated``,
-    ``change`` (``Stable`` / ``Disappearing`` / ``Emerging``, ``""`` without
-    a p-value), ``sign_reversal`` (False for an unsigned metric),
-    ``conclusion`` and ``reason`` (what changed, ``"; "``-joined).
-
-    Examples
-    --------
-    >>> metric_change(0.3, 0.01, 0.2, 0.05, signed=True, has_p=True)["reason"]  # p == alpha: not significant
-    'Disappearing'
-    >>> metric_change(0.0, 0.5, -0.3, 0.5, signed=True, has_p=True)["conclusion"]  # zero raw: no reversal
-    'unchanged'
-    >>> metric_change(0.6, float("nan"), 0.4, float("nan"), signed=False, has_p=False)["conclusion"]
-    'no conclusion'
-    """
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
-    flags = change_flags(estimate_raw, estimate_calibrated)
-    change = classify_change(p_raw, p_calibrated, alpha) if has_p else ""
-    reversal = bool(signed and flags["sign_reversal"])
-    reasons = ([change] if change not in ("", "Stable") else []) + (["sign reversal"] if reversal else [])
-    conclusion = "no conclusion" if not (has_p or signed) else "changed" if reasons else "unchanged"
-    return {"delta": flags["delta_d"], "sig_raw": bool(has_p and is_significant(p_raw, alpha)),
-            "sig_calibrated": bool(has_p and is_significant(p_calibrated, alpha)), "change": change,
-            "sign_reversal": reversal, "conclusion": conclusion, "reason": "; ".join(reasons)}
 
 
 def metric_comparison_rows(metric_records: list[dict], calibrations: list[dict], alpha: float) -> list[dict]:
@@ -536,9 +322,11 @@ def compare_calibration(
         calibrated d's delete-one-shard jackknife SE (``row.reference_se``).
         The shards' seeded order uses ``rng`` when it is an integer, else 0.
         Default: no SE for a fixed size; ``"auto"`` always reports it.
-    rng : None, int or Generator, default 0
-        Root of the randomness. One child seed per (test, space) is derived
-        with ``numpy.random.SeedSequence.spawn`` and recorded in each result.
+    rng : None or int, default 0
+        The root seed. Each WEAT draws from its own named stream of it,
+        ``("weat", TEST)`` (raw and calibrated alike) (:func:`isoeat._random.derive_seed`), as in
+        ``isoeat run`` and :func:`isoeat.weat`: the same test gives the same
+        numbers whatever else is measured. Recorded in each result.
     progress : callable, optional
         Called as ``progress(done, total, label)`` after each result.
     **weat_kwargs
@@ -560,8 +348,7 @@ def compare_calibration(
     tests = [get_test(t) if isinstance(t, str) else t for t in tests]
     if not tests:
         raise ConfigError("no tests given")
-    if not 0.0 < alpha < 1.0:
-        raise ConfigError(f"alpha must lie in (0, 1), got {alpha!r}")
+    check_alpha(alpha)
     if calibrator is None and not isinstance(calibration, str):
         calibrator = calibration
     reference_se: dict[str, float] = {}
@@ -580,8 +367,7 @@ def compare_calibration(
             calibrator, reference_se = ref.calibrator, ref.reference_se
         else:
             calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
-    root, _ = resolve_seed_sequence(rng)
-    children = root.spawn(2 * len(tests))
+    root = root_seed(rng)  # every WEAT draws from its own named stream of the root seed (isoeat._random)
     pairs: list[tuple[WEATResult, WEATResult]] = []
     total = 2 * len(tests)
     for i, test in enumerate(tests):
@@ -589,12 +375,12 @@ def compare_calibration(
             ddof=ddof, alternative=alternative, method=method, n_permutations=n_permutations,
             min_coverage=min_coverage, **weat_kwargs,
         )
-        raw = weat(model, test, rng=int(children[2 * i].generate_state(1)[0]), **common)
+        raw = weat(model, test, rng=root, **common)
         if progress:
             progress(2 * i + 1, total, f"{test.id} raw")
         cal = weat(
             model, test, calibration=calibrator, force=force,
-            rng=int(children[2 * i + 1].generate_state(1)[0]), **common,
+            rng=root, **common,
         )
         if progress:
             progress(2 * i + 2, total, f"{test.id} {cal.calibration}")

@@ -14,15 +14,14 @@ Examples
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from .._errors import ConfigError, IsoeatError
 from .._validate import check_bytes
-from ..reporting.figures import MAX_DPI
+from .._limits import MAX_DPI
+from .._records import content_hash
 from ..wordsets._safe_load import plain_flag, plain_scalar
 from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
     _ADJUST,
@@ -340,7 +339,8 @@ class ExperimentConfig:
 
 
 def _sha(obj: Any) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    """The content key of ``obj`` (:func:`isoeat._records.content_hash`)."""
+    return content_hash(obj)
 
 
 def test_hash(test: Any) -> str:

@@ -27,13 +27,10 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+from ..reporting.layer_section import PROFILE_COLUMNS
 
 __all__ = ["PROFILE_COLUMNS", "SharedLayers", "test_words", "word_anisotropy", "profile_rows", "profile_table", "write_profile", "layer_profile"]
 
-#: Columns of the profile rows (``layers.csv``), in order.
-PROFILE_COLUMNS = ("model", "layer", "calibration", "test", "bias_type", "d_raw", "p_raw", "d_calibrated",
-                   "p_calibrated", "delta_d", "change", "mean_cosine_raw", "mean_cosine_calibrated", "isoscore_raw",
-                   "isoscore_calibrated", "n_words")
 
 
 def test_words(tests: Sequence[Any]) -> list[str]:
@@ -111,7 +108,7 @@ def profile_table(rows: Sequence[Mapping[str, Any]]) -> str:
 def write_profile(rows: Sequence[Mapping[str, Any]], path: str | Path) -> Path:
     """Write the rows as CSV (columns :data:`PROFILE_COLUMNS`), atomically."""
     from .._io import atomic_write_text
-    from ..reporting.tables import records_to_csv
+    from .._records import records_to_csv
 
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

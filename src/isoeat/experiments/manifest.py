@@ -111,7 +111,7 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any] | None:
 def write_manifest(out_dir: str | Path, manifest: dict[str, Any]) -> Path:
     """Write ``DIR/manifest.json`` atomically."""
     from .._io import atomic_write_text
-    from ..reporting.tables import to_json
+    from .._records import to_json
 
     p = Path(out_dir) / MANIFEST_NAME
     atomic_write_text(p, to_json(manifest))

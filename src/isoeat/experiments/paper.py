@@ -27,6 +27,8 @@ from importlib import resources
 from itertools import combinations
 from typing import Any
 
+from ..labels import classify_change, is_significant
+
 _CHG = {"S": "Stable", "D": "Disappearing", "E": "Emerging"}
 
 
@@ -153,8 +155,7 @@ class Finding:
 
 
 def _change(p_raw: float, p_cal: float, alpha: float = ALPHA) -> str:
-    a, b = p_raw < alpha, p_cal < alpha
-    return "Stable" if a == b else ("Disappearing" if a else "Emerging")
+    return classify_change(p_raw, p_cal, alpha)
 
 
 def _word_sets(test_id: str) -> tuple | None:
@@ -212,7 +213,8 @@ def change_labels(rows: list[dict[str, Any]], alpha: float = ALPHA) -> list[Find
 def recount(rows: list[dict[str, Any]], stated: dict[str, Any], alpha: float = ALPHA) -> list[Finding]:
     """The text's counts (``paper_values()["summary"]``) against the same counts from Table A1."""
     changed = [r for r in rows if r["change"] != "Stable"]
-    sig_both = [r for r in rows if r["change"] == "Stable" and r["p_raw"] < alpha and r["p_calibrated"] < alpha]
+    sig_both = [r for r in rows if r["change"] == "Stable" and is_significant(r["p_raw"], alpha)
+                and is_significant(r["p_calibrated"], alpha)]
     shift = sum(abs(r["delta_d"]) > 0.5 for r in sig_both)
     classes = Counter(r["change"] for r in rows)
     table: dict[str, Any] = {

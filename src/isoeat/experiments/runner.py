@@ -24,14 +24,16 @@ Layout of ``DIR``::
     anisotropy.csv, similarity.csv, summary.json, failures.json
     tables/                    Table A1/2/3 and the summary in CSV, Markdown and LaTeX
 
-Seeds: for every model the same root ``SeedSequence(settings.seed)`` is
-spawned into one child per WEAT cell, at index ``test_index * n_calibrations
-+ calibration_index`` (with ``calibrations: [none, zca]`` these are exactly
-the seeds of ``isoeat run --seed S`` and :func:`isoeat.compare_calibration`),
-then one child for the anisotropy sample (shared by all calibrations of the
-model, so raw and calibrated are measured on the same vectors), one per
-similarity benchmark, and one per metrics cell (same index rule, after those;
-docs/metrics.md). Every cell records its seed and spawn index.
+Seeds: every cell draws from its own *named stream* of the root seed
+``settings.seed`` (:func:`isoeat._random.derive_seed`): a WEAT from
+``("weat", TEST)``, a metric from ``("metric", METRIC, TEST)``, the
+anisotropy sample from ``("anisotropy", FRAME)``, a similarity bootstrap
+from ``("similarity", BENCHMARK)``. The name holds no space: raw and every
+calibrated space draw the same permutations and the same sample (common
+random numbers), so a change between them is the calibration's alone. A stream does not depend on the other cells of the grid, so the
+same cell gives the same numbers in ``isoeat run``, ``isoeat weat --seed S``,
+:func:`isoeat.compare_calibration` and every other command with the same
+seed. Every cell records the root seed and its stream.
 """
 
 
@@ -58,7 +60,7 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
 )
 from .._io import atomic_write_text
 from .._progress import Progress, progress_bar
-from ._store import jsonable, read_json, seal, write_json
+from ._store import _protocol_diff, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
     CELL_FORMAT,
     CachedEncoder,
@@ -112,27 +114,6 @@ _run_weat_cell = run_weat_cell
 
 
 # =========================================================================== identity of an output folder
-def _flatten(d: Any, prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    if isinstance(d, dict):
-        for k, v in d.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
-    elif isinstance(d, list):
-        for i, v in enumerate(d):
-            out.update(_flatten(v, f"{prefix}[{i}]"))
-    else:
-        out[prefix] = d
-    return out
-
-
-def _protocol_diff(old: dict, new: dict, limit: int = 4) -> str:
-    a, b = _flatten(jsonable(old)), _flatten(jsonable(new))
-    diffs = [f"{k}: {a.get(k)!r} in the folder, {b.get(k)!r} in this config"
-             for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-    more = f" (and {len(diffs) - limit} more)" if len(diffs) > limit else ""
-    return "; ".join(diffs[:limit]) + more
-
-
 def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict | None:
     """Refuse a folder holding another experiment (unless ``overwrite == 'all'``); return the old record."""
     for name in OWNED:  # an owned path linked elsewhere would make isoeat read and write outside the folder
@@ -168,7 +149,7 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
                 "use a new or empty folder, or pass --overwrite all to write beside those files"
             )
         return None
-    if exp.get("protocol_hash") != config.protocol_hash():
+    if not same_protocol(exp, config):
         if overwrite != "all":
             raise ExperimentMismatchError(
                 f"{out}: holds the results of another experiment "
@@ -370,7 +351,7 @@ def run_experiment(
         old = _check_folder(out, config, overwrite)
         _recover_scratch(out, log)
         _remove_stale_temporaries(out)
-        same = old is not None and old.get("protocol_hash") == config.protocol_hash()
+        same = old is not None and same_protocol(old, config)
         staged = overwrite == "all" and old is not None
         work = _make_scratch(out / f"{_SCRATCH}staging-{run_id}", "staging") if staged else out
         if staged:
@@ -458,10 +439,11 @@ def _cell_states(cells: list[Cell]) -> list[dict[str, Any]]:
         rec = read_json(c.path) if c.path.exists() else None
         if rec and cell_is_whole(rec, c.kind):
             out.append({"key": c.key, "kind": c.kind, "status": rec.get("status"), "run_id": rec.get("run_id"),
-                        "seed": rec.get("seed"), "duration_s": rec.get("duration_s"), "started": rec.get("started"),
+                        "seed": rec.get("seed"), "seed_stream": rec.get("seed_stream"), "duration_s": rec.get("duration_s"), "started": rec.get("started"),
                         "ended": rec.get("ended"), "error": rec.get("error")})
         else:
-            out.append({"key": c.key, "kind": c.kind, "status": "pending", "seed": c.seed})
+            out.append({"key": c.key, "kind": c.kind, "status": "pending", "seed": c.seed,
+                        "seed_stream": list(c.stream)})
     return out
 
 
@@ -611,7 +593,7 @@ def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict
     rec = {
         "format": "isoeat-cell", "format_version": CELL_FORMAT, "kind": cell.kind,
         "key": {"model": cell.model, "calibration": cell.calibration, "item": cell.item},
-        "status": status, "cell_hash": cell.cell_hash, "seed": cell.seed, "spawn_index": cell.spawn_index,
+        "status": status, "cell_hash": cell.cell_hash, "seed": cell.seed, "seed_stream": list(cell.stream),
         "model_fingerprint": fingerprint, "run_id": run_id, "started": started or now_iso(), "ended": now_iso(),
         "duration_s": round(seconds, 6), **payload,
     }
@@ -668,10 +650,10 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
         "config": config.to_dict(),
         "seeds": {
             "root": config.settings.seed,
-            "rule": "numpy SeedSequence(root).spawn(n); WEAT cell index = test_index * n_calibrations + "
-                    "calibration_index (same for every model); then anisotropy, then one per similarity benchmark, "
-                    "then one per metrics cell (same index rule); metric i of the registry: child i of the "
-                    "metrics cell's SeedSequence(seed).spawn",
+            "rule": "named streams: the stream NAME of root seed S is numpy SeedSequence(S, spawn_key=the "
+                    "little-endian 32-bit words of SHA-256 of the name's parts joined by U+001F); a WEAT: "
+                    "(weat, TEST); a metric: (metric, METRIC, TEST); the anisotropy sample: (anisotropy, FRAME); "
+                    "a similarity bootstrap: (similarity, BENCHMARK); the same in every space (common random numbers)",
         },
         "models": models,
         "calibrators": calibrators,

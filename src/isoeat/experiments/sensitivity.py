@@ -62,12 +62,15 @@ default setting stays absolute.
 
 Randomness
 ----------
-``rng`` seeds a :class:`numpy.random.SeedSequence`; ``spawn`` gives one
-child per (source, repeat) for the reference draws and one per test for the
-permutation p-values. A test uses the same permutation seed in every cell
-(common random numbers: Monte Carlo noise does not masquerade as a change
-between settings). Both seeds are recorded in every row, and the result is
-reproducible for a seed.
+``rng`` is the root seed (None: a fresh one, recorded). Repeat ``r`` of
+source ``s`` draws its reference sample from the named stream
+``("reference-draw", s, r)``, and test ``t`` its permutations from
+``("weat", t)`` (:func:`isoeat._random.derive_seed`) — the stream
+``isoeat run`` and :func:`isoeat.weat` use, so the raw and default rows are
+the cells of ``isoeat run`` with the same settings. A test uses the same
+permutations in every cell (common random numbers: Monte Carlo noise does not
+masquerade as a change between settings). Both seeds are recorded in every
+row, and the result is reproducible for a seed.
 
 Verdict
 -------
@@ -95,6 +98,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .._errors import ConfigError, IsoeatFileNotFoundError, IsoeatWarning
+from .._random import derive_seed, root_seed
 from ..calibration._base import EPS_MODES  # one home of the modes
 from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exported)
     KINDS,
@@ -399,22 +403,12 @@ def sensitivity_analysis(
         )
 
     # -- seeds --------------------------------------------------------------
-    if rng is None:
-        root = np.random.SeedSequence()
-        seed = None
-    else:
-        if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0:
-            raise ConfigError(f"rng (seed) must be None or a non-negative int, got {rng!r}")
-        seed = int(rng)
-        root = np.random.SeedSequence(seed)
-    draw_root, perm_root = root.spawn(2)
+    if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0):
+        raise ConfigError(f"rng (seed) must be None or a non-negative int, got {rng!r}")
+    seed = root_seed(rng)  # every draw and every p comes from its own named stream of it (isoeat._random)
     all_sources = tuple(dict.fromkeys((default_reference, *sources)))
-    draw_seqs = draw_root.spawn(len(all_sources) * repeats)
-    draw_seeds = {
-        (s, r): int(draw_seqs[i * repeats + r].generate_state(1)[0])
-        for i, s in enumerate(all_sources) for r in range(repeats)
-    }
-    test_seeds = [int(c.generate_state(1)[0]) for c in perm_root.spawn(len(tests))]
+    draw_seeds = {(s, r): derive_seed(seed, "reference-draw", s, str(r)) for s in all_sources for r in range(repeats)}
+    test_seeds = [seed] * len(tests)  # weat() draws test t's permutations from the stream (weat, t)
 
     stat_kw = dict(method=method, n_permutations=int(n_permutations), alternative=alternative, ddof=ddof,
                    min_coverage=min_coverage, **p_kwargs)

@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from typing import Any, Iterable, Sequence
 
+from ..labels import is_significant, opposite_signs
+
 __all__ = ["summarize", "count_block", "CLASSES", "FAMILY_ORDER", "BIAS_ORDER", "bias_group"]
 
 CLASSES = ("Stable", "Disappearing", "Emerging")
@@ -46,7 +48,7 @@ def bias_group(bias_type: str) -> str:
 
 def _is_sig(p: Any, alpha: float) -> bool:
     try:
-        return float(p) < alpha
+        return is_significant(float(p), alpha)
     except (TypeError, ValueError):
         return False
 
@@ -87,7 +89,8 @@ def count_block(rows: Sequence[dict[str, Any]], alpha: float = 0.05, *, totals: 
     out["significance_changed_share"] = out["significance_changed"] / n if n else float("nan")
     out["sign_reversal"] = sum(
         1 for r in rows
-        if _finite(r.get("d_raw")) and _finite(r.get("d_calibrated")) and float(r["d_raw"]) * float(r["d_calibrated"]) < 0
+        if _finite(r.get("d_raw")) and _finite(r.get("d_calibrated"))
+        and opposite_signs(float(r["d_raw"]), float(r["d_calibrated"]))
     )
     dd = [abs(float(r["delta_d"])) for r in rows if _finite(r.get("delta_d"))]
     out["mean_abs_delta_d"] = sum(dd) / len(dd) if dd else float("nan")

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable
 
 import numpy as np
 
 from .._errors import ConfigError, CoverageError, InvalidTestError, IsoeatWarning
-from .._random import resolve_seed, spawn_seeds
+from .._random import as_generator, resolve_seed, stream
 from .._types import Calibrator, Encoder
 from .._validate import check_bool
 from ..stats.permutation import exact_cost, partition_test
@@ -303,7 +303,9 @@ def metric(
         words measured, A and B the poles.
     calibration : see CALIBRATION_DOC
     rng : None, int or numpy.random.Generator
-        Seeds a Monte Carlo permutation p; recorded as ``seed``.
+        The root seed of a Monte Carlo permutation p or bootstrap, recorded as
+        ``seed``; the draws come from the stream ``("metric", name, TEST)``
+        (``seed_stream``; :func:`isoeat._random.derive_seed`).
     min_coverage : float, default 0.8
         As in :func:`isoeat.weat` (also the share of defining pairs kept).
     allow_overlap : bool, default False
@@ -328,7 +330,7 @@ def metric(
     >>> r.estimate, r.p_value, r.pairs_source  # doctest: +SKIP
     """
     spec = METRICS.get(name)
-    return _run(model, [spec], [_resolve_test(test)], calibration, [rng], min_coverage, force, allow_overlap,
+    return _run(model, [spec], [_resolve_test(test)], calibration, rng, min_coverage, force, allow_overlap,
                 check_options([spec], options))[0]
 
 
@@ -365,9 +367,10 @@ def run_metrics(
         Tests or ids (``"W1,W6"``); ``None``: the ten built-in tests W1..W10.
     calibration : see CALIBRATION_DOC
     rng : None, int or numpy.random.Generator
-        Root of one child seed per (test, metric), in that order (numpy
-        ``SeedSequence(root).spawn``); each result records its own, which
-        replays it with :func:`metric` (``rng=<seed>``).
+        The root seed: metric ``m`` on test ``t`` draws from the stream
+        ``("metric", m, t)`` (:func:`isoeat._random.derive_seed`; raw and calibrated alike), so its
+        numbers do not depend on the other metrics and tests asked for, and
+        :func:`metric` with the same ``rng`` replays it. A Generator is shared by all.
     min_coverage, force, allow_overlap, **options
         As in :func:`metric`; an option applies to the metrics that take it
         and must apply to at least one of them.
@@ -385,17 +388,21 @@ def run_metrics(
     elif not isinstance(tests, (list, tuple)):
         tests = [tests]
     tests = [_resolve_test(t) for t in tests]
-    seeds = spawn_seeds(rng, len(tests) * len(specs))
-    return _run(model, specs, tests, calibration, seeds, min_coverage, force, allow_overlap, opts)
+    return _run(model, specs, tests, calibration, rng, min_coverage, force, allow_overlap, opts)
 
 
-def _run(model: Encoder, specs: list[MetricSpec], tests: list[Any], calibration: Any, seeds: list[Any],
+def _run(model: Encoder, specs: list[MetricSpec], tests: list[Any], calibration: Any, rng: Any,
          min_coverage: float, force: bool, allow_overlap: bool, opts: dict[str, Any]) -> list[MetricResult]:
-    """Every metric of ``specs`` on every test (tests outer), seed ``seeds[i * len(specs) + j]``."""
+    """Every metric of ``specs`` on every test (tests outer), each on its named stream of ``rng``."""
     allow_overlap = check_bool("allow_overlap", allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
+    root = None if isinstance(rng, (np.random.Generator, np.random.SeedSequence)) else stream(rng)[1]
+    gen = as_generator(rng) if root is None else None
     out = []
-    for i, t in enumerate(tests):
+    for t in tests:
         prep = _Prepared(model, t, min_coverage, allow_overlap)
-        out.extend(_one(prep, spec, cal, cal_name, opts, seeds[i * len(specs) + j]) for j, spec in enumerate(specs))
+        for spec in specs:
+            key = ("metric", spec.name, t.id)
+            res = _one(prep, spec, cal, cal_name, opts, gen if root is None else stream(root, *key)[0])
+            out.append(res if root is None else replace(res, seed=root, seed_stream=key))
     return out

@@ -34,7 +34,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError
 from ..stats.rank import spearman
-from ..stats.weat import cosine_matrix, unit_rows
+from .._cosine import cosine_matrix, unit_rows, unit_vector
 
 __all__ = [
     "Scores",
@@ -90,7 +90,7 @@ def differential(f: np.ndarray, n_x: int) -> float:
 
 
 def _unit(v: np.ndarray, name: str) -> np.ndarray:
-    return unit_rows(np.asarray(v, dtype=np.float64).reshape(1, -1), name)[0]
+    return unit_vector(v, name)
 
 
 def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:

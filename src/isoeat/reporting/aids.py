@@ -95,7 +95,7 @@ def _isotropy(res: Any) -> str:
 
 
 def _sanity(res: Any) -> str:
-    from ..experiments.compare import SANITY_TESTS
+    from ..labels import SANITY_TESTS
     from .tables import sanity_footer
 
     alt = (res.settings or {}).get("alternative", "greater")
@@ -125,7 +125,7 @@ def _sanity(res: Any) -> str:
 
 
 def _mechanism_table(res: Any, model: str, cal: str) -> str:
-    from ..experiments.compare import cohen_magnitude
+    from ..labels import cohen_magnitude
     from .mechanism_data import mechanism_records
 
     mech = {t: rec for t, _, rec in mechanism_records(res, model, cal)}
@@ -200,6 +200,6 @@ def aids_section(res: Any, figures: Sequence[Path] = ()) -> str:
 
 
 def _cohen_rule() -> str:
-    from ..experiments.compare import MAGNITUDE_RULE
+    from ..labels import MAGNITUDE_RULE
 
     return MAGNITUDE_RULE

@@ -22,6 +22,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._errors import MissingDependencyError
+from ..labels import is_significant
+from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ._render import _RC, _save, _save_all, fix_layout
 
 __all__ = [
@@ -48,8 +50,6 @@ FAMILY_MARKERS = {"static": "o", "contextualized": "^", "contrastive": "s"}
 _FAMILY_ORDER = ("static", "contextualized", "contrastive")
 _BIAS_ORDER = ("Valence", "Race", "Gender", "Health", "Age")
 _CLIP = 1.5
-#: Resolutions accepted by :func:`write_figures` (dots per inch).
-MIN_DPI, MAX_DPI = 10, 1200
 #: Largest figure drawn, in pixels: per side (Agg's own limit is 2**16) and in all (about 400 MB of RGBA).
 MAX_SIDE_PIXELS, MAX_PIXELS = 2**15, 100_000_000
 
@@ -257,7 +257,7 @@ def figure_effect_sizes(res: Any, calibration: str) -> Any | None:
             }
             for verts, (tx, ty), d, p in tri.values():
                 finite = d is not None and math.isfinite(d)
-                sig = p is not None and math.isfinite(p) and p < alpha
+                sig = p is not None and is_significant(p, alpha)
                 face = cmap(norm(max(-_CLIP, min(_CLIP, d)))) if finite else "#dddddd"
                 ax.add_patch(Polygon(verts, closed=True, facecolor=face, edgecolor="white", linewidth=1.0))
                 if sig:
@@ -506,7 +506,8 @@ def figure_plan(res: Any, *, test_heatmaps: Any = "all") -> list[tuple[str, Any]
     :func:`~isoeat.reporting.paper_tables.unique_names` (labels such as ``z 1`` and
     ``z_1`` get different names).
     """
-    from .paper_tables import calibration_names, unique_names
+    from .._names import unique_names
+    from .paper_tables import calibration_names
 
     plan: list[tuple[str, Any]] = [("fig1_cosine_heatmaps", lambda: figure_cosine_heatmaps(res)),
                                    ("fig2_explained_variance", lambda: figure_explained_variance(res))]

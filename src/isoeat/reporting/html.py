@@ -43,8 +43,8 @@ CONVENTIONS = (
                        "in both spaces is a substantial shift (paper section 5.3)."),
     ("Out-of-vocabulary words", "dropped and reported per cell; a set keeping less than {min_coverage:.0%} of its "
                                 "words (or fewer than 2) fails that cell."),
-    ("Seeds", "numpy SeedSequence({seed}).spawn: one child per WEAT cell at index test_index * n_calibrations + "
-              "calibration_index (the same for every model), recorded in each cell."),
+    ("Seeds", "root seed {seed}; every cell draws from its own named stream of it (a WEAT: weat/TEST, "
+              "raw and calibrated alike), the same in every command, recorded in each cell."),
 )
 
 _CSS = """
@@ -273,7 +273,7 @@ def _manifest(res: Any) -> str:
 
 def _metrics(res: Any) -> str:
     """The "Calibration across metrics" section: metrics x tests per (model, calibrated space), text escaped."""
-    from ..experiments.compare import METRIC_CHANGE_RULE
+    from ..labels import METRIC_CHANGE_RULE
 
     groups: dict[tuple[str, str], list[dict]] = {}
     for r in getattr(res, "metric_comparisons", None) or []:

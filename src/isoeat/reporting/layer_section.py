@@ -2,7 +2,7 @@
 
 The anisotropy of the test words' vectors per layer is not in the cells (it
 needs the layer's vectors), so the section reads ``tables/layers.csv``
-(:data:`isoeat.experiments.layers.PROFILE_COLUMNS`) with the safe line reader,
+(:data:`PROFILE_COLUMNS`) with the safe line reader,
 and checks every row's d raw and calibrated against the folder's own cells
 (model ``NAME@L<layer>``): a damaged, hand-edited or stale CSV leaves the
 section out with a one-line note, never a traceback and never numbers the
@@ -21,10 +21,15 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._errors import DataFormatError, IsoeatError
+from ..labels import CHANGE_CLASSES
 
-__all__ = ["LAYERS_CSV", "LAYERS_FIGURE", "read_layer_rows", "write_layer_figure_from", "is_layer_figure",
+__all__ = ["PROFILE_COLUMNS", "LAYERS_CSV", "LAYERS_FIGURE", "read_layer_rows", "write_layer_figure_from", "is_layer_figure",
            "LAYER_CAPTION", "layer_section"]
 
+#: Columns of the profile rows (``layers.csv``), in order.
+PROFILE_COLUMNS = ("model", "layer", "calibration", "test", "bias_type", "d_raw", "p_raw", "d_calibrated",
+                   "p_calibrated", "delta_d", "change", "mean_cosine_raw", "mean_cosine_calibrated", "isoscore_raw",
+                   "isoscore_calibrated", "n_words")
 #: Where ``isoeat run --layers --out DIR`` writes the profile, relative to DIR.
 LAYERS_CSV = Path("tables") / "layers.csv"
 #: The profile figure, relative to DIR.
@@ -36,7 +41,7 @@ LAYER_CAPTION = "Layer profile: anisotropy and d per layer (raw solid, calibrate
 _INT = ("layer", "n_words")
 _REAL = ("d_raw", "p_raw", "d_calibrated", "p_calibrated", "delta_d", "mean_cosine_raw", "mean_cosine_calibrated",
          "isoscore_raw", "isoscore_calibrated")
-_CHANGES = ("Stable", "Disappearing", "Emerging")
+_CHANGES = CHANGE_CLASSES
 _MAX_ROWS = 100_000
 
 
@@ -55,7 +60,6 @@ def _real(text: str) -> float:
 
 def _parse(path: Path) -> list[dict[str, Any]]:
     from .._textio import iter_lines
-    from ..experiments.layers import PROFILE_COLUMNS
 
     lines = iter_lines(path, what="layer profile (CSV)")
     rows: list[dict[str, Any]] = []
@@ -140,7 +144,7 @@ def read_layer_rows(res: Any) -> tuple[list[dict[str, Any]] | None, str | None]:
     (the note is one line). A ``layers.csv`` that links outside the folder is refused
     (:class:`~isoeat.UnsafePathError`), as every file the report reads.
     """
-    from ..experiments._store import check_inside
+    from .._io import check_inside
 
     out = Path(res.out)
     path = out / LAYERS_CSV

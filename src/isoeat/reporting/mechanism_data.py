@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..experiments._store import read_json
+from .._records import read_json
 
 __all__ = ["mechanism_records"]
 

@@ -179,7 +179,7 @@ def _save_png(fig: Any, path: Path, dpi: int) -> Path:
 
 def aid_figure_names(res: Any) -> dict[tuple[str, str | None, str], str]:
     """File stems of the figures: ``("mechanism", model, cal)`` and ``("severity", None, cal)`` to a unique stem."""
-    from .paper_tables import unique_names
+    from .._names import unique_names
 
     cals = [c["label"] for c in res.calibrations if c["name"] != "none"]
     pairs = [(m["label"], c) for m in res.models for c in cals]

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._io import atomic_write_text
+from ..labels import is_significant
+from .._names import file_name as safe_name, unique_names  # noqa: F401 - the one file-name scheme
 from .tables import finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
 
 __all__ = [
@@ -84,60 +86,6 @@ class Table:
 
 
 # --------------------------------------------------------------------------- formatting
-def safe_name(label: str) -> str:
-    """A label as a file-name part that no other label can share.
-
-    A label made only of letters, digits, ``.``, ``_``, ``=`` and ``-`` (and not
-    starting or ending with ``.`` or ``_``) is its own name: ``GloVe``, ``zca``,
-    ``W6``, ``GloVe-50d``. Any other label becomes its slug (every other run of
-    characters replaced by ``_``) followed by ``+`` and 10 hex digits of the
-    SHA-256 of the label: ``z 1`` -> ``z_1+<hash>``, so it cannot overwrite the
-    files of ``z_1``. ``+`` never occurs in an unchanged label, so a hashed
-    name never equals an unchanged one.
-
-    Examples
-    --------
-    >>> safe_name("GloVe-50d")
-    'GloVe-50d'
-    >>> safe_name("z 1")
-    'z_1+2e22fb0583'
-    """
-    import re
-
-    label = str(label)
-    slug = re.sub(r"[^A-Za-z0-9._=-]+", "_", label).strip("._") or "x"
-    return slug if slug == label else f"{slug}+{_short_hash(label)}"
-
-
-def _short_hash(text: str) -> str:
-    import hashlib
-
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-
-
-def unique_names(keys: Sequence[tuple[str, ...]], sep: str = "-") -> list[str]:
-    """File names for several items, each named by the labels of ``key`` joined with ``sep``.
-
-    Each part goes through :func:`safe_name`. Names that would still coincide
-    (parts that contain ``sep``: ``a-b`` + ``c`` and ``a`` + ``b-c``; or labels
-    that differ only in case, one file on macOS and Windows) get ``+`` and a
-    hash of their whole key; every other name is left as it is.
-
-    Examples
-    --------
-    >>> unique_names([("GloVe", "W6"), ("GloVe", "W7")])
-    ['GloVe-W6', 'GloVe-W7']
-    """
-    import json
-
-    base = [sep.join(safe_name(p) for p in key) for key in keys]
-    groups: dict[str, set] = {}
-    for key, name in zip(keys, base):
-        groups.setdefault(name.casefold(), set()).add(tuple(key))
-    return [name if len(groups[name.casefold()]) == 1 else f"{name}+{_short_hash(json.dumps(list(key)))}"
-            for key, name in zip(keys, base)]
-
-
 def calibration_names(res: Any) -> dict[str, str]:
     """File-name part of each calibration label of ``res`` (see :func:`unique_names`)."""
     labels = [c["label"] for c in res.calibrations]
@@ -181,10 +129,9 @@ def _rho(x: float) -> str:
     return s.replace("0.", ".", 1) if s.startswith("0.") else s.replace("-0.", "-.", 1)
 
 
-#: Why a grid's sampled figures differ from a stand-alone command's, and how to replay one cell.
-SEED_NOTE = ("Each cell draws its {what} with its own seed, spawned from the experiment's seed (the seed column "
-             "of {file}.csv); a stand-alone command uses --seed (default 0), so its figures differ within sampling "
-             "error. `{cmd}` with a cell's seed reproduces that cell.")
+#: How a cell of a grid draws its sampled figures, and how to replay one cell.
+SEED_NOTE = ("Each cell draws its {what} from its own named stream of the experiment's seed (the seed column "
+             "of {file}.csv); `{cmd}` with that seed reproduces the cell.")
 
 
 def _pct(k: int, n: int) -> str:
@@ -231,7 +178,7 @@ def table_a1(res: Any, calibration: str) -> Table:
                     cells += [Cell("--")] * 5
                     continue
                 for d, p in ((r["d_raw"], r["p_raw"]), (r["d_calibrated"], r["p_calibrated"])):
-                    sig = p is not None and math.isfinite(p) and p < alpha
+                    sig = p is not None and is_significant(p, alpha)
                     cells.append(Cell(format_d(d), bold=sig, latex=_latex_num(format_d(d))))
                     cells.append(Cell(format_p(p), latex=latex_p(p)))
                 cells.append(Cell(_CHG.get(r["change"], r["change"])))

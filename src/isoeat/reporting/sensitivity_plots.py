@@ -25,6 +25,7 @@ from typing import Any, Sequence
 from .._errors import ConfigError, MissingDependencyError
 from .._io import atomic_write_with
 from .._validate import check_choice
+from ..labels import is_significant
 
 __all__ = ["plot_sensitivity", "save_sensitivity_figures", "require_matplotlib", "FIGURE_KINDS"]
 
@@ -115,7 +116,7 @@ def plot_sensitivity(result: Any, kind: str = "eps", ax: Any = None, *, alpha: f
             for x in xs:
                 m, a, b = _stats([r["effect_size"] for r in by_x[x]])
                 mean.append(m), lo.append(a), hi.append(b)
-                sig.append(sum(bool(r["p_value"] < alpha) for r in by_x[x]) * 2 > len(by_x[x]))
+                sig.append(sum(is_significant(r["p_value"], alpha) for r in by_x[x]) * 2 > len(by_x[x]))
             label = f"{t} ({bias[t]})" if bias.get(t) else t
             ax.plot(xs, mean, "-", color=colour, lw=1.4, label=label)
             if len(xs) and any(b > a for a, b in zip(lo, hi)):
@@ -147,7 +148,7 @@ def plot_sensitivity(result: Any, kind: str = "eps", ax: Any = None, *, alpha: f
                 if not sel:
                     continue
                 m, a, b = _stats([r["effect_size"] for r in sel])
-                sgn = sum(bool(r["p_value"] < alpha) for r in sel) * 2 > len(sel)
+                sgn = sum(is_significant(r["p_value"], alpha) for r in sel) * 2 > len(sel)
                 x = k - 0.4 + width * (i + 0.5)
                 ax.plot([x, x], [a, b], "-", color=colour, lw=1.2)
                 ax.plot([x], [m], "o", ms=5, color=colour, mfc=colour if sgn else "white", mew=1.2,

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import math
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from .._io import atomic_write_text
+from ..labels import is_significant
+from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
 
 __all__ = [
     "format_p",
@@ -115,7 +112,7 @@ def reach_footer(results: Sequence[Any], names: Sequence[str], alpha: float = 0.
 
 def sanity_footer(rows: Sequence[Any], alpha: float = 0.05) -> str:
     """One line naming the sanity tests (W1, W2) not significant in a space ('' when none; see ``sanity_failures``)."""
-    from ..experiments.compare import sanity_failures
+    from ..labels import sanity_failures
 
     bad = sanity_failures(rows, alpha)
     if not bad:
@@ -145,7 +142,7 @@ _MAG_SHORT = {"negligible": "negl", "medium": "med"}
 
 def magnitude_cell(d_raw: float, d_calibrated: float) -> str:
     """``"large/med"``: :func:`~isoeat.experiments.compare.cohen_magnitude` of both d, short forms."""
-    from ..experiments.compare import cohen_magnitude
+    from ..labels import cohen_magnitude
 
     return "/".join(_MAG_SHORT.get(m, m) for m in (cohen_magnitude(d_raw), cohen_magnitude(d_calibrated)))
 
@@ -157,7 +154,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     space next to its raw p; ``ci`` columns appear when bootstrap intervals
     were computed.
     """
-    from ..experiments.compare import MAGNITUDE_RULE
+    from ..labels import MAGNITUDE_RULE
 
     adj_field = {"holm": "p_holm", "bh": "p_bh", "none": None}[adjust]
     adj_label = {"holm": "Holm", "bh": "BH", "none": ""}[adjust]
@@ -185,8 +182,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
             flags.append("|dd|>0.5")
         if r.sign_reversal:
             flags.append("sign")
-        mark_r = "*" if r.raw.p_value < comp.alpha else " "
-        mark_w = "*" if r.calibrated.p_value < comp.alpha else " "
+        mark_r = "*" if is_significant(r.raw.p_value, comp.alpha) else " "
+        mark_w = "*" if is_significant(r.calibrated.p_value, comp.alpha) else " "
         cells = [r.test, r.bias_type]
         for res, mark in ((r.raw, mark_r), (r.calibrated, mark_w)):
             cells.append(format_d(res.effect_size) + mark)
@@ -256,7 +253,7 @@ def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
     of test-set entries among the stimulus words, the words, and a ``!`` warning above
     :data:`~isoeat.experiments.compare.FALLBACK_WARN_SHARE` of them.
     """
-    from ..experiments.compare import FALLBACK_WARN_SHARE, fallback_counts, too_many_fallbacks
+    from ..labels import FALLBACK_WARN_SHARE, fallback_counts, too_many_fallbacks
 
     k, n, distinct = fallback_counts(results)
     if not (contexts or k):
@@ -318,9 +315,6 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
 def metric_columns(calibration: str) -> list[str]:
     """Column names of :func:`metric_comparison_cells`, naming the calibrated space."""
     return ["Test", "Metric", "Raw", calibration, "Change", "p raw", f"p {calibration}", "Conclusion"]
@@ -344,7 +338,7 @@ def metric_comparison_cells(row: dict[str, Any]) -> list[str]:
 
 def metric_comparison_table(rows: Sequence[dict[str, Any]], alpha: float) -> str:
     """Text tables of the metrics x tests summary, one per (model, calibrated space), with the rule under them."""
-    from ..experiments.compare import METRIC_CHANGE_RULE
+    from ..labels import METRIC_CHANGE_RULE
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
@@ -359,99 +353,3 @@ def metric_comparison_table(rows: Sequence[dict[str, Any]], alpha: float) -> str
     if out:
         out.append(METRIC_CHANGE_RULE.format(alpha=alpha))
     return "\n\n".join(out[:-1]) + ("\n" + out[-1] if out else "")
-
-
-def finite_or_none(x: Any) -> float | None:
-    """``float(x)`` when it is a finite number, else None (text, None, NaN, inf)."""
-    try:
-        x = float(x)
-    except (TypeError, ValueError):
-        return None
-    return x if math.isfinite(x) else None
-
-
-def csv_text(text: str) -> str:
-    """A text cell that a spreadsheet will not run: a leading ``= + - @``, tab or CR gets a ``'`` before it.
-
-    Text that is a number (``-2.5``) is left as it is: a spreadsheet reads it as that number.
-
-    Examples
-    --------
-    >>> csv_text("=1+2"), csv_text("-x"), csv_text("-2.5"), csv_text("GloVe")
-    ("'=1+2", "'-x", '-2.5', 'GloVe')
-    """
-    if not text.startswith(_FORMULA_START):
-        return text
-    try:
-        float(text)
-        return text
-    except ValueError:
-        return "'" + text
-
-
-def _cell(v: Any) -> Any:
-    if isinstance(v, (list, tuple)):
-        v = ";".join(str(x) for x in v)
-    if v is None:
-        return ""
-    return csv_text(v) if isinstance(v, str) else v
-
-
-def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
-    """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
-    if not records:
-        return ""
-    fields: list[str] = []
-    for rec in records:
-        for k in rec:
-            if k not in fields:
-                fields.append(k)
-    fields_text = {k: csv_text(str(k)) for k in fields}
-    buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    # the csv module quotes only the characters of the line terminator: a row with a CR is quoted in full
-    w_cr = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", quoting=csv.QUOTE_ALL)
-    w.writerow(fields_text)
-    for rec in records:
-        row = {k: _cell(rec.get(k)) for k in fields}
-        (w_cr if any(isinstance(v, str) and "\r" in v for v in row.values()) else w).writerow(row)
-    return buf.getvalue()
-
-
-def _json_default(o: Any) -> Any:
-    import numpy as np
-
-    if isinstance(o, np.integer):
-        return int(o)
-    if isinstance(o, np.floating):
-        return float(o)
-    if isinstance(o, np.ndarray):
-        return o.tolist()
-    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
-
-
-def to_json(obj: Any) -> str:
-    """JSON text; NaN is written as null so that strict parsers accept it."""
-    def clean(x: Any) -> Any:
-        if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
-            return None
-        if isinstance(x, dict):
-            return {k: clean(v) for k, v in x.items()}
-        if isinstance(x, (list, tuple)):
-            return [clean(v) for v in x]
-        return x
-    return json.dumps(clean(obj), indent=2, default=_json_default) + "\n"
-
-
-def write_outputs(out_dir: str | Path, stem: str, records: Sequence[dict[str, Any]], extra: dict[str, Any] | None = None) -> list[Path]:
-    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{stem}.csv", out / f"{stem}.json"]
-    atomic_write_text(paths[0], records_to_csv(records))
-    atomic_write_text(paths[1], to_json(list(records)))
-    if extra is not None:
-        p = out / f"{stem}-summary.json"
-        atomic_write_text(p, to_json(extra))
-        paths.append(p)
-    return paths

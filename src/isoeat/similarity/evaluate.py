@@ -28,6 +28,7 @@ bootstrap (:mod:`isoeat.similarity.bootstrap`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -237,13 +238,10 @@ class _Encoded:
         return np.asarray(calibration.transform(self.matrix), dtype=np.float64)
 
     def cosines(self, calibration: Any = None) -> np.ndarray:
+        from .._cosine import row_cosines
+
         M = self.vectors(calibration)
-        norms = np.linalg.norm(M, axis=1)
-        if len(self.used) and (norms[np.union1d(self.i1, self.i2)] == 0).any():
-            raise DataFormatError("an all-zero vector among the benchmark items: cosine is undefined")
-        with np.errstate(invalid="ignore", divide="ignore"):
-            U = M / norms[:, None]
-        return np.einsum("ij,ij->i", U[self.i1], U[self.i2])
+        return row_cosines(M[self.i1], M[self.i2], "benchmark items", DataFormatError)
 
     def oov_pairs(self) -> tuple[tuple[str, str, int], ...]:
         b = self.bench
@@ -386,6 +384,8 @@ def compare_similarity(
         Bootstrap resamples (0: no bootstrap).
     ci_level : float, default 0.95
     rng : None, int or numpy.random.Generator
+        The root seed; the resamples come from the stream ``("similarity", BENCHMARK)``
+        (:func:`isoeat._random.derive_seed`), recorded as the bootstrap's ``seed``.
     force, min_coverage, tokenizer
         As in :func:`evaluate_similarity`.
 
@@ -408,6 +408,13 @@ def compare_similarity(
     cal = _result(enc, model, calibration, min_coverage)
     boot = None
     if n_resamples:
+        from dataclasses import replace
+
+        from .._random import stream
+
+        name = str(benchmark) if isinstance(benchmark, (str, Path)) else getattr(benchmark, "name", "custom")
+        rng, root = stream(rng, "similarity", name)  # the same resamples in every command, for one seed
         boot = paired_bootstrap_spearman(raw.gold, raw.similarities, cal.similarities, n_resamples=int(n_resamples),
                                          ci_level=ci_level, rng=rng)
+        boot = boot if root is None else replace(boot, seed=root)
     return SimilarityComparison(raw, cal, boot)

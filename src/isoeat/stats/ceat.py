@@ -51,8 +51,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError
-from .._random import resolve_seed
+from .._random import resolve_seed, stream
 from .._validate import check_int
 from .bootstrap import _d_rows
 
@@ -225,10 +226,7 @@ def draw_indices(counts: Sequence[int], n_draws: int, rng: Any = None) -> tuple[
 
 
 def _unit(M: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(M, axis=1, keepdims=True)
-    if np.any(norms == 0):
-        raise ConfigError("CEAT: a context vector has zero length; its cosine is undefined")
-    return M / norms
+    return unit_rows(M, "CEAT context vectors")
 
 
 def draw_effect_sizes(contexts: Mapping[str, Sequence[np.ndarray]], indices: np.ndarray,
@@ -277,7 +275,9 @@ class CEATResult:
     n_x, n_y, n_a, n_b : int
         Words per set that had contexts.
     seed : int or None
-        The seed of the draws (``None`` when a Generator was passed).
+        The root seed of the draws (``None`` when a Generator was passed).
+    seed_stream : tuple of str
+        The stream the draws came from (``("ceat", TEST)``; empty when ``seed`` seeded them directly).
     effect_sizes, variances : tuple of float
         Each draw's :math:`d_i` and :math:`v_i`.
     n_contexts : dict
@@ -303,6 +303,7 @@ class CEATResult:
     n_contexts: dict = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
     fallback: tuple[str, ...] = ()
+    seed_stream: tuple[str, ...] = ()
 
     @property
     def n_draws(self) -> int:
@@ -314,6 +315,7 @@ class CEATResult:
         d.update(asdict(self.meta))
         d["dropped"] = list(self.dropped)
         d["fallback"] = list(self.fallback)
+        d["seed_stream"] = list(self.seed_stream)
         if draws:
             d["effect_sizes"] = list(self.effect_sizes)
             d["variances"] = list(self.variances)
@@ -325,6 +327,7 @@ class CEATResult:
         d.pop("n_contexts")
         d["dropped"] = ";".join(self.dropped)
         d["fallback"] = ";".join(self.fallback)
+        d["seed_stream"] = "/".join(self.seed_stream)
         return [d]
 
     def to_frame(self) -> Any:
@@ -415,8 +418,11 @@ def ceat(
     calibrators : mapping name -> fitted calibrator, optional
         Applied to every context vector (fit them on sentence-level reference
         vectors, ``reference_kwargs={"unit": "sentence"}``, as the paper does).
-    n_draws, rng, ddof
+    n_draws, ddof
         See :func:`ceat_from_contexts`.
+    rng : None, int, Generator or SeedSequence
+        The root seed; the draws come from the stream ``("ceat", TEST)``
+        (:func:`isoeat._random.derive_seed`), shared by every space, recorded as ``seed``.
     """
     if not hasattr(model, "context_vectors"):
         raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', model)!r} "
@@ -437,6 +443,11 @@ def ceat(
                                 "are needed")
         contexts[role] = [vecs[w] for w in kept]
         words[role] = kept
-    return ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
-                              test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
-                              fallback=tuple(fallback))
+    from dataclasses import replace
+
+    key = ("ceat", test_id)  # one stream of draws, shared by every space
+    rng, root = stream(rng, *key)
+    out = ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
+                             test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
+                             fallback=tuple(fallback))
+    return out if root is None else [replace(r, seed=root, seed_stream=key) for r in out]

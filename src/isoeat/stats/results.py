@@ -20,7 +20,7 @@ from .intervals import ConfidenceInterval
 __all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "records_frame"]
 
 #: The identity fields every association-test result carries, in declaration order.
-IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded")
+IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded", "seed_stream")
 
 _CI_PREFIX = "effect_size_ci"
 
@@ -40,8 +40,12 @@ class ResultIdentity:
     calibration : str
         The calibrator's name (``"zca"``, ...), ``"none"`` for raw vectors.
     seed : int or None
-        The seed that reproduces the random parts (``None`` when a
-        Generator was passed).
+        The root seed that reproduces the random parts: pass it as ``rng``
+        (or ``--seed``) again (``None`` when a Generator was passed).
+    seed_stream : tuple of str
+        The name of the stream the result drew from (``("weat", "W6")``): its generator was seeded with
+        ``isoeat._random.derive_seed(seed, *seed_stream)``. Empty when ``seed``
+        seeded the generator directly (the ``*_from_vectors`` functions).
     n_a, n_b : int
         Attribute set sizes actually used (after dropping out-of-vocabulary words).
     dropped : tuple of str
@@ -58,6 +62,7 @@ class ResultIdentity:
     n_b: int
     dropped: tuple[str, ...] = ()
     case_folded: tuple[str, ...] = ()
+    seed_stream: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """The identity fields (:data:`IDENTITY_FIELDS`) as a JSON-ready dict."""
@@ -157,7 +162,9 @@ class _Outcome(ResultIdentity):
         ``False`` means the test cannot be significant at ``alpha`` whatever
         the vectors: more words are needed (tables say so in a footer line).
         """
-        return bool(self.p_floor < alpha)
+        from ..labels import is_significant
+
+        return is_significant(self.p_floor, alpha)
 
 
 class _FlatCI:
@@ -246,7 +253,7 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")
@@ -259,8 +266,10 @@ class WEATResult(_Outcome):
     effect_size_ci_warning = _FlatCI("warning")
 
     def significant(self, alpha: float = 0.05) -> bool:
-        """``p_value < alpha``."""
-        return bool(self.p_value < alpha)
+        """``p_value < alpha`` (:func:`isoeat.labels.is_significant`)."""
+        from ..labels import is_significant
+
+        return is_significant(self.p_value, alpha)
 
     def to_dict(self, *, scores: bool = False) -> dict[str, Any]:
         """A flat JSON-ready record (tuples become lists; ``s_x``/``s_y`` only if ``scores``).
@@ -332,7 +341,7 @@ class SCWEATResult(_Outcome):
     _COLUMNS: ClassVar[tuple[str, ...]] = (
         "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
         "p_ci_low", "p_ci_high", "alternative", "ddof", "n_a", "n_b", "seed", "tolerance", "dropped",
-        "case_folded", "model", "calibration", "test",
+        "case_folded", "model", "calibration", "test", "seed_stream",
     )
 
     def to_dict(self) -> dict[str, Any]:

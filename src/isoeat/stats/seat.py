@@ -22,18 +22,18 @@ The command line (``isoeat seat``) is :mod:`isoeat.commands.seat`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import numpy as np
 
 from .._errors import ConfigError
-from .._random import spawn_seeds
+from .._random import spawn_seeds, stream
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
 from .results import ResultIdentity, WEATResult, records_frame
 from .validity import check_test
-from .weat import documents_calibration, resolve_calibration, resolve_seed_sequence, weat_from_vectors
+from .weat import documents_calibration, resolve_calibration, weat_from_vectors
 
 if TYPE_CHECKING:
     from ..wordsets import AssociationTest
@@ -90,7 +90,9 @@ class SEATResult(ResultIdentity):
     @property
     def n_significant(self) -> int:
         """Templates with ``p < alpha``."""
-        return sum(r.p_value < self.alpha for r in self.results)
+        from ..labels import is_significant
+
+        return sum(is_significant(r.p_value, self.alpha) for r in self.results)
 
     @property
     def p_values(self) -> tuple[float, ...]:
@@ -111,7 +113,7 @@ class SEATResult(ResultIdentity):
             "effect_size_range": self.effect_size_range,
             "alpha": self.alpha,
             "n_significant": self.n_significant,
-            **self._record(("seed", "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded")),
+            **self._record(("seed", "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "seed_stream")),
             "per_template": self.records(),
         }
 
@@ -148,18 +150,6 @@ def _encoder_fn(model: Any) -> Callable[[list[str]], Any]:
     return fn
 
 
-def _template_text() -> Any:
-    """The module that holds SEAT's template text: bleached defaults, slot filling, validation.
-
-    That text is stimulus data, not model code; it still lives beside the
-    sentence encoder (:mod:`isoeat.backends.sentence`). This is the one
-    place statistics reach into ``backends``, until it moves to ``wordsets``.
-    """
-    from ..backends import sentence
-
-    return sentence
-
-
 @documents_calibration
 def seat(
     model: SentenceEncoder,
@@ -191,7 +181,7 @@ def seat(
         A test or registered id (``"W6"``), or a test loaded from a
         sent-bias file.
     templates : sequence of str, optional
-        Each with exactly one ``{}``; default :data:`~isoeat.backends.sentence.DEFAULT_TEMPLATES`.
+        Each with exactly one ``{}``; default :data:`~isoeat.wordsets._templates.DEFAULT_TEMPLATES`.
     calibration : see CALIBRATION_DOC
     mode : {"auto", "templates", "sentences"}
         ``"auto"``: stimuli that all contain white space are sentences and
@@ -201,8 +191,9 @@ def seat(
     alpha : float, default 0.05
         Level for counting significant templates.
     rng : None, int or Generator, default 0
-        One child seed per template (``SeedSequence.spawn``), recorded in
-        each result; the root seed is the SEAT result's ``seed``.
+        The root seed (the SEAT result's ``seed``); template ``t`` draws from
+        the stream ``("seat", TEST, t)`` (:func:`isoeat._random.derive_seed`),
+        recorded in each result. A Generator or SeedSequence: one child per template, spawned from it.
     ddof, alternative, method, n_permutations, **weat_kwargs
         See :func:`~isoeat.stats.weat.weat_from_vectors`.
     allow_overlap : bool, default False
@@ -229,9 +220,10 @@ def seat(
         templates_t: tuple[str, ...] = ()
         filled = [{role: list(ws.words) for role, ws in sets.items()}]
     else:
-        text = _template_text()
-        templates_t = text.validate_templates(text.DEFAULT_TEMPLATES if templates is None else templates)
-        filled = [{role: [text.fill_template(t, w, capitalize=capitalize) for w in ws.words]
+        from ..wordsets._templates import DEFAULT_TEMPLATES, fill_template, validate_templates
+
+        templates_t = validate_templates(DEFAULT_TEMPLATES if templates is None else templates)
+        filled = [{role: [fill_template(t, w, capitalize=capitalize) for w in ws.words]
                    for role, ws in sets.items()} for t in templates_t]
     cal, cal_name = resolve_calibration(calibration, model, force=force)  # after the cheap checks: may fit
     texts = list(dict.fromkeys(s for f in filled for ss in f.values() for s in ss))
@@ -239,22 +231,27 @@ def seat(
     if cal is not None:
         vecs = cal.transform(vecs)
     row = {t: i for i, t in enumerate(texts)}
-    root, seed = resolve_seed_sequence(rng)
-    seeds = spawn_seeds(root, len(filled))
+    # a Generator or SeedSequence: the templates' seeds are spawned from it; else one named stream per template
+    given = isinstance(rng, (np.random.Generator, np.random.SeedSequence))
+    seeds: list[Any] = spawn_seeds(rng, len(filled)) if given else []
+    seed = None if given else stream(rng)[1]
     name = getattr(model, "name", "")
     results = []
     for i, f in enumerate(filled):
         mats = {role: vecs[[row[s] for s in ss]] for role, ss in f.items()}
-        results.append(weat_from_vectors(
+        key = ("seat", test.id, templates_t[i] if templates_t else "sentences")
+        res = weat_from_vectors(
             mats["X"], mats["Y"], mats["A"], mats["B"], ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=seeds[i], test=test.id,
+            n_permutations=n_permutations, rng=seeds[i] if given else stream(seed, *key)[0], test=test.id,
             bias_type=test.bias_type, model=name, calibration=cal_name, **weat_kwargs,
-        ))
+        )
+        results.append(res if given else replace(res, seed=seed, seed_stream=key))
     ds = np.array([r.effect_size for r in results], dtype=np.float64)
     finite = ds[np.isfinite(ds)]
     nan = float("nan")
     return SEATResult(
-        test=test.id, bias_type=test.bias_type, model=name, calibration=cal_name, seed=seed, mode=mode,
+        test=test.id, bias_type=test.bias_type, model=name, calibration=cal_name, seed=seed,
+        seed_stream=() if given else ("seat", test.id), mode=mode,
         templates=templates_t, results=tuple(results),
         effect_size_mean=float(finite.mean()) if finite.size else nan,
         effect_size_min=float(finite.min()) if finite.size else nan,

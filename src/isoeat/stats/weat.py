@@ -27,12 +27,14 @@ means the same at every entry point (:func:`weat`, :func:`sc_weat`,
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 import numpy as np
 
+from .._cosine import cosine_matrix, unit_rows  # noqa: F401 - re-exported: the one home is isoeat._cosine
 from .._errors import ConfigError, CoverageError
-from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds  # noqa: F401 - re-exported
+from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds, stream  # noqa: F401 - re-exported
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
 from .bootstrap import effect_size
@@ -62,46 +64,6 @@ __all__ = [
 ]
 
 ALTERNATIVES = ("greater", "less", "two-sided")
-
-
-def unit_rows(M: np.ndarray, name: str = "M") -> np.ndarray:
-    """The rows of ``M`` scaled to unit length, safely for any finite scale.
-
-    Each row is first multiplied by a power of two that brings its largest
-    absolute entry into [0.5, 1) (exact in binary floating point), so that its
-    norm neither overflows (a vector times 1e200) nor underflows (times
-    1e-170); for rows of ordinary scale the result is bit-identical to
-    ``M / norm(M)``.
-
-    Raises
-    ------
-    ConfigError
-        A row that is all zeros or holds NaN/inf (the message names ``name`` and the row).
-
-    Examples
-    --------
-    >>> unit_rows(np.array([[3e300, 4e300], [3.0, 4.0]]))
-    array([[0.6, 0.8],
-           [0.6, 0.8]])
-    """
-    M = np.asarray(M, dtype=np.float64)
-    finite = np.isfinite(M).all(axis=1)
-    if not finite.all():
-        raise ConfigError(f"cosine is undefined for a vector that is not finite ({name} row {int(np.argmin(finite))})")
-    peak = np.abs(M).max(axis=1, initial=0.0)
-    if (peak == 0).any():
-        raise ConfigError(f"cosine is undefined for an all-zero vector ({name} row {int(np.argmax(peak == 0))})")
-    scaled = np.ldexp(M, -np.frexp(peak)[1][:, None])
-    return scaled / np.linalg.norm(scaled, axis=1, keepdims=True)
-
-
-def cosine_matrix(U: np.ndarray, V: np.ndarray) -> np.ndarray:
-    r"""Pairwise cosine similarities :math:`\cos(u_i, v_j)`, shape ``(len(U), len(V))``.
-
-    Right for any finite, non-zero vectors, however large or small (see
-    :func:`unit_rows`); an all-zero or non-finite row is a :class:`~isoeat.ConfigError`.
-    """
-    return unit_rows(U, "first matrix") @ unit_rows(V, "second matrix").T
 
 
 def association_scores(W: np.ndarray, A: np.ndarray, B: np.ndarray) -> np.ndarray:
@@ -412,13 +374,16 @@ def weat(
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         vecs = {role: cal.transform(v) for role, v in vecs.items()}
-    return weat_from_vectors(
+    key = ("weat", test.id)
+    seed_of_stream, root = stream(rng, *key)
+    res = weat_from_vectors(
         vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, alternative=alternative, method=method,
-        n_permutations=n_permutations, rng=rng, test=test.id, bias_type=test.bias_type,
+        n_permutations=n_permutations, rng=seed_of_stream, test=test.id, bias_type=test.bias_type,
         model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
         fallback=tuple(fallback), bootstrap=bootstrap, ci_method=ci_method, ci_level=ci_level,
         resample_attributes=resample_attributes, ci=ci, ci_estimand=ci_estimand, **permutation_kwargs,
     )
+    return res if root is None else replace(res, seed=root, seed_stream=key)
 
 
 def sc_weat_from_vectors(
@@ -554,7 +519,8 @@ def sc_weat(
     ddof, alternative, method, n_permutations, ci, ci_method, ci_level
         See :func:`sc_weat_from_vectors`.
     rng : None, int or numpy.random.Generator
-        One child seed per word (same seed stream), recorded in each result.
+        The root seed; word ``w`` draws from the stream ``("scweat", TEST, w)``
+        (:func:`isoeat._random.derive_seed`), recorded in each result. A Generator is one stream for every word.
     **permutation_kwargs
         Passed to :func:`~isoeat.stats.permutation.partition_test`.
 
@@ -587,13 +553,17 @@ def sc_weat(
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
         W, Av, Bv = (cal.transform(m) for m in (W, Av, Bv))
-    seeds = spawn_seeds(as_generator(rng), len(words))  # one draw from the Generator roots the child seeds
-    return [
-        sc_weat_from_vectors(
+    # a Generator or SeedSequence: one stream for every word, as given; else one named stream per word
+    gen = as_generator(rng) if isinstance(rng, (np.random.Generator, np.random.SeedSequence)) else None
+    root = None if gen is not None else stream(rng)[1]
+    out = []
+    for i, w in enumerate(words):
+        key = ("scweat", test_id, w)
+        res = sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=seeds[i], test=test_id,
+            n_permutations=n_permutations, rng=gen if gen is not None else stream(root, *key)[0], test=test_id,
             model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
             case_folded=tuple(folded), ci=ci, ci_method=ci_method, ci_level=ci_level, **permutation_kwargs,
         )
-        for i, w in enumerate(words)
-    ]
+        out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
+    return out

@@ -1,0 +1,251 @@
+"""Plain records: the one home of JSON and CSV text, canonical JSON, content hashes and sealed files.
+
+This module sits below :mod:`isoeat.experiments` and :mod:`isoeat.reporting`
+(both write records; neither imports the other for it).
+
+* :func:`clean` — NaN/inf to None and numpy to Python, recursively (strict JSON);
+* :func:`to_json` / :func:`records_to_csv` — the text of a result file (CSV text
+  cells escaped by :func:`csv_text`, so a spreadsheet never runs them);
+* :func:`canonical_json` / :func:`content_hash` — the one canonical form of a
+  value (sorted keys, compact, no NaN, numpy as Python, nothing else coerced)
+  and its SHA-256: every key that decides whether a stored result may be
+  reused (protocol, cell, calibration request, test words) is a
+  :func:`content_hash`;
+* :func:`seal` / :func:`is_sealed` — a record with the hash of its own content,
+  so a changed or hand-edited file is noticed when read back;
+* :func:`write_json` / :func:`read_json` — strict JSON written atomically, read
+  forgivingly (a damaged file reads as missing, with a warning).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from ._errors import IsoeatWarning
+from ._io import atomic_write_text
+
+__all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "finite_or_none", "nan_of",
+           "canonical_json", "content_hash", "record_digest", "seal", "is_sealed", "CONTENT_KEY",
+           "write_json", "read_json", "write_outputs"]
+
+
+def clean(x: Any) -> Any:
+    """NaN/inf -> None and numpy scalars and arrays -> Python, recursively (strict JSON).
+
+    Examples
+    --------
+    >>> clean({"d": float("nan"), "n": np.int64(3), "v": np.array([1.5, np.inf])})
+    {'d': None, 'n': 3, 'v': [1.5, None]}
+    """
+    if isinstance(x, float):
+        return x if math.isfinite(x) else None
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        if x and all(type(v) is float for v in x[:8]) and all(type(v) is float and math.isfinite(v) for v in x):
+            return list(x)
+        return [clean(v) for v in x]
+    if isinstance(x, np.generic):
+        return clean(x.item())
+    if isinstance(x, np.ndarray):
+        return clean(x.tolist())
+    return x
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, np.integer):
+        return int(o)
+    if isinstance(o, np.floating):
+        return float(o)
+    if isinstance(o, np.ndarray):
+        return o.tolist()
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serialisable: {type(o).__name__}")
+
+
+def to_json(obj: Any) -> str:
+    """JSON text of a result (indented); NaN is written as null so that strict parsers accept it.
+
+    Examples
+    --------
+    >>> print(to_json({"p": float("nan")}), end="")
+    {
+      "p": null
+    }
+    """
+    return json.dumps(clean(obj), indent=2, default=_json_default) + "\n"
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` as plain JSON values (what :func:`to_json` would write, read back)."""
+    return json.loads(to_json(obj))
+
+
+def finite_or_none(x: Any) -> float | None:
+    """``float(x)`` when it is a finite number, else None (text, None, NaN, inf)."""
+    try:
+        x = float(x)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
+
+
+def nan_of(v: Any) -> float:
+    """``float(v)``, with None (a NaN written to JSON) read back as NaN."""
+    return float("nan") if v is None else float(v)
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_text(text: str) -> str:
+    """A text cell that a spreadsheet will not run: a leading ``= + - @``, tab or CR gets a ``'`` before it.
+
+    Text that is a number (``-2.5``) is left as it is: a spreadsheet reads it as that number.
+
+    Examples
+    --------
+    >>> csv_text("=1+2"), csv_text("-x"), csv_text("-2.5"), csv_text("GloVe")
+    ("'=1+2", "'-x", '-2.5', 'GloVe')
+    """
+    if not text.startswith(_FORMULA_START):
+        return text
+    try:
+        float(text)
+        return text
+    except ValueError:
+        return "'" + text
+
+
+def _cell(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        v = ";".join(str(x) for x in v)
+    if v is None:
+        return ""
+    return csv_text(v) if isinstance(v, str) else v
+
+
+def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
+    """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
+    if not records:
+        return ""
+    fields: list[str] = []
+    for rec in records:
+        for k in rec:
+            if k not in fields:
+                fields.append(k)
+    fields_text = {k: csv_text(str(k)) for k in fields}
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    # the csv module quotes only the characters of the line terminator: a row with a CR is quoted in full
+    w_cr = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    w.writerow(fields_text)
+    for rec in records:
+        row = {k: _cell(rec.get(k)) for k in fields}
+        (w_cr if any(isinstance(v, str) and "\r" in v for v in row.values()) else w).writerow(row)
+    return buf.getvalue()
+
+
+def write_outputs(out_dir: str | Path, stem: str, records: Sequence[dict[str, Any]],
+                  extra: dict[str, Any] | None = None) -> list[Path]:
+    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / f"{stem}.csv", out / f"{stem}.json"]
+    atomic_write_text(paths[0], records_to_csv(records))
+    atomic_write_text(paths[1], to_json(list(records)))
+    if extra is not None:
+        p = out / f"{stem}-summary.json"
+        atomic_write_text(p, to_json(extra))
+        paths.append(p)
+    return paths
+
+
+# --------------------------------------------------------------------------- canonical JSON and content hashes
+def canonical_json(obj: Any) -> str:
+    """The one canonical text of a value: sorted keys, compact, UTF-8 as is, numpy as Python.
+
+    Anything JSON cannot hold exactly is an error, never silently turned into
+    something that another value could also become: an object or a set (its
+    ``str`` could differ between runs) raises ``TypeError``, NaN or infinity
+    (it would read as null, like None) raises ``ValueError``.
+
+    Examples
+    --------
+    >>> canonical_json({"b": [1, np.float64(0.5), np.int64(2)], "é": "x"})
+    '{"b":[1,0.5,2],"é":"x"}'
+    >>> canonical_json({"a": float("nan")})
+    Traceback (most recent call last):
+    ...
+    ValueError: Out of range float values are not JSON compliant
+    """
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
+                      default=_json_default)
+
+
+def content_hash(obj: Any, length: int | None = 16) -> str:
+    """SHA-256 (hex, the first ``length`` digits; None: all 64) of :func:`canonical_json` of ``obj``.
+
+    The key of every stored result: it changes whenever any part of ``obj`` changes.
+
+    Examples
+    --------
+    >>> len(content_hash({"a": 1})), len(content_hash({"a": 1}, None))
+    (16, 64)
+    >>> content_hash({"a": 1, "b": 2}) == content_hash({"b": 2, "a": 1}) != content_hash({"a": 1, "b": 3})
+    True
+    """
+    digest = hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+    return digest if length is None else digest[:length]
+
+
+#: The key of a sealed record's content hash.
+CONTENT_KEY = "content_sha256"
+
+
+def record_digest(rec: dict) -> str:
+    """SHA-256 of a record as its file holds it (:func:`clean`: NaN as null), without its own ``content_sha256``.
+
+    A float written by :func:`json.dumps` reads back to the same float, so a
+    record read from its file hashes to the value computed before writing it.
+    """
+    return content_hash(clean({k: v for k, v in rec.items() if k != CONTENT_KEY}), None)
+
+
+def seal(rec: dict) -> dict:
+    """``rec`` with its content hash, so a changed or hand-edited file is noticed when read back."""
+    return {**rec, CONTENT_KEY: record_digest(rec)}
+
+
+def is_sealed(rec: Any) -> bool:
+    """True when ``rec`` carries a content hash that matches its content."""
+    return isinstance(rec, dict) and rec.get(CONTENT_KEY) == record_digest(rec)
+
+
+# --------------------------------------------------------------------------- JSON files
+def write_json(path: Path, obj: Any, *, compact: bool = False) -> None:
+    """Strict JSON (NaN written as null), atomically; ``compact`` for the per-cell files (fast C encoder)."""
+    text = json.dumps(clean(obj), separators=(",", ":") if compact else None, indent=None if compact else 2,
+                      allow_nan=False, default=_json_default)
+    atomic_write_text(path, text + "\n")
+
+
+def read_json(path: Path) -> Any:
+    """The JSON value in ``path``; None when it does not exist, or (with a warning) cannot be read or parsed."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        warnings.warn(f"{path}: unreadable ({exc}); treated as missing", IsoeatWarning, stacklevel=2)
+        return None
