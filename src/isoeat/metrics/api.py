@@ -136,8 +136,7 @@ def _matrix(M: Any, role: str) -> np.ndarray:
 
 def metric_from_vectors(
     name: str, X: Any, Y: Any, A: Any, B: Any, *, P1: Any = None, P2: Any = None,
-    rng: int | np.random.Generator | None = None, test: str = "custom", bias_type: str = "", model: str = "",
-    calibration: str = "none", words: Iterable[str] = (), **options: Any,
+    rng: int | np.random.Generator | None = None, words: Iterable[str] = (), labels: Any = None, **options: Any,
 ) -> MetricResult:
     """One metric from four matrices of vectors (rows), already calibrated if wanted.
 
@@ -153,10 +152,13 @@ def metric_from_vectors(
         needed) and SemAxis uses A and B as its poles.
     rng : None, int or numpy.random.Generator
         Seeds a Monte Carlo permutation p (recorded as ``seed``).
-    test, bias_type, model, calibration, words
-        Labels recorded in the result.
+    words : iterable of str
+        The target words, X first (recorded with the per-word values).
+    labels : ResultLabels, optional
+        ``test``, ``bias_type``, ``model``, ``calibration`` recorded in the result
+        (:class:`~isoeat.stats.options.ResultLabels`; also accepted by name).
     **options
-        Metric options (:mod:`isoeat.metrics.registry`).
+        Metric options (:mod:`isoeat.metrics.registry`), and the label fields by name.
 
     Examples
     --------
@@ -166,6 +168,14 @@ def metric_from_vectors(
     >>> round(r.estimate, 3), r.p_method, r.n_partitions
     (0.949, 'exact', 6)
     """
+    from ..stats.options import ResultLabels
+
+    label_names = ("test", "bias_type", "model", "calibration")
+    lab = labels if labels is not None else ResultLabels()
+    if not isinstance(lab, ResultLabels):
+        raise ConfigError(f"metric_from_vectors: labels must be a ResultLabels, got {type(lab).__name__}")
+    lab = replace(lab, **{k: options.pop(k) for k in label_names if k in options})
+    test = lab.test
     spec = METRICS.get(name)
     opts = check_options([spec], options)
     mats = {r: _matrix(M, r) for r, M in (("X", X), ("Y", Y), ("A", A), ("B", B))}
@@ -190,7 +200,7 @@ def metric_from_vectors(
     inp = Inputs(np.vstack([mats["X"], mats["Y"]]), len(mats["X"]), mats["A"], mats["B"],
                  P1 if pairs else None, P2 if pairs else None)
     return _result(spec, inp, opts, rng, words=tuple(words), pairs=pairs,
-                   labels=dict(test=test, bias_type=bias_type, model=model, calibration=calibration))
+                   labels={k: getattr(lab, k) for k in label_names})
 
 
 # --------------------------------------------------------------------------- from a model

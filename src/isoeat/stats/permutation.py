@@ -236,21 +236,7 @@ def _certified_result(alternative: str, cert: CertifiedCount, why: str, sampled:
 # ---------------------------------------------------------------------------
 
 
-def partition_test(
-    s: Any,
-    n_x: int,
-    *,
-    alternative: str = "greater",
-    method: str = "auto",
-    n_permutations: int = 100_000,
-    rng: Any = None,
-    rtol: float = DEFAULT_RTOL,
-    exact_budget: float | None = None,
-    sequential_alpha: float | None = None,
-    confidence: float = 0.95,
-    batch_size: int | None = None,
-    exact_memory: int | None = None,
-) -> PermutationResult:
+def partition_test(s: Any, n_x: int, *, rng: Any = None, options: Any = None, **fields: Any) -> PermutationResult:
     r"""Permutation test of the WEAT statistic over all X/Y partitions.
 
     Parameters
@@ -261,6 +247,13 @@ def partition_test(
     n_x : int
         :math:`|X|`; ``1 <= n_x <= n - 1``.  (Requiring at least two words per
         side is the WEAT caller's job.)
+    rng : None, int or numpy.random.Generator
+        Passed to :func:`numpy.random.default_rng`; global state is never
+        used.  A Generator is advanced in place.  Results for a given seed also
+        depend on ``batch_size`` (the draw layout).
+    options : PermutationOptions, optional
+        The options below as one object (:class:`~isoeat.stats.options.PermutationOptions`);
+        each may also be given by name, as here.
     alternative : {"greater", "less", "two-sided"}, default "greater"
         With :math:`T_I` the sum of ``s`` over an X side :math:`I`,
         :math:`T_{obs}` the observed one, :math:`m = n_x \bar s` the exact null
@@ -285,10 +278,6 @@ def partition_test(
         none does.
     n_permutations : int, default 100_000
         Monte Carlo sample size (upper bound when stopping sequentially).
-    rng : None, int or numpy.random.Generator
-        Passed to :func:`numpy.random.default_rng`; global state is never
-        used.  A Generator is advanced in place.  Results for a given seed also
-        depend on ``batch_size`` (the draw layout).
     rtol : float, default 1e-12
         Relative tie tolerance: :math:`\tau = \mathrm{rtol}\sum_i|s_i|`
         (:data:`DEFAULT_RTOL` explains the scale).
@@ -334,6 +323,19 @@ def partition_test(
         the budget, or ``method="certified"`` when no bracket fits in
         ``exact_memory``.
     """
+    from .options import gather
+
+    o, _, _ = gather(fields, where="partition_test", permutation=options, takes=("permutation",))
+    return _partition_test(s, n_x, rng=rng, alternative=o.alternative, method=o.method, n_permutations=o.n_permutations,
+                           rtol=DEFAULT_RTOL if o.rtol is None else o.rtol, exact_budget=o.exact_budget,
+                           sequential_alpha=o.sequential_alpha, confidence=o.confidence, batch_size=o.batch_size,
+                           exact_memory=o.exact_memory)
+
+
+def _partition_test(s: Any, n_x: int, *, rng: Any, alternative: str, method: str, n_permutations: int, rtol: float,
+                    exact_budget: float | None, sequential_alpha: float | None, confidence: float,
+                    batch_size: int | None, exact_memory: int | None) -> PermutationResult:
+    """:func:`partition_test` with every option spelled out (the options are :class:`PermutationOptions`'s)."""
     arr = _as_scores(s)
     n = arr.size
     n_x = _check_n_x(n_x, n)

@@ -31,6 +31,7 @@ from .._errors import ConfigError
 from .._random import spawn_seeds, stream
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
+from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
 from .results import ResultIdentity, WEATResult, records_frame
 from .validity import check_test
 from .weat import documents_calibration, resolve_calibration, weat_from_vectors
@@ -161,13 +162,12 @@ def seat(
     capitalize: bool = True,
     alpha: float = 0.05,
     rng: int | np.random.Generator | None = 0,
-    force: bool = False,
     ddof: int = 1,
-    alternative: str = "greater",
-    method: str = "auto",
-    n_permutations: int = 100_000,
     allow_overlap: bool = False,
-    **weat_kwargs: Any,
+    force: bool = False,
+    permutation: PermutationOptions | None = None,
+    interval: IntervalOptions | None = None,
+    **options: Any,
 ) -> SEATResult:
     """SEAT of ``test`` on a sentence encoder, per template, with mean and range of d.
 
@@ -194,8 +194,9 @@ def seat(
         The root seed (the SEAT result's ``seed``); template ``t`` draws from
         the stream ``("seat", TEST, t)`` (:func:`isoeat._random.derive_seed`),
         recorded in each result. A Generator or SeedSequence: one child per template, spawned from it.
-    ddof, alternative, method, n_permutations, **weat_kwargs
-        See :func:`~isoeat.stats.weat.weat_from_vectors`.
+    ddof, permutation, interval, **options
+        See :func:`~isoeat.stats.weat.weat_from_vectors` (``alternative``,
+        ``method``, ``n_permutations``, interval options by name).
     allow_overlap : bool, default False
         As in :func:`~isoeat.stats.weat.weat`: stimuli shared between sets
         are refused unless ``True`` (then a warning).
@@ -206,6 +207,7 @@ def seat(
     """
     from ..wordsets import get_test
 
+    permutation, interval, _ = gather(options, where="seat", permutation=permutation, interval=interval)
     if isinstance(test, str):
         test = get_test(test)
     mode = check_choice("mode", mode, MODES)
@@ -241,10 +243,9 @@ def seat(
         mats = {role: vecs[[row[s] for s in ss]] for role, ss in f.items()}
         key = ("seat", test.id, templates_t[i] if templates_t else "sentences")
         res = weat_from_vectors(
-            mats["X"], mats["Y"], mats["A"], mats["B"], ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=seeds[i] if given else stream(seed, *key)[0], test=test.id,
-            bias_type=test.bias_type, model=name, calibration=cal_name, **weat_kwargs,
-        )
+            mats["X"], mats["Y"], mats["A"], mats["B"], ddof=ddof, rng=seeds[i] if given else stream(seed, *key)[0],
+            permutation=permutation, interval=interval,
+            labels=ResultLabels(test=test.id, bias_type=test.bias_type, model=name, calibration=cal_name))
         results.append(res if given else replace(res, seed=seed, seed_stream=key))
     ds = np.array([r.effect_size for r in results], dtype=np.float64)
     finite = ds[np.isfinite(ds)]

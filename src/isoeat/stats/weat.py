@@ -39,6 +39,7 @@ from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
 from .bootstrap import effect_size
 from .intervals import check_interval_options, interval_on_d
+from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
 from .permutation import PermutationResult, partition_test
 from .results import SCWEATResult, WEATResult
 from .validity import check_test, vocabulary_entries
@@ -162,24 +163,11 @@ def weat_from_vectors(
     B: np.ndarray,
     *,
     ddof: int = 1,
-    alternative: str = "greater",
-    method: str = "auto",
-    n_permutations: int = 100_000,
     rng: int | np.random.Generator | None = None,
-    test: str = "custom",
-    bias_type: str = "",
-    model: str = "",
-    calibration: str = "none",
-    dropped: tuple[str, ...] = (),
-    case_folded: tuple[str, ...] = (),
-    fallback: tuple[str, ...] = (),
-    bootstrap: int = 0,
-    ci_method: str = "auto",
-    ci_level: float = 0.95,
-    resample_attributes: bool = False,
-    ci: bool = False,
-    ci_estimand: str = "given-attributes",
-    **permutation_kwargs: Any,
+    permutation: PermutationOptions | None = None,
+    interval: IntervalOptions | None = None,
+    labels: ResultLabels | None = None,
+    **options: Any,
 ) -> WEATResult:
     r"""WEAT effect size and permutation p-value from four matrices of vectors.
 
@@ -189,38 +177,31 @@ def weat_from_vectors(
         Target and attribute vectors (rows), already calibrated if wanted.
     ddof : int, default 1
         See :func:`effect_size`.
-    alternative : {"greater", "less", "two-sided"}
-        ``"greater"``: :math:`p = P[S_i \ge S]` over equal-size partitions of
-        :math:`X\cup Y` (ties within a tolerance count as reaching).
-    method : {"auto", "exact", "certified", "monte-carlo"}
-        See :func:`isoeat.stats.permutation.partition_test`.
-    n_permutations : int, default 100_000
-        Monte Carlo sample size.
     rng : None, int or numpy.random.Generator
-    ci : bool, default False
-        Compute a confidence interval on d (also implied by ``bootstrap > 0``).
-    ci_estimand : {"given-attributes", "populations"}
-        What the interval estimates: the effect given these attribute words
-        (targets random), or over the populations both word sets were drawn
-        from (targets and attributes random). See :mod:`isoeat.stats.intervals`.
-    ci_method : {"auto", "noncentral-t", "jackknife", "bca", "percentile"}
-        ``"auto"``: the estimand's default, chosen by the coverage study
-        (``noncentral-t`` given the attributes, ``jackknife`` over the
-        populations). Methods whose coverage the study did not establish at
-        the test's set sizes carry a ``warning`` in the interval.
-    ci_level : float, default 0.95
-    bootstrap : int, default 0
-        Replicates of the bootstrap methods (``percentile``, ``bca``); any
-        value above 0 also asks for an interval.
-    resample_attributes : bool, default False
-        Older spelling of ``ci_estimand="populations"``.
-    test, bias_type, model, calibration, dropped, case_folded, fallback
-        Labels recorded in the result (``calibration`` is the name of the
-        calibration already applied to the vectors, ``"none"`` for raw).
-    **permutation_kwargs
-        Passed to :func:`~isoeat.stats.permutation.partition_test`, e.g.
-        ``sequential_alpha=0.05`` (stop Monte Carlo once the Clopper–Pearson
-        interval on p lies clear of 0.05), ``exact_budget``, ``rtol``.
+        Seeds the random parts (a sampled p, a bootstrap interval) directly; recorded as ``seed``.
+    permutation : PermutationOptions, optional
+        How p is computed (:class:`~isoeat.stats.options.PermutationOptions`):
+        ``alternative`` (``"greater"``: :math:`p = P[S_i \ge S]` over
+        equal-size partitions of :math:`X\cup Y`, ties within a tolerance
+        counting as reaching), ``method`` (see
+        :func:`isoeat.stats.permutation.partition_test`), ``n_permutations``
+        (Monte Carlo sample size), ``sequential_alpha``, ``exact_budget``, ``rtol``, ...
+    interval : IntervalOptions, optional
+        The interval on d (:class:`~isoeat.stats.options.IntervalOptions`):
+        ``ci`` (also implied by ``bootstrap > 0``), ``ci_estimand``
+        (``"given-attributes"``: targets random; ``"populations"``: targets and
+        attributes random; see :mod:`isoeat.stats.intervals`), ``ci_method``
+        (``"auto"``: the estimand's default, chosen by the coverage study;
+        methods whose coverage the study did not establish at the test's set
+        sizes carry a ``warning``), ``ci_level``, ``bootstrap`` (replicates of
+        ``percentile``/``bca``), ``resample_attributes`` (older spelling of
+        ``ci_estimand="populations"``).
+    labels : ResultLabels, optional
+        What the result is labelled with: ``test``, ``bias_type``, ``model``,
+        ``calibration`` (the calibration already applied to the vectors,
+        ``"none"`` for raw), ``dropped``, ``case_folded``, ``fallback``.
+    **options
+        Any field of the three objects by name (``alternative="two-sided"``, ``ci=True``, ``test="W6"``).
 
     Examples
     --------
@@ -230,7 +211,10 @@ def weat_from_vectors(
     >>> round(r.effect_size, 3), r.p_method, r.n_partitions
     (1.728, 'exact', 6)
     """
-    ddof = _validate(alternative, ddof)
+    perm_o, ivl_o, lab = gather(options, where="weat_from_vectors", permutation=permutation, interval=interval,
+                                labels=labels, takes=("permutation", "interval", "labels"))
+    test = lab.test
+    ddof = _validate(perm_o.alternative, ddof)
     mats = {}
     for role, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
         M = np.asarray(M, dtype=np.float64)
@@ -243,41 +227,33 @@ def weat_from_vectors(
     if len(dims) != 1:
         raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
     check_test(test, vectors=mats, ddof=ddof)
-    request = check_interval_options(ci, bootstrap, ci_method, ci_level, ci_estimand, resample_attributes)
+    request = ivl_o.request()
     gen, seed = resolve_seed(rng)
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
     s_y = cos["Y", "A"].mean(axis=1) - cos["Y", "B"].mean(axis=1)
     s = np.concatenate([s_x, s_y])
-    perm: PermutationResult = partition_test(
-        s,
-        len(s_x),
-        alternative=alternative,
-        method=method,
-        n_permutations=n_permutations,
-        rng=gen,
-        **permutation_kwargs,
-    )
+    perm: PermutationResult = partition_test(s, len(s_x), rng=gen, **perm_o.kwargs())
     interval = None if request is None else interval_on_d(
         s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
     return WEATResult(
         test=test,
-        bias_type=bias_type,
-        model=model,
-        calibration=calibration,
+        bias_type=lab.bias_type,
+        model=lab.model,
+        calibration=lab.calibration,
         effect_size=effect_size(s_x, s_y, ddof=ddof),
         statistic=test_statistic(s_x, s_y),
         **_p_fields(perm),
         tolerance=float(perm.tolerance),
-        alternative=alternative,
+        alternative=perm_o.alternative,
         ddof=int(ddof),
         n_x=len(s_x),
         n_y=len(s_y),
         n_a=mats["A"].shape[0],
         n_b=mats["B"].shape[0],
-        dropped=tuple(dropped),
-        case_folded=tuple(case_folded),
-        fallback=tuple(fallback),
+        dropped=tuple(lab.dropped),
+        case_folded=tuple(lab.case_folded),
+        fallback=tuple(lab.fallback),
         seed=seed,
         stopped_early=bool(perm.stopped_early),
         effect_size_ci=interval,
@@ -322,21 +298,14 @@ def weat(
     test: AssociationTest | str,
     *,
     calibration: Calibrator | str | None = None,
-    ddof: int = 1,
-    alternative: str = "greater",
-    method: str = "auto",
-    n_permutations: int = 100_000,
     rng: int | np.random.Generator | None = None,
-    bootstrap: int = 0,
-    ci_method: str = "auto",
-    ci_level: float = 0.95,
-    resample_attributes: bool = False,
-    ci: bool = False,
-    ci_estimand: str = "given-attributes",
+    ddof: int = 1,
     min_coverage: float = 0.8,
-    force: bool = False,
     allow_overlap: bool = False,
-    **permutation_kwargs: Any,
+    force: bool = False,
+    permutation: PermutationOptions | None = None,
+    interval: IntervalOptions | None = None,
+    **options: Any,
 ) -> WEATResult:
     """Run one WEAT on a model, optionally after calibration (pipeline stages 1–3).
 
@@ -348,19 +317,30 @@ def weat(
     test : AssociationTest or str
         A test or a registered id such as ``"W6"``.
     calibration : see CALIBRATION_DOC
+    rng : None, int or numpy.random.Generator
+        The root seed (recorded as ``seed``); the test draws from its stream
+        ``("weat", TEST)`` (``seed_stream``; :func:`isoeat._random.derive_seed`),
+        the same in every space and every command. A Generator is used as given.
+    ddof : int, default 1
+        See :func:`effect_size`.
     min_coverage : float, default 0.8
         Out-of-vocabulary words are dropped and reported; a set that keeps
         less than this share of its words (or fewer than 2) is an error.
-    ddof, alternative, method, n_permutations, rng, ci, ci_estimand, ci_method, ci_level, bootstrap
-        See :func:`weat_from_vectors` (``resample_attributes`` too).
     allow_overlap : bool, default False
         Sets that share words (X and Y, A and B, or a target word that is
         also an attribute word) are an :class:`~isoeat.InvalidTestError`;
         with ``True`` the test runs with an :class:`~isoeat.IsoeatWarning`.
         See :func:`isoeat.stats.validity.check_test` for every rule.
-    **permutation_kwargs
-        Passed to :func:`~isoeat.stats.permutation.partition_test`.
+    force : bool, default False
+        Apply a calibrator fitted on another model.
+    permutation, interval
+        How p is computed and which interval on d (see :func:`weat_from_vectors`).
+    **options
+        Their fields by name: ``alternative``, ``method``, ``n_permutations``,
+        ``sequential_alpha``, ..., ``ci``, ``ci_method``, ``ci_level``,
+        ``ci_estimand``, ``bootstrap``, ``resample_attributes``.
     """
+    permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval)
     allow_overlap = check_bool("allow_overlap", allow_overlap)
     if isinstance(test, str):
         from ..wordsets import get_test
@@ -376,13 +356,11 @@ def weat(
         vecs = {role: cal.transform(v) for role, v in vecs.items()}
     key = ("weat", test.id)
     seed_of_stream, root = stream(rng, *key)
-    res = weat_from_vectors(
-        vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, alternative=alternative, method=method,
-        n_permutations=n_permutations, rng=seed_of_stream, test=test.id, bias_type=test.bias_type,
-        model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
-        fallback=tuple(fallback), bootstrap=bootstrap, ci_method=ci_method, ci_level=ci_level,
-        resample_attributes=resample_attributes, ci=ci, ci_estimand=ci_estimand, **permutation_kwargs,
-    )
+    labels = ResultLabels(test=test.id, bias_type=test.bias_type, model=getattr(model, "name", ""),
+                          calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
+                          fallback=tuple(fallback))
+    res = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream,
+                            permutation=permutation, interval=interval, labels=labels)
     return res if root is None else replace(res, seed=root, seed_stream=key)
 
 
@@ -392,30 +370,23 @@ def sc_weat_from_vectors(
     B: np.ndarray,
     *,
     word: str = "",
-    test: str = "custom",
-    model: str = "",
-    calibration: str = "none",
     ddof: int = 1,
-    alternative: str = "greater",
-    method: str = "auto",
-    n_permutations: int = 100_000,
     rng: int | np.random.Generator | None = None,
-    dropped: tuple[str, ...] = (),
-    case_folded: tuple[str, ...] = (),
-    ci: bool = False,
-    ci_method: str = "auto",
-    ci_level: float = 0.95,
-    **permutation_kwargs: Any,
+    permutation: PermutationOptions | None = None,
+    interval: IntervalOptions | None = None,
+    labels: ResultLabels | None = None,
+    **options: Any,
 ) -> SCWEATResult:
     """SC-WEAT effect size and permutation p-value of one target vector ``w``.
 
-    ``test``, ``model``, ``calibration``, ``dropped`` and ``case_folded``
-    label the result (see :class:`~isoeat.stats.results.ResultIdentity`);
-    ``ci=True`` adds an interval on d for the ``given-word`` estimand
-    (``ci_method`` ``"auto"`` = ``"noncentral-t"``, the only method; see
-    :mod:`isoeat.stats.intervals`); ``permutation_kwargs`` go to
-    :func:`~isoeat.stats.permutation.partition_test` (``rtol``,
-    ``exact_budget``, ``sequential_alpha``, ...).
+    ``labels`` (``test``, ``model``, ``calibration``, ``dropped``,
+    ``case_folded``) label the result (see
+    :class:`~isoeat.stats.results.ResultIdentity`); ``ci=True`` adds an
+    interval on d for the ``given-word`` estimand (``ci_method`` ``"auto"`` =
+    ``"noncentral-t"``, the only method; ``ci_level``; see
+    :mod:`isoeat.stats.intervals`); ``permutation`` (or its fields by name:
+    ``alternative``, ``method``, ``n_permutations``, ``rtol``,
+    ``exact_budget``, ``sequential_alpha``, ...) says how p is computed.
 
     Examples
     --------
@@ -424,29 +395,28 @@ def sc_weat_from_vectors(
     >>> round(r.effect_size, 3), round(r.p_value, 4), r.n_partitions, r.calibration
     (1.58, 0.1667, 6, 'none')
     """
-    ddof = _validate(alternative, ddof)
+    _refuse_interval(options, interval)
+    perm_o, ivl_o, lab = gather(options, where="sc_weat_from_vectors", permutation=permutation, interval=interval,
+                                labels=labels, takes=("permutation", "interval", "labels"))
+    ddof = _validate(perm_o.alternative, ddof)
     w = np.asarray(w, dtype=np.float64).reshape(1, -1)
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     if A.ndim != 2 or B.ndim != 2 or A.shape[0] < 2 or B.shape[0] < 2:
         raise CoverageError("SC-WEAT needs at least 2 attribute words in each of A and B")
-    _refuse_interval(permutation_kwargs)
-    request = check_interval_options(ci, 0, ci_method, ci_level, "given-word")
-    check_test(test, vectors={"w": w, "A": A, "B": B}, ddof=ddof, sd_over=("A", "B"))
+    request = check_interval_options(ivl_o.ci, 0, ivl_o.ci_method, ivl_o.ci_level, "given-word")
+    check_test(lab.test, vectors={"w": w, "A": A, "B": B}, ddof=ddof, sd_over=("A", "B"))
     gen, seed = resolve_seed(rng)
     ca = cosine_matrix(w, A)[0]
     cb = cosine_matrix(w, B)[0]
     sd = float(np.std(np.concatenate([ca, cb]), ddof=ddof))
     stat = float(ca.mean() - cb.mean())
     d = stat / sd if sd > 0 else math.nan
-    perm = partition_test(
-        np.concatenate([ca, cb]), len(ca), alternative=alternative, method=method,
-        n_permutations=n_permutations, rng=gen, **permutation_kwargs,
-    )
+    perm = partition_test(np.concatenate([ca, cb]), len(ca), rng=gen, **perm_o.kwargs())
     return SCWEATResult(
         word=word, effect_size=d, statistic=stat, **_p_fields(perm), tolerance=float(perm.tolerance),
-        alternative=alternative, ddof=int(ddof), test=test, model=model, calibration=calibration, seed=seed,
-        n_a=len(ca), n_b=len(cb), dropped=tuple(dropped), case_folded=tuple(case_folded),
+        alternative=perm_o.alternative, ddof=int(ddof), test=lab.test, model=lab.model, calibration=lab.calibration,
+        seed=seed, n_a=len(ca), n_b=len(cb), dropped=tuple(lab.dropped), case_folded=tuple(lab.case_folded),
         effect_size_ci=None if request is None else interval_on_d(ca, cb, None, request, ddof=ddof),
     )
 
@@ -454,9 +424,10 @@ def sc_weat_from_vectors(
 _INTERVAL_KEYS = ("bootstrap", "resample_attributes", "ci_estimand")
 
 
-def _refuse_interval(kwargs: dict[str, Any]) -> None:
+def _refuse_interval(kwargs: dict[str, Any], interval: IntervalOptions | None = None) -> None:
     """SC-WEAT's interval is the noncentral-t for one estimand: refuse WEAT's other interval options by name."""
-    given = [k for k in _INTERVAL_KEYS if k in kwargs]
+    given = [k for k in _INTERVAL_KEYS if k in kwargs or (
+        interval is not None and getattr(interval, k) != getattr(IntervalOptions(), k))]
     if given:
         raise ConfigError(
             f"SC-WEAT has no bootstrap interval and one estimand (given-word): {', '.join(given)} apply to WEAT "
@@ -488,17 +459,13 @@ def sc_weat(
     attributes: AssociationTest | str | tuple[WordSet, WordSet],
     *,
     calibration: Calibrator | str | None = None,
+    rng: int | np.random.Generator | None = None,
+    ddof: int = 1,
     min_coverage: float = 0.8,
     force: bool = False,
-    ddof: int = 1,
-    alternative: str = "greater",
-    method: str = "auto",
-    n_permutations: int = 100_000,
-    rng: int | np.random.Generator | None = None,
-    ci: bool = False,
-    ci_method: str = "auto",
-    ci_level: float = 0.95,
-    **permutation_kwargs: Any,
+    permutation: PermutationOptions | None = None,
+    interval: IntervalOptions | None = None,
+    **options: Any,
 ) -> list[SCWEATResult]:
     """SC-WEAT of each target word against the attribute sets A and B of a test.
 
@@ -516,13 +483,14 @@ def sc_weat(
     calibration : see CALIBRATION_DOC
     min_coverage : float, default 0.8
         As in :func:`weat`, for the attribute sets.
-    ddof, alternative, method, n_permutations, ci, ci_method, ci_level
-        See :func:`sc_weat_from_vectors`.
     rng : None, int or numpy.random.Generator
         The root seed; word ``w`` draws from the stream ``("scweat", TEST, w)``
         (:func:`isoeat._random.derive_seed`), recorded in each result. A Generator is one stream for every word.
-    **permutation_kwargs
-        Passed to :func:`~isoeat.stats.permutation.partition_test`.
+    ddof, force
+        As in :func:`weat`.
+    permutation, interval, **options
+        See :func:`sc_weat_from_vectors` (``alternative``, ``method``,
+        ``n_permutations``, ``ci``, ``ci_method``, ``ci_level``, ...).
 
     Returns
     -------
@@ -534,7 +502,8 @@ def sc_weat(
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    _refuse_interval(permutation_kwargs)
+    _refuse_interval(options, interval)
+    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
     found: dict[str, tuple[list[str], list[str]]] = {}
     vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
                                          words_out=found)
@@ -560,10 +529,9 @@ def sc_weat(
     for i, w in enumerate(words):
         key = ("scweat", test_id, w)
         res = sc_weat_from_vectors(
-            W[i], Av, Bv, word=w, ddof=ddof, alternative=alternative, method=method,
-            n_permutations=n_permutations, rng=gen if gen is not None else stream(root, *key)[0], test=test_id,
-            model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
-            case_folded=tuple(folded), ci=ci, ci_method=ci_method, ci_level=ci_level, **permutation_kwargs,
-        )
+            W[i], Av, Bv, word=w, ddof=ddof, rng=gen if gen is not None else stream(root, *key)[0],
+            permutation=permutation, interval=interval, labels=ResultLabels(
+                test=test_id, model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
+                case_folded=tuple(folded)))
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
     return out

@@ -1,0 +1,145 @@
+"""Parameter objects of the association tests: how p is computed, which interval, what a result is labelled.
+
+Every test function (:func:`isoeat.weat`, :func:`isoeat.sc_weat`,
+:func:`isoeat.seat`, the ``*_from_vectors`` forms, :func:`isoeat.metric`) takes
+its options as these frozen objects, or, equivalently, as keywords of the same
+names (``alternative="two-sided"`` is ``permutation=PermutationOptions(
+alternative="two-sided")``). One spelling, one meaning: a keyword that is no
+field of the objects a function takes is a one-line :class:`~isoeat.ConfigError`
+naming it (with a did-you-mean), never a raw ``TypeError``.
+
+Examples
+--------
+>>> p, i, _ = gather({"alternative": "two-sided", "ci_level": 0.9}, where="weat")
+>>> p.alternative, p.n_permutations, i.ci_level
+('two-sided', 100000, 0.9)
+>>> gather({"alternativ": "less"}, where="weat")
+Traceback (most recent call last):
+...
+isoeat._errors.ConfigError: weat: unknown option 'alternativ'; did you mean alternative?
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from typing import Any, Mapping
+
+from .._errors import ConfigError
+
+__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather"]
+
+
+@dataclass(frozen=True)
+class PermutationOptions:
+    """How the permutation p-value is computed (:func:`~isoeat.stats.permutation.partition_test` has each field).
+
+    Attributes
+    ----------
+    alternative : {"greater", "less", "two-sided"}
+        ``"greater"``: :math:`p = P[S_i \\ge S]` over the equal-size partitions of :math:`X\\cup Y`.
+    method : {"auto", "exact", "certified", "monte-carlo"}
+    n_permutations : int
+        Monte Carlo sample size.
+    rtol : float or None
+        Relative tie tolerance (None: the default, 1e-12).
+    exact_budget, exact_memory : optional
+        Largest exact count (cost units) and its memory budget in bytes (None: the defaults).
+    sequential_alpha : float or None
+        Monte Carlo: stop once the Clopper–Pearson interval on p lies clear of this level.
+    confidence : float
+        Level of the Clopper–Pearson interval on a sampled p.
+    batch_size : int or None
+        Random partitions per vectorised batch.
+    """
+
+    alternative: str = "greater"
+    method: str = "auto"
+    n_permutations: int = 100_000
+    rtol: float | None = None
+    exact_budget: float | None = None
+    exact_memory: int | None = None
+    sequential_alpha: float | None = None
+    confidence: float = 0.95
+    batch_size: int | None = None
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`~isoeat.stats.permutation.partition_test` (unset ones left out)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if not (f.default is None and getattr(self, f.name) is None)}
+
+
+@dataclass(frozen=True)
+class IntervalOptions:
+    """Which confidence interval on d is computed (:mod:`isoeat.stats.intervals`).
+
+    An interval is computed when ``ci`` is true or ``bootstrap > 0``.
+    ``resample_attributes=True`` is the older spelling of ``ci_estimand="populations"``.
+    """
+
+    ci: bool = False
+    ci_estimand: str = "given-attributes"
+    ci_method: str = "auto"
+    ci_level: float = 0.95
+    bootstrap: int = 0
+    resample_attributes: bool = False
+
+    def request(self) -> Any:
+        """The checked request (:func:`~isoeat.stats.intervals.check_interval_options`), None without an interval."""
+        from .intervals import check_interval_options
+
+        return check_interval_options(self.ci, self.bootstrap, self.ci_method, self.ci_level, self.ci_estimand,
+                                      self.resample_attributes)
+
+
+@dataclass(frozen=True)
+class ResultLabels:
+    """What a result computed from vectors is labelled with (the ``*_from_vectors`` functions).
+
+    ``calibration`` names the calibration already applied to the vectors
+    (``"none"`` for raw); ``dropped``, ``case_folded`` and ``fallback`` report
+    the words a lookup lost, folded or encoded in a template.
+    """
+
+    test: str = "custom"
+    bias_type: str = ""
+    model: str = ""
+    calibration: str = "none"
+    dropped: tuple[str, ...] = ()
+    case_folded: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
+
+
+_KINDS = {"permutation": PermutationOptions, "interval": IntervalOptions, "labels": ResultLabels}
+
+
+def gather(options: Mapping[str, Any], *, where: str, permutation: PermutationOptions | None = None,
+           interval: IntervalOptions | None = None, labels: ResultLabels | None = None,
+           takes: tuple[str, ...] = ("permutation", "interval"), others: tuple[str, ...] = ()
+           ) -> tuple[Any, Any, Any]:
+    """The option objects ``takes`` names, each updated with the flat keywords among ``options`` that it owns.
+
+    Returns ``(permutation, interval, labels)`` (None for a kind ``where`` does
+    not take). A keyword that none of them owns is a :class:`ConfigError`
+    naming ``where`` and the keyword (did-you-mean among their fields and
+    ``others``, the keywords ``where`` took itself); so is an object of the wrong type.
+    """
+    from .._validate import suggest
+
+    given = {"permutation": permutation, "interval": interval, "labels": labels}
+    out: dict[str, Any] = {}
+    for kind in ("permutation", "interval", "labels"):
+        cls = _KINDS[kind]
+        obj = given[kind]
+        if obj is not None and not isinstance(obj, cls):
+            raise ConfigError(f"{where}: {kind} must be a {cls.__name__}, got {type(obj).__name__}")
+        out[kind] = (obj or cls()) if kind in takes else None
+    owners = {f.name: kind for kind in takes for f in fields(_KINDS[kind])}
+    unknown = [k for k in options if k not in owners]
+    if unknown:
+        names = [*owners, *others]
+        raise ConfigError(f"{where}: unknown option {unknown[0]!r}{suggest(unknown[0], names, quote=False)}")
+    for kind in takes:
+        mine = {k: v for k, v in options.items() if owners[k] == kind}
+        if mine:
+            out[kind] = replace(out[kind], **{k: tuple(v) if isinstance(v, list) else v for k, v in mine.items()})
+    return out["permutation"], out["interval"], out["labels"]
