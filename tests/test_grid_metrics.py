@@ -265,13 +265,13 @@ def test_failed_and_damaged_metric_cells_are_failures_not_results(small, tmp_pat
     base, path, _, _ = small
     out = tmp_path / "out"
 
-    def broken(cell, *a, **kw):
-        if cell.calibration == "zca":
+    def broken(engine, cell, *a):
+        if cell.kind == "metrics" and cell.calibration == "zca":
             raise RuntimeError("boom")
-        return real(cell, *a, **kw)
+        return real(engine, cell, *a)
 
-    real = R.run_metric_cell
-    monkeypatch.setattr(R, "run_metric_cell", broken)
+    real = R.compute_cell
+    monkeypatch.setattr(R, "compute_cell", broken)
     s = R.run_experiment(_config(tmp_path, path, ["mac"]), out)
     assert [f["kind"] for f in s.failed] == ["metrics"]
     res = R.load_experiment(out)

@@ -70,16 +70,18 @@ def _tests_file(tmp_path: Path) -> Path:
 @pytest.fixture
 def forced_cells(monkeypatch):
     """Each WEAT cell computes for real, then takes its case's (d, p) in the raw or calibrated space."""
-    real = R._run_weat_cell
+    real = R.compute_cell
 
-    def fake(cell, model, calibrator, config, **kw):
-        payload = real(cell, model, calibrator, config, **kw)
+    def fake(engine, cell, *a):
+        payload = real(engine, cell, *a)
+        if cell.kind != "weat":
+            return payload
         d_raw, p_raw, d_cal, p_cal = CASES[cell.item][:4]
         raw = cell.calibration == "none"
         payload["result"].update(effect_size=d_raw if raw else d_cal, p_value=p_raw if raw else p_cal)
         return payload
 
-    monkeypatch.setattr(R, "_run_weat_cell", fake)
+    monkeypatch.setattr(R, "compute_cell", fake)
 
 
 def _magnitude(d: float) -> str:

@@ -82,7 +82,9 @@ def _d_from_scratch(V, mu=None, W=None):
 
 def _jackknife_from_scratch(model, n, k, seed):
     R = np.asarray(model.vectors[:n], dtype=float)
-    order = np.random.default_rng(seed).permutation(n)
+    from _streams import stream_seed
+
+    order = np.random.default_rng(stream_seed(seed, "reference-shards")).permutation(n)  # the named stream's order
     size = -(-n // k)
     shards = [order[i:i + size] for i in range(0, n, size)]
     V = np.asarray(model.vectors[n:], dtype=float)

@@ -258,14 +258,14 @@ def test_failing_cells_are_recorded_and_the_grid_goes_on(tmp_path, glove, monkey
     assert json.loads((out / "cells/GloVe/zca/BAD.json").read_text())["run_id"] != bad["run_id"]
 
     # an unexpected exception (a bug) in one cell: recorded with its traceback, the rest goes on
-    real = R._run_weat_cell
+    real = R.compute_cell
 
-    def flaky(cell, model, calibrator, config, **kw):
+    def flaky(engine, cell, *a):
         if cell.item == "W7" and cell.calibration == "zca":
             raise RuntimeError("boom")
-        return real(cell, model, calibrator, config, **kw)
+        return real(engine, cell, *a)
 
-    monkeypatch.setattr(R, "_run_weat_cell", flaky)
+    monkeypatch.setattr(R, "compute_cell", flaky)
     out2 = tmp_path / "out2"
     summary = R.run_experiment(_cfg(tmp_path, SMALL, "ok.yaml"), out2)
     assert [f["key"] for f in summary.failed] == ["GloVe/zca/W7"] and summary.computed == 4

@@ -173,7 +173,7 @@ def test_calibration_without_eps_skips_the_eps_sweep(glove):
 
 
 @pytest.mark.parametrize("kwargs,exc,match", [
-    (dict(eps=(1e-3, 0.0)), ConfigError, "eps: ε must be a finite number > 0, got 0.0"),
+    (dict(eps=(1e-3, 0.0)), ConfigError, "eps must be a finite number > 0, got 0.0"),
     (dict(eps=(-1e-3,)), ConfigError, "eps"),
     (dict(eps=None, reference_sizes=None), ConfigError, "empty sweep"),
     (dict(eps=(), reference_sizes=(), references=(), calibrations=()), ConfigError, "empty sweep"),

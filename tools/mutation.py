@@ -62,6 +62,15 @@ ROOT = Path(__file__).resolve().parents[1]
 #: Module (path relative to the repository root) -> test files run for its
 #: mutants, fastest and most targeted first (pytest stops at the first failure).
 TEST_MAP: dict[str, list[str]] = {
+    # the one homes of issue 30: every label, the file-name scheme, cosine, seeds, record keys, the engine
+    "src/isoeat/labels.py": ["tests/test_labels_compare.py", "tests/test_mutation_kills_compare.py",
+                             "tests/test_labels.py::test_engine_labels_every_case_at_its_boundary",
+                             "tests/test_mutation_kills_verdicts.py"],
+    "src/isoeat/_names.py": ["tests/test_names.py", "tests/test_one_engine.py"],
+    "src/isoeat/_cosine.py": ["tests/test_cosine_scale.py", "tests/test_mutation_kills_stats.py"],
+    "src/isoeat/_records.py": ["tests/test_names.py", "tests/test_runner_safety.py"],
+    "src/isoeat/experiments/engine.py": ["tests/test_one_engine.py", "tests/test_runner.py",
+                                         "tests/test_mutation_kills_compare.py"],
     "src/isoeat/experiments/compare.py": ["tests/test_labels_compare.py", "tests/test_mutation_kills_compare.py",
                                           "tests/test_labels.py::test_engine_labels_every_case_at_its_boundary"],
     "src/isoeat/experiments/_verdicts.py": ["tests/test_mutation_kills_verdicts.py", "tests/test_verdicts.py"],

@@ -32,7 +32,7 @@ import time
 from typing import Any, Callable
 
 __all__ = ["Progress", "progress_enabled", "progress_mode", "progress_bar", "terminal_progress", "format_duration",
-           "set_quiet", "is_quiet", "LOG_INTERVAL"]
+           "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback"]
 
 #: Seconds between two log lines (and before the first one of a stage nobody asked to see).
 LOG_INTERVAL = 10.0
@@ -127,6 +127,7 @@ class Progress:
         self._width = 0
         self._closed = False
         self.label = ""
+        self.listener: Callable[[int, int, str], None] | None = None  # a caller's progress(done, total, label)
 
     def eta(self) -> float:
         """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done)."""
@@ -141,6 +142,8 @@ class Progress:
             self.computed += n
             self.compute_time += seconds
         self.show(label)
+        if self.listener is not None:
+            self.listener(self.done, self.total, label)
 
     def _text(self, label: str, final: bool = False) -> str:
         elapsed = self.clock() - self.t0
@@ -236,26 +239,46 @@ def progress_enabled(flag: bool | None) -> bool:
     return progress_mode(flag) is not None
 
 
-def progress_bar(total: int, label: str, enabled: bool | None = None, *, prefix: str = "isoeat",
+def progress_bar(total: int, label: str, enabled: Any = None, *, prefix: str = "isoeat",
                  clock: Callable[[], float] | None = None, stream: Any = None) -> Progress:
     """A :class:`Progress` for ``total`` steps of one stage (``with progress_bar(n, "encoding") as bar: bar.update(k)``).
 
-    ``enabled=None`` follows ``--quiet`` and ``$ISOEAT_PROGRESS`` (:func:`progress_mode`); a disabled bar counts
-    silently.
+    ``enabled`` is a progress argument (:data:`PROGRESS_DOC`): None follows ``--quiet`` and
+    ``$ISOEAT_PROGRESS`` (:func:`progress_mode`); a disabled bar counts silently; a callable is called as
+    ``enabled(done, total, label)`` at every step, and nothing is drawn.
     """
-    mode, quiet_below = _settings(enabled)
+    listener = enabled if callable(enabled) else None
+    mode, quiet_below = _settings(False if listener is not None else enabled)
     bar = Progress(total, mode, stream, prefix=prefix, clock=clock, quiet_below=quiet_below)
     bar.label = label
+    bar.listener = listener
     return bar
 
 
+#: What every ``progress`` argument of isoeat accepts (one type everywhere).
+PROGRESS_DOC = ("None (a bar on a terminal, log lines otherwise; ``--quiet`` and ``$ISOEAT_PROGRESS`` decide), "
+                "True or False (show it or not), or a callable ``progress(done, total, label)`` called after each "
+                "step instead of drawing anything")
+
+
+def progress_callback(progress: Any, prefix: str = "isoeat") -> Callable[[int, int, str], None] | None:
+    """A ``progress(done, total, label)`` callback for a progress argument (:data:`PROGRESS_DOC`), or None.
+
+    A callable is returned as it is; True, False and None give :func:`terminal_progress` (drawn when that
+    setting shows progress) or None.
+    """
+    if callable(progress):
+        return progress
+    return terminal_progress(prefix, enabled=progress)
+
+
 def terminal_progress(prefix: str = "isoeat", *, clock: Callable[[], float] | None = None,
-                      stream: Any = None) -> Callable[[int, int, str], None] | None:
+                      stream: Any = None, enabled: bool | None = None) -> Callable[[int, int, str], None] | None:
     """A ``progress(done, total, label)`` callback drawing a :class:`Progress` line, or None.
 
-    None when progress is off (``--quiet``, ``ISOEAT_PROGRESS=0``).
+    None when progress is off (``enabled=False``, ``--quiet``, ``ISOEAT_PROGRESS=0``).
     """
-    if not progress_enabled(None):
+    if not progress_enabled(enabled):
         return None
     clock = clock or time.perf_counter
     state: dict[str, Any] = {"start": clock()}  # a stage starts with the callback, or when the last one ended
@@ -263,7 +286,7 @@ def terminal_progress(prefix: str = "isoeat", *, clock: Callable[[], float] | No
     def progress(done: int, total: int, label: str) -> None:
         bar = state.get("bar")
         if bar is None or bar.total != total:
-            bar = state["bar"] = progress_bar(total, label, None, prefix=prefix, clock=clock, stream=stream)
+            bar = state["bar"] = progress_bar(total, label, enabled, prefix=prefix, clock=clock, stream=stream)
             bar.t0 = bar._last = bar._logged = state["start"]  # the first step's time counts too
         bar.update(done - bar.done, label=label)
         if done >= total:

@@ -198,17 +198,21 @@ def resolve_seed_sequence(rng: Any, *, name: str = "rng (seed)") -> tuple[np.ran
 
 
 def _key_words(key: tuple[str, ...]) -> tuple[int, ...]:
-    """The stream's name as 32-bit words: the SHA-256 of its parts (unit-separated)."""
+    """The stream's name as 32-bit words: the SHA-256 of its parts as a JSON array (one name, one array)."""
     import hashlib
+    import json
 
-    digest = hashlib.sha256("\x1f".join(str(k) for k in key).encode("utf-8", "surrogatepass")).digest()
+    text = json.dumps([str(k) for k in key], ensure_ascii=False, separators=(",", ":"))
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
     return tuple(int(w) for w in np.frombuffer(digest, dtype="<u4"))
 
 
 def derive_seed(root: int, *key: str) -> int:
     """The seed (uint32) of the stream named ``key`` of a run seeded with ``root``.
 
-    ``SeedSequence(root, spawn_key=SHA-256 words of the name)``: independent
+    ``SeedSequence(root, spawn_key=words)``, ``words`` the eight little-endian
+    32-bit words of the SHA-256 of the name as a compact JSON array of
+    strings (``["weat","W6"]``, UTF-8 as is): independent
     streams for different names, the same stream for the same name — whatever
     other streams the run draws, and in whatever order.
 

@@ -1,4 +1,20 @@
-"""What the statistics need from a model and from a calibrator, as structural types.
+"""What the statistics and the engine may ask of a model and of a calibrator, as structural types.
+
+The engine (:mod:`isoeat.experiments.engine`) and the commands ask a model
+only for what these Protocols declare, never for a private attribute:
+
+* :class:`Encoder`: ``name``, ``lookup(words)`` — every test and metric;
+* identity: ``fingerprint`` (content hash, keys reuse), ``kind`` (``"static"``,
+  ``"transformer"``, ``"sentence"``), ``dim``, ``describe()`` — read with
+  :func:`fingerprint_of` and :func:`kind_of` (absent on a user's own wrapper);
+* :class:`ReferenceModel`: ``reference_vectors(n, text=..., seed=...)`` — fitting a calibrator;
+* :class:`StreamingReference` (``reference_batches``), :class:`StatisticsReference`
+  (``reference_statistics``), :class:`ChunkedReference` (``chunk_size``, ``reference_metadata``) —
+  contextual encoders that stream their reference;
+* :class:`ContextEncoder`: ``context_vectors(words)`` — CEAT;
+* :class:`CorpusModel`: ``corpus``, ``loaded_corpus`` — the corpus an encoder reads (provenance, cell reuse);
+* :class:`VocabularyModel`: ``vectors``, ``words``, ``row(word)`` — static vectors (anisotropy frames);
+* :class:`LayeredModel`: ``layer_sweep(layers)`` — ``--layers``.
 
 These Protocols sit in a neutral module so that :mod:`isoeat.stats` can name
 them in its signatures without importing :mod:`isoeat.backends` or
@@ -23,7 +39,9 @@ from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-__all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator"]
+__all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference", "StatisticsReference",
+           "ChunkedReference",
+           "ContextEncoder", "CorpusModel", "VocabularyModel", "LayeredModel", "fingerprint_of", "kind_of", "streams_reference"]
 
 
 class WordLookup(Protocol):
@@ -89,3 +107,84 @@ class Calibrator(Protocol):
     name: str
 
     def transform(self, X: Any) -> np.ndarray: ...
+
+
+@runtime_checkable
+class ReferenceModel(Protocol):
+    """A model that can give reference vectors for fitting a calibrator (stage 1)."""
+
+    def reference_vectors(self, n: int, **kwargs: Any) -> tuple[np.ndarray, str]: ...
+
+
+@runtime_checkable
+class StreamingReference(Protocol):
+    """A contextual encoder that streams its reference vectors in batches (no n x d matrix in memory)."""
+
+    def reference_batches(self, n: int, **kwargs: Any) -> tuple[Any, str]: ...
+
+
+@runtime_checkable
+class StatisticsReference(Protocol):
+    """An encoder that gives the mergeable statistics of its reference (cached per chunk: no re-encoding)."""
+
+    def reference_statistics(self, n: int, **kwargs: Any) -> tuple[Any, str]: ...
+
+
+@runtime_checkable
+class ChunkedReference(Protocol):
+    """An encoder whose reference is encoded in chunks of ``chunk_size`` sentences, counted by ``reference_metadata``."""
+
+    chunk_size: int
+
+    def reference_metadata(self, n: int, **kwargs: Any) -> dict: ...
+
+
+@runtime_checkable
+class ContextEncoder(Protocol):
+    """A contextual encoder: a word's vectors in each of its corpus contexts (CEAT)."""
+
+    def context_vectors(self, words: Sequence[str]) -> tuple[dict, dict]: ...
+
+
+@runtime_checkable
+class CorpusModel(Protocol):
+    """An encoder that reads a corpus (its reference sentences, a word's contexts): the corpus, and whether loaded."""
+
+    @property
+    def corpus(self) -> Any: ...
+
+    @property
+    def loaded_corpus(self) -> Any: ...
+
+
+@runtime_checkable
+class VocabularyModel(Protocol):
+    """Static vectors: the matrix, the vocabulary in row order, and the row of a word."""
+
+    vectors: Any
+    words: Any
+
+    def row(self, word: str) -> tuple[int | None, str | None]: ...
+
+
+@runtime_checkable
+class LayeredModel(Protocol):
+    """A transformer whose layers can be swept (``isoeat run --layers``)."""
+
+    def layer_sweep(self, layers: Any, *, name: str = ...) -> Any: ...
+
+
+def fingerprint_of(model: Any) -> str | None:
+    """The model's content fingerprint (None for an object that has none, e.g. a user's own wrapper)."""
+    fp = getattr(model, "fingerprint", None)
+    return None if fp is None else str(fp)
+
+
+def kind_of(model: Any) -> str:
+    """``"static"``, ``"transformer"`` or ``"sentence"`` (a model that does not say is static)."""
+    return str(getattr(model, "kind", None) or "static")
+
+
+def streams_reference(model: Any) -> bool:
+    """Whether the model streams its reference (a contextual encoder) rather than holding it as rows."""
+    return isinstance(model, StreamingReference)

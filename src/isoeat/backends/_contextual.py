@@ -215,6 +215,11 @@ class _ContextualBase:
         return self._model_fp
 
     @property
+    def loaded_corpus(self) -> Any:
+        """The reference corpus if it has been loaded, else None (reading it never triggers the load)."""
+        return self._corpus
+
+    @property
     def corpus(self) -> Any:
         """The reference corpus (loaded on first use)."""
         if self._corpus is None and getattr(self, "_parent", None) is not None:

@@ -229,6 +229,11 @@ class StaticVectors:
         }
 
     # -- lookup ---------------------------------------------------------
+    def row(self, word: str) -> tuple[int | None, str | None]:
+        """``(row, entry)`` of ``word``: its row index and, when found only by the lowercase fallback, the
+        vocabulary entry it matched (``(None, None)`` when it is not in the vocabulary)."""
+        return self._row(word)
+
     def _row(self, word: str) -> tuple[int | None, str | None]:
         word = nfc(word)
         i = self._index.get(word)

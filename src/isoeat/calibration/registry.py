@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ConfigError
+from .._types import fingerprint_of
 from .._registry import Registry
 from .zca import ZCAWhitener
 
@@ -73,12 +74,14 @@ def fit_calibrator(
     model name and fingerprint, reference description, n, dim, isoeat version.
     """
     cal = make_calibrator(name, **params)
-    if hasattr(model, "reference_statistics") and hasattr(type(cal), "from_statistics"):
+    from .._types import StatisticsReference, streams_reference
+
+    if isinstance(model, StatisticsReference) and hasattr(type(cal), "from_statistics"):
         # mergeable statistics (cached per chunk by contextual encoders): O(d^2) numbers per chunk
         stats, description = model.reference_statistics(n_reference, **(reference_kwargs or {}))
         cal = type(cal).from_statistics(stats, **cal.get_params())
         n_seen, dim = int(cal.n_samples_seen_), int(cal.n_features_in_)
-    elif hasattr(model, "reference_batches"):
+    elif streams_reference(model):
         # contextual encoders stream their reference vectors: no n x d matrix in memory
         batches, description = model.reference_batches(n_reference, **(reference_kwargs or {}))
         if hasattr(cal, "fit_batches"):
@@ -104,7 +107,7 @@ def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_see
         "calibration": name,
         "params": {k: v for k, v in cal.get_params().items()},
         "model": getattr(model, "name", "?"),
-        "model_fingerprint": getattr(model, "fingerprint", None),
+        "model_fingerprint": fingerprint_of(model),
         "reference": description,
         "n": n_seen,
         "dim": dim,

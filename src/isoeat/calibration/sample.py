@@ -92,8 +92,12 @@ def reference_kwargs(spec: ReferenceSpec) -> dict[str, Any]:
     return {"text": spec.text} if spec.text else {}
 
 
-def reference_sample(model: Any, spec: ReferenceSpec) -> tuple[np.ndarray, str]:
+def reference_sample(model: Any, spec: ReferenceSpec, pool: tuple[np.ndarray, str] | None = None
+                     ) -> tuple[np.ndarray, str]:
     """The reference vectors ``spec`` names, as float64 rows, and how they were drawn.
+
+    ``pool``: the fixed sample of size ``spec.pool`` (and its description), when
+    the caller holds it already (a subset or bootstrap draw indexes into it).
 
     Raises
     ------
@@ -108,14 +112,16 @@ def reference_sample(model: Any, spec: ReferenceSpec) -> tuple[np.ndarray, str]:
         return np.asarray(vecs, dtype=np.float64), desc
     seed, _ = stream(spec.seed, *spec.stream)
     if spec.draw == "encoder":
-        if not hasattr(model, "reference_batches"):
+        from .._types import streams_reference
+
+        if not streams_reference(model):
             raise ConfigError(f"draw 'encoder' re-samples reference sentences: {getattr(model, 'name', model)!r} "
                               "has none (static vectors: use 'bootstrap' or 'subset')")
         vecs, desc = model.reference_vectors(spec.size, **kw, seed=seed)
         return np.asarray(vecs, dtype=np.float64), f"{desc}; re-sampled with seed {seed}"
-    pool, desc = model.reference_vectors(spec.pool or spec.size, **kw)
-    pool = np.asarray(pool, dtype=np.float64)
+    rows, desc = pool if pool is not None else model.reference_vectors(spec.pool or spec.size, **kw)
+    rows = np.asarray(rows, dtype=np.float64)
     g = np.random.default_rng(seed)
-    m = pool.shape[0]
+    m = rows.shape[0]
     idx = g.integers(0, m, size=m) if spec.draw == "bootstrap" else g.permutation(m)
-    return pool[idx[:spec.size]], f"{spec.describe()}; pool: {desc}"
+    return rows[idx[:spec.size]], f"{spec.describe()}; pool: {desc}"

@@ -76,7 +76,9 @@ def _load(args: argparse.Namespace) -> Any:
     model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word, layer=args.layer,
                        missing=args.missing, seed=args.seed, device=args.device, batch_size=args.batch_size,
                        cache_dir=args.cache_dir, use_cache=False if args.no_cache else None)
-    if not hasattr(model, "context_vectors"):
+    from .._types import ContextEncoder
+
+    if not isinstance(model, ContextEncoder):
         raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
     return model
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
+from .._types import ContextEncoder
 from ..cliargs import (
     FORMATS,
     add_calibration_options,
@@ -107,7 +108,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
     else:
-        print(weat_table(results, contexts=hasattr(model, "context_vectors")))
+        print(weat_table(results, contexts=isinstance(model, ContextEncoder)))
         for r in results:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")

@@ -320,12 +320,77 @@ def _note_dimensions(res: Any, chosen: list[dict[str, Any]]) -> None:
             print(f"isoeat: warning: {c['label']}: {c['dim_note'][9:]}", file=sys.stderr)
 
 
+def _chosen(models: str, cands: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The models ``--models`` names (``auto``: the available candidates ``select_auto`` picks)."""
+    from .._errors import ConfigError
+
+    if models == "auto":
+        chosen = select_auto(cands)
+    else:
+        want = [w.strip() for w in models.split(",") if w.strip()]
+        chosen = []
+        for w in want:
+            hit = next((c for c in cands if w.lower() in (c["label"].lower(), c["spec"].lower())), None)
+            paper = paper_model_names().resolve(w) if hit is None else None  # any name --model accepts
+            hit = hit or next((c for c in cands if paper and c.get("same") and c["label"] == paper), None)
+            if hit is None:
+                raise ConfigError(f"--models: unknown model {w!r} (candidates: "
+                                  f"{', '.join(c['label'] for c in cands)})")
+            if not hit["available"]:
+                raise ConfigError(f"--models: {hit['label']} is not available here ({hit['why']}; "
+                                  f"{what_is_needed(hit) if hit.get('same') else ''})")
+            chosen.append(hit)
+    return chosen
+
+
+def _config(chosen: list[dict[str, Any]], args: argparse.Namespace, corpus: str | None) -> dict[str, Any]:
+    """The reproduction's experiment config (the paper's protocol; ``--quick``: smaller samples)."""
+    quick = args.quick
+    settings: dict[str, Any] = {
+        "permutations": 10_000 if quick else 100_000, "seed": 0, "alpha": 0.05,
+        **({"eps_relative": args.eps_relative} if args.eps_relative is not None else {"eps": args.eps}),
+        "contexts_per_word": 5 if quick else 20, "layer": -1,
+        "reference": {"size": 2_000 if quick else 100_000, "sentences": 20_000 if quick else 200_000},
+    }
+    if corpus is not None:  # contextual models: their reference and context corpus
+        settings["reference"]["corpus"] = corpus
+    cfg = {
+        "name": "paper-reproduction" + ("-quick" if quick else ""),
+        "description": "The protocol of 'Calibrating WEAT Against Anisotropy' (AIES 2026) on the models available "
+                       "here" + (" (--quick: smaller samples, not the paper's protocol)" if quick else ""),
+        "models": [{"spec": c["spec"], "label": c["label"], "family": c["family"]} for c in chosen],
+        "tests": [f"W{i}" for i in range(1, 11)],
+        "calibrations": ["none", "zca"],
+        "settings": settings,
+        "report": {"test_heatmaps": "none"},
+    }
+    if not args.no_extras:
+        cfg["anisotropy"] = {"sample": 2000}
+        cfg["similarity"] = {"benchmarks": _benchmarks(), "bootstrap": 200 if quick else 10_000}
+    return cfg
+
+
+def _write_comparison(out: Path, rows: list[dict], departures: list[str], head: str, text: str, extra: str,
+                      missing: list[str]) -> None:
+    """``paper_comparison.csv`` and ``.md``: the files say how they were made (quick or another ε: not the paper's)."""
+    from .._io import atomic_write_text
+    from .._records import records_to_csv
+
+    for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
+        r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
+    atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
+    tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
+    atomic_write_text(out / "paper_comparison.md",
+                      "```\n" + head + "\n\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
+
+
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..cliargs import eps_params
     from ..experiments.config import parse_config
     from ..experiments.runner import load_experiment, run_experiment
-    from ..reporting.tables import records_to_csv
+    from .._io import atomic_write_text
+    from .._records import records_to_csv
 
     if args.check_paper:
         print(_paper_checks_text())
@@ -344,22 +409,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             print("To compare like with like, the paper's models missing here need:", *needed, sep="\n")
         print(_corpora_text(corpus_spec))
         return 0
-    if args.models == "auto":
-        chosen = select_auto(cands)
-    else:
-        want = [w.strip() for w in args.models.split(",") if w.strip()]
-        chosen = []
-        for w in want:
-            hit = next((c for c in cands if w.lower() in (c["label"].lower(), c["spec"].lower())), None)
-            paper = paper_model_names().resolve(w) if hit is None else None  # any name --model accepts
-            hit = hit or next((c for c in cands if paper and c.get("same") and c["label"] == paper), None)
-            if hit is None:
-                raise ConfigError(f"--models: unknown model {w!r} (candidates: "
-                                  f"{', '.join(c['label'] for c in cands)})")
-            if not hit["available"]:
-                raise ConfigError(f"--models: {hit['label']} is not available here ({hit['why']}; "
-                                  f"{what_is_needed(hit) if hit.get('same') else ''})")
-            chosen.append(hit)
+    chosen = _chosen(args.models, cands)
     if not chosen:
         raise ConfigError("no model of the reproduction is available here (isoeat reproduce --list says why)")
     for c in chosen:
@@ -372,27 +422,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     quick = args.quick
     contextual = any(c["family"] != "static" for c in chosen)
     corpus = _corpus_for(corpus_spec) if contextual or args.corpus is not None or corpus_given else None
-    settings: dict[str, Any] = {
-        "permutations": 10_000 if quick else 100_000, "seed": 0, "alpha": 0.05,
-        **({"eps_relative": args.eps_relative} if args.eps_relative is not None else {"eps": args.eps}),
-        "contexts_per_word": 5 if quick else 20, "layer": -1,
-        "reference": {"size": 2_000 if quick else 100_000, "sentences": 20_000 if quick else 200_000},
-    }
-    if contextual:
-        settings["reference"]["corpus"] = corpus
-    cfg = {
-        "name": "paper-reproduction" + ("-quick" if quick else ""),
-        "description": "The protocol of 'Calibrating WEAT Against Anisotropy' (AIES 2026) on the models available "
-                       "here" + (" (--quick: smaller samples, not the paper's protocol)" if quick else ""),
-        "models": [{"spec": c["spec"], "label": c["label"], "family": c["family"]} for c in chosen],
-        "tests": [f"W{i}" for i in range(1, 11)],
-        "calibrations": ["none", "zca"],
-        "settings": settings,
-        "report": {"test_heatmaps": "none"},
-    }
-    if not args.no_extras:
-        cfg["anisotropy"] = {"sample": 2000}
-        cfg["similarity"] = {"benchmarks": _benchmarks(), "bootstrap": 200 if quick else 10_000}
+    cfg = _config(chosen, args, corpus if contextual else None)
     config = parse_config(cfg, source="isoeat reproduce")
     eps = eps_params(args)
     said_corpus = ""
@@ -430,16 +460,9 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{c['label']}: not in the paper ({c.get('note', '')}); its results are in {args.out}/tables")
             if c.get("fallback_line"):
                 print(c["fallback_line"])
-    out = Path(args.out)
-    from .._io import atomic_write_text
-
-    for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
-        r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
-    atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
-    tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
-    atomic_write_text(out / "paper_comparison.md",
-                      "```\n" + head + "\n\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
+    _write_comparison(Path(args.out), rows, departures, head, text, extra, missing)
     print(_paper_checks_text())
+    out = Path(args.out)
     atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
     pv = paper_values()["source"]
     print(f"paper values: {pv['tables']['table_a1']}, transcribed from {pv['transcribed_from']}")

@@ -418,7 +418,9 @@ def _layer_sweep(args: argparse.Namespace, model: Any) -> Any:
     """The sweep of the layers ``--layers`` asks for (checked against the model's layers)."""
     from .._errors import ConfigError
 
-    if not hasattr(model, "layer_sweep"):
+    from .._types import LayeredModel
+
+    if not isinstance(model, LayeredModel):
         raise ConfigError(f"--layers: only hf: models (and minilm) have layers; {args.model!r} is a "
                           f"{getattr(model, 'kind', 'static')} model")
     return model.layer_sweep(args.layers, name="--layers")

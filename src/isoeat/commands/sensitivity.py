@@ -149,8 +149,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--permutations", type=positive_int("--permutations"), default=DEFAULT_PERMUTATIONS,
                    metavar="N", help=f"Monte Carlo permutations where p is not exact (default {DEFAULT_PERMUTATIONS})")
     p.add_argument("--exact-max-n", type=positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
-                   help=f"count p exactly when |X|+|Y| <= N (default {DEFAULT_EXACT_MAX_N}; 50 makes W1/W2 exact "
-                        "in well under a second per test and setting)")
+                   help="count p exactly when |X|+|Y| <= N (default: the budget of every other command, exact "
+                        "up to 50 words, certified beyond)")
     p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
                    help="p-value method (default auto: exact up to --exact-max-n words, else certified or Monte Carlo)")
     p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
@@ -208,7 +208,7 @@ def summary_table(res: Any) -> str:
     lines = [head, "", _render(header, rows, align_left=2), "",
              f"Swept: {'; '.join(parts)}.",
              f"Rule: {res.rule}.",
-             f"p: exact when |X|+|Y| <= {res.p_options['exact_max_n']}, else certified (upper end of a bracket) "
+             f"p: exact when |X|+|Y| <= {res.p_options['exact_max_n'] or 50}, else certified (upper end of a bracket) "
              f"or Monte Carlo ({res.p_options['n_permutations']:,} permutations); d_def/p_def: the default setting; "
              f"d_min..max, SD, max|Δd|, agree: over the sweep's cells; ag_*: agreement within one swept choice."]
     for s in res.summary:

@@ -532,6 +532,7 @@ def compare_anisotropy(
     return_matrix: bool = False,
     matrix_size: int | None = None,
     frame: str = "reference",
+    reference: Any = None,
 ) -> tuple[AnisotropyResult, ...]:
     """Anisotropy of the raw space and, when given, of the calibrated space on the *same* sample.
 
@@ -563,6 +564,9 @@ def compare_anisotropy(
         calibrator's reference pool, ``vocabulary-top:N``, ``vocabulary-all``,
         ``corpus-types:TEXT``, ``corpus-tokens:TEXT`` or ``paper``; named in
         the result's ``sampling``.
+    reference : ReferenceSpec, optional
+        Frame ``reference`` only: the pool as a calibrator's reference sample
+        (:func:`sample_reference`), instead of ``reference_size``/``reference_kwargs``.
 
     Returns
     -------
@@ -577,12 +581,14 @@ def compare_anisotropy(
     """
     return _anisotropy_results(model, calibration, n_samples=n_samples, top_k=top_k, rng=rng,
                                reference_size=reference_size, reference_kwargs=reference_kwargs, force=force,
-                               return_matrix=return_matrix, matrix_size=matrix_size, frame=frame)
+                               return_matrix=return_matrix, matrix_size=matrix_size, frame=frame,
+                               reference=reference)
 
 
 def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: int, rng: Any,
                         reference_size: int, reference_kwargs: dict | None, force: bool, return_matrix: bool,
-                        matrix_size: int | None, frame: str, raw: bool = True) -> tuple[AnisotropyResult, ...]:
+                        matrix_size: int | None, frame: str, reference: Any = None, raw: bool = True
+                        ) -> tuple[AnisotropyResult, ...]:
     """:func:`compare_anisotropy`; ``raw=False`` with a calibrator measures only the calibrated space."""
     if calibration is not None:
         from ..calibration import check_compatible
@@ -592,8 +598,8 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
     rng, root = stream(rng, "anisotropy", frame)
     if frame == "reference":
         X, desc, seed = sample_reference(
-            model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs
-        )
+            model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs,
+            reference=reference)
     else:
         from .frames import sample_frame
 

@@ -79,7 +79,9 @@ def _paper_text() -> tuple[Path, str]:
 
 
 def _static(model: Any, kind: str) -> Any:
-    if not (hasattr(model, "vectors") and hasattr(model, "_row")):
+    from .._types import VocabularyModel
+
+    if not isinstance(model, VocabularyModel):
         raise ConfigError(f"frame {kind}: applies to static vector models; a contextual model's anisotropy "
                           "samples the word vectors of its reference sentences (frame reference)")
     return model
@@ -92,7 +94,7 @@ def _text_rows(model: Any, text: str) -> tuple[np.ndarray, np.ndarray]:
     counts = _word_counts(Path(text))
     by_row: dict[int, int] = {}
     for w, c in counts.items():
-        i, _ = model._row(w)
+        i, _ = model.row(w)
         if i is not None:
             by_row[i] = by_row.get(i, 0) + c
     if len(by_row) < 2:
@@ -154,6 +156,7 @@ def sample_reference(
     rng: Any = None,
     reference_size: int = 100_000,
     reference_kwargs: dict | None = None,
+    reference: Any = None,
 ) -> tuple[np.ndarray, str, int | None]:
     """Draw ``n`` reference vectors of ``model`` uniformly at random, without replacement.
 
@@ -175,6 +178,11 @@ def sample_reference(
         Size of the pool the sample is drawn from.
     reference_kwargs : dict, optional
         Passed to ``model.reference_vectors`` (e.g. ``{"text": PATH}``).
+    reference : ReferenceSpec, optional
+        The pool as a calibrator's reference sample
+        (:class:`~isoeat.calibration.sample.ReferenceSpec`, e.g. its
+        ``metadata_["reference_spec"]``); it replaces ``reference_size`` and
+        ``reference_kwargs``, so the check samples the rows the calibrator was fitted on.
 
     Returns
     -------
@@ -186,7 +194,12 @@ def sample_reference(
     """
     n = check_int("n_samples", n, lo=2)
     gen, seed = resolve_seed(rng)
-    pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
+    if reference is not None:
+        from ..calibration.sample import reference_sample
+
+        pool, pool_desc = reference_sample(model, reference)
+    else:
+        pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
     pool = np.asarray(pool, dtype=np.float64)
     m = pool.shape[0]
     seed_txt = f"seed {seed}" if seed is not None else "a caller-supplied Generator"

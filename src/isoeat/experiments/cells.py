@@ -1,11 +1,11 @@
-"""The cells of an experiment grid: planning (seeds, files, content hashes) and computing one cell.
+"""The cells of an experiment grid: planning (seeds, files, content hashes) and the folder's model adapters.
 
 A cell is one unit of work: a WEAT in one (model, calibration) space, the
 configured bias metrics of one test in one space, an anisotropy
 measurement, or a similarity benchmark. :func:`plan_cells` lays
-them out with their seeds (see :mod:`isoeat.experiments.runner` for the seed
-rule) and the hash of every input that determines them; the ``run_*_cell``
-functions compute one and return its JSON payload.
+them out with their seed streams (see :mod:`isoeat.experiments.runner` for the
+seed rule) and the hash of every input that determines them; the engine
+(:mod:`isoeat.experiments.engine`) computes them.
 """
 
 from __future__ import annotations
@@ -15,18 +15,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import numpy as np
-
 from .._errors import ConfigError, IsoeatError
-from .._io import atomic_write_bytes
 from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
 from .._records import content_hash
+from .._types import CorpusModel, fingerprint_of, kind_of, streams_reference
 from ._store import read_json, slug
 from .config import ExperimentConfig, ModelSpec, test_hash
+from .engine import metric_options
 
-__all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT",
-           "CachedEncoder", "load_model_for", "calibrator_for",
-           "run_weat_cell", "run_metric_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus",
+__all__ = ["Cell", "plan_cells", "check_labels", "calibrator_digest", "calibration_request", "reference_content",
+           "CELL_FORMAT", "load_model_for", "calibrator_for", "given_calibrator", "reference_spec", "reference_corpus",
            "corpus_content", "stale_cell"]
 
 CELL_FORMAT = 1
@@ -86,7 +84,8 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
                 if config.metrics:
                     add("metrics", m, c, t.id, ("metric", "*", t.id),
                         out / "metrics" / mdir / cdir / f"{slug(t.id)}.json", {"test": t}, test=test_hash(t),
-                        metrics=list(config.metrics), options=metric_options(config))
+                        metrics=list(config.metrics),
+                        options=metric_options(config.settings.method, config.settings.permutations))
         if config.anisotropy:
             for c in config.calibrations:  # raw and calibrated measured on the same sample (one stream)
                 add("anisotropy", m, c, "anisotropy", ("anisotropy", "reference"),
@@ -116,44 +115,6 @@ def _given_key(given: dict[tuple[str, str], str] | None, model: str, calibration
     return {"calibrator_sha256": digest} if digest else {}
 
 
-class CachedEncoder:
-    """Forwards to a model, memoising ``lookup`` so contextual encoders embed each word set once per grid."""
-
-    def __init__(self, model: Any) -> None:
-        self._model = model
-        self._cache: dict[tuple[str, ...], Any] = {}
-
-    def lookup(self, words: Iterable[str]) -> Any:
-        key = tuple(words)
-        if key not in self._cache:
-            self._cache[key] = self._model.lookup(key)
-        return self._cache[key]
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._model, name)
-
-
-def _cosines(model: Any, test: Any, calibrator: Any) -> dict[str, Any]:
-    """Target x attribute cosine matrices of a test in one space (the tutorial's per-test heatmap)."""
-    from ..stats.weat import cosine_matrix
-
-    out: dict[str, Any] = {}
-    vecs: dict[str, np.ndarray] = {}
-    for role, ws in test.sets().items():
-        lk = model.lookup(ws.words)
-        out[f"{role}_words"] = list(lk.found)
-        out[f"{role}_name"] = ws.name
-        v = lk.vectors
-        if calibrator is not None and len(v):
-            v = calibrator.transform(v)
-        vecs[role] = v
-    for t in "XY":
-        if len(vecs[t]) and len(vecs["A"]) and len(vecs["B"]):
-            M = np.concatenate([cosine_matrix(vecs[t], vecs["A"]), cosine_matrix(vecs[t], vecs["B"])], axis=1)
-            out[f"{t}_AB"] = np.round(M, 6).tolist()
-    return out
-
-
 # =========================================================================== model, calibrator and corpus adapters
 def _corpus_file(spec: str | None) -> str | None:
     """The text file behind a corpus spec (``PATH`` or ``FORMAT:PATH``), or None (a named corpus, a folder)."""
@@ -167,16 +128,29 @@ def _corpus_file(spec: str | None) -> str | None:
     return None
 
 
-def _reference_kwargs(mspec: ModelSpec, config: ExperimentConfig, model: Any) -> dict[str, Any]:
-    """Keyword arguments of ``model.reference_vectors`` for the configured reference corpus."""
-    corpus = config.settings.reference.corpus
-    if not corpus:
-        return {}
-    if getattr(model, "kind", "static") == "static" or not hasattr(model, "reference_batches"):
-        # static vectors: the vocabulary of a text, by frequency in it
-        f = _corpus_file(corpus)
-        return {"text": f} if f else {}
-    return {}
+def reference_spec(mspec: ModelSpec, config: ExperimentConfig, model: Any = None, *,
+                   for_check: bool = False) -> Any:
+    """The reference sample of a grid's calibrators for ``mspec`` (:class:`~isoeat.calibration.sample.ReferenceSpec`).
+
+    ``settings.reference.size`` vectors of the model's own reference, or of the
+    configured corpus file's words (static vectors; a contextual encoder reads
+    the corpus as its sentences). ``for_check``: the isotropy check's pool — the
+    same sample; for a contextual encoder the word vectors of its first
+    ``anisotropy.sample`` sentences (the same sentences the calibrator starts
+    with: a pool of ``size`` sentences' word vectors would not fit in memory).
+    """
+    from ..calibration.sample import ReferenceSpec
+
+    size = config.settings.reference.size
+    static = mspec.is_static if model is None else not _contextual(model)
+    if for_check and not static and config.anisotropy is not None:
+        size = min(size, config.anisotropy.sample)
+    text = _corpus_file(config.settings.reference.corpus) if static else None
+    return ReferenceSpec(size=size, text=text)
+
+
+def _contextual(model: Any) -> bool:
+    return kind_of(model) != "static" and streams_reference(model)
 
 
 _CORPORA: dict[tuple, Any] = {}
@@ -261,7 +235,7 @@ def corpus_content(model: Any) -> str | None:
     ``source_sha256`` (the bytes read). None for static vectors and sentence encoders, whose vectors do not
     depend on a corpus. Loads the corpus (it is needed to check finished cells).
     """
-    if getattr(model, "kind", None) != "transformer" or not hasattr(model, "corpus"):
+    if kind_of(model) != "transformer" or not isinstance(model, CorpusModel):
         return None
     corp = model.corpus
     return f"{getattr(corp, 'fingerprint', None)}|{getattr(corp, 'source_sha256', None)}"
@@ -315,22 +289,18 @@ def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: Experi
     content of the reference corpus file: a change to any of them means a new
     calibrator, and the calibrated cells computed with the old one are stale.
     """
-    request = {"calibration": cspec.name, "params": cspec.params, "n_reference": config.settings.reference.size,
-               "reference_kwargs": _reference_kwargs(mspec, config, model),
-               "model_fingerprint": getattr(model, "fingerprint", None)}
-    content = reference_content(config)
-    if content is not None:  # absent key: requests of earlier versions keep their hash
-        request["reference_sha256"] = content
+    request = {"calibration": cspec.name, "params": cspec.params,
+               "reference": reference_spec(mspec, config, model).key(),
+               "model_fingerprint": fingerprint_of(model), "reference_sha256": reference_content(config)}
     return content_hash(request)
 
 
-def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
-                overwrite: str, log: Callable[[str], None], record: dict) -> Any:
-    """Load the saved calibrator of (model, calibration) when it still fits, else fit and save it."""
-    from ..calibration import fit_calibrator, load_calibrator, save_calibrator
+def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
+                   overwrite: str, log: Callable[[str], None], record: dict) -> Any:
+    """Load the saved calibrator of (model, calibration) when it still fits, else fit it (``engine.fit``) and save it."""
+    from ..calibration import load_calibrator, save_calibrator
 
-    s = config.settings
-    ref_kw = _reference_kwargs(mspec, config, model)
+    model = engine.model
     req_hash = calibration_request(model, mspec, cspec, config)
     path = out / "calibrators" / slug(mspec.label) / f"{slug(cspec.label)}.npz"
     t0 = time.perf_counter()
@@ -349,7 +319,7 @@ def calibrator_for(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentC
             log(f"{mspec.label}: saved calibrator {cspec.label} does not match this config; refitting")
         except IsoeatError as exc:
             log(f"{mspec.label}: saved calibrator {cspec.label} unusable ({exc}); refitting")
-    cal = fit_calibrator(model, cspec.name, n_reference=s.reference.size, reference_kwargs=ref_kw, **cspec.params)
+    cal = engine.fit(cspec.name, cspec.params, reference_spec(mspec, config, model))
     cal.metadata_ = {**(getattr(cal, "metadata_", {}) or {}), "request_hash": req_hash}
     save_calibrator(cal, path)
     meta = cal.metadata_
@@ -371,109 +341,3 @@ def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, 
                   **{k: meta.get(k) for k in _RECORDED},
                   **{k: v for k, v in meta.items() if k.startswith("reference_")})  # reference-SE, size used
     return calibrator
-
-
-def run_weat_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig, *,
-                  force: bool = False) -> dict[str, Any]:
-    from ..stats.weat import weat
-
-    test = cell.extra["test"]
-    res = weat(model, test, calibration=calibrator, rng=cell.seed, force=force, **config.settings.weat_kwargs())
-    payload = {"result": res.to_dict(scores=True), "cosines": _cosines(model, test, calibrator)}
-    if calibrator is not None:  # why d moved: the raw contrast along the reference's principal directions
-        from ..diagnostics.mechanism import mechanism_from_vectors
-
-        sets = {role: model.lookup(ws.words).vectors for role, ws in test.sets().items()}
-        payload["mechanism"] = mechanism_from_vectors(sets, calibrator)
-    return payload
-
-
-def metric_options(config: ExperimentConfig) -> dict[str, Any]:
-    """Options of the grid's metrics from the settings: ``permutations`` and ``method``; p two-sided.
-
-    ``settings.alternative`` (WEAT's one-sided default) is not passed on: RND's
-    orientation is the opposite of the other signed metrics', so the metrics
-    keep their two-sided default. Pairs: each test's own, else A and B zipped,
-    else the gender defaults (:mod:`isoeat.metrics._pairs`).
-    """
-    s = config.settings
-    return {"alternative": "two-sided", "method": s.method, "n_permutations": s.permutations}
-
-
-def run_metric_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig, *,
-                    force: bool) -> dict[str, Any]:
-    """Every configured metric on the cell's test in the cell's space (the model and calibrator the WEAT cells use).
-
-    Metric ``m`` draws from the stream ``("metric", m, TEST)`` of the run's seed (so its numbers do
-    not depend on which others are listed; ``isoeat.metric(..., rng=seed)`` replays it, as does
-    ``isoeat metric --seed SEED``). A
-    metric that cannot be computed on the test (no defining pairs, a pair word
-    missing) is recorded with its error; the others are kept.
-    """
-    from ..metrics.api import metric
-    from ..metrics.registry import METRICS
-
-    test, opts = cell.extra["test"], metric_options(config)
-    records: list[dict[str, Any]] = []
-    for name in config.metrics:
-        spec = METRICS.get(name)
-        seed = cell.seed
-        try:
-            res = metric(model, spec.name, test, calibration=calibrator, rng=seed, force=force,
-                         min_coverage=config.settings.min_coverage, allow_overlap=config.settings.allow_overlap,
-                         **{k: v for k, v in opts.items() if k in spec.options})
-            records.append(res.to_dict(scores=True))
-        except IsoeatError as exc:
-            records.append({"metric": spec.name, "test": test.id, "seed": seed,
-                            "error": {"type": type(exc).__name__, "message": str(exc), "user_error": True}})
-    return {"result": {"test": test.id, "metrics": records}}
-
-
-def run_anisotropy_cell(cell: Cell, model: Any, calibrator: Any, mspec: ModelSpec,
-                         config: ExperimentConfig, out: Path) -> dict[str, Any]:
-    from ..diagnostics import anisotropy  # type: ignore[import-not-found]
-
-    spec = config.anisotropy
-    assert spec is not None
-    # static vectors: sample from the top reference.size rows (the ZCA reference); contextual encoders: from
-    # the word vectors of `sample` reference sentences (a pool of reference.size sentences would not fit in memory)
-    pool = config.settings.reference.size if mspec.is_static else min(config.settings.reference.size, spec.sample)
-    res = anisotropy(model, calibrator, n_samples=spec.sample, top_k=spec.components, rng=cell.seed,
-                     reference_size=pool, matrix_size=spec.heatmap_size,
-                     reference_kwargs=_reference_kwargs(mspec, config, model), return_matrix=True)
-    rec = res.to_dict()
-    mat = getattr(res, "cosine_matrix", None)
-    if mat is not None:
-        k = min(spec.heatmap_size, mat.shape[0])
-        npz = cell.path.with_suffix(".npz")
-        import io
-
-        buf = io.BytesIO()
-        np.savez_compressed(buf, cosine=np.asarray(mat[:k, :k], dtype=np.float32))
-        atomic_write_bytes(npz, buf.getvalue())
-        rec["heatmap_file"] = npz.name
-        rec["heatmap_size"] = int(k)
-    return {"result": rec}
-
-
-def run_similarity_cell(cell: Cell, model: Any, calibrator: Any, config: ExperimentConfig) -> dict[str, Any]:
-    from .. import similarity as sim  # type: ignore[attr-defined]
-
-    spec = config.similarity
-    assert spec is not None
-    fn = getattr(sim, "compare_similarity", None)
-    if fn is None:
-        raise ConfigError("similarity: isoeat.similarity has no compare_similarity() in this installation")
-    comp = fn(model, cell.item, calibrator, n_resamples=spec.bootstrap, rng=cell.seed)
-    raw, cal, boot = comp.raw, comp.calibrated, comp.bootstrap
-    rec = {
-        "benchmark": cell.item, "benchmark_title": getattr(raw, "title", cell.item), "kind": getattr(raw, "kind", ""),
-        "source": getattr(raw, "source", ""), "n_pairs": raw.n_pairs, "n_total": raw.n_total,
-        "coverage": raw.coverage, "n_missing": len(getattr(raw, "missing", ()) or ()),
-        "rho_raw": raw.spearman, "rho_calibrated": cal.spearman, "delta": cal.spearman - raw.spearman,
-        "ci_low": boot.ci_low if boot else None, "ci_high": boot.ci_high if boot else None,
-        "ci_level": boot.ci_level if boot else None, "p_value": boot.p_value if boot else None,
-        "n_resamples": boot.n_resamples if boot else 0, "n_valid_resamples": boot.n_valid if boot else 0,
-        "seed": boot.seed if boot else None, "method": getattr(raw, "method", ""),
-    }
-    return {"result": rec, "detail": comp.to_dict()}

@@ -43,8 +43,12 @@ from ..labels import (  # noqa: F401 - re-exported: the one home of every label 
     sanity_failures,
     too_many_fallbacks,
 )
+from .._progress import progress_callback
 from .._random import root_seed
-from ..stats.weat import WEATResult, weat
+from .._types import ContextEncoder
+from ..stats.options import IntervalOptions, PermutationOptions, gather
+from .reference import ReferenceOptions
+from ..stats.weat import WEATResult
 
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
@@ -268,34 +272,32 @@ def _with_adjusted(results: list[WEATResult]) -> list[WEATResult]:
     return [replace(r, p_holm=float(a), p_bh=float(b)) for r, a, b in zip(results, ph, pb)]
 
 
+#: :func:`isoeat.weat`'s own options that :func:`compare_calibration` passes on by name.
+_WEAT_OPTIONS = ("ddof", "min_coverage", "allow_overlap")
+
+
 def compare_calibration(
     model: Any,
     tests: Sequence[Any] | None = None,
     *,
-    calibrator: Any = None,
     calibration: Any = "zca",
-    calibration_params: dict[str, Any] | None = None,
     n_reference: int | str = 100_000,
-    reference_shards: int | None = None,
-    reference_tolerance: float = 0.02,
-    reference_max: int = 100_000,
     alpha: float = 0.05,
-    n_permutations: int = 100_000,
     rng: Any = 0,
-    alternative: str = "greater",
-    method: str = "auto",
-    ddof: int = 1,
-    min_coverage: float = 0.8,
-    force: bool = False,
     progress: Any = None,
-    **weat_kwargs: Any,
+    reference: ReferenceOptions | None = None,
+    permutation: PermutationOptions | None = None,
+    interval: IntervalOptions | None = None,
+    **options: Any,
 ) -> Comparison:
     """The paper's three-stage pipeline on a battery of tests, raw and calibrated.
 
     Stage 1 fits a calibrator (``calibration``, default ZCA with ε = 1e-3) on
-    ``n_reference`` reference vectors of the model, unless ``calibrator`` is
-    given already fitted; stage 2 transforms the test words; stage 3 computes
-    d and p in both spaces.
+    ``n_reference`` reference vectors of the model, unless ``calibration`` is
+    already fitted; stage 2 transforms the test words; stage 3 computes
+    d and p in both spaces. The cells are the engine's
+    (:class:`~isoeat.experiments.engine.Engine`): the same numbers as
+    ``isoeat run`` and :func:`isoeat.weat` for the same seed and options.
 
     Parameters
     ----------
@@ -306,10 +308,6 @@ def compare_calibration(
         A registered calibration name (fitted here on ``n_reference``
         reference vectors of the model) or an already fitted calibrator — the
         same meaning as in :func:`isoeat.weat`.
-    calibrator : fitted calibrator, optional
-        Older spelling of ``calibration=<fitted calibrator>``; wins when given.
-    calibration_params : dict, optional
-        Its parameters, e.g. ``{"eps": 1e-3}``.
     n_reference : int or "auto", default 100_000
         Reference size of the fit. ``"auto"`` encodes shards of
         ``reference_max / 20`` until every calibrated d has reference-SE
@@ -317,21 +315,32 @@ def compare_calibration(
         two shards, capped at ``reference_max`` (see
         :mod:`isoeat.experiments.reference` and docs/reference-size.md); the
         size used is ``calibrator_metadata["reference_size"]``.
-    reference_shards : int, optional
-        Split a fixed-size reference into this many shards and report each
-        calibrated d's delete-one-shard jackknife SE (``row.reference_se``).
-        The shards' seeded order uses ``rng`` when it is an integer, else 0.
-        Default: no SE for a fixed size; ``"auto"`` always reports it.
+    alpha : float, default 0.05
+        Level of the change classes.
     rng : None or int, default 0
         The root seed. Each WEAT draws from its own named stream of it,
         ``("weat", TEST)`` (raw and calibrated alike) (:func:`isoeat._random.derive_seed`), as in
         ``isoeat run`` and :func:`isoeat.weat`: the same test gives the same
         numbers whatever else is measured. Recorded in each result.
-    progress : callable, optional
-        Called as ``progress(done, total, label)`` after each result.
-    **weat_kwargs
-        Passed to :func:`isoeat.weat` (``bootstrap=``, ``ci_method=``,
-        ``sequential_alpha=``, ...).
+    progress : None, bool or callable
+        Progress of the cells: None (a bar on a terminal, log lines otherwise), True/False, or a callable
+        ``progress(done, total, label)`` called after each result (:data:`isoeat._progress.PROGRESS_DOC`).
+    reference : ReferenceOptions, optional
+        The reference-SE options (:class:`~isoeat.experiments.reference.ReferenceOptions`),
+        also by name: ``reference_shards`` (split a fixed-size reference into
+        this many shards and report each calibrated d's delete-one-shard
+        jackknife SE, ``row.reference_se``; a static model's shards follow the
+        stream ``("reference-shards",)`` of the root seed; default: no SE for a
+        fixed size, ``"auto"`` always reports it), ``reference_tolerance``, ``reference_max``.
+    permutation, interval : optional
+        How p is computed and which interval on d (:func:`isoeat.weat`).
+    **options
+        The fields of ``reference``, ``permutation`` and ``interval`` by name
+        (``n_permutations=``, ``alternative=``, ``bootstrap=``, ``ci_method=``,
+        ``sequential_alpha=``, ...), and :func:`isoeat.weat`'s ``ddof``,
+        ``min_coverage``, ``allow_overlap``, ``force``. Older spellings:
+        ``calibrator=`` (a fitted calibrator; wins) and ``calibration_params=``
+        (the parameters of a named calibration, e.g. ``{"eps": 1e-3}``).
 
     Notes
     -----
@@ -340,9 +349,18 @@ def compare_calibration(
     is one family of tests), and stored in ``p_holm``/``p_bh`` next to the
     unadjusted ``p_value``. Change classes use the unadjusted p, as the paper.
     """
-    from ..calibration import fit_calibrator
+    from ..calibration.sample import ReferenceSpec
     from ..wordsets import get_test, resolve_tests
+    from .engine import Engine
 
+    options = dict(options)
+    calibrator = options.pop("calibrator", None)
+    calibration_params = options.pop("calibration_params", None)
+    ref_o = ReferenceOptions.take(options, reference)
+    force = options.pop("force", False)
+    weat_opts = {k: options.pop(k) for k in _WEAT_OPTIONS if k in options}
+    permutation, interval, _ = gather(options, where="compare_calibration", permutation=permutation,
+                                      interval=interval, others=(*ReferenceOptions.FLAT, *_WEAT_OPTIONS, "force"))
     if tests is None:
         tests = resolve_tests(None)
     tests = [get_test(t) if isinstance(t, str) else t for t in tests]
@@ -352,36 +370,34 @@ def compare_calibration(
     if calibrator is None and not isinstance(calibration, str):
         calibrator = calibration
     reference_se: dict[str, float] = {}
+    root = root_seed(rng)  # every WEAT draws from its own named stream of the root seed (isoeat._random)
+    engine = Engine(model, seed=root, force=force,
+                    weat_kwargs=dict(permutation=permutation, interval=interval, **weat_opts))
     if calibrator is None:
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
-        if n_reference == "auto" or reference_shards is not None:
+        if n_reference == "auto" or ref_o.shards is not None:
             from .reference import fit_reference
 
+            p = permutation
             ref = fit_reference(
                 model, tests, calibration=calibration, params=calibration_params, size=n_reference,
-                shards=10 if reference_shards is None else reference_shards, tolerance=reference_tolerance, max_size=reference_max,
-                seed=rng if isinstance(rng, int) else 0, alpha=alpha, ddof=ddof, min_coverage=min_coverage,
-                p_kwargs={"alternative": alternative, "method": method, "n_permutations": n_permutations},
+                shards=10 if ref_o.shards is None else ref_o.shards, tolerance=ref_o.tolerance,
+                max_size=ref_o.max_size, seed=root, alpha=alpha, ddof=weat_opts.get("ddof", 1),
+                min_coverage=weat_opts.get("min_coverage", 0.8),
+                p_kwargs={"alternative": p.alternative, "method": p.method, "n_permutations": p.n_permutations},
                 classify=classify_change)
             calibrator, reference_se = ref.calibrator, ref.reference_se
         else:
-            calibrator = fit_calibrator(model, calibration, n_reference=n_reference, **(calibration_params or {}))
-    root = root_seed(rng)  # every WEAT draws from its own named stream of the root seed (isoeat._random)
+            calibrator = engine.fit(calibration, calibration_params, ReferenceSpec(n_reference))
     pairs: list[tuple[WEATResult, WEATResult]] = []
     total = 2 * len(tests)
-    for i, test in enumerate(tests):
-        common = dict(
-            ddof=ddof, alternative=alternative, method=method, n_permutations=n_permutations,
-            min_coverage=min_coverage, **weat_kwargs,
-        )
-        raw = weat(model, test, rng=root, **common)
+    progress = progress_callback(progress, "isoeat compare")
+    for i, test in enumerate(tests):  # the cells of the plan: raw and calibrated WEAT of each test
+        raw = engine.weat(test)
         if progress:
             progress(2 * i + 1, total, f"{test.id} raw")
-        cal = weat(
-            model, test, calibration=calibrator, force=force,
-            rng=root, **common,
-        )
+        cal = engine.weat(test, calibrator)
         if progress:
             progress(2 * i + 2, total, f"{test.id} {cal.calibration}")
         pairs.append((raw, cal))
@@ -394,5 +410,5 @@ def compare_calibration(
         alpha=alpha,
         rows=tuple(rows),
         calibrator_metadata=dict(getattr(calibrator, "metadata_", {})),
-        contexts=hasattr(model, "context_vectors"),
+        contexts=isinstance(model, ContextEncoder),
     )

@@ -141,7 +141,9 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
     from ..wordsets import resolve_tests
     from .compare import compare_calibration
 
-    if not hasattr(model, "layer_sweep"):
+    from .._types import LayeredModel
+
+    if not isinstance(model, LayeredModel):
         raise ConfigError(f"layers: only hf: models (and minilm) have layers; {getattr(model, 'name', model)!r} "
                           "has none")
     resolved = list(tests) if tests is not None and not isinstance(tests, str) and \

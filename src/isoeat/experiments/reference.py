@@ -41,16 +41,17 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, Sequence
 
 import numpy as np
 
 from .._errors import ConfigError, IsoeatError
+from .._types import ChunkedReference, streams_reference
 from .._validate import check_int, check_real
 
 __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
-    "DEFAULT_MEMORY", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d", "fit_reference",
+    "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d", "fit_reference",
     "memory_needed",
 ]
 
@@ -65,6 +66,33 @@ MIN_AUTO_SHARDS = 5
 STABLE_SHARDS = 2
 #: memory budget of the shard statistics and refits (checked before allocating)
 DEFAULT_MEMORY = 2 * 2**30
+
+
+@dataclass(frozen=True)
+class ReferenceOptions:
+    """How a fixed-size or ``auto`` reference sample is split and when ``auto`` stops (:func:`fit_reference`).
+
+    ``shards``: a fixed size split into this many shards for the reference-SE
+    (None: no SE); ``tolerance`` and ``max_size``: ``auto``'s stopping rule and cap.
+    """
+
+    shards: int | None = None
+    tolerance: float = DEFAULT_TOLERANCE
+    max_size: int = DEFAULT_MAX_SIZE
+
+    #: their names as keywords (``isoeat.compare_calibration``) and options (``isoeat run --reference-*``)
+    FLAT: ClassVar[dict[str, str]] = {"reference_shards": "shards", "reference_tolerance": "tolerance",
+                                      "reference_max": "max_size"}
+
+    @classmethod
+    def take(cls, options: dict[str, Any], base: ReferenceOptions | None = None) -> ReferenceOptions:
+        """``base`` (default: the defaults) updated with the flat keywords in ``options``, which are removed from it."""
+        from dataclasses import replace
+
+        if base is not None and not isinstance(base, cls):
+            raise ConfigError(f"reference must be a ReferenceOptions, got {type(base).__name__}")
+        mine = {field: options.pop(flat) for flat, field in cls.FLAT.items() if flat in options}
+        return replace(base or cls(), **mine)
 
 
 def jackknife_se(values: Sequence[float]) -> float:
@@ -152,24 +180,22 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
     Shards of ceil(m / k) units, m the reference size available (at most ``n``: a small vocabulary or
     corpus gives fewer rows or sentences than asked for).
     """
-    from .._random import as_generator
     from ..calibration.moments import CovarianceAccumulator
+    from ..calibration.sample import reference_sample
 
-    if not hasattr(model, "reference_batches"):
-        vecs, desc = model.reference_vectors(n, **reference_kwargs)
-        order = as_generator(seed).permutation(vecs.shape[0])
-        shard_size = max(1, -(-len(order) // k))
+    if not streams_reference(model):
+        vecs, desc = reference_sample(model, shuffled(n, reference_kwargs, seed))
+        shard_size = max(1, -(-len(vecs) // k))
 
         def static() -> Iterator[tuple[Any, int]]:
-            for start in range(0, len(order), shard_size):
-                rows = order[start:start + shard_size]
-                yield CovarianceAccumulator().update(vecs[rows]), start + len(rows)
+            for start in range(0, len(vecs), shard_size):
+                yield CovarianceAccumulator().update(vecs[start:start + shard_size]), min(start + shard_size, len(vecs))
 
-        return static(), desc + f"; shards: a seeded random order of these rows (seed {seed})", "words"
+        return static(), desc, "words"
     batches, desc = model.reference_batches(n, **reference_kwargs)
     chunk = getattr(model, "chunk_size", None)
     total = None
-    if chunk is not None and hasattr(model, "reference_metadata"):
+    if chunk is not None and isinstance(model, ChunkedReference):
         total = int(model.reference_metadata(n, **reference_kwargs)["n_sentences"])
     shard_size = max(1, -(-(n if total is None else total) // k))
 
@@ -195,6 +221,19 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
     return batched(), desc, "sentences" if total is not None else "vectors"
 
 
+def shuffled(n: int, reference_kwargs: dict, seed: int, size: int | None = None) -> Any:
+    """The static reference in shards: the top ``n`` rows in the random order of the stream ``("reference-shards",)``.
+
+    Its first ``size`` rows (default all) are the sample a fit on that many
+    shards' worth of rows saw: ``auto`` records that spec, and the isotropy
+    check samples from it.
+    """
+    from ..calibration.sample import ReferenceSpec
+
+    return ReferenceSpec(size=n if size is None else size, text=reference_kwargs.get("text"), draw="subset", pool=n,
+                         seed=seed, stream=("reference-shards",))
+
+
 def _test_vectors(model: Any, tests: Sequence[Any], min_coverage: float) -> dict[str, dict[str, np.ndarray]]:
     """Raw vectors per test (looked up once); a test the model cannot measure is left out (its cell says why)."""
     from ..stats.weat import _lookup_sets
@@ -209,11 +248,13 @@ def _test_vectors(model: Any, tests: Sequence[Any], min_coverage: float) -> dict
     return out
 
 
-def _p_value(vectors: dict[str, np.ndarray], calibrator: Any, p_kwargs: dict, rng: int) -> float:
+def _p_value(vectors: dict[str, np.ndarray], calibrator: Any, p_kwargs: dict, seed: int, test: str) -> float:
+    """The p of ``test`` in one space, drawn from the WEAT stream ``("weat", TEST)`` of ``seed`` (as its cells)."""
+    from .._random import derive_seed
     from ..stats.weat import weat_from_vectors
 
     v = vectors if calibrator is None else {r: calibrator.transform(x) for r, x in vectors.items()}
-    return weat_from_vectors(v["X"], v["Y"], v["A"], v["B"], rng=rng, **p_kwargs).p_value
+    return weat_from_vectors(v["X"], v["Y"], v["A"], v["B"], rng=derive_seed(seed, "weat", test), **p_kwargs).p_value
 
 
 def fit_reference(
@@ -252,7 +293,8 @@ def fit_reference(
         A calibration that can be fitted from merged statistics
         (``from_statistics``: ``"zca"``) and its parameters.
     seed : int
-        Order of a static model's reference rows.
+        The run's root seed: a static model's rows are shuffled by its stream ``("reference-shards",)``
+        (:func:`shuffled`), and ``auto``'s p-values come from the tests' WEAT streams.
     alpha, p_kwargs
         ``auto`` only: significance level of the change classes, and
         :func:`~isoeat.stats.weat.weat_from_vectors` options of their p
@@ -266,6 +308,7 @@ def fit_reference(
     """
     from ..calibration import make_calibrator
     from ..calibration.registry import calibrator_metadata
+    from ..calibration.sample import ReferenceSpec
 
     t0 = time.perf_counter()
     auto = size == "auto"
@@ -287,7 +330,7 @@ def fit_reference(
         _check_memory(int(dim), k_max, memory)
     vectors = _test_vectors(model, tests, min_coverage)
     p_kwargs = {"ddof": ddof, **(p_kwargs or {})}
-    raw_p = {t: _p_value(v, None, p_kwargs, rng=i) for i, (t, v) in enumerate(vectors.items())} if auto else {}
+    raw_p = {t: _p_value(v, None, p_kwargs, seed, t) for t, v in vectors.items()} if auto else {}
     stream, desc, unit = _shard_stream(model, n, k_max, dict(reference_kwargs or {}), seed)
     parts: list[Any] = []
     steps: list[dict] = []
@@ -299,8 +342,8 @@ def fit_reference(
     def classes(k: int) -> dict[str, str]:
         if k not in classes_at:
             full = type(cal).from_statistics(_merged(parts[:k]), **cal.get_params())
-            classes_at[k] = {t: classify(raw_p[t], _p_value(v, full, p_kwargs, rng=i), alpha)
-                             for i, (t, v) in enumerate(vectors.items())}
+            classes_at[k] = {t: classify(raw_p[t], _p_value(v, full, p_kwargs, seed, t), alpha)
+                             for t, v in vectors.items()}
         return classes_at[k]
 
     try:
@@ -340,6 +383,13 @@ def fit_reference(
                        shards=len(parts), max_size=n, tolerance=tolerance, stopped=stopped, unit=unit,
                        seconds=time.perf_counter() - t0, steps=tuple(steps))
     fitted.metadata_.update(fit.metadata())
+    # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
+    # encoder's first `used` reference sentences, which are its sample of that size)
+    kw = dict(reference_kwargs or {})
+    if unit == "words":
+        fitted.metadata_["reference_spec"] = shuffled(n, kw, seed, size=int(used)).key()
+    elif unit == "sentences":
+        fitted.metadata_["reference_spec"] = ReferenceSpec(size=int(used), text=kw.get("text")).key()
     return fit
 
 

@@ -59,28 +59,28 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
     UnsafePathError,
 )
 from .._io import atomic_write_text
+from .._types import fingerprint_of, kind_of
 from .._progress import Progress, progress_bar
 from ._store import _protocol_diff, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
     CELL_FORMAT,
-    CachedEncoder,
     Cell,
     calibration_request,
-    corpus_content,
-    stale_cell,
-    reference_content,
     calibrator_digest,
+    check_labels,
     calibrator_for,
+    corpus_content,
     given_calibrator,
     load_model_for,
     plan_cells,
-    run_anisotropy_cell,
-    run_metric_cell,
-    run_similarity_cell,
-    run_weat_cell,
+    reference_content,
+    reference_spec,
+    stale_cell,
 )
+from .engine import Engine, metric_options
 from .cells import _CORPORA
 from .config import ExperimentConfig, family_from_kind, load_config, test_hash
+from ._staging import SCRATCH, is_scratch, make_scratch, recover_scratch, swap_in
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
 from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
@@ -109,8 +109,6 @@ OWNED = (
     "metrics.csv", "metrics.json", "metric_comparison.csv", "metric_comparison.json",
     "summary.json", "failures.json", "tables", "figures", "report.html",
 )
-#: Kept for code that patches the WEAT cell function (tests do, to simulate failures).
-_run_weat_cell = run_weat_cell
 
 
 # =========================================================================== identity of an output folder
@@ -134,7 +132,7 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
             )
         return {"protocol_hash": None, "damaged": True}
     if exp is None:
-        others = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME and not _is_scratch(p)) \
+        others = sorted(p.name for p in out.iterdir() if p.name != LOCK_NAME and not is_scratch(p)) \
             if out.exists() else []
         clash = [n for n in others if n in OWNED]
         if clash:
@@ -159,6 +157,18 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
     return exp
 
 
+def _folder_labels(exp: dict) -> dict[str, list[str]]:
+    """The model labels, calibration labels, test ids and benchmarks a folder's ``experiment.json`` holds."""
+    cfg = exp.get("config") if isinstance(exp.get("config"), dict) else {}
+
+    def labels(key: str, field: str) -> list[str]:
+        items = cfg.get(key) if isinstance(cfg.get(key), list) else []
+        return [str(x.get(field)) for x in items if isinstance(x, dict) and x.get(field) is not None]
+
+    return {"models": labels("models", "label"), "calibrations": labels("calibrations", "label"),
+            "tests": labels("tests", "id")}
+
+
 def _remove_stale_temporaries(out: Path) -> None:
     """Temporary files (``.NAME.XXXX.tmp``) a killed run left behind anywhere in the folder (we hold the lock)."""
     candidates = list(out.glob(".*.tmp"))
@@ -172,70 +182,6 @@ def _remove_stale_temporaries(out: Path) -> None:
                 p.unlink()
         except OSError:
             pass
-
-
-_SCRATCH = ".isoeat-"  # staging, swap and kept folders inside DIR
-_MARKER = ".isoeat-scratch"  # the file that marks a folder as one of those (a user's .isoeat-* folder is left alone)
-
-
-def _make_scratch(path: Path, role: str) -> Path:
-    path.mkdir(parents=True)
-    (path / _MARKER).write_text(role + "\n", encoding="utf-8")
-    return path
-
-
-def _is_scratch(path: Path) -> bool:
-    return path.name.startswith(_SCRATCH) and path.is_dir() and not path.is_symlink() and (path / _MARKER).is_file()
-
-
-def _recover_scratch(out: Path, log: Callable[[str], None]) -> None:
-    """Undo what a run killed while staging or swapping left behind (we hold the lock).
-
-    A staging folder is dropped (its run did not finish). A folder of old
-    results whose swap was cut short gives back every item the folder lacks.
-    Only folders that carry isoeat's marker file are touched; kept results
-    (``.isoeat-replaced-*``) stay until the user removes them.
-    """
-    import shutil
-
-    for d in sorted(out.glob(_SCRATCH + "*")):
-        if not _is_scratch(d):
-            continue
-        role = (d / _MARKER).read_text(encoding="utf-8").strip()
-        if role == "old":
-            back = [p.name for p in d.iterdir() if p.name != _MARKER and not (out / p.name).exists()]
-            for name in back:
-                os.replace(d / name, out / name)
-            if back:
-                log(f"{out}: restored {', '.join(back)} from an interrupted replacement ({d.name})")
-            shutil.rmtree(d, ignore_errors=True)
-        elif role == "staging":
-            shutil.rmtree(d, ignore_errors=True)
-
-
-def _swap_in(staging: Path, out: Path, run_id: str) -> Path:
-    """Replace the owned results in ``out`` by those in ``staging``; the old ones are kept, not deleted.
-
-    Each old item moves aside only when its successor exists; at the end the
-    folder of old items is renamed ``.isoeat-replaced-RUN`` and left for the
-    user (it may hold files of theirs that sat inside isoeat's folders).
-    """
-    import shutil
-
-    old = _make_scratch(out / f"{_SCRATCH}old-{run_id}", "old")
-    for name in OWNED:
-        if (out / name).exists() or (out / name).is_symlink():
-            os.replace(out / name, old / name)
-        if (staging / name).exists():
-            os.replace(staging / name, out / name)
-    shutil.rmtree(staging, ignore_errors=True)
-    if len([p for p in old.iterdir() if p.name != _MARKER]) == 0:
-        shutil.rmtree(old, ignore_errors=True)
-        return old
-    (old / _MARKER).write_text("kept\n", encoding="utf-8")
-    kept = out / f"{_SCRATCH}replaced-{run_id}"
-    os.replace(old, kept)
-    return kept
 
 
 def _mapping(x: Any) -> dict:
@@ -279,7 +225,7 @@ def run_experiment(
     out: str | Path,
     *,
     overwrite: str = "never",
-    progress: bool | None = None,
+    progress: Any = None,
     log: Callable[[str], None] | None = None,
     write_tables: bool = True,
     argv: Sequence[str] | None = None,
@@ -301,9 +247,11 @@ def run_experiment(
         ``never`` (default): reuse every finished cell, ok or failed;
         ``failed``: recompute the failed ones; ``all``: recompute everything
         (and refit calibrators).
-    progress : bool, optional
+    progress : None, bool or callable
         Cells done/total and ETA on stderr; default: a bar on a terminal, log
-        lines every 10 s otherwise (``--quiet``, ``$ISOEAT_PROGRESS`` override).
+        lines every 10 s otherwise (``--quiet``, ``$ISOEAT_PROGRESS`` override);
+        a callable ``progress(done, total, label)`` is called after each cell
+        instead (:data:`isoeat._progress.PROGRESS_DOC`).
     log : callable, optional
         Receives one-line notes (model loaded, calibrator reused, ...).
     write_tables : bool, default True
@@ -337,6 +285,7 @@ def run_experiment(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
+    check_labels(config)  # labels that would share a file: refused before anything is written
     user_log = log or (lambda msg: None)
     notes: list[str] = []
 
@@ -349,11 +298,13 @@ def run_experiment(
     started = now_iso()
     with DirLock(out, run_id):
         old = _check_folder(out, config, overwrite)
-        _recover_scratch(out, log)
+        if old is not None and same_protocol(old, config):  # the grid grows: its labels join the folder's
+            check_labels(config, _folder_labels(old))
+        recover_scratch(out, log)
         _remove_stale_temporaries(out)
         same = old is not None and same_protocol(old, config)
         staged = overwrite == "all" and old is not None
-        work = _make_scratch(out / f"{_SCRATCH}staging-{run_id}", "staging") if staged else out
+        work = make_scratch(out / f"{SCRATCH}staging-{run_id}", "staging") if staged else out
         if staged:
             log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
         previous_manifest = (read_manifest(out) or {}) if same else {}
@@ -410,7 +361,7 @@ def run_experiment(
                 shutil.rmtree(work, ignore_errors=True)
                 log(f"{out}: {len(failed)} cell(s) failed; the old results are kept unchanged")
             else:
-                kept = _swap_in(work, out, run_id)
+                kept = swap_in(work, out, run_id, OWNED)
                 if kept.exists():
                     log(f"{out}: the replaced results are kept in {kept.name} (remove it when you no longer need it)")
     return RunSummary(out=out, run_id=run_id, total=len(cells), computed=computed, reused=reused,
@@ -494,12 +445,12 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         except Exception as exc:  # noqa: BLE001 - a description never fails a run
             desc = {"name": getattr(model, "name", mspec.spec), "describe_error": str(exc)}
         family = mspec.family
-        kind_family = family_from_kind(getattr(model, "kind", None))
+        kind_family = family_from_kind(kind_of(model))
         if not mspec.family_given and family == "static" and kind_family not in (None, "static"):
             family = kind_family  # a path or spec that turned out to be a contextual encoder
         models_meta[mspec.label] = {**jsonable(desc), "spec": mspec.spec, "label": mspec.label, "family": family,
                                     "load_seconds": round(load_s, 3), "loaded_by_run": run_id}
-        fp = getattr(model, "fingerprint", None)
+        fp = fingerprint_of(model)
         try:
             corpus_fp = corpus_content(model)
         except Exception as exc:  # noqa: BLE001 - the cells that need it fail below; finished ones are kept
@@ -516,7 +467,9 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         if not todo:
             del model
             continue
-        cached = CachedEncoder(model)
+        engine = Engine(model, seed=config.settings.seed, weat_kwargs=config.settings.weat_kwargs(), force=force)
+        # the isotropy check samples the pool the model's calibrators are fitted on (a given one: its own)
+        pool = _pool(config, mspec, [given_calibrators.get((mspec.label, cs.label)) for cs in config.calibrations])
         for cspec in config.calibrations:
             ccells = [c for c in todo if c.calibration == cspec.label]
             if not ccells:
@@ -530,7 +483,7 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                     if given is not None:
                         calibrator = given_calibrator(given, model, mspec, cspec, out, force, cal_record)
                     else:
-                        calibrator = calibrator_for(model, mspec, cspec, config, out, overwrite, log, cal_record)
+                        calibrator = calibrator_for(engine, mspec, cspec, config, out, overwrite, log, cal_record)
                     cal_meta[f"{mspec.label}/{cspec.label}"] = jsonable(cal_record)
                 except Exception as exc:  # noqa: BLE001
                     log(f"{mspec.label}: calibrator {cspec.label} failed ({type(exc).__name__}: {exc})")
@@ -547,14 +500,7 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                 try:
                     with warnings.catch_warnings(record=True) as caught:
                         warnings.simplefilter("always", IsoeatWarning)
-                        if c.kind == "weat":
-                            payload = _run_weat_cell(c, cached, calibrator, config, force=force)
-                        elif c.kind == "metrics":
-                            payload = run_metric_cell(c, cached, calibrator, config, force=force)
-                        elif c.kind == "anisotropy":
-                            payload = run_anisotropy_cell(c, cached, calibrator, mspec, config, out)
-                        else:
-                            payload = run_similarity_cell(c, cached, calibrator, config)
+                        payload = compute_cell(engine, c, calibrator, config, pool)
                     payload["warnings"] = [str(w.message) for w in caught if issubclass(w.category, IsoeatWarning)]
                     payload["calibrator"] = cal_info
                     payload["family"] = family
@@ -571,13 +517,44 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         try:
             desc = model.describe() if hasattr(model, "describe") else {}
             models_meta[mspec.label].update(jsonable(desc))
-            corp = getattr(model, "_corpus", None)
+            corp = getattr(model, "loaded_corpus", None)
             if corp is not None and hasattr(corp, "describe"):
                 models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
         except Exception:  # noqa: BLE001 - a manifest never fails a run
             pass
-        del cached, model
+        del engine, model
     return computed, reused
+
+
+def compute_cell(engine: Engine, cell: Cell, calibrator: Any, config: ExperimentConfig, pool: Any) -> dict:
+    """One cell of the grid, by the engine (``pool``: the reference sample the isotropy check draws from)."""
+    s = config.settings
+    if cell.kind == "weat":
+        return engine.weat_cell(cell.extra["test"], calibrator)
+    if cell.kind == "metrics":
+        return engine.metrics_cell(cell.extra["test"], calibrator, config.metrics,
+                                   metric_options(s.method, s.permutations))
+    if cell.kind == "anisotropy":
+        a = config.anisotropy
+        assert a is not None
+        return engine.anisotropy_cell(calibrator, pool, sample=a.sample, components=a.components,
+                                      heatmap_size=a.heatmap_size, heatmap=cell.path.with_suffix(".npz"))
+    assert config.similarity is not None
+    return engine.similarity_cell(cell.item, calibrator, config.similarity.bootstrap)
+
+
+def _pool(config: ExperimentConfig, mspec: Any, given: list[Any]) -> Any:
+    """The reference sample of the model's calibrators: a given calibrator's recorded one, else the config's."""
+    from ..calibration.sample import ReferenceSpec
+
+    for cal in given:
+        spec = (getattr(cal, "metadata_", None) or {}).get("reference_spec") if cal is not None else None
+        if isinstance(spec, dict):
+            try:
+                return ReferenceSpec.from_key(spec)
+            except (IsoeatError, KeyError, TypeError, ValueError):
+                break  # a spec this isoeat cannot read: the config's sample
+    return reference_spec(mspec, config, for_check=True)
 
 
 def _fail_cells(cells: list[Cell], err: dict, run_id: str, fingerprint: str | None, prog: Progress) -> int:
@@ -651,7 +628,7 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
         "seeds": {
             "root": config.settings.seed,
             "rule": "named streams: the stream NAME of root seed S is numpy SeedSequence(S, spawn_key=the "
-                    "little-endian 32-bit words of SHA-256 of the name's parts joined by U+001F); a WEAT: "
+                    "eight little-endian 32-bit words of SHA-256 of NAME as a compact JSON array); a WEAT: "
                     "(weat, TEST); a metric: (metric, METRIC, TEST); the anisotropy sample: (anisotropy, FRAME); "
                     "a similarity bootstrap: (similarity, BENCHMARK); the same in every space (common random numbers)",
         },

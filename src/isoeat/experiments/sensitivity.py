@@ -91,15 +91,20 @@ from __future__ import annotations
 import math
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from .._errors import ConfigError, IsoeatFileNotFoundError, IsoeatWarning
-from .._random import derive_seed, root_seed
+from .._progress import progress_callback
+from .._random import root_seed
+from .._types import streams_reference
+from .._validate import check_choice, check_int, check_real
 from ..calibration._base import EPS_MODES  # one home of the modes
+from ..calibration.sample import ReferenceSpec
+from ..stats.options import PermutationOptions, gather
 from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exported)
     KINDS,
     SWEEP_KINDS,
@@ -111,6 +116,9 @@ from ._verdicts import _summarise, agrees, is_significant
 
 __all__ = [
     "sensitivity_analysis",
+    "Sweep",
+    "Baseline",
+    "VerdictRule",
     "SensitivityResult",
     "SensitivityRow",
     "TestSensitivity",
@@ -129,10 +137,11 @@ DEFAULT_EPS_GRID: tuple[float, ...] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 DEFAULT_REFERENCE_SIZES: tuple[int, ...] = (1_000, 3_000, 10_000, 30_000, 100_000)
 #: reference draws per setting.
 DEFAULT_REPEATS = 10
-#: Monte Carlo permutations where p is not exact.
-DEFAULT_PERMUTATIONS = 10_000
-#: p is counted exactly when |X| + |Y| <= this (W4–W10 on the built-in battery; W1–W3 Monte Carlo).
-DEFAULT_EXACT_MAX_N = 40
+#: Monte Carlo permutations where p is not exact (the WEAT default, so the raw and default rows are the
+#: cells of ``isoeat run`` with the same seed).
+DEFAULT_PERMUTATIONS = 100_000
+#: p is counted exactly up to the library's budget (None: exact up to |X| + |Y| = 50, certified beyond).
+DEFAULT_EXACT_MAX_N = None
 
 DRAWS = ("auto", "bootstrap", "subset", "encoder", "fixed")
 TOP = "top"
@@ -143,32 +152,24 @@ TOP = "top"
 # ---------------------------------------------------------------------------
 
 
-def _floats(values: Any, name: str) -> tuple[float, ...]:
+def _many(values: Any, scalar: tuple[type, ...]) -> tuple[Any, ...]:
+    """``values`` as a tuple (None: empty; one value of a ``scalar`` type: a tuple of it)."""
     if values is None:
         return ()
-    if isinstance(values, (int, float, np.integer, np.floating)) and not isinstance(values, bool):
-        values = (values,)
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise ConfigError(f"{name}: every value must be a number > 0, got {v!r}")
-        if not math.isfinite(float(v)) or float(v) <= 0:
-            raise ConfigError(f"{name}: ε must be a finite number > 0, got {v!r}")
-        out.append(float(v))
-    return tuple(dict.fromkeys(out))
+    if isinstance(values, scalar) and not isinstance(values, bool):
+        return (values,)
+    return tuple(values)
+
+
+def _floats(values: Any, name: str) -> tuple[float, ...]:
+    """Finite numbers > 0 (ε values), each once, in order."""
+    vals = _many(values, (int, float, np.integer, np.floating))
+    return tuple(dict.fromkeys(check_real(name, v, lo=0.0, lo_open=True) for v in vals))
 
 
 def _ints(values: Any, name: str, minimum: int = 2) -> tuple[int, ...]:
-    if values is None:
-        return ()
-    if isinstance(values, (int, np.integer)) and not isinstance(values, bool):
-        values = (values,)
-    out = []
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < minimum:
-            raise ConfigError(f"{name}: every value must be a whole number >= {minimum}, got {v!r}")
-        out.append(int(v))
-    return tuple(dict.fromkeys(out))
+    """Whole numbers >= ``minimum`` (reference sizes), each once, in order."""
+    return tuple(dict.fromkeys(check_int(name, v, lo=minimum) for v in _many(values, (int, np.integer))))
 
 
 def _sources(values: Any, name: str) -> tuple[str, ...]:
@@ -187,25 +188,154 @@ def _sources(values: Any, name: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise ConfigError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
-    return value
+# ---------------------------------------------------------------------------
+# the options
+# ---------------------------------------------------------------------------
 
 
-def _check_unit(value: Any, name: str, lo_open: bool = True, hi_open: bool = True) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number, got {value!r}") from None
-    ok = (v > 0 if lo_open else v >= 0) and (v < 1 if hi_open else v <= 1)
-    if not ok:
-        raise ConfigError(f"{name} must lie in {'(' if lo_open else '['}0, 1{')' if hi_open else ']'}, got {value!r}")
-    return v
+@dataclass(frozen=True)
+class Sweep:
+    """What is varied around the default setting, one choice at a time (module docstring).
+
+    ``eps`` (ε values > 0; empty: no ε sweep) in ``eps_mode``, ``reference_sizes``
+    (>= 2), ``references`` (sources: ``"top"`` or a text path), ``calibrations``
+    (other registered calibrations at the default size), ``repeats`` reference
+    draws per setting, ``draw`` (``"auto"``, ``"bootstrap"``, ``"subset"``,
+    ``"encoder"``, ``"fixed"``).
+    """
+
+    eps: tuple[float, ...] = DEFAULT_EPS_GRID
+    eps_mode: str = "absolute"
+    reference_sizes: tuple[int, ...] = DEFAULT_REFERENCE_SIZES
+    references: tuple[str, ...] = ()
+    calibrations: tuple[str, ...] = ()
+    repeats: int = DEFAULT_REPEATS
+    draw: str = "auto"
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The default setting every sweep cell is compared with (paper §4.1: ZCA, ε = 1e-3, the top 100,000).
+
+    ``params``: the calibration's parameters other than ε.
+    """
+
+    calibration: str = "zca"
+    params: Mapping[str, Any] = field(default_factory=dict)
+    eps: float = 1e-3
+    size: int = 100_000
+    reference: str = TOP
+
+
+@dataclass(frozen=True)
+class VerdictRule:
+    """The robust/fragile rule (module docstring): significance at ``alpha``, agreement share, largest shift."""
+
+    alpha: float = 0.05
+    agreement_threshold: float = 0.9
+    max_shift: float = 0.5
+
+
+#: The flat keywords of :func:`sensitivity_analysis` and the option object field each sets.
+FLAT = {
+    **{f.name: ("sweep", f.name) for f in fields(Sweep)},
+    "calibration": ("baseline", "calibration"), "calibration_params": ("baseline", "params"),
+    "default_eps": ("baseline", "eps"), "default_size": ("baseline", "size"),
+    "default_reference": ("baseline", "reference"),
+    **{f.name: ("rule", f.name) for f in fields(VerdictRule)},
+}
+#: The p-value keywords it takes besides :class:`~isoeat.stats.options.PermutationOptions`' fields.
+_P_EXTRA = ("exact_max_n", "ddof", "min_coverage")
+
+
+def _options(objects: dict[str, Any], permutation: Any, options: dict[str, Any]) -> tuple[Any, ...]:
+    """The option objects with the flat keywords merged in, and the p options (:func:`isoeat.weat` keywords)."""
+    from ..stats.permutation import exact_cost
+
+    kinds = {"sweep": Sweep, "baseline": Baseline, "rule": VerdictRule}
+    given = {k: {} for k in kinds}
+    for name in [n for n in options if n in FLAT]:
+        kind, fld = FLAT[name]
+        given[kind][fld] = options.pop(name)
+    out = {}
+    for kind, cls in kinds.items():
+        obj = objects.get(kind)
+        if obj is not None and not isinstance(obj, cls):
+            raise ConfigError(f"sensitivity_analysis: {kind} must be a {cls.__name__}, got {type(obj).__name__}")
+        out[kind] = replace(obj or cls(), **given[kind])
+    extra = {k: options.pop(k) for k in _P_EXTRA if k in options}
+    p, _, _ = gather(options, where="sensitivity_analysis", permutation=permutation, takes=("permutation",),
+                     others=(*FLAT, *_P_EXTRA))
+    if "n_permutations" not in options and permutation is None:
+        p = replace(p, n_permutations=DEFAULT_PERMUTATIONS)
+    exact_max_n = extra.pop("exact_max_n", DEFAULT_EXACT_MAX_N)
+    if exact_max_n is not None:
+        exact_max_n = check_int("exact_max_n", exact_max_n, lo=2)
+        p = replace(p, exact_budget=exact_cost(exact_max_n, exact_max_n // 2))
+    check_int("n_permutations", p.n_permutations, lo=1)
+    return out["sweep"], out["baseline"], out["rule"], p, extra, exact_max_n
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The validated sweep: what the cells are made of."""
+
+    eps: tuple[float, ...]
+    sizes: tuple[int, ...]
+    sources: tuple[str, ...]
+    others: tuple[str, ...]
+    repeats: int
+    draw: str
+    has_eps: bool
+    params: dict
+    notes: tuple[str, ...]
+    calibration: str = "zca"
+    eps_mode: str = "absolute"
+
+
+def _validated(model: Any, sweep: Sweep, base: Baseline, rule: VerdictRule) -> tuple[_Plan, Baseline, VerdictRule]:
+    """Every option checked once, with one-line errors naming it; the plan's notes (skipped sweeps, one repeat)."""
+    from ..calibration import make_calibrator
+
+    params = dict(base.params or {})
+    if "eps" in params or "eps_mode" in params:  # eps_mode there would turn the absolute cells relative unsaid
+        raise ConfigError("calibration_params: give ε as default_eps (and the sweep as eps, its mode as eps_mode), "
+                          "not as a parameter")
+    has_eps = "eps" in make_calibrator(base.calibration, **params).get_params()
+    eps_grid = _floats(sweep.eps, "eps")
+    check_choice("eps_mode", sweep.eps_mode, EPS_MODES)
+    sizes = _ints(sweep.reference_sizes, "reference_sizes")
+    sources = _sources(sweep.references, "references")
+    others = tuple(dict.fromkeys(str(c) for c in (sweep.calibrations or ())))
+    for name in others:
+        make_calibrator(name)  # unknown names fail here, with suggestions
+    repeats = check_int("repeats", sweep.repeats, lo=1)
+    draw = check_choice("draw", sweep.draw, DRAWS)
+    (d_eps,) = _floats((base.eps,), "default_eps")
+    (d_size,) = _ints((base.size,), "default_size")
+    (d_ref,) = _sources((base.reference,), "default_reference")
+    alpha = check_real("alpha", rule.alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    share = check_real("agreement_threshold", rule.agreement_threshold, lo=0.0, hi=1.0)
+    max_shift = check_real("max_shift", rule.max_shift, lo=0.0, lo_open=True)
+    notes: list[str] = []
+    if draw == "auto":
+        draw = "encoder" if streams_reference(model) else "bootstrap"
+    if draw == "fixed" and repeats > 1:
+        notes.append(f"draw='fixed' is deterministic: {repeats} repeats would be identical, so 1 is run")
+        repeats = 1
+    if eps_grid and not has_eps:
+        notes.append(f"calibration {base.calibration!r} has no ε: the ε sweep was skipped")
+        eps_grid = ()
+    if others and base.calibration not in others:
+        others = (base.calibration, *others)  # the analysed calibration as the kind's own baseline
+    plan = _Plan(eps_grid, sizes, sources, others, int(repeats), draw, has_eps, params, tuple(notes),
+                 base.calibration, sweep.eps_mode)
+    base = replace(base, eps=d_eps, size=d_size, reference=d_ref, params=params)
+    return plan, base, VerdictRule(alpha, share, max_shift)
 
 
 # ---------------------------------------------------------------------------
-# the analysis
+# the analysis: a plan of cells over the engine, and its summary
 # ---------------------------------------------------------------------------
 
 
@@ -225,35 +355,62 @@ def _label_eps(e: float) -> str:
     return f"{e:g}"
 
 
+def _plan_cells(plan: _Plan, base: Baseline) -> list[_Cell]:
+    """One cell per (setting, repeat) of every sweep kind (the default is not a cell)."""
+    from ..calibration import make_calibrator
+
+    nan = float("nan")
+    cells: list[_Cell] = []
+    for e in plan.eps:
+        cells += [_Cell("eps", _label_eps(e), base.reference, base.size, r, base.calibration, e, plan.eps_mode)
+                  for r in range(plan.repeats)]
+    fixed_eps, fixed_mode = (base.eps, "absolute") if plan.has_eps else (nan, "")
+    for n in plan.sizes:
+        cells += [_Cell("reference_size", str(n), base.reference, n, r, base.calibration, fixed_eps, fixed_mode)
+                  for r in range(plan.repeats)]
+    for s in plan.sources:
+        cells += [_Cell("reference", s, s, base.size, r, base.calibration, fixed_eps, fixed_mode)
+                  for r in range(plan.repeats)]
+    for c in plan.others:
+        c_eps = "eps" in make_calibrator(c).get_params()
+        cells += [_Cell("calibration", c, base.reference, base.size, r, c, base.eps if c_eps else nan,
+                        "absolute" if c_eps else "") for r in range(plan.repeats)]
+    if not cells:
+        raise ConfigError(
+            "empty sweep: give at least one ε (eps), reference size (reference_sizes), reference source "
+            "(references) or calibration (calibrations)"
+        )
+    return cells
+
+
+def _spec(source: str, n: int, draw: str, repeat: int, pool: int | None, seed: int) -> ReferenceSpec:
+    """The reference sample of repeat ``repeat`` of size ``n`` from ``source`` (its stream: reference-draw)."""
+    text = None if source == TOP else source
+    if draw == "fixed":
+        return ReferenceSpec(size=n, text=text)
+    return ReferenceSpec(size=n, text=text, draw=draw, pool=pool if draw != "encoder" else None, seed=seed,
+                         stream=("reference-draw", source, str(repeat)))
+
+
 def sensitivity_analysis(
     model: Any,
     tests: Sequence[Any] | None = None,
     *,
-    calibration: str = "zca",
-    calibration_params: dict[str, Any] | None = None,
-    eps: Sequence[float] | None = DEFAULT_EPS_GRID,
-    eps_mode: str = "absolute",
-    reference_sizes: Sequence[int] | None = DEFAULT_REFERENCE_SIZES,
-    references: Sequence[str] | None = None,
-    calibrations: Sequence[str] | None = None,
-    repeats: int = DEFAULT_REPEATS,
-    draw: str = "auto",
-    default_eps: float = 1e-3,
-    default_size: int = 100_000,
-    default_reference: str = TOP,
-    alpha: float = 0.05,
+    sweep: Sweep | None = None,
+    baseline: Baseline | None = None,
+    rule: VerdictRule | None = None,
     rng: Any = 0,
-    n_permutations: int = DEFAULT_PERMUTATIONS,
-    exact_max_n: int | None = DEFAULT_EXACT_MAX_N,
-    method: str = "auto",
-    alternative: str = "greater",
-    ddof: int = 1,
-    min_coverage: float = 0.8,
-    agreement_threshold: float = 0.9,
-    max_shift: float = 0.5,
     progress: Callable[[int, int, str], None] | None = None,
+    permutation: PermutationOptions | None = None,
+    **options: Any,
 ) -> SensitivityResult:
     r"""Robustness of calibrated WEAT results to ε, reference size and reference corpus.
+
+    A plan builder and summariser over the engine
+    (:class:`~isoeat.experiments.engine.Engine`): each sweep cell is a space
+    (a calibration fitted on a :class:`~isoeat.calibration.sample.ReferenceSpec`)
+    and its WEATs; the raw and default rows are the cells ``isoeat run`` computes
+    with the same seed and p options.
 
     Parameters
     ----------
@@ -262,49 +419,35 @@ def sensitivity_analysis(
         and ``fingerprint`` (e.g. ``isoeat.load_model("glove-6b-50d")``).
     tests : sequence of AssociationTest or ids, optional
         Default: the ten built-in WEATs.
-    calibration : str, default "zca"
-        The calibration whose robustness is analysed (any registered name).
-    calibration_params : dict, optional
-        Its parameters other than ε (e.g. ``{"n_components": 2}`` for abtt).
-    eps : sequence of float or None, default ``DEFAULT_EPS_GRID`` (1e-6 … 1e-1)
-        ε values (> 0). Empty or None: no ε sweep. Skipped, with a note, for a
-        calibration without ε.
-    eps_mode : {"absolute", "relative"}
-        ``"relative"``: each ε is multiplied by the mean eigenvalue
-        :math:`\operatorname{tr}\Sigma/d` of the reference sample.
-    reference_sizes : sequence of int or None, default 1,000 … 100,000
-        Reference sample sizes (>= 2). Sizes beyond the pool are capped (note
-        and warning).
-    references : sequence of str, optional
-        Reference sources to compare, each ``"top"`` (the model's own reference) or a text
-        path; fitted at ``default_size`` and ``default_eps``. Default: none.
-    calibrations : sequence of str, optional
-        Other registered calibrations to compare at the default size (their
-        default parameters; ε = ``default_eps`` where they take one).
-    repeats : int, default 10
-        Reference draws per setting (see the module's sampling rule).
-    draw : {"auto", "bootstrap", "subset", "encoder", "fixed"}, default "auto"
-        How a repeat draws its reference sample (module docstring); "auto"
-        is "encoder" for contextual encoders and "bootstrap" otherwise.
-    default_eps, default_size, default_reference
-        The default setting (paper: 1e-3, 100,000, vocabulary top).
-    alpha : float, default 0.05
-        Significance level of the agreement and the verdict.
+    sweep : Sweep, optional
+        What is varied (:class:`Sweep`): ``eps`` (default ``DEFAULT_EPS_GRID``,
+        1e-6 … 1e-1; skipped, with a note, for a calibration without ε),
+        ``eps_mode`` (``"relative"``: each ε times the mean eigenvalue
+        :math:`\operatorname{tr}\Sigma/d` of the reference sample),
+        ``reference_sizes`` (1,000 … 100,000; sizes beyond the pool are capped
+        with a note and a warning), ``references`` (sources fitted at the
+        default size and ε), ``calibrations`` (other registered calibrations at
+        the default size), ``repeats`` (10), ``draw`` (module docstring;
+        ``"auto"``: ``"encoder"`` for contextual encoders, else ``"bootstrap"``).
+    baseline : Baseline, optional
+        The default setting (:class:`Baseline`; paper: ZCA, 1e-3, 100,000, vocabulary top).
+    rule : VerdictRule, optional
+        The verdict (:class:`VerdictRule`): ``alpha`` (0.05), ``agreement_threshold`` (0.9), ``max_shift`` (0.5).
     rng : None or int, default 0
         Root seed (see Randomness in the module docstring).
-    n_permutations : int, default 10,000
-        Monte Carlo sample size where p is not exact.
-    exact_max_n : int or None, default 40
-        Count p exactly when :math:`|X|+|Y|` is at most this (``None``: the
-        library default, exact up to 50 — about 1–2 s per test and cell for
-        W1/W2). Monte Carlo otherwise.
-    method, alternative, ddof, min_coverage
-        As in :func:`isoeat.weat`.
-    agreement_threshold : float, default 0.9
-    max_shift : float, default 0.5
-        The verdict rule (module docstring).
-    progress : callable, optional
-        ``progress(done, total, label)`` after each reference sample.
+    progress : None, bool or callable
+        Progress of the reference samples: None (a bar on a terminal), True/False, or a callable
+        ``progress(done, total, label)`` called after each (:data:`isoeat._progress.PROGRESS_DOC`).
+    permutation : PermutationOptions, optional
+        How p is computed (default: as :func:`isoeat.weat`, 100,000 permutations where p is sampled).
+    **options
+        The fields of the option objects by name (:data:`FLAT`: ``eps``,
+        ``reference_sizes``, ``repeats``, ``draw``, ``calibration``,
+        ``calibration_params``, ``default_eps``, ``default_size``,
+        ``default_reference``, ``alpha``, ...), the permutation options
+        (``n_permutations``, ``method``, ``alternative``), ``exact_max_n``
+        (count p exactly when :math:`|X|+|Y|` is at most this; None: the
+        library's budget), ``ddof`` and ``min_coverage`` (as :func:`isoeat.weat`).
 
     Returns
     -------
@@ -319,255 +462,164 @@ def sensitivity_analysis(
     >>> res.verdicts()                                            # doctest: +SKIP
     {'W6': 'robust', 'W9': 'fragile'}
     """
-    from ..calibration import fit_calibrator, make_calibrator
-    from ..stats.permutation import exact_cost
-    from ..stats.weat import weat
     from ..wordsets import get_test, resolve_tests
+    from .engine import Engine
 
     t0 = time.perf_counter()
-    # -- validation ---------------------------------------------------------
-    if tests is None:
-        tests = resolve_tests(None)
-    tests = [get_test(t) if isinstance(t, str) else t for t in tests]
+    sweep, baseline, rule, p, weat_opts, exact_max_n = _options(
+        {"sweep": sweep, "baseline": baseline, "rule": rule}, permutation, dict(options))
+    tests = [get_test(t) if isinstance(t, str) else t for t in (resolve_tests(None) if tests is None else tests)]
     if not tests:
         raise ConfigError("no tests given")
-    params = dict(calibration_params or {})
-    if "eps" in params or "eps_mode" in params:  # eps_mode there would turn the absolute cells relative unsaid
-        raise ConfigError("calibration_params: give ε as default_eps (and the sweep as eps, its mode as eps_mode), "
-                          "not as a parameter")
-    probe = make_calibrator(calibration, **params)
-    has_eps = "eps" in probe.get_params()
-    eps_grid = _floats(eps, "eps")
-    _check_choice(eps_mode, "eps_mode", EPS_MODES)
-    sizes = _ints(reference_sizes, "reference_sizes")
-    sources = _sources(references, "references")
-    others = tuple(dict.fromkeys(str(c) for c in (calibrations or ())))
-    for name in others:
-        make_calibrator(name)  # unknown names fail here, with suggestions
-    if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
-        raise ConfigError(f"repeats must be a whole number >= 1, got {repeats!r}")
-    _check_choice(draw, "draw", DRAWS)
-    (default_eps,) = _floats((default_eps,), "default_eps")
-    (default_size,) = _ints((default_size,), "default_size")
-    (default_reference,) = _sources((default_reference,), "default_reference")
-    alpha = _check_unit(alpha, "alpha")
-    agreement_threshold = _check_unit(agreement_threshold, "agreement_threshold", lo_open=False, hi_open=False)
-    try:
-        max_shift = float(max_shift)
-    except (TypeError, ValueError):
-        raise ConfigError(f"max_shift must be a number > 0, got {max_shift!r}") from None
-    if not (math.isfinite(max_shift) and max_shift > 0):
-        raise ConfigError(f"max_shift must be a finite number > 0, got {max_shift!r}")
-    if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
-        raise ConfigError(f"n_permutations must be a whole number >= 1, got {n_permutations!r}")
-    p_kwargs: dict[str, Any] = {}
-    if exact_max_n is not None:
-        if isinstance(exact_max_n, bool) or not isinstance(exact_max_n, (int, np.integer)) or exact_max_n < 2:
-            raise ConfigError(f"exact_max_n must be None or a whole number >= 2, got {exact_max_n!r}")
-        p_kwargs["exact_budget"] = exact_cost(int(exact_max_n), int(exact_max_n) // 2)
-    notes: list[str] = []
-    if draw == "auto":
-        draw = "encoder" if hasattr(model, "reference_batches") else "bootstrap"
-    if draw == "fixed" and repeats > 1:
-        notes.append(f"draw='fixed' is deterministic: {repeats} repeats would be identical, so 1 is run")
-        repeats = 1
-    if eps_grid and not has_eps:
-        notes.append(f"calibration {calibration!r} has no ε: the ε sweep was skipped")
-        eps_grid = ()
-    if others and calibration not in others:
-        others = (calibration, *others)  # the analysed calibration as the kind's own baseline
-
-    # -- the cells ----------------------------------------------------------
-    cells: list[_Cell] = []
-    nan = float("nan")
-    for e in eps_grid:
-        for r in range(repeats):
-            cells.append(_Cell("eps", _label_eps(e), default_reference, default_size, r, calibration, e, eps_mode))
-    for n in sizes:
-        for r in range(repeats):
-            cells.append(_Cell("reference_size", str(n), default_reference, n, r, calibration,
-                               default_eps if has_eps else nan, "absolute" if has_eps else ""))
-    for s in sources:
-        for r in range(repeats):
-            cells.append(_Cell("reference", s, s, default_size, r, calibration,
-                               default_eps if has_eps else nan, "absolute" if has_eps else ""))
-    for c in others:
-        c_eps = "eps" in make_calibrator(c).get_params()
-        for r in range(repeats):
-            cells.append(_Cell("calibration", c, default_reference, default_size, r, c,
-                               default_eps if c_eps else nan, "absolute" if c_eps else ""))
-    if not cells:
-        raise ConfigError(
-            "empty sweep: give at least one ε (eps), reference size (reference_sizes), reference source "
-            "(references) or calibration (calibrations)"
-        )
-
-    # -- seeds --------------------------------------------------------------
+    plan, base, rule = _validated(model, sweep, baseline, rule)
+    cells = _plan_cells(plan, base)
     if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0):
         raise ConfigError(f"rng (seed) must be None or a non-negative int, got {rng!r}")
     seed = root_seed(rng)  # every draw and every p comes from its own named stream of it (isoeat._random)
-    all_sources = tuple(dict.fromkeys((default_reference, *sources)))
-    draw_seeds = {(s, r): derive_seed(seed, "reference-draw", s, str(r)) for s in all_sources for r in range(repeats)}
-    test_seeds = [seed] * len(tests)  # weat() draws test t's permutations from the stream (weat, t)
+    engine = Engine(model, seed=seed, weat_kwargs=dict(permutation=p, **weat_opts))
+    notes = list(plan.notes)
+    eps_of = {"eps": base.eps} if plan.has_eps else {}
+    default = engine.fit(base.calibration, {**plan.params, **eps_of}, _spec(base.reference, base.size, "fixed", 0,
+                                                                           None, seed))
+    n_default = int(default.n_samples_seen_)
+    if n_default < base.size:
+        notes.append(f"default reference {base.reference!r}: asked for {base.size:,} vectors, "
+                     f"{n_default:,} available; the default was fitted on {n_default:,}")
+    raw_res = [engine.weat(t) for t in tests]
+    def_res = [engine.weat(t, default) for t in tests]
+    pools = _pools(engine, cells, plan.draw, notes)
+    cell_out = _sweep(engine, cells, plan, pools, seed, tests, notes, progress_callback(progress, "isoeat sensitivity"))
+    rows = _rows(getattr(model, "name", ""), tests, cells, cell_out, raw_res, def_res, plan, base, rule, n_default)
+    summary = tuple(_summarise(rows, t.id, rule.alpha, rule.agreement_threshold, rule.max_shift) for t in tests)
+    d_eps = base.eps if plan.has_eps else float("nan")
+    return SensitivityResult(
+        model=getattr(model, "name", ""), calibration=base.calibration, calibration_params=plan.params,
+        alpha=rule.alpha,
+        default={"calibration": base.calibration, "eps": d_eps, "eps_mode": "absolute", "n_reference": base.size,
+                 "n_reference_used": n_default, "reference": base.reference, "draw": "fixed"},
+        sweep={"eps": list(plan.eps), "eps_mode": sweep.eps_mode, "reference_sizes": list(plan.sizes),
+               "references": list(plan.sources), "calibrations": list(plan.others), "repeats": plan.repeats,
+               "draw": plan.draw, "pool_sizes": {s: int(v.shape[0]) for s, v in pools.items()}},
+        seed=seed, rule=_rule_text(rule), agreement_threshold=rule.agreement_threshold, max_shift=rule.max_shift,
+        rows=tuple(rows), summary=summary, notes=tuple(notes),
+        calibrator_metadata=dict(getattr(default, "metadata_", {}) or {}),
+        p_options={"method": p.method, "n_permutations": int(p.n_permutations), "exact_max_n": exact_max_n,
+                   "alternative": p.alternative, "ddof": weat_opts.get("ddof", 1),
+                   "test_seeds": {t.id: seed for t in tests}},
+        elapsed_s=float(time.perf_counter() - t0),
+    )
 
-    stat_kw = dict(method=method, n_permutations=int(n_permutations), alternative=alternative, ddof=ddof,
-                   min_coverage=min_coverage, **p_kwargs)
 
-    # -- raw and default ----------------------------------------------------
-    def ref_kw(source: str) -> dict[str, Any]:
-        return {} if source == TOP else {"text": source}
+def _rule_text(rule: VerdictRule) -> str:
+    return (f"robust when the significance call (p < {rule.alpha:g}) agrees with the default in at least "
+            f"{rule.agreement_threshold:.0%} of the sweep's cells (settings x repeats) and no cell's d departs from "
+            f"the default d by more than {rule.max_shift:g}; otherwise fragile")
 
-    default_cal = fit_calibrator(model, calibration, n_reference=default_size,
-                                 reference_kwargs=ref_kw(default_reference),
-                                 **params, **({"eps": default_eps} if has_eps else {}))
-    n_default_used = int(default_cal.n_samples_seen_)
-    if n_default_used < default_size:
-        notes.append(f"default reference {default_reference!r}: asked for {default_size:,} vectors, "
-                     f"{n_default_used:,} available; the default was fitted on {n_default_used:,}")
-    raw_res = [weat(model, t, rng=test_seeds[i], **stat_kw) for i, t in enumerate(tests)]
-    def_res = [weat(model, t, calibration=default_cal, rng=test_seeds[i], **stat_kw) for i, t in enumerate(tests)]
 
-    # -- reference samples ---------------------------------------------------
-    # pool modes index into one pool per source; call modes ask the model for each sample
+def _pools(engine: Any, cells: Sequence[_Cell], draw: str, notes: list[str]) -> dict[str, np.ndarray]:
+    """Bootstrap and subset draws index into one pool per source: the largest sample any cell asks of it."""
+    if draw not in ("bootstrap", "subset"):
+        return {}
     needed: dict[str, int] = {}
     for c in cells:
         needed[c.source] = max(needed.get(c.source, 0), c.n_requested)
-    pools: dict[str, np.ndarray] = {}
-    capped: set[str] = set()
+    pools = {}
+    for s, n in needed.items():
+        pools[s] = engine.sample(_spec(s, n, "fixed", 0, None, engine.seed))[0]
+        if pools[s].shape[0] < n:
+            _cap(notes, s, pools[s].shape[0], n)
+    return pools
 
-    def cap_note(source: str, got: int, asked: int) -> None:
-        if source in capped:
-            return
-        capped.add(source)
-        msg = (f"reference {source!r}: {got:,} vectors available; reference sizes above that "
-               f"(asked up to {asked:,}) were capped at {got:,}")
+
+def _cap(notes: list[str], source: str, got: int, asked: int) -> None:
+    msg = (f"reference {source!r}: {got:,} vectors available; reference sizes above that "
+           f"(asked up to {asked:,}) were capped at {got:,}")
+    if msg not in notes:
         notes.append(msg)
-        warnings.warn(msg, IsoeatWarning, stacklevel=3)
+        warnings.warn(msg, IsoeatWarning, stacklevel=4)
 
-    if draw in ("bootstrap", "subset"):
-        for s, n in needed.items():
-            vecs, _desc = model.reference_vectors(n, **ref_kw(s))
-            pools[s] = np.ascontiguousarray(vecs, dtype=np.float64)
-            if vecs.shape[0] < n:
-                cap_note(s, vecs.shape[0], n)
-    call_cache: dict[tuple[str, int, int], np.ndarray] = {}
 
-    def sample(source: str, n: int, r: int) -> tuple[np.ndarray, int | None]:
-        if draw in ("fixed", "encoder"):
-            seed_r = draw_seeds[(source, r)] if draw == "encoder" else None
-            key = (source, n, r if draw == "encoder" else 0)
-            if key not in call_cache:
-                kw = {**ref_kw(source), **({"seed": seed_r} if seed_r is not None else {})}
-                call_cache[key] = np.asarray(model.reference_vectors(n, **kw)[0], dtype=np.float64)
-                if call_cache[key].shape[0] < n:
-                    cap_note(source, call_cache[key].shape[0], needed[source])
-            return call_cache[key], seed_r
-        pool = pools[source]
-        seed_r = draw_seeds[(source, r)]
-        g = np.random.default_rng(seed_r)
-        m = pool.shape[0]
-        if draw == "bootstrap":
-            idx = g.integers(0, m, size=min(needed[source], m))
-        else:
-            idx = g.permutation(m)
-        return pool[idx[:n]], seed_r
+def _sweep(engine: Any, cells: Sequence[_Cell], plan: _Plan, pools: dict[str, np.ndarray], seed: int,
+           tests: Sequence[Any], notes: list[str], progress: Any) -> dict[int, tuple[list[Any], float, int, int | None]]:
+    """Every cell's results: one reference sample per (source, size, repeat), each of its calibrations fitted once."""
+    from .._random import derive_seed
 
-    # -- sweep: one reference sample per (source, n, repeat) ------------------
     groups: dict[tuple[str, int, int], list[int]] = {}
     for i, c in enumerate(cells):
         n_eff = min(c.n_requested, pools[c.source].shape[0]) if pools else c.n_requested
         groups.setdefault((c.source, n_eff, c.repeat), []).append(i)
-    cell_out: dict[int, tuple[list[Any], float, int, int | None]] = {}
+    out: dict[int, tuple[list[Any], float, int, int | None]] = {}
     fit_notes: dict[str, None] = {}
-    total = len(groups)
     ordered = sorted(groups.items(), key=lambda kv: (kv[0][2], kv[0][0], kv[0][1]))  # repeat, source, n
     for done, ((source, n_eff, r), members) in enumerate(ordered, 1):
-        X, ref_seed = sample(source, n_eff, r)
-        cache: dict[tuple[str, float, str], tuple[list[Any], float]] = {}
+        pool = pools[source].shape[0] if pools else None
+        spec = _spec(source, n_eff, plan.draw, r, pool, seed)
+        draw_seed = None if plan.draw == "fixed" else derive_seed(seed, *spec.stream)
+        cache: dict[tuple[str, float, str], tuple[list[Any], float, int]] = {}
         for i in members:
             c = cells[i]
             key = (c.calibration, c.eps, c.eps_mode)
             if key not in cache:
-                cparams = dict(params) if c.calibration == calibration else {}
-                if not math.isnan(c.eps):
-                    # a relative eps is the calibrator's eps_mode (one rule: calibration._base.effective_eps)
-                    cparams.update(eps=c.eps, **({"eps_mode": "relative"} if c.eps_mode == "relative" else {}))
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", IsoeatWarning)
-                    cal = make_calibrator(c.calibration, **cparams).fit(X)
-                for w in caught:
-                    if issubclass(w.category, IsoeatWarning):
-                        fit_notes[f"{c.calibration} on {n_eff:,} reference vectors: {w.message}"] = None
-                    else:  # pragma: no cover - pass foreign warnings through
-                        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-                cal.metadata_ = {"model_fingerprint": getattr(model, "fingerprint", None)}
-                res = [weat(model, t, calibration=cal, rng=test_seeds[j], **stat_kw) for j, t in enumerate(tests)]
-                cache[key] = (res, float(getattr(cal, "eps_", c.eps)))
-            cell_out[i] = (*cache[key], int(X.shape[0]), ref_seed)
+                cache[key] = _fit_and_measure(engine, c, plan, spec, tests, fit_notes, n_eff)
+                if cache[key][2] < c.n_requested and plan.draw in ("fixed", "encoder"):  # a small source
+                    _cap(notes, source, cache[key][2], max(cells[k].n_requested for k in members))
+            out[i] = (*cache[key], draw_seed)
         if progress:
-            progress(done, total, f"{source} n={n_eff:,} repeat {r}")
+            progress(done, len(ordered), f"{source} n={n_eff:,} repeat {r}")
     notes.extend(fit_notes)
+    return out
 
-    # -- rows -----------------------------------------------------------------
-    model_name = getattr(model, "name", "")
-    rows: list[SensitivityRow] = []
 
-    def make_row(j: int, res: Any, kind: str, setting: str, eps_nom: float, mode: str, eps_eff: float,
-                 reference: str, n_req: int, n_used: int, drw: str, rep: int, ref_seed: int | None,
-                 cal_name: str) -> SensitivityRow:
+def _fit_and_measure(engine: Any, c: _Cell, plan: _Plan, spec: ReferenceSpec, tests: Sequence[Any],
+                     fit_notes: dict[str, None], n_eff: int) -> tuple[list[Any], float, int]:
+    """The cell's calibrator on ``spec`` (its warnings kept as notes), its WEAT of every test, its ε and n."""
+    params = dict(plan.params) if c.calibration == plan.calibration else {}
+    if not math.isnan(c.eps):
+        # a relative eps is the calibrator's eps_mode (one rule: calibration._base.effective_eps)
+        params.update(eps=c.eps, **({"eps_mode": "relative"} if c.eps_mode == "relative" else {}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IsoeatWarning)
+        cal = engine.fit(c.calibration, params, spec, remember=False)
+    for w in caught:
+        if issubclass(w.category, IsoeatWarning):
+            fit_notes[f"{c.calibration} on {n_eff:,} reference vectors: {w.message}"] = None
+        else:  # pragma: no cover - pass foreign warnings through
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return [engine.weat(t, cal) for t in tests], float(getattr(cal, "eps_", c.eps)), int(cal.n_samples_seen_)
+
+
+def _rows(model_name: str, tests: Sequence[Any], cells: Sequence[_Cell], cell_out: dict, raw_res: list,
+          def_res: list, plan: _Plan, base: Baseline, rule: VerdictRule, n_default: int) -> list[SensitivityRow]:
+    """The result rows: per test, the raw row, the default row, then one per sweep cell."""
+    nan = float("nan")
+
+    def make_row(j: int, res: Any, kind: str, setting: str, eps: tuple[float, str, float], reference: str,
+                 sizes: tuple[int, int], drw: str, rep: int, ref_seed: int | None, cal_name: str) -> SensitivityRow:
         d0 = def_res[j]
-        sig = is_significant(res.p_value, alpha)
         return SensitivityRow(
             model=model_name, calibration=cal_name, test=res.test, bias_type=res.bias_type, kind=kind,
-            setting=setting, value=_value(kind, eps_nom, n_req), eps=float(eps_nom), eps_mode=mode, eps_effective=float(eps_eff), reference=reference,
-            n_requested=int(n_req), n_reference=int(n_used), draw=drw, repeat=int(rep),
-            effect_size=float(res.effect_size), statistic=float(res.statistic), p_value=float(res.p_value),
-            p_method=res.p_method, n_permutations=int(res.n_permutations), p_ci_low=float(res.p_ci_low),
-            p_ci_high=float(res.p_ci_high), significant=sig, agrees_with_default=agrees(res.p_value, d0.p_value, alpha),
+            setting=setting, value=_value(kind, eps[0], sizes[0]), eps=float(eps[0]), eps_mode=eps[1],
+            eps_effective=float(eps[2]), reference=reference, n_requested=int(sizes[0]), n_reference=int(sizes[1]),
+            draw=drw, repeat=int(rep), effect_size=float(res.effect_size), statistic=float(res.statistic),
+            p_value=float(res.p_value), p_method=res.p_method, n_permutations=int(res.n_permutations),
+            p_ci_low=float(res.p_ci_low), p_ci_high=float(res.p_ci_high),
+            significant=is_significant(res.p_value, rule.alpha),
+            agrees_with_default=agrees(res.p_value, d0.p_value, rule.alpha),
             delta_d=float(res.effect_size - d0.effect_size), reference_seed=ref_seed, seed=res.seed,
             n_x=res.n_x, n_y=res.n_y, n_a=res.n_a, n_b=res.n_b,
         )
 
-    d_eps = default_eps if has_eps else nan
-    d_mode = "absolute" if has_eps else ""
+    d_eps = (base.eps, "absolute", base.eps) if plan.has_eps else (nan, "", nan)
+    rows: list[SensitivityRow] = []
     for j in range(len(tests)):
-        rows.append(make_row(j, raw_res[j], "raw", "none", nan, "", nan, "", 0, 0, "", 0, None, "none"))
-        rows.append(make_row(j, def_res[j], "default", "default", d_eps, d_mode, d_eps, default_reference,
-                             default_size, n_default_used, "fixed", 0, None, calibration))
+        rows.append(make_row(j, raw_res[j], "raw", "none", (nan, "", nan), "", (0, 0), "", 0, None, "none"))
+        rows.append(make_row(j, def_res[j], "default", "default", d_eps, base.reference, (base.size, n_default),
+                             "fixed", 0, None, base.calibration))
         for i, c in enumerate(cells):
             res_list, eps_eff, n_used, ref_seed = cell_out[i]
-            rows.append(make_row(j, res_list[j], c.kind, c.setting, c.eps, c.eps_mode, eps_eff, c.source,
-                                 c.n_requested, n_used, draw, c.repeat, ref_seed, c.calibration))
-
-    summary = tuple(_summarise(rows, t.id, alpha, agreement_threshold, max_shift) for t in tests)
-    rule = (
-        f"robust when the significance call (p < {alpha:g}) agrees with the default in at least "
-        f"{agreement_threshold:.0%} of the sweep's cells (settings x repeats) and no cell's d departs from the "
-        f"default d by more than {max_shift:g}; otherwise fragile"
-    )
-    return SensitivityResult(
-        model=model_name,
-        calibration=calibration,
-        calibration_params=params,
-        alpha=alpha,
-        default={"calibration": calibration, "eps": d_eps, "eps_mode": "absolute", "n_reference": default_size,
-                 "n_reference_used": n_default_used, "reference": default_reference, "draw": "fixed"},
-        sweep={"eps": list(eps_grid), "eps_mode": eps_mode, "reference_sizes": list(sizes),
-               "references": list(sources), "calibrations": list(others), "repeats": int(repeats), "draw": draw,
-               "pool_sizes": {s: int(p.shape[0]) for s, p in pools.items()}},
-        seed=seed,
-        rule=rule,
-        agreement_threshold=agreement_threshold,
-        max_shift=max_shift,
-        rows=tuple(rows),
-        summary=summary,
-        notes=tuple(notes),
-        calibrator_metadata=dict(getattr(default_cal, "metadata_", {}) or {}),
-        p_options={"method": method, "n_permutations": int(n_permutations), "exact_max_n": exact_max_n,
-                   "alternative": alternative, "ddof": ddof, "test_seeds": dict(zip((t.id for t in tests),
-                                                                                     test_seeds))},
-        elapsed_s=float(time.perf_counter() - t0),
-    )
+            rows.append(make_row(j, res_list[j], c.kind, c.setting, (c.eps, c.eps_mode, eps_eff), c.source,
+                                 (c.n_requested, n_used), plan.draw, c.repeat, ref_seed, c.calibration))
+    return rows
 
 
 def _value(kind: str, eps: float, n: int) -> float:

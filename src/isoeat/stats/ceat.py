@@ -53,6 +53,7 @@ import numpy as np
 
 from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError
+from .._types import ContextEncoder
 from .._random import resolve_seed, stream
 from .._validate import check_int
 from .bootstrap import _d_rows
@@ -424,7 +425,7 @@ def ceat(
         The root seed; the draws come from the stream ``("ceat", TEST)``
         (:func:`isoeat._random.derive_seed`), shared by every space, recorded as ``seed``.
     """
-    if not hasattr(model, "context_vectors"):
+    if not isinstance(model, ContextEncoder):
         raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', model)!r} "
                           "gives one vector per word")
     sets = test.sets() if hasattr(test, "sets") else test["sets"]
