@@ -88,7 +88,9 @@ def _pairs(text: str) -> Any:
         pairs.append((a.strip(), b.strip()))
     if not pairs:
         raise ConfigError("--pairs: give 'gender' or at least one word:word pair")
-    return pairs
+    from ..metrics._pairs import check_pairs
+
+    return list(check_pairs(pairs, "--pairs"))
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
