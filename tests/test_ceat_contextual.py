@@ -136,7 +136,9 @@ def test_cli_prints_raw_beside_calibrated_and_json_has_the_draws(bert, tmp_path,
     for r in rows:
         ces, se, tau2, _, _ = dl_from_scratch(r["effect_sizes"], r["variances"])
         assert (r["ces"], r["se"], r["tau2"]) == pytest.approx((ces, se, tau2), rel=1e-9, abs=1e-15)
-    assert main(base + ["--calibration", "none", "--format", "csv"]) == 0
+    i = base.index("--reference-size")
+    raw_only = base[:i] + base[i + 2:]  # the raw space fits nothing: --reference-size would be refused
+    assert main(raw_only + ["--calibration", "none", "--format", "csv"]) == 0
     assert capsys.readouterr().out.count("\n") == 2  # header and the raw row
 
 

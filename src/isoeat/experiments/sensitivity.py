@@ -107,6 +107,7 @@ from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exp
     SensitivityRow,
     TestSensitivity,
 )
+from ._sensitivity_checks import check_draw
 from ._verdicts import _summarise, agrees, is_significant
 
 __all__ = [
@@ -347,6 +348,7 @@ def sensitivity_analysis(
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ConfigError(f"repeats must be a whole number >= 1, got {repeats!r}")
     _check_choice(draw, "draw", DRAWS)
+    check_draw(model, draw)  # issue 32: draws that cannot vary are refused (experiments/_sensitivity_checks.py)
     (default_eps,) = _floats((default_eps,), "default_eps")
     (default_size,) = _ints((default_size,), "default_size")
     (default_reference,) = _sources((default_reference,), "default_reference")
