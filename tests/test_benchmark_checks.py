@@ -225,6 +225,17 @@ def test_corpora_index_target_only() -> None:
     assert _missed_whats(cor, dict(f, index_best_s=6.001)) == ["word -> sentence index build, per 100,000 sentences"]
 
 
+
+def test_suggest_targets_at_their_bounds() -> None:
+    sug = load("suggest")
+    # the docstring's bounds: median 5 ms per misspelled word, worst case 1.5 s per word, recall 90%
+    f = {"n": 800, "median": 0.005, "max": 2.0, "recall": 0.90, "worst": [(10, 0.4, 1), (20, 1.5, 2)]}
+    assert sug.check(f) == []  # the slowest misspelling has no target of its own
+    assert _missed_whats(sug, dict(f, median=0.00501)) == ["misspelled stimulus words (800), per word"]
+    assert _missed_whats(sug, dict(f, recall=0.8999)) == ["the word meant among the 3 suggestions"]
+    assert _missed_whats(sug, dict(f, worst=[(10, 1.5001, 1)])) == [
+        "worst case (no word within two edits), per word"]
+
 def test_layers_cpu_ratio_target_at_its_bound() -> None:
     lay = load("layers")
     f = {"model": "mpnet", "layers_spec": "all", "n_layers": 13, "reference": 1000, "tests": "W7",

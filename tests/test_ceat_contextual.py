@@ -136,7 +136,9 @@ def test_cli_prints_raw_beside_calibrated_and_json_has_the_draws(bert, tmp_path,
     for r in rows:
         ces, se, tau2, _, _ = dl_from_scratch(r["effect_sizes"], r["variances"])
         assert (r["ces"], r["se"], r["tau2"]) == pytest.approx((ces, se, tau2), rel=1e-9, abs=1e-15)
-    assert main(base + ["--calibration", "none", "--format", "csv"]) == 0
+    i = base.index("--reference-size")
+    raw_only = base[:i] + base[i + 2:]  # the raw space fits nothing: --reference-size would be refused
+    assert main(raw_only + ["--calibration", "none", "--format", "csv"]) == 0
     assert capsys.readouterr().out.count("\n") == 2  # header and the raw row
 
 
@@ -151,3 +153,27 @@ def test_ceat_records_fallback_words(bert, corpus):
     dropped = ceat(_enc(bert, corpus, missing="drop"), {**test, "sets": {**test["sets"], "X": SimpleNamespace(
         words=["quokka", "fox", "zebra"])}}, n_draws=10, rng=0)[0]
     assert dropped.dropped == ("X:zebra",) and dropped.n_x == 2
+
+
+def test_cli_variance_and_sidedness_options(bert, tmp_path, capsys):
+    import json
+
+    from isoeat.cli import main
+
+    corpus_file = tmp_path / "corpus.txt"
+    corpus_file.write_text("\n".join(CORPUS) + "\n")
+    test_file = tmp_path / "tiny.yaml"
+    test_file.write_text("id: tiny\nbias_type: custom\nX: [quokka, fox]\nY: [doctor, nurse]\n"
+                         "A: [garden, flowers]\nB: [hospital, violin]\n")
+    base = ["ceat", "--model", f"hf:{bert}", "--test", str(test_file), "--corpus", str(corpus_file),
+            "--device", "cpu", "--no-cache", "--draws", "20", "--calibration", "none", "--seed", "1"]
+    assert main(base) == 0
+    out = capsys.readouterr().out
+    assert "within-draw variance: published (Guo & Caliskan 2021" in out and "p: two-sided" in out
+    assert main(base + ["--variance", "hedges-olkin", "--alternative", "greater", "--format", "json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)
+    assert (row["variance"], row["alternative"]) == ("hedges-olkin", "greater")
+    n = 4  # (nX + nY)/(nX nY) + d^2/(2 (nX + nY)) with nX = nY = 2
+    assert row["variances"] == pytest.approx([n / 4 + d * d / (2 * n) for d in row["effect_sizes"]], rel=1e-12)
+    with pytest.raises(SystemExit):
+        main(base + ["--alternative", "both"])

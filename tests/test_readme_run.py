@@ -123,7 +123,7 @@ def readme() -> ReadmeTable:
     assert m or tab.monte_carlo, "README footer: no 'Certified (...) for: ...' or 'Monte Carlo (...) for: ...' line"
     tab.certified = re.findall(r"(W\d+_[RW]) \[", m[1]) if m else []
     m = re.search(r"^Not in vocabulary \(dropped\): (.*)$", foot, flags=re.M)
-    tab.dropped = m[1] if m else ""
+    tab.dropped = re.sub(r" \(did you mean [^)]*\)", "", m[1]) if m else ""  # the words, without the hints
     return tab
 
 

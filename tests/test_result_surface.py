@@ -29,12 +29,12 @@ WEAT_COLUMNS = [
     "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     "effect_size_ci_low", "effect_size_ci_high", "effect_size_ci_method", "effect_size_ci_level",
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
-    "effect_size_ci_warning", "p_holm", "p_bh", "seed_stream",
+    "effect_size_ci_warning", "p_holm", "p_bh", "seed_stream", "suggestions",
 ]
 SC_WEAT_COLUMNS = [
     "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
     "p_ci_low", "p_ci_high", "alternative", "ddof", "n_a", "n_b", "seed", "tolerance", "dropped", "case_folded",
-    "model", "calibration", "test", "seed_stream",
+    "model", "calibration", "test", "seed_stream", "suggestions",
     "effect_size_ci_low", "effect_size_ci_high", "effect_size_ci_method", "effect_size_ci_level",
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
     "effect_size_ci_warning",
@@ -156,7 +156,7 @@ def test_identity_values_of_weat_and_sc_weat(glove):
     ident = w.identity()
     assert "John->john" in ident.pop("case_folded")  # GloVe 6B is lowercase: names are found case-folded
     assert ident == {"test": "W6", "model": "glove-6b-50d", "calibration": "none", "seed": 5,
-                     "n_a": 8, "n_b": 8, "dropped": [], "seed_stream": ["weat", "W6"]}
+                     "n_a": 8, "n_b": 8, "dropped": [], "seed_stream": ["weat", "W6"], "suggestions": []}
     sc = isoeat.sc_weat(glove, "doctor,nurse", "W6", rng=5)
     for r in sc:
         assert (r.test, r.model, r.calibration, r.n_a, r.n_b) == ("W6", "glove-6b-50d", "none", 8, 8)
@@ -173,7 +173,7 @@ def test_identity_values_of_seat():
     t = isoeat.get_test("W6")
     assert res.identity() == {"test": "W6", "model": "toy-encoder", "calibration": "none", "seed": 9,
                               "n_a": len(t.A.words), "n_b": len(t.B.words), "dropped": [], "case_folded": [],
-                              "seed_stream": ["seat", "W6"]}
+                              "seed_stream": ["seat", "W6"], "suggestions": []}
     assert (res.n_x, res.n_y) == (len(t.X.words), len(t.Y.words))
     d = res.to_dict()
     assert d["seed"] == 9 and d["n_x"] == len(t.X.words) and list(d)[-1] == "per_template"

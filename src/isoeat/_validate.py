@@ -34,7 +34,8 @@ import numpy as np
 from ._errors import InvalidValueError
 
 __all__ = [
-    "check_bytes","check_int", "check_real", "check_choice", "check_bool", "suggest", "show", "describe_range"]
+    "check_bytes", "check_int", "check_real", "check_choice", "check_bool", "suggest", "suggest_words", "show",
+    "describe_range", "SUGGEST_PROBES"]
 
 
 # --------------------------------------------------------------------------- presentation
@@ -332,6 +333,82 @@ def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float =
         return ""
     return "; did you mean " + ", ".join(repr(s) if quote else s for s in names) + "?"
 
+
+
+#: Most vocabulary probes one :func:`suggest_words` call makes (every word two edits from a query of up to
+#: 10 letters fits; longer queries get every word one edit away and the two-edit words the budget reaches).
+SUGGEST_PROBES = 300_000
+
+
+def _one_edit(word: str, letters: str) -> dict[str, None]:
+    """Every string one edit from ``word`` (delete, swap two adjacent, substitute, insert), in that order."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    out = [a + b[1:] for a, b in splits if b]
+    out += [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
+    out += [a + c + b[1:] for a, b in splits if b for c in letters]
+    out += [a + c + b for a, b in splits for c in letters]
+    return dict.fromkeys(out)
+
+
+def suggest_words(word: str, rank: Any, *, n: int = 3, probes: int = SUGGEST_PROBES) -> tuple[str, ...]:
+    """Did-you-mean for a word missing from a vocabulary too large to scan: the nearest words, most frequent first.
+
+    The strings one edit from ``word`` (Damerau–Levenshtein: delete, insert,
+    substitute, swap two adjacent characters; inserted and substituted
+    characters from a–z and the word's own) are looked up with ``rank``; if
+    none is a word, the strings two edits away. The words found are ordered by
+    ``rank`` (a vocabulary row: frequency order for GloVe and word2vec files)
+    and the first ``n`` returned. The cost depends on the word's length, never
+    on the vocabulary's size: at most ``probes`` calls of ``rank``
+    (:data:`SUGGEST_PROBES`; the two-edit ring of a long word is cut there).
+
+    Parameters
+    ----------
+    word : str
+        The word not found (as the vocabulary would hold it, e.g. lowercased).
+    rank : callable
+        ``rank(candidate)`` -> the candidate's row in the vocabulary, or ``None``.
+    n : int
+        How many suggestions at most.
+    probes : int
+        The budget of ``rank`` calls.
+
+    Examples
+    --------
+    >>> rows = {"the": 0, "salary": 1, "saler": 2, "executive": 3}
+    >>> suggest_words("salery", rows.get)
+    ('salary', 'saler')
+    >>> suggest_words("egzecutive", rows.get)   # two edits: g -> x, z deleted
+    ('executive',)
+    """
+    letters = "".join(sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word)))
+    budget = [check_int("probes", probes, lo=1)]
+
+    def found(candidates: Iterable[str]) -> list[tuple[int, str]]:
+        hits = []
+        for c in candidates:
+            if budget[0] <= 0:
+                break
+            budget[0] -= 1
+            r = rank(c)
+            if r is not None:
+                hits.append((r, c))
+        return hits
+
+    ring1 = [c for c in _one_edit(word, letters) if c != word]
+    hits = found(ring1)
+    if not hits:
+        seen = {word, *ring1}
+
+        def ring2() -> Iterable[str]:
+            for c in ring1:
+                for c2 in _one_edit(c, letters):
+                    if c2 not in seen:
+                        seen.add(c2)
+                        yield c2
+
+        hits = found(ring2())
+    return tuple(c for _, c in sorted(hits)[:check_int("n", n, lo=1)])
 
 
 _UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2, "mb": 1000**2, "mib": 1 << 20,

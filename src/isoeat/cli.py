@@ -159,6 +159,9 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     from ._errors import IsoeatError
 
     try:
+        from .cliargs import check_option_effects
+
+        check_option_effects(args)  # options that would change nothing: refused before any work
         if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten", "metric"}:
             from .distributed import connect
 

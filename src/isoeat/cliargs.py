@@ -14,7 +14,7 @@ from ._validate import check_int, check_real
 
 __all__ = [
     "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
-    "add_model_options", "add_eps_options", "eps_params", "model_options", "ClusterLookup",
+    "add_model_options", "add_eps_options", "eps_params", "model_options", "ClusterLookup", "check_option_effects",
     "load_model_from_args", "weat_kwargs",
     "calibration_params", "parse_calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
@@ -97,6 +97,7 @@ def add_calibration_options(p: argparse.ArgumentParser, *, sentences: bool = Fal
     ``saved=False`` leaves out loading a saved calibrator (--whitener, --force), for ``isoeat whiten``.
     """
     add_eps_options(p)
+    p.set_defaults(_fits_calibrator=True)  # check_option_effects: these options only say how to fit one
     p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
                    help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable; "
                         "default: none)")
@@ -345,6 +346,70 @@ def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
     if "calibration" in given and args.calibration not in ("none", name):
         raise ConfigError(f"--calibration {args.calibration}, but --whitener {args.whitener} holds a {name} "
                           f"calibrator; drop --calibration or give a {args.calibration} file")
+
+
+def _opts(keys: list[str]) -> str:
+    return ", ".join("--" + k.replace("_", "-") for k in keys)
+
+
+def check_option_effects(args: argparse.Namespace) -> None:
+    """Refuse options that would change nothing, in one line saying why (``cli`` calls it before any command).
+
+    For commands that fit a calibrator (their parser used :func:`add_calibration_options`):
+
+    * with ``--calibration none`` and no ``--whitener``, nothing is fitted:
+      ``--eps``, ``--eps-relative``, ``--calibration-param``, ``--reference-size``
+      and ``--reference-text`` have no effect (``anisotropy`` keeps the
+      reference options: they also choose the vectors it measures);
+    * a calibration without an epsilon (``center``, ``abtt``,
+      ``rogue-standardize``): ``--eps`` and ``--eps-relative`` have none;
+    * ``--force`` only lets a ``--whitener FILE`` fitted on another model be
+      applied: without ``--whitener`` it has none;
+    * ``--eps``/``--eps-relative`` beside ``--calibration-param eps=E``: two
+      settings of one epsilon (the parameter would win unsaid).
+
+    For every command with ``--method`` and ``--permutations``: ``exact`` and
+    ``certified`` count partitions and sample none, so ``--permutations`` has no effect.
+
+    A command may add its own rules as the parser default ``_check_effects``
+    (a function of ``args``). Options left at their default count as not given
+    (:func:`given_options`).
+    """
+    from ._errors import ConfigError
+
+    given = given_options(args)
+    if getattr(args, "_fits_calibrator", False):
+        name = getattr(args, "calibration", None)
+        whitener = getattr(args, "whitener", None)
+        if "force" in given and not whitener:
+            raise ConfigError("--force: no effect without --whitener FILE (it lets a calibrator saved for another "
+                              "model be applied; a calibrator fitted here is this model's); drop it")
+        if name == "none" and not whitener:
+            fit = [k for k in _FIT_OPTIONS if k in given
+                   and not (getattr(args, "_reference_measured", False) and k.startswith("reference_"))]
+            if fit:
+                raise ConfigError(f"{_opts(fit)}: no effect with --calibration none (the raw space is measured as "
+                                  f"given and nothing is fitted); drop {'it' if len(fit) == 1 else 'them'}, or name "
+                                  "a calibration (e.g. --calibration zca)")
+        elif name is not None and not whitener:
+            from .calibration import make_calibrator
+
+            eps = [k for k in ("eps", "eps_relative") if k in given]
+            accepted = make_calibrator(name).get_params()
+            if eps and "eps" not in accepted:
+                raise ConfigError(f"{_opts(eps)}: calibration {name!r} has no epsilon (its parameters: "
+                                  f"{', '.join(accepted) or 'none'}); drop {_opts(eps)}")
+            set_eps = [i for i in getattr(args, "calibration_param", None) or [] if i.partition("=")[0] == "eps"]
+            if eps and set_eps:
+                raise ConfigError(f"{_opts(eps)} and --calibration-param {set_eps[0]} both set epsilon; give one")
+    method = getattr(args, "method", None)
+    if method in ("exact", "certified") and "permutations" in given:
+        raise ConfigError(f"--permutations: no effect with --method {method} (it counts partitions, it samples "
+                          "none; --permutations sets the Monte Carlo sample of --method monte-carlo or auto); "
+                          "drop it")
+    own = getattr(args, "_check_effects", None)
+    if own is not None:
+        own(args)
 
 
 def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
 from .._textio import iter_lines, nfc
-from .._validate import check_bool, check_int
+from .._validate import check_bool, check_int, suggest_words
 from ._static_readers import (
     PICKLE_RISK,
     RAW_READERS,
@@ -280,6 +280,31 @@ class StaticVectors:
                 w = found[int(np.flatnonzero(zero)[0])]
                 raise DataFormatError(f"{self.source}: vector of {w!r} is all zeros (cosine undefined)")
         return Lookup(words, vecs, tuple(found), tuple(missing), tuple(folded))
+
+    def suggest(self, words: Iterable[str], n: int = 3) -> dict[str, tuple[str, ...]]:
+        """Did-you-mean for words missing from the vocabulary: word -> up to ``n`` vocabulary words.
+
+        :func:`isoeat._validate.suggest_words` over this vocabulary (the
+        lowercased word when the lowercase fallback is on), nearest edits
+        first, then the vocabulary's order (frequency for GloVe and word2vec
+        files); words with no near entry are left out. Remembered per model.
+
+        Examples
+        --------
+        >>> m = StaticVectors(["the", "salary", "saler"], np.eye(3), name="toy")
+        >>> m.suggest(["salery", "zzzzzzzz"])
+        {'salery': ('salary', 'saler')}
+        """
+        memo = self.__dict__.setdefault("_suggested", {})
+        out: dict[str, tuple[str, ...]] = {}
+        for w in words:
+            key = (w, n)
+            if key not in memo:
+                query = nfc(w.lower()) if self.lowercase_fallback else nfc(w)
+                memo[key] = suggest_words(query, self._index.get, n=n)
+            if memo[key]:
+                out[w] = memo[key]
+        return out
 
     # -- reference sample for calibration ------------------------------
     def reference_vectors(

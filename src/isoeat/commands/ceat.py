@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
-from ..stats.ceat import DEFAULT_DRAWS, CEATResult, ceat
+from ..stats.ceat import ALTERNATIVES, DEFAULT_DRAWS, VARIANCES, CEATResult, ceat
 
 __all__ = ["register", "COMMANDS"]
 
@@ -27,12 +27,15 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
         help="CEAT: random-effects effect size over draws of context-specific word vectors (Guo & Caliskan 2021)",
         description="Contextualized Embedding Association Test: N draws of one context vector per word, the "
                     "effect size d of each draw, and their DerSimonian-Laird random-effects combination (CES, "
-                    "SE, 95%% interval, p, tau^2). Raw and calibrated from the same draws; the calibrator is "
-                    "fitted on sentence-level reference vectors (mean-pooled hidden states of corpus sentences).",
+                    "SE, 95%% interval, p, tau^2). By default as Guo & Caliskan (2021) publish it: each draw's "
+                    "variance is the sample variance of s(w,A,B) over X and Y, and p is two-sided (--variance, "
+                    "--alternative). Raw and calibrated from the same draws; the calibrator is fitted on "
+                    "sentence-level reference vectors (mean-pooled hidden states of corpus sentences).",
         epilog=examples("isoeat ceat --model minilm --test W6                      # raw and ZCA (default)",
                         "isoeat ceat --model minilm --test W6 --draws 1000 --reference-size 2000 --seed 1",
                         "isoeat ceat --model hf:bert-base-cased --test W7 --calibration none --format json",
-                        "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # forest-style figure of the draws"),
+                        "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # forest-style figure of the draws",
+                        "isoeat ceat --model minilm --test W6 --variance hedges-olkin --alternative greater"),
     )
     p.add_argument("--model", default="minilm",
                    help="hf:NAME_OR_PATH (a Hugging Face model) or minilm (the bundled all-MiniLM-L6-v2; "
@@ -47,6 +50,13 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="seed of the draws, of context sampling and of the reference sample (default 0)")
     p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
                    help="delta degrees of freedom of the SD in each draw's d (default 1, as Caliskan et al.)")
+    p.add_argument("--variance", choices=VARIANCES, default="published",
+                   help="each draw's variance in the random-effects combination: published (Guo & Caliskan "
+                        "2021: the sample variance of s(w,A,B) over X and Y) or hedges-olkin (the sampling "
+                        "variance of d; see docs/encoders.md) (default published)")
+    p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
+                   help="side of the combined p: two-sided (the paper's text), greater (their released code: "
+                        "P[Z >= CES/SE]) or less (default two-sided)")
     p.add_argument("--corpus", metavar="SPEC",
                    help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
     p.add_argument("--contexts", type=positive_int("--contexts"), default=20, metavar="K", dest="contexts_per_word",
@@ -113,7 +123,30 @@ def _p_text(meta: Any) -> str:
     return f"{m:.1f}e{e}"
 
 
-def _table(results: list[CEATResult]) -> str:
+#: What each ``--variance`` means, as the table's footer states it.
+VARIANCE_TEXT = {
+    "published": "published (Guo & Caliskan 2021, suppl. 8.3 and their code: the sample variance of "
+                 "s(w,A,B) over X and Y per draw, ddof {ddof})",
+    "hedges-olkin": "hedges-olkin (not the published procedure: Hedges & Olkin's sampling variance of d, "
+                    "(nX+nY)/(nX nY) + d^2/(2(nX+nY)); Guo & Caliskan use the variance of s over X and Y)",
+}
+#: What each ``--alternative`` means.
+ALTERNATIVE_TEXT = {
+    "two-sided": "two-sided, 2(1 - Phi(|CES/SE|)), as the paper's text (their released code is one-sided: "
+                 "--alternative greater)",
+    "greater": "one-sided (greater: 1 - Phi(CES/SE), as Guo & Caliskan's released code computes it; the paper's "
+               "text is two-sided)",
+    "less": "one-sided (less: Phi(CES/SE); the paper's text is two-sided)",
+}
+
+
+def method_lines(result: CEATResult, ddof: int = 1) -> list[str]:
+    """The footer naming the within-draw variance and the side of p (``--variance``, ``--alternative``)."""
+    return [f"within-draw variance: {VARIANCE_TEXT[result.variance].format(ddof=ddof)}",
+            f"p: {ALTERNATIVE_TEXT[result.alternative]}"]
+
+
+def _table(results: list[CEATResult], ddof: int = 1) -> str:
     from ..reporting.tables import _render, fallback_footer
 
     r0 = results[0]
@@ -124,7 +157,8 @@ def _table(results: list[CEATResult]) -> str:
             f"|X|/|Y|/|A|/|B| = {r0.n_x}/{r0.n_y}/{r0.n_a}/{r0.n_b}")
     ctx = sorted(r0.n_contexts.values())
     lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
-             f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})"]
+             f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})",
+             *method_lines(r0, ddof)]
     lines += [line for line in fallback_footer([r0], contexts=True) if not line.startswith("No corpus context")]
     if r0.fallback:
         lines.append(f"no context in the corpus, one template vector in every draw: {', '.join(r0.fallback)}")
@@ -143,7 +177,8 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
     model = _load(args)
     cal = _calibrator(args, model)
     cals = {getattr(cal, "name", args.calibration): cal} if cal is not None else {}
-    results = [ceat(model, t, calibrators=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof) for t in tests]
+    results = [ceat(model, t, calibrators=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof,
+                    variance=args.variance, alternative=args.alternative) for t in tests]
     if args.figure:
         from ..reporting.ceat_figure import write_ceat_figure
 
@@ -153,7 +188,7 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         sys.stdout.write(records_to_csv([rec for rs in results for r in rs for rec in r.records()]))
     else:
-        print("\n\n".join(_table(rs) for rs in results))
+        print("\n\n".join(_table(rs, args.ddof) for rs in results))
         if cal is not None:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {getattr(cal, 'name', '?')}, n={meta.get('n', '?')}; "

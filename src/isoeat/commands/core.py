@@ -94,6 +94,7 @@ def _cmd_tests(args: argparse.Namespace) -> int:
 
 def _cmd_weat(args: argparse.Namespace) -> int:
     from ..reporting.tables import records_to_csv, to_json, weat_table
+    from ..stats.results import with_suggestions
     from ..stats.weat import weat
     from ..wordsets import resolve_tests
 
@@ -111,13 +112,14 @@ def _cmd_weat(args: argparse.Namespace) -> int:
         print(weat_table(results, contexts=isinstance(model, ContextEncoder)))
         for r in results:
             if r.dropped:
-                print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")
+                print(f"{r.test}: not in vocabulary (dropped): {', '.join(with_suggestions(r.dropped, r.suggestions))}")
     return 0
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
     from ..reporting.tables import (_render, ci_footer, format_ci, format_d, format_p, reach_footer, records_to_csv,
                                     to_json)
+    from ..stats.results import with_suggestions
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
 
@@ -152,6 +154,9 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         reach = reach_footer(results, [r.word for r in results])
         if reach:
             print(reach)
+        if results[0].dropped:
+            print("not in vocabulary (dropped): " + ", ".join(with_suggestions(results[0].dropped,
+                                                                                results[0].suggestions)))
     return 0
 
 

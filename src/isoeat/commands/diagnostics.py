@@ -52,6 +52,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
                         "isoeat anisotropy --calibration none --samples 5000 --format json"),
     )
     _common(p)
+    p.set_defaults(_reference_measured=True)  # --reference-size/-text also choose the vectors it measures
     p.add_argument("--samples", type=positive_int("--samples"), default=2000, metavar="N",
                    help="reference vectors sampled (default 2000, as the paper)")
     p.add_argument("--top-k", type=positive_int("--top-k"), default=50, metavar="K",

@@ -88,7 +88,9 @@ def _pairs(text: str) -> Any:
         pairs.append((a.strip(), b.strip()))
     if not pairs:
         raise ConfigError("--pairs: give 'gender' or at least one word:word pair")
-    return pairs
+    from ..metrics._pairs import check_pairs
+
+    return list(check_pairs(pairs, "--pairs"))
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -190,10 +192,12 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         pick = slice(j, None, len(names))
         print()
         print(_table(spec, raw[pick], calibrated[pick] if calibrated else None, args.alpha))
+    from ..stats.results import with_suggestions
+
     dropped: dict[str, list[str]] = {}
     for r in raw:
         dropped.setdefault(r.test, [])
-        dropped[r.test] += [w for w in r.dropped if w not in dropped[r.test]]
+        dropped[r.test] += [w for w in with_suggestions(r.dropped, r.suggestions) if w not in dropped[r.test]]
     if any(dropped.values()):
         print()
         for t, d in dropped.items():

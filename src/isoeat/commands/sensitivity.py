@@ -166,6 +166,27 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--no-figures", action="store_true", help="with --out: do not draw figures")
     p.add_argument("--force", action="store_true",
                    help="with --out: write into a folder that holds files isoeat did not write (beside them)")
+    p.set_defaults(_check_effects=_check_effects)
+
+
+def _check_effects(args: argparse.Namespace) -> None:
+    """The sweep's options that would change nothing (``cliargs.check_option_effects`` calls it)."""
+    from .._errors import ConfigError
+    from ..calibration import make_calibrator
+    from ..cliargs import given_options
+
+    given = given_options(args)
+    has_eps = "eps" in make_calibrator(args.calibration).get_params()
+    sweep = "eps" in given and str(args.eps).strip().lower() != "none"
+    if not has_eps:
+        eps = [o for o, k in (("--eps", "eps"), ("--eps-mode", "eps_mode"), ("--default-eps", "default_eps"))
+               if k in given and (k != "eps" or sweep)]
+        if eps:
+            raise ConfigError(f"{', '.join(eps)}: calibration {args.calibration!r} has no epsilon, so every "
+                              f"setting of the sweep would be the same; drop {', '.join(eps)}")
+    elif "eps_mode" in given and "eps" in given and not sweep:
+        raise ConfigError("--eps-mode: no effect with --eps none (no epsilon sweep); drop it, or give the "
+                          "epsilons to sweep")
 
 
 def _fmt(v: float, spec: str = ".2f") -> str:

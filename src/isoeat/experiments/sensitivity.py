@@ -112,6 +112,7 @@ from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exp
     SensitivityRow,
     TestSensitivity,
 )
+from ._sensitivity_checks import check_draw
 from ._verdicts import _summarise, agrees, is_significant
 
 __all__ = [
@@ -311,6 +312,7 @@ def _validated(model: Any, sweep: Sweep, base: Baseline, rule: VerdictRule) -> t
         make_calibrator(name)  # unknown names fail here, with suggestions
     repeats = check_int("repeats", sweep.repeats, lo=1)
     draw = check_choice("draw", sweep.draw, DRAWS)
+    check_draw(model, draw)  # issue 32: draws that cannot vary are refused (experiments/_sensitivity_checks.py)
     (d_eps,) = _floats((base.eps,), "default_eps")
     (d_size,) = _ints((base.size,), "default_size")
     (d_ref,) = _sources((base.reference,), "default_reference")

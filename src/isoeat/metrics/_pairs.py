@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from .._errors import ConfigError
+from ..wordsets._spec import pair_conflict
 
-__all__ = ["GENDER_PAIRS", "PairSpec", "resolve_pairs", "format_pairs"]
+__all__ = ["GENDER_PAIRS", "PairSpec", "check_pairs", "resolve_pairs", "format_pairs"]
 
 #: The ten gender-defining pairs of Bolukbasi et al. (2016, §5, Figure "gender pairs"), female word first.
 GENDER_PAIRS: tuple[tuple[str, str], ...] = (
@@ -36,7 +37,12 @@ class PairSpec:
     note: str = ""
 
 
-def _check_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+def check_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """``value`` as a tuple of two-word pairs, or a one-line error naming ``where``.
+
+    Refused: not a non-empty list of pairs of non-empty words, a pair naming
+    one word twice, a pair repeated, a pair reversed (:func:`isoeat.wordsets._spec.pair_conflict`).
+    """
     try:
         pairs = tuple((p[0], p[1]) for p in value if len(p) == 2)
         ok = len(pairs) == len(value) and all(isinstance(w, str) and w.strip() for p in pairs for w in p)
@@ -48,6 +54,10 @@ def _check_pairs(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     same = [p for p in pairs if p[0] == p[1]]
     if same:
         raise ConfigError(f"{where}: the pair {same[0]!r} names one word twice; a pair needs two words")
+    conflict = pair_conflict(pairs)
+    if conflict:  # the message names pairs[i]: "pairs" itself need not be said twice
+        lead = where[:-len("pairs")] if where.endswith("pairs") and not where.startswith("--") else f"{where}: "
+        raise ConfigError(lead + conflict)
     return pairs
 
 
@@ -68,10 +78,10 @@ def resolve_pairs(pairs: Any, test: Any) -> PairSpec:
             raise ConfigError(f"pairs must be 'gender' or a list of (word, word) pairs; got {pairs!r}")
         return PairSpec(GENDER_PAIRS, "gender-default", "Bolukbasi et al. (2016) gender pairs, female word first")
     if pairs is not None:
-        return PairSpec(_check_pairs(pairs, "pairs"), "given")
+        return PairSpec(check_pairs(pairs, "pairs"), "given")
     own = getattr(test, "pairs", None)
     if own:
-        return PairSpec(_check_pairs(own, f"test {test.id}: pairs"), "test")
+        return PairSpec(check_pairs(own, f"test {test.id}: pairs"), "test")
     A, B = test.A.words, test.B.words
     if len(A) == len(B):
         return PairSpec(tuple(zip(A, B)), "zip(A,B)", "pairs derived by zipping A and B in their listed order")

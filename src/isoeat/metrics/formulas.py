@@ -93,6 +93,10 @@ def _unit(v: np.ndarray, name: str) -> np.ndarray:
     return unit_vector(v, name)
 
 
+#: Relative size below which the pairs' summed projection on their direction counts as 0 (no side).
+SIDE_TOLERANCE = 1e-10
+
+
 def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:
     r"""Unit direction of the defining pairs :math:`(p_{1i}, p_{2i})`: first principal component of the centred pairs.
 
@@ -100,9 +104,20 @@ def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:
     first principal component of the :math:`2n` centred vectors
     :math:`\pm(p_{1i}-p_{2i})/2`. Those vectors have mean zero, so this is the
     first right singular vector of the difference matrix
-    :math:`D = [p_{1i}-p_{2i}]_i`. The sign is chosen so that
-    :math:`\sum_i \langle p_{1i}-p_{2i}, g\rangle > 0` (the first word of each
-    pair lies on the positive side). With one pair, :math:`g = (p_1-p_2)/\lVert p_1-p_2\rVert`.
+    :math:`D = [p_{1i}-p_{2i}]_i`. With one pair, :math:`g = (p_1-p_2)/\lVert p_1-p_2\rVert`.
+
+    Orientation (a singular vector's sign is arbitrary): :math:`g` agrees with
+    the mean pair difference,
+
+    .. math::
+
+        \Bigl\langle \tfrac1n \textstyle\sum_i (p_{1i}-p_{2i}),\ g\Bigr\rangle > 0,
+
+    so the first words lie on the positive side on average. The rule, like
+    :math:`D^\top D`, does not depend on the order the pairs are listed in.
+    Pairs whose differences sum to 0 on :math:`g` (within
+    :data:`SIDE_TOLERANCE` of :math:`\sum_i |\langle p_{1i}-p_{2i}, g\rangle|`;
+    e.g. ``a:b`` with ``b:a``) have no positive side and are refused.
 
     Examples
     --------
@@ -116,7 +131,13 @@ def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:
         raise ConfigError("a defining pair has two identical vectors: its difference has no direction")
     _, _, vt = np.linalg.svd(D, full_matrices=False)
     g = vt[0]
-    return -g if float((D @ g).sum()) < 0 else g
+    proj = D @ g
+    side = float(proj.sum())
+    if abs(side) <= SIDE_TOLERANCE * float(np.abs(proj).sum()):
+        raise ConfigError("the defining pairs have no side: their differences sum to 0 on their principal "
+                          "direction (pairs that cancel, such as a:b with b:a); give pairs whose first words "
+                          "lie on one side")
+    return -g if side < 0 else g
 
 
 # --------------------------------------------------------------------------- unsigned metrics

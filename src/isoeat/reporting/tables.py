@@ -7,6 +7,7 @@ from typing import Any, Iterable, Sequence
 
 from ..labels import is_significant
 from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
+from ..stats.results import with_suggestions
 
 __all__ = [
     "format_p",
@@ -239,7 +240,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if cert:
         foot.append(f"Certified (p = upper end of a bracket that holds the exact p) for: {', '.join(cert)}; "
                     f"{'exact elsewhere.' if len(cert) + 2 * len(mc) < 2 * len(comp.rows) else 'none exact.'}")
-    dropped = [f"{r.test} {w}" for r in comp.rows for w in r.raw.dropped]
+    dropped = [f"{r.test} {w}" for r in comp.rows
+               for w in with_suggestions(r.raw.dropped, getattr(r.raw, "suggestions", ()))]
     if dropped:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
     foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False))

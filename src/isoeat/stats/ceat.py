@@ -5,13 +5,30 @@ one context vector per word, ``N`` times (default 1,000), computes the WEAT
 effect size :math:`d_i` of every draw (:func:`isoeat.stats.bootstrap.effect_size`,
 ``ddof=1``) and combines the draws with a random-effects meta-analysis.
 
-Variance of each draw's effect size (the large-sample variance of Cohen's
-:math:`d` for two groups, Hedges & Olkin 1985, eq. 5.14; Borenstein et al.
-2009, eq. 4.20), with :math:`n_X, n_Y` the target set sizes:
+Within-draw variance :math:`v_i` of each draw, by ``variance``:
 
-.. math::
+* ``"published"`` (the default; Guo & Caliskan 2021, supplement §8.3, and
+  their released ``code/ceat.py``): the square of the standard deviation in
+  :math:`d_i`'s denominator, the sample variance of the association scores
+  over the targets,
 
-    v_i = \frac{n_X + n_Y}{n_X n_Y} + \frac{d_i^2}{2(n_X + n_Y)}
+  .. math::
+
+      v_i = \frac{1}{n_X + n_Y - \mathrm{ddof}} \sum_{w \in X \cup Y} (s_i(w) - \bar s_i)^2,
+      \qquad s_i(w) = \operatorname{mean}_{a \in A} \cos(w, a) - \operatorname{mean}_{b \in B} \cos(w, b)
+
+  (in draw :math:`i`'s contexts). It is a variance of :math:`s`, in squared
+  cosine units, not the sampling variance of :math:`d_i`.
+
+* ``"hedges-olkin"``: the large-sample variance of Cohen's :math:`d` for two
+  groups (Hedges & Olkin 1985, eq. 5.14; Borenstein et al. 2009, eq. 4.20),
+
+  .. math::
+
+      v_i = \frac{n_X + n_Y}{n_X n_Y} + \frac{d_i^2}{2(n_X + n_Y)}
+
+  the variance of the quantity being combined, free of the cosines' scale
+  (which calibration changes); the reason to prefer it is in docs/encoders.md.
 
 Random-effects combination by DerSimonian & Laird (1986), as in Guo &
 Caliskan (2021, §3.3), with fixed-effect weights :math:`w_i = 1/v_i`:
@@ -26,9 +43,11 @@ Caliskan (2021, §3.3), with fixed-effect weights :math:`w_i = 1/v_i`:
     \mathrm{CES} = \frac{\sum_i w_i^* d_i}{\sum_i w_i^*}, \qquad
     \mathrm{SE} = \frac{1}{\sqrt{\sum_i w_i^*}}
 
-The 95% interval is :math:`\mathrm{CES} \pm 1.96\,\mathrm{SE}` and the
-two-sided p-value is :math:`2\,(1 - \Phi(|\mathrm{CES}|/\mathrm{SE}))`
-(the p CEAT reports).
+The 95% interval is :math:`\mathrm{CES} \pm 1.96\,\mathrm{SE}`. The p-value,
+by ``alternative``, with :math:`z = \mathrm{CES}/\mathrm{SE}`: ``"two-sided"``
+(the default, the supplement's text) :math:`2\,(1 - \Phi(|z|))`;
+``"greater"`` (their released code, ``scipy.stats.norm.sf(z)``)
+:math:`1 - \Phi(z)`; ``"less"`` :math:`\Phi(z)`.
 
 Calibration (paper §3.3) is applied to every context vector before the
 draws; raw and calibrated CEAT use the same draws (the same indices, from
@@ -55,11 +74,13 @@ from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError
 from .._types import ContextEncoder
 from .._random import resolve_seed, stream
-from .._validate import check_int
+from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
 
-__all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "CEATResult", "MetaAnalysis", "effect_size_variance",
-           "random_effects", "log10_two_sided_p", "draw_indices", "draw_effect_sizes", "ceat_from_contexts", "ceat"]
+__all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "VARIANCES", "ALTERNATIVES", "CEATResult", "MetaAnalysis",
+           "effect_size_variance", "within_draw_variances", "random_effects", "log10_two_sided_p",
+           "log10_normal_p", "normal_p", "draw_indices", "draw_scores", "draw_effect_sizes",
+           "ceat_from_contexts", "ceat"]
 
 #: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
 DEFAULT_DRAWS = 1000
@@ -69,6 +90,11 @@ CEAT_MEMORY = 2 * 2**30
 Z95 = 1.959963984540054
 
 ROLES = ("X", "Y", "A", "B")
+
+#: Within-draw variances: Guo & Caliskan's (the default) and Hedges & Olkin's variance of d.
+VARIANCES = ("published", "hedges-olkin")
+#: Sidedness of the combined p: the supplement's text (two-sided, the default) or one tail (their code: greater).
+ALTERNATIVES = ("two-sided", "greater", "less")
 
 
 def effect_size_variance(d: Any, n_x: int, n_y: int) -> np.ndarray:
@@ -102,10 +128,11 @@ class MetaAnalysis:
     ci_low, ci_high : float
         ``ces ± 1.96 se``.
     p_value : float
-        Two-sided, from the normal (0.0 once it is below the smallest float).
+        From the normal, on the side ``alternative`` names (0.0 once it is
+        below the smallest float).
     log10_p : float
         :math:`\\log_{10}` of the p-value, finite where ``p_value`` underflows
-        (an asymptotic series of erfc there, see :func:`log10_two_sided_p`).
+        (an asymptotic series of erfc there, see :func:`log10_normal_p`).
     tau2 : float
         Between-draw variance :math:`\\tau^2` (0 at the boundary ``Q <= N-1``).
     q : float
@@ -123,6 +150,7 @@ class MetaAnalysis:
     q: float
     n: int
     log10_p: float
+    alternative: str = "two-sided"
 
 
 def log10_two_sided_p(z: float) -> float:
@@ -147,13 +175,55 @@ def log10_two_sided_p(z: float) -> float:
     return (-x2 - math.log(x * math.sqrt(math.pi)) + math.log(series)) / math.log(10.0)
 
 
-def random_effects(d: Any, v: Any) -> MetaAnalysis:
+def log10_normal_p(z: float, alternative: str = "two-sided") -> float:
+    r"""``log10`` of the normal p-value of ``z`` on the side ``alternative`` names, finite for any z.
+
+    ``"two-sided"``: :math:`2(1 - \Phi(|z|))` (:func:`log10_two_sided_p`);
+    ``"greater"``: :math:`1 - \Phi(z)`; ``"less"``: :math:`\Phi(z)`. A tail
+    below one half is half the two-sided p of ``z``; a tail above one half is
+    :math:`1 - \tfrac12 \operatorname{erfc}(|z|/\sqrt 2)`, taken by ``log1p``.
+
+    Examples
+    --------
+    >>> round(10 ** log10_normal_p(1.959963984540054, "greater"), 6)
+    0.025
+    >>> log10_normal_p(0.0, "less") == math.log10(0.5)
+    True
+    """
+    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    z = float(z)
+    if alternative == "two-sided":
+        return log10_two_sided_p(z)
+    upper = z if alternative == "greater" else -z  # the tail's p is P[Z >= upper]
+    if upper >= 0:
+        return log10_two_sided_p(upper) - math.log10(2.0)
+    return math.log1p(-0.5 * math.erfc(-upper / math.sqrt(2.0))) / math.log(10.0)
+
+
+def normal_p(z: float, alternative: str = "two-sided") -> float:
+    """The normal p-value of ``z`` on the side ``alternative`` names (see :func:`log10_normal_p`).
+
+    Examples
+    --------
+    >>> round(normal_p(1.959963984540054), 6), round(normal_p(-1.959963984540054, "greater"), 6)
+    (0.05, 0.975)
+    """
+    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    if alternative == "two-sided":
+        return math.erfc(abs(z) / math.sqrt(2.0))
+    upper = z if alternative == "greater" else -z
+    return 0.5 * math.erfc(upper / math.sqrt(2.0))
+
+
+def random_effects(d: Any, v: Any, alternative: str = "two-sided") -> MetaAnalysis:
     """DerSimonian–Laird random-effects combination of effect sizes ``d`` with variances ``v``.
 
     Parameters
     ----------
     d, v : array_like of shape (N,)
         Effect sizes and their (positive, finite) variances; ``N >= 2``.
+    alternative : {"two-sided", "greater", "less"}
+        Side of the p-value of :math:`z = \\mathrm{CES}/\\mathrm{SE}` (see the module docstring).
 
     Examples
     --------
@@ -161,6 +231,7 @@ def random_effects(d: Any, v: Any) -> MetaAnalysis:
     >>> round(r.ces, 6), r.tau2, round(r.se, 6)
     (0.2, 0.0, 0.223607)
     """
+    alternative = check_choice("alternative", alternative, ALTERNATIVES)
     d = np.asarray(d, dtype=np.float64).ravel()
     v = np.asarray(v, dtype=np.float64).ravel()
     if d.shape != v.shape:
@@ -180,9 +251,10 @@ def random_effects(d: Any, v: Any) -> MetaAnalysis:
     sws = float(ws.sum())
     ces = float(np.dot(ws, d) / sws)
     se = 1.0 / math.sqrt(sws)
-    p = math.erfc(abs(ces) / se / math.sqrt(2.0))
-    return MetaAnalysis(ces=ces, se=se, ci_low=ces - Z95 * se, ci_high=ces + Z95 * se, p_value=float(p),
-                        tau2=float(tau2), q=q, n=int(n), log10_p=log10_two_sided_p(ces / se))
+    z = ces / se
+    return MetaAnalysis(ces=ces, se=se, ci_low=ces - Z95 * se, ci_high=ces + Z95 * se,
+                        p_value=float(normal_p(z, alternative)), tau2=float(tau2), q=q, n=int(n),
+                        log10_p=log10_normal_p(z, alternative), alternative=alternative)
 
 
 def _check_sets(contexts: Mapping[str, Sequence[np.ndarray]]) -> dict[str, list[np.ndarray]]:
@@ -230,12 +302,12 @@ def _unit(M: np.ndarray) -> np.ndarray:
     return unit_rows(M, "CEAT context vectors")
 
 
-def draw_effect_sizes(contexts: Mapping[str, Sequence[np.ndarray]], indices: np.ndarray,
-                      ddof: int = 1) -> np.ndarray:
-    """The WEAT effect size of each draw: row ``i`` of ``indices`` picks one context per word.
+def draw_scores(contexts: Mapping[str, Sequence[np.ndarray]], indices: np.ndarray) -> tuple[np.ndarray, int]:
+    """The association scores :math:`s_i(w, A, B)` of every draw: ``(N, n_X + n_Y)`` and ``n_X``.
 
-    ``indices`` columns are the words of X, Y, A, B in that order. All
-    cosines between target and attribute contexts are computed once; each
+    Row ``i`` of ``indices`` picks one context per word (columns: the words of
+    X, Y, A, B in that order); columns of the result are the targets X then Y.
+    All cosines between target and attribute contexts are computed once; each
     draw then gathers its own.
     """
     sets = _check_sets(contexts)
@@ -260,7 +332,36 @@ def draw_effect_sizes(contexts: Mapping[str, Sequence[np.ndarray]], indices: np.
         cos = targets @ flat[role][0].T  # (all target contexts, all attribute contexts)
         g = cos[t_rows[:, :, None], rows[role][:, None, :]]  # (N, n_targets, n_attr)
         s += sign * g.mean(axis=2)
+    return s, n_x
+
+
+def draw_effect_sizes(contexts: Mapping[str, Sequence[np.ndarray]], indices: np.ndarray,
+                      ddof: int = 1) -> np.ndarray:
+    """The WEAT effect size of each draw: row ``i`` of ``indices`` picks one context per word.
+
+    ``indices`` columns are the words of X, Y, A, B in that order (see :func:`draw_scores`).
+    """
+    s, n_x = draw_scores(contexts, indices)
     return _d_rows(s[:, :n_x], s[:, n_x:], check_int("ddof", ddof, lo=0))
+
+
+def within_draw_variances(s: np.ndarray, n_x: int, d: np.ndarray, variance: str = "published",
+                          ddof: int = 1) -> np.ndarray:
+    """Each draw's variance :math:`v_i` (see the module docstring), from its scores ``s`` and effect size ``d``.
+
+    ``"published"``: the variance of row ``s[i]`` with ``ddof`` (the square of
+    the SD in :math:`d_i`'s denominator); ``"hedges-olkin"``: :func:`effect_size_variance`.
+
+    Examples
+    --------
+    >>> s = np.array([[1.0, 0.0, -1.0, 0.0]])           # s over X = (1, 0), Y = (-1, 0)
+    >>> float(within_draw_variances(s, 2, np.array([1.5 ** 0.5]))[0])  # (1 + 0 + 1 + 0) / 3
+    0.6666666666666666
+    """
+    variance = check_choice("variance", variance, VARIANCES)
+    if variance == "hedges-olkin":
+        return effect_size_variance(d, n_x, s.shape[1] - n_x)
+    return np.var(s, axis=1, ddof=check_int("ddof", ddof, lo=0))
 
 
 @dataclass(frozen=True)
@@ -272,7 +373,7 @@ class CEATResult:
     test, model, calibration : str
         What was measured (``calibration`` is ``"none"`` for raw vectors).
     meta : MetaAnalysis
-        CES, SE, 95% interval, p, τ², Q and N.
+        CES, SE, 95% interval, p (and its side, ``meta.alternative``), τ², Q and N.
     n_x, n_y, n_a, n_b : int
         Words per set that had contexts.
     seed : int or None
@@ -281,6 +382,8 @@ class CEATResult:
         The stream the draws came from (``("ceat", TEST)``; empty when ``seed`` seeded them directly).
     effect_sizes, variances : tuple of float
         Each draw's :math:`d_i` and :math:`v_i`.
+    variance : str
+        Which :math:`v_i`: ``"published"`` (Guo & Caliskan) or ``"hedges-olkin"``.
     n_contexts : dict
         Contexts available per word.
     dropped : tuple of str
@@ -305,10 +408,16 @@ class CEATResult:
     dropped: tuple[str, ...] = ()
     fallback: tuple[str, ...] = ()
     seed_stream: tuple[str, ...] = ()
+    variance: str = "published"
 
     @property
     def n_draws(self) -> int:
         return self.meta.n
+
+    @property
+    def alternative(self) -> str:
+        """The side of the p-value (``meta.alternative``)."""
+        return self.meta.alternative
 
     def to_dict(self, draws: bool = False) -> dict[str, Any]:
         """Plain types for JSON; the per-draw d and v only with ``draws=True``."""
@@ -345,6 +454,8 @@ def ceat_from_contexts(
     rng: Any = None,
     calibrators: Mapping[str, Any] | None = None,
     ddof: int = 1,
+    variance: str = "published",
+    alternative: str = "two-sided",
     test: str = "custom",
     model: str = "",
     words: Mapping[str, Sequence[str]] | None = None,
@@ -364,7 +475,14 @@ def ceat_from_contexts(
     calibrators : mapping name -> fitted calibrator, optional
         Each ``transform`` is applied to every context vector before the draws.
     ddof : int, default 1
-        Of each draw's effect size (as WEAT).
+        Of each draw's effect size (as WEAT), and of the published variance.
+    variance : {"published", "hedges-olkin"}, default "published"
+        Each draw's variance in the combination: Guo & Caliskan's (the sample
+        variance of :math:`s(w, A, B)` over X ∪ Y) or Hedges & Olkin's variance
+        of :math:`d` (see the module docstring).
+    alternative : {"two-sided", "greater", "less"}, default "two-sided"
+        Side of the combined p (the supplement's text is two-sided; the
+        released code computes ``"greater"``).
     words : mapping role -> words, optional
         Labels for ``n_contexts`` in the result.
 
@@ -373,6 +491,9 @@ def ceat_from_contexts(
     list of CEATResult
         Raw first, then one per calibrator, in the mapping's order.
     """
+    variance = check_choice("variance", variance, VARIANCES)
+    alternative = check_choice("alternative", alternative, ALTERNATIVES)
+    ddof = check_int("ddof", ddof, lo=0)
     sets = _check_sets(contexts)
     counts = [a.shape[0] for r in ROLES for a in sets[r]]
     sizes = {r: len(sets[r]) for r in ROLES}
@@ -386,15 +507,17 @@ def ceat_from_contexts(
         spaces.append((name, {r: [np.asarray(cal.transform(a), dtype=np.float64) for a in sets[r]] for r in ROLES}))
     out = []
     for name, ctx in spaces:
-        d = draw_effect_sizes(ctx, idx, ddof=ddof)
+        s, n_x = draw_scores(ctx, idx)
+        d = _d_rows(s[:, :n_x], s[:, n_x:], ddof)
         if not np.all(np.isfinite(d)):
             raise ConfigError(f"CEAT ({name}): {int(np.sum(~np.isfinite(d)))} draw(s) have an undefined effect "
                               "size (all associations equal)")
-        v = effect_size_variance(d, sizes["X"], sizes["Y"])
-        out.append(CEATResult(test=test, model=model, calibration=name, meta=random_effects(d, v),
+        v = within_draw_variances(s, n_x, d, variance, ddof)
+        out.append(CEATResult(test=test, model=model, calibration=name, meta=random_effects(d, v, alternative),
                               n_x=sizes["X"], n_y=sizes["Y"], n_a=sizes["A"], n_b=sizes["B"], seed=seed,
                               effect_sizes=tuple(float(x) for x in d), variances=tuple(float(x) for x in v),
-                              n_contexts=n_ctx, dropped=tuple(dropped), fallback=tuple(fallback)))
+                              n_contexts=n_ctx, dropped=tuple(dropped), fallback=tuple(fallback),
+                              variance=variance))
     return out
 
 
@@ -406,6 +529,8 @@ def ceat(
     n_draws: int = DEFAULT_DRAWS,
     rng: Any = None,
     ddof: int = 1,
+    variance: str = "published",
+    alternative: str = "two-sided",
 ) -> list[CEATResult]:
     """CEAT of an association test on a contextual encoder, raw and calibrated from the same draws.
 
@@ -419,8 +544,8 @@ def ceat(
     calibrators : mapping name -> fitted calibrator, optional
         Applied to every context vector (fit them on sentence-level reference
         vectors, ``reference_kwargs={"unit": "sentence"}``, as the paper does).
-    n_draws, ddof
-        See :func:`ceat_from_contexts`.
+    n_draws, ddof, variance, alternative
+        See :func:`ceat_from_contexts` (defaults: Guo & Caliskan's variance, two-sided p).
     rng : None, int, Generator or SeedSequence
         The root seed; the draws come from the stream ``("ceat", TEST)``
         (:func:`isoeat._random.derive_seed`), shared by every space, recorded as ``seed``.
@@ -449,6 +574,7 @@ def ceat(
     key = ("ceat", test_id)  # one stream of draws, shared by every space
     rng, root = stream(rng, *key)
     out = ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
-                             test=test_id, model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
+                             variance=variance, alternative=alternative, test=test_id,
+                             model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
                              fallback=tuple(fallback))
     return out if root is None else [replace(r, seed=root, seed_stream=key) for r in out]

@@ -17,10 +17,12 @@ from typing import Any, ClassVar, Mapping
 from .._errors import ConfigError
 from .intervals import ConfidenceInterval
 
-__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "records_frame"]
+__all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "records_frame", "suggestion_entries",
+           "with_suggestions"]
 
 #: The identity fields every association-test result carries, in declaration order.
-IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded", "seed_stream")
+IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded", "seed_stream",
+                   "suggestions")
 
 _CI_PREFIX = "effect_size_ci"
 
@@ -52,6 +54,10 @@ class ResultIdentity:
         ``"ROLE:word"`` for every word not found in the model.
     case_folded : tuple of str
         ``"word->entry"`` for words found by the lowercase fallback.
+    suggestions : tuple of str
+        ``"ROLE:word->near1|near2|near3"``: did-you-mean for the dropped words
+        that have near entries in the model's vocabulary (models with a word
+        vocabulary; :func:`isoeat._validate.suggest_words`).
     """
 
     test: str
@@ -63,6 +69,7 @@ class ResultIdentity:
     dropped: tuple[str, ...] = ()
     case_folded: tuple[str, ...] = ()
     seed_stream: tuple[str, ...] = ()
+    suggestions: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """The identity fields (:data:`IDENTITY_FIELDS`) as a JSON-ready dict."""
@@ -86,6 +93,31 @@ def records_frame(records: list[dict[str, Any]]) -> Any:
 
         raise MissingDependencyError("to_frame() needs pandas: pip install pandas") from None
     return pandas.DataFrame.from_records(records, columns=list(records[0]) if records else None)
+
+
+def suggestion_entries(model: Any, words: Any, role: str | None = None) -> list[str]:
+    """``"ROLE:word->a|b|c"`` for the ``words`` the model has near entries for (``[]`` without ``model.suggest``).
+
+    ``role`` ``None`` leaves the ``ROLE:`` prefix out.
+    """
+    words = list(words)
+    if not words or not hasattr(model, "suggest"):
+        return []
+    near = model.suggest(words)
+    lead = f"{role}:" if role else ""
+    return [f"{lead}{w}->{'|'.join(near[w])}" for w in words if w in near]
+
+
+def with_suggestions(dropped: Any, suggestions: Any) -> list[str]:
+    """Each dropped entry, followed by its did-you-mean where it has one: ``"X:kevn (did you mean kevin, ken?)"``.
+
+    Examples
+    --------
+    >>> with_suggestions(["X:kevn", "A:zzz"], ["X:kevn->kevin|ken"])
+    ['X:kevn (did you mean kevin, ken?)', 'A:zzz']
+    """
+    near = dict(s.split("->", 1) for s in suggestions if "->" in s)
+    return [f"{d} (did you mean {', '.join(near[d].split('|'))}?)" if d in near else d for d in dropped]
 
 
 def _from_record(cls: type, record: Mapping[str, Any], **overrides: Any) -> Any:
@@ -253,7 +285,7 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")
@@ -341,7 +373,7 @@ class SCWEATResult(_Outcome):
     _COLUMNS: ClassVar[tuple[str, ...]] = (
         "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
         "p_ci_low", "p_ci_high", "alternative", "ddof", "n_a", "n_b", "seed", "tolerance", "dropped",
-        "case_folded", "model", "calibration", "test", "seed_stream",
+        "case_folded", "model", "calibration", "test", "seed_stream", "suggestions",
     )
 
     def to_dict(self) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from .bootstrap import effect_size
 from .intervals import check_interval_options, interval_on_d
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
 from .permutation import PermutationResult, partition_test
-from .results import SCWEATResult, WEATResult
+from .results import SCWEATResult, WEATResult, suggestion_entries, with_suggestions
 from .validity import check_test, vocabulary_entries
 
 if TYPE_CHECKING:
@@ -264,9 +264,14 @@ def weat_from_vectors(
 
 def _lookup_sets(
     model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None,
-    words_out: dict[str, tuple[list[str], list[str]]] | None = None,
+    words_out: dict[str, tuple[list[str], list[str]]] | None = None, suggestions_out: list[str] | None = None,
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
-    """Vectors per role, dropped and case-folded words; ``words_out`` gets role -> (found words, their entries)."""
+    """Vectors per role, dropped and case-folded words; ``words_out`` gets role -> (found words, their entries).
+
+    ``suggestions_out`` gets the did-you-mean entries of the dropped words
+    (:func:`~isoeat.stats.results.suggestion_entries`); a set with too few words
+    names them in its error either way.
+    """
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
     vecs: dict[str, np.ndarray] = {}
     dropped: list[str] = []
@@ -279,8 +284,12 @@ def _lookup_sets(
         folded.extend(f"{w}->{entry}" for w, entry in lk.case_folded)
         if fallback_out is not None:
             fallback_out.extend(f"{role}:{w}" for w in getattr(lk, "fallback", ()))
+        near = suggestion_entries(model, lk.missing[:10]) if lk.missing and (
+            suggestions_out is not None or lk.coverage < min_coverage or len(lk.found) < 2) else []
+        if suggestions_out is not None and lk.missing:
+            suggestions_out.extend(f"{role}:{s}" for s in near + suggestion_entries(model, lk.missing[10:]))
         if lk.coverage < min_coverage or len(lk.found) < 2:
-            shown = ", ".join(lk.missing[:10]) + (" ..." if len(lk.missing) > 10 else "")
+            shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
             raise CoverageError(
                 f"test {test_id}, set {role} ({ws.name}): {len(lk.missing)} of {len(ws.words)} words "
                 f"not in the vocabulary of {getattr(model, 'name', 'the model')} "
@@ -348,7 +357,8 @@ def weat(
         test = get_test(test)
     fallback: list[str] = []
     found: dict[str, tuple[list[str], list[str]]] = {}
-    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found)
+    near: list[str] = []
+    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found, near)
     check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
                vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
@@ -361,6 +371,7 @@ def weat(
                           fallback=tuple(fallback))
     res = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream,
                             permutation=permutation, interval=interval, labels=labels)
+    res = replace(res, suggestions=tuple(near))
     return res if root is None else replace(res, seed=root, seed_stream=key)
 
 
@@ -505,12 +516,14 @@ def sc_weat(
     _refuse_interval(options, interval)
     permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
     found: dict[str, tuple[list[str], list[str]]] = {}
+    near: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
-                                         words_out=found)
+                                         words_out=found, suggestions_out=near)
     lk = model.lookup(words)
     if lk.missing:
+        shown = with_suggestions(lk.missing, suggestion_entries(model, lk.missing))
         raise CoverageError(
-            f"target word(s) not in the vocabulary of {getattr(model, 'name', 'the model')}: {', '.join(lk.missing)}"
+            f"target word(s) not in the vocabulary of {getattr(model, 'name', 'the model')}: {', '.join(shown)}"
         )
     W = lk.vectors
     ddof = check_int("ddof", ddof, lo=0)
@@ -533,5 +546,6 @@ def sc_weat(
             permutation=permutation, interval=interval, labels=ResultLabels(
                 test=test_id, model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
                 case_folded=tuple(folded)))
+        res = replace(res, suggestions=tuple(near))
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
     return out

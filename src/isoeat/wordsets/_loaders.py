@@ -23,7 +23,7 @@ from typing import Any
 
 from .._errors import DataFormatError, IsoeatWarning
 from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
-from ._spec import AssociationTest, WordSet
+from ._spec import AssociationTest, WordSet, pair_conflict
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
 
@@ -224,8 +224,9 @@ def _pairs(where: str, value: Any, changed: list[str]) -> tuple[tuple[str, str],
         if a == b:
             raise DataFormatError(f"{where}: pairs[{i}]: {safe_show(p)} names one word twice; a pair needs two words")
         out.append((a, b))
-    if len(set(out)) != len(out):
-        raise DataFormatError(f"{where}: pairs: a pair is listed more than once")
+    conflict = pair_conflict(out, lambda p: safe_repr(list(p)))
+    if conflict:
+        raise DataFormatError(f"{where}: {conflict}")
     return tuple(out)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from .._errors import ConfigError
 from ._safe_load import safe_repr, safe_show
 
-__all__ = ["WordSet", "AssociationTest", "BIAS_TYPES"]
+__all__ = ["WordSet", "AssociationTest", "BIAS_TYPES", "pair_conflict"]
 
 #: Bias categories of the ten standard WEATs (paper Table 1). User tests may
 #: use any other label; these are the ones the reports group by.
@@ -55,6 +55,36 @@ class WordSet:
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "words": list(self.words)}
+
+
+def pair_conflict(pairs: Any, show: Any = None) -> str | None:
+    """Why a list of defining pairs cannot define one direction, or ``None``: a pair repeated or reversed.
+
+    The one rule of every word-pair metric (RIPA, direct bias, SemAxis) and of a
+    test file's ``pairs``: ``(a, b)`` listed twice counts one relation twice;
+    ``(a, b)`` with ``(b, a)`` points the relation both ways, so no side is the
+    first words' side. The message names the later pair and the earlier one
+    (``show`` writes a pair; default ``repr``).
+
+    Examples
+    --------
+    >>> pair_conflict([("she", "he"), ("woman", "man")]) is None
+    True
+    >>> pair_conflict([("she", "he"), ("he", "she")])
+    "pairs[1] ('he', 'she') contradicts pairs[0] ('she', 'he'): the same two words in the other order point the direction both ways; keep the one whose first word is on the side you mean"
+    """
+    show = show or repr
+    seen: dict[tuple, int] = {}
+    for i, p in enumerate(pairs):
+        a, b = p
+        if (a, b) in seen:
+            return f"pairs[{i}] {show(p)} is listed more than once (also pairs[{seen[(a, b)]}]); a pair counts once"
+        if (b, a) in seen:
+            j = seen[(b, a)]
+            return (f"pairs[{i}] {show(p)} contradicts pairs[{j}] {show(pairs[j])}: the same two words in the other "
+                    "order point the direction both ways; keep the one whose first word is on the side you mean")
+        seen[(a, b)] = i
+    return None
 
 
 @dataclass(frozen=True)
@@ -115,6 +145,9 @@ class AssociationTest:
                                   f"got {safe_show(p)}")
             if p[0] == p[1]:
                 raise ConfigError(f"test {self.id!r}: the defining pair {safe_show(list(p))} names one word twice")
+        conflict = pair_conflict(pairs, safe_repr)
+        if conflict:
+            raise ConfigError(f"test {self.id!r}: defining {conflict}")
         object.__setattr__(self, "pairs", pairs)
 
     @property
