@@ -63,7 +63,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: mutants, fastest and most targeted first (pytest stops at the first failure).
 TEST_MAP: dict[str, list[str]] = {
     # the one homes of issue 30: every label, the file-name scheme, cosine, seeds, record keys, the engine
-    "src/isoeat/labels.py": ["tests/test_labels_compare.py", "tests/test_mutation_kills_compare.py",
+    "src/isoeat/labels.py": ["tests/test_mutation_kills_labels.py", "tests/test_labels_compare.py",
+                             "tests/test_mutation_kills_compare.py",
                              "tests/test_labels.py::test_engine_labels_every_case_at_its_boundary",
                              "tests/test_mutation_kills_verdicts.py"],
     "src/isoeat/_names.py": ["tests/test_names.py",

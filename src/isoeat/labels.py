@@ -130,7 +130,8 @@ def opposite_signs(a: float, b: float) -> bool:
     >>> opposite_signs(0.2, -0.1), opposite_signs(0.0, -0.1), opposite_signs(float("nan"), -1.0)
     (True, False, False)
     """
-    return bool(math.isfinite(a) and math.isfinite(b) and a * b < 0)
+    # compared by sign, not by the product: a * b underflows to -0.0 for tiny values of opposite signs
+    return bool(math.isfinite(a) and math.isfinite(b) and ((a > 0 > b) or (a < 0 < b)))
 
 
 def change_flags(d_raw: float, d_calibrated: float) -> dict[str, Any]:
