@@ -65,7 +65,8 @@ def test_significance_is_strict_and_nan_is_not_significant():
 
 @pytest.mark.parametrize("a, b, want", [(1.0, -1.0, True), (-2.0, 3.0, True), (1.0, 1.0, False),
                                          (0.0, -1.0, False), (-1.0, 0.0, False), (math.inf, -1.0, False),
-                                         (1.0, math.nan, False), (-1e-300, 1e-300, True)])
+                                         (1.0, math.nan, False), (-1e-300, 1e-300, True), (0.0, 1.0, False),
+                                         (1.0, 0.0, False), (0.0, 0.0, False)])
 def test_opposite_signs(a, b, want):
     assert opposite_signs(a, b) is want
 
@@ -94,6 +95,7 @@ def test_magnitude_bounds_are_inclusive_lower_bounds():
                                          math.nextafter(0.8, 0))] == ["small", "negligible", "medium", "small",
                                                                       "large", "medium"]
     assert cohen_magnitude(None) == "n/a" and cohen_magnitude(-math.inf) == "n/a"
+    assert [cohen_magnitude(d) for d in (-0.9, -0.6, -0.3, -0.1)] == ["large", "medium", "small", "negligible"]
 
 
 def test_sanity_failures_direction_and_skips():
@@ -113,3 +115,9 @@ def test_metric_change_without_p_or_sign():
     assert (u["conclusion"], u["sign_reversal"], u["sig_raw"], u["sig_calibrated"]) == ("unchanged", False, True, True)
     with pytest.raises(ConfigError):
         metric_change(0.5, 0.01, 0.5, 0.01, signed=True, has_p=True, alpha=1.0)
+    # without a p-value the p given is ignored, however small
+    n = metric_change(0.5, 0.001, 0.4, 0.001, signed=True, has_p=False)
+    assert (n["sig_raw"], n["sig_calibrated"], n["conclusion"]) == (False, False, "unchanged")
+    # the default level is 0.05: p = 0.03 is significant, p = 0.06 not
+    d = metric_change(0.5, 0.03, 0.4, 0.06, signed=True, has_p=True)
+    assert (d["sig_raw"], d["sig_calibrated"], d["change"]) == (True, False, "Disappearing")

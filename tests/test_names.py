@@ -23,7 +23,7 @@ def _h(text: str) -> str:
 
 
 # --------------------------------------------------------------------------- file names
-@pytest.mark.parametrize("label", ["GloVe", "W6", "glove-6b-50d", "a.b_c=d-e", "0", "x" * MAX_KEPT])
+@pytest.mark.parametrize("label", ["GloVe", "W6", "glove-6b-50d", "a.b_c=d-e", "0", "x" * 100, "com10", "lpt10"])
 def test_safe_labels_are_their_own_names(label):
     assert file_name(label) == label
 
@@ -35,7 +35,8 @@ def test_safe_labels_are_their_own_names(label):
     ("end.", "end"),                         # Windows drops a trailing dot
     ("nul", "nul"), ("CON.txt", "CON.txt"), ("com1", "com1"), ("LPT9", "LPT9"),  # Windows device names
     ("ü", "x"), ("", "x"), ("a/b", "a_b"), ("a\\b", "a_b"),
-    ("x" * (MAX_KEPT + 1), "x" * SLUG_CHARS),  # one over the limit
+    ("x" * 101, "x" * 80),                   # one over the limit of 100: the slug is cut at 80
+    ("y" * 81 + " ", "y" * 80),
 ])
 def test_other_labels_get_a_slug_and_a_hash(label, slug):
     assert file_name(label) == f"{slug}+{_h(label)}"
@@ -45,7 +46,7 @@ def test_no_escaped_name_equals_a_kept_one_and_names_stay_short():
     labels = ["z 1", "z_1", "z_1+" + _h("z 1"), "z_1-2e22fb", "Z 1", "x" * 1000, "é" * 300]
     names = [file_name(x) for x in labels]
     assert len(set(names)) == len(labels)
-    assert max(len(n.encode()) for n in names) <= SLUG_CHARS + 11
+    assert max(len(n.encode()) for n in names) <= 80 + 11 and MAX_KEPT == 100 and SLUG_CHARS == 80
 
 
 def test_check_distinct_at_the_case_boundary():
@@ -64,6 +65,8 @@ def test_unique_names_separate_case_twins_and_joined_collisions_and_cut_long_nam
     assert len(long_name) == 150 + 11 and long_name[150] == "+"
     (ok,) = unique_names([("m" * 100, "n" * 99)])  # 200 characters: kept
     assert ok == "m" * 100 + "-" + "n" * 99
+    (cut,) = unique_names([("m" * 100, "n" * 100)])  # 201: cut to 150 and the hash of the key
+    assert cut == "m" * 100 + "-" + "n" * 49 + "+" + _h(json.dumps(["m" * 100, "n" * 100]))
 
 
 # --------------------------------------------------------------------------- records and keys
@@ -103,6 +106,15 @@ def test_stream_names_are_injective():
 
 
 # --------------------------------------------------------------------------- cosine
+def test_unit_vector_is_one_row_scaled():
+    from isoeat._cosine import unit_vector
+
+    v = unit_vector([3e200, 0.0, 4e200])
+    assert v.shape == (3,) and v.tolist() == pytest.approx([0.6, 0.0, 0.8], rel=1e-15)
+    with pytest.raises(ConfigError, match=r"all-zero vector \(axis row 0\)"):
+        unit_vector(np.zeros(3), "axis")
+
+
 def test_row_cosines_name_the_zero_row_with_the_error_class_asked_for():
     from isoeat._cosine import row_cosines
 
