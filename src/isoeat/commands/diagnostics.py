@@ -190,15 +190,9 @@ def _stars(p: float | None) -> str:
 
 
 def _emit(records: list[dict[str, Any]], fmt: str) -> bool:
-    from ..reporting.tables import records_to_csv, to_json
+    from ..reporting.tables import emit_records
 
-    if fmt == "json":
-        sys.stdout.write(to_json(records))
-        return True
-    if fmt == "csv":
-        sys.stdout.write(records_to_csv(records))
-        return True
-    return False
+    return emit_records(records, fmt)
 
 
 # ----------------------------------------------------------------------------

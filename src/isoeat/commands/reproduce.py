@@ -325,7 +325,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ..cliargs import eps_params
     from ..experiments.config import parse_config
     from ..experiments.runner import load_experiment, run_experiment
-    from ..reporting.tables import records_to_csv
+    from ..reporting.tables import records_to_csv, versioned
 
     if args.check_paper:
         print(_paper_checks_text())
@@ -435,12 +435,12 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
 
     for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
         r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
-    atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
+    atomic_write_text(out / "paper_comparison.csv", records_to_csv(versioned(rows)))
     tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
     atomic_write_text(out / "paper_comparison.md",
                       "```\n" + head + "\n\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
     print(_paper_checks_text())
-    atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
+    atomic_write_text(out / "paper_checks.csv", records_to_csv(versioned([f.to_dict() for f in paper_consistency()])))
     pv = paper_values()["source"]
     print(f"paper values: {pv['tables']['table_a1']}, transcribed from {pv['transcribed_from']}")
     print(f"{summary.line()}; comparison in {out / 'paper_comparison.csv'}; report: isoeat report {out} --html")

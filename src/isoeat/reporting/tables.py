@@ -6,8 +6,9 @@ import csv
 import io
 import json
 import math
+import sys
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .._io import atomic_write_text
 
@@ -24,6 +25,8 @@ __all__ = [
     "csv_text",
     "finite_or_none",
     "to_json",
+    "versioned",
+    "emit_records",
     "write_outputs",
 ]
 
@@ -443,15 +446,50 @@ def to_json(obj: Any) -> str:
     return json.dumps(clean(obj), indent=2, default=_json_default) + "\n"
 
 
+def versioned(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> Any:
+    """Records stamped with the isoeat that writes them: ``isoeat_version`` as the last field.
+
+    A mapping is one record (a summary object); anything else is a sequence of records, each stamped.
+    A record that already has the field gets the writer's version, at the end. Every result record isoeat
+    writes, to a file or to standard output, goes through here (CHANGELOG.md: a record says which isoeat
+    wrote it).
+
+    >>> from isoeat import __version__
+    >>> versioned([{"test": "W6", "effect_size": 1.7}])[0] == {"test": "W6", "effect_size": 1.7, "isoeat_version": __version__}
+    True
+    """
+    from .._version import __version__
+
+    def stamp(rec: Mapping[str, Any]) -> dict[str, Any]:
+        return {**{k: v for k, v in rec.items() if k != "isoeat_version"}, "isoeat_version": __version__}
+
+    return stamp(obj) if isinstance(obj, Mapping) else [stamp(r) for r in obj]
+
+
+def emit_records(records: Any, fmt: str) -> bool:
+    """Write result records to standard output as ``json`` or ``csv``, stamped by :func:`versioned`.
+
+    ``records`` is a list of records (or, for ``json``, one summary mapping). Returns False for any other
+    format (the caller prints its table).
+    """
+    if fmt == "json":
+        sys.stdout.write(to_json(versioned(records)))
+    elif fmt == "csv":
+        sys.stdout.write(records_to_csv(versioned(records)))
+    else:
+        return False
+    return True
+
+
 def write_outputs(out_dir: str | Path, stem: str, records: Sequence[dict[str, Any]], extra: dict[str, Any] | None = None) -> list[Path]:
-    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically."""
+    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically, stamped by :func:`versioned`."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.csv", out / f"{stem}.json"]
-    atomic_write_text(paths[0], records_to_csv(records))
-    atomic_write_text(paths[1], to_json(list(records)))
+    atomic_write_text(paths[0], records_to_csv(versioned(records)))
+    atomic_write_text(paths[1], to_json(versioned(records)))
     if extra is not None:
         p = out / f"{stem}-summary.json"
-        atomic_write_text(p, to_json(extra))
+        atomic_write_text(p, to_json(versioned(extra)))
         paths.append(p)
     return paths
