@@ -99,10 +99,16 @@ def test_saved_calibrators_state_the_version(run_folder: Path, tmp_path: Path) -
     ["metric", "ripa", "--test", "W6"],
     ["run", "--tests", "W6", "--permutations", "2000"],
     ["anisotropy", "--samples", "300"],
-    ["similarity", "--benchmark", "ws353", "--bootstrap", "200"],
+    ["similarity", "--benchmark", "{pairs}", "--bootstrap", "200"],
 ], ids=lambda a: " ".join(a))
 @pytest.mark.parametrize("fmt", ["json", "csv"])
-def test_format_json_and_csv_records_end_with_the_version(argv: list[str], fmt: str, capsys, glove) -> None:
+def test_format_json_and_csv_records_end_with_the_version(argv: list[str], fmt: str, capsys, glove,
+                                                          tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.txt"  # a small word-pair benchmark, so no benchmark data folder is needed
+    words = ["king", "queen", "man", "woman", "cat", "dog", "car", "road", "tree", "leaf", "sun", "moon"]
+    pairs.write_text("".join(f"{a}\t{b}\t{(i * 7) % 10}\n" for i, (a, b) in
+                             enumerate(zip(words, words[1:] + words[:1]))), encoding="utf-8")
+    argv = [a.format(pairs=pairs) for a in argv]
     assert main([*argv, "--format", fmt, "--quiet"]) == 0
     text = capsys.readouterr().out
     records = json.loads(text) if fmt == "json" else _csv_records(text)
