@@ -25,7 +25,8 @@ def _version() -> str:
     import isoeat
 
     tree = ast.parse((Path(isoeat.__file__).parent / "_version.py").read_text("utf-8"))
-    (value,) = [n.value.value for n in tree.body if isinstance(n, ast.Assign)]
+    (value,) = [n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                and [getattr(t, "id", None) for t in n.targets] == ["__version__"]]
     return value
 
 

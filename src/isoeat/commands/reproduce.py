@@ -325,7 +325,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ..cliargs import eps_params
     from ..experiments.config import parse_config
     from ..experiments.runner import load_experiment, run_experiment
-    from ..reporting.tables import records_to_csv, versioned
+    from .._version import versioned
+    from ..reporting.tables import records_to_csv
 
     if args.check_paper:
         print(_paper_checks_text())

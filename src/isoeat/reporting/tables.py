@@ -8,9 +8,10 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Sequence
 
 from .._io import atomic_write_text
+from .._version import versioned
 
 __all__ = [
     "format_p",
@@ -25,7 +26,6 @@ __all__ = [
     "csv_text",
     "finite_or_none",
     "to_json",
-    "versioned",
     "emit_records",
     "write_outputs",
 ]
@@ -444,26 +444,6 @@ def to_json(obj: Any) -> str:
             return [clean(v) for v in x]
         return x
     return json.dumps(clean(obj), indent=2, default=_json_default) + "\n"
-
-
-def versioned(obj: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> Any:
-    """Records stamped with the isoeat that writes them: ``isoeat_version`` as the last field.
-
-    A mapping is one record (a summary object); anything else is a sequence of records, each stamped.
-    A record that already has the field gets the writer's version, at the end. Every result record isoeat
-    writes, to a file or to standard output, goes through here (CHANGELOG.md: a record says which isoeat
-    wrote it).
-
-    >>> from isoeat import __version__
-    >>> versioned([{"test": "W6", "effect_size": 1.7}])[0] == {"test": "W6", "effect_size": 1.7, "isoeat_version": __version__}
-    True
-    """
-    from .._version import __version__
-
-    def stamp(rec: Mapping[str, Any]) -> dict[str, Any]:
-        return {**{k: v for k, v in rec.items() if k != "isoeat_version"}, "isoeat_version": __version__}
-
-    return stamp(obj) if isinstance(obj, Mapping) else [stamp(r) for r in obj]
 
 
 def emit_records(records: Any, fmt: str) -> bool:
