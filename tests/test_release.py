@@ -102,3 +102,14 @@ def test_notice_names_every_bundled_model_and_data_package() -> None:
         assert f"`{name}`" in notice, name
     for path in sorted((ROOT / "src" / "isoeat").rglob("data/*")):  # every data file the wheel ships
         assert f"`isoeat/{path.relative_to(ROOT / 'src' / 'isoeat').as_posix()}`" in notice, path
+
+
+def test_ci_runs_the_readme_install_and_test_commands() -> None:
+    """.ci/run installs and tests exactly as the README says (so the figures it prints are the README's)."""
+    readme = _checkout_file("README.md").read_text("utf-8")
+    section = readme[readme.index("## Install and test"):]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    commands = [ln.split("#", 1)[0].strip() for ln in block.splitlines() if ln.split("#", 1)[0].strip()]
+    assert any(c.startswith("python -m pytest") for c in commands), commands
+    ci = {ln.strip() for ln in _checkout_file(".ci/run").read_text("utf-8").splitlines()}
+    assert [c for c in commands if c not in ci] == []
