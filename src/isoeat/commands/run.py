@@ -270,7 +270,8 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
     from ..reporting.tables import comparison_table, emit_records, metric_comparison_table
 
     comps = comparisons(res)
-    if emit_records([rec for comp in comps for rec in comp.records()] if fmt in ("json", "csv") else [], fmt):
+    if fmt in ("json", "csv"):
+        emit_records([rec for comp in comps for rec in comp.records()], fmt)
         return
     for i, comp in enumerate(comps):
         if i:
