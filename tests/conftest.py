@@ -10,6 +10,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Progress lines go to stderr when a stage runs longer than 10 s, which on a loaded machine is a matter of
+# timing: tests that check a command's stderr (one line per error) would then pass or fail by luck. The suite
+# runs with progress off unless a test asks for it (tests/test_progress*.py set or clear $ISOEAT_PROGRESS
+# themselves; the docs run clears it, as a reader's shell would). An explicit $ISOEAT_PROGRESS is kept.
+os.environ.setdefault("ISOEAT_PROGRESS", "0")
+
 
 def _shared_data() -> Path | None:
     for cand in (os.environ.get("ISOEAT_SHARED_DATA"), ROOT.parent / "shared" / "data"):

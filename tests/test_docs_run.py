@@ -23,7 +23,8 @@ BLOCKS = [b for f in doc_files(ROOT) for b in collect(f) if b.runnable]
 
 
 #: One embedding cache for every block of a session (a model's vectors are encoded once, as a reader's
-#: cache would hold them); never the user's own cache.
+#: cache would hold them); never the user's own cache. Parallel workers of one run (pytest-xdist) share
+#: it: the cache is written atomically, so two workers encoding the same entry only repeat work.
 _CACHE: list[Path] = []
 
 
@@ -31,7 +32,13 @@ def _cache_dir(tmp: Path) -> Path:
     if not _CACHE:
         import tempfile
 
-        _CACHE.append(Path(tempfile.mkdtemp(prefix="isoeat-docs-cache-")))
+        run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+        if run.isalnum():  # the same id in every worker of this run, a new one for every run
+            shared = Path(tempfile.gettempdir()) / f"isoeat-docs-cache-{run}"
+            shared.mkdir(mode=0o700, exist_ok=True)
+            _CACHE.append(shared)
+        else:
+            _CACHE.append(Path(tempfile.mkdtemp(prefix="isoeat-docs-cache-")))
     return _CACHE[0]
 
 

@@ -97,7 +97,8 @@ def _check_rows(rows: list[dict]) -> None:
         d_raw, _, d_cal, _, change, large, sign = CASES[r["test"]]
         assert (r["change"], r["large_shift"], r["sign_reversal"]) == (change, large, sign), r["test"]
         assert (r["magnitude_raw"], r["magnitude_calibrated"]) == (_magnitude(d_raw), _magnitude(d_cal)), r["test"]
-        assert list(r)[-2:] == ["magnitude_raw", "magnitude_calibrated"]  # new columns go last
+        # new columns go last, before the version of isoeat that wrote the record
+        assert list(r)[-3:] == ["magnitude_raw", "magnitude_calibrated", "isoeat_version"]
 
 
 @pytest.mark.parametrize("d, label", [

@@ -12,7 +12,7 @@ Quick start::
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from ._errors import (
     ConfigError,

@@ -158,15 +158,18 @@ def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
 
 def write_outputs(out_dir: str | Path, stem: str, records: Sequence[dict[str, Any]],
                   extra: dict[str, Any] | None = None) -> list[Path]:
-    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically."""
+    """Write ``STEM.csv`` and ``STEM.json`` (and ``STEM-summary.json``) atomically, stamped by
+    :func:`isoeat._version.versioned`."""
+    from ._version import versioned
+
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = [out / f"{stem}.csv", out / f"{stem}.json"]
-    atomic_write_text(paths[0], records_to_csv(records))
-    atomic_write_text(paths[1], to_json(list(records)))
+    atomic_write_text(paths[0], records_to_csv(versioned(records)))
+    atomic_write_text(paths[1], to_json(versioned(list(records))))
     if extra is not None:
         p = out / f"{stem}-summary.json"
-        atomic_write_text(p, to_json(extra))
+        atomic_write_text(p, to_json(versioned(extra)))
         paths.append(p)
     return paths
 

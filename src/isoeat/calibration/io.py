@@ -30,6 +30,7 @@ from .._errors import (
 )
 from .._io import atomic_write_with
 from .._records import canonical_json, clean
+from .._version import __version__
 from .._validate import check_bool
 from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
@@ -203,6 +204,7 @@ def save_calibrator(calibrator: Any, path: str | Path) -> Path:
         **{k: v for k, v in (getattr(calibrator, "metadata_", {}) or {}).items()
            if k not in {"dim", "n", "params", "calibration"}},
     }
+    meta.setdefault("isoeat_version", __version__)  # the fit's version, else the one that saves it
     arrays = {k: np.asarray(getattr(calibrator, k), dtype=np.float64) for k in arrays_names}
     meta_json = canonical_json(clean(meta))  # NaN (an undefined reference-SE, say) is written as null
     arrays[_HASH_KEY] = np.array(_content_record(arrays, meta_json))

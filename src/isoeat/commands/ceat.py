@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import Any
 
 from .._errors import ConfigError
@@ -168,7 +167,7 @@ def _table(results: list[CEATResult], ddof: int = 1) -> str:
 
 
 def _cmd_ceat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import records_to_csv, to_json
+    from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
     tests = resolve_tests(args.test)
@@ -183,10 +182,9 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
         from ..reporting.ceat_figure import write_ceat_figure
 
         write_ceat_figure(results[0], args.figure)
-    if args.format == "json":
-        sys.stdout.write(to_json([r.to_dict(draws=True) for rs in results for r in rs]))
-    elif args.format == "csv":
-        sys.stdout.write(records_to_csv([rec for rs in results for r in rs for rec in r.records()]))
+    if args.format in ("json", "csv"):
+        emit_records([r.to_dict(draws=True) for rs in results for r in rs] if args.format == "json"
+                     else [rec for rs in results for r in rs for rec in r.records()], args.format)
     else:
         print("\n\n".join(_table(rs, args.ddof) for rs in results))
         if cal is not None:

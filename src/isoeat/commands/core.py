@@ -93,7 +93,7 @@ def _cmd_tests(args: argparse.Namespace) -> int:
 
 
 def _cmd_weat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import records_to_csv, to_json, weat_table
+    from ..reporting.tables import emit_records, weat_table
     from ..stats.results import with_suggestions
     from ..stats.weat import weat
     from ..wordsets import resolve_tests
@@ -104,11 +104,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     # --seed is the seed each result records: `isoeat weat --test T --seed <seed of a result>` replays it
     results = [weat(model, t, calibration=cal, rng=args.seed, force=args.force, **weat_kwargs(args))
                for t in tests]
-    if args.format == "json":
-        sys.stdout.write(to_json([r.to_dict() for r in results]))
-    elif args.format == "csv":
-        sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
-    else:
+    if not emit_records([r.to_dict() for r in results], args.format):
         print(weat_table(results, contexts=isinstance(model, ContextEncoder)))
         for r in results:
             if r.dropped:
@@ -117,8 +113,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import (_render, ci_footer, format_ci, format_d, format_p, reach_footer, records_to_csv,
-                                    to_json)
+    from ..reporting.tables import _render, ci_footer, emit_records, format_ci, format_d, format_p, reach_footer
     from ..stats.results import with_suggestions
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
@@ -137,11 +132,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
                       min_coverage=args.min_coverage, force=args.force, ci=args.ci, ci_method=args.ci_method,
                       ci_level=args.ci_level)
     recs = [{**r.to_dict(), "A": test.A.name, "B": test.B.name} for r in results]
-    if args.format == "json":
-        sys.stdout.write(to_json(recs))
-    elif args.format == "csv":
-        sys.stdout.write(records_to_csv(recs))
-    else:
+    if not emit_records(recs, args.format):
         print(f"SC-WEAT on {model.name} ({recs[0]['calibration']}): A = {test.A.name}, B = {test.B.name} "
               f"(from {test.id})")
         with_ci = any(r.effect_size_ci is not None for r in results)

@@ -190,18 +190,6 @@ def _stars(p: float | None) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
 
 
-def _emit(records: list[dict[str, Any]], fmt: str) -> bool:
-    from ..reporting.tables import records_to_csv, to_json
-
-    if fmt == "json":
-        sys.stdout.write(to_json(records))
-        return True
-    if fmt == "csv":
-        sys.stdout.write(records_to_csv(records))
-        return True
-    return False
-
-
 # ----------------------------------------------------------------------------
 # anisotropy
 # ----------------------------------------------------------------------------
@@ -212,7 +200,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
 
     from .._io import atomic_write_with
     from ..diagnostics import compare_anisotropy
-    from ..reporting.tables import _render
+    from ..reporting.tables import _render, emit_records
 
     t0 = time.perf_counter()
     model, cal = _load(args, memo=True)
@@ -234,7 +222,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         out = args.matrix_out if str(args.matrix_out).endswith(".npz") else f"{args.matrix_out}.npz"
         atomic_write_with(out, lambda fh: np.savez(fh, **arrays))
     records = [r.to_dict() for r in results]
-    if _emit(records, args.format):
+    if emit_records(records, args.format):
         return 0
     raw = results[0]
     title = f"{model.name}: anisotropy of sampled reference vectors"
@@ -298,7 +286,7 @@ def _benchmarks(spec: str) -> list[str]:
 
 
 def _cmd_similarity(args: argparse.Namespace) -> int:
-    from ..reporting.tables import _render, format_p
+    from ..reporting.tables import _render, emit_records, format_p
     from ..similarity import compare_similarity, evaluate_similarity, load_benchmark
 
     t0 = time.perf_counter()
@@ -322,7 +310,7 @@ def _cmd_similarity(args: argparse.Namespace) -> int:
                                    rng=args.seed, force=args.force, min_coverage=args.min_coverage)
             comparisons.append((c.raw, c.calibrated, c.bootstrap))
             records.extend(c.records())
-    if _emit(records, args.format):
+    if emit_records(records, args.format):
         return 0
     if cal is None:
         print(f"{model.name}: Spearman rho between cosine similarity and human scores (raw space)")

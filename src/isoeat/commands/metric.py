@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import sys
 from typing import Any
 
 from .._errors import ConfigError
@@ -163,7 +162,7 @@ def _ci(r: Any) -> str:
 def _cmd_metric(args: argparse.Namespace) -> int:
     from ..metrics.api import run_metrics, select_metrics
     from ..metrics.registry import METRICS
-    from ..reporting.tables import records_to_csv, to_json
+    from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
     specs = select_metrics(args.names)
@@ -180,11 +179,8 @@ def _cmd_metric(args: argparse.Namespace) -> int:
     raw = run_metrics(model, names, tests, **common)
     calibrated = run_metrics(model, names, tests, calibration=cal, force=args.force, **common) if cal else None
     results = raw + (calibrated or [])
-    if args.format == "json":
-        sys.stdout.write(to_json([r.to_dict(scores=True) for r in results]))
-        return 0
-    if args.format == "csv":
-        sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
+    if args.format in ("json", "csv"):
+        emit_records([r.to_dict(scores=args.format == "json") for r in results], args.format)
         return 0
     spaces = f"raw vs {calibrated[0].calibration}" if calibrated else "raw only (--calibration none)"
     print(f"{model.name}: {spaces}; seed {args.seed}; X, Y = target words measured, A, B = poles")

@@ -375,10 +375,11 @@ def _write_comparison(out: Path, rows: list[dict], departures: list[str], head: 
     """``paper_comparison.csv`` and ``.md``: the files say how they were made (quick or another ε: not the paper's)."""
     from .._io import atomic_write_text
     from .._records import records_to_csv
+    from .._version import versioned
 
     for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
         r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
-    atomic_write_text(out / "paper_comparison.csv", records_to_csv(rows))
+    atomic_write_text(out / "paper_comparison.csv", records_to_csv(versioned(rows)))
     tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
     atomic_write_text(out / "paper_comparison.md",
                       "```\n" + head + "\n\n" + text + ("\n" + extra if extra else "") + tail + "\n```\n")
@@ -391,6 +392,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ..experiments.runner import load_experiment, run_experiment
     from .._io import atomic_write_text
     from .._records import records_to_csv
+    from .._version import versioned
 
     if args.check_paper:
         print(_paper_checks_text())
@@ -463,7 +465,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     _write_comparison(Path(args.out), rows, departures, head, text, extra, missing)
     print(_paper_checks_text())
     out = Path(args.out)
-    atomic_write_text(out / "paper_checks.csv", records_to_csv([f.to_dict() for f in paper_consistency()]))
+    atomic_write_text(out / "paper_checks.csv", records_to_csv(versioned([f.to_dict() for f in paper_consistency()])))
     pv = paper_values()["source"]
     print(f"paper values: {pv['tables']['table_a1']}, transcribed from {pv['transcribed_from']}")
     print(f"{summary.line()}; comparison in {out / 'paper_comparison.csv'}; report: isoeat report {out} --html")

@@ -267,12 +267,11 @@ def isotropy_check_lines(res: Any, comp: Any) -> list[str]:
 
 
 def _print(res: Any, fmt: str, adjust: str) -> None:
-    from ..reporting.tables import comparison_table, metric_comparison_table, records_to_csv, to_json
+    from ..reporting.tables import comparison_table, emit_records, metric_comparison_table
 
     comps = comparisons(res)
     if fmt in ("json", "csv"):
-        records = [rec for comp in comps for rec in comp.records()]
-        sys.stdout.write(to_json(records) if fmt == "json" else records_to_csv(records))
+        emit_records([rec for comp in comps for rec in comp.records()], fmt)
         return
     for i, comp in enumerate(comps):
         if i:

@@ -7,7 +7,6 @@ The statistics (:func:`seat`, :class:`SEATResult`) live in
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from .._errors import ConfigError
@@ -145,7 +144,7 @@ def _table(res: SEATResult) -> str:
 
 def _cmd_seat(args: argparse.Namespace) -> int:
     from ..cliargs import weat_kwargs
-    from ..reporting.tables import records_to_csv, to_json
+    from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
     if not 0.0 < args.alpha < 1.0:
@@ -162,10 +161,9 @@ def _cmd_seat(args: argparse.Namespace) -> int:
              alpha=args.alpha, rng=args.seed, force=args.force, **kw)
         for t in tests
     ]
-    if args.format == "json":
-        sys.stdout.write(to_json([r.to_dict() for r in results]))
-    elif args.format == "csv":
-        sys.stdout.write(records_to_csv([rec for r in results for rec in r.records()]))
+    if args.format in ("json", "csv"):
+        emit_records([r.to_dict() for r in results] if args.format == "json"
+                     else [rec for r in results for rec in r.records()], args.format)
     else:
         print("\n\n".join(_table(r) for r in results))
         if cal is not None:

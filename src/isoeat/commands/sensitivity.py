@@ -291,7 +291,7 @@ def _write(args: argparse.Namespace, res: Any, figures: bool) -> list:
 def _cmd_sensitivity(args: argparse.Namespace) -> int:
     from .._errors import IsoeatWarning
     from ..backends import load_model
-    from ..reporting.tables import records_to_csv, to_json
+    from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
     t0 = time.perf_counter()
@@ -323,10 +323,8 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     if args.format in ("json", "csv"):
         for n in res.notes:
             sys.stderr.write(f"isoeat: note: {n}\n")
-    if args.format == "json":
-        sys.stdout.write(to_json(res.to_dict()))
-    elif args.format == "csv":
-        sys.stdout.write(records_to_csv(res.records()))
+    if args.format in ("json", "csv"):
+        emit_records(res.to_dict() if args.format == "json" else res.records(), args.format)
     else:
         print(summary_table(res))
         print(f"({len(res.rows):,} rows, {time.perf_counter() - t0:.1f} s"

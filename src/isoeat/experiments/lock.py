@@ -174,6 +174,8 @@ def claimed_folder(out: str | Path, kind: str, *, force: bool = False) -> Iterat
                     "folder, or --force")
         from .._io import atomic_write_text
 
+        from .._version import __version__
+
         atomic_write_text(out / IDENTITY_NAME, json.dumps({"format": "isoeat-output", "kind": kind,
-                                                          "written": now_iso()}) + "\n")
+                                                          "written": now_iso(), "isoeat_version": __version__}) + "\n")
         yield out

@@ -270,6 +270,7 @@ _TIDY_DROP = ("s_x", "s_y", "cell", "duration_s", "warnings")
 def write_results(out: str | Path, results: ExperimentResults | None = None) -> list[Path]:
     """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``."""
     from ..reporting.paper_tables import write_tables
+    from .._version import versioned
     from ..reporting.tables import records_to_csv, to_json
 
     out = Path(out)
@@ -277,8 +278,8 @@ def write_results(out: str | Path, results: ExperimentResults | None = None) -> 
     written: list[Path] = []
 
     def both(stem: str, records: list[dict]) -> None:
-        atomic_write_text(out / f"{stem}.csv", records_to_csv(records))
-        atomic_write_text(out / f"{stem}.json", to_json(records))
+        atomic_write_text(out / f"{stem}.csv", records_to_csv(versioned(records)))
+        atomic_write_text(out / f"{stem}.json", to_json(versioned(records)))
         written.extend([out / f"{stem}.csv", out / f"{stem}.json"])
 
     both("results", [{k: v for k, v in r.items() if k not in _TIDY_DROP} for r in res.weat])
@@ -287,12 +288,12 @@ def write_results(out: str | Path, results: ExperimentResults | None = None) -> 
         both("metrics", [{k: v for k, v in r.items() if k not in ("words", "per_word", "cell")} for r in res.metrics])
         both("metric_comparison", res.metric_comparisons)
     if res.anisotropy:
-        atomic_write_text(out / "anisotropy.csv", records_to_csv(
+        atomic_write_text(out / "anisotropy.csv", records_to_csv(versioned(
             [{**{k: v for k, v in a.items() if k != "explained_variance_ratio"},
-              "explained_variance_ratio": a.get("explained_variance_ratio")} for a in res.anisotropy]))
+              "explained_variance_ratio": a.get("explained_variance_ratio")} for a in res.anisotropy])))
         written.append(out / "anisotropy.csv")
     if res.similarity:
-        atomic_write_text(out / "similarity.csv", records_to_csv(res.similarity))
+        atomic_write_text(out / "similarity.csv", records_to_csv(versioned(res.similarity)))
         written.append(out / "similarity.csv")
     atomic_write_text(out / "summary.json", to_json(res.summary))
     atomic_write_text(out / "failures.json", to_json(res.failures))

@@ -567,12 +567,14 @@ def _fail_cells(cells: list[Cell], err: dict, run_id: str, fingerprint: str | No
 
 def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict | None, seconds: float,
                 fingerprint: str | None, started: str | None) -> None:
+    from .._version import __version__
+
     rec = {
         "format": "isoeat-cell", "format_version": CELL_FORMAT, "kind": cell.kind,
         "key": {"model": cell.model, "calibration": cell.calibration, "item": cell.item},
         "status": status, "cell_hash": cell.cell_hash, "seed": cell.seed, "seed_stream": list(cell.stream),
-        "model_fingerprint": fingerprint, "run_id": run_id, "started": started or now_iso(), "ended": now_iso(),
-        "duration_s": round(seconds, 6), **payload,
+        "model_fingerprint": fingerprint, "run_id": run_id, "isoeat_version": __version__,
+        "started": started or now_iso(), "ended": now_iso(), "duration_s": round(seconds, 6), **payload,
     }
     if cell.kind in ("weat", "metrics"):
         rec["test_sha256"] = test_hash(cell.extra["test"])

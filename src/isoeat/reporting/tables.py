@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Iterable, Sequence
 
 from ..labels import is_significant
 from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
+from .._version import versioned
 from ..stats.results import with_suggestions
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "csv_text",
     "finite_or_none",
     "to_json",
+    "emit_records",
     "write_outputs",
 ]
 
@@ -355,3 +358,18 @@ def metric_comparison_table(rows: Sequence[dict[str, Any]], alpha: float) -> str
     if out:
         out.append(METRIC_CHANGE_RULE.format(alpha=alpha))
     return "\n\n".join(out[:-1]) + ("\n" + out[-1] if out else "")
+
+
+def emit_records(records: Any, fmt: str) -> bool:
+    """Write result records to standard output as ``json`` or ``csv``, stamped by :func:`versioned`.
+
+    ``records`` is a list of records (or, for ``json``, one summary mapping). Returns False for any other
+    format (the caller prints its table).
+    """
+    if fmt == "json":
+        sys.stdout.write(to_json(versioned(records)))
+    elif fmt == "csv":
+        sys.stdout.write(records_to_csv(versioned(records)))
+    else:
+        return False
+    return True
