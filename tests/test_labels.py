@@ -98,7 +98,7 @@ def _check_rows(rows: list[dict]) -> None:
         assert (r["change"], r["large_shift"], r["sign_reversal"]) == (change, large, sign), r["test"]
         assert (r["magnitude_raw"], r["magnitude_calibrated"]) == (_magnitude(d_raw), _magnitude(d_cal)), r["test"]
         # new columns go last, before the version of isoeat that wrote the record
-        assert list(r)[-3:] == ["magnitude_raw", "magnitude_calibrated", "isoeat_version"]
+        assert list(r)[-4:] == ["magnitude_raw", "magnitude_calibrated", "protocol", "isoeat_version"]
 
 
 @pytest.mark.parametrize("d, label", [

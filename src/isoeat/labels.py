@@ -10,7 +10,9 @@
 * magnitude: :func:`cohen_magnitude` (Cohen's negligible / small / medium / large);
 * the sanity rule (:func:`sanity_failures`: W1 and W2 significant in their expected direction);
 * the template-fallback rule of contextual models (:func:`too_many_fallbacks`);
-* the other bias metrics: :func:`metric_change` (``changed`` / ``unchanged`` / ``no conclusion``).
+* the other bias metrics: :func:`metric_change` (``changed`` / ``unchanged`` / ``no conclusion``);
+* the protocol: :func:`protocol_departures` — where a run departs from the paper's (a reduced reference,
+  another ε, fewer permutations or contexts, ``--quick``), named under every table and in every record.
 
 Every summariser, table and figure imports its labels from here; the
 layering test (``tests/test_layers.py``) keeps copies of these rules out of
@@ -28,7 +30,8 @@ __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "check_alpha", "is_significant", "classify_change", "opposite_signs",
     "change_flags", "compare_records", "COHEN_BOUNDS", "MAGNITUDES", "MAGNITUDE_RULE", "cohen_magnitude",
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
-    "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change",
+    "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
+    "protocol_text",
 ]
 
 
@@ -298,3 +301,50 @@ def metric_change(estimate_raw: float, p_raw: float, estimate_calibrated: float,
             "sign_reversal": reversal, "conclusion": conclusion, "reason": "; ".join(reasons)}
 
 
+
+
+#: The paper's protocol (§4.1, §4.3): 100,000 reference vocabulary items or sentences, ε = 1e-3, 100,000
+#: permutations where p is sampled, 20 contexts per word for contextual models.
+PAPER_PROTOCOL = {"reference_size": 100_000, "eps": 1e-3, "permutations": 100_000, "contexts_per_word": 20}
+
+
+def protocol_departures(*, reference_size: int | None = None, eps: float | None = None, eps_relative: bool = False,
+                        permutations: int | None = None, sampled: bool = False,
+                        contexts_per_word: int | None = None, quick: bool = False) -> tuple[str, ...]:
+    """Where a run departs from :data:`PAPER_PROTOCOL`, in words (empty: the paper's protocol).
+
+    A reference smaller than 100,000, an ε other than 1e-3 (or a relative ε), fewer than 100,000
+    permutations where a p was sampled (``sampled``; an exact or certified p needs none), fewer than 20
+    contexts per word, ``--quick``. None: not applicable (the question does not arise).
+
+    Examples
+    --------
+    >>> protocol_departures(reference_size=100_000, eps=1e-3)
+    ()
+    >>> protocol_departures(reference_size=99_999, permutations=10_000, sampled=True)
+    ('reference 99,999 (the paper: 100,000)', '10,000 permutations (the paper: 100,000)')
+    """
+    p = PAPER_PROTOCOL
+    out = ["--quick"] if quick else []
+    if reference_size is not None and reference_size < p["reference_size"]:
+        out.append(f"reference {reference_size:,} (the paper: {p['reference_size']:,})")
+    if eps_relative:
+        out.append("relative epsilon (the paper: absolute 0.001)")
+    elif eps is not None and eps != p["eps"]:
+        out.append(f"epsilon {eps:.12g} (the paper: {p['eps']:g})")
+    if sampled and permutations is not None and permutations < p["permutations"]:
+        out.append(f"{permutations:,} permutations (the paper: {p['permutations']:,})")
+    if contexts_per_word is not None and contexts_per_word < p["contexts_per_word"]:
+        out.append(f"{contexts_per_word} contexts per word (the paper: {p['contexts_per_word']})")
+    return tuple(out)
+
+
+def protocol_text(departures: Sequence[str]) -> str:
+    """The ``protocol`` column: ``"paper"``, or ``"reduced: "`` and the departures.
+
+    Examples
+    --------
+    >>> protocol_text(()), protocol_text(["--quick"])
+    ('paper', 'reduced: --quick')
+    """
+    return "paper" if not departures else "reduced: " + "; ".join(departures)

@@ -253,7 +253,8 @@ def comparisons(res: Any) -> list[Any]:
                     } if cal_meta else {}
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
                                   alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta,
-                                  contexts=m.get("family") not in (None, "static")))
+                                  contexts=m.get("family") not in (None, "static"),
+                                  departures=res.departures(m["label"], c["label"])))
     return out
 
 

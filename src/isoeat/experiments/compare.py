@@ -35,6 +35,8 @@ from ..labels import (  # noqa: F401 - re-exported: the one home of every label 
     change_flags,
     check_alpha,
     classify_change,
+    protocol_departures,
+    protocol_text,
     cohen_magnitude,
     compare_records,
     fallback_counts,
@@ -212,6 +214,8 @@ class Comparison:
     calibrator_metadata: dict
     #: The model encodes words in corpus contexts (a template when it finds none): tables report how many.
     contexts: bool = False
+    #: Where the run departs from the paper's protocol (:func:`isoeat.labels.protocol_departures`).
+    departures: tuple[str, ...] = ()
 
     def records(self) -> list[dict[str, Any]]:
         """Tidy records: one per (test, calibration), the JSON/CSV output."""
@@ -225,6 +229,7 @@ class Comparison:
                     cal = res is row.calibrated
                     rec["reference_se"] = row.reference_se if cal else None
                     rec["reference_size"] = self.calibrator_metadata.get("reference_size") if cal else None
+                rec["protocol"] = protocol_text(self.departures)
                 out.append(rec)
         return out
 
@@ -243,6 +248,7 @@ class Comparison:
             "alpha": self.alpha,
             "summary": self.summary(),
             "calibrator": self.calibrator_metadata,
+            "protocol": protocol_text(self.departures),
             "rows": [r.to_dict() for r in self.rows],
         }
 
@@ -404,11 +410,22 @@ def compare_calibration(
     raws = _with_adjusted([p[0] for p in pairs])
     cals = _with_adjusted([p[1] for p in pairs])
     rows = [_row(r, c, alpha, reference_se.get(r.test)) for r, c in zip(raws, cals)]
+    meta = dict(getattr(calibrator, "metadata_", {}) or {})
     return Comparison(
         model=getattr(model, "name", ""),
         calibration=getattr(calibrator, "name", "calibrated"),
         alpha=alpha,
         rows=tuple(rows),
-        calibrator_metadata=dict(getattr(calibrator, "metadata_", {})),
+        calibrator_metadata=meta,
         contexts=isinstance(model, ContextEncoder),
+        departures=_departures(meta, permutation, rows),
     )
+
+
+def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow]) -> tuple[str, ...]:
+    """Where a comparison departs from the paper's protocol: its calibrator's reference and ε, its permutations."""
+    spec = meta.get("reference_spec") if isinstance(meta.get("reference_spec"), dict) else {}
+    size = meta.get("reference_size") or spec.get("size")
+    sampled = any(r.raw.p_method == "monte-carlo" or r.calibrated.p_method == "monte-carlo" for r in rows)
+    return protocol_departures(reference_size=size, eps=meta.get("eps"), eps_relative=meta.get("eps_mode") ==
+                               "relative", permutations=permutation.n_permutations, sampled=sampled)

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
+from ..labels import protocol_departures, protocol_text
 from ._store import check_inside, is_sealed, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows, metric_comparison_rows
 from .manifest import read_manifest
@@ -77,6 +78,10 @@ class ExperimentResults:
     @property
     def settings(self) -> dict:
         return self.experiment["config"]["settings"]
+
+    def departures(self, model: str, calibration: str) -> tuple[str, ...]:
+        """Where a (model, calibration) of the folder departs from the paper's protocol (``protocol`` column)."""
+        return folder_departures(self.experiment["config"], self.manifest, model, calibration, self.weat)
 
     def cosines(self, model: str, calibration: str, test: str) -> dict | None:
         """The stored target x attribute cosines of one WEAT cell (None when absent)."""
@@ -232,12 +237,37 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                                          "item": b, "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
     adjust_records(weat_recs)
     comps = comparison_rows(weat_recs, cfg["calibrations"], alpha)
+    metric_comps = metric_comparison_rows(metric_recs, cfg["calibrations"], alpha)
+    for rec in (*weat_recs, *comps, *metric_recs, *metric_comps):  # every record says whether it is the paper's
+        rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat_recs))
     summary = {c["label"]: summarize([r for r in comps if r["calibration"] == c["label"]], alpha)
                for c in cfg["calibrations"] if c["name"] != "none"}
     return ExperimentResults(out=out, experiment=exp, manifest=manifest, weat=weat_recs, comparisons=comps,
                              anisotropy=aniso, similarity=sims, failures=failures, summary=summary, models=models,
                              tests=cfg["tests"], calibrations=cfg["calibrations"], metrics=metric_recs,
-                             metric_comparisons=metric_comparison_rows(metric_recs, cfg["calibrations"], alpha))
+                             metric_comparisons=metric_comps)
+
+
+def folder_departures(cfg: dict, manifest: dict, model: str, calibration: str, weat: list[dict]) -> tuple[str, ...]:
+    """Where a (model, calibration) of a folder departs from the paper's protocol (:func:`isoeat.labels.
+    protocol_departures`): the reference its calibrator used (the manifest's, else the settings'), ε, the
+    permutations where a p was sampled, the contexts per word of a contextual model."""
+    s = cfg.get("settings") or {}
+    cals = manifest.get("calibrators") if isinstance(manifest.get("calibrators"), dict) else {}
+    meta = cals.get(f"{model}/{calibration}") if isinstance(cals.get(f"{model}/{calibration}"), dict) else {}
+    cal = next((c for c in cfg.get("calibrations") or [] if c.get("label") == calibration), {})
+    mspec = next((m for m in cfg.get("models") or [] if m.get("label") == model), {})
+    ref = s.get("reference") or {}
+    fitted = cal.get("name") != "none"
+    sampled = any(r.get("p_method") == "monte-carlo" for r in weat if r.get("model") == model
+                  and r.get("calibration") == calibration)
+    contextual = mspec.get("family") not in (None, "static")
+    return protocol_departures(
+        reference_size=(meta.get("reference_size") or ref.get("size")) if fitted else None,
+        eps=(cal.get("params") or {}).get("eps", s.get("eps")) if fitted else None,
+        eps_relative=fitted and ((cal.get("params") or {}).get("eps_mode") == "relative"),
+        permutations=s.get("permutations"), sampled=sampled,
+        contexts_per_word=(mspec.get("contexts_per_word") or s.get("contexts_per_word")) if contextual else None)
 
 
 def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list[dict], failures: list[dict]) -> None:

@@ -248,7 +248,16 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if dropped:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
     foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False))
+    foot += protocol_footer(getattr(comp, "departures", ()))
     return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
+
+
+def protocol_footer(departures: Sequence[str]) -> list[str]:
+    """The ``!`` line under a table whose run departs from the paper's protocol (none for the paper's)."""
+    if not departures:
+        return []
+    return [f"! Reduced protocol, not the paper's: {'; '.join(departures)}. Read these numbers as a check of the "
+            "pipeline, not as a result."]
 
 
 def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
