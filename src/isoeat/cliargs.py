@@ -8,6 +8,7 @@ default and the same validation, in every command.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from ._validate import check_int, check_real
@@ -177,8 +178,8 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
                         "only for files you trust")
     g = p.add_argument_group("contextual models (hf:, st:, minilm)")
     g.add_argument("--corpus", metavar="SPEC",
-                   help="context and reference corpus: gensim-wiki (default), wikitext-103, enwiki-sample, "
-                        "wikitext-2, auto (the largest of them present offline), or a path")
+                   help="context and reference corpus: auto (default: the largest present offline, named in every "
+                        "result), wikitext-103, enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder")
     g.add_argument("--layer", type=int, metavar="L", help="hidden layer (default last; negative counts from the end)")
     g.add_argument("--contexts", type=positive_int("--contexts"), metavar="K", dest="contexts_per_word",
                    help="sentences per word for aggregation (default 20)")
@@ -189,6 +190,9 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
     g.add_argument("--occurrences", choices=("first", "all"),
                    help="hf: models: pool the first occurrence of a word in each context sentence (default) or all")
     g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    g.add_argument("--allow-fallback", action="store_true",
+                   help="accept a contextual model's results although more than 10%% of the stimulus words had no "
+                        "corpus context (they stay marked; without it such a command exits 3)")
     g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     if not cluster:
@@ -433,3 +437,26 @@ def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:
         )
     return fit_calibrator(model, args.calibration, n_reference=args.reference_size, reference_kwargs=kwargs,
                           **calibration_params(args))
+
+
+#: The exit status of a command whose contextual model left too many stimulus words without a corpus context.
+FALLBACK_EXIT = 3
+
+
+def fallback_gate(args: argparse.Namespace, results: Any, corpus: str = "") -> int:
+    """0, or :data:`FALLBACK_EXIT` with one line on stderr when more than 10% of the stimulus words of a
+    contextual model's results fell back to the template and ``--allow-fallback`` was not given.
+
+    ``results``: one result (or record) per test of one space. The results are printed and marked either way.
+    """
+    from .labels import FALLBACK_WARN_SHARE, fallback_counts, too_many_fallbacks
+    from .reporting.tables import corpus_advice
+
+    k, n, _ = fallback_counts(list(results))
+    if not too_many_fallbacks(k, n) or getattr(args, "allow_fallback", False):
+        return 0
+    where = f" of corpus {corpus}" if corpus else ""
+    sys.stderr.write(f"isoeat: {k} of {n} stimulus words ({100 * k / n:.1f}%, over {FALLBACK_WARN_SHARE:.0%}) had no "
+                     f"context{where}: the results are marked; {corpus_advice(corpus)}; or --allow-fallback to "
+                     "accept them (exit 3)\n")
+    return FALLBACK_EXIT

@@ -37,8 +37,10 @@ VECTORS_MEMO = 1 * 2**30
 
 __all__ = ["DEFAULT_CORPUS", "check_template"]
 
-#: Reference corpus for contexts and whitening statistics when none is given (offline everywhere).
-DEFAULT_CORPUS = "gensim-wiki"
+#: Reference corpus for contexts and whitening statistics when none is given: the largest corpus present offline
+#: (``corpora.offline_corpora``: WikiText-103 from ``$ISOEAT_WIKITEXT103``, the enwiki sample, WikiText-2,
+#: gensim's Wikipedia sample), named wherever a result of the model is printed or written.
+DEFAULT_CORPUS = "auto"
 
 
 # ----------------------------------------------------------------------------
@@ -213,6 +215,22 @@ class _ContextualBase:
         if self._model_fp is None:
             self._model_fp = folder_fingerprint(self.folder)
         return self._model_fp
+
+    @property
+    def corpus_name(self) -> str:
+        """The corpus this encoder reads, by name: the loaded corpus's, else its spec with ``auto`` resolved
+        (without loading it)."""
+        if self._corpus is not None:
+            return str(getattr(self._corpus, "name", "sentences"))
+        parent = getattr(self, "_parent", None)
+        if parent is not None:  # a layer view reads its encoder's corpus
+            return parent.corpus_name
+        arg = DEFAULT_CORPUS if self._corpus_arg is None else self._corpus_arg
+        if isinstance(arg, (str, os.PathLike)):
+            from ..corpora import resolve_auto_corpus
+
+            return str(resolve_auto_corpus(str(arg)))
+        return str(getattr(arg, "name", "sentences"))
 
     @property
     def loaded_corpus(self) -> Any:

@@ -102,7 +102,7 @@ class SentenceEncoder(_ContextualBase):
     template : str, default "{}"
         How :meth:`lookup` turns a word into a sentence.
     corpus : str, Corpus or list of str, optional
-        Reference sentences for whitening (default ``"gensim-wiki"``).
+        Reference sentences for whitening (default ``"auto"``: the largest corpus present offline).
     seed : int, default 0
     batch_size : int, default 64
     chunk_size : int, default 2048
@@ -184,6 +184,7 @@ class SentenceEncoder(_ContextualBase):
             "normalize_embeddings": self.normalize_embeddings,
             "template": self.template,
             "max_seq_length": self.max_seq_length,
+            "corpus": self.corpus_name,
         }
 
     # -- model ---------------------------------------------------------------

@@ -138,7 +138,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         layers, negative values count from the end (``-1``: last layer).
     corpus : str, Corpus or list of str, optional
         Where contexts and reference sentences come from (default
-        ``"gensim-wiki"``; the paper used WikiText-103: ``"wikitext-103"``).
+        ``"auto"``, the largest corpus present offline; the paper used WikiText-103: ``"wikitext-103"``).
     contexts_per_word : int, default 20
         Sentences per word (Bommasani et al. 2020, paper §4.1).
     occurrences : {"first", "all"}, default "first"
@@ -322,8 +322,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             "missing": self.missing,
             "fallback_template": self.fallback_template,
             "seed": self.seed,
-            "corpus": getattr(self._corpus, "name", self._corpus_arg if isinstance(self._corpus_arg, str)
-                              else DEFAULT_CORPUS if self._corpus_arg is None else "sentences"),
+            "corpus": self.corpus_name,
         }
 
     # -- model -------------------------------------------------------------

@@ -57,13 +57,17 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="side of the combined p: two-sided (the paper's text), greater (their released code: "
                         "P[Z >= CES/SE]) or less (default two-sided)")
     p.add_argument("--corpus", metavar="SPEC",
-                   help="context and reference corpus: gensim-wiki (default), wikitext-103, wikitext-2, or a path")
+                   help="context and reference corpus: auto (default: the largest present offline), wikitext-103, "
+                        "enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder")
     p.add_argument("--contexts", type=positive_int("--contexts"), default=20, metavar="K", dest="contexts_per_word",
                    help="context sentences per word, the pool each draw picks from (default 20)")
     p.add_argument("--layer", type=int, default=-1, metavar="L",
                    help="hidden layer (default -1, the last; negative counts from the end)")
     p.add_argument("--missing", choices=("fallback", "drop"), default="fallback",
                    help="a word in no sentence: one vector in a template (fallback, default) or drop it")
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="accept the results although more than 10%% of the stimulus words had no corpus context "
+                        "(they stay marked; without it the command exits 3)")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=64, metavar="N",
                    help="sentences per forward pass (default 64)")
@@ -145,7 +149,7 @@ def method_lines(result: CEATResult, ddof: int = 1) -> list[str]:
             f"p: {ALTERNATIVE_TEXT[result.alternative]}"]
 
 
-def _table(results: list[CEATResult], ddof: int = 1) -> str:
+def _table(results: list[CEATResult], ddof: int = 1, corpus: str = "") -> str:
     from ..reporting.tables import _render, fallback_footer
 
     r0 = results[0]
@@ -158,7 +162,7 @@ def _table(results: list[CEATResult], ddof: int = 1) -> str:
     lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
              f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})",
              *method_lines(r0, ddof)]
-    lines += [line for line in fallback_footer([r0], contexts=True) if not line.startswith("No corpus context")]
+    lines += [line for line in fallback_footer([r0], contexts=True, corpus=corpus) if not line.startswith("No corpus context")]
     if r0.fallback:
         lines.append(f"no context in the corpus, one template vector in every draw: {', '.join(r0.fallback)}")
     if r0.dropped:
@@ -182,16 +186,20 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
         from ..reporting.ceat_figure import write_ceat_figure
 
         write_ceat_figure(results[0], args.figure)
-    if args.format in ("json", "csv"):
-        emit_records([r.to_dict(draws=True) for rs in results for r in rs] if args.format == "json"
-                     else [rec for rs in results for r in rs for rec in r.records()], args.format)
+    corpus = str(getattr(model, "corpus_name", ""))
+    if args.format in ("json", "csv"):  # the corpus the contexts came from, in every record
+        emit_records([{**r.to_dict(draws=True), "corpus": corpus} for rs in results for r in rs]
+                     if args.format == "json" else
+                     [{**rec, "corpus": corpus} for rs in results for r in rs for rec in r.records()], args.format)
     else:
-        print("\n\n".join(_table(rs, args.ddof) for rs in results))
+        print("\n\n".join(_table(rs, args.ddof, corpus) for rs in results))
         if cal is not None:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {getattr(cal, 'name', '?')}, n={meta.get('n', '?')}; "
                   f"reference: {meta.get('reference', '?')}")
-    return 0
+    from ..cliargs import fallback_gate
+
+    return fallback_gate(args, [rs[0] for rs in results], corpus)
 
 
 COMMANDS = {"ceat": _cmd_ceat}

@@ -19,6 +19,7 @@ from ..cliargs import (
     given_options,
     load_model_from_args,
     weat_kwargs,
+    fallback_gate,
 )
 
 __all__ = ["register", "COMMANDS"]
@@ -104,12 +105,17 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     # --seed is the seed each result records: `isoeat weat --test T --seed <seed of a result>` replays it
     results = [weat(model, t, calibration=cal, rng=args.seed, force=args.force, **weat_kwargs(args))
                for t in tests]
-    if not emit_records([r.to_dict() for r in results], args.format):
-        print(weat_table(results, contexts=isinstance(model, ContextEncoder)))
+    contexts = isinstance(model, ContextEncoder)
+    corpus = str(getattr(model, "corpus_name", "")) if contexts else ""
+    records = [r.to_dict() for r in results]
+    if contexts:  # the corpus the contexts came from, in every record
+        records = [{**rec, "corpus": corpus} for rec in records]
+    if not emit_records(records, args.format):
+        print(weat_table(results, contexts=contexts, corpus=corpus))
         for r in results:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(with_suggestions(r.dropped, r.suggestions))}")
-    return 0
+    return fallback_gate(args, results, corpus) if contexts else 0
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:

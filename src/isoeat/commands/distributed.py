@@ -75,7 +75,7 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
     p.add_argument("--reference-size", type=_pos_int("--reference-size"), default=100_000, metavar="N",
                    help="reference sentences (contextual) or vocabulary rows (static); default 100000")
     p.add_argument("--corpus", default=None, metavar="SPEC",
-                   help="reference corpus of contextual models (default: the model's, gensim-wiki)")
+                   help="reference corpus of contextual models (default: the model's, auto: the largest present offline)")
     p.add_argument("--unit", choices=("word", "sentence"), default=None,
                    help="reference unit of hf: models (default word)")
     p.add_argument("--shards", type=_pos_int("--shards"), default=None, metavar="K",

@@ -35,7 +35,7 @@ from ..cliargs import (
 __all__ = ["register", "COMMANDS", "quick_config"]
 
 #: Options that still mean something next to a CONFIG file.
-_CONFIG_KEEP = {"command", "config", "out", "overwrite", "format", "progress"}
+_CONFIG_KEEP = {"command", "config", "out", "overwrite", "format", "progress", "allow_fallback"}
 
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
@@ -254,7 +254,8 @@ def comparisons(res: Any) -> list[Any]:
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
                                   alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta,
                                   contexts=m.get("family") not in (None, "static"),
-                                  departures=res.departures(m["label"], c["label"])))
+                                  departures=res.departures(m["label"], c["label"]),
+                                  corpus=str(m.get("corpus") or "")))
     return out
 
 
@@ -267,13 +268,13 @@ def isotropy_check_lines(res: Any, comp: Any) -> list[str]:
     return isotropy_lines(comp.model, raw, cal, comp.calibration)
 
 
-def _print(res: Any, fmt: str, adjust: str) -> None:
+def _print(res: Any, fmt: str, adjust: str) -> list[Any]:
     from ..reporting.tables import comparison_table, emit_records, metric_comparison_table
 
     comps = comparisons(res)
     if fmt in ("json", "csv"):
         emit_records([rec for comp in comps for rec in comp.records()], fmt)
-        return
+        return comps
     for i, comp in enumerate(comps):
         if i:
             print()
@@ -283,6 +284,7 @@ def _print(res: Any, fmt: str, adjust: str) -> None:
     if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
         print()
         print(metric_comparison_table(res.metric_comparisons, res.alpha))
+    return comps
 
 
 def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Namespace]:
@@ -383,7 +385,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"isoeat: --overwrite all: nothing replaced; {out} still holds its earlier results\n")
             return 1
         res = load_experiment(out)
-        _print(res, getattr(args, "format", "table"), adjust)
+        comps = _print(res, getattr(args, "format", "table"), adjust)
         if sweep is not None:
             _layer_profile(res, out, sweep, config, args)
     if getattr(args, "format", "table") == "table":
@@ -398,7 +400,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if summary.failed:
         _print_failures(summary, Path(args.out) if args.out else None)
         return 1
-    return 0
+    from ..cliargs import fallback_gate
+
+    return max([fallback_gate(args, [r.raw for r in c.rows], c.corpus) for c in comps if c.contexts], default=0)
 
 
 def _check_layer_options(args: argparse.Namespace) -> None:

@@ -59,8 +59,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: cuda when present)")
     p.add_argument("--corpus", metavar="SPEC",
-                   help="corpus of the reference sentences of --calibration: gensim-wiki (default), wikitext-103, "
-                        "enwiki-sample, wikitext-2, auto (the largest of them present offline), or a path "
+                   help="corpus of the reference sentences of --calibration: auto (default: the largest present "
+                        "offline), wikitext-103, enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder "
                         "(--reference-text takes a plain text instead)")
     p.add_argument("--batch-size", type=int, default=64, metavar="N",
                    help="sentences per forward pass (default 64)")

@@ -158,7 +158,7 @@ def plan_reference_shards(
 
     Contextual models (with ``reference_batches``): the ``n_reference``
     sentences of ``corpus.sample(n_reference, rng=seed)`` (``corpus``
-    default: the model's own, ``gensim-wiki`` unless set in
+    default: the model's own, ``auto`` (the largest present offline) unless set in
     ``model_options``), split into ``shards`` contiguous parts (default:
     one per 1024 sentences). Static models: row ranges of
     ``reference_vectors(n_reference)`` (default: one per 10,000 rows); each

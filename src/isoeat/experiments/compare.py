@@ -216,6 +216,13 @@ class Comparison:
     contexts: bool = False
     #: Where the run departs from the paper's protocol (:func:`isoeat.labels.protocol_departures`).
     departures: tuple[str, ...] = ()
+    #: The corpus a contextual model read its contexts and reference from ("" for static vectors).
+    corpus: str = ""
+
+    @property
+    def fallback_exceeded(self) -> bool:
+        """More than :data:`~isoeat.labels.FALLBACK_WARN_SHARE` of a contextual model's stimulus words fell back."""
+        return self.contexts and too_many_fallbacks(*fallback_counts([r.raw for r in self.rows])[:2])
 
     def records(self) -> list[dict[str, Any]]:
         """Tidy records: one per (test, calibration), the JSON/CSV output."""
@@ -230,6 +237,9 @@ class Comparison:
                     rec["reference_se"] = row.reference_se if cal else None
                     rec["reference_size"] = self.calibrator_metadata.get("reference_size") if cal else None
                 rec["protocol"] = protocol_text(self.departures)
+                if self.contexts:  # the corpus and whether too many words fell back: in every record
+                    rec["corpus"] = self.corpus
+                    rec["fallback_exceeded"] = self.fallback_exceeded
                 out.append(rec)
         return out
 
@@ -419,6 +429,7 @@ def compare_calibration(
         calibrator_metadata=meta,
         contexts=isinstance(model, ContextEncoder),
         departures=_departures(meta, permutation, rows),
+        corpus=str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else "",
     )
 
 

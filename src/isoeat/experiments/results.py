@@ -167,7 +167,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     for m in cfg["models"]:
         meta = mmeta.get(m["label"]) if isinstance(mmeta.get(m["label"]), dict) else {}
         models.append({**m, "family": meta.get("family") or m["family"], "name": meta.get("name", m["spec"]),
-                       "fingerprint": meta.get("fingerprint")})
+                       "fingerprint": meta.get("fingerprint"), "corpus": meta.get("corpus")})
     family_of = {m["label"]: m["family"] for m in models}
     cal_name = {c["label"]: c["name"] for c in cfg["calibrations"]}
     weat_recs: list[dict] = []

@@ -247,7 +247,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
                for w in with_suggestions(r.raw.dropped, getattr(r.raw, "suggestions", ()))]
     if dropped:
         foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
-    foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False))
+    foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False),
+                            corpus=getattr(comp, "corpus", ""))
     foot += protocol_footer(getattr(comp, "departures", ()))
     return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
 
@@ -260,12 +261,12 @@ def protocol_footer(departures: Sequence[str]) -> list[str]:
             "pipeline, not as a result."]
 
 
-def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
+def fallback_footer(results: list[Any], *, contexts: bool = False, corpus: str = "") -> list[str]:
     """Footer lines on words encoded in the fallback template (one result per test of one space).
 
-    Printed for a contextual model (``contexts``) even when none fell back, and wherever one did: the count
-    of test-set entries among the stimulus words, the words, and a ``!`` warning above
-    :data:`~isoeat.experiments.compare.FALLBACK_WARN_SHARE` of them.
+    Printed for a contextual model (``contexts``) even when none fell back, and wherever one did: the corpus
+    the contexts came from, the count of test-set entries among the stimulus words, the words, and a ``!``
+    warning above :data:`~isoeat.labels.FALLBACK_WARN_SHARE` of them with the corpora present offline.
     """
     from ..labels import FALLBACK_WARN_SHARE, fallback_counts, too_many_fallbacks
 
@@ -276,7 +277,8 @@ def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
     while too_many_fallbacks(k, n) and float(f"{100 * k / n:.{places}f}") <= 100 * FALLBACK_WARN_SHARE:
         places += 1
     share = f" ({100 * k / n:.{places}f}%)" if n else ""
-    out = [f"Template fallback: {k} of {n} stimulus words{share} had no corpus context and were encoded in the "
+    context = f"context in corpus {corpus}" if corpus else "corpus context"
+    out = [f"Template fallback: {k} of {n} stimulus words{share} had no {context} and were encoded in the "
            f"fallback template{'.' if not k else f' ({distinct} distinct word(s)).'}"]
     if k:
         entries = [f"{r.test} {w}" for r in results for w in (getattr(r, "fallback", ()) or ())]
@@ -284,8 +286,20 @@ def fallback_footer(results: list[Any], *, contexts: bool = False) -> list[str]:
                    f"entries: {'; '.join(entries[:12])}{'; ...' if len(entries) > 12 else ''}")
     if too_many_fallbacks(k, n):
         out.append(f"! more than {FALLBACK_WARN_SHARE:.0%} of the stimulus words fell back to the template: their "
-                   "vectors say little about the words in context; use a larger corpus (--corpus)")
+                   f"vectors say little about the words in context; {corpus_advice(corpus)}")
     return out
+
+
+def corpus_advice(current: str = "") -> str:
+    """Advice that works offline: the larger corpora present on this machine, and how to name one's own."""
+    from ..corpora import offline_corpora
+
+    try:
+        present = [c["name"] for c in offline_corpora() if c["name"] != current]
+    except Exception:  # noqa: BLE001 - advice never fails a table
+        present = []
+    have = f"present offline: {', '.join(present)} (--corpus NAME); " if present else ""
+    return f"use a larger corpus: {have}or --corpus PATH, a text file or folder of your own"
 
 
 def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[str]:
@@ -301,10 +315,10 @@ def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[
             if words or not line.startswith("No corpus context")]
 
 
-def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = False) -> str:
+def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = False, corpus: str = "") -> str:
     """One line per WEAT result; a footer line names the tests that cannot reach ``p < alpha``.
 
-    ``contexts``: the model encodes words in corpus contexts (see :func:`fallback_footer`).
+    ``contexts``: the model encodes words in corpus contexts, read from ``corpus`` (see :func:`fallback_footer`).
     """
     results = list(results)
     with_ci = any(r.effect_size_ci is not None for r in results)
@@ -324,7 +338,7 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
         table += "\ncertified: the p interval is a bracket that holds the exact p with certainty; p is its upper end."
     reach = reach_footer(results, [r.test for r in results], alpha)
     one_space = [r for r in results if r.calibration == results[0].calibration] if results else []
-    fallback = fallback_footer(one_space, contexts=contexts)
+    fallback = fallback_footer(one_space, contexts=contexts, corpus=corpus)
     return table + ("\n" + reach if reach else "") + "".join("\n" + line for line in fallback)
 
 
