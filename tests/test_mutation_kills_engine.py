@@ -1,0 +1,100 @@
+"""The engine's own rules (experiments/engine.py): samples drawn once, calibrators fitted once, force, cell payloads.
+
+A toy static model counts its reference reads, so what the engine reads and keeps is observable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import isoeat
+from isoeat.calibration.sample import ReferenceSpec
+from isoeat.experiments.engine import Engine
+
+
+class _Toy:
+    """40 words in 6 dimensions; ``reference_vectors`` counts its calls."""
+
+    name, kind, dim, fingerprint = "toy", "static", 6, "toy-fp"
+
+    def __init__(self):
+        rng = np.random.default_rng(3)
+        self.words = [f"w{i}" for i in range(40)]
+        self.vectors = rng.normal(size=(40, 6)) + np.array([2.0, 0, 0, 0, 0, 0])
+        self.calls = []
+
+    def lookup(self, words):
+        from isoeat.backends.base import Lookup
+
+        words = list(words)
+        idx = [self.words.index(w) for w in words if w in self.words]
+        return Lookup(vectors=self.vectors[idx], found=tuple(w for w in words if w in self.words),
+                      missing=tuple(w for w in words if w not in self.words), case_folded=())
+
+    def reference_vectors(self, n, **kw):
+        self.calls.append(n)
+        return self.vectors[:n].copy(), f"top {min(n, 40)}"
+
+
+def test_a_fixed_sample_is_read_once_and_a_drawn_one_from_its_pool():
+    toy = _Toy()
+    e = Engine(toy, seed=1)
+    a = e.sample(ReferenceSpec(30))
+    assert e.sample(ReferenceSpec(30))[0] is a[0] and toy.calls == [30]
+    d1 = e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("x",)))
+    assert toy.calls == [30]                                     # the pool is the fixed sample of 30, read once
+    assert e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("x",)))[0] is d1[0]  # kept
+    d2 = e.sample(ReferenceSpec(10, draw="bootstrap", seed=1, stream=("y",)))  # no pool: its own size
+    assert toy.calls == [30, 10] and d2[0].shape == (10, 6)
+    # only the last drawn sample is kept: the first is drawn again (equal rows, a new array)
+    again = e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("x",)))
+    assert again[0] is not d1[0] and np.array_equal(again[0], d1[0]) and toy.calls == [30, 10]
+
+
+def test_a_calibrator_is_fitted_once_unless_not_remembered():
+    toy = _Toy()
+    e = Engine(toy, seed=1)
+    spec = ReferenceSpec(30)
+    z = e.fit("zca", {"eps": 1e-3}, spec)
+    assert e.fit("zca", {"eps": 1e-3}, spec) is z
+    assert e.fit("zca", {"eps": 1e-2}, spec) is not z               # other parameters, another space
+    once = e.fit("center", None, spec, remember=False)
+    assert e.fit("center", None, spec, remember=False) is not once  # not kept
+    assert z.metadata_["reference_spec"] == spec.key() and z.n_samples_seen_ == 30
+    drawn = ReferenceSpec(20, draw="subset", pool=30, seed=2, stream=("s",))
+    c = e.fit("zca", None, drawn)
+    assert c.n_samples_seen_ == 20 and c.metadata_["n"] == 20 and c.metadata_["reference_spec"] == drawn.key()
+    assert c.metadata_["model_fingerprint"] == "toy-fp"
+
+
+def test_the_default_reference_is_the_papers_hundred_thousand():
+    toy = _Toy()
+    cal = Engine(toy, seed=0).fit("zca")
+    assert toy.calls == [100_000] and cal.metadata_["reference_spec"]["size"] == 100_000
+
+
+def test_force_is_off_by_default(glove):
+    toy = _Toy()
+    other = Engine(toy, seed=0).fit("zca", None, ReferenceSpec(40))  # six dimensions, another model
+    with pytest.raises(isoeat.IsoeatError):
+        Engine(glove, seed=0).weat("W6", other)
+    assert Engine(glove, seed=0).force is False
+
+
+def test_cells_carry_their_payloads(glove, tmp_path):
+    e = Engine(glove, seed=4, weat_kwargs={"n_permutations": 500})
+    cal = e.fit("zca", None, ReferenceSpec(5000))
+    w = e.weat_cell(isoeat.get_test("W6"), cal)
+    assert set(w) == {"result", "cosines", "mechanism"} and w["result"]["seed"] == 4
+    assert "mechanism" not in e.weat_cell(isoeat.get_test("W6"))  # raw: nothing moved
+    m = e.metrics_cell(isoeat.get_test("W6"), None, ["ripa", "mac"], {"pairs": [("nowordhere", "he")]})
+    recs = {r["metric"]: r for r in m["result"]["metrics"]}
+    assert recs["ripa"]["error"]["user_error"] is True and recs["ripa"]["seed"] == 4 and "error" not in recs["mac"]
+    a = e.anisotropy_cell(cal, ReferenceSpec(3000), sample=200, components=5, heatmap_size=50,
+                          heatmap=tmp_path / "h.npz")
+    assert (a["result"]["heatmap_file"], a["result"]["heatmap_size"]) == ("h.npz", 50)
+    with np.load(tmp_path / "h.npz") as z:
+        assert z["cosine"].shape == (50, 50)
+    plain = e.anisotropy_cell(cal, ReferenceSpec(3000), sample=200, components=5, heatmap_size=50)
+    assert "heatmap_file" not in plain["result"]
