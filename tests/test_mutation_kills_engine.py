@@ -98,3 +98,31 @@ def test_cells_carry_their_payloads(glove, tmp_path):
         assert z["cosine"].shape == (50, 50)
     plain = e.anisotropy_cell(cal, ReferenceSpec(3000), sample=200, components=5, heatmap_size=50)
     assert "heatmap_file" not in plain["result"]
+
+
+def test_the_cosine_payload_is_the_rounded_target_attribute_matrix(glove):
+    e = Engine(glove, seed=0)
+    t = isoeat.get_test("W6")
+    cos = e.weat_cell(t)["cosines"]
+
+    def unit(M):
+        M = np.asarray(M, dtype=float)
+        return M / np.linalg.norm(M, axis=1, keepdims=True)
+
+    vec = {r: glove.lookup(ws.words).vectors for r, ws in t.sets().items()}
+    for side in "XY":
+        want = np.hstack([unit(vec[side]) @ unit(vec["A"]).T, unit(vec[side]) @ unit(vec["B"]).T])
+        got = np.array(cos[f"{side}_AB"])
+        assert got.shape == (8, 16) and np.array_equal(got, np.round(want, 6))  # six decimals, A then B
+
+
+def test_the_similarity_cell_without_and_with_a_bootstrap(glove):
+    pytest.importorskip("gensim")
+    e = Engine(glove, seed=2)
+    cal = e.fit("zca", None, ReferenceSpec(20_000))
+    none = e.similarity_cell("ws353", cal, 0)["result"]
+    assert (none["n_resamples"], none["n_valid_resamples"], none["ci_low"], none["p_value"]) == (0, 0, None, None)
+    assert none["delta"] == pytest.approx(none["rho_calibrated"] - none["rho_raw"], abs=0) and none["delta"] != 0
+    some = e.similarity_cell("ws353", cal, 200)["result"]
+    assert some["n_resamples"] == 200 and 0 < some["n_valid_resamples"] <= 200 and some["seed"] == 2
+    assert some["ci_low"] < some["delta"] < some["ci_high"]
