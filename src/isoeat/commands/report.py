@@ -46,6 +46,7 @@ def register(sub: Any, add_stat_options: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..experiments.lock import DirLock
+    from ..experiments.results import FORMAT_TYPE
     from ..experiments.runner import load_experiment, write_results
 
     t0 = time.perf_counter()
@@ -99,8 +100,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if page is not None:
         print(f"report:  {page} ({page.stat().st_size / 1024:.0f} KiB, self-contained)")
     print(f"({time.perf_counter() - t0:.1f} s)")
-    if res.failures:
-        sys.stderr.write(f"isoeat: note: {len(res.failures)} cell(s) failed; see {out / 'failures.json'}\n")
+    for note in res.notes:  # versions: cells of another format, a manifest of another isoeat
+        sys.stderr.write(f"isoeat: note: {note}\n")
+    failed = [f for f in res.failures if f.get("type") != FORMAT_TYPE]
+    if failed:
+        sys.stderr.write(f"isoeat: note: {len(failed)} cell(s) failed; see {out / 'failures.json'}\n")
     return 0
 
 

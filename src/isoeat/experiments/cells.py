@@ -22,14 +22,13 @@ from .._io import atomic_write_bytes
 from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
 from .._records import content_hash
 from ._store import read_json, slug
+from ._formats import CELL_FORMAT  # the one home of the format versions
 from .config import ExperimentConfig, ModelSpec, test_hash
 
 __all__ = ["Cell", "plan_cells", "calibrator_digest", "calibration_request", "reference_content", "CELL_FORMAT",
            "CachedEncoder", "load_model_for", "calibrator_for",
            "run_weat_cell", "run_metric_cell", "run_anisotropy_cell", "run_similarity_cell", "reference_corpus",
            "corpus_content", "stale_cell"]
-
-CELL_FORMAT = 1
 
 
 @dataclass

@@ -83,6 +83,8 @@ from .cells import _CORPORA
 from .config import ExperimentConfig, family_from_kind, load_config, test_hash
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
+from ._formats import (EXPERIMENT_FORMAT, MANIFEST_FORMAT, check_cells, is_older_cell, manifest_note, read_record,
+                       refuse_newer, upgrade_note, version_problem)
 from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
 
 __all__ = [
@@ -120,16 +122,20 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
         if (out / name).is_symlink() or ((out / name).exists() and out.resolve() not in (out / name).resolve().parents):
             raise UnsafePathError(f"{out / name}: is a link leading out of the folder; isoeat reads and writes only "
                                   f"inside {out}: remove the link")
-    exp = read_json(out / EXPERIMENT_NAME)
+    exp, unreadable = read_record(out / EXPERIMENT_NAME)
     if exp is not None and not (isinstance(exp, dict) and exp.get("format") == "isoeat-experiment"):
         raise ExperimentMismatchError(
             f"{out / EXPERIMENT_NAME}: not a file isoeat wrote; isoeat never replaces such files: use a new or "
             "empty folder"
         )
-    if exp is not None and not isinstance(exp.get("config"), dict):
+    if exp is not None:
+        refuse_newer(out, exp, read_manifest(out))  # never rewrite what this isoeat cannot read
+    damage = unreadable or (version_problem(exp) or ("not the record isoeat writes" if not isinstance(
+        exp.get("config"), dict) else None) if exp is not None else None)
+    if damage:
         if overwrite != "all":
             raise ExperimentMismatchError(
-                f"{out / EXPERIMENT_NAME}: damaged (not the record isoeat writes); use another --out folder, "
+                f"{out / EXPERIMENT_NAME}: damaged ({damage}); use another --out folder, "
                 "or --overwrite all to replace this folder's results"
             )
         return {"protocol_hash": None, "damaged": True}
@@ -349,6 +355,7 @@ def run_experiment(
     started = now_iso()
     with DirLock(out, run_id):
         old = _check_folder(out, config, overwrite)
+        older = check_cells(out) if out.is_dir() else {}  # a newer cell is refused before anything is written
         _recover_scratch(out, log)
         _remove_stale_temporaries(out)
         same = old is not None and same_protocol(old, config)
@@ -357,16 +364,18 @@ def run_experiment(
         if staged:
             log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
         previous_manifest = (read_manifest(out) or {}) if same else {}
+        _say(manifest_note(out, previous_manifest or None), notes)
         work.mkdir(parents=True, exist_ok=True)
         _write_identity(work, config, old if same else None)
         cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
+        _say(upgrade_note(older, (str(c.path.relative_to(work)) for c in cells)), notes)
         prog = progress_bar(len(cells), "", progress, prefix="isoeat run")
         old_runs = previous_manifest.get("runs")
         runs = [dict(r, status="interrupted") if r.get("status") == "running" else r  # we hold the lock
                 for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
         this_run = {"run_id": run_id, "started": started, "ended": None, "status": "running",
                     "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
-                    "pid": os.getpid(), "host": socket.gethostname(), "computed": 0, "reused": 0, "failed": 0,
+                    "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": _version(), "computed": 0, "reused": 0, "failed": 0,
                     "notes": notes}
         runs.append(this_run)
         models_meta = _mapping(previous_manifest.get("models"))
@@ -419,11 +428,24 @@ def run_experiment(
                       kept_old=staged and bool(failed))
 
 
+def _say(note: str | None, notes: list[str]) -> None:
+    """A note about the folder's versions: always shown (a warning, whatever the progress mode), and recorded."""
+    if note:
+        notes.append(note)
+        warnings.warn(note, IsoeatWarning, stacklevel=3)
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return __version__
+
+
 def _write_identity(out: Path, config: ExperimentConfig, old: dict | None) -> None:
     from .. import __version__
 
     rec = {
-        "format": "isoeat-experiment", "format_version": 1, "name": config.name,
+        "format": "isoeat-experiment", "format_version": EXPERIMENT_FORMAT, "name": config.name,
         "protocol_hash": config.protocol_hash(), "protocol": config.protocol(),
         "config": config.to_dict(), "config_source": config.source,
         "created": (old or {}).get("created") or now_iso(), "updated": now_iso(), "isoeat_version": __version__,
@@ -452,8 +474,8 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
         return True
     rec = read_json(cell.path)
     if not cell_is_whole(rec, cell.kind) or rec.get("format_version") != CELL_FORMAT:
-        if rec:
-            log(f"{cell.key}: its file is damaged, edited or from an older isoeat (no content hash); recomputing")
+        if rec and not is_older_cell(rec):  # older formats: one line for all (_formats.upgrade_note)
+            log(f"{cell.key}: its file is damaged or was edited (its content does not match its hash); recomputing")
         return True
     if rec.get("cell_hash") != cell.cell_hash:
         log(f"{cell.key}: its inputs changed since it was computed (test words, model options, seed or the "
@@ -641,7 +663,7 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
     states = _cell_states(cells)
     durations = [s.get("duration_s") or 0.0 for s in states if s.get("status") in ("ok", "failed")]
     return {
-        "format": "isoeat-manifest", "format_version": 1,
+        "format": "isoeat-manifest", "format_version": MANIFEST_FORMAT,
         "isoeat_version": __version__,
         "written": now_iso(),
         "environment": environment(),
