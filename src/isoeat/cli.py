@@ -84,16 +84,20 @@ def _command_modules() -> list[Any]:
 
 
 def _one_line_warnings() -> Any:
-    """Print isoeat's own warnings as ``isoeat: warning: ...`` (no source lines); returns the old hook."""
+    """Print isoeat's own warnings as ``isoeat: warning: ...`` (no source lines), each text once per command;
+    returns the old hook."""
     import warnings
 
     from ._errors import IsoeatWarning
 
     default = warnings.showwarning
+    said: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
         if issubclass(category, IsoeatWarning):
-            sys.stderr.write(f"isoeat: warning: {message}\n")
+            if str(message) not in said:  # the same warning from several places: said once
+                said.add(str(message))
+                sys.stderr.write(f"isoeat: warning: {message}\n")
         else:
             default(message, category, filename, lineno, file, line)
 

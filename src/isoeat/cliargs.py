@@ -347,6 +347,19 @@ def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
                           f"calibrator; drop --calibration or give a {args.calibration} file")
 
 
+def calibrator_mark(cal: Any) -> str:
+    """The mark printed under a table whose calibrator's model cannot be verified ("" when it can).
+
+    A calibrator file without a model fingerprint is applied with a warning
+    (:func:`isoeat.calibration.check_compatible`); the table says so too.
+    """
+    meta = getattr(cal, "metadata_", None) or {}
+    if not meta.get("model_check"):
+        return ""
+    source = getattr(cal, "_source_path", None)
+    return f"! model not verified: {source or 'the calibrator'} records no model fingerprint (see the warning)"
+
+
 def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:
     """The calibrator a command asked for: loaded with --whitener, else fitted."""
     from .calibration import fit_calibrator, load_calibrator

@@ -132,6 +132,7 @@ def _table(results: list[CEATResult]) -> str:
 
 
 def _cmd_ceat(args: argparse.Namespace) -> int:
+    from ..cliargs import calibrator_mark
     from ..reporting.tables import records_to_csv, to_json
     from ..wordsets import resolve_tests
 
@@ -156,6 +157,8 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {getattr(cal, 'name', '?')}, n={meta.get('n', '?')}; "
                   f"reference: {meta.get('reference', '?')}")
+            if calibrator_mark(cal):
+                print(calibrator_mark(cal))
     return 0
 
 

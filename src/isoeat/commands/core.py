@@ -14,6 +14,7 @@ from ..cliargs import (
     add_model_options,
     add_stat_options,
     calibrator_from_args,
+    calibrator_mark,
     examples,
     given_options,
     load_model_from_args,
@@ -108,6 +109,8 @@ def _cmd_weat(args: argparse.Namespace) -> int:
         sys.stdout.write(records_to_csv([r.to_dict() for r in results]))
     else:
         print(weat_table(results, contexts=hasattr(model, "context_vectors")))
+        if calibrator_mark(cal):
+            print(calibrator_mark(cal))
         for r in results:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(r.dropped)}")
@@ -151,6 +154,8 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         reach = reach_footer(results, [r.word for r in results])
         if reach:
             print(reach)
+        if calibrator_mark(cal):
+            print(calibrator_mark(cal))
     return 0
 
 

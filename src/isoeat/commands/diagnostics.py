@@ -152,6 +152,8 @@ def _cal_label(cal: Any) -> str:
     params = meta.get("params") or (cal.get_params() if hasattr(cal, "get_params") else {})
     shown = params_text(params, getattr(cal, "eps_", None))
     label = "ZCA-whitened" if cal.name == "zca" else f"calibrated with {cal.name}"
+    if meta.get("model_check"):
+        label += " (model not verified)"
     parts = [shown] if shown else []
     if meta.get("reference"):
         parts.append(f"reference: {meta['reference']}")

@@ -15,6 +15,7 @@ from ..cliargs import (
     add_model_options,
     calibration_params,
     calibrator_from_args,
+    calibrator_mark,
     float_in,
     given_options,
     load_model_from_args,
@@ -199,6 +200,8 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         for t, d in dropped.items():
             if d:
                 print(f"{t}: not in vocabulary (dropped): {', '.join(d)}")
+    if cal is not None and calibrator_mark(cal):
+        print(calibrator_mark(cal))
     return 0
 
 

@@ -248,7 +248,7 @@ def comparisons(res: Any) -> list[Any]:
             if not rows:
                 continue
             meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference"),
-                    **{k: cal_meta[k] for k in ("eps", "eps_mode") if cal_meta.get(k) is not None},
+                    **{k: cal_meta[k] for k in ("eps", "eps_mode", "model_check") if cal_meta.get(k) is not None},
                     **{k: v for k, v in cal_meta.items() if k.startswith("reference_") and k != "reference_steps"}
                     } if cal_meta else {}
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],

@@ -144,7 +144,7 @@ def _table(res: SEATResult) -> str:
 
 
 def _cmd_seat(args: argparse.Namespace) -> int:
-    from ..cliargs import weat_kwargs
+    from ..cliargs import calibrator_mark, weat_kwargs
     from ..reporting.tables import records_to_csv, to_json
     from ..wordsets import resolve_tests
 
@@ -171,6 +171,8 @@ def _cmd_seat(args: argparse.Namespace) -> int:
         if cal is not None:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {cal.name}, n={meta.get('n', '?')}; reference: {meta.get('reference', '?')}")
+            if calibrator_mark(cal):
+                print(calibrator_mark(cal))
     return 0
 
 

@@ -303,7 +303,7 @@ def reference_content(config: ExperimentConfig) -> str | None:
 
 
 #: What the manifest's ``calibrators`` record keeps of a calibrator's metadata (ε: the absolute one used, its mode).
-_RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative")
+_RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative", "model_check")
 
 
 def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig) -> str:
