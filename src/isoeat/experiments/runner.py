@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .. import __version__
 from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.Experiment*Error
     ConfigError,
     ExperimentLockedError,
@@ -83,6 +84,7 @@ from .cells import _CORPORA
 from .config import ExperimentConfig, family_from_kind, load_config, test_hash
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
+from ._signals import SignalGate
 from ._formats import (EXPERIMENT_FORMAT, MANIFEST_FORMAT, check_cells, is_older_cell, manifest_note, read_record,
                        refuse_newer, upgrade_note, version_problem)
 from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
@@ -353,7 +355,7 @@ def run_experiment(
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     t_start = time.perf_counter()
     started = now_iso()
-    with DirLock(out, run_id):
+    with DirLock(out, run_id), SignalGate() as gate:  # a signal after the work waits for the records (_signals)
         old = _check_folder(out, config, overwrite)
         older = check_cells(out) if out.is_dir() else {}  # a newer cell is refused before anything is written
         _recover_scratch(out, log)
@@ -375,16 +377,16 @@ def run_experiment(
                 for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
         this_run = {"run_id": run_id, "started": started, "ended": None, "status": "running",
                     "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
-                    "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": _version(), "computed": 0, "reused": 0, "failed": 0,
-                    "notes": notes}
+                    "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": __version__, "computed": 0,
+                    "reused": 0, "failed": 0, "notes": notes}
         runs.append(this_run)
         models_meta = _mapping(previous_manifest.get("models"))
         cal_meta = _mapping(previous_manifest.get("calibrators"))
         manifest_args = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta, out=work)
-        write_manifest(work, _build_manifest(**manifest_args, cells=cells))
         computed = reused = 0
-        status = "running"
+        status = "interrupted"  # until the work is done, whatever stops it
         try:
+            write_manifest(work, _build_manifest(**manifest_args, cells=cells))
             computed, reused = _run_cells(config, cells, work, overwrite, prog, log, run_id, models_meta, cal_meta,
                                           dict(models or {}), dict(calibrators or {}), force)
             if write_tables:
@@ -393,11 +395,14 @@ def run_experiment(
                 except IsoeatError as exc:  # pragma: no cover - defensive
                     log(f"could not write tables: {exc}")
             status = "finished"
+            gate.close()
         except BaseException as exc:  # SIGTERM (as KeyboardInterrupt), disk full, ...: the record says so
+            gate.close()
             status = "interrupted"
             this_run["reason"] = f"{type(exc).__name__}: {exc}"[:300]
             raise
         finally:
+            gate.close()
             prog.close()
             states = _cell_states(cells)
             failed = [s for s in states if s.get("status") == "failed"]
@@ -435,15 +440,7 @@ def _say(note: str | None, notes: list[str]) -> None:
         warnings.warn(note, IsoeatWarning, stacklevel=3)
 
 
-def _version() -> str:
-    from .. import __version__
-
-    return __version__
-
-
 def _write_identity(out: Path, config: ExperimentConfig, old: dict | None) -> None:
-    from .. import __version__
-
     rec = {
         "format": "isoeat-experiment", "format_version": EXPERIMENT_FORMAT, "name": config.name,
         "protocol_hash": config.protocol_hash(), "protocol": config.protocol(),
@@ -628,8 +625,6 @@ def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict
 
 def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calibrators: dict, out: Path,
                     cells: list[Cell]) -> dict[str, Any]:
-    from .. import __version__
-
     corpora: dict[str, Any] = {}
     corpus = config.settings.reference.corpus
     if corpus:
