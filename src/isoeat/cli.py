@@ -130,6 +130,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     was_quiet = set_quiet(vars(args).pop("quiet", False))
     reset_cache_growth()
+    _say_unknown_variables()
     try:
         return _dispatch(args, handlers)
     finally:
@@ -138,6 +139,17 @@ def _main(argv: Sequence[str] | None) -> int:
         except OSError:  # a closed stderr: nothing to tell
             pass
         set_quiet(was_quiet)
+
+
+def _say_unknown_variables() -> None:
+    """One warning per ``ISOEAT_*`` variable isoeat does not read (a typo is otherwise ignored)."""
+    import warnings
+
+    from ._env import unknown_variables
+    from ._errors import IsoeatWarning
+
+    for line in unknown_variables():
+        warnings.warn(line, IsoeatWarning, stacklevel=2)
 
 
 def _report_cache() -> None:
@@ -163,6 +175,9 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     from ._errors import IsoeatError
 
     try:
+        from ._env import check_values
+
+        check_values()  # a variable with a value isoeat does not accept: one line, whatever the command
         if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten", "metric"}:
             from .distributed import connect
 

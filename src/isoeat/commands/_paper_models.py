@@ -25,8 +25,10 @@ __all__ = ["candidate_models", "paper_model_names", "parse_model_mapping", "appl
 
 # --------------------------------------------------------------------------- which models are here
 def _online(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
-    if any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
-           for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "ISOEAT_OFFLINE")):
+    from .._env import env_flag
+
+    if env_flag("ISOEAT_OFFLINE") or any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
+                                         for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
         return False
     try:
         with socket.create_connection((host, 443), timeout=timeout):
