@@ -11,6 +11,11 @@ import argparse
 import sys
 from typing import Any, Sequence
 
+from ._resources import describe_chain  # imported now: under a memory limit an import in the handler fails too
+
+#: said when even the line of a memory failure cannot be built (no allocation left for it)
+_NO_MEMORY = "isoeat: error: out of memory: the process's memory limit or the machine's memory was reached\n"
+
 __all__ = ["main", "build_parser"]
 
 
@@ -106,14 +111,45 @@ def _one_line_warnings() -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status.
+
+    A resource failure (memory, disk, files, threads, a library that cannot load), wherever it happens —
+    importing a command's modules included — ends in one line naming what ran out (``_resources.describe``).
+    """
     import warnings
 
     previous = _one_line_warnings()
     try:
+        from ._resources import probe_numpy
+
+        line = probe_numpy()  # under a memory limit: can numpy load at all? (OpenBLAS would end us from C)
+        if line:
+            sys.stderr.write(f"isoeat: error: {line}\n")
+            return 2
         return _main(argv)
+    except Exception as exc:  # noqa: BLE001 - a resource failure is one line; anything else keeps its traceback
+        return _resource_failure(exc, argv)
     finally:
         warnings.showwarning = previous
+
+
+def _resource_failure(exc: BaseException, argv: Sequence[str] | None) -> int:
+    """Exit status 2 and one line when ``exc`` says a resource ran out; raise it again otherwise (a bug)."""
+    try:
+        words = list(sys.argv[1:] if argv is None else argv)
+        command = next((w for w in words if not w.startswith("-")), "")
+        line = describe_chain(exc, f"while running isoeat {command}".rstrip())
+    except MemoryError:  # not even room for the line: the short one, built in advance
+        line = "" if isinstance(exc, MemoryError) else None
+    if line is None:
+        raise exc
+    try:
+        sys.stderr.write(f"isoeat: error: {line}\n" if line else _NO_MEMORY)
+    except MemoryError:
+        sys.stderr.write(_NO_MEMORY)
+    except (OSError, ValueError):  # stderr gone: the status still says it
+        pass
+    return 2
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -194,8 +230,12 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:  # disk full, permission denied, read-only file system, ...
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        sys.stderr.write(f"isoeat: error: {where}{exc.strerror or exc}\n")
+        from ._resources import describe
+
+        line = describe(exc, f"while running isoeat {args.command}")  # memory, disk, files: what ran out
+        if line is None:
+            line = (f"{exc.filename}: " if getattr(exc, "filename", None) else "") + str(exc.strerror or exc)
+        sys.stderr.write(f"isoeat: error: {line}\n")
         return 2
 
 

@@ -43,7 +43,9 @@ def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
     mat = np.load(matrix, mmap_mode="r", allow_pickle=False)
     import pyarrow.parquet as pq
 
-    words = pq.read_table(index, columns=["index"]).column(0).to_pylist()
+    # one thread: under a memory limit pyarrow's thread pool can wait forever for a thread that never started
+    with pq.ParquetFile(index, pre_buffer=False) as pf:
+        words = pf.read(columns=["index"], use_threads=False).column(0).to_pylist()
     return StaticVectors(
         words,
         mat,

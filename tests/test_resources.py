@@ -1,0 +1,125 @@
+"""A resource failure ends in one line naming what ran out: memory, disk, a library that could not load.
+
+Under an address-space limit (``prlimit --as``) a command fails wherever the
+limit is reached first — importing numpy or pyarrow, mapping a shared
+library, reading the vocabulary, allocating a matrix — and the way it fails
+differs (``MemoryError``, ``ImportError: failed to map segment``, an
+``ArrowMemoryError``, ``OSError: Cannot allocate memory``). Whatever the point,
+the command either succeeds or ends in one ``isoeat: error:`` line that says
+what ran out; never a traceback, never a hang. The limits below are far too
+small for the commands, so each run fails (or, rarely, succeeds) the same way
+every time.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import isoeat
+from isoeat._resources import describe
+
+SRC = Path(isoeat.__file__).resolve().parent.parent
+PRLIMIT = shutil.which("prlimit")
+
+
+def _env(tmp: Path) -> dict:
+    env = dict(os.environ)
+    env.update(PYTHONPATH=os.pathsep.join([str(SRC), env.get("PYTHONPATH", "")]), ISOEAT_CACHE_DIR=str(tmp / "cache"),
+               MPLCONFIGDIR=str(tmp / "mpl"))
+    return env
+
+
+CASES = [(mb, argv) for argv in (["weat", "--test", "W6"],) for mb in (150, 200, 250, 300, 350, 400, 500, 700, 800)]
+CASES += [(mb, ["run", "--tests", "W6", "--reference-size", "2000"]) for mb in (300, 500, 700)]
+CASES += [(mb, ["report", "{exp}"]) for mb in (400, 700)]
+
+
+@pytest.fixture(scope="module")
+def exp(tmp_path_factory, glove):
+    from isoeat.cli import main
+
+    d = tmp_path_factory.mktemp("res") / "exp"
+    assert main(["run", "--tests", "W6", "--reference-size", "2000", "--out", str(d), "-q"]) == 0
+    return d
+
+
+@pytest.mark.skipif(PRLIMIT is None, reason="prlimit is not installed")
+@pytest.mark.parametrize("mb, argv", CASES, ids=[f"{c[1][0]}-{c[0]}MB" for c in CASES])
+def test_a_memory_limit_ends_in_one_line(tmp_path, exp, mb, argv):
+    argv = [a.replace("{exp}", str(exp)) for a in argv]
+    try:
+        proc = subprocess.run([PRLIMIT, f"--as={mb * 1_000_000}", sys.executable, "-m", "isoeat.cli", *argv],
+                              capture_output=True, text=True, timeout=240, env=_env(tmp_path), cwd=tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"isoeat {' '.join(argv)} under {mb} MB hung (no answer in 240 s)")
+    if proc.returncode == 0:
+        return  # the limit sufficed this time: nothing to say
+    err = proc.stderr.strip().splitlines()
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert len(err) == 1 and err[0].startswith("isoeat: error: "), proc.stderr[-3000:]
+    assert proc.returncode == 2
+    assert any(w in err[0] for w in ("out of memory", "cannot load the library", "disk")), err[0]
+
+
+# --- the one-line description, case by case -----------------------------------------------------
+def _arrow_memory_error():
+    pa = pytest.importorskip("pyarrow")
+    return pa.lib.ArrowMemoryError("malloc of size 4096 failed")
+
+
+DESCRIBED = [
+    ("MemoryError", lambda: MemoryError(), "out of memory"),
+    ("MemoryError with text", lambda: MemoryError("Unable to allocate 3.2 GiB for an array"), "Unable to allocate 3.2 GiB"),
+    ("ENOMEM", lambda: OSError(errno.ENOMEM, "Cannot allocate memory"), "out of memory"),
+    ("ENOSPC", lambda: OSError(errno.ENOSPC, "No space left on device", "/x/cells/a.json"), "disk full"),
+    ("EDQUOT", lambda: OSError(errno.EDQUOT, "Disk quota exceeded", "/x/a"), "disk quota"),
+    ("EMFILE", lambda: OSError(errno.EMFILE, "Too many open files"), "too many open files"),
+    ("library map", lambda: ImportError("libarrow.so.2600: failed to map segment from shared object", name="pyarrow.lib"),
+     "cannot load the library pyarrow"),
+    ("library nomem", lambda: ImportError("libopenblas.so: cannot allocate memory in static TLS block"),
+     "cannot load the library"),
+    ("arrow memory", _arrow_memory_error, "out of memory"),
+    ("thread", lambda: RuntimeError("can't start new thread"), "cannot start a thread"),
+    ("torch allocator", lambda: RuntimeError("[enforce fail at alloc_cpu.cpp:83] DefaultCPUAllocator: can't allocate "
+                                             "memory: you tried to allocate 123 bytes"), "out of memory"),
+]
+
+
+@pytest.mark.parametrize("name, make, expected", DESCRIBED, ids=[c[0] for c in DESCRIBED])
+def test_each_resource_failure_is_named(name, make, expected):
+    line = describe(make())
+    assert line is not None and expected in line and "\n" not in line, line
+
+
+@pytest.mark.parametrize("exc", [ValueError("bug"), KeyError("x"), RuntimeError("some bug"),
+                                 ImportError("cannot import name 'x' from 'isoeat.stats'", name="isoeat.stats")])
+def test_a_bug_is_not_a_resource_failure(exc):
+    assert describe(exc) is None  # it keeps its traceback
+
+
+def test_the_cli_turns_a_memory_error_into_one_line(monkeypatch, capsys, glove):
+    from isoeat.cli import main
+    from isoeat.commands import core
+
+    def boom(*a, **kw):
+        raise MemoryError("Unable to allocate 7.5 GiB for an array with shape (1000000, 1000)")
+
+    monkeypatch.setattr(core, "weat", boom, raising=False)
+    monkeypatch.setattr("isoeat.stats.weat.weat", boom)
+    assert main(["weat", "--test", "W6"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("isoeat: error: out of memory") and err.count("\n") == 1 and "7.5 GiB" in err, err
+
+
+def test_import_isoeat_loads_no_numpy():
+    code = "import sys, isoeat, isoeat.cli; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(SRC)}, check=True).stdout
+    assert out.strip() == "False"
