@@ -123,3 +123,41 @@ def test_import_isoeat_loads_no_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(SRC)}, check=True).stdout
     assert out.strip() == "False"
+
+
+def _missing_package_while_out_of_memory():
+    from isoeat import MissingDependencyError
+
+    try:
+        raise ImportError("libtorch_cpu.so: failed to map segment from shared object", name="torch._C")
+    except ImportError:
+        raise MissingDependencyError('hf: models need torch and transformers: pip install "isoeat[transformers]"') \
+            from None
+
+
+def test_a_missing_package_said_while_memory_ran_out_says_memory(monkeypatch, capsys):
+    """Under a memory limit torch cannot be mapped; "needs torch: pip install" would send the user astray."""
+    from isoeat import cliargs
+    from isoeat.cli import main
+
+    def load(args):
+        _missing_package_while_out_of_memory()
+
+    monkeypatch.setattr(cliargs, "load_model_from_args", load)
+    monkeypatch.setattr("isoeat.commands.core.load_model_from_args", load)
+    assert main(["weat", "--test", "W6", "--model", "minilm"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("isoeat: error: cannot load the library libtorch_cpu.so") and "pip install" not in err, err
+
+
+@pytest.mark.skipif(PRLIMIT is None, reason="prlimit is not installed")
+def test_a_contextual_model_under_a_memory_limit_ends_in_one_line(tmp_path):
+    pytest.importorskip("torch")
+    proc = subprocess.run([PRLIMIT, "--as=700000000", sys.executable, "-m", "isoeat.cli", "weat", "--test", "W6",
+                           "--model", "minilm"], capture_output=True, text=True, timeout=300, env=_env(tmp_path),
+                          cwd=tmp_path)
+    if proc.returncode == 0:
+        return
+    err = proc.stderr.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("isoeat: error: ") and "Traceback" not in proc.stderr, proc.stderr
+    assert "pip install" not in err[0] and ("memory" in err[0] or "cannot load the library" in err[0]), err[0]

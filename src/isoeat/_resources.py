@@ -14,7 +14,7 @@ import errno
 import re
 from typing import Any
 
-__all__ = ["describe"]
+__all__ = ["describe", "describe_chain", "underlying", "address_space_limit", "probe_numpy"]
 
 _LIMIT = ("the process's memory limit (ulimit -v, prlimit --as, a container or job limit) or the machine's memory "
           "was reached")
@@ -100,6 +100,20 @@ def describe_chain(exc: BaseException, where: str = "") -> str | None:
     ImportError of advice), else of ``exc`` itself."""
     cause: Any = exc.__cause__ or exc.__context__
     return (describe(cause, where) if cause is not None else None) or describe(exc, where)
+
+
+def underlying(exc: BaseException, where: str = "") -> str | None:
+    """The resource failure an error of isoeat's was raised while handling (a missing-package message raised as
+    a library could not be mapped into memory), or None: the chain of causes, three deep."""
+    seen: Any = exc.__cause__ or exc.__context__
+    for _ in range(3):
+        if seen is None:
+            return None
+        line = describe(seen, where)
+        if line:
+            return line
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def address_space_limit() -> int | None:

@@ -221,8 +221,10 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
                 args._client = client
                 return handlers[args.command](args)
         return handlers[args.command](args)
-    except IsoeatError as exc:
-        sys.stderr.write(f"isoeat: error: {exc}\n")
+    except IsoeatError as exc:  # raised while a resource ran out ("needs torch" as torch ran out of memory): that
+        from ._resources import underlying  # is what the line says
+
+        sys.stderr.write(f"isoeat: error: {underlying(exc, f'while running isoeat {args.command}') or exc}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("isoeat: interrupted\n")
