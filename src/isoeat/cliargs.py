@@ -347,6 +347,24 @@ def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
                           f"calibrator; drop --calibration or give a {args.calibration} file")
 
 
+def npz_out(value: Any, option: str, what: str) -> Any:
+    """The ``.npz`` file an output option names, checked before anything is computed: not a folder, not a
+    device, FIFO or socket, named ``*.npz`` (so the file written is the file named, and the one said)."""
+    from pathlib import Path
+
+    from ._errors import ConfigError
+
+    out = Path(value)
+    if out.is_dir():
+        raise ConfigError(f"{option} {out}: is a folder; give the {what}'s file name, e.g. {out / 'name.npz'}")
+    if out.exists() and not out.is_file():
+        raise ConfigError(f"{option} {out}: is not a regular file (a device, FIFO or socket); give a file name "
+                          "ending in .npz")
+    if out.suffix.lower() != ".npz":
+        raise ConfigError(f"{option} {out}: the {what} is saved as .npz; give a name ending in .npz")
+    return out
+
+
 def calibrator_mark(cal: Any) -> str:
     """The mark printed under a table whose calibrator's model cannot be verified ("" when it can).
 

@@ -15,7 +15,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError
+from .._errors import ConfigError, IsoeatError
 from .._registry import Registry
 from ..experiments.paper import paper_values
 
@@ -192,7 +192,15 @@ def _local_spec(where: str, spec: str, family: str, base: Path, label: str | Non
         if low not in FORMAT_PREFIXES:
             raise ConfigError(f"{where}: unknown model format {prefix!r} (formats: "
                               f"{', '.join([*FORMAT_PREFIXES, *CONTEXTUAL_PREFIXES])}; or a bare path)")
-        first, comma, tail = rest.partition(",") if low == "npy" else (rest, "", "")  # only npy: M.npy,VOCAB
+        first, comma, tail = rest, "", ""
+        if low == "npy":  # M.npy,VOCAB: split where the matrix file is (a comma may be part of a file name)
+            from ..backends.static import split_npy_spec
+
+            try:
+                first, tail = split_npy_spec(rest, resolve=absolute)
+            except IsoeatError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            comma = "," if tail else ""
         path = absolute(first)
         if not path.is_file():
             raise ConfigError(f"{where}: {_not_a_file(path)}")

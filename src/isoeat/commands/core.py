@@ -15,6 +15,7 @@ from ..cliargs import (
     add_stat_options,
     calibrator_from_args,
     calibrator_mark,
+    npz_out,
     examples,
     given_options,
     load_model_from_args,
@@ -163,14 +164,7 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
     from ..calibration.registry import params_text
 
-    out = Path(args.out)
-    if out.is_dir():
-        raise ConfigError(f"--out {out}: is a folder; give the calibrator's file name, e.g. {out / 'calibrator.npz'}")
-    if out.exists() and not out.is_file():
-        raise ConfigError(f"--out {out}: is not a regular file (a device, FIFO or socket); give a file name ending "
-                          "in .npz")
-    if out.suffix.lower() != ".npz":
-        raise ConfigError(f"--out {out}: a calibrator is saved as .npz; give a name ending in .npz")
+    npz_out(args.out, "--out", "calibrator")
     args.whitener = None
     model = load_model_from_args(args)
     w = calibrator_from_args(args, model)

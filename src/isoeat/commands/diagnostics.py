@@ -216,6 +216,10 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
     from ..reporting.tables import _render
 
     t0 = time.perf_counter()
+    if args.matrix_out:
+        from ..cliargs import npz_out
+
+        npz_out(args.matrix_out, "--matrix-out", "matrix file")  # the file written is the file said
     model, cal = _load(args, memo=True)
     kwargs = {"text": args.reference_text} if args.reference_text else {}
     with warnings.catch_warnings(record=True) as caught:
@@ -232,8 +236,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         arrays = {r.calibration: r.cosine_matrix for r in results}
         arrays["info_json"] = np.array(json.dumps({"model": model.name, "sampling": results[0].sampling,
                                                    "seed": results[0].seed}))
-        out = args.matrix_out if str(args.matrix_out).endswith(".npz") else f"{args.matrix_out}.npz"
-        atomic_write_with(out, lambda fh: np.savez(fh, **arrays))
+        atomic_write_with(args.matrix_out, lambda fh: np.savez(fh, **arrays))
     records = [r.to_dict() for r in results]
     if _emit(records, args.format):
         return 0

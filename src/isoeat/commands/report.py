@@ -77,15 +77,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
         res = load_experiment(out)
         written = write_results(out, res)
         if not args.no_figures:
+            from ..reporting._glyphs import glyphs_for, report_texts
             from ..reporting.figures import write_figures
 
-            figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
-            from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
+            with glyphs_for(report_texts(res)):  # a label's characters the font lacks: another font, or one line
+                figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
+                from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
 
-            figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
-            from ..reporting.layer_section import write_layer_figure_from  # --layers folders: figures/layers.png
+                figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
+                from ..reporting.layer_section import write_layer_figure_from  # --layers: figures/layers.png
 
-            figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
+                figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
         page = None
         if args.html:
             from ..reporting.html import write_report

@@ -301,6 +301,10 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
                 raise ConfigError(f"--{opt.replace('_', '-')}: only used with --reference-size auto")
     if not sharded:
         return calibrator_from_args(args, model), args
+    if auto:
+        from ..experiments.reference import check_auto_max
+
+        check_auto_max(args.reference_max, "--reference-max")
     if args.reference_shards is not None:  # bounded, its refits estimated, before anything is encoded
         from ..experiments.reference import check_shards
 

@@ -105,6 +105,15 @@ def shards_requirement() -> str:
             f"own relative error is already about {100 / math.sqrt(2 * (MAX_SHARDS - 1)):.0f}%")
 
 
+def check_auto_max(max_size: Any, name: str = "reference maximum size") -> int:
+    """The cap of ``size="auto"`` (``--reference-max``): it is encoded in :data:`AUTO_SHARDS` shards of at least
+    2 rows each, so at least ``2 * AUTO_SHARDS``; one line naming ``name`` otherwise."""
+    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 2 * AUTO_SHARDS:
+        raise ConfigError(f"{name} must be a whole number >= {2 * AUTO_SHARDS}, got {max_size!r} (--reference-size "
+                          f"auto encodes it in up to {AUTO_SHARDS} shards of at least 2 rows each)")
+    return int(max_size)
+
+
 def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name: str = "reference shards",
                  max_seconds: float = DEFAULT_REFIT_SECONDS) -> int:
     """``shards`` checked before anything is encoded: 2 to :data:`MAX_SHARDS`, at least 2 of the ``rows``
@@ -341,7 +350,7 @@ def fit_reference(
     auto = size == "auto"
     if not auto:
         size = check_int("reference size", size, lo=2)
-    max_size = check_int("reference maximum size", max_size, lo=2)
+    max_size = check_auto_max(max_size) if auto else check_int("reference maximum size", max_size, lo=2)
     tolerance = check_real("reference tolerance", tolerance, lo=0.0, lo_open=True)
     dim = getattr(model, "dim", None)
     static = not hasattr(model, "reference_batches")

@@ -89,6 +89,7 @@ functions, in :mod:`isoeat.experiments._verdicts`; the result records live in
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass
@@ -181,10 +182,23 @@ def _sources(values: Any, name: str) -> tuple[str, ...]:
         s = str(v).strip()
         if not s:
             raise ConfigError(f"{name}: empty reference name (use 'top' or a text path)")
-        if s != TOP and not Path(s).is_file():
-            raise IsoeatFileNotFoundError(f"{name}: {s}: no such reference text (use 'top' or a text path)")
+        if s != TOP:
+            reference_text(s, name)
         out.append(s)
     return tuple(dict.fromkeys(out))
+
+
+def reference_text(path: str, option: str) -> None:
+    """A reference text given by ``option``: an existing regular file; one line saying what it is otherwise
+    (missing, a folder, a FIFO), never "no such" for what exists."""
+    from .._textio import check_regular_file
+
+    if not os.path.lexists(path):
+        raise IsoeatFileNotFoundError(f"{option}: {path}: no such reference text (use 'top' or a text path)")
+    try:
+        check_regular_file(path, what="reference text (a text file, or 'top')")
+    except IsoeatFileNotFoundError as exc:
+        raise IsoeatFileNotFoundError(f"{option}: {exc}") from None
 
 
 def _check_choice(value: Any, name: str, allowed: Sequence[str]) -> str:
