@@ -76,6 +76,7 @@ def _truncate(p: Path) -> None:
 
 
 _CELL = "cells/glove-6b-50d/zca/W7.json"
+_CAL = "calibrators/glove-6b-50d/zca.npz"
 
 #: (name, how the folder is changed, command ("run" | "report"), expected text; "{exp}" is the folder)
 FOLDER_CASES = [
@@ -99,6 +100,8 @@ FOLDER_CASES = [
      "W7.json: written in cell format 2 by a newer isoeat; this isoeat"),
     ("cell newer unsealed, run", lambda e: edit_record(e / _CELL, format_version=7), "run",
      "reads cell format 1"),
+    ("saved calibrator newer, run", lambda e: reseal(e / _CAL, e / _CAL, _set("format_version", 3)), "run",
+     "zca.npz: written in calibrator format 3"),
 ]
 
 
@@ -357,6 +360,8 @@ CLI_CASES = [
      f"--corpus {NOWHERE}: no such file or folder"),
     ("npy spec with a comma", {}, ["weat", "--test", "W6", "--model", "npy:{d}/m,64.npy,{d}/vocab"],
      "npy:{d}/m,64.npy,{d}/vocab: no matrix file found at any comma (tried '{d}/m', '{d}/m,64.npy'"),
+    ("sensitivity repeats unbounded", {}, ["sensitivity", "--tests", "W6", "--repeats", "100000000"],
+     "repeats=100000000 (--repeats) x 11 settings make 1,100,000,000 cells"),
     ("ceat one draw", {}, ["ceat", "--test", "W6", "--draws", "1"], "--draws must be at least 2"),
     ("ceat ddof of all targets", {}, ["ceat", "--test", "W6", "--ddof", "16"],
      "--ddof 16: must be below the 16 target words of W6"),

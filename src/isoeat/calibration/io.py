@@ -284,6 +284,26 @@ def _field(path: Path, name: str, value: Any, check: Any, **bounds: Any) -> Any:
         raise DataFormatError(f"{path}: metadata field {name!r} must be {exc.detail()}") from None
 
 
+def newer_format(path: str | Path) -> str | None:
+    """Why a calibrator file cannot be read by this isoeat because a newer one wrote it (None: it is not newer).
+
+    Reads only the metadata; a file that is not a calibrator, or not readable, is not *newer* (its loading
+    says what it is).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["metadata_json"])) if "metadata_json" in npz.files else None
+    except Exception:  # noqa: BLE001 - unreadable: load_calibrator says why
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        return None
+    try:
+        _check_format(Path(path), meta)
+    except DataFormatError as exc:
+        return str(exc) if "reads calibrator formats" in str(exc) else None
+    return None
+
+
 def _check_format(path: Path, meta: dict) -> None:
     """The metadata's ``format`` and ``format_version``: this isoeat's, or an older one it reads."""
     fmt = meta.get("format")

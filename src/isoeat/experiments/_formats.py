@@ -139,10 +139,19 @@ def _cell_files(out: Path) -> Iterable[Path]:
 
 
 def check_cells(out: Path) -> dict[str, Any]:
-    """Refuse a folder holding a cell of a newer format (``run`` would replace what it cannot read).
+    """Refuse a folder holding a cell or a saved calibrator of a newer format (``run`` would replace what it
+    cannot read).
 
     Returns the cells of an older format: path relative to ``out`` -> the version found.
     """
+    cal_dir = out / "calibrators"
+    if cal_dir.is_dir() and not cal_dir.is_symlink():
+        from ..calibration.io import newer_format
+
+        for p in sorted(q for q in cal_dir.rglob("*.npz") if q.is_file() and not q.is_symlink()):
+            why = newer_format(p)
+            if why:
+                raise ExperimentMismatchError(f"{why} (isoeat never rewrites it: use another --out folder)")
     older: dict[str, Any] = {}
     for p in _cell_files(out):
         rec, _ = read_record(p)

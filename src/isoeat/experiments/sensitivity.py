@@ -130,6 +130,9 @@ DEFAULT_EPS_GRID: tuple[float, ...] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 DEFAULT_REFERENCE_SIZES: tuple[int, ...] = (1_000, 3_000, 10_000, 30_000, 100_000)
 #: reference draws per setting.
 DEFAULT_REPEATS = 10
+#: the most cells a sweep may hold (settings x repeats; each a calibrator fit and every test measured), checked
+#: before a cell is made: the default sweep holds 110
+MAX_SWEEP_CELLS = 10_000
 #: Monte Carlo permutations where p is not exact.
 DEFAULT_PERMUTATIONS = 10_000
 #: p is counted exactly when |X| + |Y| <= this (W4–W10 on the built-in battery; W1–W3 Monte Carlo).
@@ -360,6 +363,11 @@ def sensitivity_analysis(
         make_calibrator(name)  # unknown names fail here, with suggestions
     if isinstance(repeats, bool) or not isinstance(repeats, (int, np.integer)) or repeats < 1:
         raise ConfigError(f"repeats must be a whole number >= 1, got {repeats!r}")
+    settings = len(eps_grid) + len(sizes) + len(sources) + len(others)
+    if settings * repeats > MAX_SWEEP_CELLS:  # before a cell, a seed or a fit is made
+        raise ConfigError(f"repeats={repeats} (--repeats) x {settings} settings make {settings * repeats:,} cells, each a "
+                          f"calibrator fit with every test measured; at most {MAX_SWEEP_CELLS:,}: use at most "
+                          f"{max(1, MAX_SWEEP_CELLS // max(settings, 1)):,} repeats, or fewer settings")
     _check_choice(draw, "draw", DRAWS)
     (default_eps,) = _floats((default_eps,), "default_eps")
     (default_size,) = _ints((default_size,), "default_size")
