@@ -59,6 +59,13 @@ def nonneg_int(name: str) -> Any:
     return _argument(name, _whole, lambda v: check_int(name, v, lo=0), "a whole number")
 
 
+def resamples(name: str) -> Any:
+    """``type=`` for a number of bootstrap resamples: a whole number from 0 to ``_limits.MAX_RESAMPLES``."""
+    from ._limits import MAX_RESAMPLES
+
+    return _argument(name, _whole, lambda v: check_int(name, v, lo=0, hi=MAX_RESAMPLES), "a whole number")
+
+
 def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> Any:
     """``type=`` for a number in an interval (open or closed at either end; ``hi=inf`` for none)."""
     upper = None if hi == float("inf") else hi
@@ -147,7 +154,7 @@ def add_stat_options(p: argparse.ArgumentParser, *, sentences: bool = False) -> 
                                         "they undercover)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
                    help="confidence level of the interval on d (default 0.95)")
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
                    help="resamples of the bootstrap methods (percentile, bca); N > 0 also asks for an interval "
                         "(default 0; a bootstrap method without it draws 10000)")
     p.add_argument("--resample-attributes", action="store_true",

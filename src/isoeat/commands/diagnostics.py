@@ -41,7 +41,7 @@ def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> Non
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
     """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
     its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
-    from ..cliargs import examples, float_in, nonneg_int, positive_int
+    from ..cliargs import examples, float_in, nonneg_int, positive_int, resamples
 
     p = subparsers.add_parser(
         "anisotropy",
@@ -75,7 +75,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
     p.add_argument("--benchmark", default="ws353,simlex999", metavar="NAME|PATH",
                    help="comma-separated: ws353, simlex999, men, rg65, rw, mturk771, stsb (stsb-dev, stsb-train) "
                         "or files (default ws353,simlex999)")
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=10_000, metavar="N",
+    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=10_000, metavar="N",
                    help="paired bootstrap resamples of the pairs for the change in rho (default 10000; 0: none)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
                    help="confidence level of the interval on the change (default 0.95)")

@@ -21,6 +21,7 @@ from ..cliargs import (
     load_model_from_args,
     nonneg_int,
     positive_int,
+    resamples,
 )
 
 __all__ = ["register", "COMMANDS"]
@@ -63,7 +64,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="the c of DirectBias_c (default 1)")
     p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
                    metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
                    help="a percentile bootstrap interval on each estimate from N resamples of the target words "
                         "(at least 200 for 95%%; not RNSB; default 0: no interval)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
@@ -160,7 +161,7 @@ def _ci(r: Any) -> str:
 
 
 def _cmd_metric(args: argparse.Namespace) -> int:
-    from ..metrics.api import run_metrics, select_metrics
+    from ..metrics.api import select_metrics
     from ..metrics.registry import METRICS
     from ..reporting.tables import records_to_csv, to_json
     from ..wordsets import resolve_tests
