@@ -112,3 +112,16 @@ def test_older_cells_are_recomputed_with_one_line(folder, capsys):
     assert len(lines) == 1 and "2 cell(s)" in lines[0] and f"format {_formats.CELL_FORMAT}" in lines[0], lines
     for cal in ("none", "zca"):
         assert json.loads(_cell(out, cal).read_text())["format_version"] == _formats.CELL_FORMAT
+
+
+@pytest.mark.filterwarnings("always::isoeat._errors.IsoeatWarning")
+def test_a_damaged_manifest_is_said_not_skipped(folder, capsys):
+    out = folder / "exp"
+    p = out / "manifest.json"
+    p.write_bytes(p.read_bytes()[: p.stat().st_size // 2])
+    assert main(["report", str(out), "--no-figures"]) == 0
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "manifest.json: damaged (not valid JSON" in ln]
+    assert len(said) == 1 and said[0].startswith("isoeat: note: "), said
+    assert main(["run", str(folder / "c.yaml"), "--out", str(out), "--no-progress"]) == 0
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "manifest.json: damaged" in ln]
+    assert len(said) == 1 and "earlier runs" in said[0], said

@@ -100,6 +100,10 @@ FOLDER_CASES = [
      "W7.json: written in cell format 2 by a newer isoeat; this isoeat"),
     ("cell newer unsealed, run", lambda e: edit_record(e / _CELL, format_version=7), "run",
      "reads cell format 1"),
+    ("manifest a folder, run", lambda e: ((e / "manifest.json").unlink(), (e / "manifest.json").mkdir()), "run",
+     "manifest.json: is a folder where isoeat writes a file"),
+    ("results a folder, run", lambda e: ((e / "results.json").unlink(), (e / "results.json").mkdir()), "run",
+     "results.json: is a folder where isoeat writes a file"),
     ("saved calibrator newer, run", lambda e: reseal(e / _CAL, e / _CAL, _set("format_version", 3)), "run",
      "zca.npz: written in calibrator format 3"),
 ]

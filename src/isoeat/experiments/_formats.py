@@ -100,8 +100,12 @@ def refuse_newer(out: Path, exp: dict, manifest: Any) -> None:
             raise _newer(out / "manifest.json", manifest, "manifest", MANIFEST_FORMAT)
 
 
-def manifest_note(out: Path, manifest: Any) -> str | None:
-    """One line when the folder's manifest was written by another isoeat version (None otherwise)."""
+def manifest_note(out: Path, manifest: Any, unreadable: str | None = None) -> str | None:
+    """One line when the folder's manifest was written by another isoeat version, or cannot be read
+    (``unreadable``: why, from :func:`read_record`); None otherwise."""
+    if unreadable:
+        return (f"{out / 'manifest.json'}: damaged ({unreadable}); what it records (earlier runs, model names, "
+                "calibrator records, reference-SE) is not read")
     if not isinstance(manifest, dict):
         return None
     v = manifest.get("isoeat_version")

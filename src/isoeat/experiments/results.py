@@ -179,8 +179,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     out = Path(out)
     exp = read_experiment(out)
     cfg = exp["config"]
-    check_inside(out, out / "manifest.json")
-    manifest = read_manifest(out) or {}
+    manifest_read, manifest_why = read_record(check_inside(out, out / "manifest.json"))
+    manifest = manifest_read if isinstance(manifest_read, dict) else {}
     alpha = float(cfg["settings"]["alpha"])
     mmeta = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
     models = []
@@ -255,7 +255,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                     elif rec:
                         failures.append({"kind": "similarity", "model": m["label"], "calibration": c["label"],
                                          "item": b, "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
-    notes = [n for n in [manifest_note(out, manifest)] if n]
+    notes = [n for n in [manifest_note(out, manifest, manifest_why)] if n]
     unused = [f["message"] for f in failures if f.get("type") == FORMAT_TYPE]
     notes += [f"{out}: {unused.count(m)} cell(s) {m} (listed in failures.json)" for m in dict.fromkeys(unused)]
     adjust_records(weat_recs)

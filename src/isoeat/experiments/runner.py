@@ -124,6 +124,9 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
         if (out / name).is_symlink() or ((out / name).exists() and out.resolve() not in (out / name).resolve().parents):
             raise UnsafePathError(f"{out / name}: is a link leading out of the folder; isoeat reads and writes only "
                                   f"inside {out}: remove the link")
+        if "." in name and (out / name).is_dir():  # a file of isoeat's (manifest.json, ...) that is a folder
+            raise ExperimentMismatchError(f"{out / name}: is a folder where isoeat writes a file; move it away, or "
+                                          "use another --out folder")
     exp, unreadable = read_record(out / EXPERIMENT_NAME)
     if exp is not None and not (isinstance(exp, dict) and exp.get("format") == "isoeat-experiment"):
         raise ExperimentMismatchError(
@@ -365,8 +368,9 @@ def run_experiment(
         work = _make_scratch(out / f"{_SCRATCH}staging-{run_id}", "staging") if staged else out
         if staged:
             log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
-        previous_manifest = (read_manifest(out) or {}) if same else {}
-        _say(manifest_note(out, previous_manifest or None), notes)
+        prev, prev_why = read_record(out / "manifest.json") if same else (None, None)
+        previous_manifest = prev if isinstance(prev, dict) else {}
+        _say(manifest_note(out, previous_manifest or None, prev_why), notes)
         work.mkdir(parents=True, exist_ok=True)
         _write_identity(work, config, old if same else None)
         cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
