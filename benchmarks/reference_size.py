@@ -28,8 +28,14 @@ before the clock starts, and the encoding chunks are max/20 sentences so auto
 can stop at any shard. Times are
 wall-clock on a shared machine: the load average is printed before and after.
 
+``--shards K,K,...`` instead times fixed-size fits of GloVe (``--max`` rows,
+W6 and W7) with K shards against the refit-time estimate that bounds
+``--reference-shards`` (:func:`isoeat.experiments.reference.refit_seconds`);
+target: no measured time above ``SHARDS_SLACK`` x the estimate (the estimate
+refuses before encoding, so it must not understate).
+
 Usage:  python benchmarks/reference_size.py [--model minilm] [--max 100000] [--minilm-max 20000] [--corpus NAME]
-                                            [--tolerance 0.02 [--tolerance 0.1]]
+                                            [--tolerance 0.02 [--tolerance 0.1]] [--shards 10,50,100,200]
 """
 
 from __future__ import annotations
@@ -49,6 +55,24 @@ def isoeat_warning():
 
 
 WITHIN = 3.0  # target: |d_auto - d_fixed| <= WITHIN * reported reference-SE
+SHARDS_SLACK = 2.0  # target: a fit with K shards takes at most SHARDS_SLACK x refit_seconds(d, K)
+
+
+def shard_times(model, tests, size: int, ks: list[int]) -> list[str]:
+    """Measured fit time with K shards against the estimate of the K refits."""
+    from isoeat.experiments.reference import fit_reference, refit_seconds
+
+    missed = []
+    print(f"{'K':>5} {'measured s':>11} {'estimated s':>12} {'ratio':>6}")
+    for k in ks:
+        t0 = time.perf_counter()
+        fit_reference(model, tests, size=size, shards=k, max_seconds=float("inf"))
+        took = time.perf_counter() - t0
+        est = refit_seconds(model.dim, k)
+        print(f"{k:5d} {took:11.2f} {est:12.2f} {took / est:6.2f}", flush=True)
+        if took > SHARDS_SLACK * est:
+            missed.append(f"--reference-shards {k}: {took:.1f} s measured > {SHARDS_SLACK:g} x {est:.1f} s estimated")
+    return missed
 
 
 def _fit(model, tests, size, args, max_size, tolerance=0.02):
@@ -135,6 +159,8 @@ def main(argv=None) -> int:
     ap.add_argument("--tolerance", type=float, action="append", default=None,
                     help="auto: largest reference-SE; repeat for several (default 0.02)")
     ap.add_argument("--verbose", action="store_true", help="print every auto step")
+    ap.add_argument("--shards", default=None, metavar="K,K,...",
+                    help="time fixed-size GloVe fits with these shard counts against their estimate instead")
     args = ap.parse_args(argv)
     args.tolerance = args.tolerance or [0.02]
     warnings.simplefilter("ignore", isoeat_warning())  # words encoded in a template: said once by isoeat run
@@ -143,6 +169,12 @@ def main(argv=None) -> int:
 
     print(f"isoeat {isoeat.__version__}; {platform.platform()}; {os.cpu_count()} CPUs; "
           f"load average {os.getloadavg()[0]:.2f}")
+    if args.shards:
+        missed = shard_times(isoeat.load_model("glove-6b-50d"), resolve_tests("W6,W7"), args.max,
+                             [int(k) for k in args.shards.split(",")])
+        print(f"\nload average {os.getloadavg()[0]:.2f}")
+        print("TARGETS MISSED:\n  " + "\n  ".join(missed) if missed else "all targets met")
+        return 1 if missed else 0
     tests = resolve_tests(None)
     missed: list[str] = []
     glove = None

@@ -72,7 +72,7 @@ def test_a_bad_cap_is_one_line_from_the_command(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("ISOEAT_CACHE_MAX", "2X")
     assert main(["cache", "info", "--cache-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("isoeat: error: ISOEAT_CACHE_MAX") and err.count("\n") == 1
+    assert err.startswith("isoeat: error: $ISOEAT_CACHE_MAX") and err.count("\n") == 1
 
 
 # ----------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from isoeat import IsoeatError
 from isoeat.corpora import _load, offline_corpora, resolve_auto_corpus
 
 
@@ -151,9 +152,10 @@ def test_folder_fallback_lines_name_the_model_and_skip_static_models():
     ("wiki.train.raw.gz", "truncated-gz"), ("wiki.train.raw.bz2", b"BZh9 not bzip2"), ("wiki.train.raw.xz", b"no xz"),
     ("wiki.train.raw.gz", b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03garbage-deflate"),
 ])
-def test_a_corrupt_compressed_corpus_is_not_present_and_no_traceback(data_dir, tmp_path, monkeypatch, capsys, name,
+def test_a_corrupt_compressed_corpus_named_by_a_variable_is_one_line(data_dir, tmp_path, monkeypatch, capsys, name,
                                                                      data):
-    """A truncated or corrupt compressed file in a candidate is not readable: not present, not a crash."""
+    """A truncated or corrupt compressed file in the folder a variable names: a one-line error naming the
+    variable, never a crash, and never another corpus picked instead (issue 31)."""
     import gzip
 
     from isoeat.cli import main
@@ -167,10 +169,12 @@ def test_a_corrupt_compressed_corpus_is_not_present_and_no_traceback(data_dir, t
         data = full[: len(full) // 2]
     (wt103 / name).write_bytes(data)
     monkeypatch.setenv("ISOEAT_WIKITEXT103", str(wt103))
-    assert [c["name"] for c in offline_corpora()] == ["enwiki-sample"]
-    assert resolve_auto_corpus("auto") == "enwiki-sample"
-    assert main(["reproduce", "--list", "--offline"]) == 0
-    assert "--corpus auto uses enwiki-sample" in capsys.readouterr().out
+    for read in (offline_corpora, lambda: resolve_auto_corpus("auto")):
+        with pytest.raises(IsoeatError, match=r"\$ISOEAT_WIKITEXT103=.*wt103: no readable wikitext-103 text"):
+            read()
+    assert main(["reproduce", "--list", "--offline"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("isoeat: error: $ISOEAT_WIKITEXT103=") and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("k, n, shown", [(21, 200, "10.5%"), (201, 2000, "10.1%"), (2001, 20000, "10.01%"),

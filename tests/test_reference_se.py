@@ -310,7 +310,7 @@ def test_run_reference_size_auto_records_and_prints_the_size_used(tmp_path, glov
     (["--reference-max", "5000"], "--reference-max: only used with --reference-size auto"),
     (["--reference-size", "auto", "--reference-shards", "5"], "--reference-shards: --reference-size auto chooses"),
     (["--reference-size", "auto", "--calibration", "abtt"], "mergeable statistics"),
-    (["--reference-shards", "1"], "--reference-shards must be at least 2"),
+    (["--reference-shards", "1"], "--reference-shards must be from 2 to 200, got 1"),
 ])
 def test_run_reference_options_refused_in_one_line(tmp_path, glove, capsys, extra, message):
     from isoeat.cli import main

@@ -202,8 +202,8 @@ def test_unknown_name_and_missing_file_messages(monkeypatch, tmp_path):
     monkeypatch.setattr(bm, "_checkout_shared", lambda: None)
     with pytest.raises(IsoeatFileNotFoundError, match=r"ISOEAT_DATA_DIR.*--benchmark PATH.*is not set"):
         find_benchmark_file("men")
-    monkeypatch.setenv("ISOEAT_DATA_DIR", str(tmp_path / "missing"))
-    with pytest.raises(IsoeatFileNotFoundError, match="is not a folder"):
+    monkeypatch.setenv("ISOEAT_DATA_DIR", str(tmp_path / "missing"))  # named, never another folder used instead
+    with pytest.raises(IsoeatFileNotFoundError, match=r"\$ISOEAT_DATA_DIR=.*missing: no such file or folder"):
         find_benchmark_file("men")
     # the data folder may hold the file under its layout or directly
     (tmp_path / "rg65.txt").write_text("gem\tjewel\t3.94\nnoon\tmidday\t3.94\ncord\tsmile\t0.02\n")

@@ -35,33 +35,22 @@ from ._errors import (
     InvalidTestError,
     UnknownNameError,
 )
-from .backends import Lookup, StaticVectors, load_model
-from .calibration import (
-    ZCAWhitener,
-    calibrator_digest,
-    fit_calibrator,
-    fit_whitener,
-    load_calibrator,
-    load_whitener,
-    make_calibrator,
-    save_calibrator,
-    save_whitener,
-)
-from .experiments import Comparison, classify_change, compare_calibration
-from .stats.intervals import ConfidenceInterval
-from .stats.weat import (
-    SCWEATResult,
-    WEATResult,
-    association_scores,
-    effect_size,
-    sc_weat,
-    sc_weat_from_vectors,
-    weat,
-    weat_from_vectors,
-)
-from .wordsets import AssociationTest, WordSet, get_test, list_tests, load_tests_from_file, register_test
-from . import metrics  # the package is callable: isoeat.metrics(model, names, tests) runs several metrics
-from .metrics import MetricResult, metric, metric_names
+#: The public API outside the errors, imported on first access (PEP 562), so that ``import isoeat`` — and the
+#: ``isoeat`` command, which imports it first — loads no numpy: a command that cannot load a library (a memory
+#: limit, a broken installation) ends in one line of its own (``cli.py``), never in an import traceback.
+_API = {
+    **dict.fromkeys(("Lookup", "StaticVectors", "load_model"), "isoeat.backends"),
+    **dict.fromkeys(("ZCAWhitener", "calibrator_digest", "fit_calibrator", "fit_whitener", "load_calibrator",
+                     "load_whitener", "make_calibrator", "save_calibrator", "save_whitener"), "isoeat.calibration"),
+    **dict.fromkeys(("Comparison", "classify_change", "compare_calibration"), "isoeat.experiments"),
+    "ConfidenceInterval": "isoeat.stats.intervals",
+    **dict.fromkeys(("SCWEATResult", "WEATResult", "association_scores", "effect_size", "sc_weat",
+                     "sc_weat_from_vectors", "weat", "weat_from_vectors"), "isoeat.stats.weat"),
+    **dict.fromkeys(("AssociationTest", "WordSet", "get_test", "list_tests", "load_tests_from_file",
+                     "register_test"), "isoeat.wordsets"),
+    "metrics": "isoeat.metrics",  # the package itself, callable: isoeat.metrics(model, names, tests)
+    **dict.fromkeys(("MetricResult", "metric", "metric_names"), "isoeat.metrics"),
+}
 
 __all__ = [
     "__version__",
@@ -147,15 +136,16 @@ __all__ = [
 
 
 def __getattr__(name: str):  # PEP 562: keep `import isoeat` light
-    module = _LAZY.get(name)
+    module = _API.get(name) or _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'isoeat' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    loaded = importlib.import_module(module)
+    value = loaded if module == f"isoeat.{name}" else getattr(loaded, name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_API) | set(_LAZY))

@@ -16,8 +16,8 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     """Open a temporary file next to ``path``; on success fsync and rename over it.
 
     On any exception the temporary file is removed and ``path`` is untouched;
-    an :class:`OSError` that names no file (``ENOSPC`` during a write) is
-    raised again naming ``path``.
+    an :class:`OSError` that names no file (``ENOSPC`` during a write) or the
+    temporary file (a rename over a folder) is raised again naming ``path``.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -32,8 +32,9 @@ def atomic_write(path: str | Path, mode: str = "w", encoding: str | None = "utf-
     except BaseException as exc:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-        if isinstance(exc, OSError) and exc.filename is None and exc.errno is not None:
-            # a full disk during write/fsync names no file: name the one being written
+        if isinstance(exc, OSError) and exc.filename in (None, tmp) and exc.errno is not None:
+            # a full disk during write/fsync names no file, a failed rename names the temporary one (the
+            # destination is a folder, say): name the file being written
             raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
         raise
 

@@ -208,8 +208,9 @@ def _settings(flag: Any) -> tuple[str | None, float]:
     """``(mode, quiet_below)`` for an explicit flag (True/False/None), ``--quiet`` and ``$ISOEAT_PROGRESS``."""
     if _QUIET or flag is False:
         return None, 0.0
-    env = os.environ.get("ISOEAT_PROGRESS")
-    value = env.strip().lower() if env is not None else "auto"
+    from ._env import PROGRESS_VALUES, env_choice
+
+    value = env_choice("ISOEAT_PROGRESS", PROGRESS_VALUES, "auto")  # any other value: an error naming it
     if value in ("bar", "log"):
         return value, 0.0
     try:

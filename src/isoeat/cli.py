@@ -11,6 +11,11 @@ import argparse
 import sys
 from typing import Any, Sequence
 
+from ._resources import describe_chain  # imported now: under a memory limit an import in the handler fails too
+
+#: said when even the line of a memory failure cannot be built (no allocation left for it)
+_NO_MEMORY = "isoeat: error: out of memory: the process's memory limit or the machine's memory was reached\n"
+
 __all__ = ["main", "build_parser"]
 
 
@@ -84,16 +89,20 @@ def _command_modules() -> list[Any]:
 
 
 def _one_line_warnings() -> Any:
-    """Print isoeat's own warnings as ``isoeat: warning: ...`` (no source lines); returns the old hook."""
+    """Print isoeat's own warnings as ``isoeat: warning: ...`` (no source lines), each text once per command;
+    returns the old hook."""
     import warnings
 
     from ._errors import IsoeatWarning
 
     default = warnings.showwarning
+    said: set[str] = set()
 
     def show(message, category, filename, lineno, file=None, line=None):  # noqa: ANN001
         if issubclass(category, IsoeatWarning):
-            sys.stderr.write(f"isoeat: warning: {message}\n")
+            if str(message) not in said:  # the same warning from several places: said once
+                said.add(str(message))
+                sys.stderr.write(f"isoeat: warning: {message}\n")
         else:
             default(message, category, filename, lineno, file, line)
 
@@ -102,14 +111,45 @@ def _one_line_warnings() -> Any:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit status."""
+    """Entry point; returns the exit status.
+
+    A resource failure (memory, disk, files, threads, a library that cannot load), wherever it happens —
+    importing a command's modules included — ends in one line naming what ran out (``_resources.describe``).
+    """
     import warnings
 
     previous = _one_line_warnings()
     try:
+        from ._resources import probe_numpy
+
+        line = probe_numpy()  # under a memory limit: can numpy load at all? (OpenBLAS would end us from C)
+        if line:
+            sys.stderr.write(f"isoeat: error: {line}\n")
+            return 2
         return _main(argv)
+    except Exception as exc:  # noqa: BLE001 - a resource failure is one line; anything else keeps its traceback
+        return _resource_failure(exc, argv)
     finally:
         warnings.showwarning = previous
+
+
+def _resource_failure(exc: BaseException, argv: Sequence[str] | None) -> int:
+    """Exit status 2 and one line when ``exc`` says a resource ran out; raise it again otherwise (a bug)."""
+    try:
+        words = list(sys.argv[1:] if argv is None else argv)
+        command = next((w for w in words if not w.startswith("-")), "")
+        line = describe_chain(exc, f"while running isoeat {command}".rstrip())
+    except MemoryError:  # not even room for the line: the short one, built in advance
+        line = "" if isinstance(exc, MemoryError) else None
+    if line is None:
+        raise exc
+    try:
+        sys.stderr.write(f"isoeat: error: {line}\n" if line else _NO_MEMORY)
+    except MemoryError:
+        sys.stderr.write(_NO_MEMORY)
+    except (OSError, ValueError):  # stderr gone: the status still says it
+        pass
+    return 2
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -126,6 +166,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
     was_quiet = set_quiet(vars(args).pop("quiet", False))
     reset_cache_growth()
+    _say_unknown_variables()
     try:
         return _dispatch(args, handlers)
     finally:
@@ -134,6 +175,17 @@ def _main(argv: Sequence[str] | None) -> int:
         except OSError:  # a closed stderr: nothing to tell
             pass
         set_quiet(was_quiet)
+
+
+def _say_unknown_variables() -> None:
+    """One warning per ``ISOEAT_*`` variable isoeat does not read (a typo is otherwise ignored)."""
+    import warnings
+
+    from ._env import unknown_variables
+    from ._errors import IsoeatWarning
+
+    for line in unknown_variables():
+        warnings.warn(line, IsoeatWarning, stacklevel=2)
 
 
 def _report_cache() -> None:
@@ -162,6 +214,9 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
         from .cliargs import check_option_effects
 
         check_option_effects(args)  # options that would change nothing: refused before any work
+        from ._env import check_values
+
+        check_values()  # a variable with a value isoeat does not accept: one line, whatever the command
         if getattr(args, "scheduler", None) and args.command in {"weat", "run", "scweat", "whiten", "metric"}:
             from .distributed import connect
 
@@ -169,8 +224,10 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
                 args._client = client
                 return handlers[args.command](args)
         return handlers[args.command](args)
-    except IsoeatError as exc:
-        sys.stderr.write(f"isoeat: error: {exc}\n")
+    except IsoeatError as exc:  # raised while a resource ran out ("needs torch" as torch ran out of memory): that
+        from ._resources import underlying  # is what the line says
+
+        sys.stderr.write(f"isoeat: error: {underlying(exc, f'while running isoeat {args.command}') or exc}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("isoeat: interrupted\n")
@@ -178,8 +235,12 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:  # disk full, permission denied, read-only file system, ...
-        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        sys.stderr.write(f"isoeat: error: {where}{exc.strerror or exc}\n")
+        from ._resources import describe
+
+        line = describe(exc, f"while running isoeat {args.command}")  # memory, disk, files: what ran out
+        if line is None:
+            line = (f"{exc.filename}: " if getattr(exc, "filename", None) else "") + str(exc.strerror or exc)
+        sys.stderr.write(f"isoeat: error: {line}\n")
         return 2
 
 

@@ -60,6 +60,13 @@ def nonneg_int(name: str) -> Any:
     return _argument(name, _whole, lambda v: check_int(name, v, lo=0), "a whole number")
 
 
+def resamples(name: str) -> Any:
+    """``type=`` for a number of bootstrap resamples: a whole number from 0 to ``_limits.MAX_RESAMPLES``."""
+    from ._limits import MAX_RESAMPLES
+
+    return _argument(name, _whole, lambda v: check_int(name, v, lo=0, hi=MAX_RESAMPLES), "a whole number")
+
+
 def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> Any:
     """``type=`` for a number in an interval (open or closed at either end; ``hi=inf`` for none)."""
     upper = None if hi == float("inf") else hi
@@ -149,7 +156,7 @@ def add_stat_options(p: argparse.ArgumentParser, *, sentences: bool = False) -> 
                                         "they undercover)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
                    help="confidence level of the interval on d (default 0.95)")
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
                    help="resamples of the bootstrap methods (percentile, bca); N > 0 also asks for an interval "
                         "(default 0; a bootstrap method without it draws 10000)")
     p.add_argument("--resample-attributes", action="store_true",
@@ -414,6 +421,36 @@ def check_option_effects(args: argparse.Namespace) -> None:
     own = getattr(args, "_check_effects", None)
     if own is not None:
         own(args)
+
+def npz_out(value: Any, option: str, what: str) -> Any:
+    """The ``.npz`` file an output option names, checked before anything is computed: not a folder, not a
+    device, FIFO or socket, named ``*.npz`` (so the file written is the file named, and the one said)."""
+    from pathlib import Path
+
+    from ._errors import ConfigError
+
+    out = Path(value)
+    if out.is_dir():
+        raise ConfigError(f"{option} {out}: is a folder; give the {what}'s file name, e.g. {out / 'name.npz'}")
+    if out.exists() and not out.is_file():
+        raise ConfigError(f"{option} {out}: is not a regular file (a device, FIFO or socket); give a file name "
+                          "ending in .npz")
+    if out.suffix.lower() != ".npz":
+        raise ConfigError(f"{option} {out}: the {what} is saved as .npz; give a name ending in .npz")
+    return out
+
+
+def calibrator_mark(cal: Any) -> str:
+    """The mark printed under a table whose calibrator's model cannot be verified ("" when it can).
+
+    A calibrator file without a model fingerprint is applied with a warning
+    (:func:`isoeat.calibration.check_compatible`); the table says so too.
+    """
+    meta = getattr(cal, "metadata_", None) or {}
+    if not meta.get("model_check"):
+        return ""
+    source = getattr(cal, "_source_path", None)
+    return f"! model not verified: {source or 'the calibrator'} records no model fingerprint (see the warning)"
 
 
 def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:

@@ -23,10 +23,10 @@ from .transformer import INSTALL_LINE
 from .._textio import check_regular_file, is_gzip_name, open_binary, read_error
 from .._validate import check_bool
 from .cache import file_stamp
-from .static import PICKLE_RISK, StaticVectors, open_static
+from .static import PICKLE_RISK, StaticVectors, open_static, split_npy_spec
 
 __all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES", "CONTEXTUAL_PREFIXES",
-           "minilm_folder", "mpnet_folder"]
+           "minilm_folder", "mpnet_folder", "is_contextual_spec"]
 
 
 def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
@@ -43,7 +43,9 @@ def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
     mat = np.load(matrix, mmap_mode="r", allow_pickle=False)
     import pyarrow.parquet as pq
 
-    words = pq.read_table(index, columns=["index"]).column(0).to_pylist()
+    # one thread: under a memory limit pyarrow's thread pool can wait forever for a thread that never started
+    with pq.ParquetFile(index, pre_buffer=False) as pf:
+        words = pf.read(columns=["index"], use_threads=False).column(0).to_pylist()
     return StaticVectors(
         words,
         mat,
@@ -153,7 +155,7 @@ CONTEXTUAL_PREFIXES = ("hf", "st")
 
 def _reader(fmt: str, prefix: str) -> Callable[..., StaticVectors]:
     def load(path: str, **kwargs: Any) -> StaticVectors:
-        name = f"{prefix}:{path.partition(',')[0] if fmt == 'npy' else path}"
+        name = f"{prefix}:{split_npy_spec(path)[0] if fmt == 'npy' else path}"  # the matrix file, commas and all
         return open_static(fmt, path, name=name, **kwargs)
 
     return load
@@ -296,6 +298,16 @@ def load_model(spec: str, **kwargs: Any) -> Any:
     looks_like_path = any(c in spec for c in "/\\") or "." in Path(spec).name
     what = "no such file" if looks_like_path else "unknown model"
     raise NAMED_MODELS.unknown(spec, what=f"{what} {spec!r}")
+
+
+def is_contextual_spec(spec: str) -> bool:
+    """Whether ``spec`` names a contextual encoder (``hf:``, ``st:``, ``minilm``, ``mpnet``), without loading it."""
+    spec = str(spec).strip()
+    key = NAMED_MODELS.resolve(spec)
+    if key is not None:
+        return key in _contextual_named()
+    prefix, sep, _ = spec.partition(":")
+    return bool(sep) and prefix.lower() in CONTEXTUAL_PREFIXES
 
 
 def _contextual_named() -> set[str]:

@@ -44,7 +44,8 @@ import numpy as np
 
 from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
-from .._validate import check_bool, check_bytes
+from .._env import env_bytes, env_flag, env_text
+from .._validate import check_bool
 
 __all__ = ["EmbeddingCache", "FingerprintCache", "file_stamp", "cache_key", "default_cache_dir",
            "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
@@ -56,7 +57,7 @@ CACHE_FORMAT = 1
 
 def default_cache_dir() -> Path:
     """``$ISOEAT_CACHE_DIR`` if set, else ``~/.cache/isoeat``."""
-    env = os.environ.get("ISOEAT_CACHE_DIR")
+    env = env_text("ISOEAT_CACHE_DIR")
     if env:
         return Path(env).expanduser()
     return Path.home() / ".cache" / "isoeat"
@@ -64,7 +65,7 @@ def default_cache_dir() -> Path:
 
 def cache_enabled_by_default() -> bool:
     """False when ``$ISOEAT_NO_CACHE`` is set to a true value (1, true, yes, on)."""
-    return os.environ.get("ISOEAT_NO_CACHE", "").strip().lower() not in {"1", "true", "yes", "on"}
+    return not env_flag("ISOEAT_NO_CACHE")
 
 
 def cache_max_bytes() -> int | None:
@@ -72,8 +73,7 @@ def cache_max_bytes() -> int | None:
 
     A value that is not a size raises :class:`~isoeat.ConfigError` naming the variable.
     """
-    text = os.environ.get("ISOEAT_CACHE_MAX", "").strip()
-    return check_bytes("ISOEAT_CACHE_MAX", text) if text else None
+    return env_bytes("ISOEAT_CACHE_MAX")
 
 
 def format_bytes(n: float) -> str:
@@ -95,6 +95,9 @@ _ENTRY = re.compile(r"[0-9a-f]{64}\.npz")
 _SHARD = re.compile(r"[0-9a-f]{2}")
 _KIND = re.compile(r"[A-Za-z0-9_-]+")
 
+#: Cache folders this process could not write to (a file, read-only, full): warned once, not written again.
+_UNWRITABLE: set[str] = set()
+
 #: Bytes written to the cache by this process, by cache folder (what the CLI reports at the end).
 _GROWTH: dict[str, int] = {}
 
@@ -105,7 +108,9 @@ def cache_growth() -> dict[str, int]:
 
 
 def reset_cache_growth() -> None:
+    """Start a command's accounting: no bytes written yet, every folder tried again."""
     _GROWTH.clear()
+    _UNWRITABLE.clear()
 
 
 def _real_dirs(folder: Path, pattern: re.Pattern) -> list[Path]:
@@ -334,10 +339,16 @@ class EmbeddingCache:
                 raise ConfigError(f"cache entry {k!r}: object arrays are not stored (no pickles)")
             payload[k] = a
         payload["__key__"] = np.array(record)
+        if str(self.root) in _UNWRITABLE:  # said once: the folder is not written again by this process
+            return None
         try:
             atomic_write_with(path, lambda fh: np.savez(fh, **payload))
         except OSError as exc:
-            warnings.warn(f"cannot write the embedding cache at {path} ({exc}); continuing without it",
+            _UNWRITABLE.add(str(self.root))
+            from_env = " ($ISOEAT_CACHE_DIR)" if env_text("ISOEAT_CACHE_DIR") and Path(
+                env_text("ISOEAT_CACHE_DIR") or "").expanduser() == self.root else ""
+            warnings.warn(f"cannot write the embedding cache in {self.root}{from_env} ({exc.strerror or exc}: "
+                          f"{exc.filename or path}); continuing without writing to it (said once)",
                           IsoeatWarning, stacklevel=2)
             return None
         self.writes += 1

@@ -367,6 +367,36 @@ def _word_counts(path: Path) -> Counter:
     return counts
 
 
+def split_npy_spec(spec: str, resolve: Any = None) -> tuple[str, str]:
+    """``MATRIX.npy,VOCAB`` of an ``npy:`` spec split where the matrix file is: a comma may be part of a file name.
+
+    The split chosen is the first whose left part is an existing file (``resolve``: how a part becomes a path;
+    default: ``~`` expanded); ``VOCAB`` is ``""`` when none is given.
+
+    Raises
+    ------
+    IsoeatFileNotFoundError
+        No split names an existing matrix file: the message names the whole spec and what was tried.
+
+    Examples
+    --------
+    >>> split_npy_spec("/no/such/m.npy")
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.IsoeatFileNotFoundError: npy:/no/such/m.npy: no such matrix file
+    """
+    cuts = [i for i, ch in enumerate(spec) if ch == ","] + [len(spec)]
+    splits = [(spec[:i], spec[i + 1:]) for i in cuts]
+    for matrix, vocab in splits:
+        if (resolve(matrix) if resolve else Path(matrix).expanduser()).is_file():
+            return matrix, vocab
+    if len(splits) == 1:
+        raise IsoeatFileNotFoundError(f"npy:{spec}: no such matrix file")
+    tried = ", ".join(repr(m) for m, _ in splits)
+    raise IsoeatFileNotFoundError(f"npy:{spec}: no matrix file found at any comma (tried {tried}); the spec is "
+                                  "npy:MATRIX.npy,VOCAB and a comma may be part of a file name")
+
+
 def open_static(fmt: str, path: str, *, name: str | None = None, allow_pickle: bool = False,
                 **kwargs: Any) -> StaticVectors:
     """Read a vector file of format ``fmt`` into a :class:`StaticVectors`.
@@ -387,7 +417,7 @@ def open_static(fmt: str, path: str, *, name: str | None = None, allow_pickle: b
     """
     allow_pickle = check_bool("allow_pickle", allow_pickle)
     if fmt == "npy":
-        matrix, _, vocab = path.partition(",")
+        matrix, vocab = split_npy_spec(path)
         raw = RAW_READERS["npy"](matrix, vocab or None)
         path = matrix
     elif fmt == "gensim":

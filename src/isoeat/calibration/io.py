@@ -25,13 +25,14 @@ from .._errors import (
     DimensionMismatchError,
     FingerprintMismatchError,
     IsoeatFileNotFoundError,
+    InvalidValueError,
     IsoeatWarning,
     NotFittedError,
 )
 from .._io import atomic_write_with
 from .._records import canonical_json, clean
 from .._version import __version__
-from .._validate import check_bool
+from .._validate import check_bool, check_int, check_real, show
 from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
 from .zca import ZCAWhitener
@@ -43,7 +44,9 @@ __all__ = [
     "save_whitener",
     "load_whitener",
     "check_compatible",
+    "unverified_model",
     "calibrator_digest",
+    "NOT_VERIFIED",
 ]
 
 _FORMAT = "isoeat-calibrator"
@@ -160,8 +163,45 @@ def fit_whitener(model: Any, *, n_reference: int = 100_000, eps: float = 1e-3, *
     return fit_calibrator(model, "zca", n_reference=n_reference, reference_kwargs=reference_kwargs, eps=eps)
 
 
+#: The mark a calibrator loaded from a file without a model fingerprint carries (``metadata_["model_check"]``):
+#: the run's records, the manifest and the printed tables show it.
+NOT_VERIFIED = "not verified: the calibrator file records no model fingerprint"
+
+
+def unverified_model(calibrator: Any, model: Any) -> str | None:
+    """Why isoeat cannot tell whether ``calibrator`` was fitted on ``model`` (None: it can, or nothing is claimed).
+
+    A calibrator fitted in memory on vectors (``ZCAWhitener().fit(X)``) claims no
+    model: nothing to verify. One with provenance (``metadata_``: a fitted or
+    loaded calibrator) is verified by its ``model_fingerprint`` against the
+    model's ``fingerprint``; when either is missing (a format-1 file, metadata
+    edited and re-sealed, an encoder without a fingerprint), isoeat cannot tell.
+    """
+    meta = getattr(calibrator, "metadata_", None) or {}
+    if not meta:
+        return None
+    fp_w, fp_m = meta.get("model_fingerprint"), getattr(model, "fingerprint", None)
+    if fp_w and fp_m:
+        return None
+    source = getattr(calibrator, "_source_path", None)
+    who = f"{source}: the calibrator" if source else "the calibrator"
+    name = getattr(model, "name", "this model")
+    dim = getattr(model, "dim", None)
+    if not fp_w:
+        return (f"{who} records no model fingerprint (a format-1 file, or its metadata was edited): isoeat cannot "
+                f"tell which model it was fitted on; applied to {name!r} because the dimensions match"
+                f"{f' ({dim})' if dim else ''}; refit it on this model to have it checked")
+    return (f"{name!r} has no content fingerprint: isoeat cannot tell whether {who} (fitted on "
+            f"{meta.get('model')!r}) belongs to it")
+
+
 def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> None:
-    """Refuse a calibrator fitted on another dimension, or (unless ``force``) another model."""
+    """Refuse a calibrator fitted on another dimension, or (unless ``force``) another model.
+
+    Warns (:class:`~isoeat.IsoeatWarning`, see :func:`unverified_model`) when
+    the calibrator has provenance but isoeat cannot tell whether it belongs to
+    ``model``.
+    """
     dim = getattr(model, "dim", None)
     if dim is not None and hasattr(calibrator, "n_features_in_") and dim != calibrator.n_features_in_:
         raise DimensionMismatchError(
@@ -177,6 +217,9 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
             f"not on {getattr(model, 'name', 'this model')!r} (fingerprint {fp_m}); pass force=True "
             "(--force) to apply it anyway"
         )
+    why = unverified_model(calibrator, model)
+    if why:
+        warnings.warn(why, IsoeatWarning, stacklevel=2)
 
 
 def save_calibrator(calibrator: Any, path: str | Path) -> Path:
@@ -220,20 +263,86 @@ def _check_array_headers(path: Path, npz: Any, names: Any, meta: dict) -> None:
     ``dim``; a small file may announce a gigantic shape (a zip bomb), so the
     shapes are checked from the ``.npy`` headers before anything is loaded.
     """
-    try:
-        dim = int(meta["dim"])
-    except (KeyError, TypeError, ValueError):
-        raise DataFormatError(f"{path}: metadata lacks a valid 'dim'") from None
-    if not 1 <= dim <= 100_000:
+    dim = _field(path, "dim", meta.get("dim"), check_int, lo=1)
+    if dim > 100_000:
         raise DataFormatError(f"{path}: metadata gives dimension {dim}, not a plausible embedding dimension")
     for name in names:
         with npz.zip.open(f"{name}.npy") as fh:
             version = np.lib.format.read_magic(fh)
             read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
             shape, _, dtype = read(fh)
+        if name == "mean_" and tuple(shape) != (dim,):  # every calibrator centres: its mean has the dimension
+            raise DataFormatError(f"{path}: metadata field 'dim' is {dim}, but mean_ has shape {tuple(shape)}")
         if len(shape) > 2 or any(int(s) > dim for s in shape) or dtype.itemsize > 16:
             raise DataFormatError(f"{path}: {name} announces shape {tuple(shape)} ({dtype}), more than a calibrator "
                                   f"of dimension {dim} holds; refused before loading")
+
+
+def _field(path: Path, name: str, value: Any, check: Any, **bounds: Any) -> Any:
+    """``check(name, value, **bounds)`` (a validator of :mod:`isoeat._validate`) with the file and field named."""
+    try:
+        return check(name, value, **bounds)
+    except InvalidValueError as exc:
+        raise DataFormatError(f"{path}: metadata field {name!r} must be {exc.detail()}") from None
+
+
+def newer_format(path: str | Path) -> str | None:
+    """Why a calibrator file cannot be read by this isoeat because a newer one wrote it (None: it is not newer).
+
+    Reads only the metadata; a file that is not a calibrator, or not readable, is not *newer* (its loading
+    says what it is).
+    """
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            meta = json.loads(str(npz["metadata_json"])) if "metadata_json" in npz.files else None
+    except Exception:  # noqa: BLE001 - unreadable: load_calibrator says why
+        return None
+    if not isinstance(meta, dict) or meta.get("format") != _FORMAT:
+        return None
+    try:
+        _check_format(Path(path), meta)
+    except DataFormatError as exc:
+        return str(exc) if "reads calibrator formats" in str(exc) else None
+    return None
+
+
+def _check_format(path: Path, meta: dict) -> None:
+    """The metadata's ``format`` and ``format_version``: this isoeat's, or an older one it reads."""
+    fmt = meta.get("format")
+    if fmt not in (_FORMAT, _OLD_FORMAT):
+        raise DataFormatError(f"{path}: metadata field 'format' is {fmt!r}, expected {_FORMAT!r}")
+    if fmt == _OLD_FORMAT:
+        return
+    version = _field(path, "format_version", meta.get("format_version"), check_int, lo=1)
+    if version > _FORMAT_VERSION:
+        from .. import __version__
+
+        by = meta.get("isoeat_version")
+        raise DataFormatError(
+            f"{path}: written in calibrator format {version}{f' by isoeat {by}' if isinstance(by, str) else ''}; "
+            f"this isoeat ({__version__}) reads calibrator formats 1 to {_FORMAT_VERSION}: load it with the isoeat "
+            "that wrote it, or fit the calibrator again")
+
+
+def _check_metadata(path: Path, meta: dict, cls: Any) -> dict:
+    """Every field the loader uses, checked by name (re-sealed metadata passes the content hash); the params."""
+    _field(path, "n", meta.get("n"), check_int, lo=1)
+    for key in ("model_fingerprint", "model", "reference", "isoeat_version"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise DataFormatError(f"{path}: metadata field {key!r} must be text, got {show(meta[key])}")
+    if "eps" in meta:
+        _field(path, "eps", meta["eps"], check_real, lo=0)
+    params = meta.get("params") if "params" in meta else ({"eps": meta["eps"]} if "eps" in meta else {})
+    if not isinstance(params, dict):
+        raise DataFormatError(f"{path}: metadata field 'params' must be a mapping of parameter names to values, "
+                              f"got {show(params)}")
+    try:
+        cls.validate_params(params)
+    except InvalidValueError as exc:
+        raise DataFormatError(f"{path}: metadata field 'params.{exc.parameter}' must be {exc.detail()}") from None
+    except ConfigError as exc:
+        raise DataFormatError(f"{path}: metadata field 'params': {exc}") from None
+    return params
 
 
 def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
@@ -281,31 +390,40 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
             if "metadata_json" not in files:
                 raise DataFormatError(f"{path}: not an isoeat calibrator (missing metadata_json)")
             meta_json = str(npz["metadata_json"])
-            meta = json.loads(meta_json)
+            try:
+                meta = json.loads(meta_json)
+            except ValueError as exc:
+                raise DataFormatError(f"{path}: metadata_json is not valid JSON ({exc})") from None
             if not isinstance(meta, dict):
                 raise DataFormatError(f"{path}: metadata is not a JSON object")
+            _check_format(path, meta)
             name = meta.get("calibration", "zca")
-            if name not in CALIBRATORS:
-                raise DataFormatError(f"{path}: unknown calibration {name!r} in metadata")
+            if not isinstance(name, str) or name not in CALIBRATORS:
+                raise DataFormatError(f"{path}: metadata field 'calibration' is {name!r}, not a known calibration "
+                                      f"({', '.join(CALIBRATORS.names())})")
             cls = CALIBRATORS.get(name)
             missing = [k for k in cls._state_arrays if k not in files]
             if missing:
                 raise DataFormatError(f"{path}: not an isoeat calibrator (missing {', '.join(missing)})")
+            extra = sorted(files - set(cls._state_arrays) - {"metadata_json", _HASH_KEY})
+            if extra:
+                raise DataFormatError(f"{path}: metadata field 'calibration' is {name!r}, but the file holds the "
+                                      f"arrays of another calibration ({', '.join(extra)} besides {name}'s)")
             _check_array_headers(path, npz, cls._state_arrays, meta)  # before a single array is loaded
             arrays = {k: np.array(npz[k]) for k in cls._state_arrays}
             record = str(npz[_HASH_KEY]) if _HASH_KEY in files else None
     except DataFormatError:
         raise
     except ValueError as exc:
-        raise DataFormatError(f"{path}: refused ({exc}); calibrator files never contain pickles") from None
+        if "pickle" in str(exc):
+            raise DataFormatError(f"{path}: refused ({exc}); calibrator files never contain pickles") from None
+        raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None
     except Exception as exc:
         raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None
     _verify_content(path, record, arrays, meta_json, meta, require_hash)
-    if meta.get("format") not in (_FORMAT, _OLD_FORMAT):
-        raise DataFormatError(f"{path}: metadata format is {meta.get('format')!r}, expected {_FORMAT!r}")
+    params = _check_metadata(path, meta, cls)
     if not all(np.isfinite(a).all() for a in arrays.values()):
         raise DataFormatError(f"{path}: arrays contain NaN or inf")
-    params = meta.get("params") or ({"eps": meta["eps"]} if "eps" in meta else {})
     try:
         cal = cls(**params)
     except TypeError as exc:
@@ -328,6 +446,9 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         except DataFormatError as exc:
             raise DataFormatError(f"{path}: {exc}") from None
     cal.metadata_ = {k: v for k, v in meta.items() if k not in {"format", "format_version"}}
+    if not cal.metadata_.get("model_fingerprint"):
+        cal.metadata_["model_check"] = NOT_VERIFIED
+    cal._source_path = str(path)  # named in the warnings of check_compatible (not saved)
     return cal
 
 

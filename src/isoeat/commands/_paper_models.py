@@ -15,7 +15,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError
+from .._errors import ConfigError, IsoeatError
 from .._registry import Registry
 from ..experiments.paper import paper_values
 
@@ -25,8 +25,10 @@ __all__ = ["candidate_models", "paper_model_names", "parse_model_mapping", "appl
 
 # --------------------------------------------------------------------------- which models are here
 def _online(host: str = "huggingface.co", timeout: float = 3.0) -> bool:
-    if any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
-           for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "ISOEAT_OFFLINE")):
+    from .._env import env_flag
+
+    if env_flag("ISOEAT_OFFLINE") or any(os.environ.get(v, "").strip().lower() in {"1", "true", "yes", "on"}
+                                         for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")):
         return False
     try:
         with socket.create_connection((host, 443), timeout=timeout):
@@ -190,7 +192,15 @@ def _local_spec(where: str, spec: str, family: str, base: Path, label: str | Non
         if low not in FORMAT_PREFIXES:
             raise ConfigError(f"{where}: unknown model format {prefix!r} (formats: "
                               f"{', '.join([*FORMAT_PREFIXES, *CONTEXTUAL_PREFIXES])}; or a bare path)")
-        first, comma, tail = rest.partition(",") if low == "npy" else (rest, "", "")  # only npy: M.npy,VOCAB
+        first, comma, tail = rest, "", ""
+        if low == "npy":  # M.npy,VOCAB: split where the matrix file is (a comma may be part of a file name)
+            from ..backends.static import split_npy_spec
+
+            try:
+                first, tail = split_npy_spec(rest, resolve=absolute)
+            except IsoeatError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            comma = "," if tail else ""
         path = absolute(first)
         if not path.is_file():
             raise ConfigError(f"{where}: {_not_a_file(path)}")

@@ -82,10 +82,13 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
 def _load(args: argparse.Namespace) -> Any:
     from ..backends import load_model
+    from ..backends._registry import is_contextual_spec
 
     spec = args.model.strip()
     if spec.lower().startswith("st:"):
         raise ConfigError("CEAT needs word vectors in context: use hf:NAME or minilm, not an st: sentence encoder")
+    if not is_contextual_spec(spec):  # said before loading, and not as an option the user never gave
+        raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
     model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word, layer=args.layer,
                        missing=args.missing, seed=args.seed, device=args.device, batch_size=args.batch_size,
                        cache_dir=args.cache_dir, use_cache=False if args.no_cache else None)
@@ -170,22 +173,39 @@ def _table(results: list[CEATResult], ddof: int = 1, corpus: str = "") -> str:
     return "\n".join(lines)
 
 
+def _check_early(args: argparse.Namespace, tests: list[Any]) -> None:
+    """``--draws`` and ``--ddof`` against what CEAT needs, before a model is loaded or a word encoded."""
+    if args.draws < 2:
+        raise ConfigError(f"--draws must be at least 2 (the random-effects combination needs two draws to "
+                          f"estimate their spread), got {args.draws}")
+    for t in tests:
+        n = len(t.X.words) + len(t.Y.words)
+        if args.ddof >= n:
+            raise ConfigError(f"--ddof {args.ddof}: must be below the {n} target words of {t.id} (|X| + |Y|) whose "
+                              "associations each draw's standard deviation pools")
+
+
 def _cmd_ceat(args: argparse.Namespace) -> int:
+    from ..cliargs import calibrator_mark
     from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
     tests = resolve_tests(args.test)
     if args.figure and len(tests) > 1:
         raise ConfigError("--figure draws one test: give one --test, or run once per test")
+    _check_early(args, tests)
     model = _load(args)
     cal = _calibrator(args, model)
     cals = {getattr(cal, "name", args.calibration): cal} if cal is not None else {}
     results = [ceat(model, t, calibrators=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof,
                     variance=args.variance, alternative=args.alternative) for t in tests]
     if args.figure:
+        from ..reporting._glyphs import glyphs_for
         from ..reporting.ceat_figure import write_ceat_figure
 
-        write_ceat_figure(results[0], args.figure)
+        r0 = results[0][0]
+        with glyphs_for([r0.test, r0.model, *r0.n_contexts]):  # words or labels the font lacks: said once
+            write_ceat_figure(results[0], args.figure)
     corpus = str(getattr(model, "corpus_name", ""))
     if args.format in ("json", "csv"):  # the corpus the contexts came from, in every record
         emit_records([{**r.to_dict(draws=True), "corpus": corpus} for rs in results for r in rs]
@@ -197,6 +217,8 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {getattr(cal, 'name', '?')}, n={meta.get('n', '?')}; "
                   f"reference: {meta.get('reference', '?')}")
+            if calibrator_mark(cal):
+                print(calibrator_mark(cal))
     from ..cliargs import fallback_gate
 
     return fallback_gate(args, [rs[0] for rs in results], corpus)

@@ -15,6 +15,8 @@ from ..cliargs import (
     add_model_options,
     add_stat_options,
     calibrator_from_args,
+    calibrator_mark,
+    npz_out,
     examples,
     given_options,
     load_model_from_args,
@@ -112,6 +114,8 @@ def _cmd_weat(args: argparse.Namespace) -> int:
         records = [{**rec, "corpus": corpus} for rec in records]
     if not emit_records(records, args.format):
         print(weat_table(results, contexts=contexts, corpus=corpus))
+        if calibrator_mark(cal):
+            print(calibrator_mark(cal))
         for r in results:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(with_suggestions(r.dropped, r.suggestions))}")
@@ -154,6 +158,8 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         if results[0].dropped:
             print("not in vocabulary (dropped): " + ", ".join(with_suggestions(results[0].dropped,
                                                                                 results[0].suggestions)))
+        if calibrator_mark(cal):
+            print(calibrator_mark(cal))
     return 0
 
 
@@ -161,14 +167,7 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
     from ..calibration.registry import params_text
 
-    out = Path(args.out)
-    if out.is_dir():
-        raise ConfigError(f"--out {out}: is a folder; give the calibrator's file name, e.g. {out / 'calibrator.npz'}")
-    if out.exists() and not out.is_file():
-        raise ConfigError(f"--out {out}: is not a regular file (a device, FIFO or socket); give a file name ending "
-                          "in .npz")
-    if out.suffix.lower() != ".npz":
-        raise ConfigError(f"--out {out}: a calibrator is saved as .npz; give a name ending in .npz")
+    npz_out(args.out, "--out", "calibrator")
     args.whitener = None
     model = load_model_from_args(args)
     w = calibrator_from_args(args, model)

@@ -41,7 +41,7 @@ def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> Non
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
     """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
     its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
-    from ..cliargs import examples, float_in, nonneg_int, positive_int
+    from ..cliargs import examples, float_in, nonneg_int, positive_int, resamples
 
     p = subparsers.add_parser(
         "anisotropy",
@@ -76,7 +76,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
     p.add_argument("--benchmark", default="ws353,simlex999", metavar="NAME|PATH",
                    help="comma-separated: ws353, simlex999, men, rg65, rw, mturk771, stsb (stsb-dev, stsb-train) "
                         "or files (default ws353,simlex999)")
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=10_000, metavar="N",
+    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=10_000, metavar="N",
                    help="paired bootstrap resamples of the pairs for the change in rho (default 10000; 0: none)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
                    help="confidence level of the interval on the change (default 0.95)")
@@ -153,6 +153,8 @@ def _cal_label(cal: Any) -> str:
     params = meta.get("params") or (cal.get_params() if hasattr(cal, "get_params") else {})
     shown = params_text(params, getattr(cal, "eps_", None))
     label = "ZCA-whitened" if cal.name == "zca" else f"calibrated with {cal.name}"
+    if meta.get("model_check"):
+        label += " (model not verified)"
     parts = [shown] if shown else []
     if meta.get("reference"):
         parts.append(f"reference: {meta['reference']}")
@@ -203,6 +205,10 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
     from ..reporting.tables import _render, emit_records
 
     t0 = time.perf_counter()
+    if args.matrix_out:
+        from ..cliargs import npz_out
+
+        npz_out(args.matrix_out, "--matrix-out", "matrix file")  # the file written is the file said
     model, cal = _load(args, memo=True)
     kwargs = {"text": args.reference_text} if args.reference_text else {}
     with warnings.catch_warnings(record=True) as caught:
@@ -219,8 +225,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         arrays = {r.calibration: r.cosine_matrix for r in results}
         arrays["info_json"] = np.array(json.dumps({"model": model.name, "sampling": results[0].sampling,
                                                    "seed": results[0].seed}))
-        out = args.matrix_out if str(args.matrix_out).endswith(".npz") else f"{args.matrix_out}.npz"
-        atomic_write_with(out, lambda fh: np.savez(fh, **arrays))
+        atomic_write_with(args.matrix_out, lambda fh: np.savez(fh, **arrays))
     records = [r.to_dict() for r in results]
     if emit_records(records, args.format):
         return 0

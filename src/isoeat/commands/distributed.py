@@ -92,7 +92,10 @@ def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
     from ..calibration.registry import eps_text
     from ..cliargs import eps_params
+    from ..cliargs import npz_out
     from ..distributed import fit_calibrator_distributed, require_dask
+
+    npz_out(args.out, "--out", "calibrator")  # before any worker starts
 
     options: dict[str, Any] = {}
     if args.device is not None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from typing import Any
 
 from .._errors import ConfigError
@@ -14,11 +15,13 @@ from ..cliargs import (
     add_model_options,
     calibration_params,
     calibrator_from_args,
+    calibrator_mark,
     float_in,
     given_options,
     load_model_from_args,
     nonneg_int,
     positive_int,
+    resamples,
 )
 
 __all__ = ["register", "COMMANDS"]
@@ -61,7 +64,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="the c of DirectBias_c (default 1)")
     p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
                    metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
-    p.add_argument("--bootstrap", type=nonneg_int("--bootstrap"), default=0, metavar="N",
+    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
                    help="a percentile bootstrap interval on each estimate from N resamples of the target words "
                         "(at least 200 for 95%%; not RNSB; default 0: no interval)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
@@ -160,7 +163,7 @@ def _ci(r: Any) -> str:
 
 
 def _cmd_metric(args: argparse.Namespace) -> int:
-    from ..metrics.api import run_metrics, select_metrics
+    from ..metrics.api import select_metrics
     from ..metrics.registry import METRICS
     from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
@@ -174,14 +177,12 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         cal = None
     else:
         cal = calibrator_from_args(args, model)
-    names = [s.name for s in specs]
-    common = dict(rng=args.seed, min_coverage=args.min_coverage, allow_overlap=args.allow_overlap, **opts)
-    raw = run_metrics(model, names, tests, **common)
-    calibrated = run_metrics(model, names, tests, calibration=cal, force=args.force, **common) if cal else None
+    common = dict(rng=args.seed, min_coverage=args.min_coverage, allow_overlap=args.allow_overlap)
+    names, raw, calibrated, failed = _each_metric(specs, opts, model, tests, cal, args.force, common)
     results = raw + (calibrated or [])
     if args.format in ("json", "csv"):
         emit_records([r.to_dict(scores=args.format == "json") for r in results], args.format)
-        return 0
+        return _failed(failed)
     spaces = f"raw vs {calibrated[0].calibration}" if calibrated else "raw only (--calibration none)"
     print(f"{model.name}: {spaces}; seed {args.seed}; X, Y = target words measured, A, B = poles")
     for j, spec in enumerate(METRICS.get(n) for n in names):
@@ -199,7 +200,59 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         for t, d in dropped.items():
             if d:
                 print(f"{t}: not in vocabulary (dropped): {', '.join(d)}")
-    return 0
+    if cal is not None and calibrator_mark(cal):
+        print(calibrator_mark(cal))
+    return _failed(failed)
+
+
+def _each_metric(specs: list[Any], opts: dict[str, Any], model: Any, tests: list[Any], cal: Any, force: bool,
+                 common: dict) -> tuple[list[str], list[Any], list[Any] | None, list[str]]:
+    """Each metric on every test, raw and calibrated: a metric that fails is named and the others go on.
+
+    Returns the metrics computed, their raw and calibrated results (tests outer, metrics inner, as
+    :func:`~isoeat.metrics.api.run_metrics` orders them) and one line per failed metric. When every metric
+    fails, the first failure is raised (one line, exit 2).
+    """
+    from .._errors import IsoeatError
+    from ..experiments.engine import CachedEncoder
+    from ..metrics.api import run_metrics
+    from ..metrics.registry import check_options
+
+    try:  # an option that applies to none of them: one line, in the command line's spelling, before anything runs
+        check_options(specs, opts)
+    except IsoeatError as exc:
+        text = str(exc)
+        for flag, key in _OPTIONS.items():
+            text = text.replace(f"option {key!r}", f"--{flag.replace('_', '-')}")
+        raise ConfigError(text) from None
+    cached = CachedEncoder(model)  # each test's words looked up once for all the metrics
+    done: dict[str, tuple[list[Any], list[Any] | None]] = {}
+    failed: list[str] = []
+    first: IsoeatError | None = None
+    for spec in specs:
+        n, kw = spec.name, {**common, **{k: v for k, v in opts.items() if k in spec.options}}
+        try:
+            raw = run_metrics(cached, [n], tests, **kw)
+            cal_res = run_metrics(cached, [n], tests, calibration=cal, force=force, **kw) if cal else None
+        except IsoeatError as exc:
+            first = first or exc
+            failed.append(str(exc))
+            continue
+        done[n] = (raw, cal_res)
+    if not done:
+        assert first is not None
+        raise first
+    ok = list(done)
+    raw_all = [done[n][0][i] for i in range(len(tests)) for n in ok]
+    cal_all = [done[n][1][i] for i in range(len(tests)) for n in ok] if cal else None  # type: ignore[index]
+    return ok, raw_all, cal_all, failed
+
+
+def _failed(failed: list[str]) -> int:
+    """Exit status 0, or 1 with one stderr line per metric that could not be computed."""
+    for line in failed:
+        sys.stderr.write(f"isoeat: metric failed: {line}\n")
+    return 1 if failed else 0
 
 
 COMMANDS = {"metric": _cmd_metric}

@@ -46,6 +46,7 @@ def register(sub: Any, add_stat_options: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..experiments.lock import DirLock
+    from ..experiments.results import FORMAT_TYPE
     from ..experiments.runner import load_experiment, write_results
 
     t0 = time.perf_counter()
@@ -76,15 +77,17 @@ def _cmd_report(args: argparse.Namespace) -> int:
         res = load_experiment(out)
         written = write_results(out, res)
         if not args.no_figures:
+            from ..reporting._glyphs import glyphs_for, report_texts
             from ..reporting.figures import write_figures
 
-            figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
-            from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
+            with glyphs_for(report_texts(res)):  # a label's characters the font lacks: another font, or one line
+                figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
+                from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
 
-            figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
-            from ..reporting.layer_section import write_layer_figure_from  # --layers folders: figures/layers.png
+                figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
+                from ..reporting.layer_section import write_layer_figure_from  # --layers: figures/layers.png
 
-            figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
+                figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
         page = None
         if args.html:
             from ..reporting.html import write_report
@@ -99,8 +102,11 @@ def _cmd_report(args: argparse.Namespace) -> int:
     if page is not None:
         print(f"report:  {page} ({page.stat().st_size / 1024:.0f} KiB, self-contained)")
     print(f"({time.perf_counter() - t0:.1f} s)")
-    if res.failures:
-        sys.stderr.write(f"isoeat: note: {len(res.failures)} cell(s) failed; see {out / 'failures.json'}\n")
+    for note in res.notes:  # versions: cells of another format, a manifest of another isoeat
+        sys.stderr.write(f"isoeat: note: {note}\n")
+    failed = [f for f in res.failures if f.get("type") != FORMAT_TYPE]
+    if failed:
+        sys.stderr.write(f"isoeat: note: {len(failed)} cell(s) failed; see {out / 'failures.json'}\n")
     return 0
 
 

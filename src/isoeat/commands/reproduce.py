@@ -400,6 +400,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     mapping, corpus_given = _read_config(args.config) if args.config else ({}, None)
     mapping = parse_model_mapping(args.model_map, into=mapping)
     corpus_spec = args.corpus if args.corpus is not None else (corpus_given or "auto")
+    if args.list:
+        _corpus_for(corpus_spec)  # a --corpus that names nothing: one line, not a listing that hides it
     cands = candidate_models(online=False if args.offline else None, mapping=mapping)
     if args.list:
         for c in cands:

@@ -86,7 +86,8 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                             "--reference-max (docs/reference-size.md)")
     r = p.add_argument_group("reference uncertainty (docs/reference-size.md)")
     r.add_argument("--reference-shards", type=positive_int("--reference-shards"), default=None, metavar="K",
-                   help="split the reference sample into K shards and print each calibrated d's jackknife "
+                   help="split the reference sample into K shards (2 to 200, each one more refit: their time is "
+                        "estimated and checked first) and print each calibrated d's jackknife "
                         "standard error due to the reference sample (SE_ref); default: none for a fixed size, "
                         "always with --reference-size auto")
     r.add_argument("--reference-tolerance", type=float_in("--reference-tolerance", 0, float("inf"), True), default=0.02,
@@ -248,7 +249,7 @@ def comparisons(res: Any) -> list[Any]:
             if not rows:
                 continue
             meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference"),
-                    **{k: cal_meta[k] for k in ("eps", "eps_mode") if cal_meta.get(k) is not None},
+                    **{k: cal_meta[k] for k in ("eps", "eps_mode", "model_check") if cal_meta.get(k) is not None},
                     **{k: v for k, v in cal_meta.items() if k.startswith("reference_") and k != "reference_steps"}
                     } if cal_meta else {}
             out.append(Comparison(model=m["label"], calibration=c["name"] if c["label"] == c["name"] else c["label"],
@@ -302,9 +303,15 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
                 raise ConfigError(f"--{opt.replace('_', '-')}: only used with --reference-size auto")
     if not sharded:
         return calibrator_from_args(args, model), args
-    if args.reference_shards is not None and args.reference_shards < 2:
-        raise ConfigError(f"--reference-shards must be at least 2 (a jackknife leaves one shard out), "
-                          f"got {args.reference_shards}")
+    if auto:
+        from ..experiments.reference import check_auto_max
+
+        check_auto_max(args.reference_max, "--reference-max")
+    if args.reference_shards is not None:  # bounded, its refits estimated, before anything is encoded
+        from ..experiments.reference import check_shards
+
+        check_shards(args.reference_shards, getattr(model, "dim", None), name="--reference-shards",
+                     rows=None if hasattr(model, "reference_batches") or auto else args.reference_size)
     if auto and args.reference_shards is not None:
         raise ConfigError("--reference-shards: --reference-size auto chooses its shards (the cap in 20); drop it")
     if args.whitener or getattr(args, "_client", None) is not None:

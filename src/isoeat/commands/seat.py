@@ -143,7 +143,7 @@ def _table(res: SEATResult) -> str:
 
 
 def _cmd_seat(args: argparse.Namespace) -> int:
-    from ..cliargs import weat_kwargs
+    from ..cliargs import calibrator_mark, weat_kwargs
     from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
@@ -169,6 +169,8 @@ def _cmd_seat(args: argparse.Namespace) -> int:
         if cal is not None:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {cal.name}, n={meta.get('n', '?')}; reference: {meta.get('reference', '?')}")
+            if calibrator_mark(cal):
+                print(calibrator_mark(cal))
     return 0
 
 

@@ -229,8 +229,7 @@ def summary_table(res: Any) -> str:
     lines = [head, "", _render(header, rows, align_left=2), "",
              f"Swept: {'; '.join(parts)}.",
              f"Rule: {res.rule}.",
-             f"p: exact when |X|+|Y| <= {res.p_options['exact_max_n'] or 50}, else certified (upper end of a bracket) "
-             f"or Monte Carlo ({res.p_options['n_permutations']:,} permutations); d_def/p_def: the default setting; "
+             f"{_p_line(res)}; d_def/p_def: the default setting; "
              f"d_min..max, SD, max|Δd|, agree: over the sweep's cells; ag_*: agreement within one swept choice."]
     for s in res.summary:
         if s.verdict == "fragile":
@@ -240,6 +239,19 @@ def summary_table(res: Any) -> str:
     for n in res.notes:
         lines.append(f"note: {n}")
     return "\n".join(lines)
+
+
+def _p_line(res: Any) -> str:
+    """How the rows' p-values were obtained, from the rows themselves (a rule could claim exact for a certified p)."""
+    tests: dict[str, list[str]] = {}
+    for r in res.rows:
+        seen = tests.setdefault(r.p_method, [])
+        if r.test not in seen:
+            seen.append(r.test)
+    said = {"exact": "exact",
+            "certified": "certified (the upper end of a bracket that holds the exact p)",
+            "monte-carlo": f"Monte Carlo ({res.p_options['n_permutations']:,} permutations, p = (k+1)/(N+1))"}
+    return "p: " + "; ".join(f"{said.get(m, m)} for {', '.join(t)}" for m, t in tests.items())
 
 
 def _run(model: Any, tests: Any, args: argparse.Namespace, eps: Any, sizes: Any, refs: Any, cals: Any,
@@ -262,16 +274,15 @@ def _run(model: Any, tests: Any, args: argparse.Namespace, eps: Any, sizes: Any,
 
 def _check_early(refs: list[str] | None, cals: list[str] | None, default_reference: str) -> None:
     """Refuse unknown calibrations and missing reference texts before loading the model."""
-    from pathlib import Path
-
-    from .._errors import IsoeatFileNotFoundError
     from ..calibration import make_calibrator
 
     for name in cals or []:
         make_calibrator(name)
+    from ..experiments.sensitivity import reference_text
+
     for src, option in [*((r, "--reference") for r in refs or []), (default_reference, "--default-reference")]:
-        if src != "top" and not Path(src).is_file():
-            raise IsoeatFileNotFoundError(f"{option}: {src}: no such reference text (use 'top' or a text path)")
+        if src != "top":
+            reference_text(src, option)
 
 
 def _write(args: argparse.Namespace, res: Any, figures: bool) -> list:
@@ -282,9 +293,11 @@ def _write(args: argparse.Namespace, res: Any, figures: bool) -> list:
         written += write_outputs(args.out, "sensitivity", res.records(), extra=res.to_dict(rows=False))
         written += write_outputs(args.out, "sensitivity_by_test", res.summary_records())
         if figures:
+            from ..reporting._glyphs import glyphs_for
             from ..reporting.sensitivity_plots import save_sensitivity_figures
 
-            written += save_sensitivity_figures(res, args.out)
+            with glyphs_for(str(r.get("test", "")) for r in res.records()):  # a test id the font lacks: said once
+                written += save_sensitivity_figures(res, args.out)
     return written
 
 

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
+from .._env import env_path
 from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
 from .._registry import Registry
 from ._corpus import Corpus, check_settings
@@ -79,9 +80,9 @@ def _shared_roots() -> list[Path]:
     source checkout (``<repo>/../shared/data``) and next to the working directory (``../shared/data``)."""
     roots: list[Path] = []
     for env in ("ISOEAT_DATA_DIR", "ISOEAT_SHARED_DATA"):
-        value = os.environ.get(env)
-        if value:
-            roots.append(Path(value))
+        value = env_path(env, folder=True)  # set but pointing nowhere: an error, never other data instead
+        if value is not None:
+            roots.append(value)
     here = Path(__file__).resolve()
     if len(here.parents) > 4:
         roots.append(here.parents[4] / "shared" / "data")
@@ -149,12 +150,13 @@ def offline_corpora() -> list[dict]:
     text, sorted by ``bytes`` (descending). ``corpus="auto"`` means the first.
     """
     found: list[tuple[str, Path]] = []
-    if os.environ.get("ISOEAT_WIKITEXT103"):
-        found.append(("wikitext-103", Path(os.environ["ISOEAT_WIKITEXT103"])))
+    named = {"wikitext-103": env_path("ISOEAT_WIKITEXT103"), "wikitext-2": env_path("ISOEAT_WIKITEXT2")}
+    if named["wikitext-103"] is not None:
+        found.append(("wikitext-103", named["wikitext-103"]))
     enwiki = shared_enwiki_sample_path()
     if enwiki is not None:
         found.append(("enwiki-sample", enwiki))
-    w2 = os.environ.get("ISOEAT_WIKITEXT2") or shared_wikitext2_path()
+    w2 = named["wikitext-2"] or shared_wikitext2_path()
     if w2:
         found.append(("wikitext-2", Path(w2)))
     try:
@@ -165,8 +167,12 @@ def offline_corpora() -> list[dict]:
     for name, path in found:
         try:
             out.append({"name": name, "path": str(path), "bytes": _text_bytes(iter_files(path))})
-        except (OSError, EOFError, lzma.LZMAError, zlib.error, IsoeatFileNotFoundError):
-            continue  # listed by a variable but not readable (a truncated or corrupt .gz/.bz2/.xz): not present
+        except (OSError, EOFError, lzma.LZMAError, zlib.error, IsoeatFileNotFoundError) as exc:
+            if named.get(name) == path:  # the user's variable names it: say so, never pick another corpus
+                var = "ISOEAT_WIKITEXT103" if name == "wikitext-103" else "ISOEAT_WIKITEXT2"
+                raise IsoeatFileNotFoundError(f"${var}={path}: no readable {name} text there ({exc}); point it "
+                                              f"at the {name} raw folder, or unset {var}") from None
+            continue  # not readable (a truncated or corrupt .gz/.bz2/.xz): not present
     return sorted(out, key=lambda c: -c["bytes"])
 
 
@@ -243,9 +249,9 @@ def _datasets_wikitext(config: str, env: str) -> _Source:
 
 def _wikitext_named(config: str, env: str, shared: bool) -> Callable[[], _Source]:
     def resolve() -> _Source:
-        local = os.environ.get(env)
-        if local:
-            return _folder_source(Path(local), "wikitext")
+        local = env_path(env)
+        if local is not None:
+            return _folder_source(local, "wikitext")
         if shared:
             found = shared_wikitext2_path()
             if found is not None:

@@ -60,12 +60,13 @@ def parse_frame(frame: str) -> tuple[str, str]:
 
 
 def _paper_text() -> tuple[Path, str]:
-    w103 = os.environ.get("ISOEAT_WIKITEXT103")
-    if w103:
-        return Path(w103) / "wiki.train.raw", "WikiText-103 train (the paper's corpus)"
+    from .._env import env_path
     from ..corpora import shared_wikitext2_path
 
-    w2 = os.environ.get("ISOEAT_WIKITEXT2") or shared_wikitext2_path()
+    w103 = env_path("ISOEAT_WIKITEXT103", folder=True)
+    if w103 is not None:
+        return w103 / "wiki.train.raw", "WikiText-103 train (the paper's corpus)"
+    w2 = env_path("ISOEAT_WIKITEXT2") or shared_wikitext2_path()
     if w2 is None:
         raise ConfigError("frame paper: needs WikiText-103 ($ISOEAT_WIKITEXT103, a folder with wiki.train.raw) or "
                           "WikiText-2 ($ISOEAT_WIKITEXT2); or give corpus-tokens:TEXT")

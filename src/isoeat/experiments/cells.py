@@ -20,14 +20,13 @@ from ..calibration.io import calibrator_digest  # noqa: F401 - part of this modu
 from .._records import content_hash
 from .._types import CorpusModel, fingerprint_of, kind_of, streams_reference
 from ._store import read_json, slug
+from ._formats import CELL_FORMAT  # the one home of the format versions
 from .config import ExperimentConfig, ModelSpec, test_hash
 from .engine import metric_options
 
 __all__ = ["Cell", "plan_cells", "check_labels", "calibrator_digest", "calibration_request", "reference_content",
            "CELL_FORMAT", "load_model_for", "calibrator_for", "given_calibrator", "reference_spec", "reference_corpus",
            "corpus_content", "stale_cell"]
-
-CELL_FORMAT = 1
 
 
 @dataclass
@@ -278,7 +277,7 @@ def reference_content(config: ExperimentConfig) -> str | None:
 
 
 #: What the manifest's ``calibrators`` record keeps of a calibrator's metadata (ε: the absolute one used, its mode).
-_RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative")
+_RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative", "model_check")
 
 
 def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Mapping, Sequence
 
 from .._errors import ConfigError, IsoeatError
 from .._validate import check_bytes
-from .._limits import MAX_DPI
+from .._limits import MAX_DPI, MAX_RESAMPLES
 from .._records import content_hash
 from ..wordsets._safe_load import plain_flag, plain_scalar
 from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
@@ -444,7 +444,7 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
     if "adjust" in raw:
         kw["adjust"] = ck.choice("settings.adjust", raw["adjust"], _ADJUST)
     if "bootstrap" in raw:
-        kw["bootstrap"] = ck.integer("settings.bootstrap", raw["bootstrap"], lo=0)
+        kw["bootstrap"] = ck.integer("settings.bootstrap", raw["bootstrap"], lo=0, hi=MAX_RESAMPLES)
     if "ci" in raw:
         kw["ci"] = ck.boolean("settings.ci", raw["ci"])
     if "ci_estimand" in raw:
@@ -670,7 +670,7 @@ def _parse_similarity(ck: _Checker, raw: Any) -> SimilaritySpec | None:
             raise ck.fail("similarity.benchmarks", "a benchmark is listed more than once")
         kw["benchmarks"] = tuple(names)
     if "bootstrap" in r:
-        kw["bootstrap"] = ck.integer("similarity.bootstrap", r["bootstrap"], lo=0)
+        kw["bootstrap"] = ck.integer("similarity.bootstrap", r["bootstrap"], lo=0, hi=MAX_RESAMPLES)
     return SimilaritySpec(**kw)
 
 

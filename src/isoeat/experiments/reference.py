@@ -66,6 +66,81 @@ MIN_AUTO_SHARDS = 5
 STABLE_SHARDS = 2
 #: memory budget of the shard statistics and refits (checked before allocating)
 DEFAULT_MEMORY = 2 * 2**30
+#: the most shards: each is one more refit, and the jackknife SE's own relative error, about
+#: 1/sqrt(2(K-1)), is 5% at 200 (more shards buy little precision at a cost growing as K^2)
+MAX_SHARDS = 200
+#: the estimated seconds the K delete-one-shard refits may take (:func:`refit_seconds`), checked before encoding
+DEFAULT_REFIT_SECONDS = 600.0
+#: the cost model of :func:`refit_seconds`, measured on a loaded 2-core machine (benchmarks/reference_size.py
+#: --shards prints it against measured times): seconds per element of a merged d x d co-moment, per refit,
+#: per d^3 of an eigendecomposition
+MERGE_S, REFIT_S, EIG_S = 15e-9, 0.03, 8e-9
+
+
+def refit_seconds(dim: int, shards: int) -> float:
+    r"""Estimated seconds of the ``K`` delete-one-shard refits of a ``d``-dimensional calibrator.
+
+    Each refit merges the other :math:`K-1` shards' statistics (:math:`d^2`
+    each) and eigendecomposes the merged covariance (:math:`d^3`):
+
+    .. math:: t \approx K(K-1)\,c_m d^2 + K\,(c_0 + c_e d^3)
+
+    with the constants :data:`MERGE_S`, :data:`REFIT_S`, :data:`EIG_S`.
+
+    Examples
+    --------
+    >>> round(refit_seconds(50, 2000))  # the 2,000 shards of issue 31 (136-211 s measured)
+    212
+    """
+    return shards * (shards - 1) * MERGE_S * dim * dim + shards * (REFIT_S + EIG_S * dim ** 3)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min" if seconds < 7200 else \
+        f"{seconds / 3600:.1f} h"
+
+
+def shards_requirement() -> str:
+    """Why ``--reference-shards`` / ``reference_shards`` goes from 2 to :data:`MAX_SHARDS`."""
+    return (f"a jackknife leaves one shard out; each shard is one more refit, and at {MAX_SHARDS} shards the SE's "
+            f"own relative error is already about {100 / math.sqrt(2 * (MAX_SHARDS - 1)):.0f}%")
+
+
+def check_auto_max(max_size: Any, name: str = "reference maximum size") -> int:
+    """The cap of ``size="auto"`` (``--reference-max``): it is encoded in :data:`AUTO_SHARDS` shards of at least
+    2 rows each, so at least ``2 * AUTO_SHARDS``; one line naming ``name`` otherwise."""
+    if isinstance(max_size, bool) or not isinstance(max_size, (int, np.integer)) or max_size < 2 * AUTO_SHARDS:
+        raise ConfigError(f"{name} must be a whole number >= {2 * AUTO_SHARDS}, got {max_size!r} (--reference-size "
+                          f"auto encodes it in up to {AUTO_SHARDS} shards of at least 2 rows each)")
+    return int(max_size)
+
+
+def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name: str = "reference shards",
+                 max_seconds: float = DEFAULT_REFIT_SECONDS) -> int:
+    """``shards`` checked before anything is encoded: 2 to :data:`MAX_SHARDS`, at least 2 of the ``rows``
+    reference rows each, and refits estimated (:func:`refit_seconds`) within ``max_seconds``.
+
+    Raises
+    ------
+    ConfigError
+        One line naming ``name``, the value, and the largest number of shards allowed.
+    """
+    if isinstance(shards, bool) or not isinstance(shards, (int, np.integer)) or not 2 <= shards <= MAX_SHARDS:
+        raise ConfigError(f"{name} must be from 2 to {MAX_SHARDS}, got {shards!r} ({shards_requirement()})")
+    shards = int(shards)
+    if rows is not None and shards > rows // 2:
+        raise ConfigError(f"{name} {shards}: the {rows} reference rows give shards of fewer than 2 rows; use at "
+                          f"most {rows // 2} shards, or a larger reference")
+    if dim is not None:
+        need = refit_seconds(int(dim), shards)
+        if need > max_seconds:
+            k = max((j for j in range(2, shards) if refit_seconds(int(dim), j) <= max_seconds), default=None)
+            way = f"use at most {k} shards" if k else "use a smaller calibrator dimension"
+            raise ConfigError(
+                f"{name} {shards}: {shards} delete-one-shard refits of a {dim}x{dim} calibrator take about "
+                f"{_duration(need)} on a 2-core machine (estimated: {shards * (shards - 1):,} merges, {shards} "
+                f"eigendecompositions), over the budget of {_duration(max_seconds)}; {way}")
+    return shards
 
 
 @dataclass(frozen=True)
@@ -273,6 +348,7 @@ def fit_reference(
     ddof: int = 1,
     min_coverage: float = 0.8,
     memory: int = DEFAULT_MEMORY,
+    max_seconds: float = DEFAULT_REFIT_SECONDS,
     p_kwargs: dict[str, Any] | None = None,
     classify: Any = None,
     log: Any = None,
@@ -305,6 +381,9 @@ def fit_reference(
         :func:`~isoeat.experiments.compare.compare_calibration` and ``isoeat run`` pass).
     memory : int
         Byte budget of the shard statistics and refits, checked before any is allocated.
+    max_seconds : float
+        Budget of the refits' estimated time (:func:`refit_seconds`), checked with the number of shards
+        (:func:`check_shards`) before anything is encoded.
     """
     from ..calibration import make_calibrator
     from ..calibration.registry import calibrator_metadata
@@ -314,9 +393,12 @@ def fit_reference(
     auto = size == "auto"
     if not auto:
         size = check_int("reference size", size, lo=2)
-    max_size = check_int("reference maximum size", max_size, lo=2)
+    max_size = check_auto_max(max_size) if auto else check_int("reference maximum size", max_size, lo=2)
     tolerance = check_real("reference tolerance", tolerance, lo=0.0, lo_open=True)
-    shards = check_int("reference shards", shards, lo=2)
+    dim = getattr(model, "dim", None)
+    static = not hasattr(model, "reference_batches")
+    shards = check_shards(shards, None if auto else dim, rows=int(size) if static and not auto else None,
+                          name="reference shards", max_seconds=max_seconds)
     if auto and classify is None:
         raise ConfigError("reference size 'auto' needs classify= (isoeat.experiments.compare.classify_change)")
     cal = make_calibrator(calibration, **(params or {}))
@@ -325,7 +407,6 @@ def fit_reference(
                           f"statistics (zca); {calibration!r} is not")
     n = max_size if auto else int(size)
     k_max = AUTO_SHARDS if auto else shards
-    dim = getattr(model, "dim", None)
     if dim is not None:
         _check_memory(int(dim), k_max, memory)
     vectors = _test_vectors(model, tests, min_coverage)

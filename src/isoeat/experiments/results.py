@@ -15,6 +15,7 @@ import numpy as np
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
 from ..labels import protocol_departures, protocol_text
+from ._formats import cell_problem, manifest_note, read_record, refuse_newer, version_problem
 from ._store import check_inside, is_sealed, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows, metric_comparison_rows
 from .manifest import read_manifest
@@ -54,6 +55,9 @@ class ExperimentResults:
         runner's ``model``, ``family``, ``calibration``, ``calibration_name``, ``cell``.
     metric_comparisons : list of dict
         Metrics x calibrated spaces x tests (:func:`isoeat.experiments.compare.metric_comparison_rows`).
+    notes : list of str
+        One line each about the folder's versions (:mod:`isoeat.experiments._formats`): cells of another
+        format (not used, listed in ``failures``), a manifest written by another isoeat version.
     """
 
     out: Path
@@ -70,6 +74,7 @@ class ExperimentResults:
     calibrations: list[dict]
     metrics: list[dict] = field(default_factory=list)
     metric_comparisons: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def alpha(self) -> float:
@@ -108,6 +113,16 @@ DAMAGED = {"type": "DamagedCell", "message": "the cell file is damaged or was ed
                                               "the hash isoeat recorded); a resume recomputes it", "user_error": True}
 
 
+#: The failure type of a cell of another format (:mod:`isoeat.experiments._formats`): not used, not damaged.
+FORMAT_TYPE = "CellFormat"
+
+
+def _unused(rec: object) -> dict:
+    """The failure record of a cell that is not published: of another format, else damaged."""
+    problem = cell_problem(rec)
+    return {"type": FORMAT_TYPE, "message": problem, "user_error": True} if problem else DAMAGED
+
+
 def cell_is_whole(rec: object, kind: str) -> bool:
     """A cell record exactly as isoeat wrote it: its content hash matches, finished cells carry a ``result``.
 
@@ -124,13 +139,23 @@ def cell_is_whole(rec: object, kind: str) -> bool:
 
 
 def read_experiment(out: Path) -> dict:
-    """``DIR/experiment.json``, checked: a one-line error when it is missing or damaged."""
-    exp = read_json(check_inside(out, out / EXPERIMENT_NAME))
+    """``DIR/experiment.json``, checked: a one-line error when it is missing, damaged or of a newer format."""
+    exp, unreadable = read_record(check_inside(out, out / EXPERIMENT_NAME))
+    if unreadable:
+        raise ExperimentNotFoundError(f"{out / EXPERIMENT_NAME}: damaged ({unreadable}); restore it, or rerun into "
+                                      "a new folder")
     if exp is None:
         raise ExperimentNotFoundError(
             f"{out}: not an isoeat experiment folder (no {EXPERIMENT_NAME}); run 'isoeat run --out {out}' "
             f"(or 'isoeat run CONFIG.yaml --out {out}') first"
         )
+    if isinstance(exp, dict):
+        check_inside(out, out / "manifest.json")
+        refuse_newer(out, exp, read_manifest(out))
+        problem = version_problem(exp)
+        if problem:
+            raise ExperimentNotFoundError(f"{out / EXPERIMENT_NAME}: damaged ({problem}); restore it, or rerun "
+                                          "into a new folder")
     cfg = exp.get("config") if isinstance(exp, dict) else None
     ok = isinstance(cfg, dict) and all(isinstance(cfg.get(k), list) for k in ("models", "tests", "calibrations")) \
         and isinstance(cfg.get("settings"), dict) and "alpha" in cfg["settings"]
@@ -159,8 +184,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     out = Path(out)
     exp = read_experiment(out)
     cfg = exp["config"]
-    check_inside(out, out / "manifest.json")
-    manifest = read_manifest(out) or {}
+    manifest_read, manifest_why = read_record(check_inside(out, out / "manifest.json"))
+    manifest = manifest_read if isinstance(manifest_read, dict) else {}
     alpha = float(cfg["settings"]["alpha"])
     mmeta = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
     models = []
@@ -189,9 +214,9 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                 rec = read_json(p) if p.exists() else None
                 if not rec:
                     continue
-                if not cell_is_whole(rec, "weat"):
+                if cell_problem(rec) or not cell_is_whole(rec, "weat"):
                     failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
-                                     "cell": str(p.relative_to(out)), **DAMAGED})
+                                     "cell": str(p.relative_to(out)), **_unused(rec)})
                     continue
                 if rec.get("status") != "ok":
                     failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
@@ -209,8 +234,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
             if cfg.get("anisotropy"):
                 p = out / "anisotropy" / mdirs[m["label"]] / f"{cdirs[c['label']]}.json"
                 rec = read_json(p) if p.exists() else None
-                if rec and not cell_is_whole(rec, "anisotropy"):
-                    rec = {"status": "failed", "error": DAMAGED}
+                if rec and (cell_problem(rec) or not cell_is_whole(rec, "anisotropy")):
+                    rec = {"status": "failed", "error": _unused(rec)}
                 if rec and rec.get("status") == "ok":
                     a = dict(rec["result"])
                     a.update(model=m["label"], model_name=a.get("model"), family=family_of[m["label"]],
@@ -225,8 +250,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                 for b in cfg["similarity"]["benchmarks"]:
                     p = out / "similarity" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(b)}.json"
                     rec = read_json(p) if p.exists() else None
-                    if rec and not cell_is_whole(rec, "similarity"):
-                        rec = {"status": "failed", "error": DAMAGED}
+                    if rec and (cell_problem(rec) or not cell_is_whole(rec, "similarity")):
+                        rec = {"status": "failed", "error": _unused(rec)}
                     if rec and rec.get("status") == "ok":
                         s = dict(rec["result"])
                         s.update(model=m["label"], family=family_of[m["label"]], calibration=c["label"],
@@ -235,6 +260,9 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                     elif rec:
                         failures.append({"kind": "similarity", "model": m["label"], "calibration": c["label"],
                                          "item": b, "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
+    notes = [n for n in [manifest_note(out, manifest, manifest_why)] if n]
+    unused = [f["message"] for f in failures if f.get("type") == FORMAT_TYPE]
+    notes += [f"{out}: {unused.count(m)} cell(s) {m} (listed in failures.json)" for m in dict.fromkeys(unused)]
     adjust_records(weat_recs)
     comps = comparison_rows(weat_recs, cfg["calibrations"], alpha)
     metric_comps = metric_comparison_rows(metric_recs, cfg["calibrations"], alpha)
@@ -245,7 +273,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     return ExperimentResults(out=out, experiment=exp, manifest=manifest, weat=weat_recs, comparisons=comps,
                              anisotropy=aniso, similarity=sims, failures=failures, summary=summary, models=models,
                              tests=cfg["tests"], calibrations=cfg["calibrations"], metrics=metric_recs,
-                             metric_comparisons=metric_comps)
+                             metric_comparisons=metric_comps, notes=notes)
 
 
 def folder_departures(cfg: dict, manifest: dict, model: str, calibration: str, weat: list[dict]) -> tuple[str, ...]:
@@ -278,10 +306,10 @@ def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list
         return
     where = {"kind": "metrics", "model": labels["model"], "calibration": labels["calibration"], "item": test,
              "cell": str(p.relative_to(out))}
-    whole = cell_is_whole(rec, "metrics")
+    whole = cell_is_whole(rec, "metrics") and not cell_problem(rec)
     res = rec.get("result") if whole else None
     if not whole or rec.get("status") != "ok" or not isinstance(res.get("metrics"), list):
-        failures.append({**where, **((rec.get("error") or {}) if whole and rec.get("status") != "ok" else DAMAGED)})
+        failures.append({**where, **((rec.get("error") or {}) if whole and rec.get("status") != "ok" else _unused(rec))})
         return
     for r in res["metrics"]:
         if "error" in r:

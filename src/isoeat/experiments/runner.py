@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from .. import __version__
 from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.Experiment*Error
     ConfigError,
     ExperimentLockedError,
@@ -83,6 +84,9 @@ from .config import ExperimentConfig, family_from_kind, load_config, test_hash
 from ._staging import SCRATCH, is_scratch, make_scratch, recover_scratch, swap_in
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
+from ._signals import SignalGate
+from ._formats import (EXPERIMENT_FORMAT, MANIFEST_FORMAT, check_cells, is_older_cell, manifest_note, read_record,
+                       refuse_newer, upgrade_note, version_problem)
 from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
 
 __all__ = [
@@ -118,16 +122,23 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
         if (out / name).is_symlink() or ((out / name).exists() and out.resolve() not in (out / name).resolve().parents):
             raise UnsafePathError(f"{out / name}: is a link leading out of the folder; isoeat reads and writes only "
                                   f"inside {out}: remove the link")
-    exp = read_json(out / EXPERIMENT_NAME)
+        if "." in name and (out / name).is_dir():  # a file of isoeat's (manifest.json, ...) that is a folder
+            raise ExperimentMismatchError(f"{out / name}: is a folder where isoeat writes a file; move it away, or "
+                                          "use another --out folder")
+    exp, unreadable = read_record(out / EXPERIMENT_NAME)
     if exp is not None and not (isinstance(exp, dict) and exp.get("format") == "isoeat-experiment"):
         raise ExperimentMismatchError(
             f"{out / EXPERIMENT_NAME}: not a file isoeat wrote; isoeat never replaces such files: use a new or "
             "empty folder"
         )
-    if exp is not None and not isinstance(exp.get("config"), dict):
+    if exp is not None:
+        refuse_newer(out, exp, read_manifest(out))  # never rewrite what this isoeat cannot read
+    damage = unreadable or (version_problem(exp) or ("not the record isoeat writes" if not isinstance(
+        exp.get("config"), dict) else None) if exp is not None else None)
+    if damage:
         if overwrite != "all":
             raise ExperimentMismatchError(
-                f"{out / EXPERIMENT_NAME}: damaged (not the record isoeat writes); use another --out folder, "
+                f"{out / EXPERIMENT_NAME}: damaged ({damage}); use another --out folder, "
                 "or --overwrite all to replace this folder's results"
             )
         return {"protocol_hash": None, "damaged": True}
@@ -296,10 +307,11 @@ def run_experiment(
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     t_start = time.perf_counter()
     started = now_iso()
-    with DirLock(out, run_id):
+    with DirLock(out, run_id), SignalGate() as gate:  # a signal after the work waits for the records (_signals)
         old = _check_folder(out, config, overwrite)
         if old is not None and same_protocol(old, config):  # the grid grows: its labels join the folder's
             check_labels(config, _folder_labels(old))
+        older = check_cells(out) if out.is_dir() else {}  # a newer cell is refused before anything is written
         recover_scratch(out, log)
         _remove_stale_temporaries(out)
         same = old is not None and same_protocol(old, config)
@@ -307,26 +319,29 @@ def run_experiment(
         work = make_scratch(out / f"{SCRATCH}staging-{run_id}", "staging") if staged else out
         if staged:
             log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
-        previous_manifest = (read_manifest(out) or {}) if same else {}
+        prev, prev_why = read_record(out / "manifest.json") if same else (None, None)
+        previous_manifest = prev if isinstance(prev, dict) else {}
+        _say(manifest_note(out, previous_manifest or None, prev_why), notes)
         work.mkdir(parents=True, exist_ok=True)
         _write_identity(work, config, old if same else None)
         cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
+        _say(upgrade_note(older, (str(c.path.relative_to(work)) for c in cells)), notes)
         prog = progress_bar(len(cells), "", progress, prefix="isoeat run")
         old_runs = previous_manifest.get("runs")
         runs = [dict(r, status="interrupted") if r.get("status") == "running" else r  # we hold the lock
                 for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
         this_run = {"run_id": run_id, "started": started, "ended": None, "status": "running",
                     "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
-                    "pid": os.getpid(), "host": socket.gethostname(), "computed": 0, "reused": 0, "failed": 0,
-                    "notes": notes}
+                    "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": __version__, "computed": 0,
+                    "reused": 0, "failed": 0, "notes": notes}
         runs.append(this_run)
         models_meta = _mapping(previous_manifest.get("models"))
         cal_meta = _mapping(previous_manifest.get("calibrators"))
         manifest_args = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta, out=work)
-        write_manifest(work, _build_manifest(**manifest_args, cells=cells))
         computed = reused = 0
-        status = "running"
+        status = "interrupted"  # until the work is done, whatever stops it
         try:
+            write_manifest(work, _build_manifest(**manifest_args, cells=cells))
             computed, reused = _run_cells(config, cells, work, overwrite, prog, log, run_id, models_meta, cal_meta,
                                           dict(models or {}), dict(calibrators or {}), force)
             if write_tables:
@@ -335,11 +350,14 @@ def run_experiment(
                 except IsoeatError as exc:  # pragma: no cover - defensive
                     log(f"could not write tables: {exc}")
             status = "finished"
+            gate.close()
         except BaseException as exc:  # SIGTERM (as KeyboardInterrupt), disk full, ...: the record says so
+            gate.close()
             status = "interrupted"
             this_run["reason"] = f"{type(exc).__name__}: {exc}"[:300]
             raise
         finally:
+            gate.close()
             prog.close()
             states = _cell_states(cells)
             failed = [s for s in states if s.get("status") == "failed"]
@@ -370,11 +388,16 @@ def run_experiment(
                       kept_old=staged and bool(failed))
 
 
-def _write_identity(out: Path, config: ExperimentConfig, old: dict | None) -> None:
-    from .. import __version__
+def _say(note: str | None, notes: list[str]) -> None:
+    """A note about the folder's versions: always shown (a warning, whatever the progress mode), and recorded."""
+    if note:
+        notes.append(note)
+        warnings.warn(note, IsoeatWarning, stacklevel=3)
 
+
+def _write_identity(out: Path, config: ExperimentConfig, old: dict | None) -> None:
     rec = {
-        "format": "isoeat-experiment", "format_version": 1, "name": config.name,
+        "format": "isoeat-experiment", "format_version": EXPERIMENT_FORMAT, "name": config.name,
         "protocol_hash": config.protocol_hash(), "protocol": config.protocol(),
         "config": config.to_dict(), "config_source": config.source,
         "created": (old or {}).get("created") or now_iso(), "updated": now_iso(), "isoeat_version": __version__,
@@ -403,8 +426,8 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
         return True
     rec = read_json(cell.path)
     if not cell_is_whole(rec, cell.kind) or rec.get("format_version") != CELL_FORMAT:
-        if rec:
-            log(f"{cell.key}: its file is damaged, edited or from an older isoeat (no content hash); recomputing")
+        if rec and not is_older_cell(rec):  # older formats: one line for all (_formats.upgrade_note)
+            log(f"{cell.key}: its file is damaged or was edited (its content does not match its hash); recomputing")
         return True
     if rec.get("cell_hash") != cell.cell_hash:
         log(f"{cell.key}: its inputs changed since it was computed (test words, model options, seed or the "
@@ -585,8 +608,6 @@ def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict
 
 def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calibrators: dict, out: Path,
                     cells: list[Cell]) -> dict[str, Any]:
-    from .. import __version__
-
     corpora: dict[str, Any] = {}
     corpus = config.settings.reference.corpus
     if corpus:
@@ -620,7 +641,7 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
     states = _cell_states(cells)
     durations = [s.get("duration_s") or 0.0 for s in states if s.get("status") in ("ok", "failed")]
     return {
-        "format": "isoeat-manifest", "format_version": 1,
+        "format": "isoeat-manifest", "format_version": MANIFEST_FORMAT,
         "isoeat_version": __version__,
         "written": now_iso(),
         "environment": environment(),

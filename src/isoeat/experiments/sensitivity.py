@@ -89,6 +89,7 @@ functions, in :mod:`isoeat.experiments._verdicts`; the result records live in
 from __future__ import annotations
 
 import math
+import os
 import time
 import warnings
 from dataclasses import dataclass, field, fields, replace
@@ -138,6 +139,9 @@ DEFAULT_EPS_GRID: tuple[float, ...] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 DEFAULT_REFERENCE_SIZES: tuple[int, ...] = (1_000, 3_000, 10_000, 30_000, 100_000)
 #: reference draws per setting.
 DEFAULT_REPEATS = 10
+#: the most cells a sweep may hold (settings x repeats; each a calibrator fit and every test measured), checked
+#: before a cell is made: the default sweep holds 110
+MAX_SWEEP_CELLS = 10_000
 #: Monte Carlo permutations where p is not exact (the WEAT default, so the raw and default rows are the
 #: cells of ``isoeat run`` with the same seed).
 DEFAULT_PERMUTATIONS = 100_000
@@ -183,10 +187,23 @@ def _sources(values: Any, name: str) -> tuple[str, ...]:
         s = str(v).strip()
         if not s:
             raise ConfigError(f"{name}: empty reference name (use 'top' or a text path)")
-        if s != TOP and not Path(s).is_file():
-            raise IsoeatFileNotFoundError(f"{name}: {s}: no such reference text (use 'top' or a text path)")
+        if s != TOP:
+            reference_text(s, name)
         out.append(s)
     return tuple(dict.fromkeys(out))
+
+
+def reference_text(path: str, option: str) -> None:
+    """A reference text given by ``option``: an existing regular file; one line saying what it is otherwise
+    (missing, a folder, a FIFO), never "no such" for what exists."""
+    from .._textio import check_regular_file
+
+    if not os.path.lexists(path):
+        raise IsoeatFileNotFoundError(f"{option}: {path}: no such reference text (use 'top' or a text path)")
+    try:
+        check_regular_file(path, what="reference text (a text file, or 'top')")
+    except IsoeatFileNotFoundError as exc:
+        raise IsoeatFileNotFoundError(f"{option}: {exc}") from None
 
 
 # ---------------------------------------------------------------------------
@@ -311,6 +328,11 @@ def _validated(model: Any, sweep: Sweep, base: Baseline, rule: VerdictRule) -> t
     for name in others:
         make_calibrator(name)  # unknown names fail here, with suggestions
     repeats = check_int("repeats", sweep.repeats, lo=1)
+    settings = len(eps_grid) + len(sizes) + len(sources) + len(others)
+    if settings * repeats > MAX_SWEEP_CELLS:  # before a cell, a seed or a fit is made
+        raise ConfigError(f"repeats={repeats} (--repeats) x {settings} settings make {settings * repeats:,} cells, "
+                          f"each a calibrator fit with every test measured; at most {MAX_SWEEP_CELLS:,}: use at most "
+                          f"{max(1, MAX_SWEEP_CELLS // max(settings, 1)):,} repeats, or fewer settings")
     draw = check_choice("draw", sweep.draw, DRAWS)
     check_draw(model, draw)  # issue 32: draws that cannot vary are refused (experiments/_sensitivity_checks.py)
     (d_eps,) = _floats((base.eps,), "default_eps")

@@ -32,7 +32,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from .._errors import ConfigError, CoverageError, InvalidTestError, IsoeatWarning
+from .._errors import ConfigError, CoverageError, InvalidTestError, IsoeatError, IsoeatWarning
 from .._random import as_generator, resolve_seed, stream
 from .._types import Calibrator, Encoder
 from .._validate import check_bool
@@ -415,6 +415,19 @@ def _run(model: Encoder, specs: list[MetricSpec], tests: list[Any], calibration:
         prep = _Prepared(model, t, min_coverage, allow_overlap)
         for spec in specs:
             key = ("metric", spec.name, t.id)
-            res = _one(prep, spec, cal, cal_name, opts, gen if root is None else stream(root, *key)[0])
+            try:
+                res = _one(prep, spec, cal, cal_name, opts, gen if root is None else stream(root, *key)[0])
+            except IsoeatError as exc:  # the failure is the metric's own, and says so
+                raise _named(exc, f"{spec.name} on {t.id} ({'raw' if cal is None else cal_name})") from None
             out.append(res if root is None else replace(res, seed=root, seed_stream=key))
     return out
+
+
+def _named(exc: IsoeatError, where: str) -> IsoeatError:
+    """``exc`` with ``where`` (metric, test, space) in front of its message, of the same class when it can be."""
+    msg = f"{where}: {exc}"
+    try:
+        named = type(exc)(msg)
+    except TypeError:  # a class with another constructor (InvalidValueError): its family
+        named = ConfigError(msg)
+    return named

@@ -303,8 +303,24 @@ def logistic_regression(F: np.ndarray, y: np.ndarray, *, C: float = 1.0, max_ite
             while objective(theta - t * step) > f0 - 1e-4 * t * decrement and t > 1e-12:
                 t *= 0.5
         theta = theta - t * step
-    raise ConfigError(f"the logistic regression of RNSB did not converge in {max_iter} Newton steps "
-                      "(are the pole words' vectors finite and distinct?)")
+    raise ConfigError(_not_converged(F, y, theta, C, max_iter))
+
+
+def _not_converged(F: np.ndarray, y: np.ndarray, theta: np.ndarray, C: float, max_iter: int) -> str:
+    """Why the logistic regression of RNSB stopped short, from what its inputs are (not a guess)."""
+    if not np.isfinite(F).all():
+        return "the logistic regression of RNSB cannot be fitted: the pole words' vectors hold NaN or inf"
+    if not np.isfinite(theta).all():
+        return (f"the logistic regression of RNSB overflowed with C = {C:g} (its weights are no longer finite); "
+                "use a smaller C (--rnsb-c; the default 1 is scikit-learn's)")
+    m = F @ theta[:-1] + theta[-1]
+    separable = bool(np.all((m > 0) == (y > 0.5)))
+    why = (f"the pole words A and B are linearly separable, so with C = {C:g} the L2 penalty hardly bounds the "
+           f"weights (|w| = {np.linalg.norm(theta[:-1]):.3g} after {max_iter} Newton steps)" if separable else
+           f"C = {C:g}")
+    return (f"the logistic regression of RNSB did not reach its exact optimum in {max_iter} Newton steps (isoeat "
+            f"fits it exactly, not to a solver's tolerance as lbfgs does, so that RNSB rotates with the space): {why}; "
+            "use a smaller C (--rnsb-c; the default 1 is scikit-learn's)")
 
 
 def rnsb(W: np.ndarray, A: np.ndarray, B: np.ndarray, *, C: float = 1.0) -> Scores:
@@ -406,7 +422,12 @@ def semaxis(W: np.ndarray, P1: np.ndarray, P2: np.ndarray, n_x: int) -> Scores:
     >>> semaxis(W, np.array([[2.0, 0.0]]), np.array([[0.0, 0.0]]), 1).estimate
     1.0
     """
-    v = np.asarray(P1).mean(axis=0) - np.asarray(P2).mean(axis=0)
+    m1, m2 = np.asarray(P1).mean(axis=0), np.asarray(P2).mean(axis=0)
+    v = m1 - m2
+    if not np.any(np.abs(v) > 1e-12 * (np.abs(m1) + np.abs(m2)).max(initial=0.0)):
+        raise ConfigError("SemAxis: the semantic axis (mean of the first poles minus mean of the second) is the "
+                          "zero vector: the two poles have the same mean (defining pairs that cancel, such as he:she "
+                          "with she:he, or the same words on both sides); give poles that differ")
     f = unit_rows(W, "targets") @ _unit(v, "semantic axis")
     return Scores(differential(f, n_x), f, extra={"axis": v})
 

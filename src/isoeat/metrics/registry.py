@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._limits import MAX_RESAMPLES
 from .._registry import Registry
 from .._validate import check_choice, check_int, check_real
 from . import formulas as F
@@ -42,7 +43,7 @@ _INTERVAL = ("bootstrap", "ci_level")
 METHODS = ("auto", "exact", "certified", "monte-carlo")
 
 #: Most bootstrap resamples of a metric interval (their estimates are held: 8 bytes each, 80 MB here).
-MAX_BOOTSTRAP = 10_000_000
+MAX_BOOTSTRAP = MAX_RESAMPLES  # the one bound of resamples (_limits)
 
 #: Default value of every metric option.
 OPTION_DEFAULTS: dict[str, Any] = {

@@ -143,8 +143,10 @@ def _jobs(jobs: int | None, n: int) -> int:
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1
     if jobs is None:
-        env = os.environ.get("ISOEAT_REPORT_JOBS", "").strip()
-        jobs = int(env) if env.isdigit() else 1  # two processes cost more CPU and no wall time on a loaded 2-core box
+        from .._env import REPORT_JOBS_MAX, env_int
+
+        # default 1: two processes cost more CPU and no wall time on a loaded 2-core box
+        jobs = env_int("ISOEAT_REPORT_JOBS", 1, lo=1, hi=REPORT_JOBS_MAX)
     return max(1, min(jobs, n // 2))  # a worker pays off only with a few figures each
 
 

@@ -209,6 +209,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
 
         shown = params_text(meta.get("params") or {}, meta.get("eps"))  # a relative ε with the absolute one used
         title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
+        if meta.get("model_check"):  # a calibrator file without a model fingerprint (calibration/io.py)
+            title += "; model not verified (the calibrator file records no model fingerprint)"
     s = comp.summary()
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
     foot = [

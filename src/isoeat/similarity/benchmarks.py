@@ -207,10 +207,12 @@ def _checkout_shared() -> Path | None:
 
 def data_dirs() -> list[Path]:
     """Folders searched for benchmark files: ``$ISOEAT_DATA_DIR``, then a checkout's ``../shared/data``."""
+    from .._env import env_path
+
     out: list[Path] = []
-    env = os.environ.get(DATA_ENV)
-    if env and Path(env).is_dir():
-        out.append(Path(env))
+    env = env_path(DATA_ENV, folder=True)  # set but pointing nowhere: an error naming it, not the other folders
+    if env is not None:
+        out.append(env)
     shared = _checkout_shared()
     if shared is not None:
         out.append(shared)
@@ -254,11 +256,8 @@ def find_benchmark_file(name: str) -> Path:
                 if cand.is_file():
                     return cand
     looked = ", ".join(str(d) for d in dirs) or "no data folder"
-    env = os.environ.get(DATA_ENV)
-    if not env:
+    if not os.environ.get(DATA_ENV, "").strip():  # when set, data_dirs checked that it is a folder
         looked += f"; ${DATA_ENV} is not set"
-    elif not Path(env).is_dir():
-        looked += f"; ${DATA_ENV}={env} is not a folder"
     wanted = spec.files[-1]
     extra = " or install gensim (pip install gensim), which bundles it," if spec.gensim_file else ""
     raise IsoeatFileNotFoundError(

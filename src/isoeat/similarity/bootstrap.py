@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
+from .._limits import MAX_RESAMPLES
 from ..stats.rank import spearman, tie_groups
 from .._random import resolve_seed
 from .._validate import check_int, check_real
@@ -224,7 +225,7 @@ def paired_bootstrap_spearman(
     >>> bool(r.delta > 0 and r.ci_low > 0 and r.p_value < 0.01)
     True
     """
-    n_resamples = check_int("n_resamples", n_resamples, lo=1)
+    n_resamples = check_int("n_resamples", n_resamples, lo=1, hi=MAX_RESAMPLES)  # replicates kept: bounded first
     ci_level = check_real("ci_level", ci_level, lo=0, hi=1, lo_open=True, hi_open=True)
     g = np.asarray(gold, dtype=np.float64).ravel()
     a = np.asarray(sim_a, dtype=np.float64).ravel()

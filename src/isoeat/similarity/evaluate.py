@@ -402,7 +402,9 @@ def compare_similarity(
     """
     if calibration is None:
         raise ConfigError("compare_similarity needs a fitted calibrator (use evaluate_similarity for one space)")
-    n_resamples = check_int("n_resamples", n_resamples, lo=0)
+    from .._limits import MAX_RESAMPLES
+
+    n_resamples = check_int("n_resamples", n_resamples, lo=0, hi=MAX_RESAMPLES)
     enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     raw = _result(enc, model, None, min_coverage)
     cal = _result(enc, model, calibration, min_coverage)

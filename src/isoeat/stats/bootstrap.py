@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from isoeat._errors import ConfigError
+from isoeat._limits import MAX_RESAMPLES
 from isoeat._random import as_generator
 from isoeat._validate import check_choice, check_int
 
@@ -327,7 +328,7 @@ def bootstrap_effect_size(
     x = _vector(s_x, "s_x")
     y = _vector(s_y, "s_y")
     ddof = check_int("ddof", ddof, lo=0)
-    n_resamples = check_int("n_resamples", n_resamples, lo=1)
+    n_resamples = check_int("n_resamples", n_resamples, lo=1, hi=MAX_RESAMPLES)
     conf = _check_level("confidence", confidence)
     check_choice("method", method, _METHODS)
     mats = None if attribute_cos is None else _check_attribute_cos(attribute_cos, x, y)

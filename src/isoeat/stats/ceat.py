@@ -71,7 +71,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .._cosine import unit_rows
-from .._errors import ConfigError, CoverageError
+from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._types import ContextEncoder
 from .._random import resolve_seed, stream
 from .._validate import check_choice, check_int
@@ -498,6 +498,10 @@ def ceat_from_contexts(
     counts = [a.shape[0] for r in ROLES for a in sets[r]]
     sizes = {r: len(sets[r]) for r in ROLES}
     n_draws = check_int("n_draws", n_draws, lo=2)
+    ddof = check_int("ddof", ddof, lo=0)
+    if ddof >= sizes["X"] + sizes["Y"]:  # said as what it is, not as "all associations equal"
+        raise InvalidTestError(f"test {test}: ddof={ddof} must be below the {sizes['X'] + sizes['Y']} target words "
+                               "(|X| + |Y|) whose associations each draw's standard deviation pools")
     check_draw_memory(n_draws, len(counts), sizes["X"] + sizes["Y"], max(sizes["A"], sizes["B"]))
     idx, seed = draw_indices(counts, n_draws, rng)
     labels = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
@@ -553,6 +557,8 @@ def ceat(
     if not isinstance(model, ContextEncoder):
         raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', model)!r} "
                           "gives one vector per word")
+    n_draws = check_int("n_draws", n_draws, lo=2)  # before any word is encoded
+    ddof = check_int("ddof", ddof, lo=0)
     sets = test.sets() if hasattr(test, "sets") else test["sets"]
     test_id = test.id if hasattr(test, "id") else test["id"]
     contexts: dict[str, list[np.ndarray]] = {}

@@ -422,7 +422,9 @@ def check_interval_options(
     from .bootstrap import MIN_TAIL, min_resamples
 
     ci = check_bool("ci", ci)
-    bootstrap = check_int("bootstrap", bootstrap, lo=0)
+    from .._limits import MAX_RESAMPLES
+
+    bootstrap = check_int("bootstrap", bootstrap, lo=0, hi=MAX_RESAMPLES)
     check_choice("ci_method", ci_method, ALL_METHODS)
     level = check_real("ci_level", ci_level, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     check_choice("ci_estimand", ci_estimand, ESTIMANDS)

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 import numpy as np
 
 from .._cosine import cosine_matrix, unit_rows  # noqa: F401 - re-exported: the one home is isoeat._cosine
-from .._errors import ConfigError, CoverageError
+from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds, stream  # noqa: F401 - re-exported
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
@@ -278,6 +278,10 @@ def _lookup_sets(
     folded: list[str] = []
     sets = test.sets() if hasattr(test, "sets") else test["sets"]
     test_id = test.id if hasattr(test, "id") else test["id"]
+    for role, ws in sets.items():  # a set of fewer than 2 words is no WEAT set, whatever the vocabulary holds
+        if len(ws.words) < 2:
+            raise InvalidTestError(f"test {test_id}, set {role} ({ws.name}) has {len(ws.words)} word(s)"
+                                   f"{': ' + ', '.join(ws.words) if ws.words else ''}; a set needs at least 2")
     for role, ws in sets.items():
         lk = model.lookup(ws.words)
         dropped.extend(f"{role}:{w}" for w in lk.missing)
@@ -288,13 +292,17 @@ def _lookup_sets(
             suggestions_out is not None or lk.coverage < min_coverage or len(lk.found) < 2) else []
         if suggestions_out is not None and lk.missing:
             suggestions_out.extend(f"{role}:{s}" for s in near + suggestion_entries(model, lk.missing[10:]))
-        if lk.coverage < min_coverage or len(lk.found) < 2:
-            shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
+        shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
+        where = f"test {test_id}, set {role} ({ws.name})"
+        if lk.coverage < min_coverage:
             raise CoverageError(
-                f"test {test_id}, set {role} ({ws.name}): {len(lk.missing)} of {len(ws.words)} words "
-                f"not in the vocabulary of {getattr(model, 'name', 'the model')} "
-                f"({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}, and at least 2 words): {shown}"
-            )
+                f"{where}: {len(lk.missing)} of {len(ws.words)} words not in the vocabulary of "
+                f"{getattr(model, 'name', 'the model')} ({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}): "
+                f"{shown}")
+        if len(lk.found) < 2:  # the coverage is met, the count is not
+            raise CoverageError(
+                f"{where}: only {len(lk.found)} of its {len(ws.words)} words in the vocabulary of "
+                f"{getattr(model, 'name', 'the model')}; a set needs at least 2 (not found: {shown})")
         vecs[role] = lk.vectors
         if words_out is not None:
             words_out[role] = (list(lk.found), vocabulary_entries(lk.found, lk.case_folded))

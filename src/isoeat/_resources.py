@@ -1,0 +1,152 @@
+"""Resource failures in one line: what ran out (memory, disk, files, threads, a library that could not load).
+
+:func:`describe` turns an exception that says a resource ran out into the
+line the command prints (``isoeat: error: <line>``); anything else — a bug —
+gives None and keeps its traceback. ``cli.py`` asks it about every exception
+a command ends with, including those raised while the command's modules are
+imported (``import isoeat`` itself loads no numpy, so even a library that
+cannot be mapped under a memory limit is caught here).
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+from typing import Any
+
+__all__ = ["describe", "describe_chain", "underlying", "address_space_limit", "probe_numpy"]
+
+_LIMIT = ("the process's memory limit (ulimit -v, prlimit --as, a container or job limit) or the machine's memory "
+          "was reached")
+_WAY = "free memory or raise the limit, or ask for less (a smaller --reference-size, fewer tests or permutations)"
+#: words of a message that say memory (or address space) ran out
+_MEMORY_WORDS = ("cannot allocate memory", "can't allocate memory", "out of memory", "failed to map segment",
+                 "unable to allocate", "memory allocation", "std::bad_alloc", "mmap failed", "malloc of size")
+
+
+def _said(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())  # one line, whatever the library wrote
+    return f" ({text[:200]}{'...' if len(text) > 200 else ''})" if text else ""
+
+
+def _memory(what: str, exc: BaseException) -> str:
+    return f"out of memory {what}{_said(exc)}: {_LIMIT}; {_WAY}"
+
+
+def _is_memory_text(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _MEMORY_WORDS)
+
+
+def describe(exc: BaseException, where: str = "") -> str | None:
+    """One line naming the resource that ran out, or None when ``exc`` is not a resource failure.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the command ended with.
+    where : str
+        What was running (``"while running isoeat weat"``), put in the line.
+
+    Examples
+    --------
+    >>> describe(OSError(28, "No space left on device", "out/cells/W6.json"))
+    'disk full: out/cells/W6.json: No space left on device; free space on that disk, or write elsewhere (--out)'
+    >>> describe(ValueError("a bug")) is None
+    True
+    """
+    what = where or "while running"
+    module = type(exc).__module__ or ""
+    if isinstance(exc, MemoryError):  # pyarrow's ArrowMemoryError too
+        return _memory(what, exc)
+    if isinstance(exc, OSError) and not module.startswith("pyarrow"):
+        name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        if exc.errno == errno.ENOMEM:
+            return _memory(what, exc)
+        if exc.errno == errno.ENOSPC:
+            return f"disk full: {name}{exc.strerror or exc}; free space on that disk, or write elsewhere (--out)"
+        if exc.errno == getattr(errno, "EDQUOT", -1):
+            return f"disk quota exceeded: {name}{exc.strerror or exc}; free space, or write elsewhere (--out)"
+        if exc.errno in (errno.EMFILE, errno.ENFILE):
+            return f"too many open files{_said(exc)}: raise the limit (ulimit -n) or close other programs"
+        return None
+    if isinstance(exc, ImportError):
+        if (exc.name or "").split(".")[0] == "isoeat":
+            return None  # isoeat's own import: a bug
+        shared = re.search(r"(lib[\w.+-]*\.so[\w.]*|[\w.+-]+\.(?:dll|dylib))", str(exc))
+        library = shared.group(1) if shared else (exc.name or "").split(".")[0] or "a library"
+        if _is_memory_text(str(exc)):
+            return (f"cannot load the library {library}{_said(exc)}: out of memory or address space while loading "
+                    f"it; {_LIMIT}; {_WAY}")
+        if "shared object" in str(exc) or "DLL load failed" in str(exc):
+            return (f"cannot load the library {library}{_said(exc)}: its compiled part did not load; reinstall "
+                    f"it (pip install --force-reinstall {library})")
+        return None
+    if module.startswith("pyarrow"):
+        if _is_memory_text(str(exc)):
+            return _memory(f"{what} (pyarrow)", exc)
+        return None
+    if isinstance(exc, RuntimeError):
+        if "can't start new thread" in str(exc):
+            return (f"cannot start a thread{_said(exc)}: the process's thread or memory limit was reached; "
+                    f"{_WAY}")
+        if _is_memory_text(str(exc)):  # torch's allocator, BLAS
+            return _memory(what, exc)
+    return None
+
+
+def describe_chain(exc: BaseException, where: str = "") -> str | None:
+    """:func:`describe` of the exception ``exc`` was raised from (numpy wraps a library that did not load in an
+    ImportError of advice), else of ``exc`` itself."""
+    cause: Any = exc.__cause__ or exc.__context__
+    return (describe(cause, where) if cause is not None else None) or describe(exc, where)
+
+
+def underlying(exc: BaseException, where: str = "") -> str | None:
+    """The resource failure an error of isoeat's was raised while handling (a missing-package message raised as
+    a library could not be mapped into memory), or None: the chain of causes, three deep."""
+    seen: Any = exc.__cause__ or exc.__context__
+    for _ in range(3):
+        if seen is None:
+            return None
+        line = describe(seen, where)
+        if line:
+            return line
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def address_space_limit() -> int | None:
+    """The process's address-space limit in bytes (``ulimit -v``, ``prlimit --as``), or None when unlimited."""
+    try:
+        import resource
+    except ImportError:  # not on POSIX
+        return None
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft in (resource.RLIM_INFINITY, -1) else int(soft)
+
+
+def probe_numpy() -> str | None:
+    """Under an address-space limit, whether numpy (and its BLAS) can load at all: None, or the line to print.
+
+    OpenBLAS reserves its buffers when numpy is imported and, when the limit
+    forbids them, prints its own message and ends the process from C, before
+    any Python handler runs. So under a limit (only then: it costs a process
+    start) a child process with the same limit tries first.
+    """
+    import subprocess
+    import sys
+
+    limit = address_space_limit()
+    if limit is None or "numpy" in sys.modules:
+        return None
+    try:
+        proc = subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return describe(exc) if isinstance(exc, OSError) else None
+    if proc.returncode == 0:
+        return None
+    lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
+    said = next((ln for ln in reversed(lines) if _is_memory_text(ln)), lines[-1] if lines else "")  # what ran out
+    return (f"cannot load numpy under the address-space limit of {limit / 1e6:.0f} MB (ulimit -v, prlimit --as): "
+            f"out of memory while loading it ({said[:200]}); raise the limit")
