@@ -281,3 +281,23 @@ def test_report_cpu_target_at_its_bound(cpu: float, ok: bool) -> None:
     assert (rep.check(figures) == []) is ok
     (row,) = rep.rows(figures)
     assert row["value"] == round(cpu, 3) and row["target"] == "<= 10 s CPU" and row["ok"] is ok
+
+
+# --------------------------------------------------------------------------- reference-SE precision
+
+
+def _precision_figures(cv=0.089, ratio=1.15, auto=1.2) -> dict:
+    return {"tests": ["W1"], "sd": [0.01], "by_k": {100: {"cv": [cv], "mean_se": [0.01 * ratio]}},
+            "auto": [{"n": 50_000, "factor": 0.5, "sd": [0.01], "mean_se": [0.02 * auto]}]}
+
+
+@pytest.mark.parametrize("kw, n_missed", [
+    ({}, 0),                                   # each target at its bound: CV = stated, SE/SD 1.15, auto 1.2
+    ({"ratio": 0.85}, 0), ({"auto": 0.8}, 0),
+    ({"cv": 0.0891}, 1), ({"ratio": 1.151}, 1), ({"ratio": 0.849}, 1), ({"auto": 1.201}, 1), ({"auto": 0.799}, 1),
+])
+def test_reference_precision_targets(kw, n_missed) -> None:
+    ref = load("reference_size")
+    assert len(ref.precision_rows(_precision_figures(**kw), 100, lambda k: 0.089)) == n_missed
+    assert ref.precision_rows(_precision_figures(), 50, lambda k: 0.089) == [
+        "precision: the default K = 50 was not measured"]

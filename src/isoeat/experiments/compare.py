@@ -221,6 +221,8 @@ class Comparison:
                     cal = res is row.calibrated
                     rec["reference_se"] = row.reference_se if cal else None
                     rec["reference_size"] = self.calibrator_metadata.get("reference_size") if cal else None
+                    rec["reference_se_precision"] = (self.calibrator_metadata.get("reference_se_precision")
+                                                     if cal else None)
                 out.append(rec)
         return out
 
@@ -356,11 +358,11 @@ def compare_calibration(
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
         if n_reference == "auto" or reference_shards is not None:
-            from .reference import fit_reference
+            from .reference import DEFAULT_SHARDS, fit_reference
 
             ref = fit_reference(
                 model, tests, calibration=calibration, params=calibration_params, size=n_reference,
-                shards=10 if reference_shards is None else reference_shards, tolerance=reference_tolerance, max_size=reference_max,
+                shards=DEFAULT_SHARDS if reference_shards is None else reference_shards, tolerance=reference_tolerance, max_size=reference_max,
                 seed=rng if isinstance(rng, int) else 0, alpha=alpha, ddof=ddof, min_coverage=min_coverage,
                 p_kwargs={"alternative": alternative, "method": method, "n_permutations": n_permutations},
                 classify=classify_change)
