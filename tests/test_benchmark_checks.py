@@ -151,6 +151,27 @@ def test_coverage_band(cells, quick, n_missed) -> None:
     assert sum(not r["ok"] for r in cov.rows(f)) == min(n_missed, 1)
 
 
+def metric_cell(coverage: float, quoted=(0.94, 0.96), err: float = 0.01, warned: bool = False) -> dict:
+    return {"scenario": "normal", "estimand": "metric rnd", "method": "welch-t", "sizes": "8x8", "theta": 0.6,
+            "coverage": coverage, "err": err, "warned": warned, "default": True,
+            "quoted": None if quoted is None else list(quoted)}
+
+
+@pytest.mark.parametrize("cells, n_missed", [
+    ([metric_cell(0.93, quoted=(0.93, 0.95)), metric_cell(0.97, quoted=(0.96, 0.97))], 0),   # band and quote ends
+    ([metric_cell(0.9299, quoted=(0.9299, 0.95))], 1),           # printed plain below the band: missed once
+    ([metric_cell(0.95, quoted=(0.96, 0.97), err=0.01)], 0),     # 0.01 below the quote: within its MC error
+    ([metric_cell(0.949, quoted=(0.96, 0.97), err=0.01)], 1),    # stale quote
+    ([metric_cell(0.971, quoted=(0.94, 0.965), err=0.01)], 1),   # above the band: missed (within the quote's error)
+    ([metric_cell(0.80, quoted=None, warned=True)], 0),          # labelled with its coverage, nothing quoted
+])
+def test_metric_coverage_band_and_quotes(cells, n_missed) -> None:
+    cov = load("coverage")
+    f = {"quick": False, "cells": cells, "seconds": 1.0}
+    assert len(cov.check(f)) == n_missed
+    assert any(r["what"].startswith("metric rnd: welch-t") for r in cov.rows(f)) is not cells[0]["warned"]
+
+
 # --------------------------------------------------------------------------- whitening, encoders, corpora
 
 
@@ -292,3 +313,23 @@ def test_report_cpu_target_at_its_bound(cpu: float, ok: bool) -> None:
     assert (rep.check(figures) == []) is ok
     (row,) = rep.rows(figures)
     assert row["value"] == round(cpu, 3) and row["target"] == "<= 10 s CPU" and row["ok"] is ok
+
+
+# --------------------------------------------------------------------------- reference-SE precision
+
+
+def _precision_figures(cv=0.089, ratio=1.15, auto=1.2) -> dict:
+    return {"tests": ["W1"], "sd": [0.01], "by_k": {100: {"cv": [cv], "mean_se": [0.01 * ratio]}},
+            "auto": [{"n": 50_000, "factor": 0.5, "sd": [0.01], "mean_se": [0.02 * auto]}]}
+
+
+@pytest.mark.parametrize("kw, n_missed", [
+    ({}, 0),                                   # each target at its bound: CV = stated, SE/SD 1.15, auto 1.2
+    ({"ratio": 0.85}, 0), ({"auto": 0.8}, 0),
+    ({"cv": 0.0891}, 1), ({"ratio": 1.151}, 1), ({"ratio": 0.849}, 1), ({"auto": 1.201}, 1), ({"auto": 0.799}, 1),
+])
+def test_reference_precision_targets(kw, n_missed) -> None:
+    ref = load("reference_size")
+    assert len(ref.precision_rows(_precision_figures(**kw), 100, lambda k: 0.089)) == n_missed
+    assert ref.precision_rows(_precision_figures(), 50, lambda k: 0.089) == [
+        "precision: the default K = 50 was not measured"]

@@ -205,7 +205,11 @@ def test_raw_and_calibrated_use_the_same_sample():
     assert anisotropy(m, cal, n_samples=200, rng=1).mean_cosine == pytest.approx(white.mean_cosine, abs=1e-15)
     assert anisotropy(m, n_samples=200, rng=1).mean_cosine == pytest.approx(raw.mean_cosine, abs=1e-15)
     off = raw.cosine_matrix[~np.eye(200, dtype=bool)]
-    assert off.mean() == pytest.approx(raw.mean_cosine, abs=1e-12)
+    assert off.mean() == pytest.approx(raw.sample_mean_cosine, abs=1e-12)  # the sample's figure
+    U = m.vectors[:500] / np.linalg.norm(m.vectors[:500], axis=1, keepdims=True)   # the frame: the 500-row pool
+    C = U @ U.T
+    assert raw.cosine_method == "exact" and raw.frame_size == 500
+    assert raw.mean_cosine == pytest.approx((C.sum() - np.trace(C)) / (500 * 499), abs=1e-12)
     d = raw.to_dict()
     assert "cosine_matrix" not in d and {"mean_cosine", "sd_cosine", "n_samples", "model", "calibration"} <= set(d)
 

@@ -50,11 +50,15 @@ def test_anisotropy_cell_replays_with_its_seed(grid, capsys):
     assert main(["anisotropy", "--seed", str(seed), "--samples", "300", "--top-k", "10", "--format", "json"]) == 0
     recs = json.loads(capsys.readouterr().out)
     alone = next(r for r in recs if r["calibration"] == "zca")
-    assert float(row["mean_cosine"]) == pytest.approx(alone["mean_cosine"], rel=1e-9, abs=1e-12)
-    # ... and with the command's default seed the sample, hence the figure, is another one
+    assert float(row["sample_mean_cosine"]) == pytest.approx(alone["sample_mean_cosine"], rel=1e-9, abs=1e-12)
+    assert float(row["isoscore"]) == pytest.approx(alone["isoscore"], rel=1e-9, abs=1e-12)
+    # ... and with the command's default seed the sample, hence the sample's figures, is another one; the mean
+    # over the whole frame (exact) is the same whatever the seed
     assert main(["anisotropy", "--samples", "300", "--top-k", "10", "--format", "json"]) == 0
     other = next(r for r in json.loads(capsys.readouterr().out) if r["calibration"] == "zca")
-    assert other["mean_cosine"] != alone["mean_cosine"]
+    assert other["sample_mean_cosine"] != alone["sample_mean_cosine"]
+    assert alone["cosine_method"] == "exact" and other["mean_cosine"] == alone["mean_cosine"]
+    assert float(row["mean_cosine"]) == pytest.approx(alone["mean_cosine"], rel=1e-9, abs=1e-12)
 
 
 def test_similarity_cell_replays_with_its_seed(grid, capsys):

@@ -464,8 +464,17 @@ def test_coverage_warning_at_its_boundaries(key):
 @pytest.mark.parametrize("estimand, method", [("given-attributes", "percentile"), ("given-attributes", "bca"),
                                               ("populations", "bca"), ("populations", "percentile")])
 def test_coverage_warning_for_methods_outside_the_study(estimand, method):
-    msg = coverage_warning(estimand, method, 100, 100, 100, 100)
-    assert "not established" in msg and method in msg and estimand in msg
+    # issue 35: the warning quotes what the study measured at the design's sizes, not "not established"
+    from isoeat.stats.coverage_study import D_COVERAGE, D_STUDY, coverage_text, d_coverage
+
+    msg = coverage_warning(estimand, method, 8, 8, 8, 8)
+    m = d_coverage(estimand, method, 8, 8, 8, 8)
+    assert (m.low, m.high) == D_COVERAGE[(estimand, method)][(8, 8)]
+    assert "is not the default" in msg and method in msg and estimand in msg
+    assert f"measured coverage {coverage_text(m)} at 8 target and 8 attribute words per set" in msg
+    assert D_STUDY[(estimand, method)] in msg
+    far = coverage_warning(estimand, method, 100, 100, 100, 100)
+    assert "outside the study's" in far and "measured coverage" in far
 
 
 # --------------------------------------------------------------------------- 6. check_interval_options
@@ -813,3 +822,22 @@ def test_ci_footer_groups_warnings_and_lists_missing():
            "given-attributes (bca, 2,000 resamples)." in lines
     assert sum("estimand populations (jackknife)." in ln for ln in lines) == 1
     assert ci_footer([None, None], ["a", "b"]) == ""
+
+
+def test_the_jackknife_warning_quotes_its_measured_coverage_where_it_is_flagged():
+    msg = coverage_warning("populations", "jackknife", 8, 8, 8, 8)
+    assert "established only from 16 target and 25 attribute words" in msg
+    assert "measured coverage 0.954-0.975 at 8 target and 8 attribute words per set" in msg
+
+
+def test_d_coverage_lookup_brackets_sizes_and_says_when_outside(monkeypatch):
+    from isoeat.stats import coverage_study as cs
+
+    rows = {(8, 8): (0.84, 0.91), (16, 8): (0.88, 0.94), (8, 25): (0.83, 0.93), (16, 25): (0.89, 0.93)}
+    monkeypatch.setitem(cs.D_COVERAGE, ("given-attributes", "percentile"), rows)
+    at = cs.d_coverage("given-attributes", "percentile", 16, 20, 12, 20)      # targets 16, attributes 8-25
+    assert (at.low, at.high, at.note) == (0.88, 0.94, "")
+    assert at.sizes == "16 target and 8-25 attribute words per set"
+    low = cs.d_coverage("given-attributes", "percentile", 6, 6, 8, 8)
+    assert (low.low, low.high) == (0.84, 0.91) and "6 target words per set is outside the study's 8-16" in low.note
+    assert math.isnan(cs.d_coverage("given-word", "percentile", 8, 8, 8, 8).low)

@@ -633,7 +633,7 @@ def test_check_options_defaults_and_bounds():
     assert check_options([ripa], {"method": "certified"})["method"] == "certified"
     assert check_options([ripa], {}) == OPTION_DEFAULTS == {
         "alternative": "two-sided", "method": "auto", "n_permutations": 100_000, "pairs": None, "c": 1.0, "C": 1.0,
-        "bootstrap": 0, "ci_level": 0.95}                  # no interval unless asked for
+        "ci": False, "ci_method": "auto", "bootstrap": 0, "ci_level": 0.95}   # no interval unless asked for
     assert check_options([db], {"c": 0})["c"] == 0.0 and check_options([rnsb_spec], {"C": 1e-9})["C"] == 1e-9
     for spec, bad in ((db, {"c": -0.1}), (rnsb_spec, {"C": 0.0}), (ripa, {"n_permutations": 0}),
                       (ripa, {"method": "exakt"}), (ripa, {"n_permutations": 1.5})):

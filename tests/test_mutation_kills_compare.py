@@ -440,7 +440,7 @@ def test_compare_calibration_default_permutations_and_force():
 
 
 def test_compare_calibration_auto_reference_defaults(monkeypatch):
-    """Defaults of the adaptive reference (docs/reference-size.md): SE tolerance 0.02, cap 100,000, 10 shards."""
+    """Defaults of the adaptive reference (docs/reference-size.md): SE tolerance 0.02, cap 100,000, 100 shards."""
     import isoeat.experiments.reference as R
     from isoeat import compare_calibration
 
@@ -456,7 +456,7 @@ def test_compare_calibration_auto_reference_defaults(monkeypatch):
     monkeypatch.setattr(R, "fit_reference", fake)
     with pytest.raises(Stop):
         compare_calibration(_toy_model(), [_toy_test()], n_reference="auto")
-    assert (seen["size"], seen["tolerance"], seen["max_size"], seen["shards"]) == ("auto", 0.02, 100_000, 10)
+    assert (seen["size"], seen["tolerance"], seen["max_size"], seen["shards"]) == ("auto", 0.02, 100_000, 100)
     seen.clear()
     with pytest.raises(Stop):
         compare_calibration(_toy_model(), [_toy_test()], n_reference=40, reference_shards=4, reference_tolerance=0.5,

@@ -131,7 +131,11 @@ def test_auto_reference_check_measures_the_pool_the_calibrator_was_fitted_on(glo
     # the check: 2,000 of those rows, by the stream anisotropy/reference of seed 3
     pick = np.sort(np.random.default_rng(stream_seed(3, "anisotropy", "reference")).choice(used, 2000, replace=False))
     (raw,) = [a for a in R.load_experiment(out).anisotropy if a["calibration"] == "none"]
-    assert raw["mean_cosine"] == pytest.approx(cosine_stats(fitted[pick])[0], rel=1e-9)
+    assert raw["sample_mean_cosine"] == pytest.approx(cosine_stats(fitted[pick])[0], rel=1e-9)
+    # the mean over the whole pool is exact: all pairs of the fitted rows, (|sum u|^2 - N) / (N (N - 1))
+    u = fitted / np.linalg.norm(fitted, axis=1, keepdims=True)
+    s = u.sum(axis=0)
+    assert raw["mean_cosine"] == pytest.approx((s @ s - used) / (used * (used - 1)), rel=1e-9)
 
 
 # --------------------------------------------------------------------------- labels and file names

@@ -580,8 +580,8 @@ ISO_RE = re.compile(
 def test_isotropy_check_under_the_table(readme):
     """The check's states follow from its printed values by the documented thresholds (re-implemented here)."""
     foot = "\n".join(readme.footer)
-    head = re.search(r"^Isotropy check, glove-6b-50d raw space: (\S+) \(2,000 sampled reference vectors\)\.$",
-                     foot, re.M)
+    head = re.search(r"^Isotropy check, glove-6b-50d raw space: (\S+) \(mean cosine exact over the 100,000 reference "
+                     r"vectors; IsoScore and top-PC share of 2,000 sampled\)\.$", foot, re.M)
     m = ISO_RE.search(foot)
     assert head and m, foot
     assert float(m["thr"]) == 5 / 50

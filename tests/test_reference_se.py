@@ -334,3 +334,76 @@ def test_a_vocabulary_smaller_than_the_reference_size_is_sharded_by_what_there_i
     auto = fit_reference(model, [_test()], size="auto", max_size=100_000, tolerance=1e-9, classify=classify_change,
                          params={"eps": EPS})
     assert auto.shards == AUTO_SHARDS and auto.size == len(model) and auto.stopped == "cap"
+
+
+# --- precision of one SE and the finite-population factor of auto (issue 35) ---------------------------
+
+
+def test_stated_precision_is_the_measured_spread_over_k_minus_1_degrees_of_freedom():
+    from isoeat.experiments.reference import DEFAULT_SHARDS, SE_SPREAD, se_precision
+
+    # a variance on K-1 degrees of freedom has CV sqrt(2/(K-1)), so its square root about 1/sqrt(2(K-1))
+    for k in (2, 10, 100):
+        assert se_precision(k) == pytest.approx(SE_SPREAD / math.sqrt(2 * (k - 1)), rel=1e-15)
+    # the default is the fewest shards whose stated precision is within +-10% (the benchmark's measured CV:
+    # 0.061-0.080 at K = 100 on glove-6b-50d, W1-W10)
+    assert se_precision(DEFAULT_SHARDS) <= 0.10 < se_precision(DEFAULT_SHARDS // 2)
+    with pytest.raises(ConfigError, match="reference shards"):
+        se_precision(1)
+
+
+def test_auto_on_a_static_model_reports_the_se_of_a_subset_drawn_without_replacement():
+    from isoeat.experiments.reference import finite_population_factor, se_precision
+
+    n = 2000
+    fit = fit_reference(_model(n), [_test()], size="auto", max_size=n, tolerance=1.0, classify=classify_change,
+                        params={"eps": EPS}, seed=4)
+    used = fit.size  # the first shards of the seeded order: a subset of the top n rows, by hand below
+    from _streams import stream_seed
+
+    order = np.random.default_rng(stream_seed(4, "reference-shards")).permutation(n)  # the named stream's order
+    shard = -(-n // AUTO_SHARDS)
+    shards = [order[i:i + shard] for i in range(0, used, shard)]
+    R, V = np.asarray(_model(n).vectors[:n], dtype=float), np.asarray(_model(n).vectors[n:], dtype=float)
+    d = np.array([_d_from_scratch(V, *_zca_from_scratch(R[np.concatenate([s for j, s in enumerate(shards) if j != i])]))
+                  for i in range(len(shards))])
+    k = len(shards)
+    jack = math.sqrt((k - 1) / k * ((d - d.mean()) ** 2).sum())
+    factor = math.sqrt(1 - used / n)
+    assert fit.reference_se["T1"] == pytest.approx(jack * factor, rel=1e-7)
+    meta = fit.calibrator.metadata_
+    assert meta["reference_se_factor"] == pytest.approx(factor, rel=1e-12) == finite_population_factor(used, n)
+    assert meta["reference_population"] == n and meta["reference_se_precision"] == se_precision(k)
+    fixed = fit_reference(_model(n), [_test()], size=n, shards=10, params={"eps": EPS})
+    assert fixed.calibrator.metadata_["reference_se_factor"] == 1.0    # the whole sample: no correction
+
+
+def test_corrected_se_matches_the_spread_over_subsets():
+    # what auto does: subsets of n of the M rows without replacement; their d spreads by sqrt(1 - n/M) x the SE
+    M, n, reps = 3000, 1500, 60
+    base = _model(M)
+    R = np.asarray(base.vectors[:M])
+    gen = np.random.default_rng(8)
+    d, se = [], []
+    for rep in range(reps):
+        rows = np.sort(gen.choice(M, n, replace=False))
+        sub = StaticVectors([f"r{i}" for i in range(n)] + TEST_WORDS, np.vstack([R[rows], base.vectors[M:]]),
+                            name="toy")
+        fit = fit_reference(sub, [_test()], size=n, shards=20, seed=rep, params={"eps": EPS})
+        d.append(fit.d["T1"])
+        se.append(fit.reference_se["T1"])
+    ratio = float(np.mean(se)) * math.sqrt(1 - n / M) / float(np.std(d, ddof=1))
+    assert 0.75 < ratio < 1.3, ratio        # uncorrected it would be about 1.41 here
+
+
+def test_run_records_and_prints_the_precision_of_the_se(glove, capsys):
+    from isoeat.cli import main
+    from isoeat.experiments.reference import DEFAULT_SHARDS, se_precision
+
+    assert main(["run", "--tests", "W6", "--reference-shards", "--format", "json"]) == 0
+    recs = {r["calibration"]: r for r in __import__("json").loads(capsys.readouterr().out)}
+    assert recs["zca"]["reference_se_precision"] == pytest.approx(se_precision(DEFAULT_SHARDS), rel=1e-12)
+    assert recs["none"]["reference_se_precision"] is None
+    assert main(["run", "--tests", "W6", "--reference-shards", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "over 10 shards" in out and "each SE_ref is itself uncertain by about ±29%" in out

@@ -230,7 +230,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
     if emit_records(records, args.format):
         return 0
     raw = results[0]
-    title = f"{model.name}: anisotropy of sampled reference vectors"
+    title = f"{model.name}: anisotropy of {'the reference vectors' if args.frame == 'reference' else 'frame ' + args.frame}"
     if cal is not None:
         title += f", raw vs {_cal_label(cal)}"
     print(title)
@@ -249,10 +249,10 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         evr = r.explained_variance_ratio
         ratio = f"{evr[0] / evr[-1]:.3g}" if evr[-1] > 0 else "inf"
         rows.append(["raw" if r.calibration == "none" else r.calibration, f"{r.mean_cosine:.4f}",
-                     f"{r.sd_cosine:.4f}", f"{r.isoscore:.3f}", f"{r.partition_ratio:.3f}", _small(evr[0]),
-                     _small(evr[-1]), ratio])
-    print(_render(["Space", "Mean cos", "SD cos", "IsoScore", "I(W)", "EVR PC1", f"EVR PC{k}", f"PC1/PC{k}"],
-                  rows, align_left=1))
+                     f"{r.sd_cosine:.4f}", f"{r.sample_mean_cosine:.4f} ± {r.sample_mean_cosine_se:.4f}",
+                     f"{r.isoscore:.3f}", f"{r.partition_ratio:.3f}", _small(evr[0]), _small(evr[-1]), ratio])
+    print(_render(["Space", "Mean cos", "SD cos", "Sample mean ± SE", "IsoScore", "I(W)", "EVR PC1", f"EVR PC{k}",
+                   f"PC1/PC{k}"], rows, align_left=1))
     print()
     shown = min(k, 10)
     print(f"Explained variance ratio of the top {k} principal components"
@@ -261,8 +261,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         print(f"  {'raw' if r.calibration == 'none' else r.calibration:<6} "
               + " ".join(_small(v) for v in r.explained_variance_ratio[:shown]))
     print()
-    print(f"Mean cos, SD cos: over the N(N-1) off-diagonal pairwise cosines of the N = {raw.n_samples:,} vectors "
-          "(population SD); near 0 mean = isotropic.")
+    print("\n".join(_cosine_notes(raw)))
     print("IsoScore: Rudman et al. (2022), 1 = all directions used equally, 0 = one direction. "
           "I(W): partition-function ratio min Z(c)/max Z(c) of Mu & Viswanath (2018), c over the "
           "eigenvectors of W'W and their negatives, 1 = isotropic (scale-dependent).")
@@ -270,6 +269,26 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         print(f"Pairwise cosine matrices written to {args.matrix_out}")
     print(f"({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def _cosine_notes(r: Any) -> list[str]:
+    """What the Mean cos, SD cos and Sample mean columns are: which figures are exact, which sampled (with SE)."""
+    n, size = r.n_samples, r.frame_size
+    if r.cosine_method == "exact" and size <= n:
+        what = f"exact: over the N(N-1) off-diagonal pairs of the N = {n:,} vectors, the whole frame"
+        sample = "Sample mean: the same (the sample is the frame; SE 0)."
+    elif r.cosine_method == "exact":
+        what = (f"exact: over all N(N-1) off-diagonal pairs of the frame's N = {size:,} vectors (Gram identity, "
+                "isoeat.diagnostics.frame_cosine)")
+        sample = (f"Sample mean ± SE: the mean over the {n:,} sampled vectors (the paper's protocol, §4.3) ± its SD over "
+                  f"samples of {n:,} from the frame (exact formula).")
+    else:
+        what = (f"sampled: over the pairs of the N = {n:,} sampled vectors (the frame's {size:,} vectors are over the "
+                "exact budget, isoeat.diagnostics.frame_cosine.EXACT_BUDGET)")
+        sample = (f"Sample mean ± SE: the same mean ± its SE over samples of {n:,} from the frame, estimated from the "
+                  "sample (U-statistic variance).")
+    return [f"Mean cos, SD cos: {what}; population SD; near 0 mean = isotropic.",
+            sample + f" IsoScore, I(W) and EVR are of the {n:,} sampled vectors (sampled; no SE)."]
 
 
 # ----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
-from ..metrics.registry import METHODS
+from ..metrics.registry import CI_METHODS, METHODS
 from ..cliargs import (
     FORMATS,
     add_calibration_options,
@@ -28,7 +28,8 @@ __all__ = ["register", "COMMANDS"]
 
 #: Command-line option -> metric option (only options given on the command line are passed on).
 _OPTIONS = {"alternative": "alternative", "method": "method", "permutations": "n_permutations", "pairs": "pairs",
-            "c": "c", "rnsb_c": "C", "bootstrap": "bootstrap", "ci_level": "ci_level"}
+            "c": "c", "rnsb_c": "C", "ci": "ci", "ci_method": "ci_method", "bootstrap": "bootstrap",
+            "ci_level": "ci_level"}
 
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
@@ -40,7 +41,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
                                       "raw vs calibrated",
                        epilog=examples("isoeat metric mac,ripa --test W6", "isoeat metric all --calibration none",
-                                       "isoeat metric rnd,ripa --test W6 --bootstrap 2000   # + 95% intervals"))
+                                       "isoeat metric rnd,ripa --test W6 --ci   # + intervals, with their coverage"))
     p.add_argument("names", metavar="NAME[,NAME...]",
                    help="metrics: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb, or all")
     p.add_argument("--test", default=None, help="test ids (W1..W10) or YAML/JSON files, comma-separated "
@@ -64,11 +65,17 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="the c of DirectBias_c (default 1)")
     p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
                    metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
+    p.add_argument("--ci", action="store_true",
+                   help="an interval on each estimate (not RNSB), labelled with the coverage the study measured "
+                        "(docs/metrics.md; default: none)")
+    p.add_argument("--ci-method", choices=CI_METHODS, default="auto",
+                   help="the interval: auto (welch-t; ECT: jackknife-z), welch-t, jackknife-z or percentile "
+                        "(the bootstrap of earlier versions, which undercovers; default auto)")
     p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
-                   help="a percentile bootstrap interval on each estimate from N resamples of the target words "
-                        "(at least 200 for 95%%; not RNSB; default 0: no interval)")
+                   help="an interval as --ci; N resamples of the target words for --ci-method percentile "
+                        "(at least 200 for 95%%; default 0: none, 10000 with --ci)")
     p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
-                   help="confidence level of the --bootstrap interval (default 0.95)")
+                   help="confidence level of the interval (default 0.95; coverage is measured at 0.95)")
     p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
                    help="error when a set keeps less than this share of its words (default 0.8)")
     p.add_argument("--allow-overlap", action="store_true", help="measure tests whose sets share words")
@@ -117,6 +124,7 @@ def _p_footer(results: list[Any]) -> str:
 
 def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> str:
     from ..labels import classify_change, opposite_signs
+    from ..metrics.intervals import ci_footer, ci_header
     from ..reporting.tables import _render, format_p
 
     has_p = spec.p_value != "none"
@@ -125,8 +133,8 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
               "spearman": "p: Spearman's test of rho = 0, two-sided", "none": "no p-value"}[spec.p_value]
     head = (f"{spec.name.upper()}: {spec.title} ({spec.citation})\n"
             f"{'signed' if spec.signed else 'unsigned'}: {spec.direction}; {p_what}")
-    has_ci = any(math.isfinite(r.ci_level) for r in raw + (cal or []))
-    ci_head = [f"{next(r.ci_level for r in raw + (cal or []) if math.isfinite(r.ci_level)):.0%} CI"] if has_ci else []
+    has_ci = any(r.ci_method for r in raw + (cal or []))
+    ci_head = [ci_header(raw + (cal or []))] if has_ci else []
     header = ["Test", "Bias", "Raw"] + ci_head + (["p"] if has_p else [])
     if cal:
         header += [space.upper()] + ci_head + (["p"] if has_p else []) + ["Change"] + (["Chg"] if has_p else [])
@@ -152,9 +160,7 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
     if has_p and cal:
         lines.append(f"Chg at alpha = {alpha:g}: S=Stable, D=Disappearing, E=Emerging (p < alpha is significant).")
     if has_ci:
-        n = max(r.ci_resamples for r in raw + (cal or []))
-        lines.append(f"CI: percentile bootstrap over the target words ({n:,} resamples), poles and pairs fixed "
-                     "(the metric given these attribute words); its coverage has not been studied.")
+        lines.append(ci_footer(raw + (cal or [])))
     return "\n".join(lines)
 
 

@@ -84,12 +84,16 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
             action.help += ("; auto: encode reference shards until every calibrated d has reference-SE < "
                             "--reference-tolerance and no change class flipped over the last 2 shards, capped at "
                             "--reference-max (docs/reference-size.md)")
+    from ..experiments.reference import DEFAULT_SHARDS
+
     r = p.add_argument_group("reference uncertainty (docs/reference-size.md)")
     r.add_argument("--reference-shards", type=positive_int("--reference-shards"), default=None, metavar="K",
+                   nargs="?", const=DEFAULT_SHARDS,
                    help="split the reference sample into K shards (2 to 200, each one more refit: their time is "
                         "estimated and checked first) and print each calibrated d's jackknife "
-                        "standard error due to the reference sample (SE_ref); default: none for a fixed size, "
-                        "always with --reference-size auto")
+                        f"standard error due to the reference sample (SE_ref); K alone: {DEFAULT_SHARDS}, whose SE "
+                        "is itself within about +-10%%; default: none for a fixed size, always with "
+                        "--reference-size auto")
     r.add_argument("--reference-tolerance", type=float_in("--reference-tolerance", 0, float("inf"), True), default=0.02,
                    metavar="T", help="--reference-size auto: the largest SE_ref accepted (default 0.02)")
     r.add_argument("--reference-max", type=positive_int("--reference-max"), default=100_000, metavar="N",
@@ -318,7 +322,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         raise ConfigError("--reference-size auto and --reference-shards fit the calibrator here; not with "
                           "--whitener or --scheduler")
     from ..experiments.compare import classify_change
-    from ..experiments.reference import fit_reference
+    from ..experiments.reference import DEFAULT_SHARDS, fit_reference
     from ..wordsets import resolve_tests
     from ..cliargs import weat_kwargs
 
@@ -335,7 +339,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
 
     fit = fit_reference(
         model, resolve_tests(args.tests), calibration=args.calibration, params=calibration_params(args),
-        size=args.reference_size, shards=args.reference_shards or 10, tolerance=args.reference_tolerance,
+        size=args.reference_size, shards=args.reference_shards or DEFAULT_SHARDS, tolerance=args.reference_tolerance,
         max_size=args.reference_max, reference_kwargs={"text": args.reference_text} if args.reference_text else {},
         seed=args.seed, alpha=args.alpha, ddof=args.ddof, min_coverage=args.min_coverage, p_kwargs=p_kwargs,
         classify=classify_change, log=log)

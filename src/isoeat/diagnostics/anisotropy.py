@@ -380,7 +380,21 @@ class AnisotropyResult:
     model, calibration : str
         Model name; ``"none"`` or the calibrator's name.
     mean_cosine, sd_cosine : float
-        Mean and population SD of the :math:`N(N-1)` off-diagonal pairwise cosines (Table 2).
+        Mean and population SD of the off-diagonal pairwise cosines (Table 2): over every pair of the
+        frame's ``frame_size`` vectors when ``cosine_method`` is ``"exact"``
+        (:mod:`~isoeat.diagnostics.frame_cosine`), else over the ``n_samples`` sampled vectors.
+    cosine_method : str
+        ``"exact"`` or ``"sampled"`` (the frame is over
+        :data:`~isoeat.diagnostics.frame_cosine.EXACT_BUDGET`).
+    frame_size : int
+        Vectors in the frame the sample was drawn from.
+    mean_cosine_se : float
+        SE of ``mean_cosine``: 0 when exact, else estimated from the sample.
+    sample_mean_cosine, sample_sd_cosine : float
+        The same two figures over the ``n_samples`` sampled vectors (the paper's protocol, §4.3).
+    sample_mean_cosine_se : float
+        SD of ``sample_mean_cosine`` over samples of ``n_samples`` from the frame
+        (exact formula when the frame was summed; 0 when the sample is the frame).
     n_samples : int
         :math:`N`, the vectors actually used.
     n_requested : int
@@ -415,6 +429,12 @@ class AnisotropyResult:
     sampling: str
     seed: int | None
     cosine_matrix: np.ndarray | None = field(default=None, repr=False, compare=False)
+    cosine_method: str = "exact"
+    frame_size: int = 0
+    mean_cosine_se: float = 0.0
+    sample_mean_cosine: float = math.nan
+    sample_sd_cosine: float = math.nan
+    sample_mean_cosine_se: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain fields (the cosine matrix left out) for JSON/CSV."""
@@ -432,6 +452,12 @@ class AnisotropyResult:
             "explained_variance_ratio": list(self.explained_variance_ratio),
             "sampling": self.sampling,
             "seed": self.seed,
+            "cosine_method": self.cosine_method,
+            "frame_size": self.frame_size,
+            "mean_cosine_se": self.mean_cosine_se,
+            "sample_mean_cosine": self.sample_mean_cosine,
+            "sample_sd_cosine": self.sample_sd_cosine,
+            "sample_mean_cosine_se": self.sample_mean_cosine_se,
         }
 
     def to_frame(self) -> Any:
@@ -506,6 +532,9 @@ def anisotropy_from_vectors(
         sampling=sampling,
         seed=seed,
         cosine_matrix=_result_matrix(X, return_matrix, matrix_size),
+        frame_size=n,
+        sample_mean_cosine=mean,
+        sample_sd_cosine=sd,
     )
 
 
@@ -594,27 +623,46 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
         from ..calibration import check_compatible
 
         check_compatible(calibration, model, force=force)
+    from .frames import FramePopulation, frame_population, sample_frame
+
     # the sample of a frame comes from its named stream: every command draws the same rows for the same seed
     rng, root = stream(rng, "anisotropy", frame)
     if frame == "reference":
-        X, desc, seed = sample_reference(
-            model, n_samples, rng=rng, reference_size=reference_size, reference_kwargs=reference_kwargs,
-            reference=reference)
-    else:
-        from .frames import sample_frame
+        if reference is not None:  # the calibrator's own reference sample (its ReferenceSpec)
+            from ..calibration.sample import reference_sample
 
-        X, desc, seed = sample_frame(model, frame, n_samples, rng=rng)
+            pool = reference_sample(model, reference)
+        else:
+            pool = model.reference_vectors(reference_size, **(reference_kwargs or {}))
+        X, desc, seed = sample_reference(model, n_samples, rng=rng, pool=pool)
+        pop = FramePopulation(pool[0], None, None, len(pool[0]), "reference pool")
+    else:
+        pop = frame_population(model, frame)
+        X, desc, seed = sample_frame(model, frame, n_samples, rng=rng, population=pop)
     if root is not None:
         seed = root
         desc = desc.replace(f"seed {rng}", f"seed {root}, stream anisotropy/{frame}")
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                   return_matrix=return_matrix, matrix_size=matrix_size)
-    out = [anisotropy_from_vectors(X, calibration="none", **common)] if raw or calibration is None else []
+    out = [_with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None)
+           ] if raw or calibration is None else []
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
-        out.append(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common))
+        out.append(_with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common), pop, Z,
+                               calibration))
     return tuple(out)
+
+
+def _with_frame(res: AnisotropyResult, pop: Any, sample: np.ndarray, calibration: Any) -> AnisotropyResult:
+    """``res`` with its mean and SD of pairwise cosine over the whole frame where that is cheap (exact)."""
+    from dataclasses import replace
+
+    from .frame_cosine import frame_cosine
+
+    f = frame_cosine(pop.blocks, pop.count, sample, (res.mean_cosine, res.sd_cosine), calibration)
+    return replace(res, mean_cosine=f.mean, sd_cosine=f.sd, cosine_method=f.method, frame_size=f.frame_size,
+                   mean_cosine_se=f.mean_se, sample_mean_cosine_se=f.sample_mean_se)
 
 
 def anisotropy(model: Any, calibration: Any = None, **options: Any) -> AnisotropyResult:

@@ -130,7 +130,9 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
 
     head = f"Isotropy check, {model} raw space: {c.verdict}"
     if raw and raw.get("n_samples"):
-        head += f" ({raw['n_samples']:,} sampled reference vectors)"
+        n, size = raw["n_samples"], raw.get("frame_size") or 0
+        head += (f" (mean cosine exact over the {size:,} reference vectors; IsoScore and top-PC share of {n:,} "
+                 "sampled)" if raw.get("cosine_method") == "exact" and size > n else f" ({n:,} sampled reference vectors)")
     lines = [head + ".",
              f"  mean cosine {_value(c.mean_cosine, '.3f')} (anisotropic if >= {MEAN_COSINE_MAX:g}): "
              f"{state('mean cosine')}; IsoScore {_value(c.isoscore, '.3f')} (if < {ISOSCORE_MIN:g}): "

@@ -236,6 +236,8 @@ class Comparison:
                     cal = res is row.calibrated
                     rec["reference_se"] = row.reference_se if cal else None
                     rec["reference_size"] = self.calibrator_metadata.get("reference_size") if cal else None
+                    rec["reference_se_precision"] = (self.calibrator_metadata.get("reference_se_precision")
+                                                     if cal else None)
                 rec["protocol"] = protocol_text(self.departures)
                 if self.contexts:  # the corpus and whether too many words fell back: in every record
                     rec["corpus"] = self.corpus
@@ -393,12 +395,12 @@ def compare_calibration(
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
         if n_reference == "auto" or ref_o.shards is not None:
-            from .reference import fit_reference
+            from .reference import DEFAULT_SHARDS, fit_reference
 
             p = permutation
             ref = fit_reference(
                 model, tests, calibration=calibration, params=calibration_params, size=n_reference,
-                shards=10 if ref_o.shards is None else ref_o.shards, tolerance=ref_o.tolerance,
+                shards=DEFAULT_SHARDS if ref_o.shards is None else ref_o.shards, tolerance=ref_o.tolerance,
                 max_size=ref_o.max_size, seed=root, alpha=alpha, ddof=weat_opts.get("ddof", 1),
                 min_coverage=weat_opts.get("min_coverage", 0.8),
                 p_kwargs={"alternative": p.alternative, "method": p.method, "n_permutations": p.n_permutations},

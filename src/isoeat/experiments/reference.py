@@ -52,10 +52,13 @@ from .._validate import check_int, check_real
 __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
     "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d", "fit_reference",
-    "memory_needed",
+    "memory_needed", "se_precision", "finite_population_factor",
 ]
 
-DEFAULT_SHARDS = 10
+#: Shards of the reference-SE when none are named: the fewest measured whose SE is itself within +-10%
+#: (CV 0.061-0.080 over W1-W10 on glove-6b-50d at K = 100, 0.089-0.112 at K = 50; benchmarks/reference_size.py
+#: --precision, docs/reference-size.md).
+DEFAULT_SHARDS = 100
 DEFAULT_TOLERANCE = 0.02
 DEFAULT_MAX_SIZE = 100_000
 #: auto: the cap is encoded in this many shards at most
@@ -170,6 +173,50 @@ class ReferenceOptions:
         return replace(base or cls(), **mine)
 
 
+#: How much more one reference-SE varies than a variance on K-1 degrees of freedom would: the measured CV of
+#: the SE over 1/sqrt(2(K-1)) was at most 1.22 over W1-W10 and K = 5, 10, 20, 50, 100 (glove-6b-50d, 100
+#: reference samples of 100,000 rows; benchmarks/reference_size.py --precision, 2026-12-04), rounded up.
+SE_SPREAD = 1.25
+
+
+def se_precision(shards: int) -> float:
+    r"""The relative precision of one reference-SE from ``shards`` shards: its coefficient of variation.
+
+    A delete-a-group jackknife variance over :math:`K` groups has about
+    :math:`K-1` degrees of freedom, so one SE varies around the true SD with
+    CV :math:`\approx 1/\sqrt{2(K-1)}`; the statistic's own tails widen it
+    by up to :data:`SE_SPREAD` (measured). Printed and recorded as
+    ``reference_se_precision``: an SE of 0.020 with precision 0.10 is itself
+    uncertain by about +-0.002 (one SD).
+
+    Examples
+    --------
+    >>> round(se_precision(2) / SE_SPREAD, 4)
+    0.7071
+    """
+    k = check_int("reference shards", shards, lo=2)
+    return SE_SPREAD / math.sqrt(2.0 * (k - 1))
+
+
+def finite_population_factor(used: int, population: int) -> float:
+    r""":math:`\sqrt{1 - n/M}`: the SD of d over subsets of ``used`` of ``population`` rows drawn without
+    replacement, relative to the (with-replacement) jackknife SE.
+
+    ``--reference-size auto`` on a static model fits on the first shards of a
+    seeded order of the top ``max_size`` rows: a subset of a finite
+    population, whose d varies around the full (top ``max_size``) d by this
+    factor times the SE of an independent sample (Cochran 1977, §2.6).
+
+    Examples
+    --------
+    >>> round(finite_population_factor(60_000, 100_000), 4)
+    0.6325
+    >>> finite_population_factor(100_000, 100_000)
+    0.0
+    """
+    return math.sqrt(max(0.0, 1.0 - used / population)) if population > 0 else 1.0
+
+
 def jackknife_se(values: Sequence[float]) -> float:
     """Delete-one-group jackknife SE of the ``K`` leave-one-out estimates (NaN for K < 2).
 
@@ -239,21 +286,30 @@ class ReferenceFit:
     unit: str
     seconds: float
     steps: tuple[dict, ...] = field(default=())
+    #: the CV of one SE (:func:`se_precision` of the shards used)
+    se_precision: float = math.nan
+    #: the factor applied to the jackknife SE: :func:`finite_population_factor` under ``auto`` on a static model
+    se_factor: float = 1.0
+    #: ``auto`` on a static model: the rows its subset was drawn from
+    population: int | None = None
 
     def metadata(self) -> dict[str, Any]:
         """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
         return {"reference_se": dict(self.reference_se), "reference_size": self.size, "reference_mode": self.mode,
                 "reference_shards": self.shards, "reference_max_size": self.max_size,
                 "reference_tolerance": self.tolerance, "reference_stopped": self.stopped,
-                "reference_unit": self.unit, "reference_steps": [dict(s) for s in self.steps]}
+                "reference_unit": self.unit, "reference_steps": [dict(s) for s in self.steps],
+                "reference_se_precision": self.se_precision, "reference_se_factor": self.se_factor,
+                "reference_population": self.population}
 
 
 def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
-                  ) -> tuple[Iterator[tuple[Any, int]], str, str]:
-    """``(iterator of (shard statistics, units so far), description, unit)``, encoding lazily.
+                  ) -> tuple[Iterator[tuple[Any, int]], str, str, int | None]:
+    """``(iterator of (shard statistics, units so far), description, unit, population)``, encoding lazily.
 
     Shards of ceil(m / k) units, m the reference size available (at most ``n``: a small vocabulary or
-    corpus gives fewer rows or sentences than asked for).
+    corpus gives fewer rows or sentences than asked for). ``population``: m for a static model (whose
+    shards are drawn from those m rows without replacement), ``None`` for a contextual one (a sample of a corpus).
     """
     from ..calibration.moments import CovarianceAccumulator
     from ..calibration.sample import reference_sample
@@ -266,7 +322,7 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
             for start in range(0, len(vecs), shard_size):
                 yield CovarianceAccumulator().update(vecs[start:start + shard_size]), min(start + shard_size, len(vecs))
 
-        return static(), desc, "words"
+        return static(), desc, "words", len(vecs)
     batches, desc = model.reference_batches(n, **reference_kwargs)
     chunk = getattr(model, "chunk_size", None)
     total = None
@@ -293,7 +349,7 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
             if close is not None:
                 close()
 
-    return batched(), desc, "sentences" if total is not None else "vectors"
+    return batched(), desc, "sentences" if total is not None else "vectors", None
 
 
 def shuffled(n: int, reference_kwargs: dict, seed: int, size: int | None = None) -> Any:
@@ -412,7 +468,7 @@ def fit_reference(
     vectors = _test_vectors(model, tests, min_coverage)
     p_kwargs = {"ddof": ddof, **(p_kwargs or {})}
     raw_p = {t: _p_value(v, None, p_kwargs, seed, t) for t, v in vectors.items()} if auto else {}
-    stream, desc, unit = _shard_stream(model, n, k_max, dict(reference_kwargs or {}), seed)
+    stream, desc, unit, population = _shard_stream(model, n, k_max, dict(reference_kwargs or {}), seed)
     parts: list[Any] = []
     steps: list[dict] = []
     se: dict[str, float] = {}
@@ -433,12 +489,14 @@ def fit_reference(
             if not auto or len(parts) < 2:
                 continue
             d, se = _evaluate(parts, cal, vectors, ddof)
+            se = _for_the_sample(se, used, population)
             k = len(parts)
             steps.append({"size": used, "shards": k, "max_se": max(se.values(), default=math.nan)})
             if log:
                 log(f"reference auto: {used} {unit}, {k} shards, max reference-SE {steps[-1]['max_se']:.4f}")
             # the stopping rule: SE first (cheap), then no class flip over the last STABLE_SHARDS shards
-            if k >= MIN_AUTO_SHARDS and steps[-1]["max_se"] < tolerance:
+            # (the whole population of a static model is the cap, not a stop: its corrected SE is 0 there)
+            if k >= MIN_AUTO_SHARDS and steps[-1]["max_se"] < tolerance and used != population:
                 for step in steps[-(STABLE_SHARDS + 1):]:
                     step.setdefault("classes", classes(step["shards"]))
                 if _stable(steps, tolerance):
@@ -462,7 +520,9 @@ def fit_reference(
                                            int(fitted.n_features_in_))
     fit = ReferenceFit(calibrator=fitted, reference_se=se, d=d, size=int(used), mode="auto" if auto else "fixed",
                        shards=len(parts), max_size=n, tolerance=tolerance, stopped=stopped, unit=unit,
-                       seconds=time.perf_counter() - t0, steps=tuple(steps))
+                       seconds=time.perf_counter() - t0, steps=tuple(steps), se_precision=se_precision(len(parts)),
+                       se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
+                       population=population if auto else None)
     fitted.metadata_.update(fit.metadata())
     # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
     # encoder's first `used` reference sentences, which are its sample of that size)
@@ -472,6 +532,15 @@ def fit_reference(
     elif unit == "sentences":
         fitted.metadata_["reference_spec"] = ReferenceSpec(size=int(used), text=kw.get("text")).key()
     return fit
+
+
+def _for_the_sample(se: dict[str, float], used: int, population: int | None) -> dict[str, float]:
+    """``auto`` on a static model: the SEs times :func:`finite_population_factor` (its shards are a subset of
+    the ``population`` rows, drawn without replacement); unchanged for a contextual model."""
+    if not population:
+        return se
+    f = finite_population_factor(used, population)
+    return {t: v * f for t, v in se.items()}
 
 
 def _evaluate(parts: Sequence[Any], cal: Any, vectors: dict, ddof: int

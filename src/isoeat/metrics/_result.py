@@ -58,15 +58,20 @@ class MetricResult(ResultIdentity):
     note : str
         What a reader must know (pairs derived by zipping, an undefined value, ...).
     ci_low, ci_high : float
-        Percentile bootstrap interval on the estimate (``bootstrap=N``): target
-        words resampled with replacement within X and within Y, the poles and
+        Interval on the estimate (``ci=True`` or ``bootstrap=N``): the target
+        words are the random sample (within X and within Y), the poles and
         pairs held fixed (estimand: the metric given these attribute words);
-        ``nan`` without one. Its coverage has not been studied (WEAT's
-        percentile interval undercovers at small sets: docs/intervals.md).
+        ``nan`` without one (:mod:`isoeat.metrics.intervals`).
     ci_level : float
         Confidence level of the interval (``nan`` without one).
+    ci_method : str
+        ``"welch-t"``, ``"jackknife-z"`` (ECT) or ``"percentile"`` (``""`` without an interval).
+    ci_coverage_low, ci_coverage_high : float
+        The coverage ``benchmarks/coverage.py`` measured for this method at
+        these set sizes (:mod:`isoeat.stats.coverage_study`); ``nan`` where it
+        did not (another level; the note says so).
     ci_resamples : int
-        Resamples whose estimate was defined (0 without an interval).
+        Bootstrap resamples whose estimate was defined (0 without a bootstrap).
     """
 
     metric: str
@@ -88,6 +93,9 @@ class MetricResult(ResultIdentity):
     ci_high: float = float("nan")
     ci_level: float = float("nan")
     ci_resamples: int = 0
+    ci_method: str = ""
+    ci_coverage_low: float = float("nan")
+    ci_coverage_high: float = float("nan")
     words: tuple[str, ...] = field(default=(), repr=False)
     per_word: tuple[float, ...] = field(default=(), repr=False)
 
@@ -96,7 +104,7 @@ class MetricResult(ResultIdentity):
         "metric", "test", "bias_type", "model", "calibration", "estimate", "signed", "p_value", "p_method",
         "alternative", "n_permutations", "n_partitions", "n_x", "n_y", "n_a", "n_b", "pairs", "pairs_source",
         "settings", "note", "dropped", "case_folded", "seed", "ci_low", "ci_high", "ci_level", "ci_resamples",
-        "seed_stream", "suggestions",
+        "seed_stream", "suggestions", "ci_method", "ci_coverage_low", "ci_coverage_high",
     )
 
     def to_dict(self, *, scores: bool = False) -> dict[str, Any]:

@@ -71,37 +71,6 @@ def _p_fields(spec: MetricSpec, scores: Scores, n_x: int, opts: dict[str, Any], 
                 n_partitions=int(perm.n_partitions))
 
 
-def bootstrap_interval(spec: MetricSpec, inp: Inputs, opts: dict[str, Any], gen: np.random.Generator
-                       ) -> dict[str, Any]:
-    r"""Percentile bootstrap interval on a metric's estimate, target words resampled (``bootstrap=N``).
-
-    Replicate :math:`b` draws :math:`n_X` rows of X and :math:`n_Y` rows of Y
-    with replacement (the poles A, B and the defining pairs are held fixed:
-    the estimand is the metric given these attribute words) and recomputes
-    the estimate :math:`\hat	heta_b`; the interval is the
-    :math:`(1\mp\mathrm{level})/2` quantiles of the defined
-    :math:`\hat	heta_b` (Efron & Tibshirani 1993, ch. 13). Replicates whose
-    estimate is undefined (a degenerate draw) are left out and counted; fewer
-    defined replicates than :func:`~isoeat.stats.bootstrap.min_resamples`
-    gives no interval and a note. One replicate at a time: memory is that of
-    one metric evaluation.
-    """
-    from ..stats.bootstrap import min_resamples
-
-    n_b, level = opts["bootstrap"], opts["ci_level"]
-    n_x, n = inp.n_x, len(inp.W)
-    vals = np.empty(n_b)
-    for b in range(n_b):
-        rows = np.concatenate([gen.integers(0, n_x, n_x), n_x + gen.integers(0, n - n_x, n - n_x)])
-        vals[b] = spec.compute(Inputs(inp.W[rows], n_x, inp.A, inp.B, inp.P1, inp.P2), opts).estimate
-    ok = vals[np.isfinite(vals)]
-    if len(ok) < min_resamples(level):
-        return dict(ci_level=level, ci_resamples=int(len(ok)),
-                    _note=f"no interval: {len(ok)} of {n_b} bootstrap resamples gave a defined estimate")
-    lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2])
-    return dict(ci_low=float(lo), ci_high=float(hi), ci_level=level, ci_resamples=int(len(ok)))
-
-
 def _result(spec: MetricSpec, inp: Inputs, opts: dict[str, Any], rng: Any, *, words: tuple[str, ...],
             pairs: PairSpec | None, labels: dict[str, Any]) -> MetricResult:
     gen, seed = resolve_seed(rng)
@@ -113,8 +82,10 @@ def _result(spec: MetricSpec, inp: Inputs, opts: dict[str, Any], rng: Any, *, wo
         notes.append("estimate undefined (a constant or degenerate input); no p-value")
     p_fields = _p_fields(spec, scores, inp.n_x, opts, gen)
     ci = {}
-    if opts["bootstrap"] and "bootstrap" in spec.options and math.isfinite(scores.estimate):
-        ci = bootstrap_interval(spec, inp, opts, gen)
+    if (opts["ci"] or opts["bootstrap"]) and "ci" in spec.options and math.isfinite(scores.estimate):
+        from .intervals import metric_interval
+
+        ci = metric_interval(spec, inp, opts, gen)
         notes.append(ci.pop("_note", ""))
     return MetricResult(
         metric=spec.name, estimate=float(scores.estimate), signed=spec.signed, **ci,

@@ -68,7 +68,8 @@ class Scores:
         ``nan`` otherwise (permutation p-values are added by the caller).
     extra : dict
         Intermediate quantities for a caller who wants them (ECT's two
-        similarity vectors, the RIPA / direct bias direction, RNSB's model).
+        similarity vectors, the RIPA / direct bias direction, direct bias's
+        per-word terms :math:`|\\cos(w, g)|^c`, RNSB's model).
     """
 
     estimate: float
@@ -244,7 +245,7 @@ def direct_bias(W: np.ndarray, P1: np.ndarray, P2: np.ndarray, *, c: float = 1.0
     g = relation_direction(unit_rows(P1, "pair first words"), unit_rows(P2, "pair second words"))
     proj = unit_rows(W, "targets") @ g
     terms = np.abs(proj) ** c if c > 0 else (np.abs(proj) > 0).astype(np.float64)  # c = 0: 0 only if orthogonal
-    return Scores(float(np.mean(terms)), proj, extra={"direction": g})
+    return Scores(float(np.mean(terms)), proj, extra={"direction": g, "terms": terms})
 
 
 def _sigmoid(m: np.ndarray) -> np.ndarray:

@@ -137,6 +137,14 @@ def reference_footer(meta: dict[str, Any]) -> str:
                          "last 2 shards",
                "cap": f"reached the cap of {meta.get('reference_max_size')}"}.get(meta.get("reference_stopped"), "")
         line += f" (--reference-size auto: {why})"
+    precision = meta.get("reference_se_precision")
+    if isinstance(precision, (int, float)) and math.isfinite(precision):
+        line += f"; each SE_ref is itself uncertain by about ±{precision:.0%} (its CV with this many shards)"
+    factor, population = meta.get("reference_se_factor"), meta.get("reference_population")
+    if population and isinstance(factor, (int, float)) and factor != 1.0:
+        line += (f"; SE_ref includes the finite-population factor {factor:.3f} = sqrt(1 - n/M): auto used "
+                 f"{meta.get('reference_size')} of the top {population} {unit}, drawn without replacement, so it is the "
+                 f"spread of d_W around the top-{population} d_W")
     return line + "."
 
 

@@ -310,6 +310,9 @@ COVERED_FROM: dict[tuple[str, str], tuple[int, int]] = {
 def coverage_warning(estimand: str, method: str, n_x: int, n_y: int, n_a: int, n_b: int) -> str:
     """Why an interval's coverage is not established at these sizes ("" when the coverage study covers them).
 
+    The warning quotes what the study measured for the method at the design's
+    set sizes (:func:`isoeat.stats.coverage_study.d_coverage`).
+
     Examples
     --------
     >>> coverage_warning("given-attributes", "noncentral-t", 8, 8, 8, 8)
@@ -317,16 +320,23 @@ def coverage_warning(estimand: str, method: str, n_x: int, n_y: int, n_a: int, n
     >>> coverage_warning("populations", "jackknife", 8, 8, 8, 8)[:60]
     'coverage of the jackknife interval (populations) is establis'
     """
+    from .coverage_study import coverage_text, d_coverage
+
     lo = COVERED_FROM.get((estimand, method))
-    if lo is None:
-        return (f"coverage of {method} intervals for the {estimand} estimand is not established by the coverage "
-                f"study (docs/intervals.md); the default method is {DEFAULT_METHOD[estimand]}")
-    nt, natt = lo
-    if min(n_x, n_y) < nt or min(n_a, n_b) < natt:
+    if lo is not None:
+        nt, natt = lo
+        if min(n_x, n_y) >= nt and min(n_a, n_b) >= natt:
+            return ""
         need = f"{nt} target and {natt} attribute words" if natt else f"{nt} words"
-        return (f"coverage of the {method} interval ({estimand}) is established only from {need} per set "
-                "(coverage study, docs/intervals.md)")
-    return ""
+        head = f"coverage of the {method} interval ({estimand}) is established only from {need} per set"
+    else:
+        head = (f"the {method} interval ({estimand}) is not the default ({DEFAULT_METHOD[estimand]}, which covers "
+                "within [0.93, 0.97])")
+    m = d_coverage(estimand, method, n_x, n_y, n_a, n_b)
+    if math.isnan(m.low):
+        return f"{head}; its coverage at these sizes is not measured (coverage study, docs/intervals.md)"
+    return (f"{head}; measured coverage {coverage_text(m)} at {m.sizes}" + (f" ({m.note})" if m.note else "")
+            + f" ({m.source}; docs/intervals.md)")
 
 
 #: Memory budget of the populations jackknife (its delete-one copies grow as n^2 k); checked before allocating.
