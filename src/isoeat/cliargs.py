@@ -11,6 +11,7 @@ import argparse
 from typing import Any
 
 from ._validate import check_int, check_real
+from .backends._precision import CUDA_DTYPES, DEFAULT_DTYPE, DTYPES, check_dtype_device
 
 __all__ = [
     "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
@@ -188,6 +189,7 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
     g.add_argument("--occurrences", choices=("first", "all"),
                    help="hf: models: pool the first occurrence of a word in each context sentence (default) or all")
     g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    add_dtype_option(g)
     g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     if not cluster:
@@ -207,6 +209,7 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     opts["corpus"] = resolve_auto_corpus(opts["corpus"])  # "auto" as the corpus it chose: what results record
     if getattr(args, "occurrences", None):
         opts["occurrences"] = args.occurrences
+    opts.update(dtype_option(getattr(args, "dtype", None), opts.get("device")))
     if getattr(args, "no_cache", False):
         opts["use_cache"] = False
     if getattr(args, "duplicates", None):
@@ -214,6 +217,27 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "allow_pickle", False):
         opts["allow_pickle"] = True
     return opts
+
+
+def add_dtype_option(p: Any) -> None:
+    """``--dtype``: the precision of a contextual model's forward pass (:mod:`isoeat.backends._precision`)."""
+    p.add_argument("--dtype", choices=DTYPES, default=None,
+                   help="precision of the model's forward pass: float32 (default, the published protocol), or, opt-in "
+                        "and faster on a GPU, tf32 (CUDA only), bfloat16, float16 (CUDA only); statistics are still "
+                        "accumulated in float64, and results of one precision are never reused for another")
+
+
+def dtype_option(dtype: str | None, device: str | None) -> dict[str, Any]:
+    """``--dtype`` as a model keyword: ``{}`` for none or float32 (the default, so its results keep their
+    identity), else ``{"dtype": dtype}``; tf32 and float16 off CUDA refused before any model loads, naming
+    ``--dtype``."""
+    if dtype in (None, DEFAULT_DTYPE):
+        return {}
+    if dtype in CUDA_DTYPES:
+        from .backends._hf import select_device
+
+        check_dtype_device(dtype, select_device(device), name="--dtype")
+    return {"dtype": dtype}
 
 
 class ClusterLookup:

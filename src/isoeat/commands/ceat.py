@@ -20,7 +20,7 @@ __all__ = ["register", "COMMANDS"]
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat ceat`` to the CLI."""
     from ..calibration import calibration_names
-    from ..cliargs import FORMATS, add_calibration_options, examples, nonneg_int, positive_int
+    from ..cliargs import FORMATS, add_calibration_options, add_dtype_option, examples, nonneg_int, positive_int
 
     p = subparsers.add_parser(
         "ceat",
@@ -56,6 +56,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--missing", choices=("fallback", "drop"), default="fallback",
                    help="a word in no sentence: one vector in a template (fallback, default) or drop it")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    add_dtype_option(p)
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=64, metavar="N",
                    help="sentences per forward pass (default 64)")
     p.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
@@ -69,13 +70,15 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
 def _load(args: argparse.Namespace) -> Any:
     from ..backends import load_model
+    from ..cliargs import dtype_option
 
     spec = args.model.strip()
     if spec.lower().startswith("st:"):
         raise ConfigError("CEAT needs word vectors in context: use hf:NAME or minilm, not an st: sentence encoder")
     model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word, layer=args.layer,
                        missing=args.missing, seed=args.seed, device=args.device, batch_size=args.batch_size,
-                       cache_dir=args.cache_dir, use_cache=False if args.no_cache else None)
+                       cache_dir=args.cache_dir, use_cache=False if args.no_cache else None,
+                       **dtype_option(args.dtype, args.device))
     if not hasattr(model, "context_vectors"):
         raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
     return model
