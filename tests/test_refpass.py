@@ -365,3 +365,18 @@ def test_every_command_with_dtype_refuses_a_cuda_precision_on_cpu_in_one_line(co
     assert main(args + ["--device", "cpu", "--dtype", "float16"]) != 0
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--dtype float16 needs a CUDA device, and the model runs on cpu" in err
+
+
+def test_statistics_are_written_in_the_background_and_its_errors_reach_the_caller(bert, corpus, tmp_path, monkeypatch):
+    enc = _enc(bert, corpus, use_cache=True, cache_dir=tmp_path / "cache")
+    seen = []
+
+    def put(kind, parts, arrays):
+        if kind == "hf-reference-stats":  # the chunk vectors (a small sample: kept) are written as before
+            seen.append(threading.current_thread().name)
+            raise OSError("disk on fire")
+
+    monkeypatch.setattr(enc.cache, "put", put)
+    with pytest.raises(OSError, match="disk on fire"):
+        enc.reference_statistics(40)
+    assert any(name.startswith("isoeat-cache-writer") for name in seen)

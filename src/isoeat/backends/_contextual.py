@@ -116,6 +116,31 @@ def _merged(parts: Sequence[Any]) -> Any:
     return acc
 
 
+@contextlib.contextmanager
+def _in_background(name: str = "isoeat-cache-writer") -> Iterator[Any]:
+    """``submit(fn, *args)``: run the calls in one background thread, in order, while the caller goes on (a
+    reference pass writes each chunk's statistics, megabytes fsync'd to disk, while the device computes the next
+    ones). On exit every call has finished, and the first error (a warning turned into one included) is raised
+    here.
+
+    Examples
+    --------
+    >>> done = []
+    >>> with _in_background() as submit:
+    ...     submit(done.append, 1)
+    ...     submit(done.append, 2)
+    >>> done
+    [1, 2]
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=name) as pool:  # its exit waits for every call
+        futures: list[Any] = []
+        yield lambda fn, *args: futures.append(pool.submit(fn, *args))
+        for f in futures:  # not reached when the caller raised: its error is the one that propagates
+            f.result()
+
+
 class _Kept:
     """Reference vectors collected chunk by chunk, ``(vectors, truncations)`` by chunk index, while they fit
     ``budget`` bytes."""
@@ -436,7 +461,7 @@ class _ContextualBase:
         parts: list[Any] = [None] * len(chunks)
         truncated = [0] * len(chunks)
         keys = [{**self._reference_key(chunk, unit), "kind": self._stats_kind} for chunk in chunks]
-        with self._progress(len(sents), f"reference statistics ({unit})") as bar:
+        with self._progress(len(sents), f"reference statistics ({unit})") as bar, _in_background() as submit:
             for i, chunk in enumerate(chunks):  # cached statistics: O(d^2) numbers per chunk, no pass
                 hit = self.cache.get(self._stats_kind, keys[i])
                 if _stats_hit(hit, self.dim):
@@ -456,7 +481,7 @@ class _ContextualBase:
                     keep.add(i, vecs, nt)
                 else:
                     bar.update(len(chunks[i]))
-                self.cache.put(self._stats_kind, keys[i], {**acc.to_arrays(), "truncated": np.int64(nt)})
+                submit(self.cache.put, self._stats_kind, keys[i], {**acc.to_arrays(), "truncated": np.int64(nt)})
                 parts[i], truncated[i] = acc, nt
         acc = _merged(parts)
         if known is None and keep.complete(len(chunks)):
