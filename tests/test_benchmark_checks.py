@@ -333,3 +333,77 @@ def test_reference_precision_targets(kw, n_missed) -> None:
     assert len(ref.precision_rows(_precision_figures(**kw), 100, lambda k: 0.089)) == n_missed
     assert ref.precision_rows(_precision_figures(), 50, lambda k: 0.089) == [
         "precision: the default K = 50 was not measured"]
+# --------------------------------------------------------------------------- gpu (issue 36)
+
+
+def gpu_figures(device: str = "cuda") -> dict:
+    """Both targets met at their bounds: isoeat 1.15 x the bare pass; BERT-base bfloat16 at 100,000 in 12 s."""
+    def run(model, dtype, iso, bare, n=100_000):
+        return {"model": model, "dtype": dtype, "sentences": n, "isoeat_s": iso, "bare_s": bare, "host_s": 5.0,
+                "tokens": 4_000_000, "bare_tokens": 4_000_000, "vectors": 2_000_000, "batches": 400}
+    return {"device": device, "runs": [run("bert-base", "float32", 23.0, 20.0), run("bert-base", "bfloat16", 12.0, 12.0),
+                                       run("bert-large", "bfloat16", 34.5, 30.0)]}
+
+
+def test_gpu_targets_met_at_their_bounds() -> None:
+    assert load("gpu").check(gpu_figures()) == []
+
+
+@pytest.mark.parametrize("change, what", [
+    (lambda f: f["runs"][0].update(isoeat_s=23.0001), "bert-base float32 (100,000 sentences), reference statistics "
+                                                      "/ bare tokenize+forward"),
+    (lambda f: f["runs"][1].update(isoeat_s=12.0001, bare_s=12.0001), "bert-base bfloat16 (100,000 sentences), "
+                                                                      "reference statistics"),
+    (lambda f: f["runs"][2].update(bare_tokens=4_000_001), "bert-large bfloat16 (100,000 sentences), padded tokens"),
+])
+def test_gpu_each_target(change, what) -> None:
+    gpu = load("gpu")
+    f = gpu_figures()
+    change(f)
+    assert _missed_whats(gpu, f) == [what]
+
+
+def test_gpu_seconds_target_only_for_bert_base_reduced_precision_at_the_papers_size_on_cuda() -> None:
+    gpu = load("gpu")
+    for change in (lambda f: f.update(device="cpu"), lambda f: f["runs"][1].update(sentences=50_000),
+                   lambda f: f["runs"][1].update(dtype="float32")):
+        f = gpu_figures()
+        f["runs"][1].update(isoeat_s=60.0, bare_s=60.0)  # over 12 s, at the ratio's bound
+        change(f)
+        assert gpu.check(f) == []
+
+
+# --------------------------------------------------------------------------- precision (issue 36)
+
+
+def precision_figures() -> dict:
+    """|Δd| at its bound 0.05 (raw and ZCA) and the same change classes: met."""
+    base = {"W1": {"d_raw": 0.25, "d_calibrated": 0.5, "p_raw": 0.001, "p_calibrated": 0.2, "change": "Disappearing"},
+            "W2": {"d_raw": -0.25, "d_calibrated": 0.0, "p_raw": 0.7, "p_calibrated": 0.5, "change": "Stable"}}
+    bf16 = {"W1": dict(base["W1"], d_raw=0.3, d_calibrated=0.45),  # 0.04999... in binary floating point
+            "W2": dict(base["W2"], d_raw=-0.2, d_calibrated=0.05)}
+    return {"results": {"float32": base, "bfloat16": bf16}, "seconds": {"float32": 100.0, "bfloat16": 80.0}}
+
+
+def test_precision_targets_met_at_their_bounds() -> None:
+    assert load("precision").check(precision_figures()) == []
+
+
+def test_precision_each_target() -> None:
+    pre = load("precision")
+    f = precision_figures()
+    f["results"]["bfloat16"]["W2"]["d_calibrated"] = 0.0500001
+    assert _missed_whats(pre, f) == ["bfloat16 vs float32, largest |d - d_float32| over 2 tests, raw and ZCA"]
+    f = precision_figures()
+    f["results"]["bfloat16"]["W1"]["change"] = "Stable"
+    assert _missed_whats(pre, f) == ["bfloat16 vs float32, change classes that differ"]
+
+
+def test_gpu_benchmark_skips_in_one_line_without_cuda() -> None:
+    import subprocess
+
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the benchmark would run")
+    out = subprocess.run([sys.executable, str(BENCH / "gpu.py")], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0 and out.stdout.count("\n") == 1 and out.stdout.startswith("gpu.py: skipped:")

@@ -74,3 +74,64 @@ def test_bad_batches():
     assert acc.update(np.empty((0, 4))).n == 3  # an empty shard is a no-op
     with pytest.raises(DataFormatError, match="at least 2"):
         isoeat.ZCAWhitener().fit_batches([np.ones((1, 4))])
+
+
+# ----------------------------------------------------------------------------
+# the device accumulator (torch float64 on the model's device)
+# ----------------------------------------------------------------------------
+
+
+def _direct(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and co-moment from scratch, in float64."""
+    X = np.asarray(X, dtype=np.float64)
+    mu = X.mean(axis=0)
+    return mu, (X - mu).T @ (X - mu)
+
+
+def _rel(a, b) -> float:
+    return float(np.abs(np.asarray(a) - np.asarray(b)).max() / np.abs(np.asarray(b)).max())
+
+
+def test_device_accumulator_equals_a_direct_float64_computation():
+    torch = pytest.importorskip("torch")
+    from isoeat.calibration.moments import DeviceAccumulator
+
+    rng = np.random.default_rng(0)
+    X = (50.0 + rng.normal(size=(301, 6))).astype(np.float32)  # far from the origin: cancellation would show
+    acc = DeviceAccumulator(6, torch, "cpu")
+    for lo, hi in ((0, 100), (100, 100), (100, 101), (101, 301)):  # uneven batches, an empty one
+        acc.update(torch.from_numpy(X[lo:hi]))
+    host = acc.to_host()
+    mu, M = _direct(X)
+    assert host.n == 301
+    assert _rel(host.mean, mu) < 1e-12 and _rel(host.comoment, M) < 1e-12
+    # the numpy accumulator on the same batches: the same numbers to rounding
+    ref = CovarianceAccumulator(6)
+    for lo, hi in ((0, 100), (100, 101), (101, 301)):
+        ref.update(X[lo:hi])
+    assert _rel(host.comoment, ref.comoment) < 1e-12 and _rel(host.mean, ref.mean) < 1e-12
+    # merging device accumulators is the numpy merge
+    a = DeviceAccumulator(6, torch, "cpu").update(torch.from_numpy(X[:7]))
+    b = DeviceAccumulator(6, torch, "cpu").update(torch.from_numpy(X[7:]))
+    merged = a.merge(b).merge(DeviceAccumulator(6, torch, "cpu")).to_host()
+    assert merged.n == 301 and _rel(merged.comoment, M) < 1e-12
+    # bfloat16 input is upcast before anything is summed: the statistics of the bfloat16 values themselves
+    Xb = torch.from_numpy(X).to(torch.bfloat16)
+    got = DeviceAccumulator(6, torch, "cpu").update(Xb).to_host()
+    mu_b, M_b = _direct(Xb.to(torch.float64).numpy())
+    assert _rel(got.comoment, M_b) < 1e-12 and _rel(got.mean, mu_b) < 1e-12
+
+
+def test_device_accumulator_refuses_non_finite_rows_and_other_dimensions():
+    torch = pytest.importorskip("torch")
+    from isoeat.calibration.moments import DeviceAccumulator
+
+    X = torch.ones((3, 4), dtype=torch.float32)
+    X[1, 2] = float("nan")
+    acc = DeviceAccumulator(4, torch, "cpu").update(X)
+    with pytest.raises(DataFormatError, match="NaN or inf"):
+        acc.to_host()
+    with pytest.raises(DimensionMismatchError, match="dimension 4"):
+        DeviceAccumulator(4, torch, "cpu").update(torch.ones((2, 5)))
+    empty = DeviceAccumulator(4, torch, "cpu").to_host()
+    assert empty.n == 0 and empty.dim == 4

@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ._validate import check_int, check_real
+from .backends._precision import CUDA_DTYPES, DEFAULT_DTYPE, DTYPES, check_dtype_device
 
 __all__ = [
     "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
@@ -200,6 +201,7 @@ def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> No
     g.add_argument("--allow-fallback", action="store_true",
                    help="accept a contextual model's results although more than 10%% of the stimulus words had no "
                         "corpus context (they stay marked; without it such a command exits 3)")
+    add_dtype_option(g)
     g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
     g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     if not cluster:
@@ -219,6 +221,7 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     opts["corpus"] = resolve_auto_corpus(opts["corpus"])  # "auto" as the corpus it chose: what results record
     if getattr(args, "occurrences", None):
         opts["occurrences"] = args.occurrences
+    opts.update(dtype_option(getattr(args, "dtype", None), opts.get("device")))
     if getattr(args, "no_cache", False):
         opts["use_cache"] = False
     if getattr(args, "duplicates", None):
@@ -226,6 +229,27 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     if getattr(args, "allow_pickle", False):
         opts["allow_pickle"] = True
     return opts
+
+
+def add_dtype_option(p: Any) -> None:
+    """``--dtype``: the precision of a contextual model's forward pass (:mod:`isoeat.backends._precision`)."""
+    p.add_argument("--dtype", choices=DTYPES, default=None,
+                   help="precision of the model's forward pass: float32 (default, the published protocol), or, opt-in "
+                        "and faster on a GPU, tf32 (CUDA only), bfloat16, float16 (CUDA only); statistics are still "
+                        "accumulated in float64, and results of one precision are never reused for another")
+
+
+def dtype_option(dtype: str | None, device: str | None) -> dict[str, Any]:
+    """``--dtype`` as a model keyword: ``{}`` for none or float32 (the default, so its results keep their
+    identity), else ``{"dtype": dtype}``; tf32 and float16 off CUDA refused before any model loads, naming
+    ``--dtype``."""
+    if dtype in (None, DEFAULT_DTYPE):
+        return {}
+    if dtype in CUDA_DTYPES:
+        from .backends._hf import select_device
+
+        check_dtype_device(dtype, select_device(device), name="--dtype")
+    return {"dtype": dtype}
 
 
 class ClusterLookup:

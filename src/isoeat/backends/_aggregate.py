@@ -22,7 +22,7 @@ word and per looked-up set of words.
 
 :class:`_WordAggregation` is a mixin for
 :class:`~isoeat.backends.transformer.TransformerEncoder`: it uses the host's
-``corpus``, ``cache``, ``model_fingerprint``, ``layer``, ``dim``, ``seed``,
+``corpus``, ``cache``, ``model_key``, ``layer``, ``dim``, ``seed``,
 ``contexts_per_word``, ``occurrences``, ``missing``, ``fallback_template``, ``max_length_key``,
 ``_encode_seqs`` and ``_pool``.
 """
@@ -114,7 +114,7 @@ class _WordAggregation:
     # -- lookup --------------------------------------------------------------
     def _word_key(self, word: str) -> dict[str, Any]:
         key = {
-            "kind": "hf-word", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
+            "kind": "hf-word", "algo": _ALGO, "model": self.model_key, "layer": self.layer,
             "pooling": _POOLING, "corpus": self.corpus.fingerprint, "seed": self.seed,
             "contexts_per_word": self.contexts_per_word, "max_length": self.max_length_key, "word": word,
         }
@@ -124,7 +124,7 @@ class _WordAggregation:
 
     def _template_key(self, word: str, template: str) -> dict[str, Any]:
         return {
-            "kind": "hf-template", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
+            "kind": "hf-template", "algo": _ALGO, "model": self.model_key, "layer": self.layer,
             "pooling": _POOLING, "template": template, "max_length": self.max_length_key, "word": word,
         }
 

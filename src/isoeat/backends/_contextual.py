@@ -9,7 +9,13 @@ statistics (each chunk cached), :meth:`~_ContextualBase.reference_vectors`
 materialises the stream. A subclass says what one chunk's vectors are
 (``_chunk_vectors``), how they are keyed in the cache (``_reference_key``),
 which units it accepts (``_check_unit``) and how it describes them
-(``_meta``, ``_reference_words``).
+(``_meta``, ``_reference_words``); it may compute the statistics of the
+chunks not in the cache its own way (``_statistics_pass``, ``_moments``:
+``hf:`` does, on the model's device).
+
+Every contextual encoder has a ``dtype``, the precision of its forward pass
+(:mod:`._precision`): in its ``describe()``, its name and fingerprint (unless
+float32) and the ``model`` entry of every cache key (:attr:`_ContextualBase.model_key`).
 
 The small validators and digests both backends use live here too.
 """
@@ -27,8 +33,11 @@ import numpy as np
 from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError
 from .._progress import Progress, progress_bar
 from .._validate import check_choice, check_int
+from ..calibration.moments import CovarianceAccumulator
 from ..corpora._files import texts_sha256 as _texts_digest  # noqa: F401  (the cache keys' text digest)
 from ._hf import folder_fingerprint, resolve_model_folder
+from ._precision import DEFAULT_DTYPE, check_dtype, precision
+from ._precision import model_key as _model_key
 from .cache import EmbeddingCache
 
 #: Bytes of reference vectors an encoder keeps in memory between calls of ``reference_vectors`` (the last
@@ -90,49 +99,75 @@ def _as_corpus(corpus: Any, seed: int) -> Any:
     )
 
 
-def _chunked_statistics(cache: EmbeddingCache, kind: str, keyed_chunks: Iterable[tuple[Sequence[str], dict]],
-                        compute: Any, dim: int) -> tuple[Any, int]:
-    """Merge per-chunk covariance statistics, from the cache where present, else from ``compute(chunk)``."""
-    from ..calibration.moments import CovarianceAccumulator
+def _stats_hit(hit: Any, dim: int) -> bool:
+    """Whether a cache entry holds per-chunk statistics of dimension ``dim``."""
+    return (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
+            and hit["comoment"].shape == (dim, dim))
 
-    parts = []
-    n_trunc = 0
-    for chunk, key in keyed_chunks:
-        key = {**key, "kind": kind}
-        hit = cache.get(kind, key)
-        if (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
-                and hit["comoment"].shape == (dim, dim)):
-            parts.append(CovarianceAccumulator.from_arrays(hit))
-            n_trunc += int(hit.get("truncated", 0))
-            continue
-        vecs, nt = compute(chunk)
-        n_trunc += nt
-        acc = CovarianceAccumulator(dim).update(vecs)
-        cache.put(kind, key, {**acc.to_arrays(), "truncated": np.int64(nt)})
-        parts.append(acc)
+
+def _vectors_hit(hit: Any, dim: int) -> bool:
+    """Whether a cache entry holds a chunk's reference vectors of dimension ``dim``."""
+    return hit is not None and "vectors" in hit and hit["vectors"].ndim == 2 and hit["vectors"].shape[1] == dim
+
+
+def _merged(parts: Sequence[Any]) -> Any:
+    """The chunks' statistics merged in order; at least two vectors, or a one-line error."""
     acc = CovarianceAccumulator.merge_all(parts)
     if acc.n < 2:
         raise DataFormatError(f"reference statistics: need at least 2 vectors, got {acc.n}")
-    return acc, n_trunc
+    return acc
+
+
+@contextlib.contextmanager
+def _in_background(name: str = "isoeat-cache-writer") -> Iterator[Any]:
+    """``submit(fn, *args)``: run the calls in one background thread, in order, while the caller goes on (a
+    reference pass writes each chunk's statistics, megabytes fsync'd to disk, while the device computes the next
+    ones). On exit every call has finished, and the first error (a warning turned into one included) is raised
+    here.
+
+    Examples
+    --------
+    >>> done = []
+    >>> with _in_background() as submit:
+    ...     submit(done.append, 1)
+    ...     submit(done.append, 2)
+    >>> done
+    [1, 2]
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix=name) as pool:  # its exit waits for every call
+        futures: list[Any] = []
+        yield lambda fn, *args: futures.append(pool.submit(fn, *args))
+        for f in futures:  # not reached when the caller raised: its error is the one that propagates
+            f.result()
 
 
 class _Kept:
-    """Reference vectors collected chunk by chunk, ``(vectors, truncations)`` each, while they fit ``budget``."""
+    """Reference vectors collected chunk by chunk, ``(vectors, truncations)`` by chunk index, while they fit
+    ``budget`` bytes."""
 
     def __init__(self, budget: int) -> None:
-        self.budget, self.chunks, self.bytes, self.over = int(budget), [], 0, False
+        self.budget, self.chunks, self.bytes, self.over = int(budget), {}, 0, False
 
-    def add(self, vecs: np.ndarray, nt: int) -> None:
+    def add(self, i: int, vecs: np.ndarray | None, nt: int) -> None:
+        """Keep chunk ``i``'s vectors (None: a pass that did not hand them back; nothing is kept then)."""
         if self.over:
             return
-        self.chunks.append((vecs, int(nt)))
+        if vecs is None:
+            self.over, self.chunks = True, {}
+            return
+        self.chunks[i] = (vecs, int(nt))
         self.bytes += vecs.nbytes
         if self.bytes > self.budget:
-            self.over, self.chunks = True, []
+            self.over, self.chunks = True, {}
 
     def complete(self, n_chunks: int) -> bool:
         """Whether every one of ``n_chunks`` chunks was computed (none read from the cache) and kept."""
         return not self.over and len(self.chunks) == n_chunks
+
+    def in_order(self) -> list[tuple[np.ndarray, int]]:
+        return [self.chunks[i] for i in sorted(self.chunks)]
 
 
 def chunks_matrix(chunks: Sequence[tuple[np.ndarray, int]], name: str) -> np.ndarray:
@@ -171,9 +206,10 @@ class _ContextualBase:
 
     def _init_source(self, model: str, prefix: str, *, name: str | None, corpus: Any, device: Any,
                      progress: bool | None, cache_dir: str | os.PathLike | None, use_cache: bool | None,
-                     folder: Path | None, source: str | None) -> None:
+                     folder: Path | None, source: str | None, dtype: Any = None) -> None:
         """Resolve the model folder and set what every contextual encoder holds (nothing is loaded)."""
         self._device_arg = device
+        self.dtype = check_dtype(dtype)
         self.progress = check_progress(progress)
         self._bar: Progress | None = None  # the bar of the reference pass running now, if any
         if folder is None:
@@ -181,6 +217,8 @@ class _ContextualBase:
         self.folder = Path(folder)
         self.source = source or "local folder"
         self.name = name or f"{prefix}:{model}"
+        if self.dtype != DEFAULT_DTYPE:  # a deviation from the protocol is named wherever the model is
+            self.name += f" ({self.dtype})"
         self._corpus_arg = corpus
         self._corpus: Any = None
         self.cache = EmbeddingCache(cache_dir, enabled=use_cache)
@@ -205,6 +243,7 @@ class _ContextualBase:
             "source": f"{self.folder} ({self.source})",
             "dim": self.dim,
             **self._settings(),
+            "dtype": self.dtype,
             "fingerprint": self.fingerprint,
             "model_fingerprint": self.model_fingerprint,
         }
@@ -236,6 +275,20 @@ class _ContextualBase:
     def loaded_corpus(self) -> Any:
         """The reference corpus if it has been loaded, else None (reading it never triggers the load)."""
         return self._corpus
+
+    @property
+    def model_key(self) -> str:
+        """The model entry of every embedding-cache key: :attr:`model_fingerprint`, and the forward pass's dtype
+        unless float32 (:func:`isoeat.backends._precision.model_key`)."""
+        return _model_key(self.model_fingerprint, self.dtype)
+
+    def _dtype_tag(self) -> str:
+        """What the fingerprint adds for the dtype: nothing for float32 (fingerprints of earlier versions)."""
+        return "" if self.dtype == DEFAULT_DTYPE else f"|dtype={self.dtype}"
+
+    def _precision(self) -> Any:
+        """The forward passes' precision context (:func:`isoeat.backends._precision.precision`); model loaded."""
+        return precision(self._torch, self.device, self.dtype)
 
     @property
     def corpus(self) -> Any:
@@ -410,9 +463,14 @@ class _ContextualBase:
         """Count, mean and co-moment of the :meth:`reference_batches` vectors, merged chunk by chunk.
 
         Returns ``(CovarianceAccumulator, description)``; feed it to
-        ``ZCAWhitener.from_statistics``. Each chunk's statistics are cached
-        next to its vectors, so a rerun reads ``O(d^2)`` numbers per chunk
-        instead of every vector (and never runs the model).
+        ``ZCAWhitener.from_statistics``. Each chunk's statistics are cached,
+        so a rerun reads ``O(d^2)`` numbers per chunk instead of every vector
+        (and never runs the model). The chunks not in the cache come from the
+        vectors kept by a ``reference_vectors`` of the same sentences, else
+        from the encoder's statistics pass (``hf:``: pooled and accumulated on
+        the model's device, :mod:`isoeat.backends._refpass`), which hands the
+        vectors back (cached, and kept for ``reference_vectors``) only when
+        the whole sample's fit :data:`VECTORS_MEMO`.
         """
         n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
         desc = self._describe_reference(self._meta(n, unit, corp, seed, sents))
@@ -422,31 +480,54 @@ class _ContextualBase:
             return swept[0], desc
         key = self._vectors_key(sents, unit)
         known = self.__dict__.setdefault("_vectors_memo", {}).get(key)  # the same sentences' vectors: no pass
-        keep = _Kept(VECTORS_MEMO)  # else every chunk's vectors, while they fit: for reference_vectors
-        at = [0]
-        with self._progress(len(sents), f"reference statistics ({unit})") as bar:
-
-            def keyed_chunks() -> Iterator[tuple[Sequence[str], dict]]:
-                done = 0
-                for i, chunk in enumerate(self._chunks(sents)):
-                    at[0] = i
-                    yield chunk, self._reference_key(chunk, unit)
-                    done += len(chunk)  # resumed once this chunk's statistics are in
-                    if done > bar.done:  # read from the cache (or from the kept vectors)
-                        bar.update(done - bar.done)
-
-            def compute(chunk: Sequence[str]) -> tuple[np.ndarray, int]:
-                if known is not None:
-                    return known[at[0]]
-                vecs, nt = self._chunk_in_pass(bar, chunk, unit)
-                keep.add(vecs, nt)
-                return vecs, nt
-
-            acc, n_trunc = _chunked_statistics(self.cache, self._stats_kind, keyed_chunks(), compute, self.dim)
-        if known is None and keep.complete(-(-len(sents) // self.chunk_size)):
-            self._remember_vectors(key, keep.chunks)
-        self._warn_truncated(n_trunc)
+        chunks = list(self._chunks(sents))
+        parts: list[Any] = [None] * len(chunks)
+        truncated = [0] * len(chunks)
+        keys = [{**self._reference_key(chunk, unit), "kind": self._stats_kind} for chunk in chunks]
+        with self._progress(len(sents), f"reference statistics ({unit})") as bar, _in_background() as submit:
+            for i, chunk in enumerate(chunks):  # cached statistics: O(d^2) numbers per chunk, no pass
+                hit = self.cache.get(self._stats_kind, keys[i])
+                if _stats_hit(hit, self.dim):
+                    parts[i], truncated[i] = CovarianceAccumulator.from_arrays(hit), int(hit.get("truncated", 0))
+                    bar.update(len(chunk))
+            todo = [i for i, p in enumerate(parts) if p is None]
+            keep = _Kept(VECTORS_MEMO)  # every chunk's vectors, while they fit: for reference_vectors
+            if known is not None:
+                computed: Iterable[tuple[int, Any, int, Any]] = (
+                    (j, self._moments(known[i][0]), known[i][1], None) for j, i in enumerate(todo))
+            else:
+                computed = self._statistics_pass([chunks[i] for i in todo], unit, bar=bar,
+                                                 keep=self._keeps_vectors(sents, unit))
+            for j, acc, nt, vecs in computed:
+                i = todo[j]
+                if known is None:
+                    keep.add(i, vecs, nt)
+                else:
+                    bar.update(len(chunks[i]))
+                submit(self.cache.put, self._stats_kind, keys[i], {**acc.to_arrays(), "truncated": np.int64(nt)})
+                parts[i], truncated[i] = acc, nt
+        acc = _merged(parts)
+        if known is None and keep.complete(len(chunks)):
+            self._remember_vectors(key, keep.in_order())
+        self._warn_truncated(sum(truncated))
         return acc, desc
+
+    def _moments(self, vecs: np.ndarray) -> Any:
+        """The statistics of one chunk's vectors (a :class:`CovarianceAccumulator`)."""
+        return CovarianceAccumulator(self.dim).update(vecs)
+
+    def _keeps_vectors(self, sents: Sequence[str], unit: str) -> bool:
+        """Whether a statistics pass over ``sents`` should hand back the vectors too (for ``reference_vectors``)."""
+        return True
+
+    def _statistics_pass(self, chunks: Sequence[Sequence[str]], unit: str, *, bar: Progress,
+                         keep: bool) -> Iterator[tuple[int, Any, int, np.ndarray | None]]:
+        """Per chunk ``j`` of ``chunks`` (none of them in the statistics cache): ``(j, statistics, truncated,
+        vectors or None)``, in any order. Here: :meth:`_chunk_vectors` of each chunk (cached), then their
+        statistics; ``hf:`` encoders run :func:`isoeat.backends._refpass.statistics_pass`."""
+        for j, chunk in enumerate(chunks):
+            vecs, nt = self._chunk_in_pass(bar, chunk, unit)
+            yield j, self._moments(vecs), nt, vecs
 
     def _vectors_key(self, sents: Sequence[str], unit: str) -> str:
         """The memory key of the reference vectors of ``sents``: the whole reference key and the chunk size

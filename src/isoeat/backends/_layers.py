@@ -222,7 +222,7 @@ class LayerSweep:
         fit :data:`VECTORS_MEMORY`.
         """
         from ..calibration.moments import CovarianceAccumulator
-        from ._contextual import _texts_digest
+        from ._contextual import _stats_hit, _texts_digest
 
         mkey = (unit, _texts_digest(sents), len(sents), view.chunk_size)  # chunks line up by position
         if mkey in view._stats_memo:
@@ -322,7 +322,7 @@ class LayerSweep:
         :data:`VECTORS_MEMORY`, checked before anything is pooled; vectors of
         another sample that nobody took are dropped when both would not fit.
         """
-        from ._contextual import _texts_digest
+        from ._contextual import _texts_digest, _vectors_hit
 
         mkey = (unit, _texts_digest(sents), len(sents), view.chunk_size)  # chunks line up by position
         waiting = self._vectors.pop((view.layer, mkey), None)
@@ -454,12 +454,3 @@ def _in_row_order(parts: Sequence[np.ndarray], ids: Sequence[np.ndarray]) -> np.
         return parts[0] if np.all(np.diff(ids[0]) > 0) else parts[0][np.argsort(ids[0], kind="stable")]
     order = np.argsort(np.concatenate(ids), kind="stable")
     return np.concatenate(parts, axis=0)[order]
-
-
-def _vectors_hit(hit: Any, dim: int) -> bool:
-    return hit is not None and "vectors" in hit and hit["vectors"].ndim == 2 and hit["vectors"].shape[1] == dim
-
-
-def _stats_hit(hit: Any, dim: int) -> bool:
-    return (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
-            and hit["comoment"].shape == (dim, dim))

@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-__all__ = ["assign_tokens", "truncate_sequence", "encode_sequences", "length_batches", "pool_rows", "pool_rows_layers"]
+__all__ = ["assign_tokens", "truncate_sequence", "encode_sequences", "encode_flat", "length_batches", "pad_batch",
+           "pool_rows", "pool_rows_layers"]
 
 
 @dataclass
@@ -132,6 +133,57 @@ def encode_sequences(encodings: Sequence[Any], jobs: Sequence[Any], mode: str,
     return seqs, n_trunc
 
 
+def encode_flat(encodings: Sequence[Any], max_len: int, *, texts: Sequence[str] | None = None,
+                spans: np.ndarray | None = None, span_text: np.ndarray | None = None) -> tuple[list[_Seq], int]:
+    """:func:`encode_sequences` for a whole chunk of reference sentences at once, vectorised.
+
+    ``mode="words"`` (``spans`` given): ``spans (k, 2)`` are the character
+    spans of the chunk's words, ``span_text (k,)`` the sentence of each, in
+    sentence order then by start; output row ``i`` is span ``i``, truncation
+    from the end. ``mode="all"`` (no ``spans``): sentence ``i``'s tokens,
+    specials too, all go to row ``i``. The tokens, offsets and special masks
+    of every sentence are read into three flat arrays, and every token is
+    assigned with one :func:`numpy.searchsorted` in chunk coordinates
+    (sentence ``i`` starts at ``sum(len(texts[:i]) + 1)``, so a token can only
+    overlap its own sentence's words): the rule of :func:`assign_tokens`,
+    applied to all sentences at once. Returns the sequences and how many
+    were truncated, equal to what :func:`encode_sequences` gives.
+    """
+    from itertools import chain
+
+    n = len(encodings)
+    ids_lists = [e.ids for e in encodings]
+    lengths = np.fromiter(map(len, ids_lists), dtype=np.int64, count=n)
+    total = int(lengths.sum())
+    ids = np.fromiter(chain.from_iterable(ids_lists), dtype=np.int64, count=total)
+    ends = np.cumsum(lengths)
+    seq_of = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    special = np.fromiter(chain.from_iterable(e.special_tokens_mask for e in encodings), dtype=np.int64,
+                          count=total).astype(bool)
+    if spans is None:
+        assign = seq_of.copy()
+    else:
+        offs = np.fromiter(chain.from_iterable(chain.from_iterable(e.offsets for e in encodings)), dtype=np.int64,
+                           count=2 * total).reshape(total, 2)
+        base = np.concatenate([[0], np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n) + 1)[:-1]])
+        tokens = offs + base[seq_of][:, None]
+        words = np.asarray(spans, dtype=np.int64).reshape(-1, 2) + base[np.asarray(span_text, dtype=np.int64)][:, None]
+        assign = assign_tokens(tokens, special, words, np.arange(words.shape[0], dtype=np.int64))
+    seqs: list[_Seq] = []
+    n_trunc = 0
+    start = 0
+    for i in range(n):
+        end = int(ends[i])
+        s_ids, s_assign = ids[start:end], assign[start:end]
+        truncated = end - start > max_len
+        if truncated:
+            n_trunc += 1
+            s_ids, s_assign = truncate_sequence(s_ids, s_assign, special[start:end], max_len, False)
+        seqs.append(_Seq(s_ids, s_assign, truncated))
+        start = end
+    return seqs, n_trunc
+
+
 def length_batches(lengths: Sequence[int], batch_size: int, max_tokens: int) -> Iterator[list[int]]:
     """Length-bucketed batches of indices: sort by length, cut at ``batch_size`` or the padded-token budget."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
@@ -144,6 +196,37 @@ def length_batches(lengths: Sequence[int], batch_size: int, max_tokens: int) -> 
         batch.append(i)
     if batch:
         yield batch
+
+
+def pad_batch(seqs: Sequence[_Seq], batch: Sequence[int],
+              pad_id: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One batch as the model reads it, and where its pooled tokens are.
+
+    Returns ``ids`` and ``mask`` ``(b, Lmax)`` int64 (right padding with
+    ``pad_id``), ``pos``: the flat positions (in ``ids.reshape(-1)``) of the
+    tokens assigned to an output row, in row-major order, and ``rows``: the row
+    of each. Gathering the states at ``pos`` and adding them into ``rows``
+    needs no device-to-host synchronisation (the positions are known here).
+
+    Examples
+    --------
+    >>> seqs = [_Seq(np.array([5, 6, 7]), np.array([-1, 0, -1])), _Seq(np.array([5, 8]), np.array([-1, 1]))]
+    >>> ids, mask, pos, rows = pad_batch(seqs, [0, 1], pad_id=0)
+    >>> ids.tolist(), mask.tolist(), pos.tolist(), rows.tolist()
+    ([[5, 6, 7], [5, 8, 0]], [[1, 1, 1], [1, 1, 0]], [1, 4], [0, 1])
+    """
+    Lmax = max(len(seqs[i].ids) for i in batch)
+    ids = np.full((len(batch), Lmax), pad_id, dtype=np.int64)
+    mask = np.zeros((len(batch), Lmax), dtype=np.int64)
+    assign = np.full((len(batch), Lmax), -1, dtype=np.int64)
+    for r, i in enumerate(batch):
+        L = len(seqs[i].ids)
+        ids[r, :L] = seqs[i].ids
+        mask[r, :L] = 1
+        assign[r, :L] = seqs[i].assign
+    flat = assign.reshape(-1)
+    pos = np.flatnonzero(flat >= 0)
+    return ids, mask, pos, flat[pos]
 
 
 def pool_rows(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequence[_Seq], n_rows: int, *, dim: int,
@@ -179,21 +262,11 @@ def pool_rows_layers(hidden: Callable[[Any, Any], Any], torch: Any, seqs: Sequen
     counts = torch.zeros(max(n_rows, 1), dtype=torch.float32, device=device)
     with torch.inference_mode():
         for batch in batches:
-            Lmax = max(len(seqs[i].ids) for i in batch)
-            ids = np.full((len(batch), Lmax), pad_id, dtype=np.int64)
-            mask = np.zeros((len(batch), Lmax), dtype=np.int64)
-            assign = np.full((len(batch), Lmax), -1, dtype=np.int64)
-            for r, i in enumerate(batch):
-                L = len(seqs[i].ids)
-                ids[r, :L] = seqs[i].ids
-                mask[r, :L] = 1
-                assign[r, :L] = seqs[i].assign
+            ids, mask, pos, rows = pad_batch(seqs, batch, pad_id)
             states = hidden(torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device))
-            a = torch.from_numpy(assign).to(device).reshape(-1)
-            sel = a >= 0
-            idx = a[sel]
+            pos, idx = torch.from_numpy(pos).to(device), torch.from_numpy(rows).to(device)
             for layer, H in enumerate(states):
-                sums[layer].index_add_(0, idx, H.reshape(-1, dim)[sel].float())
+                sums[layer].index_add_(0, idx, H.reshape(-1, dim).index_select(0, pos).float())
             counts.index_add_(0, idx, torch.ones_like(idx, dtype=torch.float32))
             bar.update(len(batch))
     counts = counts[:n_rows]

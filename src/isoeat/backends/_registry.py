@@ -135,7 +135,7 @@ _CONTEXTUAL_ONLY = ("cache_dir", "use_cache")
 #: Contextual-encoder keywords that static models ignore when ``None`` (so a caller such as the CLI
 #: can pass its options whatever the spec) and refuse otherwise.
 _CONTEXTUAL_OPTIONS = ("layer", "corpus", "contexts_per_word", "missing", "fallback_template", "reference_unit",
-                       "device", "batch_size", "max_length", "progress", "normalize_embeddings", "template")
+                       "device", "dtype", "batch_size", "max_length", "progress", "normalize_embeddings", "template")
 
 
 def _static_kwargs(spec: str, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -245,7 +245,9 @@ def load_model(spec: str, **kwargs: Any) -> Any:
         ``duplicates="first"`` (default ``"error"``; see
         :class:`~isoeat.backends.static.StaticVectors`) for static
         vectors; ``layer=``, ``corpus=``, ``contexts_per_word=``, ``seed=``,
-        ``missing=``, ``device=``, ``cache_dir=``, ``use_cache=`` for ``hf:``).
+        ``missing=``, ``device=``, ``dtype=``, ``cache_dir=``, ``use_cache=`` for ``hf:``;
+        ``dtype=`` also for ``st:``: the forward pass's precision, ``"float32"``
+        (default), ``"tf32"``, ``"bfloat16"`` or ``"float16"``).
         ``cache_dir`` and ``use_cache`` are accepted and ignored by static
         models, and so are the contextual options above when ``None``, so
         callers (the CLI) can pass them whatever the spec; a contextual

@@ -28,8 +28,9 @@ import numpy as np
 from .._errors import ConfigError, IsoeatWarning
 from .._validate import check_bool, check_int
 from ._contextual import _ContextualBase, _texts_digest, check_template
-from ._contextual import _as_corpus, _chunked_statistics  # noqa: F401  (importable from here, as before)
+from ._contextual import _as_corpus  # noqa: F401  (importable from here, as before)
 from ._hf import _read_config, load_sentence_transformer, require_sentence_transformers
+from ._precision import check_dtype_device
 from ._hf import (  # noqa: F401  (importable from here, as before)
     INSTALL_LINE,
     _quiet_hf,
@@ -109,6 +110,10 @@ class SentenceEncoder(_ContextualBase):
         Reference sentences per streamed batch and cache file.
     device : str, optional
         Default: CUDA when present, else CPU.
+    dtype : {"float32", "tf32", "bfloat16", "float16"}, default "float32"
+        Precision of the forward pass (:mod:`isoeat.backends._precision`;
+        ``tf32`` and ``float16`` need CUDA). Part of the fingerprint and of
+        every cache key.
     progress : bool, optional
         Progress line on stderr, the one reporter of :mod:`isoeat._progress`
         (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``, for
@@ -133,6 +138,7 @@ class SentenceEncoder(_ContextualBase):
         batch_size: int = 64,
         chunk_size: int = 2048,
         device: str | None = None,
+        dtype: str | None = None,
         progress: bool | None = None,
         cache_dir: str | os.PathLike | None = None,
         use_cache: bool | None = None,
@@ -145,7 +151,7 @@ class SentenceEncoder(_ContextualBase):
         self.batch_size = check_int("batch_size", batch_size, lo=1)
         self.chunk_size = check_int("chunk_size", chunk_size, lo=1)
         self._init_source(model, "st", name=name, corpus=corpus, device=device, progress=progress,
-                          cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source)
+                          cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source, dtype=dtype)
         self._dim = _st_dim(self.folder)
 
     def __repr__(self) -> str:
@@ -157,8 +163,9 @@ class SentenceEncoder(_ContextualBase):
 
     @property
     def fingerprint(self) -> str:
-        """Hash of the model folder and whether embeddings are normalised."""
-        h = hashlib.sha256(f"st|{self.model_fingerprint}|normalize={self.normalize_embeddings}".encode())
+        """Hash of the model folder, whether embeddings are normalised and the dtype (unless float32)."""
+        h = hashlib.sha256(f"st|{self.model_fingerprint}|normalize={self.normalize_embeddings}{self._dtype_tag()}"
+                           .encode())
         return h.hexdigest()[:16]
 
     def _configured_max_seq_length(self) -> int | None:
@@ -191,9 +198,12 @@ class SentenceEncoder(_ContextualBase):
     def _load(self) -> None:
         if self._model is not None:
             return
+        check_dtype_device(self.dtype, select_device(self._device_arg))  # refused before anything loads
         model, device = load_sentence_transformer(self.folder, self._device_arg)
+        import torch
+
         model.eval()
-        self._model = model
+        self._model, self._torch = model, torch
         self.device = device
 
     # -- encoding ------------------------------------------------------------
@@ -219,7 +229,8 @@ class SentenceEncoder(_ContextualBase):
 
         # one call for all texts (sentence-transformers batches them by length: the numbers depend on it),
         # so the bar advances once per call, or once per chunk of a reference pass
-        with self._progress(len(texts), "sentences", self._show_progress(len(texts))) as bar, torch.inference_mode():
+        with (self._progress(len(texts), "sentences", self._show_progress(len(texts))) as bar, torch.inference_mode(),
+              self._precision()):
             emb = self._model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize_embeddings,
                 convert_to_numpy=True, show_progress_bar=False,
@@ -232,7 +243,7 @@ class SentenceEncoder(_ContextualBase):
 
     def _key(self, texts: Sequence[str], kind: str) -> dict[str, Any]:
         # the folder fingerprint covers the configured length; "default" avoids loading the model for a key
-        return {"kind": kind, "model": self.model_fingerprint, "normalize": self.normalize_embeddings,
+        return {"kind": kind, "model": self.model_key, "normalize": self.normalize_embeddings,
                 "max_seq_length": self._configured_max_seq_length() or "default", "texts": _texts_digest(texts),
                 "n": len(texts)}
 

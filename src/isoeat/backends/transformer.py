@@ -76,8 +76,8 @@ from ._aggregate import (
     _WordAggregation,
 )
 from ._aggregate import _WordResult  # noqa: F401  (importable from here, as before)
-from ._contextual import DEFAULT_CORPUS, _ContextualBase, _texts_digest, check_template
-from ._contextual import _as_corpus, _chunked_statistics  # noqa: F401  (importable from here, as before)
+from ._contextual import DEFAULT_CORPUS, _ContextualBase, _texts_digest, _vectors_hit, check_template
+from ._contextual import _as_corpus  # noqa: F401  (importable from here, as before)
 from ._hf import (  # noqa: F401  (importable from here, as before)
     _MODEL_FILES_SKIP,
     INSTALL_LINE,
@@ -94,7 +94,8 @@ from ._hf import (  # noqa: F401  (importable from here, as before)
     resolve_model_folder,
     select_device,
 )
-from ._pooling import _Seq, assign_tokens, encode_sequences, length_batches, pool_rows, pool_rows_layers
+from ._pooling import _Seq, assign_tokens, encode_flat, encode_sequences, length_batches, pool_rows, pool_rows_layers
+from ._precision import check_dtype_device
 
 __all__ = [
     "TransformerEncoder",
@@ -117,9 +118,36 @@ REFERENCE_UNITS = ("word", "sentence")
 #: What a "word" is for ``unit="word"`` reference vectors.
 REFERENCE_WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", re.UNICODE)
 
+#: Default ``(batch_size, max_tokens_per_batch)`` by device type: the CPU's are those isoeat has always used
+#: (its numbers depend on the batches); a GPU is fed larger length-sorted batches.
+DEVICE_BATCHES = {"cpu": (64, 16384), "cuda": (256, 32768)}
+#: Whether the reference statistics pass tokenizes the next chunks in a background thread during the forward
+#: pass (:func:`isoeat.backends._refpass.prefetched`): None (default) on CUDA only, where the host would otherwise
+#: idle while the device computes (on CPU the forward pass keeps every core busy, and measured no faster with
+#: it); True or False forces it. Read at call time.
+REFERENCE_PREFETCH: bool | None = None
+
 # models whose position ids start after padding_idx, so that max_position_embeddings - padding_idx - 1 are usable
 _ROBERTA_LIKE = {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "longformer", "data2vec-text",
                  "roberta-prelayernorm", "mpnet"}
+
+
+def _word_spans(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The :data:`REFERENCE_WORD_RE` words of ``texts``: their spans ``(k, 2)`` in their sentence and the sentence
+    of each, from one regular-expression pass over the texts joined by newlines (a word never spans one: it is
+    letters with apostrophes or hyphens between letters).
+
+    Examples
+    --------
+    >>> spans, where = _word_spans(["It's here.", "", "Two-fold 2 x"])
+    >>> spans.tolist(), where.tolist()
+    ([[0, 4], [5, 9], [0, 8], [11, 12]], [0, 0, 2, 2])
+    """
+    base = np.concatenate([[0], np.cumsum([len(t) + 1 for t in texts])]).astype(np.int64)
+    pos = np.fromiter((p for m in REFERENCE_WORD_RE.finditer("\n".join(texts)) for p in m.span()), dtype=np.int64)
+    pos = pos.reshape(-1, 2)
+    where = np.searchsorted(base, pos[:, 0], side="right") - 1
+    return pos - base[where][:, None], where
 
 
 class TransformerEncoder(_WordAggregation, _ContextualBase):
@@ -157,14 +185,22 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
     fallback_template : str, default "This is {}."
     reference_unit : {"word", "sentence"}
         Default unit of :meth:`reference_batches`.
-    batch_size : int, default 64
-        Sentences per forward pass (batches are length-bucketed).
-    max_tokens_per_batch : int, default 16384
-        Also caps a batch at this many (padded) tokens.
+    batch_size : int, optional
+        Sentences per forward pass (batches are length-bucketed); default
+        64 on CPU, 256 on CUDA (:data:`DEVICE_BATCHES`).
+    max_tokens_per_batch : int, optional
+        Also caps a batch at this many (padded) tokens; default 16384 on CPU,
+        32768 on CUDA.
     max_length : int, optional
         Maximum input length in tokens (default: the model's).
     device : str, optional
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``; default: CUDA when present.
+    dtype : {"float32", "tf32", "bfloat16", "float16"}, default "float32"
+        Precision of the forward pass (:mod:`isoeat.backends._precision`):
+        float32 is the published protocol; the others are opt-in, faster on a
+        GPU and slightly different (``tf32`` and ``float16`` need CUDA). Pooling
+        and reference statistics are accumulated in float32 and float64 whatever
+        it is. Part of the fingerprint and of every cache key.
     progress : bool, optional
         Progress line on stderr, the one reporter of :mod:`isoeat._progress`
         (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``).
@@ -204,10 +240,11 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         missing: str = "fallback",
         fallback_template: str = FALLBACK_TEMPLATE,
         reference_unit: str = "word",
-        batch_size: int = 64,
-        max_tokens_per_batch: int = 16384,
+        batch_size: int | None = None,
+        max_tokens_per_batch: int | None = None,
         max_length: int | None = None,
         device: str | None = None,
+        dtype: str | None = None,
         progress: bool | None = None,
         cache_dir: str | os.PathLike | None = None,
         use_cache: bool | None = None,
@@ -222,14 +259,16 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         self.missing = check_choice("missing", missing, MISSING_POLICIES)
         self.fallback_template = check_template(fallback_template, name="fallback_template")
         self.reference_unit = check_choice("reference_unit", reference_unit, REFERENCE_UNITS)
-        self.batch_size = check_int("batch_size", batch_size, lo=1)
-        self.max_tokens_per_batch = check_int("max_tokens_per_batch", max_tokens_per_batch, lo=16)
+        # None: sized for the device when the model is loaded (DEVICE_BATCHES)
+        self.batch_size = None if batch_size is None else check_int("batch_size", batch_size, lo=1)
+        self.max_tokens_per_batch = (None if max_tokens_per_batch is None
+                                     else check_int("max_tokens_per_batch", max_tokens_per_batch, lo=16))
         self.chunk_size = check_int("chunk_size", chunk_size, lo=1)
         if max_length is not None:
             max_length = check_int("max_length", max_length, lo=4)
         self._max_length_arg = max_length
         self._init_source(model, "hf", name=name, corpus=corpus, device=device, progress=progress,
-                          cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source)
+                          cache_dir=cache_dir, use_cache=use_cache, folder=_folder, source=_source, dtype=dtype)
         self._config = _read_config(self.folder)
         n_layers = _cfg_get(self._config, "num_hidden_layers", "n_layer", "num_layers")
         self.n_layers = n_layers
@@ -305,11 +344,11 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
     @property
     def fingerprint(self) -> str:
-        """Hash of the model folder, the layer and the pooling: which vector space this is.
+        """Hash of the model folder, the layer, the pooling and the dtype (unless float32): which vector space this is.
 
-        A whitener fitted on this encoder is refused for another layer or model.
+        A whitener fitted on this encoder is refused for another layer, model or precision.
         """
-        h = hashlib.sha256(f"hf|{self.model_fingerprint}|layer={self.layer}|{_POOLING}".encode())
+        h = hashlib.sha256(f"hf|{self.model_fingerprint}|layer={self.layer}|{_POOLING}{self._dtype_tag()}".encode())
         return h.hexdigest()[:16]
 
     def _settings(self) -> dict[str, Any]:
@@ -331,9 +370,12 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             return
         if self._parent is not None:  # a layer view: the parent's model, loaded once
             self._parent._load()
-            for attr in ("_tokenizer", "_backend", "_model", "_torch", "device", "_pad_id", "max_length", "_dim"):
+            for attr in ("_tokenizer", "_backend", "_model", "_torch", "device", "_pad_id", "max_length", "_dim",
+                         "batch_size", "max_tokens_per_batch"):
                 setattr(self, attr, getattr(self._parent, attr))
             return
+        device = select_device(self._device_arg)
+        check_dtype_device(self.dtype, device)  # refused before anything loads
         tok, model, torch = load_tokenizer_and_model(self.folder)
         backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
         if backend is None:
@@ -346,7 +388,12 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         backend = Tokenizer.from_str(backend.to_str())  # a private copy: no truncation, no padding
         backend.no_truncation()
         backend.no_padding()
-        self.device = select_device(self._device_arg)
+        self.device = device
+        cuda = device.startswith("cuda")
+        if self.batch_size is None:
+            self.batch_size = DEVICE_BATCHES["cuda" if cuda else "cpu"][0]
+        if self.max_tokens_per_batch is None:
+            self.max_tokens_per_batch = DEVICE_BATCHES["cuda" if cuda else "cpu"][1]
         model.eval()
         model.to(self.device)
         cfg = model.config
@@ -409,16 +456,21 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         no token have count 0 and a zero vector.
         """
         self._load()
+        batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
+        with self._progress(len(seqs), desc) as bar, self._precision():
+            return pool_rows(self._hidden(), self._torch, seqs, n_rows, dim=self.dim, device=self.device,
+                             pad_id=self._pad_id, batches=batches, bar=bar)
+
+    def _hidden(self) -> Any:
+        """``hidden(input_ids, attention_mask)``: the forward pass, returning this layer's states ``(b, L, dim)``."""
+        self._load()
         need_hidden = self.layer != self.n_layers
 
         def hidden(ids: Any, mask: Any) -> Any:
             out = self._model(input_ids=ids, attention_mask=mask, output_hidden_states=need_hidden)
             return out.hidden_states[self.layer] if need_hidden else out.last_hidden_state
 
-        batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
-        with self._progress(len(seqs), desc) as bar:
-            return pool_rows(hidden, self._torch, seqs, n_rows, dim=self.dim, device=self.device,
-                             pad_id=self._pad_id, batches=batches, bar=bar)
+        return hidden
 
     def _pool_layers(self, seqs: Sequence[_Seq], n_rows: int, desc: str, layers: Sequence[int],
                      batches: Sequence[list[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -436,7 +488,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
         if batches is None:
             batches = length_batches([len(s.ids) for s in seqs], self.batch_size, self.max_tokens_per_batch)
-        with self._progress(len(seqs), desc) as bar:
+        with self._progress(len(seqs), desc) as bar, self._precision():
             return pool_rows_layers(hidden, self._torch, seqs, n_rows, n_layers=len(layers), dim=self.dim,
                                     device=self.device, pad_id=self._pad_id, batches=batches, bar=bar)
 
@@ -450,7 +502,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim))
-        key = {"kind": "hf-sentences", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
+        key = {"kind": "hf-sentences", "algo": _ALGO, "model": self.model_key, "layer": self.layer,
                "pooling": "attention-mean", "max_length": self.max_length_key, "texts": _texts_digest(texts),
                "n": len(texts)}
         hit = self.cache.get("hf-sentences", key)
@@ -487,7 +539,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         return what, f"; layer {meta['layer']} of {self.name}"
 
     def _reference_key(self, chunk: Sequence[str], unit: str) -> dict[str, Any]:
-        return {"kind": "hf-reference", "algo": _ALGO, "model": self.model_fingerprint, "layer": self.layer,
+        return {"kind": "hf-reference", "algo": _ALGO, "model": self.model_key, "layer": self.layer,
                 "unit": unit, "pooling": _POOLING if unit == "word" else "attention-mean",
                 "word_pattern": REFERENCE_WORD_RE.pattern if unit == "word" else None,
                 "max_length": self.max_length_key, "sentences": _texts_digest(chunk), "n_sentences": len(chunk)}
@@ -498,27 +550,79 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
     def _reference_seqs(self, chunk: Sequence[str], unit: str) -> tuple[list[_Seq], int, int]:
         """Tokenized reference sentences with their rows assigned: sequences, truncations, rows."""
+        self._load()
+        chunk = list(chunk)
+        encs = self._backend.encode_batch(chunk, add_special_tokens=True)
         if unit == "sentence":
-            seqs, nt = self._encode_seqs(chunk, list(range(len(chunk))), "all")
+            seqs, nt = encode_flat(encs, self.max_length)
             return seqs, nt, len(chunk)
-        jobs = []
-        n_rows = 0
-        for s in chunk:
-            spans = [(m.start(), m.end()) for m in REFERENCE_WORD_RE.finditer(s)]
-            arr = np.asarray(spans, dtype=np.int64).reshape(len(spans), 2)
-            jobs.append((arr, np.arange(n_rows, n_rows + len(spans), dtype=np.int64)))
-            n_rows += len(spans)
-        seqs, nt = self._encode_seqs(chunk, jobs, "words")
-        return seqs, nt, n_rows
+        spans, where = _word_spans(chunk)
+        seqs, nt = encode_flat(encs, self.max_length, texts=chunk, spans=spans, span_text=where)
+        return seqs, nt, len(spans)
 
     def _chunk_vectors(self, chunk: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
         """Reference vectors of one chunk of sentences (float64) and its truncation count, cached."""
         key = self._reference_key(chunk, unit)
         hit = self.cache.get("hf-reference", key)
-        if hit is not None and "vectors" in hit and hit["vectors"].ndim == 2 and hit["vectors"].shape[1] == self.dim:
+        if _vectors_hit(hit, self.dim):
             return hit["vectors"].astype(np.float64), int(hit.get("truncated", 0))
         seqs, nt, n_rows = self._reference_seqs(chunk, unit)
         means, counts = self._pool(seqs, n_rows, f"reference ({unit})")
         vecs = np.ascontiguousarray(means[counts > 0])
         self.cache.put("hf-reference", key, {"vectors": vecs, "truncated": np.int64(nt)})
         return vecs.astype(np.float64), nt
+
+    # -- reference statistics: pooled and accumulated on the model's device (_refpass) ------------
+    def _moments(self, vecs: np.ndarray) -> Any:
+        """Statistics of one chunk's vectors, accumulated where they are: with the model loaded, as
+        :func:`~isoeat.backends._refpass.statistics_pass` accumulates them (float64 on the model's device), so
+        vectors kept from a pass give its numbers exactly; vectors read from the cache with the model not
+        loaded, on the host (the same to rounding, about 1e-16 relative), without loading it."""
+        from ..calibration.moments import DeviceAccumulator
+
+        if self._model is None:
+            return super()._moments(vecs)
+        X = self._torch.from_numpy(np.ascontiguousarray(vecs, dtype=np.float64)).to(self.device)
+        return DeviceAccumulator(self.dim, self._torch, self.device).update(X).to_host()
+
+    def _keeps_vectors(self, sents: Sequence[str], unit: str) -> bool:
+        """Whether the statistics pass hands back (and caches) the vectors: when all of them, float64, fit
+        :data:`~isoeat.backends._contextual.VECTORS_MEMO` (counted by words before any pass), as a following
+        ``reference_vectors`` of the same sentences would keep them; else only O(d^2) statistics leave the device."""
+        from . import _contextual
+
+        budget = _contextual.VECTORS_MEMO
+        per_row = 8 * self.dim
+        rows = 0
+        for s in sents:
+            rows += self._reference_rows(s, unit)
+            if rows * per_row > budget:
+                return False
+        return True
+
+    def _statistics_pass(self, chunks: Sequence[Sequence[str]], unit: str, *, bar: Any,
+                         keep: bool) -> Any:
+        """Chunks whose vectors are cached: their statistics from those; the others from one
+        :func:`~isoeat.backends._refpass.statistics_pass` (vectors cached too with ``keep``)."""
+        from ._refpass import statistics_pass
+
+        run = []
+        for j, chunk in enumerate(chunks):
+            hit = self.cache.get("hf-reference", self._reference_key(chunk, unit))
+            if _vectors_hit(hit, self.dim):
+                vecs = hit["vectors"].astype(np.float64)
+                bar.update(len(chunk))
+                yield j, self._moments(vecs), int(hit.get("truncated", 0)), vecs
+            else:
+                run.append(j)
+        if not run:
+            return
+        self._load()
+        prefetch = self.device.startswith("cuda") if REFERENCE_PREFETCH is None else bool(REFERENCE_PREFETCH)
+        for k, acc, nt, vecs in statistics_pass(self, [chunks[j] for j in run], unit, keep=keep, bar=bar,
+                                                prefetch=prefetch):
+            if vecs is not None:
+                self.cache.put("hf-reference", self._reference_key(chunks[run[k]], unit),
+                               {"vectors": vecs, "truncated": np.int64(nt)})
+                vecs = vecs.astype(np.float64)
+            yield run[k], acc, nt, vecs

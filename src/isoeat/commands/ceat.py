@@ -19,7 +19,7 @@ __all__ = ["register", "COMMANDS"]
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat ceat`` to the CLI."""
     from ..calibration import calibration_names
-    from ..cliargs import FORMATS, add_calibration_options, examples, nonneg_int, positive_int
+    from ..cliargs import FORMATS, add_calibration_options, add_dtype_option, examples, nonneg_int, positive_int
 
     p = subparsers.add_parser(
         "ceat",
@@ -69,6 +69,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="accept the results although more than 10%% of the stimulus words had no corpus context "
                         "(they stay marked; without it the command exits 3)")
     p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
+    add_dtype_option(p)
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=64, metavar="N",
                    help="sentences per forward pass (default 64)")
     p.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
@@ -83,6 +84,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 def _load(args: argparse.Namespace) -> Any:
     from ..backends import load_model
     from ..backends._registry import is_contextual_spec
+    from ..cliargs import dtype_option
 
     spec = args.model.strip()
     if spec.lower().startswith("st:"):
@@ -91,7 +93,8 @@ def _load(args: argparse.Namespace) -> Any:
         raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
     model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word, layer=args.layer,
                        missing=args.missing, seed=args.seed, device=args.device, batch_size=args.batch_size,
-                       cache_dir=args.cache_dir, use_cache=False if args.no_cache else None)
+                       cache_dir=args.cache_dir, use_cache=False if args.no_cache else None,
+                       **dtype_option(args.dtype, args.device))
     from .._types import ContextEncoder
 
     if not isinstance(model, ContextEncoder):

@@ -26,7 +26,7 @@ _MINILM = {"minilm", "all-minilm-l6-v2", "minilm-l6", "hf:minilm"}
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat seat`` to the CLI."""
     from ..calibration import calibration_names
-    from ..cliargs import examples
+    from ..cliargs import add_dtype_option, examples
 
     p = subparsers.add_parser(
         "seat",
@@ -58,6 +58,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     p.add_argument("--no-capitalize", dest="capitalize", action="store_false",
                    help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: cuda when present)")
+    add_dtype_option(p)
     p.add_argument("--corpus", metavar="SPEC",
                    help="corpus of the reference sentences of --calibration: auto (default: the largest present "
                         "offline), wikitext-103, enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder "
@@ -72,11 +73,13 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
 def _load_encoder(args: argparse.Namespace) -> Any:
     from ..backends import load_model
+    from ..cliargs import dtype_option
 
     spec = args.model.strip()
     common: dict[str, Any] = {"cache_dir": args.cache_dir, "use_cache": False if args.no_cache else None,
                               "device": args.device, "batch_size": args.batch_size,
-                              **({"corpus": args.corpus} if args.corpus else {})}
+                              **({"corpus": args.corpus} if args.corpus else {}),
+                              **dtype_option(args.dtype, args.device)}
     if args.batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
     if spec.lower() in _MINILM or spec.lower() == "st:minilm":
