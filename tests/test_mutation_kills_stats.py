@@ -627,7 +627,7 @@ def test_weat_coverage_at_its_boundaries(toy_model):
     assert isoeat.weat(toy_model, _wtest(B=three_of_five), rng=0, min_coverage=0.6).n_b == 3  # at 0.6
     assert isoeat.weat(toy_model, _wtest(), rng=0, min_coverage=1.0).n_b == 5  # 1.0 allowed
     assert isoeat.weat(toy_model, _wtest(A=["good", "nice"]), rng=0, min_coverage=0.0).n_a == 2  # 2 found
-    with pytest.raises(CoverageError, match="at least 2 words"):
+    with pytest.raises(CoverageError, match="a set needs at least 2"):
         isoeat.weat(toy_model, _wtest(A=["good", "zzz1"]), rng=0, min_coverage=0.0)
     # the message lists the first 10 missing words, then " ..." when there are more
     ten = [f"zz{i:02d}" for i in range(10)]

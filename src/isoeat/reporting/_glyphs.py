@@ -115,9 +115,14 @@ def report_texts(res: Any) -> Iterator[str]:
 def glyphs_for(texts: Iterable[str]) -> Iterator[list[str]]:
     """Draw the block's figures with a font for every character of ``texts`` where one is installed.
 
-    Yields the characters no installed font has (said once, as an :class:`~isoeat.IsoeatWarning`).
+    Yields the characters no installed font has (said once, as an :class:`~isoeat.IsoeatWarning`); without
+    matplotlib (a report of tables only) there is nothing to draw: it yields an empty list.
     """
-    from matplotlib import rc_context
+    try:
+        from matplotlib import rc_context
+    except ImportError:
+        yield []
+        return
 
     missing = missing_chars(texts)
     families, lost = fonts_with(missing) if missing else ([], [])
