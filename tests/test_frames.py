@@ -6,6 +6,8 @@ of vectors a frame must hold, when the frame holds no more than the sample size 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -93,5 +95,54 @@ def test_cli_prints_the_frame(glove, capsys):
     assert main(["anisotropy", "--calibration", "none", "--frame", "vocabulary-top:2000", "--format", "json"]) == 0
     out = capsys.readouterr().out
     assert "frame vocabulary-top:2000" in out
-    assert main(["anisotropy", "--calibration", "none", "--samples", "300"]) == 0
+    assert main(["anisotropy", "--calibration", "none", "--samples", "300", "--frame", "reference"]) == 0
     assert "Sample: frame reference:" in capsys.readouterr().out
+    assert main(["anisotropy", "--calibration", "none", "--samples", "300"]) == 0  # the default: the paper's
+    assert "Sample: frame paper: 300 of the " in capsys.readouterr().out
+
+
+def test_the_paper_frame_of_a_static_model_is_the_vocabulary_items_of_the_reference_text(glove, monkeypatch):
+    """Frame paper (the default of run's isotropy check and of anisotropy): the distinct in-vocabulary words of
+    WikiText-2 here (no WikiText-103), each once; its mean cosine computed from scratch: unit rows u_i of the
+    distinct words, mean over i != j of u_i.u_j = (|sum u|^2 - N) / (N (N - 1))."""
+    import re
+
+    from isoeat.corpora import shared_wikitext2_path
+
+    w2 = shared_wikitext2_path()
+    if w2 is None:
+        pytest.skip("WikiText-2 is not here: frame paper falls back to the auto corpus")
+    monkeypatch.delenv("ISOEAT_WIKITEXT103", raising=False)
+    text = (Path(w2) / "wiki.train.raw") if (Path(w2) / "wiki.train.raw").exists() else Path(w2) / "wiki.test.raw"
+    words = set(re.findall(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", text.read_text(encoding="utf-8")))
+    rows = sorted({glove.row(w)[0] for w in words} - {None})
+    u = np.asarray(glove.vectors[rows], dtype=float)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    s = u.sum(axis=0)
+    expected = (s @ s - len(rows)) / (len(rows) * (len(rows) - 1))
+    (raw,) = compare_anisotropy(glove, None, rng=0)  # the default frame
+    assert raw.frame == "paper" and raw.frame_size == len(rows)
+    assert raw.mean_cosine == pytest.approx(expected, rel=1e-9)
+    assert 0.05 < expected < 0.09  # 0.068 for GloVe 6B 50d on WikiText-2's test text (the paper's 300d: 0.192)
+
+
+def test_run_checks_isotropy_on_the_paper_frame_and_names_it(glove, tmp_path, capsys):
+    """The isotropy check under run's table: frame paper by default, named on the line, the same figures as
+    'isoeat anisotropy' (one frame, one seed stream); another frame by name; a bad one refused in one line."""
+    from isoeat.experiments.results import load_experiment
+
+    out = tmp_path / "r"
+    assert main(["run", "--tests", "W6", "--permutations", "1000", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "raw space: anisotropic (frame paper, the paper's protocol: mean cosine exact over its" in printed
+    raw = next(a for a in load_experiment(out).anisotropy if a["calibration"] == "none")
+    assert raw["frame"] == "paper"
+    alone = compare_anisotropy(glove, None, rng=0)[0]
+    assert (raw["mean_cosine"], raw["isoscore"]) == pytest.approx((alone.mean_cosine, alone.isoscore), rel=1e-12)
+    assert main(["run", "--tests", "W6", "--permutations", "1000", "--frame", "vocabulary-top:5000", "-q"]) == 0
+    assert "(frame vocabulary-top:5000: mean cosine exact over its 5,000 vectors" in capsys.readouterr().out
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("models: [glove-6b-50d]\ntests: [W6]\ncalibrations: [none, zca]\nanisotropy: {frame: bogus}\n")
+    assert main(["run", str(cfg), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "anisotropy.frame" in err and "bogus" in err

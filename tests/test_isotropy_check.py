@@ -77,7 +77,8 @@ def test_record_and_lines_on_real_measures():
     assert c.verdict == "anisotropic" and "mean cosine" in c.flagged
     assert c.top_pc_share == aniso["explained_variance_ratio"][0] and c.dim == 20
     lines = ic.isotropy_lines("toy", aniso, iso, "zca")
-    assert lines[0] == "Isotropy check, toy raw space: anisotropic (400 sampled reference vectors)."
+    assert lines[0] == ("Isotropy check, toy raw space: anisotropic (frame reference, the calibrator's reference "
+                        "sample: 400 sampled vectors).")  # a record without 'frame' was measured on the reference pool
     assert "(anisotropic if >= 0.1): ANISOTROPIC" in lines[1] and "5/d = 0.25" in lines[1]
     assert lines[2].startswith("  after zca: mean cosine") and lines[-1].startswith("  Recommendation: calibrate")
     assert ic.isotropy_lines("toy", None)[0] == "Isotropy check, toy raw space: not measured."

@@ -115,6 +115,7 @@ def test_auto_reference_check_measures_the_pool_the_calibrator_was_fitted_on(glo
 
     out = tmp_path / "auto"
     assert main(["run", "--tests", "W6", "--reference-size", "auto", "--reference-max", "20000", "--seed", "3",
+                 "--frame", "reference",
                  "--reference-tolerance", "1",
                  "--out", str(out), "--format", "json"]) == 0
     capsys.readouterr()

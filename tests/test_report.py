@@ -292,8 +292,8 @@ def test_decision_aids_on_the_papers_seven_models():
             and "W2 raw" in page)
     assert "<b>GloVe</b>" not in page and "&lt;b&gt;GloVe&lt;/b&gt;, raw vs zca: sanity tests W1, W2 significant" in page
     # Table 2: GPT-2 0.997 -> anisotropic; word2vec 0.059 passes the mean-cosine check (IsoScore not in Table 2)
-    assert "<h4>GPT-2: <span class='bad'>anisotropic</span></h4>" in page
-    assert "<h4>word2vec: <span class=''>partly measured</span></h4>" in page
+    assert "<h4>GPT-2: <span class='bad'>anisotropic</span>" in page
+    assert "<h4>word2vec: <span class=''>partly measured</span>" in page
     assert page.count("<td class='l'>not measured</td>") == 2 * 7  # IsoScore and top-PC share of each model
     assert "No mechanism recorded for this space" in page
 

@@ -48,7 +48,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
         help="anisotropy before/after calibration: mean and SD of pairwise cosine, IsoScore, "
              "partition ratio, explained variance (paper Table 2)",
         epilog=examples("isoeat anisotropy                                   # raw vs zca, glove-6b-50d",
-                        "isoeat anisotropy --frame paper                     # the paper's frame: WikiText tokens",
+                        "isoeat anisotropy --frame reference                 # the calibrator's reference pool",
                         "isoeat anisotropy --calibration none --samples 5000 --format json"),
     )
     _common(p)
@@ -57,10 +57,12 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
                    help="reference vectors sampled (default 2000, as the paper)")
     p.add_argument("--top-k", type=positive_int("--top-k"), default=50, metavar="K",
                    help="principal components whose explained-variance ratio is reported (default 50)")
-    p.add_argument("--frame", default="reference", metavar="FRAME",
-                   help="which vectors are sampled (default reference: the calibrator's reference pool); "
-                        "vocabulary-top:N, vocabulary-all, corpus-types:TEXT, corpus-tokens:TEXT, or paper "
-                        "(2,000 WikiText tokens, the paper's Table 2 frame)")
+    p.add_argument("--frame", default="paper", metavar="FRAME",
+                   help="which vectors are sampled (default paper, the paper's Table 2 protocol: vocabulary items "
+                        "of the reference corpus for a static model, WikiText-103 where present, else WikiText-2, "
+                        "else the largest offline corpus; a contextual model's reference sample); reference "
+                        "(the calibrator's reference pool), vocabulary-top:N, vocabulary-all, corpus-types:TEXT "
+                        "or corpus-tokens:TEXT")
     p.add_argument("--matrix-out", metavar="FILE",
                    help="also save the pairwise cosine matrices (paper Figure 1) to this .npz file "
                         "(arrays named by calibration: none, zca, ...; info_json: sampling rule)")
@@ -230,7 +232,8 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
     if emit_records(records, args.format):
         return 0
     raw = results[0]
-    title = f"{model.name}: anisotropy of {'the reference vectors' if args.frame == 'reference' else 'frame ' + args.frame}"
+    title = f"{model.name}: anisotropy of " + {"reference": "the reference vectors", "paper": "frame paper (the "
+                                                 "paper's protocol)"}.get(args.frame, f"frame {args.frame}")
     if cal is not None:
         title += f", raw vs {_cal_label(cal)}"
     print(title)

@@ -74,6 +74,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "last) from the same forward passes, with a layer profile (anisotropy and d raw vs "
                         "calibrated per layer; tables/layers.csv, figures/layers.png in --out); default: none, "
                         "the one layer of --layer")
+    p.add_argument("--frame", default="paper", metavar="FRAME",
+                   help="the vectors the isotropy check samples, as 'isoeat anisotropy --frame' (default paper, the "
+                        "paper's Table 2 protocol: vocabulary items of the reference corpus for a static model, the "
+                        "reference sample for a contextual one; reference: the calibrator's reference pool; in a "
+                        "CONFIG: anisotropy.frame)")
     p.add_argument("--out", metavar="DIR",
                    help="experiment folder: cells, results.csv/json, comparison.csv/json, tables, manifest "
                         "(then 'isoeat report DIR')")
@@ -175,7 +180,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
         "calibrations": ["none", {"name": name, **({"params": params} if params else {})}],
         "settings": settings,
         # the isotropy check printed under the table (paper §6.1): Table 2's measures of both spaces
-        "anisotropy": {"sample": 2000, "components": 50},
+        "anisotropy": {"sample": 2000, "components": 50, "frame": args.frame},
         **({"tests": tests} if tests is not None else {}),
         **({"metrics": args.metrics} if getattr(args, "metrics", None) else {}),
     }

@@ -89,6 +89,7 @@ import numpy as np
 from .._cosine import unit_rows
 from .._errors import ConfigError, DataFormatError
 from .._random import stream
+from .._types import VocabularyModel
 from .frames import sample_reference  # noqa: F401 - re-exported (the frame "reference")
 from .._validate import check_bool, check_int
 
@@ -410,6 +411,8 @@ class AnisotropyResult:
         Number of ratios kept (``min(top_k, dim)``).
     sampling : str
         How the vectors were drawn.
+    frame : str
+        The frame the vectors were drawn from (:data:`~isoeat.diagnostics.frames.FRAMES`).
     seed : int or None
     cosine_matrix : numpy.ndarray or None
         The :math:`N\\times N` matrix (Figure 1) when asked for; not in :meth:`to_dict`.
@@ -435,6 +438,7 @@ class AnisotropyResult:
     sample_mean_cosine: float = math.nan
     sample_sd_cosine: float = math.nan
     sample_mean_cosine_se: float = 0.0
+    frame: str = "reference"
 
     def to_dict(self) -> dict[str, Any]:
         """Plain fields (the cosine matrix left out) for JSON/CSV."""
@@ -451,6 +455,7 @@ class AnisotropyResult:
             "top_k": self.top_k,
             "explained_variance_ratio": list(self.explained_variance_ratio),
             "sampling": self.sampling,
+            "frame": self.frame,
             "seed": self.seed,
             "cosine_method": self.cosine_method,
             "frame_size": self.frame_size,
@@ -560,7 +565,7 @@ def compare_anisotropy(
     force: bool = False,
     return_matrix: bool = False,
     matrix_size: int | None = None,
-    frame: str = "reference",
+    frame: str = "paper",
     reference: Any = None,
 ) -> tuple[AnisotropyResult, ...]:
     """Anisotropy of the raw space and, when given, of the calibrated space on the *same* sample.
@@ -588,11 +593,11 @@ def compare_anisotropy(
         With ``return_matrix``, keep (and build) only the top-left
         ``matrix_size`` square of each cosine matrix; see
         :func:`anisotropy_from_vectors`.
-    frame : str, default "reference"
-        Which vectors are sampled (:mod:`isoeat.diagnostics.frames`): the
-        calibrator's reference pool, ``vocabulary-top:N``, ``vocabulary-all``,
-        ``corpus-types:TEXT``, ``corpus-tokens:TEXT`` or ``paper``; named in
-        the result's ``sampling``.
+    frame : str, default "paper"
+        Which vectors are sampled (:mod:`isoeat.diagnostics.frames`): ``paper`` (the paper's
+        protocol: vocabulary items of the reference corpus for a static model, the reference
+        sample for a contextual one), ``reference`` (the calibrator's pool), ``vocabulary-top:N``,
+        ``vocabulary-all``, ``corpus-types:TEXT`` or ``corpus-tokens:TEXT``; in ``frame`` and ``sampling``.
     reference : ReferenceSpec, optional
         Frame ``reference`` only: the pool as a calibrator's reference sample
         (:func:`sample_reference`), instead of ``reference_size``/``reference_kwargs``.
@@ -627,7 +632,9 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
 
     # the sample of a frame comes from its named stream: every command draws the same rows for the same seed
     rng, root = stream(rng, "anisotropy", frame)
-    if frame == "reference":
+    # the paper's frame for a contextual model: its reference sample (vectors of reference-corpus tokens)
+    pooled = frame == "reference" or (frame == "paper" and not isinstance(model, VocabularyModel))
+    if pooled:
         if reference is not None:  # the calibrator's own reference sample (its ReferenceSpec)
             from ..calibration.sample import reference_sample
 
@@ -636,6 +643,8 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
             pool = model.reference_vectors(reference_size, **(reference_kwargs or {}))
         X, desc, seed = sample_reference(model, n_samples, rng=rng, pool=pool)
         pop = FramePopulation(pool[0], None, None, len(pool[0]), "reference pool")
+        if frame == "paper":
+            desc = "frame paper (the reference sample's vectors)" + desc[len("frame reference"):]
     else:
         pop = frame_population(model, frame)
         X, desc, seed = sample_frame(model, frame, n_samples, rng=rng, population=pop)
@@ -645,23 +654,25 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                   return_matrix=return_matrix, matrix_size=matrix_size)
-    out = [_with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None)
+    out = [_with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, frame)
            ] if raw or calibration is None else []
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
         out.append(_with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common), pop, Z,
-                               calibration))
+                               calibration, frame))
     return tuple(out)
 
 
-def _with_frame(res: AnisotropyResult, pop: Any, sample: np.ndarray, calibration: Any) -> AnisotropyResult:
+def _with_frame(res: AnisotropyResult, pop: Any, sample: np.ndarray, calibration: Any, frame: str
+                ) -> AnisotropyResult:
     """``res`` with its mean and SD of pairwise cosine over the whole frame where that is cheap (exact)."""
     from dataclasses import replace
 
     from .frame_cosine import frame_cosine
 
     f = frame_cosine(pop.blocks, pop.count, sample, (res.mean_cosine, res.sd_cosine), calibration)
-    return replace(res, mean_cosine=f.mean, sd_cosine=f.sd, cosine_method=f.method, frame_size=f.frame_size,
+    return replace(res, frame=frame, mean_cosine=f.mean, sd_cosine=f.sd, cosine_method=f.method,
+                   frame_size=f.frame_size,
                    mean_cosine_se=f.mean_se, sample_mean_cosine_se=f.sample_mean_se)
 
 

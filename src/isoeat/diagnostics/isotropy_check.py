@@ -131,8 +131,9 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
     head = f"Isotropy check, {model} raw space: {c.verdict}"
     if raw and raw.get("n_samples"):
         n, size = raw["n_samples"], raw.get("frame_size") or 0
-        head += (f" (mean cosine exact over the {size:,} reference vectors; IsoScore and top-PC share of {n:,} "
-                 "sampled)" if raw.get("cosine_method") == "exact" and size > n else f" ({n:,} sampled reference vectors)")
+        head += f" ({frame_words(raw.get('frame') or 'reference')}: " + (
+            f"mean cosine exact over its {size:,} vectors; IsoScore and top-PC share of {n:,} sampled)"
+            if raw.get("cosine_method") == "exact" and size > n else f"{n:,} sampled vectors)")
     lines = [head + ".",
              f"  mean cosine {_value(c.mean_cosine, '.3f')} (anisotropic if >= {MEAN_COSINE_MAX:g}): "
              f"{state('mean cosine')}; IsoScore {_value(c.isoscore, '.3f')} (if < {ISOSCORE_MIN:g}): "
@@ -144,6 +145,12 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
                      f"{_value(a.isoscore, '.3f')}, top-PC share {_value(a.top_pc_share, '.4f')}.")
     lines.append(f"  Recommendation: {c.recommendation}.")
     return lines
+
+
+def frame_words(frame: str) -> str:
+    """A frame as printed beside a figure or verdict (:mod:`isoeat.diagnostics.frames`)."""
+    return {"paper": "frame paper, the paper's protocol",
+            "reference": "frame reference, the calibrator's reference sample"}.get(frame, f"frame {frame}")
 
 
 def space_records(records: Any, model: str, raw_label: str, calibrated_label: str) -> tuple[dict | None, dict | None]:

@@ -44,7 +44,7 @@ _SETTINGS_KEYS = (
     "reference",
 )
 _REFERENCE_KEYS = ("corpus", "size", "sentences")
-_ANISO_KEYS = ("sample", "components", "heatmap_size")
+_ANISO_KEYS = ("sample", "components", "heatmap_size", "frame")
 _SIM_KEYS = ("benchmarks", "bootstrap")
 _REPORT_KEYS = ("test_heatmaps", "figure_formats", "dpi")
 _METHODS = ("auto", "exact", "certified", "monte-carlo")

@@ -87,7 +87,7 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
                         options=metric_options(config.settings.method, config.settings.permutations))
         if config.anisotropy:
             for c in config.calibrations:  # raw and calibrated measured on the same sample (one stream)
-                add("anisotropy", m, c, "anisotropy", ("anisotropy", "reference"),
+                add("anisotropy", m, c, "anisotropy", ("anisotropy", config.anisotropy.frame),
                     out / "anisotropy" / mdir / f"{slug(c.label)}.json", anisotropy=True)
         for b in benches:
             for c in config.calibrated:

@@ -204,17 +204,19 @@ class Engine:
         return {"result": {"test": test.id, "metrics": records}}
 
     def anisotropy_cell(self, calibrator: Any, pool: ReferenceSpec, *, sample: int, components: int,
-                        heatmap_size: int, heatmap: Path | None = None) -> dict[str, Any]:
-        """The anisotropy of ``sample`` vectors drawn from ``pool`` (the calibrator's own reference sample).
+                        heatmap_size: int, heatmap: Path | None = None, frame: str = "reference") -> dict[str, Any]:
+        """The anisotropy of ``sample`` vectors drawn from ``frame`` (``reference``: from ``pool``, the
+        calibrator's own reference sample; ``paper``: tokens of the reference corpus, the paper's protocol).
 
-        The rows come from the stream ``("anisotropy", "reference")`` of the
+        The rows come from the stream ``("anisotropy", FRAME)`` of the
         engine's seed: the same rows in every space. With ``heatmap`` the
         top-left ``heatmap_size`` block of the cosine matrix is written there (npz).
         """
         from ..diagnostics import anisotropy
 
         res = anisotropy(self.model, calibrator, n_samples=sample, top_k=components, rng=self.seed,
-                         reference=pool, matrix_size=heatmap_size, return_matrix=True, force=self.force)
+                         frame=frame, reference=pool, matrix_size=heatmap_size, return_matrix=True,
+                         force=self.force)
         rec = res.to_dict()
         mat = getattr(res, "cosine_matrix", None)
         if mat is not None and heatmap is not None:

@@ -561,7 +561,7 @@ def compute_cell(engine: Engine, cell: Cell, calibrator: Any, config: Experiment
         a = config.anisotropy
         assert a is not None
         return engine.anisotropy_cell(calibrator, pool, sample=a.sample, components=a.components,
-                                      heatmap_size=a.heatmap_size, heatmap=cell.path.with_suffix(".npz"))
+                                      heatmap_size=a.heatmap_size, heatmap=cell.path.with_suffix(".npz"), frame=a.frame)
     assert config.similarity is not None
     return engine.similarity_cell(cell.item, calibrator, config.similarity.bootstrap)
 

@@ -63,7 +63,8 @@ def _calibrated(res: Any) -> list[str]:
 
 
 def _isotropy(res: Any) -> str:
-    from ..diagnostics.isotropy_check import ISOSCORE_MIN, MEAN_COSINE_MAX, TOP_PC_FACTOR, check_from_record, space_records
+    from ..diagnostics.isotropy_check import (ISOSCORE_MIN, MEAN_COSINE_MAX, TOP_PC_FACTOR, check_from_record,
+                                              frame_words, space_records)
 
     parts = ["<p class='note'>Paper §6.1: check isotropy first and calibrate when it is needed. Thresholds "
              f"(<code>isoeat.diagnostics.isotropy_check</code>): mean pairwise cosine &ge; {MEAN_COSINE_MAX:g}, "
@@ -87,7 +88,8 @@ def _isotropy(res: Any) -> str:
                        f"<td>{_f(w, fmt)}</td></tr>" for n, v, t, w, fmt in rows)
         verdict_cls = "bad" if c.verdict == "anisotropic" else "ok" if c.verdict == "near-isotropic" else ""
         after = _e(cals[0]) if cals and cal else "calibrated"
-        parts.append(f"<h4>{_e(m['label'])}: <span class='{verdict_cls}'>{_e(c.verdict)}</span></h4>"
+        frame = f" <span class='note'>({_e(frame_words(raw.get('frame') or 'reference'))})</span>" if raw else ""
+        parts.append(f"<h4>{_e(m['label'])}: <span class='{verdict_cls}'>{_e(c.verdict)}</span>{frame}</h4>"
                      "<div class='scroll'><table class='isotropy'><thead><tr><th class='l'>measure</th><th>raw</th>"
                      f"<th class='l'>anisotropic if</th><th class='l'>raw space</th><th>{after}</th></tr></thead>"
                      f"<tbody>{body}</tbody></table></div><p class='note'>Recommendation: {_e(c.recommendation)}.</p>")

@@ -216,6 +216,8 @@ def table_a1(res: Any, calibration: str) -> Table:
 # --------------------------------------------------------------------------- Table 2
 def table2(res: Any) -> Table | None:
     """Anisotropy: mean and SD of pairwise cosine (and IsoScore) per model and space."""
+    from ..diagnostics.isotropy_check import frame_words
+
     if not res.anisotropy:
         return None
     cals = [c for c in res.calibrations if any(a["calibration"] == c["label"] for a in res.anisotropy)]
@@ -238,9 +240,12 @@ def table2(res: Any) -> Table | None:
                       Cell(f"{a['isoscore']:.3f}" if a.get("isoscore") is not None else "--")]
         body.append(cells)
     a0 = res.anisotropy[0]
-    notes = [f"Mean and SD (population) of the pairwise cosine similarities among {a0.get('n_samples', '?')} sampled "
-             "reference vectors, before (Raw) and after calibration, on the same sample; IsoScore (Rudman et al. 2022) "
-             "in [0, 1], 1 = isotropic."]
+    how = ("over every pair of the frame's vectors (exact)" if a0.get("cosine_method") == "exact" else
+           f"among {a0.get('n_samples', '?')} sampled vectors")
+    notes = [f"Mean and SD (population) of the pairwise cosine similarities {how}, before (Raw) and after "
+             f"calibration, on the same vectors; IsoScore (Rudman et al. 2022) of {a0.get('n_samples', '?')} sampled, "
+             "in [0, 1], 1 = isotropic. Frame: " + frame_words(a0.get("frame") or "reference") + " (the sample of "
+             "each model below)."]
     samples = {}
     for a in res.anisotropy:
         samples.setdefault(a["model"], a.get("sampling", "?"))
