@@ -132,7 +132,9 @@ def test_config_errors_name_the_key(tmp_path, text, expected):
 
 
 def test_optional_sections_need_their_modules(tmp_path, monkeypatch):
-    monkeypatch.setattr(cfgmod, "_module_available", lambda name: False)
+    from isoeat.experiments import _config_sections
+
+    monkeypatch.setattr(_config_sections, "_module_available", lambda name: False)
     msg = _err(tmp_path, "models: [glove-6b-50d]\nanisotropy: true\n")
     assert "anisotropy" in msg and "isoeat.diagnostics" in msg
     msg = _err(tmp_path, "models: [glove-6b-50d]\nsimilarity: [ws353]\n")

@@ -188,7 +188,7 @@ def test_sample_is_seeded_distinct_and_stated():
 def test_more_samples_than_reference_vectors_uses_all_and_says_so():
     m = _toy_model(n=150)
     with pytest.warns(IsoeatWarning, match="only 150"):
-        res = anisotropy(m, n_samples=2000, rng=0)
+        res = anisotropy(m, n_samples=2000, rng=0, frame="reference")
     assert res.n_samples == 150 and res.n_requested == 2000
     assert "only 150 available" in res.sampling
     with pytest.raises(ConfigError):
@@ -198,12 +198,12 @@ def test_more_samples_than_reference_vectors_uses_all_and_says_so():
 def test_raw_and_calibrated_use_the_same_sample():
     m = _toy_model()
     cal = isoeat.fit_calibrator(m, "zca", n_reference=500)
-    raw, white = compare_anisotropy(m, cal, n_samples=200, rng=1, return_matrix=True)
+    raw, white = compare_anisotropy(m, cal, n_samples=200, rng=1, return_matrix=True, frame="reference")
     assert raw.sampling == white.sampling and raw.seed == white.seed == 1
     assert raw.calibration == "none" and white.calibration == "zca"
     # the same int seed reproduces each alone
-    assert anisotropy(m, cal, n_samples=200, rng=1).mean_cosine == pytest.approx(white.mean_cosine, abs=1e-15)
-    assert anisotropy(m, n_samples=200, rng=1).mean_cosine == pytest.approx(raw.mean_cosine, abs=1e-15)
+    assert anisotropy(m, cal, n_samples=200, rng=1, frame="reference").mean_cosine == pytest.approx(white.mean_cosine, abs=1e-15)
+    assert anisotropy(m, n_samples=200, rng=1, frame="reference").mean_cosine == pytest.approx(raw.mean_cosine, abs=1e-15)
     off = raw.cosine_matrix[~np.eye(200, dtype=bool)]
     assert off.mean() == pytest.approx(raw.sample_mean_cosine, abs=1e-12)  # the sample's figure
     U = m.vectors[:500] / np.linalg.norm(m.vectors[:500], axis=1, keepdims=True)   # the frame: the 500-row pool
@@ -223,14 +223,14 @@ def test_one_calibrated_space_measures_only_that_space(monkeypatch):
 
     m = _toy_model()
     cal = isoeat.fit_calibrator(m, "zca", n_reference=500)
-    _, white = compare_anisotropy(m, cal, n_samples=200, rng=3, top_k=5)
+    _, white = compare_anisotropy(m, cal, n_samples=200, rng=3, top_k=5, frame="reference")
     measured = []
     real = mod.anisotropy_from_vectors
     monkeypatch.setattr(mod, "anisotropy_from_vectors", lambda X, **k: measured.append(k["calibration"]) or real(X, **k))
-    alone = anisotropy(m, cal, n_samples=200, rng=3, top_k=5)
+    alone = anisotropy(m, cal, n_samples=200, rng=3, top_k=5, frame="reference")
     assert measured == ["zca"]
     assert alone.to_dict() == white.to_dict()
-    assert anisotropy(m, n_samples=200, rng=3).calibration == "none" and measured[-1] == "none"
+    assert anisotropy(m, n_samples=200, rng=3, frame="reference").calibration == "none" and measured[-1] == "none"
     with pytest.raises(TypeError, match="n_sample"):
         anisotropy(m, cal, n_sample=200)
 
@@ -259,7 +259,7 @@ def test_shared_offset_is_anisotropic_and_whitening_removes_it(rng):
 
 @pytest.fixture(scope="module")
 def glove_aniso(glove, glove_zca):
-    return compare_anisotropy(glove, glove_zca, n_samples=2000, rng=0)
+    return compare_anisotropy(glove, glove_zca, n_samples=2000, rng=0, frame="reference")  # the ZCA pool
 
 
 def test_glove_whitened_reference_vectors_have_mean_cosine_near_zero(glove_aniso):
@@ -300,7 +300,7 @@ def test_cli_anisotropy_json(capsys, glove):
 
 def test_cli_anisotropy_table_and_matrix(capsys, tmp_path, glove):
     out = tmp_path / "cos.npz"
-    assert main(["anisotropy", "--samples", "300", "--matrix-out", str(out)]) == 0
+    assert main(["anisotropy", "--samples", "300", "--frame", "reference", "--matrix-out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "Raw Mean  Raw SD  Wh. Mean  Wh. SD" in text
     assert "IsoScore" in text and "I(W)" in text and "300 of 100000 vectors" in text
@@ -311,7 +311,7 @@ def test_cli_anisotropy_table_and_matrix(capsys, tmp_path, glove):
 
 def test_cli_anisotropy_raw_only_and_too_many_samples(capsys, glove):
     assert main(["anisotropy", "--calibration", "none", "--samples", "3000", "--reference-size", "2500",
-                 "--format", "csv"]) == 0
+                 "--frame", "reference", "--format", "csv"]) == 0
     cap = capsys.readouterr()
     lines = cap.out.strip().splitlines()
     assert len(lines) == 2 and lines[0].startswith("model,calibration,mean_cosine")

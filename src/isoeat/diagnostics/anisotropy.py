@@ -628,6 +628,7 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
         from ..calibration import check_compatible
 
         check_compatible(calibration, model, force=force)
+    from .frame_cosine import with_frame
     from .frames import FramePopulation, frame_population, sample_frame
 
     # the sample of a frame comes from its named stream: every command draws the same rows for the same seed
@@ -654,26 +655,13 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
     name = getattr(model, "name", "model")
     common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                   return_matrix=return_matrix, matrix_size=matrix_size)
-    out = [_with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, frame)
+    out = [with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, frame)
            ] if raw or calibration is None else []
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
-        out.append(_with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common), pop, Z,
+        out.append(with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common), pop, Z,
                                calibration, frame))
     return tuple(out)
-
-
-def _with_frame(res: AnisotropyResult, pop: Any, sample: np.ndarray, calibration: Any, frame: str
-                ) -> AnisotropyResult:
-    """``res`` with its mean and SD of pairwise cosine over the whole frame where that is cheap (exact)."""
-    from dataclasses import replace
-
-    from .frame_cosine import frame_cosine
-
-    f = frame_cosine(pop.blocks, pop.count, sample, (res.mean_cosine, res.sd_cosine), calibration)
-    return replace(res, frame=frame, mean_cosine=f.mean, sd_cosine=f.sd, cosine_method=f.method,
-                   frame_size=f.frame_size,
-                   mean_cosine_se=f.mean_se, sample_mean_cosine_se=f.sample_mean_se)
 
 
 def anisotropy(model: Any, calibration: Any = None, **options: Any) -> AnisotropyResult:

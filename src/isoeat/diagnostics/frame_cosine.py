@@ -226,3 +226,13 @@ def frame_cosine(blocks: Any, frame_size: int, sample: np.ndarray, sample_stats:
         return FrameCosine("exact", m.count, m.mean, m.sd, 0.0, math.sqrt(pair_mean_variance(m, n)))
     se = sample_mean_se(sample, frame_size)
     return FrameCosine("sampled", frame_size, sample_stats[0], sample_stats[1], se, se)
+
+
+def with_frame(res: Any, pop: Any, sample: np.ndarray, calibration: Any, frame: str) -> Any:
+    """An :class:`~isoeat.diagnostics.anisotropy.AnisotropyResult` with its frame named and its mean and SD of
+    pairwise cosine over the whole frame ``pop`` where that is cheap (exact; :func:`frame_cosine`)."""
+    from dataclasses import replace
+
+    f = frame_cosine(pop.blocks, pop.count, sample, (res.mean_cosine, res.sd_cosine), calibration)
+    return replace(res, frame=frame, mean_cosine=f.mean, sd_cosine=f.sd, cosine_method=f.method,
+                   frame_size=f.frame_size, mean_cosine_se=f.mean_se, sample_mean_cosine_se=f.sample_mean_se)
