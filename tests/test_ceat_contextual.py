@@ -100,7 +100,7 @@ def test_ceat_on_the_tiny_model_identity_calibration_equals_raw(bert, corpus):
         "X": SimpleNamespace(words=["quokka", "fox"]), "Y": SimpleNamespace(words=["doctor", "nurse"]),
         "A": SimpleNamespace(words=["garden", "flowers"]), "B": SimpleNamespace(words=["hospital", "violin"]),
     }}
-    raw, ident = ceat(_enc(bert, corpus), test, calibrators={"id": _Identity()}, n_draws=30, rng=4)
+    raw, ident = ceat(_enc(bert, corpus), test, calibration={"id": _Identity()}, n_draws=30, rng=4)
     assert ident.effect_sizes == raw.effect_sizes and ident.meta == raw.meta
     assert raw.n_contexts["quokka"] == 2 and raw.test == "tiny"
     again = ceat(_enc(bert, corpus), test, n_draws=30, rng=4)[0]

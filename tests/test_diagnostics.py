@@ -231,7 +231,7 @@ def test_one_calibrated_space_measures_only_that_space(monkeypatch):
     assert measured == ["zca"]
     assert alone.to_dict() == white.to_dict()
     assert anisotropy(m, n_samples=200, rng=3).calibration == "none" and measured[-1] == "none"
-    with pytest.raises(TypeError, match="n_sample"):
+    with pytest.raises(isoeat.ConfigError, match="unknown keyword 'n_sample'; did you mean n_samples"):
         anisotropy(m, cal, n_sample=200)
 
 
