@@ -194,8 +194,9 @@ def _warns(new: str, call):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         out = call()
-    dep = [str(x.message) for x in w if issubclass(x.category, DeprecationWarning)]
-    assert len(dep) == 1 and f"use {new}" in dep[0], dep
+    dep = [x for x in w if issubclass(x.category, DeprecationWarning)]
+    assert len(dep) == 1 and f"use {new}" in str(dep[0].message), [str(x.message) for x in dep]
+    assert dep[0].filename == __file__, dep[0].filename  # the caller's line, not isoeat's (Python shows it there)
     return out
 
 

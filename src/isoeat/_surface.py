@@ -71,8 +71,21 @@ def keywords(where: str) -> tuple[str, ...]:
     return _KEYWORDS.get(where, ())
 
 
+def _caller_level(where: str) -> int:
+    """The ``stacklevel`` of the frame that called the public function ``where``: past this module's frames and
+    ``where``'s own (so the warning names the user's line; a command of the CLI is a module of isoeat, whose
+    warnings Python's default filter hides)."""
+    import sys
+
+    frame, level = sys._getframe(1), 1
+    while frame is not None and (frame.f_code.co_filename == __file__ or frame.f_code.co_name == where):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 def _warn(where: str, old: str, new: str) -> None:
-    warnings.warn(f"{where}: {old}= is deprecated; use {new}= (same meaning)", DeprecationWarning, stacklevel=4)
+    warnings.warn(f"{where}: {old}= is deprecated; use {new}= (same meaning)", DeprecationWarning,
+                  stacklevel=_caller_level(where))
 
 
 def renamed(kwargs: dict[str, Any], where: str, accepts: Any) -> dict[str, Any]:
@@ -146,7 +159,8 @@ def public(fn: _F) -> _F:
 
 def deprecated_function(name: str) -> None:
     """Warn once per call that ``name`` (a key of :data:`DEPRECATED_FUNCTIONS`) is deprecated, naming its successor."""
-    warnings.warn(f"{name} is deprecated; use {DEPRECATED_FUNCTIONS[name]}", DeprecationWarning, stacklevel=3)
+    warnings.warn(f"{name} is deprecated; use {DEPRECATED_FUNCTIONS[name]}", DeprecationWarning,
+                  stacklevel=_caller_level(name))
 
 
 def require_encoder(model: Any, where: str, *, needs: tuple[str, ...] = ("lookup",),
