@@ -77,8 +77,9 @@ def _caller_level(where: str) -> int:
     warnings Python's default filter hides)."""
     import sys
 
+    here = _caller_level.__code__.co_filename  # this module's frames
     frame, level = sys._getframe(1), 1
-    while frame is not None and (frame.f_code.co_filename == __file__ or frame.f_code.co_name == where):
+    while frame is not None and (frame.f_code.co_filename == here or frame.f_code.co_name == where):
         frame, level = frame.f_back, level + 1
     return level
 

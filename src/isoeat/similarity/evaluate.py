@@ -362,6 +362,7 @@ def evaluate_similarity(
     >>> r = evaluate_similarity(isoeat.load_model("glove-6b-50d"), "ws353")  # doctest: +SKIP
     >>> round(r.spearman, 3), r.n_pairs  # doctest: +SKIP
     """
+    min_coverage = _check_min_coverage(min_coverage)
     require_encoder(model, "evaluate_similarity", needs=("lookup", "encode_sentences"))
     calibration = resolve_calibration(calibration, model, force=force)[0]
     enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
@@ -414,9 +415,10 @@ def compare_similarity(
                           "evaluate_similarity for one space)")
     from .._limits import MAX_RESAMPLES
 
+    n_resamples = check_int("n_resamples", n_resamples, lo=0, hi=MAX_RESAMPLES)
+    min_coverage = _check_min_coverage(min_coverage)
     require_encoder(model, "compare_similarity", needs=("lookup", "encode_sentences"))
     calibration = resolve_calibration(calibration, model, force=force)[0]
-    n_resamples = check_int("n_resamples", n_resamples, lo=0, hi=MAX_RESAMPLES)
     enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     raw = _result(enc, model, None, min_coverage)
     cal = _result(enc, model, calibration, min_coverage)

@@ -417,10 +417,10 @@ def weat(
     """
     from ..wordsets import as_test
 
-    require_encoder(model, "weat")
-    test = as_test(test)
     permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval)
     allow_overlap = check_bool("allow_overlap", allow_overlap)
+    require_encoder(model, "weat")  # the parameters first, then what is measured: the model, the test
+    test = as_test(test)
     fallback: list[str] = []
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
@@ -576,6 +576,8 @@ def sc_weat(
     -------
     list of SCWEATResult, one per word, labelled with the model's name and the calibration.
     """
+    _refuse_interval(options, interval)
+    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
     require_encoder(model, "sc_weat")
     test_id, A, B = _attribute_sets(attributes)
     if isinstance(words, str):
@@ -583,8 +585,6 @@ def sc_weat(
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    _refuse_interval(options, interval)
-    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
