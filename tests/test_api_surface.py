@@ -146,6 +146,12 @@ def test_a_file_of_several_tests_where_one_goes_is_one_line(glove, tmp_path):
     _one_line(e.value, "holds 2 tests", "t1, t2")
 
 
+def test_a_registered_id_wins_over_a_folder_of_that_name(glove, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "W6").mkdir()
+    assert isoeat.weat(glove, "W6", rng=0).effect_size == pytest.approx(_d_from_scratch(glove, W6), abs=1e-9)
+
+
 def test_a_missing_test_file_names_the_file(glove, tmp_path):
     with pytest.raises(isoeat.IsoeatFileNotFoundError) as e:
         isoeat.weat(glove, str(tmp_path / "my_test.yaml"))
