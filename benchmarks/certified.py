@@ -155,7 +155,7 @@ def main() -> int:
     from isoeat.stats.permutation import partition_test
 
     model = isoeat.load_model("glove-6b-50d")
-    zca = isoeat.fit_whitener(model, n_reference=100_000, eps=1e-3)
+    zca = isoeat.fit_calibrator(model, "zca", n_reference=100_000, eps=1e-3)
     partition_test(np.arange(70.0), 35, method="certified")  # warm imports
     figures: dict = {"permutations": args.permutations, "w3": {}, "user": []}
 

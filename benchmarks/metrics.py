@@ -65,7 +65,7 @@ def main() -> int:
     model = isoeat.load_model("glove-6b-50d")
     stages.append(("load glove-6b-50d", time.perf_counter() - t))
     t = time.perf_counter()
-    zca = isoeat.fit_whitener(model, n_reference=100_000, eps=1e-3)
+    zca = isoeat.fit_calibrator(model, "zca", n_reference=100_000, eps=1e-3)
     stages.append(("fit ZCA (100,000 reference words)", time.perf_counter() - t))
 
     results = []

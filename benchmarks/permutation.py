@@ -151,7 +151,7 @@ def main() -> int:
     from isoeat.stats.permutation import partition_test
 
     model = isoeat.load_model("glove-6b-50d")
-    zca = isoeat.fit_whitener(model, n_reference=100_000)
+    zca = isoeat.fit_calibrator(model, "zca", n_reference=100_000)
     spaces = {"raw": s_vectors(model, None), "zca": s_vectors(model, zca)}
     partition_test(np.arange(6.0), 3, method="monte-carlo", n_permutations=10, rng=0)  # warm imports
     figures: dict = {"permutations": N, "repeats": repeats, "exact": {}}

@@ -48,7 +48,7 @@ def glove():
 def glove_zca(glove):
     import isoeat
 
-    return isoeat.fit_whitener(glove, n_reference=100_000, eps=1e-3)
+    return isoeat.fit_calibrator(glove, "zca", n_reference=100_000, eps=1e-3)
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def _fitted(name, rng):
 
 # --- 1. content hash ------------------------------------------------------------------------------
 def test_mean_shift_in_saved_glove_whitener_is_refused(tmp_path, glove):
-    w = isoeat.fit_whitener(glove, n_reference=5000)
+    w = isoeat.fit_calibrator(glove, "zca", n_reference=5000)
     p = save_calibrator(w, tmp_path / "w.npz")
     arrays = _arrays(p)
     arrays["mean_"] = arrays["mean_"] + 3.0  # consistent with every other array: only a content hash sees it
@@ -85,7 +85,7 @@ def test_dtype_change_is_refused(name, tmp_path, rng):
 
 
 def test_metadata_change_is_refused(tmp_path, glove):
-    w = isoeat.fit_whitener(glove, n_reference=2000)
+    w = isoeat.fit_calibrator(glove, "zca", n_reference=2000)
     p = save_calibrator(w, tmp_path / "w.npz")
     arrays = _arrays(p)
     meta = json.loads(str(arrays["metadata_json"]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -95,12 +94,18 @@ class _Identity:
         return np.array(X, dtype=np.float64)
 
 
+def _tiny(**sets):
+    """The tiny test (an AssociationTest: what ceat takes, with ids and test files)."""
+    from isoeat import AssociationTest, WordSet
+
+    words = {"X": ["quokka", "fox"], "Y": ["doctor", "nurse"], "A": ["garden", "flowers"], "B": ["hospital", "violin"],
+             **sets}
+    return AssociationTest(id="tiny", bias_type="Custom", **{r: WordSet(r, tuple(w)) for r, w in words.items()})
+
+
 def test_ceat_on_the_tiny_model_identity_calibration_equals_raw(bert, corpus):
-    test = {"id": "tiny", "sets": {
-        "X": SimpleNamespace(words=["quokka", "fox"]), "Y": SimpleNamespace(words=["doctor", "nurse"]),
-        "A": SimpleNamespace(words=["garden", "flowers"]), "B": SimpleNamespace(words=["hospital", "violin"]),
-    }}
-    raw, ident = ceat(_enc(bert, corpus), test, calibrators={"id": _Identity()}, n_draws=30, rng=4)
+    test = _tiny()
+    raw, ident = ceat(_enc(bert, corpus), test, calibration={"id": _Identity()}, n_draws=30, rng=4)
     assert ident.effect_sizes == raw.effect_sizes and ident.meta == raw.meta
     assert raw.n_contexts["quokka"] == 2 and raw.test == "tiny"
     again = ceat(_enc(bert, corpus), test, n_draws=30, rng=4)[0]
@@ -143,15 +148,11 @@ def test_cli_prints_raw_beside_calibrated_and_json_has_the_draws(bert, tmp_path,
 
 
 def test_ceat_records_fallback_words(bert, corpus):
-    test = {"id": "tiny", "sets": {
-        "X": SimpleNamespace(words=["quokka", "zebra"]), "Y": SimpleNamespace(words=["doctor", "nurse"]),
-        "A": SimpleNamespace(words=["garden", "flowers"]), "B": SimpleNamespace(words=["hospital", "violin"]),
-    }}
+    test = _tiny(X=["quokka", "zebra"])
     with pytest.warns(Warning, match="template"):
         raw = ceat(_enc(bert, corpus), test, n_draws=10, rng=0)[0]
     assert raw.fallback == ("X:zebra",) and raw.n_contexts["zebra"] == 1  # one template row to draw
-    dropped = ceat(_enc(bert, corpus, missing="drop"), {**test, "sets": {**test["sets"], "X": SimpleNamespace(
-        words=["quokka", "fox", "zebra"])}}, n_draws=10, rng=0)[0]
+    dropped = ceat(_enc(bert, corpus, missing="drop"), _tiny(X=["quokka", "fox", "zebra"]), n_draws=10, rng=0)[0]
     assert dropped.dropped == ("X:zebra",) and dropped.n_x == 2
 
 

@@ -161,7 +161,7 @@ class _Scale:
 
 def test_calibrated_equals_raw_under_the_identity_and_uses_the_same_draws():
     ctx = _contexts(2)
-    raw, ident, scaled = ceat_from_contexts(ctx, n_draws=60, rng=5, calibrators={"id": _Identity(),
+    raw, ident, scaled = ceat_from_contexts(ctx, n_draws=60, rng=5, calibration={"id": _Identity(),
                                                                                    "scale": _Scale()})
     assert (raw.calibration, ident.calibration, scaled.calibration) == ("none", "id", "scale")
     assert ident.effect_sizes == raw.effect_sizes
@@ -207,7 +207,7 @@ def test_forest_figure_is_written_and_bad_suffix_refused(tmp_path):
     pytest.importorskip("matplotlib")
     from isoeat.reporting.ceat_figure import figure_ceat_forest, write_ceat_figure
 
-    res = ceat_from_contexts(_contexts(4), n_draws=30, rng=0, calibrators={"id": _Identity()})
+    res = ceat_from_contexts(_contexts(4), n_draws=30, rng=0, calibration={"id": _Identity()})
     fig = figure_ceat_forest(res)
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_yticklabels()] == ["id", "raw"]  # raw on top
@@ -360,11 +360,11 @@ class _FakeContextual:
 
 
 def _fake_test(n=3, missing=()):
-    from types import SimpleNamespace
+    from isoeat import AssociationTest, WordSet
 
-    sets = {r: SimpleNamespace(words=[f"{r.lower()}{i}" for i in range(n)] + list(missing if r == "Y" else ()))
+    sets = {r: WordSet(r, tuple(f"{r.lower()}{i}" for i in range(n)) + tuple(missing if r == "Y" else ()))
             for r in "XYAB"}
-    return {"id": "T", "sets": sets}
+    return AssociationTest(id="T", bias_type="Custom", **sets)
 
 
 def test_ceat_on_a_model_defaults_to_ddof_1_and_needs_two_words_per_set():

@@ -235,7 +235,7 @@ def test_sensitivity_refuses_eps_mode_as_a_calibration_param(rng, capsys):
     tiny = isoeat.StaticVectors(words, rng.normal(size=(len(words), 5)), name="tiny")
     with pytest.raises(ConfigError, match="eps_mode"):
         sensitivity_analysis(tiny, ["W6"], calibration_params={"eps_mode": "relative"}, eps_mode="absolute",
-                             reference_sizes=None, repeats=1, default_size=20)
+                             reference_sizes=None, repeats=1, n_reference=20)
     assert main(["sensitivity", "--model", "glove-6b-50d", "--tests", "W6",
                  "--calibration-param", "eps_mode=relative"]) == 2
     err = capsys.readouterr().err

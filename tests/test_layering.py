@@ -4,7 +4,7 @@ Package layers, from the ground up (a unit may import only units of a lower laye
 layers 0-1 may also import each other, and ``tests/test_house.py`` keeps them free of cycles):
 
 0. ``_errors``, ``_types``, ``_io``, ``_limits``, ``_resources``
-1. ``_validate``, ``_textio``, ``_progress``, ``_records``, ``_names``, ``_random``, ``_registry``, ``_cosine``,
+1. ``_validate``, ``_textio``, ``_progress``, ``_records``, ``_names``, ``_random``, ``_registry``, ``_cosine``, ``_surface``,
    ``labels``, ``_env``
 2. ``wordsets``, ``corpora``, ``calibration``
 3. ``backends``
@@ -33,7 +33,7 @@ PKG = Path(isoeat.__file__).parent
 LEVELS = {
     "_errors": 0, "_types": 0, "_io": 0, "_limits": 0, "_resources": 0,
     "_validate": 1, "_textio": 1, "_progress": 1, "_records": 1, "_names": 1, "_random": 1, "_registry": 1,
-    "_cosine": 1, "labels": 1, "_version": 1, "_env": 1,
+    "_cosine": 1, "labels": 1, "_version": 1, "_env": 1, "_surface": 1,
     "wordsets": 2, "corpora": 2, "calibration": 2,
     "backends": 3,
     "stats": 4,

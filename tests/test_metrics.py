@@ -412,7 +412,7 @@ def rotated_pair(glove):
     base = np.asarray(glove.vectors[rows], dtype=np.float64)
     m1 = isoeat.StaticVectors(words, base, name="a")
     m2 = isoeat.StaticVectors(words, base @ Q.T, name="b")
-    return (m1, isoeat.fit_whitener(m1, n_reference=100_000)), (m2, isoeat.fit_whitener(m2, n_reference=100_000))
+    return (m1, isoeat.fit_calibrator(m1, "zca", n_reference=100_000)), (m2, isoeat.fit_calibrator(m2, "zca", n_reference=100_000))
 
 
 @pytest.mark.parametrize("name", metric_names())

@@ -611,10 +611,12 @@ def test_fit_whitener_defaults():
     from isoeat.calibration import fit_whitener
 
     m = _VectorModel(_seven_by_three())
-    w = fit_whitener(m)
+    with pytest.warns(DeprecationWarning, match="fit_whitener is deprecated; use fit_calibrator"):
+        w = fit_whitener(m)
     assert m.asked == [("vectors", 100_000, {})] and w.eps == 1e-3 and w.metadata_["eps"] == 1e-3
     m = _VectorModel(_seven_by_three())
-    fit_whitener(m, n_reference=6, eps=0.5, text="t.txt")
+    with pytest.warns(DeprecationWarning):
+        fit_whitener(m, n_reference=6, eps=0.5, text="t.txt")
     assert m.asked == [("vectors", 6, {"text": "t.txt"})]
 
 

@@ -339,17 +339,20 @@ def test_compare_calibration_pairs_raw_and_calibrated_with_their_own_seeds_and_p
         np.testing.assert_allclose([getattr(r, side).p_bh for r in comp.rows], _bh(p))
 
 
-def test_compare_calibration_default_seed_is_0_and_ddof_is_passed():
+def test_compare_calibration_default_seed_is_fresh_and_recorded_and_ddof_is_passed():
     from isoeat import compare_calibration
     from isoeat.calibration import fit_calibrator
 
     model = _toy_model()
     center = fit_calibrator(model, "center")
     tests = [_toy_test("T1"), _toy_test("T2", a=("a1", "a2", "a3", "r0"))]
-    comp = compare_calibration(model, tests, calibrator=center)
+    comp = compare_calibration(model, tests, calibration=center, rng=0)
     assert [(r.raw.seed, r.raw.seed_stream) for r in comp.rows] == _streams(0, "none", ["T1", "T2"])
     assert [(r.calibrated.seed, r.calibrated.seed_stream) for r in comp.rows] == _streams(0, "center", ["T1", "T2"])
-    comp0 = compare_calibration(model, tests[:1], calibrator=center, ddof=0)
+    fresh = compare_calibration(model, tests, calibration=center)  # rng=None (issue 33): a fresh root, recorded
+    root = fresh.rows[0].raw.seed
+    assert [(r.raw.seed, r.raw.seed_stream) for r in fresh.rows] == _streams(root, "none", ["T1", "T2"])
+    comp0 = compare_calibration(model, tests[:1], calibration=center, ddof=0)
     assert comp0.rows[0].raw.ddof == 0
     assert comp0.rows[0].raw.effect_size == pytest.approx(_d_from_scratch(model, tests[0], ddof=0), abs=1e-12)
 
@@ -388,9 +391,13 @@ def test_compare_calibration_prefers_the_fitted_calibrator_over_the_default_name
 
     model = _toy_model()
     center = fit_calibrator(model, "center")
-    for kw in ({"calibrator": center}, {"calibrator": center, "calibration": "pca-whiten"}, {"calibration": center}):
+    for kw in ({"calibration": center}, {"calibration": {"mine": center}}):
         comp = compare_calibration(model, [_toy_test()], **kw)
         assert comp.calibration == "center" and comp.rows[0].calibrated.calibration == "center"
+    with pytest.warns(DeprecationWarning, match="calibrator= is deprecated; use calibration="):
+        assert compare_calibration(model, [_toy_test()], calibrator=center).calibration == "center"
+    with pytest.raises(ConfigError, match="give calibration= only"):  # issue 33: one keyword, not two that race
+        compare_calibration(model, [_toy_test()], calibrator=center, calibration="pca-whiten")
 
 
 def test_compare_calibration_refuses_bad_arguments_before_any_fit():
@@ -435,8 +442,8 @@ def test_compare_calibration_default_permutations_and_force():
     assert comp.rows[0].raw.n_permutations == 100_000 and comp.rows[0].calibrated.n_permutations == 100_000
     other = fit_calibrator(_toy_model(seed=1, name="other"), "center")  # fitted on another model
     with pytest.raises(FingerprintMismatchError):
-        compare_calibration(model, [_toy_test()], calibrator=other)
-    assert compare_calibration(model, [_toy_test()], calibrator=other, force=True).calibration == "center"
+        compare_calibration(model, [_toy_test()], calibration=other)
+    assert compare_calibration(model, [_toy_test()], calibration=other, force=True).calibration == "center"
 
 
 def test_compare_calibration_auto_reference_defaults(monkeypatch):

@@ -339,8 +339,11 @@ def test_seat_defaults_d_per_template_and_the_summary_by_hand():
     enc, t = _Recorder(), _seat_test()
     tpl = ["This is {}.", "{} is here."]
     res = seat(enc, t, templates=tpl)
-    # defaults: root seed 0, alpha 0.05, ddof 1, templates mode, first letter capitalised
-    assert res.seed == 0 and res.alpha == 0.05 and res.mode == "templates" and res.templates == tuple(tpl)
+    # defaults: a fresh root seed, recorded (issue 33: rng=None everywhere), alpha 0.05, ddof 1, templates mode,
+    # first letter capitalised
+    assert isinstance(res.seed, int) and res.seed == res.results[0].seed
+    assert seat(_Recorder(), t, templates=tpl, rng=res.seed).effect_size_mean == res.effect_size_mean
+    assert res.alpha == 0.05 and res.mode == "templates" and res.templates == tuple(tpl)
     assert all(r.ddof == 1 for r in res.results)
     assert "Apple is here." in enc.seen and "apple is here." not in enc.seen and "This is apple." in enc.seen
     ds = []
@@ -770,7 +773,7 @@ def test_sc_weat_argument_checks(toy_model):
     with pytest.raises(ConfigError, match="give at least one target word"):
         isoeat.sc_weat(toy_model, " , ", t)
     for bad in ((t.A, "B"), ("A", t.B), (t.A,)):
-        with pytest.raises(ConfigError, match="attributes must be a test, a test id, or a pair of WordSets"):
+        with pytest.raises(ConfigError, match="attributes must be a test, a test id, a test file, or a pair of WordSets"):
             isoeat.sc_weat(toy_model, "doctor", bad)
     assert isoeat.sc_weat(toy_model, "doctor", (t.A, t.B), rng=0)[0].test == "custom"
 

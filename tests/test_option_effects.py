@@ -84,10 +84,10 @@ def test_sensitivity_encoder_draws_of_static_vectors_are_refused(glove):
     # static vectors ignore the draw's seed: their reference sample is the same top rows in every repeat
     with pytest.raises(ConfigError, match=r"draw='encoder'.*glove-6b-50d.*the same top rows in every repeat"):
         sensitivity_analysis(glove, tests=["W6"], eps=None, reference_sizes=[1000], draw="encoder", repeats=3,
-                    default_size=1000, n_permutations=100, rng=0)
+                    n_reference=1000, n_permutations=100, rng=0)
     # the draws that do vary for static vectors are still accepted (at their smallest size)
     res = sensitivity_analysis(glove, tests=["W6"], eps=None, reference_sizes=[1000], draw="bootstrap", repeats=2,
-                      default_size=1000, n_permutations=100, rng=0)
+                      n_reference=1000, n_permutations=100, rng=0)
     assert res is not None
 
 

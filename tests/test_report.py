@@ -213,14 +213,24 @@ def test_report_renders_in_headless_chromium(reported, tmp_path):
     assert m, dom.stdout[:500]
     n_img, n_loaded, n_tables = map(int, m.groups())
     assert n_img == 7 and n_loaded == n_img and n_tables >= 4  # every embedded image decoded; tables in the DOM
-    # the decision aids: isotropy check, sanity tests, magnitudes and mechanism, the severity note, how to read
-    aids = re.search(r'<h2 id="aids">Decision aids</h2>(.*?)<h2 ', dom.stdout, re.S)
+    # the decision aids under plain headings: isotropy check, sanity tests, why d moved, the severity note, how to read
+    aids = re.search(r'<h2 id="aids">Is the space anisotropic\? The isotropy check</h2>(.*?)<h2 id="tables">',
+                     dom.stdout, re.S)
     assert aids, "no decision-aids section"
     body = aids.group(1)
     assert body.count('<table class="isotropy">') == 1 and body.count('<table class="mechanism">') == 1
+    assert '<h2 id="mechanism">Why d moved</h2>' in body and '<h2 id="sanity">Do the sanity tests hold?</h2>' in body
     assert re.search(r'<figure class="aid"><img alt="Why d moved: GloVe, raw vs zca[^"]*" src="data:image/png', body)
     assert "needs at least 3 models" in body and "sanity tests" in body.lower()
     assert "Association is not harm" in body and "allocational" in body.lower()
+    # the page reads top-down (issue 33): in the rendered DOM the d / p / change table (Table A1) comes first,
+    # then the change counts, the isotropy check and the mechanism table; the formula only after that table
+    order = [dom.stdout.find(m) for m in ('<figure class="table" id="table_a1-zca">', '<h2 id="summary">',
+                                          '<table class="isotropy">', '<table class="mechanism">',
+                                          '<p class="note formula">', '<figure class="table" id="table2">')]
+    assert -1 not in order and order == sorted(order), order
+    assert dom.stdout.find("top-k: the share of the raw contrast") > order[3]
+    assert re.search(r"<title>report-test — isoeat report</title>", dom.stdout)  # the config's name
     mech_rows = re.search(r'<table class="mechanism">.*?<tbody>(.*?)</tbody>', body, re.S).group(1)
     assert mech_rows.count("<tr>") == 2  # W6, W8
     section = re.search(r'<h2 id="metrics">Calibration across metrics</h2>(.*?)<h2 ', dom.stdout, re.S)
@@ -254,7 +264,7 @@ def test_decision_aids_in_the_page(reported):
     """The report's decision aids, value by value from the folder's own files (comparison.json, the cells)."""
     out, _ = reported
     page = (out / "report.html").read_text()
-    section = page.split("<h2 id='aids'>Decision aids</h2>", 1)[1].split("<h2 ", 1)[0]
+    section = page.split("<h2 id='aids'>", 1)[1].split("<h2 id='tables'>", 1)[0]
     comp = {r["test"]: r for r in json.loads((out / "comparison.json").read_text())}
     for tid, r in comp.items():
         cell = json.loads((out / "cells" / "GloVe" / "zca" / f"{tid}.json").read_text())
@@ -275,6 +285,38 @@ def test_decision_aids_in_the_page(reported):
     assert "not in this experiment" in section  # W1/W2 not run: said, not silently skipped
 
 
+def test_report_reads_top_down_in_the_html_text(reported):
+    """Issue 33: the d / p / change table first, then the change counts, the decision aids under plain headings and
+    the mechanism table; the formula of the mechanism's columns only under its heading, after its table."""
+    from isoeat.reporting.aids import _MECH_NOTE
+
+    out, _ = reported
+    page = (out / "report.html").read_text()
+    marks = ["<h1>report-test</h1>", "<h2 id='results'>Effect sizes d and p-values, raw and calibrated</h2>",
+             '<figure class="table" id="table_a1-zca">', "<h2 id='summary'>How many results changed</h2>",
+             "<h2 id='aids'>Is the space anisotropic? The isotropy check</h2>", "<table class='isotropy'>",
+             "<h2 id='sanity'>Do the sanity tests hold?</h2>", "<h2 id='mechanism'>Why d moved</h2>",
+             "<table class='mechanism'>", "<p class='note formula'>", "<h2 id='reading'>How to read these numbers</h2>",
+             "<h2 id='tables'>More tables</h2>", '<figure class="table" id="table2">', "<h2 id='figures'>"]
+    where = [page.find(m) for m in marks]
+    assert -1 not in where and where == sorted(where), list(zip(marks, where))
+    formula = page.find(_MECH_NOTE.split(" (")[0].replace("'", "&#x27;")[:60])
+    assert formula > where[marks.index("<table class='mechanism'>")]  # no formula paragraph before a table
+    assert "Decision aids" not in page and page.count("<table class='isotropy'>") == 1
+
+
+def test_report_title_is_the_config_name_else_the_folder_name(experiment, tmp_path):
+    from isoeat.reporting.html import UNNAMED, render_report
+
+    res = R.load_experiment(experiment)
+    assert "<title>report-test — isoeat report</title>" in render_report(res)
+    for unnamed in UNNAMED:  # `isoeat run` without a config names its run "isoeat-run": the folder names the page
+        res.experiment = dict(res.experiment, name=unnamed, config=dict(res.experiment["config"], name=unnamed))
+        page = render_report(res)
+        assert f"<h1>{experiment.name}</h1>" in page and f"<title>{experiment.name} — isoeat report</title>" in page
+        assert "isoeat-run</h1>" not in page
+
+
 def test_decision_aids_on_the_papers_seven_models():
     """Sanity failures (raw GPT-2 misses W1 and W2 in Table A1), isotropy verdicts from Table 2, labels escaped."""
     from isoeat.reporting.aids import aids_section
@@ -292,9 +334,17 @@ def test_decision_aids_on_the_papers_seven_models():
             and "W2 raw" in page)
     assert "<b>GloVe</b>" not in page and "&lt;b&gt;GloVe&lt;/b&gt;, raw vs zca: sanity tests W1, W2 significant" in page
     # Table 2: GPT-2 0.997 -> anisotropic; word2vec 0.059 passes the mean-cosine check (IsoScore not in Table 2)
-    assert "<h4>GPT-2: <span class='bad'>anisotropic</span>" in page
-    assert "<h4>word2vec: <span class=''>partly measured</span>" in page
+    iso = re.search(r"<table class='isotropy'>.*?<tbody>(.*?)</tbody>", page, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", iso)
+    assert len(rows) == 7 and page.count("<table class='isotropy'>") == 1  # one table, a row per model
+    gpt2 = next(r for r in rows if r.startswith("<td class='l'>GPT-2</td>"))
+    assert "<td class='bad'>0.997</td>" in gpt2 and "<td class='l bad'>anisotropic</td>" in gpt2
+    w2v = next(r for r in rows if r.startswith("<td class='l'>word2vec</td>"))
+    assert "<td>0.059</td>" in w2v and "<td class='l'>partly measured</td>" in w2v
     assert page.count("<td class='l'>not measured</td>") == 2 * 7  # IsoScore and top-PC share of each model
+    assert ("Recommendation (&lt;b&gt;GloVe&lt;/b&gt;, GPT-2, BERT, RoBERTa, unsup-BERT, unsup-RoBERTa): calibrate"
+            in page)  # one line per recommendation, naming its models (escaped)
+    assert "Recommendation (word2vec): no measured check flags" in page
     assert "No mechanism recorded for this space" in page
 
 
@@ -432,6 +482,18 @@ def test_layer_profile_section_renders_in_headless_chromium(layer_sweep, tmp_pat
     assert re.search(r'<figure><img alt="Layer profile: [^"]*" src="data:image/png;base64,', body)
     figures = dom.stdout.split('<h2 id="figures">', 1)[1].split('<h2 id="failures">', 1)[0]
     assert "Layer profile" not in figures  # the layer figure is placed once, in its section
+
+
+def test_layer_sweep_report_shows_the_isotropy_check_once(layer_sweep):
+    """Issue 33: with --layers the isotropy check is one table with a row per layer, not a block per layer."""
+    page = (layer_sweep / "report.html").read_text()
+    layers = sorted({int(r["layer"]) for r in _layer_csv(layer_sweep)})
+    assert len(layers) == 3
+    assert page.count("<table class='isotropy'>") == 1 and page.count("The isotropy check</h2>") == 1
+    iso = re.search(r"<table class='isotropy'>.*?<tbody>(.*?)</tbody>", page, re.S).group(1)
+    labels = re.findall(r"<tr><td class='l'>([^<]*)</td>", iso)
+    assert [lab.rsplit("@L", 1)[1] for lab in labels] == [str(x) for x in layers]
+    assert page.count("Recommendation") <= 3  # one line per distinct recommendation, not one per layer
 
 
 def _field(t, line, col, value):

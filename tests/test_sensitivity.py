@@ -158,7 +158,7 @@ def test_sizes_beyond_the_vocabulary_are_capped_with_one_warning(glove):
     m = len(words)
     with pytest.warns(IsoeatWarning, match=f"capped at {m:,}") as rec:
         res = sensitivity_analysis(tiny, ["W6"], eps=None, reference_sizes=(1000, 5000, 8000), repeats=1,
-                                   default_size=2000)
+                                   n_reference=2000)
     assert len([w for w in rec if "capped" in str(w.message)]) == 1
     assert [r.n_reference for r in res.rows if r.kind == "reference_size"] == [1000, m, m]
     assert [r.n_requested for r in res.rows if r.kind == "reference_size"] == [1000, 5000, 8000]
@@ -305,7 +305,7 @@ class _Contextual:
 
 def test_encoder_draw_resamples_sentences(glove):
     enc = _Contextual(glove)
-    res = sensitivity_analysis(enc, ["W6"], eps=(1e-3,), reference_sizes=(1000,), repeats=2, default_size=3000)
+    res = sensitivity_analysis(enc, ["W6"], eps=(1e-3,), reference_sizes=(1000,), repeats=2, n_reference=3000)
     assert res.sweep["draw"] == "encoder" and not res.sweep["pool_sizes"]
     swept = [r for r in res.rows if r.kind in ("eps", "reference_size")]
     assert {(r.kind, r.repeat, r.n_reference) for r in swept} == {

@@ -258,7 +258,7 @@ def test_real_sweep_rows_and_verdicts_follow_the_rule(glove):
 
     alpha, thr, max_shift = 0.05, 0.9, 0.5
     res = sensitivity_analysis(glove, ["W6", "W9", "W4"], eps=(1e-4, 1e-1), reference_sizes=(2000,), repeats=2,
-                               rng=3, calibrations=("center",), default_size=20_000, exact_max_n=16, alpha=alpha,
+                               rng=3, calibrations=("center",), n_reference=20_000, exact_max_n=16, alpha=alpha,
                                agreement_threshold=thr, max_shift=max_shift)
     for s in res.summary:
         rows = [r for r in res.rows if r.test == s.test]

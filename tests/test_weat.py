@@ -156,8 +156,8 @@ def test_rotation_of_raw_space_leaves_whitened_d_unchanged(glove):
     base = np.asarray(glove.vectors, dtype=np.float64)
     m1 = isoeat.StaticVectors(glove.words, base, name="a")
     m2 = isoeat.StaticVectors(glove.words, base @ Q.T, name="b")
-    w1 = isoeat.fit_whitener(m1, n_reference=100_000)
-    w2 = isoeat.fit_whitener(m2, n_reference=100_000)
+    w1 = isoeat.fit_calibrator(m1, "zca", n_reference=100_000)
+    w2 = isoeat.fit_calibrator(m2, "zca", n_reference=100_000)
     for tid in ("W1", "W3", "W6", "W8"):
         d1 = isoeat.weat(m1, tid, calibration=w1, method="monte-carlo", n_permutations=10).effect_size
         d2 = isoeat.weat(m2, tid, calibration=w2, method="monte-carlo", n_permutations=10).effect_size

@@ -84,7 +84,7 @@ def test_few_reference_vectors_warns(rng):
 
 
 def test_save_load_roundtrip(tmp_path, glove):
-    w = isoeat.fit_whitener(glove, n_reference=5000)
+    w = isoeat.fit_calibrator(glove, "zca", n_reference=5000)
     p = isoeat.save_whitener(w, tmp_path / "w.npz")
     w2 = isoeat.load_whitener(p)
     for k in ("mean_", "whitening_", "eigenvalues_", "eigenvectors_"):
@@ -96,7 +96,7 @@ def test_save_load_roundtrip(tmp_path, glove):
 
 
 def test_refuses_other_model_and_dimension(tmp_path, glove):
-    w = isoeat.fit_whitener(glove, n_reference=2000)
+    w = isoeat.fit_calibrator(glove, "zca", n_reference=2000)
     other = isoeat.StaticVectors(list(glove.words[:3000]), np.asarray(glove.vectors[:3000]) * 2, name="other")
     with pytest.raises(FingerprintMismatchError, match="force=True"):
         check_compatible(w, other)

@@ -4,7 +4,7 @@ Quick start::
 
     import isoeat
     model = isoeat.load_model("glove-6b-50d")           # bundled GloVe 6B 50d
-    zca = isoeat.fit_whitener(model, n_reference=100_000, eps=1e-3)
+    zca = isoeat.fit_calibrator(model, "zca", n_reference=100_000, eps=1e-3)
     raw = isoeat.weat(model, "W6", rng=0)               # d, exact p
     white = isoeat.weat(model, "W6", calibration=zca, rng=0)
     print(raw.effect_size, raw.p_value, white.effect_size, white.p_value)
@@ -72,7 +72,7 @@ __all__ = [
     "save_calibrator",
     "load_calibrator",
     "calibrator_digest",
-    "fit_whitener",
+    "fit_whitener",  # deprecated: fit_calibrator(model, "zca", ...) (isoeat._surface.DEPRECATED_FUNCTIONS)
     "save_whitener",
     "load_whitener",
     # statistics
@@ -131,6 +131,8 @@ __all__ = [
         "load_config": "isoeat.experiments.config",
         "seat": "isoeat.stats.seat",
         "SEATResult": "isoeat.stats.seat",
+        "ceat": "isoeat.stats.ceat",
+        "CEATResult": "isoeat.stats.ceat",
     }),
 ]
 
@@ -140,9 +142,14 @@ def __getattr__(name: str):  # PEP 562: keep `import isoeat` light
     if module is None:
         raise AttributeError(f"module 'isoeat' has no attribute {name!r}")
     import importlib
+    import inspect
 
     loaded = importlib.import_module(module)
     value = loaded if module == f"isoeat.{name}" else getattr(loaded, name)
+    if inspect.isfunction(value):  # every public function speaks the same words (isoeat._surface.public)
+        from ._surface import public
+
+        value = public(value)
     globals()[name] = value
     return value
 

@@ -138,9 +138,18 @@ _CONTEXTUAL_OPTIONS = ("layer", "corpus", "contexts_per_word", "missing", "fallb
                        "device", "dtype", "batch_size", "max_length", "progress", "normalize_embeddings", "template")
 
 
+#: The options a static model takes (:class:`~isoeat.backends.static.StaticVectors`).
+_STATIC_OPTIONS = ("lowercase_fallback", "duplicates")
+
+
 def _static_kwargs(spec: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+    from .._validate import suggest
+
     out = {}
     for k, v in kwargs.items():
+        if k not in (*_STATIC_OPTIONS, *_CONTEXTUAL_ONLY, *_CONTEXTUAL_OPTIONS):
+            known = [*_STATIC_OPTIONS, *_CONTEXTUAL_ONLY, *_CONTEXTUAL_OPTIONS, "allow_pickle"]
+            raise ConfigError(f"load_model: unknown keyword {k!r}{suggest(k, known, n=2, quote=False)}")
         if k in _CONTEXTUAL_ONLY or (k in _CONTEXTUAL_OPTIONS and v is None):
             continue
         if k in _CONTEXTUAL_OPTIONS:

@@ -68,7 +68,7 @@ def _array_sha256(name: str, a: Any) -> str:
     return h.hexdigest()
 
 
-def calibrator_digest(calibrator: Any) -> str:
+def calibrator_digest(calibrator: Any, /) -> str:
     """SHA-256 (hex) of a fitted calibrator's content: class name, parameters and every fitted array.
 
     Every array named in the class's ``_state_arrays`` enters whole, with its
@@ -148,7 +148,9 @@ def _verify_content(path: Path, record: str | None, arrays: dict[str, np.ndarray
 
 
 def fit_whitener(model: Any, *, n_reference: int = 100_000, eps: float = 1e-3, **reference_kwargs: Any) -> ZCAWhitener:
-    """Stage 1 of the pipeline (paper §3.3): fit ZCA on the model's reference vectors.
+    """Deprecated: ``fit_calibrator(model, "zca", n_reference=n, eps=eps, reference_kwargs={...})`` (the same fit).
+
+    Warns (:class:`DeprecationWarning`), then fits ZCA on the model's reference vectors (paper §3.3).
 
     Parameters
     ----------
@@ -160,6 +162,9 @@ def fit_whitener(model: Any, *, n_reference: int = 100_000, eps: float = 1e-3, *
     **reference_kwargs
         Passed to ``model.reference_vectors`` (e.g. ``text=PATH``).
     """
+    from .._surface import deprecated_function
+
+    deprecated_function("fit_whitener")
     return fit_calibrator(model, "zca", n_reference=n_reference, reference_kwargs=reference_kwargs, eps=eps)
 
 
@@ -222,7 +227,7 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
         warnings.warn(why, IsoeatWarning, stacklevel=2)
 
 
-def save_calibrator(calibrator: Any, path: str | Path) -> Path:
+def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
     """Write a fitted calibrator to ``path`` (``.npz``) atomically.
 
     The archive holds the calibrator's fitted arrays (``_state_arrays``), a

@@ -52,7 +52,7 @@ class ZCAWhitener(_Whitener):
     n_features_in_ : int
     metadata_ : dict
         Free-form provenance (model fingerprint, reference description), set
-        by :func:`isoeat.calibration.fit_whitener` and saved with the whitener.
+        by :func:`isoeat.calibration.fit_calibrator` and saved with the calibrator.
 
     Examples
     --------

@@ -90,6 +90,8 @@ from .._cosine import unit_rows
 from .._errors import ConfigError, DataFormatError
 from .._random import stream
 from .._types import VocabularyModel
+from .._surface import checked_bind, public, require_encoder
+from ..stats.weat import resolve_calibration
 from .frames import sample_reference  # noqa: F401 - re-exported (the frame "reference")
 from .._validate import check_bool, check_int
 
@@ -553,6 +555,7 @@ def _cal_name(calibration: Any) -> str:
     return getattr(calibration, "name", type(calibration).__name__.lower())
 
 
+@public
 def compare_anisotropy(
     model: Any,
     calibration: Any = None,
@@ -560,7 +563,7 @@ def compare_anisotropy(
     n_samples: int = 2000,
     top_k: int = 50,
     rng: Any = None,
-    reference_size: int = 100_000,
+    n_reference: int = 100_000,
     reference_kwargs: dict | None = None,
     force: bool = False,
     return_matrix: bool = False,
@@ -573,10 +576,9 @@ def compare_anisotropy(
     Parameters
     ----------
     model : Encoder
-    calibration : fitted calibrator, optional
-        Anything with ``transform``; checked with
-        :func:`~isoeat.calibration.check_compatible` (``force`` skips the
-        fingerprint check).
+    calibration : None, str, fitted calibrator or one-entry mapping, optional
+        As in :func:`isoeat.weat` (a name is fitted here on ``n_reference`` reference vectors); checked with
+        :func:`~isoeat.calibration.check_compatible` (``force`` skips the fingerprint check).
     n_samples : int, default 2000
         :math:`N` (paper §4.3). More than the pool holds: all are used, with a warning.
     top_k : int, default 50
@@ -584,8 +586,8 @@ def compare_anisotropy(
         The root seed; the sample is drawn from the stream ``("anisotropy", FRAME)``
         (:func:`isoeat._random.derive_seed`), the same in every command, and
         recorded as ``seed``. A Generator is used as given.
-    reference_size : int, default 100_000
-        Pool size (see :func:`sample_reference`).
+    n_reference : int, default 100_000
+        Pool size (see :func:`sample_reference`); ``reference_size=`` is its deprecated spelling.
     reference_kwargs : dict, optional
     force : bool, default False
     return_matrix : bool, default False
@@ -600,7 +602,7 @@ def compare_anisotropy(
         ``vocabulary-all``, ``corpus-types:TEXT`` or ``corpus-tokens:TEXT``; in ``frame`` and ``sampling``.
     reference : ReferenceSpec, optional
         Frame ``reference`` only: the pool as a calibrator's reference sample
-        (:func:`sample_reference`), instead of ``reference_size``/``reference_kwargs``.
+        (:func:`sample_reference`), instead of ``n_reference``/``reference_kwargs``.
 
     Returns
     -------
@@ -613,10 +615,12 @@ def compare_anisotropy(
     >>> m = isoeat.load_model("glove-6b-50d")  # doctest: +SKIP
     >>> raw, zca = compare_anisotropy(m, isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
     """
-    return _anisotropy_results(model, calibration, n_samples=n_samples, top_k=top_k, rng=rng,
-                               reference_size=reference_size, reference_kwargs=reference_kwargs, force=force,
-                               return_matrix=return_matrix, matrix_size=matrix_size, frame=frame,
-                               reference=reference)
+    require_encoder(model, "compare_anisotropy", needs=("reference_vectors",))
+    cal = resolve_calibration(calibration, model, force=force, n_reference=n_reference,
+                              reference_kwargs=reference_kwargs)[0]
+    return _anisotropy_results(model, cal, n_samples=n_samples, top_k=top_k, rng=rng, reference_size=n_reference,
+                               reference_kwargs=reference_kwargs, force=force, return_matrix=return_matrix,
+                               matrix_size=matrix_size, frame=frame, reference=reference)
 
 
 def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: int, rng: Any,
@@ -675,21 +679,21 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
     model, calibration
         As in :func:`compare_anisotropy`.
     **options
-        The keyword options of :func:`compare_anisotropy`: ``n_samples``,
-        ``top_k``, ``rng``, ``reference_size``, ``reference_kwargs``,
-        ``force``, ``return_matrix``, ``matrix_size``, ``frame`` (same
-        defaults; an unknown keyword is a TypeError). Only the space asked
-        for is measured.
+        The keyword options of :func:`compare_anisotropy` (``n_samples``, ``top_k``, ``rng``, ``n_reference``,
+        ``reference_kwargs``, ``force``, ``return_matrix``, ``matrix_size``, ``frame``; same defaults; an unknown
+        one is a :class:`~isoeat.ConfigError`). Only the space asked for is measured.
 
     Returns
     -------
     AnisotropyResult
-        The last result of :func:`compare_anisotropy`: the calibrated space
-        when ``calibration`` is given, else the raw one.
+        The calibrated space when ``calibration`` is given, else the raw one.
     """
     import inspect
 
     # compare_anisotropy's options and defaults; the raw space, which it also measures, is not computed
-    bound = inspect.signature(compare_anisotropy).bind(model, calibration, **options)
-    bound.apply_defaults()
-    return _anisotropy_results(raw=False, **bound.arguments)[-1]
+    a = checked_bind(inspect.signature(compare_anisotropy), "anisotropy", model, calibration, **options)
+    a.apply_defaults()
+    a = dict(a.arguments)
+    size, kwargs, force = a.pop("n_reference"), a["reference_kwargs"], a["force"]
+    a["calibration"] = resolve_calibration(calibration, model, force=force, n_reference=size, reference_kwargs=kwargs)[0]
+    return _anisotropy_results(raw=False, reference_size=size, **a)[-1]

@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._errors import ConfigError
+from .._surface import public, require_encoder
 from ..labels import (  # noqa: F401 - re-exported: the one home of every label is isoeat.labels
     CHANGE_CLASSES,
     COHEN_BOUNDS,
@@ -50,7 +51,7 @@ from .._random import root_seed
 from .._types import ContextEncoder
 from ..stats.options import IntervalOptions, PermutationOptions, gather
 from .reference import ReferenceOptions
-from ..stats.weat import WEATResult
+from ..stats.weat import WEATResult, resolve_calibration
 
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
@@ -294,6 +295,7 @@ def _with_adjusted(results: list[WEATResult]) -> list[WEATResult]:
 _WEAT_OPTIONS = ("ddof", "min_coverage", "allow_overlap")
 
 
+@public
 def compare_calibration(
     model: Any,
     tests: Sequence[Any] | None = None,
@@ -301,7 +303,7 @@ def compare_calibration(
     calibration: Any = "zca",
     n_reference: int | str = 100_000,
     alpha: float = 0.05,
-    rng: Any = 0,
+    rng: Any = None,
     progress: Any = None,
     reference: ReferenceOptions | None = None,
     permutation: PermutationOptions | None = None,
@@ -320,12 +322,14 @@ def compare_calibration(
     Parameters
     ----------
     model : Encoder
-    tests : sequence of AssociationTest or ids, optional
-        Default: the ten built-in WEATs.
-    calibration : str or fitted calibrator, default "zca"
+    tests : sequence of AssociationTest, ids or test files, optional
+        Default: the ten built-in WEATs. ``"W1,W6"`` and a file's path (all its tests) work too.
+    calibration : str, fitted calibrator or mapping, default "zca"
         A registered calibration name (fitted here on ``n_reference``
-        reference vectors of the model) or an already fitted calibrator — the
-        same meaning as in :func:`isoeat.weat`.
+        reference vectors of the model), ``{name: params}`` (that calibration
+        with those parameters, e.g. ``{"zca": {"eps": 1e-2}}``), or an already
+        fitted calibrator (``{label: calibrator}`` labels it) — the same meaning
+        as in :func:`isoeat.weat`.
     n_reference : int or "auto", default 100_000
         Reference size of the fit. ``"auto"`` encodes shards of
         ``reference_max / 20`` until every calibrated d has reference-SE
@@ -335,8 +339,10 @@ def compare_calibration(
         size used is ``calibrator_metadata["reference_size"]``.
     alpha : float, default 0.05
         Level of the change classes.
-    rng : None or int, default 0
-        The root seed. Each WEAT draws from its own named stream of it,
+    rng : None or int, default None
+        The root seed (None: a fresh one, drawn from the operating system's
+        entropy and recorded in each result's ``seed``, so ``rng=seed``
+        replays the comparison; ``isoeat run`` passes ``--seed``, default 0). Each WEAT draws from its own named stream of it,
         ``("weat", TEST)`` (raw and calibrated alike) (:func:`isoeat._random.derive_seed`), as in
         ``isoeat run`` and :func:`isoeat.weat`: the same test gives the same
         numbers whatever else is measured. Recorded in each result.
@@ -357,8 +363,9 @@ def compare_calibration(
         (``n_permutations=``, ``alternative=``, ``bootstrap=``, ``ci_method=``,
         ``sequential_alpha=``, ...), and :func:`isoeat.weat`'s ``ddof``,
         ``min_coverage``, ``allow_overlap``, ``force``. Older spellings:
-        ``calibrator=`` (a fitted calibrator; wins) and ``calibration_params=``
-        (the parameters of a named calibration, e.g. ``{"eps": 1e-3}``).
+        ``calibrator=`` (deprecated: ``calibration=``) and ``calibration_params=``
+        (the parameters of a named calibration, e.g. ``{"eps": 1e-3}``; the same
+        as ``calibration={name: params}``).
 
     Notes
     -----
@@ -368,25 +375,32 @@ def compare_calibration(
     unadjusted ``p_value``. Change classes use the unadjusted p, as the paper.
     """
     from ..calibration.sample import ReferenceSpec
-    from ..wordsets import get_test, resolve_tests
+    from ..wordsets import as_tests
     from .engine import Engine
 
     options = dict(options)
-    calibrator = options.pop("calibrator", None)
     calibration_params = options.pop("calibration_params", None)
     ref_o = ReferenceOptions.take(options, reference)
     force = options.pop("force", False)
     weat_opts = {k: options.pop(k) for k in _WEAT_OPTIONS if k in options}
     permutation, interval, _ = gather(options, where="compare_calibration", permutation=permutation,
                                       interval=interval, others=(*ReferenceOptions.FLAT, *_WEAT_OPTIONS, "force"))
-    if tests is None:
-        tests = resolve_tests(None)
-    tests = [get_test(t) if isinstance(t, str) else t for t in tests]
-    if not tests:
+    require_encoder(model, "compare_calibration")
+    if isinstance(tests, (list, tuple)) and not tests:
         raise ConfigError("no tests given")
+    tests = as_tests(tests)
     check_alpha(alpha)
-    if calibrator is None and not isinstance(calibration, str):
-        calibrator = calibration
+    calibrator = None
+    if isinstance(calibration, dict) and len(calibration) == 1 and isinstance(next(iter(calibration.values())),
+                                                                              (dict, type(None))):
+        if calibration_params is not None:
+            raise ConfigError("compare_calibration: give the parameters once, in calibration={name: params} or "
+                              "as calibration_params=")
+        (calibration, calibration_params), = calibration.items()
+    elif not isinstance(calibration, str):
+        calibrator, _ = resolve_calibration(calibration, model, force=force)
+        if calibrator is None:
+            calibration = "none"
     reference_se: dict[str, float] = {}
     root = root_seed(rng)  # every WEAT draws from its own named stream of the root seed (isoeat._random)
     engine = Engine(model, seed=root, force=force,

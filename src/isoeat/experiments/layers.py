@@ -154,7 +154,7 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
     comps, aniso = {}, {}
     for layer, view in sweep.items():
         cal = fit_calibrator(view, calibration, n_reference=n_reference)
-        comps[layer] = compare_calibration(view, resolved, calibrator=cal, **compare_kwargs)
+        comps[layer] = compare_calibration(view, resolved, calibration=cal, **compare_kwargs)
         aniso[layer] = word_anisotropy(view.lookup(test_words(resolved)).vectors, cal)
     return profile_rows(comps, aniso, model=model.name)
 

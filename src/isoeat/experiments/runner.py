@@ -60,6 +60,7 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
     UnsafePathError,
 )
 from .._io import atomic_write_text
+from .._surface import public
 from .._types import fingerprint_of, kind_of
 from .._progress import Progress, progress_bar
 from ._store import _protocol_diff, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
@@ -231,6 +232,7 @@ def _error_record(exc: BaseException, stage: str) -> dict[str, Any]:
     return rec
 
 
+@public
 def run_experiment(
     config: ExperimentConfig | str | Path,
     out: str | Path,
@@ -241,7 +243,7 @@ def run_experiment(
     write_tables: bool = True,
     argv: Sequence[str] | None = None,
     models: Mapping[str, Any] | None = None,
-    calibrators: Mapping[tuple[str, str], Any] | None = None,
+    calibration: Mapping[tuple[str, str], Any] | None = None,
     force: bool = False,
 ) -> RunSummary:
     """Run (or resume) an experiment grid into ``out``.
@@ -272,11 +274,12 @@ def run_experiment(
     models : mapping, optional
         Already loaded encoders by model label (``isoeat run`` without a
         config passes the one it loaded); other models are loaded from their spec.
-    calibrators : mapping, optional
+    calibration : mapping, optional
         Already fitted calibrators by ``(model label, calibration label)``
         (a saved one given with ``--whitener``, or one fitted on a cluster);
-        others are fitted, or reused from ``out/calibrators/`` when their
-        request is unchanged.
+        the config's other calibrations are fitted, or reused from
+        ``out/calibrators/`` when their request is unchanged.
+        ``calibrators=`` is its deprecated spelling.
     force : bool, default False
         Apply a given calibrator even if it was fitted on another model.
 
@@ -324,7 +327,7 @@ def run_experiment(
         _say(manifest_note(out, previous_manifest or None, prev_why), notes)
         work.mkdir(parents=True, exist_ok=True)
         _write_identity(work, config, old if same else None)
-        cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibrators or {}).items()})
+        cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibration or {}).items()})
         _say(upgrade_note(older, (str(c.path.relative_to(work)) for c in cells)), notes)
         prog = progress_bar(len(cells), "", progress, prefix="isoeat run")
         old_runs = previous_manifest.get("runs")
@@ -343,7 +346,7 @@ def run_experiment(
         try:
             write_manifest(work, _build_manifest(**manifest_args, cells=cells))
             computed, reused = _run_cells(config, cells, work, overwrite, prog, log, run_id, models_meta, cal_meta,
-                                          dict(models or {}), dict(calibrators or {}), force)
+                                          dict(models or {}), dict(calibration or {}), force)
             if write_tables:
                 try:
                     write_results(work)

@@ -101,6 +101,7 @@ import numpy as np
 from .._errors import ConfigError, IsoeatFileNotFoundError, IsoeatWarning
 from .._progress import progress_callback
 from .._random import root_seed
+from .._surface import public, require_encoder
 from .._types import streams_reference
 from .._validate import check_choice, check_int, check_real
 from ..calibration._base import EPS_MODES  # one home of the modes
@@ -258,7 +259,7 @@ class VerdictRule:
 FLAT = {
     **{f.name: ("sweep", f.name) for f in fields(Sweep)},
     "calibration": ("baseline", "calibration"), "calibration_params": ("baseline", "params"),
-    "default_eps": ("baseline", "eps"), "default_size": ("baseline", "size"),
+    "default_eps": ("baseline", "eps"), "n_reference": ("baseline", "size"),
     "default_reference": ("baseline", "reference"),
     **{f.name: ("rule", f.name) for f in fields(VerdictRule)},
 }
@@ -336,7 +337,7 @@ def _validated(model: Any, sweep: Sweep, base: Baseline, rule: VerdictRule) -> t
     draw = check_choice("draw", sweep.draw, DRAWS)
     check_draw(model, draw)  # issue 32: draws that cannot vary are refused (experiments/_sensitivity_checks.py)
     (d_eps,) = _floats((base.eps,), "default_eps")
-    (d_size,) = _ints((base.size,), "default_size")
+    (d_size,) = _ints((base.size,), "n_reference")
     (d_ref,) = _sources((base.reference,), "default_reference")
     alpha = check_real("alpha", rule.alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     share = check_real("agreement_threshold", rule.agreement_threshold, lo=0.0, hi=1.0)
@@ -416,6 +417,7 @@ def _spec(source: str, n: int, draw: str, repeat: int, pool: int | None, seed: i
                          stream=("reference-draw", source, str(repeat)))
 
 
+@public
 def sensitivity_analysis(
     model: Any,
     tests: Sequence[Any] | None = None,
@@ -423,7 +425,8 @@ def sensitivity_analysis(
     sweep: Sweep | None = None,
     baseline: Baseline | None = None,
     rule: VerdictRule | None = None,
-    rng: Any = 0,
+    n_reference: int | None = None,
+    rng: Any = None,
     progress: Callable[[int, int, str], None] | None = None,
     permutation: PermutationOptions | None = None,
     **options: Any,
@@ -441,7 +444,7 @@ def sensitivity_analysis(
     model : Encoder
         Anything with ``lookup``, ``reference_vectors(n, text=...)``, ``name``
         and ``fingerprint`` (e.g. ``isoeat.load_model("glove-6b-50d")``).
-    tests : sequence of AssociationTest or ids, optional
+    tests : sequence of AssociationTest, ids or test files, optional
         Default: the ten built-in WEATs.
     sweep : Sweep, optional
         What is varied (:class:`Sweep`): ``eps`` (default ``DEFAULT_EPS_GRID``,
@@ -457,8 +460,14 @@ def sensitivity_analysis(
         The default setting (:class:`Baseline`; paper: ZCA, 1e-3, 100,000, vocabulary top).
     rule : VerdictRule, optional
         The verdict (:class:`VerdictRule`): ``alpha`` (0.05), ``agreement_threshold`` (0.9), ``max_shift`` (0.5).
-    rng : None or int, default 0
-        Root seed (see Randomness in the module docstring).
+    n_reference : int, optional
+        The default setting's reference size (``baseline.size``; paper: 100,000).
+        ``default_size=`` is its deprecated spelling.
+    rng : None or int, default None
+        Root seed (see Randomness in the module docstring). None: a fresh one,
+        drawn from the operating system's entropy and recorded as the result's
+        ``seed`` (``rng=result.seed`` replays it); ``isoeat sensitivity``
+        passes ``--seed``, default 0.
     progress : None, bool or callable
         Progress of the reference samples: None (a bar on a terminal), True/False, or a callable
         ``progress(done, total, label)`` called after each (:data:`isoeat._progress.PROGRESS_DOC`).
@@ -467,8 +476,8 @@ def sensitivity_analysis(
     **options
         The fields of the option objects by name (:data:`FLAT`: ``eps``,
         ``reference_sizes``, ``repeats``, ``draw``, ``calibration``,
-        ``calibration_params``, ``default_eps``, ``default_size``,
-        ``default_reference``, ``alpha``, ...), the permutation options
+        ``calibration_params``, ``default_eps``, ``default_reference``,
+        ``alpha``, ...), the permutation options
         (``n_permutations``, ``method``, ``alternative``), ``exact_max_n``
         (count p exactly when :math:`|X|+|Y|` is at most this; None: the
         library's budget), ``ddof`` and ``min_coverage`` (as :func:`isoeat.weat`).
@@ -487,14 +496,17 @@ def sensitivity_analysis(
     {'W6': 'robust', 'W9': 'fragile'}
     """
     from ..wordsets import get_test, resolve_tests
+    from ..wordsets import as_tests
     from .engine import Engine
 
     t0 = time.perf_counter()
+    require_encoder(model, "sensitivity_analysis")
+    options = dict(options, **({} if n_reference is None else {"n_reference": n_reference}))
     sweep, baseline, rule, p, weat_opts, exact_max_n = _options(
-        {"sweep": sweep, "baseline": baseline, "rule": rule}, permutation, dict(options))
-    tests = [get_test(t) if isinstance(t, str) else t for t in (resolve_tests(None) if tests is None else tests)]
-    if not tests:
+        {"sweep": sweep, "baseline": baseline, "rule": rule}, permutation, options)
+    if isinstance(tests, (list, tuple)) and not tests:
         raise ConfigError("no tests given")
+    tests = as_tests(tests)
     plan, base, rule = _validated(model, sweep, baseline, rule)
     cells = _plan_cells(plan, base)
     if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0):

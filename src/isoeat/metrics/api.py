@@ -34,6 +34,7 @@ import numpy as np
 
 from .._errors import ConfigError, CoverageError, InvalidTestError, IsoeatError, IsoeatWarning
 from .._random import as_generator, resolve_seed, stream
+from .._surface import public, require_encoder
 from .._types import Calibrator, Encoder
 from .._validate import check_bool
 from ..stats.permutation import exact_cost, partition_test
@@ -255,16 +256,7 @@ def _one(prep: _Prepared, spec: MetricSpec, cal: Calibrator | None, cal_name: st
         dropped=dropped, case_folded=folded, suggestions=tuple(prep.near)))
 
 
-def _resolve_test(test: Any) -> Any:
-    if isinstance(test, str):
-        from ..wordsets import get_test
-
-        return get_test(test)
-    if not all(hasattr(test, k) for k in ("id", "A", "B", "sets")):
-        raise ConfigError(f"test must be an AssociationTest or a test id such as 'W6', got {type(test).__name__}")
-    return test
-
-
+@public
 @documents_calibration
 def metric(
     model: Encoder, name: str, test: Any, *, calibration: Calibrator | str | None = None,
@@ -282,8 +274,8 @@ def metric(
         ``"direct-bias"``, ``"nas"`` or ``"rnsb"`` (:func:`isoeat.metric_names`;
         formulas and citations in :mod:`isoeat.metrics.formulas`).
     test : AssociationTest or str
-        A test or a registered id such as ``"W6"``. X and Y are the target
-        words measured, A and B the poles.
+        A test, a registered id such as ``"W6"``, or the path of a test file
+        holding one test. X and Y are the target words measured, A and B the poles.
     calibration : see CALIBRATION_DOC
     rng : None, int or numpy.random.Generator
         The root seed of a Monte Carlo permutation p or bootstrap, recorded as
@@ -312,8 +304,11 @@ def metric(
     >>> r = isoeat.metric(isoeat.load_model("glove-6b-50d"), "ripa", "W7", rng=0)  # doctest: +SKIP
     >>> r.estimate, r.p_value, r.pairs_source  # doctest: +SKIP
     """
+    from ..wordsets import as_test
+
+    require_encoder(model, "metric")
     spec = METRICS.get(name)
-    return _run(model, [spec], [_resolve_test(test)], calibration, rng, min_coverage, force, allow_overlap,
+    return _run(model, [spec], [as_test(test)], calibration, rng, min_coverage, force, allow_overlap,
                 check_options([spec], options))[0]
 
 
@@ -332,6 +327,7 @@ def select_metrics(names: Any) -> list[MetricSpec]:
     return specs
 
 
+@public
 @documents_calibration
 def run_metrics(
     model: Encoder, names: str | Iterable[str] | None = None, tests: Any = None, *,
@@ -347,7 +343,8 @@ def run_metrics(
         Metric names (``"mac,ripa"`` or a list); ``None``/``"all"``: every
         registered metric.
     tests : None, AssociationTest, str or iterable
-        Tests or ids (``"W1,W6"``); ``None``: the ten built-in tests W1..W10.
+        Tests, ids (``"W1,W6"``) or test files (every test of a file);
+        ``None``: the ten built-in tests W1..W10.
     calibration : see CALIBRATION_DOC
     rng : None, int or numpy.random.Generator
         The root seed: metric ``m`` on test ``t`` draws from the stream
@@ -362,15 +359,12 @@ def run_metrics(
     -------
     list of MetricResult, tests outer, metrics inner.
     """
+    from ..wordsets import as_tests
+
+    require_encoder(model, "run_metrics")
     specs = select_metrics(names)
     opts = check_options(specs, options)
-    if tests is None or isinstance(tests, str):
-        from ..wordsets import resolve_tests
-
-        tests = resolve_tests(tests)
-    elif not isinstance(tests, (list, tuple)):
-        tests = [tests]
-    tests = [_resolve_test(t) for t in tests]
+    tests = as_tests(tests)
     return _run(model, specs, tests, calibration, rng, min_coverage, force, allow_overlap, opts)
 
 

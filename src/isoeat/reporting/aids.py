@@ -16,7 +16,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Sequence
 
-__all__ = ["INTERPRETATION", "aids_section"]
+__all__ = ["INTERPRETATION", "AID_PARTS", "aid_parts", "aids_section"]
 
 #: The interpretation note of the report (heading, paragraph), in the order shown.
 INTERPRETATION = (
@@ -63,6 +63,7 @@ def _calibrated(res: Any) -> list[str]:
 
 
 def _isotropy(res: Any) -> str:
+    """The isotropy check of every model (a layer of a ``--layers`` run is one): one table, a row per model."""
     from ..diagnostics.isotropy_check import (ISOSCORE_MIN, MEAN_COSINE_MAX, TOP_PC_FACTOR, check_from_record,
                                               frame_words, space_records)
 
@@ -70,29 +71,40 @@ def _isotropy(res: Any) -> str:
              f"(<code>isoeat.diagnostics.isotropy_check</code>): mean pairwise cosine &ge; {MEAN_COSINE_MAX:g}, "
              f"IsoScore &lt; {ISOSCORE_MIN:g}, top principal component's share of variance &ge; "
              f"{TOP_PC_FACTOR:g}/d; any one flags the space as anisotropic.</p>"]
+    cals = _calibrated(res)
+    after = _e(cals[0]) if cals else "calibrated"
+    rows, advice, frames = [], {}, {}
     for m in res.models:
-        cals = _calibrated(res)
         raw, cal = space_records(res.anisotropy, m["label"], _raw_label(res), cals[0] if cals else "")
-        c, a = check_from_record(raw), check_from_record(cal)
-        thr = "-" if c.top_pc_threshold is None else f"{c.top_pc_threshold:.3g}"
+        c, a = check_from_record(raw), check_from_record(cal if cals else None)
+        if raw:
+            frames.setdefault(frame_words(raw.get("frame") or "reference"), []).append(m["label"])
 
-        def state(name: str) -> str:
+        def value(name: str, v: Any, fmt: str) -> str:
             if name in c.unknown:
                 return "<td class='l'>not measured</td>"
-            return "<td class='l bad'>anisotropic</td>" if name in c.flagged else "<td class='l ok'>ok</td>"
+            return f"<td class='bad'>{_f(v, fmt)}</td>" if name in c.flagged else f"<td>{_f(v, fmt)}</td>"
 
-        rows = [("mean cosine", c.mean_cosine, f"&ge; {MEAN_COSINE_MAX:g}", a.mean_cosine, ".3f"),
-                ("IsoScore", c.isoscore, f"&lt; {ISOSCORE_MIN:g}", a.isoscore, ".3f"),
-                ("top-PC share", c.top_pc_share, f"&ge; {TOP_PC_FACTOR:g}/d = {thr}", a.top_pc_share, ".4f")]
-        body = "".join(f"<tr><td class='l'>{n}</td><td>{_f(v, fmt)}</td><td class='l'>{t}</td>{state(n)}"
-                       f"<td>{_f(w, fmt)}</td></tr>" for n, v, t, w, fmt in rows)
-        verdict_cls = "bad" if c.verdict == "anisotropic" else "ok" if c.verdict == "near-isotropic" else ""
-        after = _e(cals[0]) if cals and cal else "calibrated"
-        frame = f" <span class='note'>({_e(frame_words(raw.get('frame') or 'reference'))})</span>" if raw else ""
-        parts.append(f"<h4>{_e(m['label'])}: <span class='{verdict_cls}'>{_e(c.verdict)}</span>{frame}</h4>"
-                     "<div class='scroll'><table class='isotropy'><thead><tr><th class='l'>measure</th><th>raw</th>"
-                     f"<th class='l'>anisotropic if</th><th class='l'>raw space</th><th>{after}</th></tr></thead>"
-                     f"<tbody>{body}</tbody></table></div><p class='note'>Recommendation: {_e(c.recommendation)}.</p>")
+        thr = "-" if c.top_pc_threshold is None else f"{c.top_pc_threshold:.3g}"
+        verdict_cls = " bad" if c.verdict == "anisotropic" else " ok" if c.verdict == "near-isotropic" else ""
+        rows.append(f"<tr><td class='l'>{_e(m['label'])}</td>{value('mean cosine', c.mean_cosine, '.3f')}"
+                    f"{value('IsoScore', c.isoscore, '.3f')}{value('top-PC share', c.top_pc_share, '.4f')}"
+                    f"<td>{thr}</td><td class='l{verdict_cls}'>{_e(c.verdict)}</td><td>{_f(a.mean_cosine, '.3f')}"
+                    f"</td><td>{_f(a.isoscore, '.3f')}</td><td>{_f(a.top_pc_share, '.4f')}</td></tr>")
+        advice.setdefault(c.recommendation, []).append(m["label"])
+    parts.append("<div class='scroll'><table class='isotropy'><thead><tr><th rowspan='2' class='l'>model</th>"
+                 "<th colspan='5' class='group'>raw space</th>"
+                 f"<th colspan='3' class='group'>after {after}</th></tr><tr><th>mean cosine<br>(&ge; "
+                 f"{MEAN_COSINE_MAX:g}: anisotropic)</th><th>IsoScore<br>(&lt; {ISOSCORE_MIN:g})</th><th>top-PC share"
+                 f"<br>(&ge; {TOP_PC_FACTOR:g}/d)</th><th>{TOP_PC_FACTOR:g}/d</th><th class='l'>verdict</th>"
+                 "<th>mean cosine</th><th>IsoScore</th><th>top-PC share</th></tr></thead>"
+                 f"<tbody>{''.join(rows)}</tbody></table></div>")
+    for text, labels in frames.items():  # the vectors measured, named beside the verdicts (issue 32)
+        who = "" if len(frames) == 1 else f" ({_e(', '.join(labels))})"
+        parts.append(f"<p class='note'>Measured on{who}: {_e(text)}.</p>")
+    for text, labels in advice.items():
+        who = "" if len(advice) == 1 else f" ({_e(', '.join(labels))})"
+        parts.append(f"<p class='note'>Recommendation{who}: {_e(text)}.</p>")
     return "\n".join(parts)
 
 
@@ -168,37 +180,58 @@ def _img(path: Path, alt: str) -> str:
             "</figcaption></figure>")
 
 
-def aids_section(res: Any, figures: Sequence[Path] = ()) -> str:
-    """The section's HTML (without its ``<h2>``); ``figures``: the PNGs of :func:`~.mechanism_figure.write_aid_figures`."""
+#: The parts of the decision aids, in the order the report shows them: (anchor, plain heading, link text).
+AID_PARTS = (
+    ("aids", "Is the space anisotropic? The isotropy check", "Isotropy check"),
+    ("sanity", "Do the sanity tests hold?", "Sanity tests"),
+    ("mechanism", "Why d moved", "Why d moved"),
+    ("severity", "Anisotropy severity and changed results (paper §5.4)", "Severity"),
+    ("reading", "How to read these numbers", "How to read"),
+)
+
+
+def aid_parts(res: Any, figures: Sequence[Path] = ()) -> list[tuple[str, str, str]]:
+    """``(anchor, heading, HTML)`` of each part of :data:`AID_PARTS` (headings left to the page);
+    ``figures``: the PNGs of :func:`~.mechanism_figure.write_aid_figures`.
+
+    The mechanism part opens with its table; the formula of its columns follows the table.
+    """
     from .mechanism_figure import aid_figure_names, severity_points
 
     by_stem = {Path(p).stem: Path(p) for p in figures}
     figs = {key: by_stem[stem] for key, stem in aid_figure_names(res).items() if stem in by_stem}
-    parts = ["<h3>Isotropy check before calibration</h3>", _isotropy(res),
-             "<h3>Sanity tests</h3>", _sanity(res),
-             "<h3>Effect sizes, their magnitude, and why they moved</h3>",
-             "<p class='note'>" + _e(_cohen_rule()) + " " + _e(_MECH_NOTE) + "</p>"]
+    mech = ["<p class='note'>How much of each raw contrast lies along the few directions that dominate the raw "
+            "space (the top principal directions of the reference covariance), and how far ZCA shrinks them: "
+            "what whitening took away, or uncovered. The columns are defined below the tables.</p>"]
     for m in res.models:
         for cal in _calibrated(res):
-            parts.append(f"<h4>{_e(m['label'])}: raw vs {_e(cal)}</h4>")
-            parts.append(_mechanism_table(res, m["label"], cal))
+            mech.append(f"<h3>{_e(m['label'])}: raw vs {_e(cal)}</h3>")
+            mech.append(_mechanism_table(res, m["label"], cal))
             fig = figs.get(("mechanism", m["label"], cal))
             if fig is not None:
-                parts.append(_img(fig, f"Why d moved: {m['label']}, raw vs {cal}: each top direction's contribution "
-                                       "to d (d * c_k / C), raw and calibrated"))
-    parts.append("<h3>Anisotropy severity and changed results (paper §5.4)</h3>")
+                mech.append(_img(fig, f"Why d moved: {m['label']}, raw vs {cal}: each top direction's contribution "
+                                      "to d (d * c_k / C), raw and calibrated"))
+    mech.append("<p class='note formula'>" + _e(_cohen_rule()) + " " + _e(_MECH_NOTE) + "</p>")
+    severity = []
     for cal in _calibrated(res):
         points, note = severity_points(res, cal)
         fig = figs.get(("severity", None, cal))
         if note or fig is None:
-            parts.append(f"<p class='note severity'>raw vs {_e(cal)}: {_e(note or 'figure not drawn (no matplotlib)')}"
-                         "</p>")
+            why = note or "figure not drawn (no matplotlib)"
+            severity.append(f"<p class='note severity'>raw vs {_e(cal)}: {_e(why)}</p>")
         else:
-            parts.append(_img(fig, f"Anisotropy severity (raw mean cosine) vs significance changes, raw vs {cal}, "
-                                   f"{len(points)} models, Spearman's rho on the figure"))
-    parts.append("<h3>How to read these numbers</h3><dl class='conv interpretation'>" + "".join(
-        f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in INTERPRETATION) + "</dl>")
-    return "\n".join(parts)
+            severity.append(_img(fig, f"Anisotropy severity (raw mean cosine) vs significance changes, raw vs {cal}, "
+                                      f"{len(points)} models, Spearman's rho on the figure"))
+    reading = "<dl class='conv interpretation'>" + "".join(
+        f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in INTERPRETATION) + "</dl>"
+    html_of = {"aids": _isotropy(res), "sanity": _sanity(res), "mechanism": "\n".join(mech),
+               "severity": "\n".join(severity), "reading": reading}
+    return [(key, heading, html_of[key]) for key, heading, _ in AID_PARTS]
+
+
+def aids_section(res: Any, figures: Sequence[Path] = ()) -> str:
+    """Every part of :func:`aid_parts`, each under an ``<h3>`` of its heading (one block of HTML)."""
+    return "\n".join(f"<h3 id='{key}'>{_e(heading)}</h3>\n{body}" for key, heading, body in aid_parts(res, figures))
 
 
 def _cohen_rule() -> str:

@@ -18,11 +18,15 @@ from typing import Any, Sequence
 
 from .._errors import UnsafePathError
 from .._io import atomic_write_text
-from .aids import aids_section
+from .aids import AID_PARTS, aid_parts
 from .paper_tables import all_tables, to_html
 from .tables import finite_or_none, metric_columns, metric_comparison_cells
 
-__all__ = ["render_report", "write_report", "CONVENTIONS"]
+__all__ = ["render_report", "write_report", "report_title", "CONVENTIONS", "UNNAMED"]
+
+#: The names isoeat gives a run nobody named (``isoeat run`` without a config; a config without ``name`` read
+#: from no file): the report is titled with the run folder's name instead.
+UNNAMED = ("isoeat-run", "experiment")
 
 #: The conventions of the measurement, as printed in the report (README "Conventions").
 CONVENTIONS = (
@@ -291,13 +295,27 @@ def _metrics(res: Any) -> str:
     return "\n".join(parts)
 
 
+def report_title(res: Any) -> str:
+    """The page's title: the config's ``name``, else (:data:`UNNAMED`) the run folder's name."""
+    exp = res.experiment or {}
+    name = str(exp.get("name") or (exp.get("config") or {}).get("name") or "")
+    if name and name not in UNNAMED:
+        return name
+    return Path(os.path.abspath(res.out)).name or name or "experiment"
+
+
 def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
-    """The report page as a string (``figures``: PNG files to embed, from :func:`~isoeat.reporting.figures.write_figures`)."""
+    """The report page as a string (``figures``: PNG files to embed, from :func:`~isoeat.reporting.figures.write_figures`).
+
+    It reads top-down: the d / p / change table (Table A1) first, the change counts, then the decision aids
+    under plain headings (isotropy check, sanity tests, why d moved, severity, how to read), the other
+    tables, the metrics, the layer profile, figures, failures, manifest, conventions and config.
+    """
     from .. import __version__
 
     exp = res.experiment
     cfg = exp.get("config", {})
-    name = exp.get("name") or cfg.get("name") or "experiment"
+    name = report_title(res)
     pngs = [_inside(Path(p), Path(res.out)) for p in figures if Path(p).suffix == ".png" and Path(p).exists()]
     cfg_text = _config_text(res, cfg)
     from .mechanism_figure import is_aid_figure  # the decision aids' figures go to their own section
@@ -316,8 +334,13 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         "fig4": "Figure 4: calibrated vs raw effect size by bias type",
     }
     tables = all_tables(res)
+    first = [t for t in tables if t.name.startswith("table_a1")]  # d, p and the change class: what a reader came for
+    more = [t for t in tables if t not in first]
+    aids = aid_parts(res, aid_figs)
     has_metrics = bool(getattr(res, "metric_comparisons", None))
-    nav = ["<a href='#summary'>Summary</a>", "<a href='#aids'>Decision aids</a>", "<a href='#tables'>Tables</a>"]
+    nav = ["<a href='#results'>d and p</a>", "<a href='#summary'>Changes</a>"]
+    nav += [f"<a href='#{key}'>{_e(link)}</a>" for key, _, link in AID_PARTS]
+    nav += ["<a href='#tables'>More tables</a>"] if more else []
     nav += ["<a href='#metrics'>Calibration across metrics</a>"] if has_metrics else []
     nav += ["<a href='#layers'>Layer profile</a>"] if layers_html else []
     nav += ["<a href='#figures'>Figures</a>", "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
@@ -330,11 +353,13 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         f"<p class='sub'>{_e(cfg.get('description') or '')} Models: {_e(models)}. Tests: {_e(tests)}. Spaces: "
         f"{_e(cals)}. Created {_e(exp.get('created', '?'))}, updated {_e(exp.get('updated', '?'))}.</p>",
         "<nav>" + "".join(nav) + "</nav>",
-        "<h2 id='summary'>Summary</h2>", _cards(res),
-        "<h2 id='aids'>Decision aids</h2>", aids_section(res, aid_figs),
-        "<h2 id='tables'>Tables</h2>",
+        "<h2 id='results'>Effect sizes d and p-values, raw and calibrated</h2>",
     ]
-    body += [to_html(t) for t in tables] or ["<p>No finished cells yet.</p>"]
+    body += [to_html(t) for t in first] or ["<p>No finished cells yet.</p>"]
+    body += ["<h2 id='summary'>How many results changed</h2>", _cards(res)]
+    body += [f"<h2 id='{key}'>{_e(heading)}</h2>\n{html_}" for key, heading, html_ in aids]
+    if more:
+        body += ["<h2 id='tables'>More tables</h2>", *(to_html(t) for t in more)]
     if has_metrics:
         body += ["<h2 id='metrics'>Calibration across metrics</h2>", _metrics(res)]
     if layers_html:

@@ -34,9 +34,11 @@ from typing import Any, Callable
 import numpy as np
 
 from .._errors import ConfigError, CoverageError, DataFormatError
+from .._surface import public, require_encoder
 from .._validate import check_int, check_real
 from .benchmarks import SentencePairs, WordPairs, load_benchmark
 from ..stats.rank import rankdata, spearman  # noqa: F401 (rankdata re-exported: it lived here)
+from ..stats.weat import resolve_calibration
 from .bootstrap import PairedBootstrapResult, paired_bootstrap_spearman
 from .sentences import _StaticPooler, _check_encoded
 
@@ -311,6 +313,7 @@ def _encode(
     return _Encoded(model, bench, tokenizer), min_coverage
 
 
+@public
 def evaluate_similarity(
     model: Any,
     benchmark: Any,
@@ -331,8 +334,10 @@ def evaluate_similarity(
     benchmark : str, Path, WordPairs or SentencePairs
         A name (``"ws353"``, ``"simlex999"``, ``"men"``, ``"rg65"``, ``"rw"``,
         ``"mturk771"``, ``"stsb"``), a file, or a loaded benchmark.
-    calibration : fitted calibrator, optional
-        Checked with :func:`~isoeat.calibration.check_compatible`.
+    calibration : None, str, fitted calibrator or one-entry mapping, optional
+        As in :func:`isoeat.weat` (a name such as ``"zca"`` is fitted here on
+        the model's reference vectors); checked with
+        :func:`~isoeat.calibration.check_compatible`.
     force : bool, default False
         Apply a calibrator fitted on another model.
     min_coverage : float, default 0.0
@@ -357,10 +362,14 @@ def evaluate_similarity(
     >>> r = evaluate_similarity(isoeat.load_model("glove-6b-50d"), "ws353")  # doctest: +SKIP
     >>> round(r.spearman, 3), r.n_pairs  # doctest: +SKIP
     """
+    min_coverage = _check_min_coverage(min_coverage)
+    require_encoder(model, "evaluate_similarity", needs=("lookup", "encode_sentences"))
+    calibration = resolve_calibration(calibration, model, force=force)[0]
     enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     return _result(enc, model, calibration, min_coverage)
 
 
+@public
 def compare_similarity(
     model: Any,
     benchmark: Any,
@@ -379,12 +388,13 @@ def compare_similarity(
     ----------
     model : Encoder
     benchmark : str, Path, WordPairs or SentencePairs
-    calibration : fitted calibrator
+    calibration : str, fitted calibrator or one-entry mapping
+        The calibrated space compared with raw (as in :func:`evaluate_similarity`).
     n_resamples : int, default 10_000
         Bootstrap resamples (0: no bootstrap).
     ci_level : float, default 0.95
     rng : None, int or numpy.random.Generator
-        The root seed; the resamples come from the stream ``("similarity", BENCHMARK)``
+        The root seed (None: a fresh one, recorded); the resamples come from the stream ``("similarity", BENCHMARK)``
         (:func:`isoeat._random.derive_seed`), recorded as the bootstrap's ``seed``.
     force, min_coverage, tokenizer
         As in :func:`evaluate_similarity`.
@@ -400,11 +410,15 @@ def compare_similarity(
     >>> c = compare_similarity(m, "ws353", isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
     >>> c.delta, c.bootstrap.ci_low, c.bootstrap.p_value  # doctest: +SKIP
     """
-    if calibration is None:
-        raise ConfigError("compare_similarity needs a fitted calibrator (use evaluate_similarity for one space)")
+    if calibration is None or calibration == "none":
+        raise ConfigError("compare_similarity needs a calibration such as 'zca' or a fitted calibrator (use "
+                          "evaluate_similarity for one space)")
     from .._limits import MAX_RESAMPLES
 
     n_resamples = check_int("n_resamples", n_resamples, lo=0, hi=MAX_RESAMPLES)
+    min_coverage = _check_min_coverage(min_coverage)
+    require_encoder(model, "compare_similarity", needs=("lookup", "encode_sentences"))
+    calibration = resolve_calibration(calibration, model, force=force)[0]
     enc, min_coverage = _encode(model, benchmark, calibration, force, min_coverage, tokenizer)
     raw = _result(enc, model, None, min_coverage)
     cal = _result(enc, model, calibration, min_coverage)

@@ -74,6 +74,7 @@ from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._types import ContextEncoder
 from .._random import resolve_seed, stream
+from .._surface import public
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
 
@@ -447,12 +448,31 @@ class CEATResult:
         return records_frame(self.records())
 
 
+def _spaces(calibration: Any) -> dict[str, Any]:
+    """``calibration=`` of :func:`ceat_from_contexts`: None, a fitted calibrator, or a mapping label -> calibrator."""
+    from .._validate import show
+
+    if calibration is None or (isinstance(calibration, str) and calibration == "none"):
+        return {}
+    if callable(getattr(calibration, "transform", None)):
+        return {str(getattr(calibration, "name", type(calibration).__name__.lower())): calibration}
+    if isinstance(calibration, Mapping):
+        bad = [k for k, v in calibration.items() if not callable(getattr(v, "transform", None))]
+        if not bad:
+            return dict(calibration)
+        raise ConfigError(f"calibration[{bad[0]!r}] must be a fitted calibrator (with transform()), got "
+                          f"{show(calibration[bad[0]])}")
+    raise ConfigError(f"calibration must be None, a fitted calibrator, or a mapping label -> fitted calibrator; "
+                      f"got {show(calibration)}")
+
+
+@public
 def ceat_from_contexts(
     contexts: Mapping[str, Sequence[np.ndarray]],
     *,
     n_draws: int = DEFAULT_DRAWS,
     rng: Any = None,
-    calibrators: Mapping[str, Any] | None = None,
+    calibration: Any = None,
     ddof: int = 1,
     variance: str = "published",
     alternative: str = "two-sided",
@@ -471,9 +491,10 @@ def ceat_from_contexts(
     n_draws : int, default 1000
         Draws of one context per word.
     rng : None, int, Generator or SeedSequence
-        One stream for the draw indices (shared by every space).
-    calibrators : mapping name -> fitted calibrator, optional
-        Each ``transform`` is applied to every context vector before the draws.
+        One stream for the draw indices (shared by every space; None: a fresh seed, recorded).
+    calibration : None, fitted calibrator, or mapping label -> fitted calibrator
+        Each ``transform`` is applied to every context vector before the draws
+        (the vectors are given here: nothing to fit a calibration by name on).
     ddof : int, default 1
         Of each draw's effect size (as WEAT), and of the published variance.
     variance : {"published", "hedges-olkin"}, default "published"
@@ -491,6 +512,7 @@ def ceat_from_contexts(
     list of CEATResult
         Raw first, then one per calibrator, in the mapping's order.
     """
+    spaces_given = _spaces(calibration)
     variance = check_choice("variance", variance, VARIANCES)
     alternative = check_choice("alternative", alternative, ALTERNATIVES)
     ddof = check_int("ddof", ddof, lo=0)
@@ -507,7 +529,7 @@ def ceat_from_contexts(
     labels = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
     n_ctx = dict(zip(labels, counts))
     spaces: list[tuple[str, Mapping[str, Sequence[np.ndarray]]]] = [("none", sets)]
-    for name, cal in (calibrators or {}).items():
+    for name, cal in spaces_given.items():
         spaces.append((name, {r: [np.asarray(cal.transform(a), dtype=np.float64) for a in sets[r]] for r in ROLES}))
     out = []
     for name, ctx in spaces:
@@ -525,11 +547,13 @@ def ceat_from_contexts(
     return out
 
 
+@public
 def ceat(
     model: Any,
     test: Any,
     *,
-    calibrators: Mapping[str, Any] | None = None,
+    calibration: Any = None,
+    n_reference: int = 100_000,
     n_draws: int = DEFAULT_DRAWS,
     rng: Any = None,
     ddof: int = 1,
@@ -543,24 +567,38 @@ def ceat(
     model : encoder with ``context_vectors(words)``
         E.g. :class:`~isoeat.backends.transformer.TransformerEncoder` (``hf:``
         models, ``minilm``): each word's contexts are encoded once and cached.
-    test : AssociationTest
-        Its X, Y, A, B word sets.
-    calibrators : mapping name -> fitted calibrator, optional
-        Applied to every context vector (fit them on sentence-level reference
-        vectors, ``reference_kwargs={"unit": "sentence"}``, as the paper does).
+    test : AssociationTest or str
+        A test, a registered id such as ``"W6"``, or the path of a test file holding one test.
+    calibration : None, str, fitted calibrator, or mapping, default None
+        The calibrated spaces measured beside the raw one (CEAT takes several,
+        all from the same draws). ``None``/``"none"``: raw only. A registered
+        name (``"zca"``): fitted here on ``n_reference`` sentence-level
+        reference vectors (``reference_kwargs={"unit": "sentence"}``, as the
+        paper does, and as ``isoeat ceat``). A fitted calibrator: used as
+        given, labelled with its ``name``. A mapping label -> fitted calibrator,
+        or name -> parameters of that calibration (a dict, fitted here).
+        Each is checked against the model (dimension, fingerprint).
+    n_reference : int, default 100_000
+        Reference sentences of a calibration fitted here (ignored for fitted calibrators).
     n_draws, ddof, variance, alternative
         See :func:`ceat_from_contexts` (defaults: Guo & Caliskan's variance, two-sided p).
     rng : None, int, Generator or SeedSequence
-        The root seed; the draws come from the stream ``("ceat", TEST)``
+        The root seed (None: a fresh one, recorded); the draws come from the stream ``("ceat", TEST)``
         (:func:`isoeat._random.derive_seed`), shared by every space, recorded as ``seed``.
     """
+    from .._surface import require_encoder
+    from ..wordsets import as_test
+
     if not isinstance(model, ContextEncoder):
-        raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', model)!r} "
+        require_encoder(model, "ceat", needs=("context_vectors", "lookup"), example="minilm")
+        raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', '?')!r} "
                           "gives one vector per word")
+    test = as_test(test)
     n_draws = check_int("n_draws", n_draws, lo=2)  # before any word is encoded
     ddof = check_int("ddof", ddof, lo=0)
-    sets = test.sets() if hasattr(test, "sets") else test["sets"]
-    test_id = test.id if hasattr(test, "id") else test["id"]
+    n_reference = check_int("n_reference", n_reference, lo=2)
+    sets = test.sets()
+    test_id = test.id
     contexts: dict[str, list[np.ndarray]] = {}
     words: dict[str, list[str]] = {}
     dropped: list[str] = []
@@ -577,9 +615,12 @@ def ceat(
         words[role] = kept
     from dataclasses import replace
 
+    from .weat import resolve_calibrations
+
+    spaces = resolve_calibrations(calibration, model, n_reference=n_reference, reference_kwargs={"unit": "sentence"})
     key = ("ceat", test_id)  # one stream of draws, shared by every space
     rng, root = stream(rng, *key)
-    out = ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibrators=calibrators, ddof=ddof,
+    out = ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibration=spaces, ddof=ddof,
                              variance=variance, alternative=alternative, test=test_id,
                              model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
                              fallback=tuple(fallback))

@@ -120,9 +120,11 @@ def gather(options: Mapping[str, Any], *, where: str, permutation: PermutationOp
 
     Returns ``(permutation, interval, labels)`` (None for a kind ``where`` does
     not take). A keyword that none of them owns is a :class:`ConfigError`
-    naming ``where`` and the keyword (did-you-mean among their fields and
-    ``others``, the keywords ``where`` took itself); so is an object of the wrong type.
+    naming ``where`` and the keyword (did-you-mean among their fields,
+    ``others``, the keywords ``where`` took itself, and the named keywords of
+    the public function ``where``, :func:`isoeat._surface.keywords`); so is an object of the wrong type.
     """
+    from .._surface import keywords
     from .._validate import suggest
 
     given = {"permutation": permutation, "interval": interval, "labels": labels}
@@ -136,7 +138,7 @@ def gather(options: Mapping[str, Any], *, where: str, permutation: PermutationOp
     owners = {f.name: kind for kind in takes for f in fields(_KINDS[kind])}
     unknown = [k for k in options if k not in owners]
     if unknown:
-        names = [*owners, *others]
+        names = [*owners, *others, *keywords(where)]
         raise ConfigError(f"{where}: unknown option {unknown[0]!r}{suggest(unknown[0], names, quote=False)}")
     for kind in takes:
         mine = {k: v for k, v in options.items() if owners[k] == kind}

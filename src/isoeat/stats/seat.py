@@ -29,6 +29,7 @@ import numpy as np
 
 from .._errors import ConfigError
 from .._random import spawn_seeds, stream
+from .._surface import public, require_encoder
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
@@ -143,6 +144,7 @@ def _is_sentences(test: Any) -> bool:
 def _encoder_fn(model: Any) -> Callable[[list[str]], Any]:
     """The model's ``encode_sentences`` (or ``encode``), or a ConfigError naming the model."""
     fn = getattr(model, "encode_sentences", None) or getattr(model, "encode", None)
+    require_encoder(model, "seat", needs=("encode_sentences", "encode", "lookup"), example="minilm")
     if fn is None or not callable(fn):
         raise ConfigError(
             f"SEAT needs a sentence encoder (st:NAME_OR_PATH, minilm) or a transformer (hf:NAME_OR_PATH); "
@@ -151,6 +153,7 @@ def _encoder_fn(model: Any) -> Callable[[list[str]], Any]:
     return fn
 
 
+@public
 @documents_calibration
 def seat(
     model: SentenceEncoder,
@@ -161,7 +164,7 @@ def seat(
     mode: str = "auto",
     capitalize: bool = True,
     alpha: float = 0.05,
-    rng: int | np.random.Generator | None = 0,
+    rng: int | np.random.Generator | None = None,
     ddof: int = 1,
     allow_overlap: bool = False,
     force: bool = False,
@@ -178,8 +181,8 @@ def seat(
         (:class:`isoeat._types.SentenceEncoder`): ``load_model("st:minilm")``,
         any ``st:``/``hf:`` encoder.
     test : AssociationTest or str
-        A test or registered id (``"W6"``), or a test loaded from a
-        sent-bias file.
+        A test, a registered id (``"W6"``), or the path of a test file
+        holding one test (isoeat's YAML/JSON or a sent-bias ``.jsonl``).
     templates : sequence of str, optional
         Each with exactly one ``{}``; default :data:`~isoeat.wordsets._templates.DEFAULT_TEMPLATES`.
     calibration : see CALIBRATION_DOC
@@ -190,8 +193,11 @@ def seat(
         Upper-case the first letter of sentences that start with the slot.
     alpha : float, default 0.05
         Level for counting significant templates.
-    rng : None, int or Generator, default 0
-        The root seed (the SEAT result's ``seed``); template ``t`` draws from
+    rng : None, int or Generator, default None
+        The root seed (the SEAT result's ``seed``; None: a fresh one, drawn
+        from the operating system's entropy and recorded, so the result can be
+        replayed with ``rng=result.seed``; ``isoeat seat`` passes ``--seed``,
+        default 0); template ``t`` draws from
         the stream ``("seat", TEST, t)`` (:func:`isoeat._random.derive_seed`),
         recorded in each result. A Generator or SeedSequence: one child per template, spawned from it.
     ddof, permutation, interval, **options
@@ -205,11 +211,10 @@ def seat(
     -------
     SEATResult
     """
-    from ..wordsets import get_test
+    from ..wordsets import as_test
 
+    test = as_test(test)
     permutation, interval, _ = gather(options, where="seat", permutation=permutation, interval=interval)
-    if isinstance(test, str):
-        test = get_test(test)
     mode = check_choice("mode", mode, MODES)
     alpha = check_real("alpha", alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     encode = _encoder_fn(model)

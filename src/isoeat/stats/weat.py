@@ -35,6 +35,7 @@ import numpy as np
 from .._cosine import cosine_matrix, unit_rows  # noqa: F401 - re-exported: the one home is isoeat._cosine
 from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds, stream  # noqa: F401 - re-exported
+from .._surface import public, require_encoder
 from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
 from .bootstrap import effect_size
@@ -61,6 +62,7 @@ __all__ = [
     "resolve_seed",
     "resolve_seed_sequence",
     "resolve_calibration",
+    "resolve_calibrations",
     "ALTERNATIVES",
 ]
 
@@ -86,16 +88,18 @@ def test_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
 test_statistic.__test__ = False  # keep pytest from collecting it
 
 
-CALIBRATION_DOC = """calibration : None, str or Calibrator, default None
+CALIBRATION_DOC = """calibration : None, str, Calibrator or mapping, default None
         ``None`` or ``"none"``: the raw vectors. A registered calibration
         name such as ``"zca"`` (see :func:`isoeat.calibration.calibration_names`):
         a calibrator fitted on the model's reference vectors with default
         settings (:func:`isoeat.fit_calibrator`). A fitted calibrator
         (anything with ``transform``, e.g. a :class:`~isoeat.ZCAWhitener`):
-        used as given. Either way its dimension and model fingerprint are
-        checked against the model (``force`` skips the fingerprint check,
-        never the dimension check) and its name is recorded as the result's
-        ``calibration``."""
+        used as given. A one-entry mapping ``{name: params}`` fits that
+        calibration with those parameters (``{"zca": {"eps": 1e-2}}``);
+        ``{label: calibrator}`` uses the calibrator under that label. Either way
+        its dimension and model fingerprint are checked against the model
+        (``force`` skips the fingerprint check, never the dimension check) and
+        its name is recorded as the result's ``calibration``."""
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -103,38 +107,90 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 def documents_calibration(fn: _F) -> _F:
     """Put :data:`CALIBRATION_DOC` in place of the ``calibration : ...`` line of ``fn``'s docstring.
 
-    The three entry points (WEAT, SC-WEAT, SEAT) thus describe ``calibration=`` in the same words.
+    The entry points (WEAT, SC-WEAT, SEAT, the metrics) thus describe ``calibration=`` in the same words.
     """
     fn.__doc__ = (fn.__doc__ or "").replace("calibration : see CALIBRATION_DOC", CALIBRATION_DOC)
     return fn
 
 
+_CALIBRATION_FORMS = ("None, 'none', a calibration name such as 'zca', a fitted calibrator with transform(), or a "
+                      "mapping {name: params or calibrator}")
+
+
+def resolve_calibrations(
+    calibration: Any, model: Any, *, force: bool = False, n_reference: int | None = None,
+    reference_kwargs: dict | None = None, argument: str = "calibration",
+) -> dict[str, Calibrator]:
+    """Every calibrator ``calibration=`` asks for, by label, checked against ``model`` (none: the raw space only).
+
+    ``calibration`` is None or ``"none"`` (``{}``), a registered name (fitted
+    here on ``n_reference`` reference vectors, default that of
+    :func:`isoeat.fit_calibrator`, with ``reference_kwargs``), a fitted
+    calibrator (labelled with its ``name``), or a mapping label -> fitted
+    calibrator, or name -> parameters of that calibration (a dict, fitted here;
+    None: default parameters).
+
+    Examples
+    --------
+    >>> resolve_calibrations("none", model=None)
+    {}
+    """
+    from .._validate import show
+
+    if calibration is None or (isinstance(calibration, str) and calibration == "none"):
+        return {}
+    from ..calibration import check_compatible, fit_calibrator
+
+    fit_kw: dict[str, Any] = {} if n_reference is None else {"n_reference": n_reference}
+    if reference_kwargs:
+        fit_kw["reference_kwargs"] = dict(reference_kwargs)
+    if isinstance(calibration, str):
+        items: list[tuple[str, Any]] = [(calibration, None)]
+    elif callable(getattr(calibration, "transform", None)):
+        items = [(str(getattr(calibration, "name", type(calibration).__name__.lower())), calibration)]
+    elif isinstance(calibration, dict):
+        items = list(calibration.items())
+    else:
+        raise ConfigError(f"{argument} must be {_CALIBRATION_FORMS}; got {show(calibration)}")
+    out: dict[str, Calibrator] = {}
+    for label, value in items:
+        if not isinstance(label, str) or not label or label == "none":
+            raise ConfigError(f"{argument}: a key must be a calibration name or label (not 'none'), got {show(label)}")
+        if value is None or isinstance(value, dict):
+            cal = fit_calibrator(model, label, **fit_kw, **(value or {}))
+        elif callable(getattr(value, "transform", None)):
+            cal = value
+        else:
+            raise ConfigError(f"{argument}[{label!r}] must be a fitted calibrator or a dict of the calibration's "
+                              f"parameters; got {show(value)}")
+        check_compatible(cal, model, force=force)
+        out[label] = cal
+    return out
+
+
 def resolve_calibration(
-    calibration: Calibrator | str | None, model: Any, *, force: bool = False
+    calibration: Calibrator | str | None, model: Any, *, force: bool = False, **fit: Any
 ) -> tuple[Calibrator | None, str]:
     """The calibrator that ``calibration=`` asks for, checked against ``model``, and its name.
 
-    See :data:`CALIBRATION_DOC` for the accepted forms. Returns ``(None, "none")``
-    for raw vectors.
+    See :data:`CALIBRATION_DOC` for the accepted forms (:func:`resolve_calibrations`,
+    one space at most; ``fit``: its ``n_reference`` and ``reference_kwargs``). Returns ``(None, "none")`` for raw
+    vectors.
 
     Examples
     --------
     >>> resolve_calibration("none", model=None)
     (None, 'none')
     """
-    if calibration is None or (isinstance(calibration, str) and calibration == "none"):
+    cals = resolve_calibrations(calibration, model, force=force, **fit)
+    if len(cals) > 1:
+        raise ConfigError(f"calibration: this function measures one calibrated space; got {len(cals)} "
+                          f"({', '.join(cals)}): call it once per calibration")
+    if not cals:
         return None, "none"
-    from ..calibration import check_compatible, fit_calibrator
-
-    if isinstance(calibration, str):
-        calibration = fit_calibrator(model, calibration)
-    elif not callable(getattr(calibration, "transform", None)):
-        raise ConfigError(
-            f"calibration must be None, 'none', a calibration name such as 'zca', or a fitted calibrator "
-            f"with transform(); got {type(calibration).__name__}"
-        )
-    check_compatible(calibration, model, force=force)
-    return calibration, str(getattr(calibration, "name", type(calibration).__name__.lower()))
+    (label, cal), = cals.items()
+    name = label if isinstance(calibration, dict) else str(getattr(cal, "name", type(cal).__name__.lower()))
+    return cal, name
 
 
 def _p_fields(perm: PermutationResult) -> dict[str, Any]:
@@ -309,6 +365,7 @@ def _lookup_sets(
     return vecs, dropped, folded
 
 
+@public
 @documents_calibration
 def weat(
     model: Encoder,
@@ -332,10 +389,11 @@ def weat(
         Anything with ``lookup`` (:class:`isoeat._types.Encoder`), e.g.
         ``isoeat.load_model("glove-6b-50d")``.
     test : AssociationTest or str
-        A test or a registered id such as ``"W6"``.
+        A test, a registered id such as ``"W6"``, or the path of a YAML/JSON
+        test file holding one test (:func:`isoeat.load_tests_from_file`).
     calibration : see CALIBRATION_DOC
     rng : None, int or numpy.random.Generator
-        The root seed (recorded as ``seed``); the test draws from its stream
+        The root seed (None: a fresh one, recorded as ``seed``); the test draws from its stream
         ``("weat", TEST)`` (``seed_stream``; :func:`isoeat._random.derive_seed`),
         the same in every space and every command. A Generator is used as given.
     ddof : int, default 1
@@ -357,12 +415,12 @@ def weat(
         ``sequential_alpha``, ..., ``ci``, ``ci_method``, ``ci_level``,
         ``ci_estimand``, ``bootstrap``, ``resample_attributes``.
     """
+    from ..wordsets import as_test
+
     permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval)
     allow_overlap = check_bool("allow_overlap", allow_overlap)
-    if isinstance(test, str):
-        from ..wordsets import get_test
-
-        test = get_test(test)
+    require_encoder(model, "weat")  # the parameters first, then what is measured: the model, the test
+    test = as_test(test)
     fallback: list[str] = []
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
@@ -455,22 +513,25 @@ def _refuse_interval(kwargs: dict[str, Any], interval: IntervalOptions | None = 
 
 
 def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
-    """``(test id, A, B)`` from a test, a test id or a pair of word sets (test id ``"custom"``)."""
-    from ..wordsets import AssociationTest, WordSet, get_test
+    """``(test id, A, B)`` from a test, a test id, a test file or a pair of word sets (test id ``"custom"``)."""
+    import os
 
-    if isinstance(attributes, str):
-        attributes = get_test(attributes)
+    from ..wordsets import AssociationTest, WordSet, as_test
+
+    if isinstance(attributes, (str, os.PathLike)):
+        attributes = as_test(attributes, argument="attributes")
     if isinstance(attributes, AssociationTest):
         return attributes.id, attributes.A, attributes.B
     try:
         A, B = attributes
     except (TypeError, ValueError):
-        raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)") from None
+        raise ConfigError("attributes must be a test, a test id, a test file, or a pair of WordSets (A, B)") from None
     if not (isinstance(A, WordSet) and isinstance(B, WordSet)):
-        raise ConfigError("attributes must be a test, a test id, or a pair of WordSets (A, B)")
+        raise ConfigError("attributes must be a test, a test id, a test file, or a pair of WordSets (A, B)")
     return "custom", A, B
 
 
+@public
 @documents_calibration
 def sc_weat(
     model: Encoder,
@@ -497,13 +558,13 @@ def sc_weat(
         model are an error.
     attributes : AssociationTest, str, or (WordSet, WordSet)
         Where A and B come from: a test (or its id, e.g. ``"W6"`` for career
-        vs. family) or a pair of word sets. The test id is recorded as each
+        vs. family, or a test file's path) or a pair of word sets. The test id is recorded as each
         result's ``test`` (``"custom"`` for a pair of word sets).
     calibration : see CALIBRATION_DOC
     min_coverage : float, default 0.8
         As in :func:`weat`, for the attribute sets.
     rng : None, int or numpy.random.Generator
-        The root seed; word ``w`` draws from the stream ``("scweat", TEST, w)``
+        The root seed (None: a fresh one, recorded); word ``w`` draws from the stream ``("scweat", TEST, w)``
         (:func:`isoeat._random.derive_seed`), recorded in each result. A Generator is one stream for every word.
     ddof, force
         As in :func:`weat`.
@@ -515,14 +576,15 @@ def sc_weat(
     -------
     list of SCWEATResult, one per word, labelled with the model's name and the calibration.
     """
+    _refuse_interval(options, interval)
+    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
+    require_encoder(model, "sc_weat")
     test_id, A, B = _attribute_sets(attributes)
     if isinstance(words, str):
         words = [w.strip() for w in words.split(",") if w.strip()]
     words = list(words)
     if not words:
         raise ConfigError("words: give at least one target word")
-    _refuse_interval(options, interval)
-    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,

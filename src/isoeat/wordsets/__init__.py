@@ -1,7 +1,7 @@
 """Word sets and association tests: specification, registry, file loaders."""
 
 from ._loaders import load_tests_from_file
-from ._registry import builtin_metadata, get_test, list_tests, register_test, resolve_tests
+from ._registry import as_test, as_tests, builtin_metadata, get_test, list_tests, register_test, resolve_tests
 from ._spec import BIAS_TYPES, AssociationTest, WordSet
 
 __all__ = [
@@ -12,6 +12,8 @@ __all__ = [
     "list_tests",
     "register_test",
     "resolve_tests",
+    "as_test",
+    "as_tests",
     "load_tests_from_file",
     "builtin_metadata",
 ]

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
-from .._errors import ConfigError
+from .._errors import ConfigError, InvalidValueError, UnknownNameError
 from .._registry import Registry
+from .._validate import show
 from ._loaders import load_tests_from_file
 from ._spec import AssociationTest, WordSet
 
-__all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "builtin_metadata", "TESTS"]
+__all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "as_test", "as_tests", "builtin_metadata",
+           "TESTS"]
+
+#: The suffixes of a test file: a string ending in one is read as a file (:func:`as_test`, :func:`resolve_tests`).
+TEST_FILE_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml"})
+#: What an argument that names a test may be (the one sentence of every refusal).
+TEST_FORMS = "an AssociationTest, a test id such as 'W6', or the path of a YAML/JSON test file"
 
 @lru_cache(maxsize=1)
 def builtin_metadata() -> dict:
@@ -65,14 +73,101 @@ def get_test(test_id: str) -> AssociationTest:
     Raises
     ------
     UnknownNameError
-        No such id; the message lists close matches.
+        No such id; the message lists close matches (a file path is pointed to
+        :func:`~isoeat.load_tests_from_file`; the id is shown cut to 60 characters).
 
     Examples
     --------
     >>> get_test("W6").sizes
     (8, 8, 8, 8)
     """
-    return TESTS.get(test_id)
+    if not isinstance(test_id, str):
+        raise InvalidValueError("test_id", "a test id (a string) such as 'W6'", show(test_id))
+    found = TESTS.resolve(test_id)
+    if found is not None:
+        return TESTS[found]
+    if _is_file_spec(test_id):
+        raise UnknownNameError(f"get_test looks up registered test ids; {show(test_id)} is a file: read it with "
+                               f"isoeat.load_tests_from_file({show(test_id)}), or pass the path where a test goes "
+                               "(isoeat.weat(model, PATH))")
+    raise TESTS.unknown(test_id, what=f"unknown test id {show(test_id)}")
+
+
+def _is_file_spec(spec: Any) -> bool:
+    """A string or path that names a test file: a test-file suffix, or an existing path."""
+    if isinstance(spec, os.PathLike):
+        return True
+    p = Path(spec)
+    try:
+        return p.suffix.lower() in TEST_FILE_SUFFIXES or p.exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL byte: no file
+        return False
+
+
+def as_test(test: Any, *, argument: str = "test") -> AssociationTest:
+    """The one test an argument names: an :class:`AssociationTest`, a registered id, or a test file's path.
+
+    A file must hold exactly one test (a file of several is for functions that
+    take ``tests``); a path that does not exist is an
+    :class:`~isoeat.IsoeatFileNotFoundError`; anything else (``None``, a number,
+    a dict) is an :class:`~isoeat.InvalidValueError` naming ``argument``.
+
+    Examples
+    --------
+    >>> as_test("w6").id
+    'W6'
+    >>> as_test(123)
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: test must be an AssociationTest, a test id such as 'W6', or the path of a \
+YAML/JSON test file, got 123 (int)
+    """
+    if isinstance(test, AssociationTest):
+        return test
+    if isinstance(test, str) and TESTS.resolve(test) is not None and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES:
+        return get_test(test)  # a registered id wins over a folder or file of that name in the working directory
+    if isinstance(test, (str, os.PathLike)) and _is_file_spec(test):
+        tests = load_tests_from_file(test)
+        if len(tests) != 1:
+            raise ConfigError(f"{argument}: {test} holds {len(tests)} tests ({', '.join(t.id for t in tests[:5])}"
+                              f"{', ...' if len(tests) > 5 else ''}); give one, or pass the file as tests= to a "
+                              "function that takes several (isoeat.compare_calibration, isoeat.metrics)")
+        return tests[0]
+    if isinstance(test, str):
+        return get_test(test)
+    hint = ("; a mapping is no test: build one with isoeat.AssociationTest(...) or write it to a YAML file"
+            if isinstance(test, dict) else "")
+    raise InvalidValueError(argument, TEST_FORMS, show(test), hint)
+
+
+def as_tests(tests: Any, *, argument: str = "tests") -> list[AssociationTest]:
+    """The tests an argument names: None (the ten built-in WEATs), one test, ``"W1,W6"``, or a sequence of
+    tests, ids and file paths (a file gives all its tests); an id named twice is refused.
+
+    Examples
+    --------
+    >>> [t.id for t in as_tests("W1, w6")]
+    ['W1', 'W6']
+    """
+    if tests is None or isinstance(tests, str):
+        return resolve_tests(tests)
+    if isinstance(tests, (AssociationTest, os.PathLike)):
+        tests = [tests]
+    if not isinstance(tests, (list, tuple)):
+        raise InvalidValueError(argument, f"None, or a list of tests, each {TEST_FORMS}", show(tests))
+    out: list[AssociationTest] = []
+    for i, t in enumerate(tests):
+        if isinstance(t, (str, os.PathLike)) and _is_file_spec(t):
+            out.extend(load_tests_from_file(t))
+        else:
+            out.append(as_test(t, argument=f"{argument}[{i}]"))
+    if not out:
+        raise ConfigError(f"{argument}: no tests given")
+    ids = [t.id for t in out]
+    dups = sorted({i for i in ids if ids.count(i) > 1})
+    if dups:
+        raise ConfigError(f"{argument}: test id(s) given more than once: {', '.join(dups)}")
+    return out
 
 
 def list_tests() -> tuple[AssociationTest, ...]:
@@ -100,9 +195,8 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
         specs = [s for s in (part.strip() for part in specs.split(",")) if s]
     out: list[AssociationTest] = []
     for spec in specs:
-        p = Path(spec)
-        if p.suffix.lower() in {".json", ".jsonl", ".yaml", ".yml"} or p.exists():
-            out.extend(load_tests_from_file(p))
+        if _is_file_spec(spec):
+            out.extend(load_tests_from_file(Path(spec)))
         else:
             out.append(get_test(spec))
     if not out:
