@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from isoeat._errors import ConfigError
-
 from isoeat._random import as_generator
 from isoeat._validate import check_int
 

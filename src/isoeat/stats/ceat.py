@@ -65,15 +65,16 @@ Hedges, L. V. & Olkin, I. (1985). Statistical Methods for Meta-Analysis. Academi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError, InvalidTestError
-from .._types import ContextEncoder
 from .._random import resolve_seed, stream
+from .._types import ContextEncoder
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
 
