@@ -294,9 +294,9 @@ def draw_indices(counts: Sequence[int], n_draws: int, rng: Any = None) -> tuple[
     One ``rng`` stream (:func:`isoeat._random.resolve_seed`): the same seed gives the same draws.
     """
     n_draws = check_int("n_draws", n_draws, lo=2)
-    counts = np.asarray([check_int("n_contexts", c, lo=1) for c in counts], dtype=np.int64)
+    sizes = np.asarray([check_int("n_contexts", c, lo=1) for c in counts], dtype=np.int64)
     gen, seed = resolve_seed(rng)
-    return gen.integers(0, counts, size=(n_draws, counts.size)), seed
+    return gen.integers(0, sizes, size=(n_draws, sizes.size)), seed
 
 
 def _unit(M: np.ndarray) -> np.ndarray:
@@ -405,7 +405,7 @@ class CEATResult:
     seed: int | None = None
     effect_sizes: tuple[float, ...] = ()
     variances: tuple[float, ...] = ()
-    n_contexts: dict = field(default_factory=dict)
+    n_contexts: dict[str, Any] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
     fallback: tuple[str, ...] = ()
     seed_stream: tuple[str, ...] = ()
