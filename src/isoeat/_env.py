@@ -20,8 +20,9 @@ An empty variable counts as unset. :func:`unknown_variables` lists the
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ._errors import ConfigError, IsoeatFileNotFoundError
 from ._validate import check_bytes, show, suggest
@@ -131,7 +132,7 @@ def env_bytes(name: str) -> int | None:
 
 
 #: How :func:`check` reads each variable (the readers above, with their settings).
-_CHECKS = {
+_CHECKS: dict[str, Callable[[str], Any]] = {
     "ISOEAT_DATA_DIR": env_path, "ISOEAT_SHARED_DATA": env_path, "ISOEAT_WIKITEXT103": env_path,
     "ISOEAT_WIKITEXT2": env_path, "ISOEAT_NO_CACHE": env_flag, "ISOEAT_OFFLINE": env_flag,
     "ISOEAT_CACHE_MAX": env_bytes,
@@ -139,7 +140,7 @@ _CHECKS = {
     "ISOEAT_REPORT_JOBS": lambda n: env_int(n, 1, lo=1, hi=REPORT_JOBS_MAX),
 }
 #: ``ISOEAT_PROGRESS``: ``auto`` (a bar on a terminal, log lines otherwise), ``bar``, ``log``, on, off.
-PROGRESS_VALUES = ("auto", "bar", "log", *_ON, *_OFF)
+PROGRESS_VALUES: tuple[str, ...] = ("auto", "bar", "log", *_ON, *_OFF)
 #: ``ISOEAT_REPORT_JOBS``: at most this many processes draw figures.
 REPORT_JOBS_MAX = 64
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, IO, Iterator
+from typing import IO
 
 __all__ = ["atomic_write", "atomic_write_text", "atomic_write_bytes", "check_inside"]
 

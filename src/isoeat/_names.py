@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from ._errors import ConfigError
 
@@ -114,7 +114,8 @@ def check_distinct(labels: Iterable[str], what: str) -> None:
     >>> check_distinct(["GloVe", "glove"], "model labels")
     Traceback (most recent call last):
     ...
-    isoeat._errors.ConfigError: model labels 'GloVe' and 'glove' differ only in case: their files would be one file on the case-insensitive disks of macOS and Windows; rename one of them
+    isoeat._errors.ConfigError: model labels 'GloVe' and 'glove' differ only in case: their files would be one
+    file on the case-insensitive disks of macOS and Windows; rename one of them
     """
     seen: dict[str, str] = {}
     for label in dict.fromkeys(str(x) for x in labels):

@@ -26,10 +26,10 @@ it by hand.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Progress", "progress_enabled", "progress_mode", "progress_bar", "terminal_progress", "format_duration",
            "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback"]
@@ -186,7 +186,7 @@ class Progress:
         seconds, self._last = now - self._last, now
         self.advance(self.label if label is None else label, seconds=seconds, n=n)
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -242,7 +242,7 @@ def progress_enabled(flag: bool | None) -> bool:
 
 def progress_bar(total: int, label: str, enabled: Any = None, *, prefix: str = "isoeat",
                  clock: Callable[[], float] | None = None, stream: Any = None) -> Progress:
-    """A :class:`Progress` for ``total`` steps of one stage (``with progress_bar(n, "encoding") as bar: bar.update(k)``).
+    """A :class:`Progress` for ``total`` steps of a stage (``with progress_bar(n, "encoding") as bar: bar.update(k)``).
 
     ``enabled`` is a progress argument (:data:`PROGRESS_DOC`): None follows ``--quiet`` and
     ``$ISOEAT_PROGRESS`` (:func:`progress_mode`); a disabled bar counts silently; a callable is called as

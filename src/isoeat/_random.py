@@ -97,7 +97,8 @@ def as_generator(rng: Any = None, *, name: str = "rng") -> np.random.Generator:
     >>> as_generator(-1)
     Traceback (most recent call last):
     ...
-    isoeat._errors.InvalidValueError: rng must be None, a non-negative integer, a numpy.random.Generator or a numpy.random.SeedSequence, got -1 (int)
+    isoeat._errors.InvalidValueError: rng must be None, a non-negative integer, a numpy.random.Generator or a
+    numpy.random.SeedSequence, got -1 (int)
     """
     if rng is None:
         return np.random.default_rng()

@@ -25,8 +25,9 @@ import io
 import json
 import math
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

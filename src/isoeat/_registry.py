@@ -22,7 +22,8 @@ isoeat._errors.UnknownNameError: unknown calibration 'zcaa'; did you mean zca? (
 
 from __future__ import annotations
 
-from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 from ._errors import ConfigError, UnknownNameError
 from ._validate import suggest
@@ -60,7 +61,7 @@ class Registry(Generic[T]):
 
     def __init__(self, kind: str, items: Mapping[str, T] | None = None, *, aliases: Mapping[str, str] | None = None,
                  fold_case: bool = False, known: str = "known", also: str = "", n: int = 3, cutoff: float = 0.5,
-                 loader: Callable[["Registry[T]"], None] | None = None) -> None:
+                 loader: Callable[[Registry[T]], None] | None = None) -> None:
         self.kind = kind
         self.fold_case = fold_case
         self.known = known

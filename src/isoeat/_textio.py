@@ -42,7 +42,8 @@ import os
 import stat
 import unicodedata
 import zlib
-from typing import IO, Iterator
+from collections.abc import Iterator
+from typing import IO
 
 from ._errors import DataFormatError, IsoeatFileNotFoundError
 
@@ -117,7 +118,8 @@ def open_binary(path: str | os.PathLike) -> IO[bytes]:
     reading the returned file should go through :func:`read_error`.
     """
     try:
-        return gzip.open(path, "rb") if is_gzip_name(path) else open(path, "rb")
+        # GzipFile reads bytes as IO[bytes] does; typeshed types it as a BufferedIOBase only
+        return gzip.open(path, "rb") if is_gzip_name(path) else open(path, "rb")  # type: ignore[return-value]
     except OSError as exc:
         raise read_error(path, exc) from None
 

@@ -35,13 +35,14 @@ True
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol, Sequence, runtime_checkable
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference", "StatisticsReference",
-           "ChunkedReference",
-           "ContextEncoder", "CorpusModel", "VocabularyModel", "LayeredModel", "fingerprint_of", "kind_of", "streams_reference"]
+__all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference",
+           "StatisticsReference", "ChunkedReference", "ContextEncoder", "CorpusModel", "VocabularyModel",
+           "LayeredModel", "fingerprint_of", "kind_of", "streams_reference"]
 
 
 class WordLookup(Protocol):
@@ -132,7 +133,7 @@ class StatisticsReference(Protocol):
 
 @runtime_checkable
 class ChunkedReference(Protocol):
-    """An encoder whose reference is encoded in chunks of ``chunk_size`` sentences, counted by ``reference_metadata``."""
+    """An encoder whose reference is encoded in ``chunk_size``-sentence chunks, counted by ``reference_metadata``."""
 
     chunk_size: int
 

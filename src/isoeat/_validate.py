@@ -27,7 +27,8 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -92,12 +93,10 @@ def describe_range(lo: float | None = None, hi: float | None = None, *, lo_open:
     >>> describe_range(lo=2)
     ' >= 2'
     """
-    if lo is None and hi is None:
-        return ""
+    if lo is None:
+        return "" if hi is None else f" {'<' if hi_open else '<='} {_num(hi)}"
     if hi is None:
         return f" {'>' if lo_open else '>='} {_num(lo)}"
-    if lo is None:
-        return f" {'<' if hi_open else '<='} {_num(hi)}"
     return f" in {'(' if lo_open else '['}{_num(lo)}, {_num(hi)}{')' if hi_open else ']'}"
 
 

@@ -8,7 +8,8 @@ recorded in CHANGELOG.md.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 __version__ = "0.1.0"
 

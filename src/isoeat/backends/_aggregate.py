@@ -30,14 +30,18 @@ word and per looked-up set of words.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning
 from ._contextual import _texts_digest
 from .base import Lookup
+
+if TYPE_CHECKING:
+    from .cache import EmbeddingCache
 
 __all__ = ["ContextualLookup", "FALLBACK_TEMPLATE", "MISSING_POLICIES", "OCCURRENCES"]
 
@@ -110,6 +114,29 @@ class _WordAggregation:
 
     _memo: dict[str, _WordResult]
     _template_memo: dict[tuple[str, str], np.ndarray]
+
+    if TYPE_CHECKING:  # what the mixin reads of its host (TransformerEncoder and its _ContextualBase)
+        name: str
+        layer: int
+        seed: int
+        contexts_per_word: int
+        occurrences: str
+        missing: str
+        fallback_template: str
+        cache: EmbeddingCache
+
+        @property
+        def model_key(self) -> str: ...
+        @property
+        def corpus(self) -> Any: ...
+        @property
+        def max_length_key(self) -> int | str: ...
+        @property
+        def dim(self) -> int: ...
+        def _encode_seqs(self, sentences: Sequence[str], jobs: Sequence[Any], mode: str) -> tuple[list[Any], int]: ...
+        def _pool(self, seqs: Sequence[Any], n_rows: int, desc: str) -> tuple[np.ndarray, np.ndarray]: ...
+        def _pool_layers(self, seqs: Sequence[Any], n_rows: int, desc: str, layers: Sequence[int],
+                         batches: Sequence[list[int]] | None = None) -> tuple[np.ndarray, np.ndarray]: ...
 
     # -- lookup --------------------------------------------------------------
     def _word_key(self, word: str) -> dict[str, Any]:

@@ -25,8 +25,9 @@ from __future__ import annotations
 import contextlib
 import os
 import warnings
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -99,13 +100,13 @@ def _as_corpus(corpus: Any, seed: int) -> Any:
     )
 
 
-def _stats_hit(hit: Any, dim: int) -> bool:
+def _stats_hit(hit: Any, dim: int) -> TypeGuard[dict[str, np.ndarray]]:
     """Whether a cache entry holds per-chunk statistics of dimension ``dim``."""
     return (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
             and hit["comoment"].shape == (dim, dim))
 
 
-def _vectors_hit(hit: Any, dim: int) -> bool:
+def _vectors_hit(hit: Any, dim: int) -> TypeGuard[dict[str, np.ndarray]]:
     """Whether a cache entry holds a chunk's reference vectors of dimension ``dim``."""
     return hit is not None and "vectors" in hit and hit["vectors"].ndim == 2 and hit["vectors"].shape[1] == dim
 
@@ -148,7 +149,8 @@ class _Kept:
     ``budget`` bytes."""
 
     def __init__(self, budget: int) -> None:
-        self.budget, self.chunks, self.bytes, self.over = int(budget), {}, 0, False
+        self.chunks: dict[int, tuple[np.ndarray, int]] = {}
+        self.budget, self.bytes, self.over = int(budget), 0, False
 
     def add(self, i: int, vecs: np.ndarray | None, nt: int) -> None:
         """Keep chunk ``i``'s vectors (None: a pass that did not hand them back; nothing is kept then)."""
@@ -203,6 +205,14 @@ class _ContextualBase:
     _dim: int | None
     _stats_kind: str
     _truncation_note: str
+    # set when the model is loaded (_torch, device) or on a layer view (_parent): read only after that
+    _torch: Any
+    device: Any
+    _parent: Any
+
+    if TYPE_CHECKING:
+        @property
+        def fingerprint(self) -> str: ...  # each subclass's own
 
     def _init_source(self, model: str, prefix: str, *, name: str | None, corpus: Any, device: Any,
                      progress: bool | None, cache_dir: str | os.PathLike | None, use_cache: bool | None,
@@ -537,7 +547,7 @@ class _ContextualBase:
         return canonical_json({**self._reference_key(sents, unit), "chunk_size": self.chunk_size})
 
     def _remember_vectors(self, key: str, chunks: list[tuple[np.ndarray, int]]) -> None:
-        """Keep ``chunks`` (per chunk: vectors, truncations) under ``key``: the last sample only, within VECTORS_MEMO."""
+        """Keep ``chunks`` (per chunk: vectors, truncations) under ``key``: the last sample only, up to VECTORS_MEMO."""
         memo = self.__dict__.setdefault("_vectors_memo", {})
         memo.clear()
         if sum(v.nbytes for v, _ in chunks) <= VECTORS_MEMO:

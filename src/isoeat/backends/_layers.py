@@ -31,7 +31,8 @@ own.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -259,7 +260,7 @@ class LayerSweep:
                     bar.update(len(chunk))
                 else:  # kept: the chunk's vectors too (and cached, as a single-layer pass caches them)
                     nt, vecs = self._pool_chunk(view, chunk, unit, bar, vkeys if kept is not None else None,
-                                                each=lambda layer, v: accs[layer].update(v))
+                                                each=lambda layer, v: accs[layer].update(v))  # noqa: B023 - called in the pass
                     if kept is not None:
                         for layer in self.layers:
                             kept[layer].append((vecs[layer], nt))

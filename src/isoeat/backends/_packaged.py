@@ -25,8 +25,9 @@ import os
 import shutil
 import zipfile
 import zlib
+from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any, Sequence
+from typing import Any
 
 from .._errors import DataFormatError, MissingDependencyError
 

@@ -12,8 +12,9 @@ token states. Pure numpy apart from :func:`pool_rows`, which receives torch.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -23,7 +23,8 @@ another; float32 keys are those of earlier versions.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .._errors import ConfigError
 from .._validate import check_choice
@@ -61,7 +62,8 @@ def check_dtype_device(dtype: str, device: str, *, name: str = "dtype") -> None:
     >>> check_dtype_device("float16", "cpu")
     Traceback (most recent call last):
     ...
-    isoeat._errors.ConfigError: dtype float16 needs a CUDA device, and the model runs on cpu (float16 autocast is for CUDA devices (on CPU it is slow or missing)); on cpu use float32 (the default) or bfloat16
+    isoeat._errors.ConfigError: dtype float16 needs a CUDA device, and the model runs on cpu (float16 autocast is for
+    CUDA devices (on CPU it is slow or missing)); on cpu use float32 (the default) or bfloat16
     """
     why = _CUDA_ONLY.get(dtype)
     if why is not None and not str(device).startswith("cuda"):

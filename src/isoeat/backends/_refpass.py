@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import queue
 import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -177,8 +178,10 @@ def prefetched(items: Iterable[Any], depth: int = 2, *, name: str = "isoeat-pref
         worker.join()
 
 
-def statistics_pass(enc: Any, chunks: Sequence[Sequence[str]], unit: str, *, keep: bool, bar: Any,
-                    prefetch: bool = True, window: int | None = None) -> Iterator[tuple[int, Any, int, np.ndarray | None]]:
+def statistics_pass(
+    enc: Any, chunks: Sequence[Sequence[str]], unit: str, *, keep: bool, bar: Any, prefetch: bool = True,
+    window: int | None = None,
+) -> Iterator[tuple[int, Any, int, np.ndarray | None]]:
     """Per chunk of ``chunks``: ``(index, CovarianceAccumulator, truncated sentences, vectors or None)``.
 
     ``enc`` is a loaded :class:`~isoeat.backends.transformer.TransformerEncoder`.

@@ -12,18 +12,19 @@ Their modules import torch only when a model is first run.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError, IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
 from .._registry import Registry
-from .transformer import INSTALL_LINE
-from .._textio import check_regular_file, is_gzip_name, open_binary, read_error
+from .._textio import check_regular_file, open_binary, read_error
 from .._validate import check_bool
 from .cache import file_stamp
 from .static import PICKLE_RISK, StaticVectors, open_static, split_npy_spec
+from .transformer import INSTALL_LINE
 
 __all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES", "CONTEXTUAL_PREFIXES",
            "minilm_folder", "mpnet_folder", "is_contextual_spec"]

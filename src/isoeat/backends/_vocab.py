@@ -17,8 +17,8 @@ Two things can silently change what a word means to a lookup:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from .._errors import DataFormatError, IsoeatWarning
 from .._textio import nfc

@@ -37,14 +37,15 @@ import os
 import re
 import time
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
+from .._env import env_bytes, env_flag, env_text
 from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
-from .._env import env_bytes, env_flag, env_text
 from .._validate import check_bool
 
 __all__ = ["EmbeddingCache", "FingerprintCache", "file_stamp", "cache_key", "default_cache_dir",
@@ -332,7 +333,7 @@ class EmbeddingCache:
             return None
         path = self.path(kind, parts)
         record = _canonical({"cache_format": CACHE_FORMAT, **parts})
-        payload: dict[str, np.ndarray] = {}
+        payload: dict[str, Any] = {}  # Any: mypy would match np.savez's **kwds against its allow_pickle (a bool)
         for k, v in arrays.items():
             a = np.asarray(v)
             if a.dtype == object:
@@ -443,7 +444,7 @@ class FingerprintCache:
         return self.root / self.FILE
 
     @staticmethod
-    def key(stamps: list[Mapping[str, Any]], parts: Mapping[str, Any]) -> str:
+    def key(stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any]) -> str:
         files = [{k: v for k, v in s.items() if k != "racy"} for s in stamps]
         return cache_key({"fingerprint_cache": FingerprintCache.FORMAT, "files": files, **parts})
 
@@ -456,13 +457,13 @@ class FingerprintCache:
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return {}
 
-    def get(self, stamps: list[Mapping[str, Any]], parts: Mapping[str, Any]) -> str | None:
+    def get(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any]) -> str | None:
         """The fingerprint stored for these file stamps and parts, or ``None``."""
         if not self.enabled or not stamps:
             return None
         return self._entries().get(self.key(stamps, parts))
 
-    def put(self, stamps: list[Mapping[str, Any]], parts: Mapping[str, Any], fingerprint: str) -> bool:
+    def put(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any], fingerprint: str) -> bool:
         """Store ``fingerprint``; returns whether it was stored (never raises for I/O)."""
         if not self.enabled or not stamps or any(s.get("racy") for s in stamps):
             return False

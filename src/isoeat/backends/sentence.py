@@ -20,30 +20,37 @@ import hashlib
 import json
 import os
 import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError, IsoeatWarning
 from .._validate import check_bool, check_int
-from ._contextual import _ContextualBase, _texts_digest, check_template
-from ._contextual import _as_corpus  # noqa: F401  (importable from here, as before)
-from ._hf import _read_config, load_sentence_transformer, require_sentence_transformers
-from ._precision import check_dtype_device
-from ._hf import (  # noqa: F401  (importable from here, as before)
-    INSTALL_LINE,
-    _quiet_hf,
-    folder_fingerprint,
-    resolve_model_folder,
-    select_device,
-)
 from ..wordsets._templates import (  # noqa: F401 - SEAT templates are stimulus data (wordsets); importable here
     DEFAULT_TEMPLATES,
     fill_template,
     load_templates,
     validate_templates,
 )
+from ._contextual import (
+    _as_corpus,  # noqa: F401  (importable from here, as before)
+    _ContextualBase,
+    _texts_digest,
+    check_template,
+)
+from ._hf import (  # noqa: F401  (importable from here, as before)
+    INSTALL_LINE,
+    _quiet_hf,
+    _read_config,
+    folder_fingerprint,
+    load_sentence_transformer,
+    require_sentence_transformers,
+    resolve_model_folder,
+    select_device,
+)
+from ._precision import check_dtype_device
 from .base import Lookup
 
 __all__ = [

@@ -18,8 +18,9 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def content_fingerprint(words: Sequence[str], vectors: np.ndarray, *, extra: str
     step = max(1, _HASH_CHUNK_BYTES // max(1, cols * dtype.itemsize))
     for start in range(0, rows, step):
         block = np.ascontiguousarray(vectors[start : start + step], dtype=dtype)
-        h.update(memoryview(block).cast("B"))
+        h.update(memoryview(block).cast("B"))  # type: ignore[arg-type]  # numpy's stubs omit the buffer protocol
     return h.hexdigest()[:16]
 
 

@@ -59,8 +59,9 @@ import hashlib
 import os
 import re
 import warnings
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -74,10 +75,16 @@ from ._aggregate import (
     OCCURRENCES,
     ContextualLookup,
     _WordAggregation,
+    _WordResult,  # noqa: F401  (importable from here, as before)
 )
-from ._aggregate import _WordResult  # noqa: F401  (importable from here, as before)
-from ._contextual import DEFAULT_CORPUS, _ContextualBase, _texts_digest, _vectors_hit, check_template
-from ._contextual import _as_corpus  # noqa: F401  (importable from here, as before)
+from ._contextual import (
+    DEFAULT_CORPUS,
+    _as_corpus,  # noqa: F401  (importable from here, as before)
+    _ContextualBase,
+    _texts_digest,
+    _vectors_hit,
+    check_template,
+)
 from ._hf import (  # noqa: F401  (importable from here, as before)
     _MODEL_FILES_SKIP,
     INSTALL_LINE,
@@ -301,7 +308,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
         return LayerSweep(self, layers, name=name)
 
-    def _layer_view(self, layer: int, sweep: Any) -> "TransformerEncoder":
+    def _layer_view(self, layer: int, sweep: Any) -> TransformerEncoder:
         """This encoder at ``layer``, sharing its model, corpus and cache, with its own memories."""
         import copy
 
@@ -402,7 +409,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             self.n_layers = int(n_layers)
             self.layer = self._normalise_layer(self._layer_arg, self.n_layers)
         if self._dim is None:
-            self._dim = int(getattr(cfg, "hidden_size", None) or getattr(cfg, "n_embd"))
+            self._dim = int(getattr(cfg, "hidden_size", None) or cfg.n_embd)
         pad = tok.pad_token_id
         if pad is None:
             pad = getattr(cfg, "pad_token_id", None)
@@ -425,7 +432,8 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         model_max = min(limits) if limits else 512
         if self._max_length_arg is not None:
             if self._max_length_arg > model_max:
-                raise ConfigError(f"max_length {self._max_length_arg} exceeds the model's maximum of {model_max} tokens")
+                raise ConfigError(f"max_length {self._max_length_arg} exceeds the model's maximum of "
+                                  f"{model_max} tokens")
             return self._max_length_arg
         return model_max
 

@@ -1,8 +1,14 @@
 """Calibrators that make an embedding space isotropic before measuring."""
 
-from . import io as _io
-from . import registry as _registry
+from .alternatives import (  # registers them
+    AllButTheTop,
+    MeanCenterer,
+    PCAWhitener,
+    RogueStandardizer,
+    ShrinkageZCAWhitener,
+)
 from .io import (
+    NOT_VERIFIED,
     calibrator_digest,
     check_compatible,
     fit_whitener,
@@ -10,11 +16,19 @@ from .io import (
     load_whitener,
     save_calibrator,
     save_whitener,
+    unverified_model,
 )
-from .registry import CALIBRATORS, calibration_names, fit_calibrator, make_calibrator, register_calibrator
+from .registry import (
+    CALIBRATORS,
+    calibration_names,
+    calibrator_metadata,
+    fit_calibrator,
+    make_calibrator,
+    register_calibrator,
+)
 from .zca import ZCAWhitener
-from .alternatives import AllButTheTop, MeanCenterer, PCAWhitener, RogueStandardizer, ShrinkageZCAWhitener  # registers them
 
+# spelt out (not spread from the submodules' lists) so that type checkers see the public API
 __all__ = [
     "ZCAWhitener",
     "MeanCenterer",
@@ -22,6 +36,21 @@ __all__ = [
     "ShrinkageZCAWhitener",
     "AllButTheTop",
     "RogueStandardizer",
-    *_registry.__all__,
-    *_io.__all__,
+    # registry
+    "CALIBRATORS",
+    "register_calibrator",
+    "make_calibrator",
+    "fit_calibrator",
+    "calibration_names",
+    "calibrator_metadata",
+    # io
+    "fit_whitener",
+    "save_calibrator",
+    "load_calibrator",
+    "save_whitener",
+    "load_whitener",
+    "check_compatible",
+    "unverified_model",
+    "calibrator_digest",
+    "NOT_VERIFIED",
 ]

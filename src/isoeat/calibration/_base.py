@@ -11,12 +11,19 @@ fitted-state and dimension checks, and the reset of a refit) and
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, DimensionMismatchError, InvalidValueError, IsoeatWarning, \
-    NotFittedError
+from .._errors import (
+    ConfigError,
+    DataFormatError,
+    DimensionMismatchError,
+    InvalidValueError,
+    IsoeatWarning,
+    NotFittedError,
+)
 from .._validate import check_choice, check_int, check_real, show
 
 
@@ -140,10 +147,11 @@ class _BatchMoments:
             self.v += sq @ Y
 
     def centred_fourth(self) -> float:
-        acc, n = self.acc, self.acc.n
-        nu = acc.mean - self.shift
+        n, mean, comoment = self.acc.moments()
+        assert self.shift is not None  # set with the first row, as the moments are
+        nu = mean - self.shift
         c = float(nu @ nu)
-        T = acc.comoment + n * np.outer(nu, nu)
+        T = comoment + n * np.outer(nu, nu)
         return float(self.q - 4.0 * (self.v @ nu) + 4.0 * (nu @ T @ nu) + 2.0 * c * np.trace(T) - 3.0 * n * c * c)
 
 
@@ -196,6 +204,9 @@ class _Calibrator:
     _params: tuple[str, ...] = ()
     _validators: dict[str, Callable[[Any], Any]] = {}
     _state_arrays: tuple[str, ...] = ()
+    # set on an instance, never on the class: by fit where there is an eps parameter, by load_calibrator
+    eps_: float
+    _source_path: str
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:  # mutation: equivalent[const] (deep is unused)
         return {k: getattr(self, k) for k in self._params}
@@ -220,7 +231,7 @@ class _Calibrator:
             out[k] = check(v) if check is not None else v
         return out
 
-    def set_params(self, **params: Any) -> "_Calibrator":
+    def set_params(self, **params: Any) -> _Calibrator:
         self.validate_params(params)
         for k, v in params.items():
             setattr(self, k, v)
@@ -272,9 +283,9 @@ class _Whitener(_Calibrator):
     :math:`W = U(\Lambda+\varepsilon)^{-1/2}U^\top`; PCA whitening overrides it.
     """
 
-    _params = ("eps", "eps_mode")
+    _params: tuple[str, ...] = ("eps", "eps_mode")
     _validators = {"eps": _check_eps, "eps_mode": _check_eps_mode}
-    _state_arrays = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
+    _state_arrays: tuple[str, ...] = ("mean_", "covariance_", "eigenvalues_", "eigenvectors_", "whitening_")
 
     def __init__(self, eps: float = 1e-3, eps_mode: str = "absolute") -> None:
         self.eps = eps
@@ -325,4 +336,4 @@ class _MomentCalibrator(_Calibrator):
         """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
         self._reset()
         bm = _batch_moments(batches)
-        return self._fit_moments(bm.acc.mean.copy(), bm.acc.covariance(), bm.acc.n)  # type: ignore[attr-defined]
+        return self._fit_moments(bm.acc.moments()[1].copy(), bm.acc.covariance(), bm.acc.n)  # type: ignore[attr-defined]

@@ -10,8 +10,17 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
-from ._base import _as_matrix, _batch_moments, _check_eps, _check_eps_mode, _check_shrinkage, _eigh_desc, _moments, \
-    _warn_singular, _Whitener
+from ._base import (
+    _as_matrix,
+    _batch_moments,
+    _check_eps,
+    _check_eps_mode,
+    _check_shrinkage,
+    _eigh_desc,
+    _moments,
+    _warn_singular,
+    _Whitener,
+)
 
 __all__ = ["ShrinkageZCAWhitener", "ledoit_wolf_shrinkage"]
 
@@ -105,7 +114,7 @@ class ShrinkageZCAWhitener(_Whitener):
     def _validate_shrinkage(self) -> float | None:
         return _check_shrinkage(self.shrinkage)
 
-    def fit(self, X: Any, y: Any = None) -> "ShrinkageZCAWhitener":
+    def fit(self, X: Any, y: Any = None) -> ShrinkageZCAWhitener:
         """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
         _check_eps(self.eps)
         fixed = self._validate_shrinkage()
@@ -115,20 +124,20 @@ class ShrinkageZCAWhitener(_Whitener):
         rho = ledoit_wolf_shrinkage(Xc) if fixed is None else fixed
         return self._fit_moments(mean, cov, X.shape[0], rho)
 
-    def fit_batches(self, batches: Any) -> "ShrinkageZCAWhitener":
+    def fit_batches(self, batches: Any) -> ShrinkageZCAWhitener:
         """Fit from an iterable of batches without materialising the n×d matrix (one pass); forgets any earlier fit."""
         _check_eps(self.eps)
         fixed = self._validate_shrinkage()
         self._reset()
         bm = _batch_moments(batches, fourth=fixed is None)
-        acc = bm.acc
-        rho = None if fixed is not None else _lw_from_moments(acc.comoment / acc.n, acc.n, bm.centred_fourth())
-        return self._fit_moments(acc.mean.copy(), acc.covariance(), acc.n, rho)
+        n, mean, comoment = bm.acc.moments()
+        rho = None if fixed is not None else _lw_from_moments(comoment / n, n, bm.centred_fourth())
+        return self._fit_moments(mean.copy(), bm.acc.covariance(), n, rho)
 
-    def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, rho: float | None) -> "ShrinkageZCAWhitener":
+    def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, rho: float | None) -> ShrinkageZCAWhitener:
         eps = _check_eps(self.eps)
         fixed = self._validate_shrinkage()
-        rho = fixed if fixed is not None else float(rho)
+        rho = fixed if fixed is not None else float(rho)  # type: ignore[arg-type]  # callers pass rho unless fixed
         d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         cov = (cov + cov.T) / 2.0
         if rho == 0:

@@ -32,8 +32,17 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning
-from ._base import _as_matrix, _batch_moments, _Calibrator, _check_components, _check_eps, _eigh_desc, \
-    _MomentCalibrator, _warn_singular, _Whitener
+from ._base import (
+    _as_matrix,
+    _batch_moments,
+    _Calibrator,
+    _check_components,
+    _check_eps,
+    _eigh_desc,
+    _MomentCalibrator,
+    _warn_singular,
+    _Whitener,
+)
 from ._shrinkage import ShrinkageZCAWhitener, ledoit_wolf_shrinkage  # noqa: F401 (re-exported)
 from .registry import register_calibrator
 
@@ -73,7 +82,7 @@ class MeanCenterer(_Calibrator):
     def __init__(self) -> None:
         pass
 
-    def fit(self, X: Any, y: Any = None) -> "MeanCenterer":
+    def fit(self, X: Any, y: Any = None) -> MeanCenterer:
         """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
         self._reset()
         X = _as_matrix(X, "reference vectors")
@@ -83,12 +92,13 @@ class MeanCenterer(_Calibrator):
         self._finish_fit(*X.shape)
         return self
 
-    def fit_batches(self, batches: Any) -> "MeanCenterer":
+    def fit_batches(self, batches: Any) -> MeanCenterer:
         """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
         self._reset()
         bm = _batch_moments(batches, min_n=1)
-        self.mean_ = bm.acc.mean.copy()
-        self._finish_fit(bm.acc.n, bm.acc.dim)
+        n, mean, _ = bm.acc.moments()
+        self.mean_ = mean.copy()
+        self._finish_fit(n, mean.shape[0])
         return self
 
     def transform(self, X: Any) -> np.ndarray:
@@ -153,7 +163,7 @@ class PCAWhitener(_MomentCalibrator, _Whitener):
     name = "pca-whiten"
     # parameters (eps, eps_mode), their validation, __init__ and the fitted arrays: those of _Whitener
 
-    def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> "PCAWhitener":
+    def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> PCAWhitener:
         eps = _check_eps(self.eps)
         d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         cov = (cov + cov.T) / 2.0
@@ -254,7 +264,7 @@ class AllButTheTop(_MomentCalibrator):
     def _check_dim(self, d: int) -> None:
         self._validate_components(d)
 
-    def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> "AllButTheTop":
+    def _fit_moments(self, mean: np.ndarray, cov: np.ndarray, n: int) -> AllButTheTop:
         d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         D = self._validate_components(d)
         evals, evecs = _eigh_desc((cov + cov.T) / 2.0)
@@ -334,7 +344,7 @@ class RogueStandardizer(_Calibrator):
     def __init__(self) -> None:
         pass
 
-    def fit(self, X: Any, y: Any = None) -> "RogueStandardizer":
+    def fit(self, X: Any, y: Any = None) -> RogueStandardizer:
         """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
         self._reset()
         X = _as_matrix(X, "reference vectors")
@@ -345,13 +355,13 @@ class RogueStandardizer(_Calibrator):
             )
         return self._fit_moments(X.mean(axis=0), X.std(axis=0, ddof=1), n)
 
-    def fit_batches(self, batches: Any) -> "RogueStandardizer":
+    def fit_batches(self, batches: Any) -> RogueStandardizer:
         """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
         self._reset()
         bm = _batch_moments(batches)
-        return self._fit_moments(bm.acc.mean.copy(), np.sqrt(np.diag(bm.acc.covariance())), bm.acc.n)
+        return self._fit_moments(bm.acc.moments()[1].copy(), np.sqrt(np.diag(bm.acc.covariance())), bm.acc.n)
 
-    def _fit_moments(self, mean: np.ndarray, sd: np.ndarray, n: int) -> "RogueStandardizer":
+    def _fit_moments(self, mean: np.ndarray, sd: np.ndarray, n: int) -> RogueStandardizer:
         d = mean.shape[0]
         const = sd <= 0
         if const.any():

@@ -24,15 +24,15 @@ from .._errors import (
     DataFormatError,
     DimensionMismatchError,
     FingerprintMismatchError,
-    IsoeatFileNotFoundError,
     InvalidValueError,
+    IsoeatFileNotFoundError,
     IsoeatWarning,
     NotFittedError,
 )
 from .._io import atomic_write_with
 from .._records import canonical_json, clean
-from .._version import __version__
 from .._validate import check_bool, check_int, check_real, show
+from .._version import __version__
 from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
 from .zca import ZCAWhitener
@@ -119,7 +119,7 @@ def _content_record(arrays: dict[str, np.ndarray], metadata_json: str) -> str:
 
 
 def _verify_content(path: Path, record: str | None, arrays: dict[str, np.ndarray], metadata_json: str,
-                    meta: dict, require_hash: bool) -> None:
+                    meta: dict[str, Any], require_hash: bool) -> None:
     """Refuse a file whose arrays or metadata differ from its hash record; warn for files older than hashes."""
     if record is None:
         version = meta.get("format_version")
@@ -253,7 +253,8 @@ def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
            if k not in {"dim", "n", "params", "calibration"}},
     }
     meta.setdefault("isoeat_version", __version__)  # the fit's version, else the one that saves it
-    arrays = {k: np.asarray(getattr(calibrator, k), dtype=np.float64) for k in arrays_names}
+    # values typed Any: mypy would match np.savez's **kwds against its keyword allow_pickle (a bool)
+    arrays: dict[str, Any] = {k: np.asarray(getattr(calibrator, k), dtype=np.float64) for k in arrays_names}
     meta_json = canonical_json(clean(meta))  # NaN (an undefined reference-SE, say) is written as null
     arrays[_HASH_KEY] = np.array(_content_record(arrays, meta_json))
     arrays["metadata_json"] = np.array(meta_json)
@@ -261,7 +262,7 @@ def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
     return path
 
 
-def _check_array_headers(path: Path, npz: Any, names: Any, meta: dict) -> None:
+def _check_array_headers(path: Path, npz: Any, names: Any, meta: dict[str, Any]) -> None:
     """Refuse arrays whose headers announce more than the calibrator's dimension allows (read headers only).
 
     A calibrator's arrays are vectors or square matrices of its dimension
@@ -311,7 +312,7 @@ def newer_format(path: str | Path) -> str | None:
     return None
 
 
-def _check_format(path: Path, meta: dict) -> None:
+def _check_format(path: Path, meta: dict[str, Any]) -> None:
     """The metadata's ``format`` and ``format_version``: this isoeat's, or an older one it reads."""
     fmt = meta.get("format")
     if fmt not in (_FORMAT, _OLD_FORMAT):
@@ -329,7 +330,7 @@ def _check_format(path: Path, meta: dict) -> None:
             "that wrote it, or fit the calibrator again")
 
 
-def _check_metadata(path: Path, meta: dict, cls: Any) -> dict:
+def _check_metadata(path: Path, meta: dict[str, Any], cls: Any) -> dict[str, Any]:
     """Every field the loader uses, checked by name (re-sealed metadata passes the content hash); the params."""
     _field(path, "n", meta.get("n"), check_int, lo=1)
     for key in ("model_fingerprint", "model", "reference", "isoeat_version"):

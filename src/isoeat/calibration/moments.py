@@ -26,9 +26,11 @@ float64 sums are taken in another order), tested to 1e-12.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._errors import ConfigError, DataFormatError, DimensionMismatchError
 
@@ -75,15 +77,21 @@ class CovarianceAccumulator:
     def __init__(self, dim: int | None = None) -> None:
         self.n = 0
         self.dim = dim
-        self.mean = None if dim is None else np.zeros(dim)
-        self.comoment = None if dim is None else np.zeros((dim, dim))
+        self.mean: NDArray[np.float64] | None = None if dim is None else np.zeros(dim)
+        self.comoment: NDArray[np.float64] | None = None if dim is None else np.zeros((dim, dim))
+
+    def moments(self) -> tuple[int, NDArray[np.float64], NDArray[np.float64]]:
+        """``(n, mean, comoment)``: the statistics so far; a one-line error before the dimension is known."""
+        if self.mean is None or self.comoment is None:
+            raise DataFormatError("no vectors accumulated yet: the mean and co-moment are undefined")
+        return self.n, self.mean, self.comoment
 
     def _init(self, d: int) -> None:
         self.dim = d
         self.mean = np.zeros(d)
         self.comoment = np.zeros((d, d))
 
-    def update(self, batch: Any) -> "CovarianceAccumulator":
+    def update(self, batch: Any) -> CovarianceAccumulator:
         """Add the rows of ``batch`` (shape ``(b, dim)``); an empty batch is a no-op."""
         X = np.asarray(batch, dtype=np.float64)
         if X.ndim == 1:
@@ -106,7 +114,7 @@ class CovarianceAccumulator:
         other.comoment = Xc.T @ Xc
         return self.merge(other)
 
-    def merge(self, other: "CovarianceAccumulator") -> "CovarianceAccumulator":
+    def merge(self, other: CovarianceAccumulator) -> CovarianceAccumulator:
         """Fold ``other`` into this accumulator (in place) and return self."""
         if not isinstance(other, CovarianceAccumulator):
             raise ConfigError(f"can only merge a CovarianceAccumulator, got {type(other).__name__}")
@@ -114,7 +122,8 @@ class CovarianceAccumulator:
             return self
         if self.n == 0:
             self.n, self.dim = other.n, other.dim
-            self.mean, self.comoment = other.mean.copy(), other.comoment.copy()
+            _, mean, comoment = other.moments()
+            self.mean, self.comoment = mean.copy(), comoment.copy()
             return self
         if other.dim != self.dim:
             raise DimensionMismatchError(f"cannot merge statistics of dimension {other.dim} into {self.dim}")
@@ -123,14 +132,14 @@ class CovarianceAccumulator:
         return self
 
     @classmethod
-    def from_batches(cls, batches: Iterable[Any]) -> "CovarianceAccumulator":
+    def from_batches(cls, batches: Iterable[Any]) -> CovarianceAccumulator:
         acc = cls()
         for b in batches:
             acc.update(b)
         return acc
 
     @classmethod
-    def merge_all(cls, parts: Iterable["CovarianceAccumulator"]) -> "CovarianceAccumulator":
+    def merge_all(cls, parts: Iterable[CovarianceAccumulator]) -> CovarianceAccumulator:
         """Pairwise (tree) reduction of partial statistics."""
         parts = [p for p in parts if p.n > 0]  # mutation: equivalent[cmp > -> >=] (merging an empty part is a no-op)
         if not parts:
@@ -144,14 +153,14 @@ class CovarianceAccumulator:
         """:math:`M/(n-\\mathrm{ddof})` (``ddof=1``: the sample covariance of eq. 7)."""
         if self.n - ddof <= 0:
             raise DataFormatError(f"need more than {ddof} vectors for a covariance, have {self.n}")
-        return self.comoment / (self.n - ddof)
+        return self.moments()[2] / (self.n - ddof)
 
-    def to_arrays(self) -> dict[str, np.ndarray]:
+    def to_arrays(self) -> dict[str, NDArray[Any] | None]:
         """``{"n", "mean", "comoment"}`` for saving or sending between processes."""
         return {"n": np.array(self.n), "mean": self.mean, "comoment": self.comoment}
 
     @classmethod
-    def from_arrays(cls, arrays: dict[str, Any]) -> "CovarianceAccumulator":
+    def from_arrays(cls, arrays: dict[str, Any]) -> CovarianceAccumulator:
         acc = cls()
         acc.n = int(arrays["n"])
         acc.mean = np.asarray(arrays["mean"], dtype=np.float64)
@@ -187,7 +196,7 @@ class DeviceAccumulator:
         self.comoment = torch.zeros((self.dim, self.dim), dtype=torch.float64, device=device)
         self._finite = torch.ones((), dtype=torch.bool, device=device)
 
-    def update(self, X: Any) -> "DeviceAccumulator":
+    def update(self, X: Any) -> DeviceAccumulator:
         """Add the rows of ``X`` (``(b, dim)`` tensor on the device; ``b`` may be 0)."""
         if X.ndim != 2 or X.shape[1] != self.dim:
             raise DimensionMismatchError(f"batch has shape {tuple(X.shape)}, the accumulator has dimension {self.dim}")
@@ -206,7 +215,7 @@ class DeviceAccumulator:
                                                              self._torch.outer)
         return self
 
-    def merge(self, other: "DeviceAccumulator") -> "DeviceAccumulator":
+    def merge(self, other: DeviceAccumulator) -> DeviceAccumulator:
         """Fold ``other`` (same device and dimension) into this accumulator and return self."""
         if other.dim != self.dim:
             raise DimensionMismatchError(f"cannot merge statistics of dimension {other.dim} into {self.dim}")

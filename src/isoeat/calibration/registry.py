@@ -20,15 +20,16 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ConfigError
-from .._types import fingerprint_of
 from .._registry import Registry
+from .._types import fingerprint_of
+from ._base import _Calibrator
 from .zca import ZCAWhitener
 
 __all__ = ["CALIBRATORS", "register_calibrator", "make_calibrator", "fit_calibrator", "calibration_names",
            "calibrator_metadata"]
 
 #: name -> calibrator class (a :class:`~isoeat._registry.Registry`; read it like a mapping)
-CALIBRATORS: Registry[type] = Registry("calibration", {"zca": ZCAWhitener}, cutoff=0.4)
+CALIBRATORS: Registry[type[_Calibrator]] = Registry("calibration", {"zca": ZCAWhitener}, cutoff=0.4)
 
 
 def register_calibrator(cls: type) -> type:
@@ -65,7 +66,8 @@ def make_calibrator(name: str, **params: Any) -> Any:
 
 
 def fit_calibrator(
-    model: Any, name: str = "zca", *, n_reference: int = 100_000, reference_kwargs: dict | None = None, **params: Any
+    model: Any, name: str = "zca", *, n_reference: int = 100_000, reference_kwargs: dict[str, Any] | None = None,
+    **params: Any,
 ) -> Any:
     """Stage 1 of the pipeline (paper §3.3) for any registered calibrator.
 

@@ -26,8 +26,9 @@ The random draws come from the named stream ``stream`` of the root ``seed``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -123,5 +124,5 @@ def reference_sample(model: Any, spec: ReferenceSpec, pool: tuple[np.ndarray, st
     rows = np.asarray(rows, dtype=np.float64)
     g = np.random.default_rng(seed)
     m = rows.shape[0]
-    idx = g.integers(0, m, size=m) if spec.draw == "bootstrap" else g.permutation(m)
+    idx = np.asarray(g.integers(0, m, size=m)) if spec.draw == "bootstrap" else g.permutation(m)
     return rows[idx[:spec.size]], f"{spec.describe()}; pool: {desc}"

@@ -70,7 +70,7 @@ class ZCAWhitener(_Whitener):
         _check_eps_mode(getattr(self, "eps_mode", "absolute"))
         return _check_eps(self.eps)
 
-    def fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
+    def fit(self, X: Any, y: Any = None) -> ZCAWhitener:
         """Estimate mean, covariance (n−1) and the whitening matrix from ``X``; forgets any earlier fit."""
         eps = self._validate_eps()
         self._reset()
@@ -78,7 +78,7 @@ class ZCAWhitener(_Whitener):
         mean, _, cov = _moments(X)
         return self._set_from_moments(mean, cov, X.shape[0], eps)
 
-    def partial_fit(self, X: Any, y: Any = None) -> "ZCAWhitener":
+    def partial_fit(self, X: Any, y: Any = None) -> ZCAWhitener:
         """Add a batch of reference vectors and refit from the running statistics.
 
         The statistics are a :class:`~isoeat.calibration.moments.CovarianceAccumulator`
@@ -100,12 +100,12 @@ class ZCAWhitener(_Whitener):
             return self
         self._streaming = True  # no few-samples warning for intermediate batches
         try:
-            return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, max(eps, 0.0))
+            return self._set_from_moments(acc.moments()[1].copy(), acc.covariance(), acc.n, max(eps, 0.0))
         finally:
             self._streaming = False
 
     @classmethod
-    def from_statistics(cls, statistics: Any, eps: float = 1e-3, eps_mode: str = "absolute") -> "ZCAWhitener":
+    def from_statistics(cls, statistics: Any, eps: float = 1e-3, eps_mode: str = "absolute") -> ZCAWhitener:
         """A fitted whitener from merged statistics (a ``CovarianceAccumulator``)."""
         w = cls(eps=eps, eps_mode=eps_mode)
         eps = w._validate_eps()
@@ -114,7 +114,7 @@ class ZCAWhitener(_Whitener):
         w._accumulator = statistics
         return w._set_from_moments(statistics.mean.copy(), statistics.covariance(), statistics.n, eps)
 
-    def fit_batches(self, batches: Any) -> "ZCAWhitener":
+    def fit_batches(self, batches: Any) -> ZCAWhitener:
         """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""
         from .moments import CovarianceAccumulator
 
@@ -124,9 +124,9 @@ class ZCAWhitener(_Whitener):
         if acc.n < 2:
             raise DataFormatError(f"reference batches: need at least 2 vectors, got {acc.n}")
         self._accumulator = acc
-        return self._set_from_moments(acc.mean.copy(), acc.covariance(), acc.n, eps)
+        return self._set_from_moments(acc.moments()[1].copy(), acc.covariance(), acc.n, eps)
 
-    def _set_from_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, eps: float) -> "ZCAWhitener":
+    def _set_from_moments(self, mean: np.ndarray, cov: np.ndarray, n: int, eps: float) -> ZCAWhitener:
         d = cov.shape[0]  # mutation: equivalent[const 0 -> 1] (cov is square)
         streaming = getattr(self, "_streaming", False)
         if not streaming:

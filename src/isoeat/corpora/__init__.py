@@ -22,7 +22,6 @@ whitespace tokens after detokenisation.
 
 from __future__ import annotations
 
-from . import _load
 from ._corpus import Contexts, Corpus, Sample
 from ._files import file_sha256
 from ._index import WordIndex, word_pattern
@@ -52,7 +51,16 @@ __all__ = [
     "Corpus",
     "Contexts",
     "Sample",
-    *_load.__all__,
+    # _load's (spelt out, not spread from its list, so that type checkers and linters see them)
+    "load_corpus",
+    "available_corpora",
+    "clear_corpus_cache",
+    "NAMED_CORPORA",
+    "FORMAT_PREFIXES",
+    "shared_wikitext2_path",
+    "shared_enwiki_sample_path",
+    "offline_corpora",
+    "resolve_auto_corpus",
     "file_sha256",
     "WordIndex",
     "word_pattern",

@@ -25,8 +25,9 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO, Iterable, Iterator
+from typing import IO
 
 from .. import _textio
 from .._errors import DataFormatError, IsoeatFileNotFoundError

@@ -8,8 +8,9 @@ import os
 import threading
 import zlib
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple
+from typing import NamedTuple, TypeVar
 
 from .._env import env_path
 from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
@@ -17,6 +18,7 @@ from .._registry import Registry
 from ._corpus import Corpus, check_settings
 from ._files import file_sha256, files_sha256
 from ._readers import (
+    _OPENERS,
     FORMATS,
     ReadStats,
     file_paragraphs,
@@ -128,12 +130,7 @@ def _text_bytes(files: list[Path]) -> int:
     total = 0
     for f in files:
         if f.suffix.lower() in (".bz2", ".gz", ".xz"):
-            import bz2
-            import gzip
-            import lzma
-
-            opener = {".bz2": bz2.open, ".gz": gzip.open, ".xz": lzma.open}[f.suffix.lower()]
-            with opener(f, "rb") as fh:
+            with _OPENERS[f.suffix.lower()](f, "rb") as fh:
                 while chunk := fh.read(1 << 20):
                     total += len(chunk)
         else:
@@ -176,7 +173,10 @@ def offline_corpora() -> list[dict]:
     return sorted(out, key=lambda c: -c["bytes"])
 
 
-def resolve_auto_corpus(spec: str | None) -> str | None:
+_Spec = TypeVar("_Spec", str, None)
+
+
+def resolve_auto_corpus(spec: _Spec) -> _Spec:
     """``"auto"`` as the largest corpus of :func:`offline_corpora` (its name); any other spec unchanged."""
     if spec is None or str(spec).strip().lower() != "auto":
         return spec

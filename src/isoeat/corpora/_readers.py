@@ -38,9 +38,10 @@ import gzip
 import lzma
 import os
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Callable, Iterable, Iterator
+from typing import IO, Any
 
 from .._errors import DataFormatError, IsoeatFileNotFoundError
 from ._files import bounded_lines, check_regular_file
@@ -98,7 +99,8 @@ class ReadStats:
 # files
 # ---------------------------------------------------------------------------
 
-_OPENERS: dict[str, Callable[..., IO[bytes]]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+# Callable[..., Any]: the openers are overloaded (binary or text by mode), so no IO[bytes] signature fits them
+_OPENERS: dict[str, Callable[..., Any]] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def _open_binary(path: Path) -> IO[bytes]:

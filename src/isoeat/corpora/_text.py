@@ -50,8 +50,8 @@ tokens of that normalised, detokenised text (``len(sentence.split())``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .._errors import MissingDependencyError
 from .._validate import check_choice

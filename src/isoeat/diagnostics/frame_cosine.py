@@ -42,8 +42,9 @@ sample alone (:func:`sample_mean_se`).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -121,7 +122,7 @@ def cosine_moments(blocks: Iterable[tuple[np.ndarray, np.ndarray | None]], trans
         W += float(w.sum())
         sq += float(w @ n2)
         sq4 += float(w @ n2**2)
-    if s is None or W < 2:
+    if s is None or t is None or G is None or W < 2:  # s, t and G are set together
         raise DataFormatError(f"a frame needs at least 2 vectors for pairwise cosines, got {int(W)}")
     pairs = W * (W - 1.0)
     mean = (float(s @ s) - sq) / pairs

@@ -106,7 +106,7 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any)
 
 
 def check_from_record(rec: dict | None) -> IsotropyCheck:
-    """The check of an anisotropy record (``AnisotropyResult.to_dict()``, an ``anisotropy.csv`` row); None: not measured."""
+    """An anisotropy record's check (``AnisotropyResult.to_dict()``, an ``anisotropy.csv`` row); None: not measured."""
     rec = rec or {}
     evr = rec.get("explained_variance_ratio") or []
     return isotropy_check(rec.get("mean_cosine"), rec.get("isoscore"), evr[0] if len(evr) else None, rec.get("dim"))

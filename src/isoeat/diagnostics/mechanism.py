@@ -46,8 +46,8 @@ The calibrated contrast :math:`C_W` is decomposed over the images of the
 same directions, :math:`v_k = Wu_k/\lVert Wu_k\rVert` (:math:`W` the
 calibrator's linear part: :math:`v_k = u_k` for ZCA, the :math:`k`-th axis for
 PCA whitening), so :math:`c^W_k` shows what is left of each direction's part
-after calibration (recorded as NaN when the images are not orthonormal). A raw contrast concentrated in the top directions that
-whitening shrinks is the geometric reason a d falls (Disappearing); a contrast
+after calibration (recorded as NaN when the images are not orthonormal). A raw contrast concentrated in the
+top directions that whitening shrinks is the geometric reason a d falls (Disappearing); a contrast
 hidden under them, in directions whitening restores, the reason it rises
 (Emerging).
 """
@@ -153,7 +153,8 @@ def mechanism_from_vectors(sets: dict[str, Any], calibrator: Any, *, top: int = 
         "contrast_raw": C, "contrast_calibrated": C_w, "sum_check_raw": float(c_raw.sum()) - C,
         "dim": int(lam.size), "eps": eps, "eigenvalues": lam[:n].tolist(), "shrink": shrink[:n].tolist(),
         "c_raw": c_raw[:n].tolist(), "c_calibrated": c_cal[:n].tolist(),
-        "share_raw": share_raw, "share_calibrated": share_cal, "abs_share_raw": abs_raw, "abs_share_calibrated": abs_cal,
+        "share_raw": share_raw, "share_calibrated": share_cal,
+        "abs_share_raw": abs_raw, "abs_share_calibrated": abs_cal,
     }
 
 

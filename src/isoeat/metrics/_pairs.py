@@ -10,8 +10,9 @@ what to pass.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from .._errors import ConfigError
 from ..wordsets._spec import pair_conflict

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from .._cosine import cosine_matrix, unit_rows, unit_vector
 from .._errors import ConfigError, DataFormatError
 from ..stats.rank import spearman
-from .._cosine import cosine_matrix, unit_rows, unit_vector
 
 __all__ = [
     "Scores",

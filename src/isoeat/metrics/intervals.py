@@ -202,6 +202,7 @@ def metric_interval(spec: MetricSpec, inp: Inputs, opts: dict[str, Any], gen: np
     out: dict[str, Any] = dict(ci_level=level, ci_method=method, ci_coverage_low=cov.low, ci_coverage_high=cov.high)
     notes = [cov.note] if cov.note else []
     if method in ("welch-t", "studentized"):
+        assert spec.summands is not None  # resolve_ci_method offers these two methods only with summands
         t = spec.summands(spec.compute(inp, opts), opts)
         if not np.isfinite(t).all():
             notes.insert(0, "no interval: a per-word value is undefined")

@@ -25,13 +25,14 @@ option              default                        metrics
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-from .._limits import MAX_RESAMPLES
 from .._errors import ConfigError
+from .._limits import MAX_RESAMPLES
 from .._registry import Registry
 from .._validate import check_bool, check_choice, check_int, check_real
 from . import formulas as F
@@ -122,30 +123,39 @@ class MetricSpec:
         return ", ".join(f"{k}={options[k]:g}" for k in ("c", "C") if k in self.options)
 
 
+def _required_pairs(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """The defining pairs' vectors, of a metric that requires them (resolved before it is computed)."""
+    assert inp.P1 is not None and inp.P2 is not None, "the pairs are resolved before a metric that requires them"
+    return inp.P1, inp.P2
+
+
 def _pair_vectors(inp: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """The defining pairs' vectors, or the poles A and B when no pairs were resolved (SemAxis)."""
-    return (inp.P1, inp.P2) if inp.P1 is not None else (inp.A, inp.B)
+    return _required_pairs(inp) if inp.P1 is not None else (inp.A, inp.B)
 
 
 _SPECS = (
     MetricSpec("mac", "mean average cosine distance", "Manzini et al. 2019, NAACL", False, "none", "", _INTERVAL,
                "larger: targets farther from the attribute words (a distance, not a direction)",
                lambda i, o: F.mac(i.W, i.A, i.B), _summands),
-    MetricSpec("rnd", "relative norm distance", "Garg et al. 2018, PNAS", True, "permutation", "", _PERMUTATION + _INTERVAL,
+    MetricSpec("rnd", "relative norm distance", "Garg et al. 2018, PNAS", True, "permutation", "",
+               _PERMUTATION + _INTERVAL,
                "negative: X nearer A (relative to B) than Y is",
                lambda i, o: F.rnd(i.W, i.A, i.B, i.n_x), _summands),
     MetricSpec("ect", "embedding coherence test (Spearman rho)", "Dev & Phillips 2019, AISTATS", False, "spearman",
                "", _INTERVAL, "1: the targets rank alike against A and B (coherent); lower: less coherent",
                lambda i, o: F.ect(i.W, i.A, i.B)),
     MetricSpec("ripa", "relational inner product association", "Ethayarajh et al. 2019, ACL", True, "permutation",
-               "required", _PERMUTATION + ("pairs",) + _INTERVAL, "positive: X lies further towards the first pair words than Y",
-               lambda i, o: F.ripa(i.W, i.P1, i.P2, i.n_x), _summands),
+               "required", _PERMUTATION + ("pairs",) + _INTERVAL,
+               "positive: X lies further towards the first pair words than Y",
+               lambda i, o: F.ripa(i.W, *_required_pairs(i), i.n_x), _summands),
     MetricSpec("semaxis", "SemAxis score", "An et al. 2018, ACL", True, "permutation", "optional",
                _PERMUTATION + ("pairs",) + _INTERVAL, "positive: X nearer the A pole than Y",
                lambda i, o: F.semaxis(i.W, *_pair_vectors(i), i.n_x), _summands),
     MetricSpec("direct-bias", "direct bias DirectBias_c", "Bolukbasi et al. 2016, NeurIPS", False, "none",
-               "required", ("pairs", "c") + _INTERVAL, "larger: targets more aligned with the pair direction (unsigned)",
-               lambda i, o: F.direct_bias(i.W, i.P1, i.P2, c=o["c"]), _direct_bias_summands),
+               "required", ("pairs", "c") + _INTERVAL,
+               "larger: targets more aligned with the pair direction (unsigned)",
+               lambda i, o: F.direct_bias(i.W, *_required_pairs(i), c=o["c"]), _direct_bias_summands),
     MetricSpec("nas", "normalised association score", "Caliskan et al. 2017; sweater's nas", True, "permutation", "",
                _PERMUTATION + _INTERVAL, "positive: X nearer A (relative to B) than Y is",
                lambda i, o: F.nas(i.W, i.A, i.B, i.n_x), _summands),

@@ -44,9 +44,9 @@ import importlib.util
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -156,7 +156,8 @@ class BenchmarkSpec:
 _SPECS = (
         BenchmarkSpec("ws353", "WS-353", "word",
                       ("similarity/gensim-4.4.0-test-data/wordsim353.tsv", "similarity/wordsim353/combined.csv"),
-                      "Finkelstein, L. et al. (2002). Placing search in context: the concept revisited. ACM TOIS 20(1).",
+                      "Finkelstein, L. et al. (2002). Placing search in context: the concept revisited. "
+                      "ACM TOIS 20(1).",
                       gensim_file="wordsim353.tsv"),
         BenchmarkSpec("simlex999", "SL-999", "word",
                       ("similarity/gensim-4.4.0-test-data/simlex999.txt", "similarity/SimLex-999/SimLex-999.txt"),
@@ -499,7 +500,9 @@ def _looks_like_sts(path: Path) -> bool:
     return False
 
 
-def load_benchmark(spec: str | Path | WordPairs | SentencePairs, *, kind: str | None = None) -> WordPairs | SentencePairs:
+def load_benchmark(
+    spec: str | Path | WordPairs | SentencePairs, *, kind: str | None = None
+) -> WordPairs | SentencePairs:
     """A benchmark by name (``"ws353"``, ``"stsb"``, ...) or from a file.
 
     Parameters

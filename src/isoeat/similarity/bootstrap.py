@@ -56,9 +56,9 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError
 from .._limits import MAX_RESAMPLES
-from ..stats.rank import spearman, tie_groups
 from .._random import resolve_seed
 from .._validate import check_int, check_real
+from ..stats.rank import spearman, tie_groups
 
 __all__ = ["PairedBootstrapResult", "paired_bootstrap_spearman", "resampled_spearman"]
 

@@ -27,20 +27,21 @@ bootstrap (:mod:`isoeat.similarity.bootstrap`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError, CoverageError, DataFormatError
 from .._surface import public, require_encoder
 from .._validate import check_int, check_real
-from .benchmarks import SentencePairs, WordPairs, load_benchmark
 from ..stats.rank import rankdata, spearman  # noqa: F401 (rankdata re-exported: it lived here)
 from ..stats.weat import resolve_calibration
+from .benchmarks import SentencePairs, WordPairs, load_benchmark
 from .bootstrap import PairedBootstrapResult, paired_bootstrap_spearman
-from .sentences import _StaticPooler, _check_encoded
+from .sentences import _check_encoded, _StaticPooler
 
 __all__ = [
     "rankdata",
@@ -235,8 +236,9 @@ class _Encoded:
     def vectors(self, calibration: Any = None) -> np.ndarray:
         if calibration is None:
             return self.matrix
-        if getattr(self, "_pooler", None) is not None:
-            return self._pooler.pool(calibration)
+        pooler = getattr(self, "_pooler", None)
+        if pooler is not None:
+            return pooler.pool(calibration)
         return np.asarray(calibration.transform(self.matrix), dtype=np.float64)
 
     def cosines(self, calibration: Any = None) -> np.ndarray:

@@ -32,8 +32,9 @@ token in the vocabulary get no vector: they are dropped and counted.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 

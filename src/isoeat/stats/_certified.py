@@ -256,7 +256,7 @@ def _count_ge(left: list[tuple[int, np.ndarray]], right: list[tuple[int, np.ndar
             u0, u1 = max(0, c - wr + 1), min(wl, c)
             if u0 < u1:  # mutation: equivalent[cmp < -> <=] (at u0 = u1 both slices are empty: a dot product of 0.0)
                 off = wr - 1 - c
-                part += float(np.einsum("i,i->", cl[u0:u1], back[off + u0:off + u1]))  # not np.dot: BLAS threads stall on a busy machine
+                part += float(np.einsum("i,i->", cl[u0:u1], back[off + u0:off + u1]))  # not np.dot: BLAS stalls if busy
             out[q] += part
     return out
 

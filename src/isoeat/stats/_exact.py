@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from isoeat._errors import ConfigError
-
 from isoeat._validate import check_int
 
 from ._checks import _as_scores
 
-__all__ = ["DEFAULT_EXACT_BUDGET", "DEFAULT_EXACT_MEMORY", "DEFAULT_RTOL", "exact_cost", "exact_count", "exact_memory_bytes"]
+__all__ = ["DEFAULT_EXACT_BUDGET", "DEFAULT_EXACT_MEMORY", "DEFAULT_RTOL", "exact_cost", "exact_count",
+           "exact_memory_bytes"]
 
 DEFAULT_RTOL: float = 1e-12
 r"""Default relative tie tolerance: :math:`\tau = 10^{-12}\sum_i|s_i|`.
@@ -362,7 +362,7 @@ def _count_ge_int(si: np.ndarray, k: int, thresholds: list[int]) -> list[int]:
     for idx, t in enumerate(thresholds):
         if t > pos:  # no subset sum exceeds the sum of the positive values
             results.append(0)
-        elif t <= neg:  # every subset sum is >= the sum of the negatives  # mutation: equivalent[cmp <= -> <] (shortcut: at t == neg the general count is also total)
+        elif t <= neg:  # mutation: equivalent[cmp <= -> <] (every subset sum is >= the sum of the negatives; shortcut: at t == neg the general count is also total)
             results.append(total)
         elif k == 0:
             results.append(1 if t <= 0 else 0)
@@ -454,7 +454,7 @@ def exact_count(s: Any, n_x: int, threshold: float, *, exact_memory: int = DEFAU
         )
     si, shift = _fixed_point(arr)
     t_scaled = _scaled_threshold(thr, shift)
-    bound = 2.0 ** (_FIX_BITS + 2)  # beyond every (rounded) subset sum  # mutation: equivalent[const 2 -> 3] (every |rounded subset sum| < 2**60: t > pos or t <= neg counts as the bound does)
+    bound = 2.0 ** (_FIX_BITS + 2)  # mutation: equivalent[const 2 -> 3] (beyond every (rounded) subset sum; every |rounded subset sum| < 2**60: t > pos or t <= neg counts as the bound does)
     if t_scaled > bound:  # mutation: equivalent[cmp > -> >=] (every |rounded subset sum| < 2**60: _count_ge_int's t > pos gives 0 too)
         return 0
     if t_scaled <= -bound:  # mutation: equivalent[cmp <= -> <] (every |rounded subset sum| < 2**60: _count_ge_int's t <= neg gives the total too)

@@ -16,7 +16,6 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from isoeat._errors import ConfigError
-
 from isoeat._random import as_generator
 from isoeat._validate import check_int
 
@@ -134,7 +133,7 @@ def _monte_carlo(
     e = _exponent(s)
     all_zero = e is None
     # power-of-two normalisation: sum|x| < 1, tolerance rtol * sum|x|
-    x = np.zeros(n) if all_zero else np.ldexp(s, -e)
+    x = np.zeros(n) if e is None else np.ldexp(s, -e)
     rtol_n = rtol * float(np.abs(x).sum())
     t_obs = float(np.sum(x[:n_x]))
     if alternative == "greater":

@@ -51,7 +51,7 @@ MIN_TAIL = 5
 
 
 def min_resamples(level: float) -> int:
-    r"""The fewest bootstrap replicates for a two-sided interval at ``level``: :math:`\lceil 2\,m/(1-\mathrm{level})\rceil`.
+    r"""Fewest bootstrap replicates for a two-sided ``level`` interval: :math:`\lceil 2\,m/(1-\mathrm{level})\rceil`.
 
     With :math:`B` replicates each tail beyond the interval holds
     :math:`B(1-\mathrm{level})/2` of them; requiring at least ``MIN_TAIL``
@@ -335,7 +335,7 @@ def bootstrap_effect_size(
     gen = as_generator(rng)
 
     estimate = float(_d_rows(x[None, :], y[None, :], ddof)[0])
-    base = dict(
+    base: dict[str, Any] = dict(
         estimate=estimate,
         confidence=conf,
         n_resamples=n_resamples,

@@ -65,16 +65,17 @@ Hedges, L. V. & Olkin, I. (1985). Statistical Methods for Meta-Analysis. Academi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError, InvalidTestError
-from .._types import ContextEncoder
 from .._random import resolve_seed, stream
 from .._surface import public
+from .._types import ContextEncoder
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
 
@@ -294,9 +295,9 @@ def draw_indices(counts: Sequence[int], n_draws: int, rng: Any = None) -> tuple[
     One ``rng`` stream (:func:`isoeat._random.resolve_seed`): the same seed gives the same draws.
     """
     n_draws = check_int("n_draws", n_draws, lo=2)
-    counts = np.asarray([check_int("n_contexts", c, lo=1) for c in counts], dtype=np.int64)
+    sizes = np.asarray([check_int("n_contexts", c, lo=1) for c in counts], dtype=np.int64)
     gen, seed = resolve_seed(rng)
-    return gen.integers(0, counts, size=(n_draws, counts.size)), seed
+    return gen.integers(0, sizes, size=(n_draws, sizes.size)), seed
 
 
 def _unit(M: np.ndarray) -> np.ndarray:
@@ -405,7 +406,7 @@ class CEATResult:
     seed: int | None = None
     effect_sizes: tuple[float, ...] = ()
     variances: tuple[float, ...] = ()
-    n_contexts: dict = field(default_factory=dict)
+    n_contexts: dict[str, Any] = field(default_factory=dict)
     dropped: tuple[str, ...] = ()
     fallback: tuple[str, ...] = ()
     seed_stream: tuple[str, ...] = ()

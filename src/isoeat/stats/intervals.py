@@ -77,8 +77,8 @@ from .._errors import ConfigError
 from ._ci import BOOTSTRAP_METHODS, ConfidenceInterval
 
 __all__ = [
-    "ConfidenceInterval", "interval_on_d", "ESTIMANDS", "INTERVAL_METHODS", "DEFAULT_METHOD", "BOOTSTRAP_METHODS", "population_d",
-    "noncentral_t_limits", "jackknife_population_interval", "coverage_warning", "resolve_method",
+    "ConfidenceInterval", "interval_on_d", "ESTIMANDS", "INTERVAL_METHODS", "DEFAULT_METHOD", "BOOTSTRAP_METHODS",
+    "population_d", "noncentral_t_limits", "jackknife_population_interval", "coverage_warning", "resolve_method",
     "IntervalRequest", "check_interval_options",
 ]
 
@@ -130,8 +130,8 @@ def _nct_noncentrality(df: int, p: float, t: np.ndarray) -> np.ndarray:
         ti = float(t.flat[i])
 
         def gap(x: float) -> float:  # decreases in x; nctdtr is NaN far in a tail, where the CDF is 0 or 1
-            c = float(nctdtr(df, x, ti))
-            return (c if c == c else float(x < ti)) - p
+            c = float(nctdtr(df, x, ti))  # noqa: B023 - gap is called only within this iteration
+            return (c if c == c else float(x < ti)) - p  # noqa: B023 - (brentq below)
 
         lo, hi = -abs(ti) - 10.0, abs(ti) + 10.0
         for _ in range(20):  # widen the bracket up to |lambda| ~ 1e7
@@ -291,8 +291,8 @@ def jackknife_population_interval(
     cxa: Any, cxb: Any, cya: Any, cyb: Any, level: float,
 ) -> tuple[float, float, float, float]:
     """:func:`jackknife_population_limits` of one test, as floats."""
-    mats = [np.asarray(m, dtype=np.float64) for m in (cxa, cxb, cya, cyb)]
-    return tuple(float(v) for v in jackknife_population_limits(*mats, level))  # type: ignore[return-value]
+    a, b, c, d = (np.asarray(m, dtype=np.float64) for m in (cxa, cxb, cya, cyb))
+    return tuple(float(v) for v in jackknife_population_limits(a, b, c, d, level))  # type: ignore[return-value]  # 4 limits
 
 
 #: Smallest set sizes (targets per set, attributes per set) from which the coverage study
@@ -364,7 +364,7 @@ def interval_on_d(
     n_x, n_y = s_x.size, s_y.size
     n_a, n_b = (attribute_cos[0].shape[1], attribute_cos[1].shape[1]) if attribute_cos is not None else (n_x, n_y)
     used, estimand = request.method, request.estimand
-    base = dict(level=request.level, method=used, estimand=estimand,
+    base: dict[str, Any] = dict(level=request.level, method=used, estimand=estimand,
                 warning=coverage_warning(estimand, used, n_x, n_y, n_a, n_b))
     if used in BOOTSTRAP_METHODS:
         from .bootstrap import bootstrap_effect_size
@@ -461,7 +461,8 @@ def _refuse_unused(level: float, ci_method: str, estimand: str) -> None:
     """
     unused = [name for name, given in (("ci_level (--ci-level)", level != 0.95),
                                        ("ci_method (--ci-method)", ci_method != "auto"),
-                                       ("ci_estimand (--ci-estimand, --resample-attributes)", estimand == "populations"))
+                                       ("ci_estimand (--ci-estimand, --resample-attributes)",
+                                        estimand == "populations"))
               if given]
     if unused:
         from .._errors import ConfigError

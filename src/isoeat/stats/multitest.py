@@ -19,7 +19,8 @@ With :math:`p_{(1)} \le \dots \le p_{(m)}` the sorted non-NaN p-values:
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -21,8 +21,9 @@ isoeat._errors.ConfigError: weat: unknown option 'alternativ'; did you mean alte
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 from .._errors import ConfigError
 

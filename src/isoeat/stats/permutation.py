@@ -30,8 +30,8 @@ sum reaches :math:`T_{obs}`:
   where it measures the distance of the X-side sum from its null mean.
 
 Ties: :math:`\tau = \mathrm{rtol} \cdot \sum_i |s_i|` (``rtol = 1e-12`` by
-default, :data:`DEFAULT_RTOL`: the scale of float64 rounding, see there).  Values within :math:`\tau` of the observed one count as reaching it,
-so that floating-point noise never splits genuine ties.  The tolerance used is
+default, :data:`DEFAULT_RTOL`: the scale of float64 rounding, see there).  Values within :math:`\tau` of the
+observed one count as reaching it, so that floating-point noise never splits genuine ties.  The tolerance used is
 reported in :attr:`PermutationResult.tolerance`.
 
 Exact counting uses a meet-in-the-middle scheme (see :func:`exact_count`,
@@ -53,13 +53,20 @@ from fractions import Fraction
 from typing import Any
 
 from isoeat._errors import ConfigError, IsoeatWarning
-
 from isoeat._validate import check_choice, check_int, check_real
 
 from ._certified import DEFAULT_ABS_WIDTH, DEFAULT_REL_WIDTH, CertifiedCount, _certified_tail_count
 from ._checks import _as_scores, _check_level, _check_n_x
-from ._exact import (DEFAULT_EXACT_BUDGET, DEFAULT_EXACT_MEMORY, DEFAULT_RTOL, _exact_tail_count, describe_bytes,
-                     exact_cost, exact_count, exact_memory_bytes)
+from ._exact import (
+    DEFAULT_EXACT_BUDGET,
+    DEFAULT_EXACT_MEMORY,
+    DEFAULT_RTOL,
+    _exact_tail_count,
+    describe_bytes,
+    exact_cost,
+    exact_count,
+    exact_memory_bytes,
+)
 from ._montecarlo import _monte_carlo, _random_subset_masks, clopper_pearson  # noqa: F401 (_random_subset_masks re-exported)
 
 __all__ = [

@@ -11,8 +11,9 @@ file formats and do not change.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
-from typing import Any, ClassVar, Mapping
+from typing import Any, ClassVar
 
 from .._errors import ConfigError
 from .intervals import ConfidenceInterval

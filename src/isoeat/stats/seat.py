@@ -22,16 +22,17 @@ The command line (``isoeat seat``) is :mod:`isoeat.commands.seat`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._errors import ConfigError
 from .._random import spawn_seeds, stream
 from .._surface import public, require_encoder
-from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, SentenceEncoder
+from .._validate import check_bool, check_choice, check_int, check_real
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
 from .results import ResultIdentity, WEATResult, records_frame
 from .validity import check_test

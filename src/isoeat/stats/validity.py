@@ -21,7 +21,7 @@ purpose, e.g. to probe a word against sets it belongs to).
 from __future__ import annotations
 
 import warnings
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -65,7 +65,8 @@ def _check_duplicates(test_id: str, role: str, words: Sequence[str], entries: Se
     seen: dict[str, str] = {}
     for w, e in zip(words, entries):
         if e in seen:
-            same = f"{seen[e]!r} and {w!r}, which are the same vocabulary entry {e!r}" if seen[e] != w else f"{w!r} twice"
+            same = (f"{seen[e]!r} and {w!r}, which are the same vocabulary entry {e!r}" if seen[e] != w
+                    else f"{w!r} twice")
             raise InvalidTestError(f"test {test_id}: set {role} lists {same}; drop one of them")
         seen[e] = w
 
@@ -75,7 +76,8 @@ def _overlap(test_id: str, first: str, second: str, common: set[str], allow: boo
         return
     msg = f"test {test_id}: sets {first} and {second} share {len(common)} word(s): {_shown(sorted(common))}"
     if not allow:
-        raise InvalidTestError(msg + "; pass allow_overlap=True (--allow-overlap, settings.allow_overlap) to measure it anyway")
+        raise InvalidTestError(msg + "; pass allow_overlap=True (--allow-overlap, settings.allow_overlap) "
+                               "to measure it anyway")
     warnings.warn(msg + " (allow_overlap=True)", IsoeatWarning, stacklevel=3)
 
 

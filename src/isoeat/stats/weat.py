@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar  # noqa: UP035 - one line: docs/mutation.md records line ranges here
 
 import numpy as np
 
@@ -36,8 +36,8 @@ from .._cosine import cosine_matrix, unit_rows  # noqa: F401 - re-exported: the 
 from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds, stream  # noqa: F401 - re-exported
 from .._surface import public, require_encoder
-from .._validate import check_bool, check_choice, check_int, check_real
 from .._types import Calibrator, Encoder
+from .._validate import check_bool, check_choice, check_int, check_real
 from .bootstrap import effect_size
 from .intervals import check_interval_options, interval_on_d
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
@@ -85,7 +85,7 @@ def test_statistic(s_x: np.ndarray, s_y: np.ndarray) -> float:
     return float(np.sum(s_x) - np.sum(s_y))
 
 
-test_statistic.__test__ = False  # keep pytest from collecting it
+test_statistic.__test__ = False  # type: ignore[attr-defined]  # keep pytest from collecting it (a function attribute)
 
 
 CALIBRATION_DOC = """calibration : None, str, Calibrator or mapping, default None
@@ -290,7 +290,7 @@ def weat_from_vectors(
     s_y = cos["Y", "A"].mean(axis=1) - cos["Y", "B"].mean(axis=1)
     s = np.concatenate([s_x, s_y])
     perm: PermutationResult = partition_test(s, len(s_x), rng=gen, **perm_o.kwargs())
-    interval = None if request is None else interval_on_d(
+    ci = None if request is None else interval_on_d(
         s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
     return WEATResult(
         test=test,
@@ -312,7 +312,7 @@ def weat_from_vectors(
         fallback=tuple(lab.fallback),
         seed=seed,
         stopped_early=bool(perm.stopped_early),
-        effect_size_ci=interval,
+        effect_size_ci=ci,
         s_x=tuple(float(v) for v in s_x),
         s_y=tuple(float(v) for v in s_y),
     )

@@ -160,7 +160,7 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
                 title=f"{sets['X'].name} vs. {sets['Y'].name} / {sets['A'].name} vs. {sets['B'].name}",
                 provenance=_nfc_note(label, changed),
                 source=where,
-                **sets,
+                X=sets["X"], Y=sets["Y"], A=sets["A"], B=sets["B"],
             )
         ]
     if isinstance(data, dict) and "tests" in data:
@@ -193,7 +193,8 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
     provenance = data.get("provenance")
     provenance = [] if provenance is None else [provenance] if isinstance(provenance, str) else provenance
     if not isinstance(provenance, list):
-        raise DataFormatError(f"{label}: provenance: expected a string or a list of strings, got {safe_show(provenance)}")
+        raise DataFormatError(f"{label}: provenance: expected a string or a list of strings, "
+                              f"got {safe_show(provenance)}")
     notes = tuple(_text(label, f"provenance[{i}]", p, "") for i, p in enumerate(provenance))
     return [
         AssociationTest(

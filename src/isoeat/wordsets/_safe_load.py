@@ -32,7 +32,8 @@ from .._errors import IsoeatFileNotFoundError
 from .._textio import check_regular_file
 from .._validate import _REPR, show
 
-__all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json", "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
+__all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json",
+           "plain_scalar", "plain_flag", "QuotedStr", "safe_show", "safe_repr", "MAX_DEPTH"]
 
 #: Deepest nesting of lists and mappings accepted in a word-set or config file.
 MAX_DEPTH = 64
@@ -90,8 +91,8 @@ def read_regular_text(path: Path, *, what: str = "file") -> str:
         raise IsoeatFileNotFoundError(f"{path}: no such {what}")
     st = check_regular_file(path, what=kind_of)  # the one check of every reader (isoeat._textio)
     if st.st_size > MAX_FILE_BYTES:
-        raise IsoeatFileNotFoundError(f"{path}: {st.st_size:,} bytes; a {kind_of} is at most {MAX_FILE_BYTES >> 20} MiB "
-                                      "(word sets and configs are small text files)")
+        raise IsoeatFileNotFoundError(f"{path}: {st.st_size:,} bytes; a {kind_of} is at most "
+                                      f"{MAX_FILE_BYTES >> 20} MiB (word sets and configs are small text files)")
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:

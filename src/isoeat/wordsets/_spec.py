@@ -71,7 +71,8 @@ def pair_conflict(pairs: Any, show: Any = None) -> str | None:
     >>> pair_conflict([("she", "he"), ("woman", "man")]) is None
     True
     >>> pair_conflict([("she", "he"), ("he", "she")])
-    "pairs[1] ('he', 'she') contradicts pairs[0] ('she', 'he'): the same two words in the other order point the direction both ways; keep the one whose first word is on the side you mean"
+    "pairs[1] ('he', 'she') contradicts pairs[0] ('she', 'he'): the same two words in the other order point the
+    direction both ways; keep the one whose first word is on the side you mean"
     """
     show = show or repr
     seen: dict[tuple, int] = {}
@@ -159,7 +160,7 @@ class AssociationTest:
         """The four sets keyed by role."""
         return {"X": self.X, "Y": self.Y, "A": self.A, "B": self.B}
 
-    def swapped_targets(self) -> "AssociationTest":
+    def swapped_targets(self) -> AssociationTest:
         """The same test with ``X`` and ``Y`` exchanged (negates ``d`` and ``S``)."""
         from dataclasses import replace
 
