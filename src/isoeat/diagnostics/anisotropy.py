@@ -657,8 +657,8 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
         seed = root
         desc = desc.replace(f"seed {rng}", f"seed {root}, stream anisotropy/{frame}")
     name = getattr(model, "name", "model")
-    common = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
-                  return_matrix=return_matrix, matrix_size=matrix_size)
+    common: dict[str, Any] = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
+                                  return_matrix=return_matrix, matrix_size=matrix_size)
     out = [with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, frame)
            ] if raw or calibration is None else []
     if calibration is not None:
@@ -691,9 +691,9 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
     import inspect
 
     # compare_anisotropy's options and defaults; the raw space, which it also measures, is not computed
-    a = checked_bind(inspect.signature(compare_anisotropy), "anisotropy", model, calibration, **options)
-    a.apply_defaults()
-    a = dict(a.arguments)
+    bound = checked_bind(inspect.signature(compare_anisotropy), "anisotropy", model, calibration, **options)
+    bound.apply_defaults()
+    a = dict(bound.arguments)
     size, kwargs, force = a.pop("n_reference"), a["reference_kwargs"], a["force"]
     a["calibration"] = resolve_calibration(calibration, model, force=force, n_reference=size, reference_kwargs=kwargs)[0]
     return _anisotropy_results(raw=False, reference_size=size, **a)[-1]

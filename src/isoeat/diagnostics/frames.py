@@ -218,12 +218,15 @@ def sample_frame(model: Any, frame: str, n: int, *, rng: Any = None,
                                       f"{n} of the {what} drawn uniformly without replacement ({how})")
                 + f" of {m.name}")
         return np.asarray(m.vectors[rows], dtype=np.float64), desc, seed
-    text_desc, rows, counts = pop.source, pop.rows, pop.weights
+    text_desc, named, counts = pop.source, pop.rows, pop.weights
+    assert named is not None  # a text's frame names its rows (frame_population)
+    rows = named
     if kind in ("corpus-types", "paper"):
         pick = rows if len(rows) <= n else np.sort(rows[gen.choice(len(rows), size=n, replace=False)])
         desc = (f"frame {frame}: {len(pick)} of the {len(rows)} distinct in-vocabulary words of {text_desc}"
                 + ("" if len(rows) <= n else f", drawn uniformly without replacement ({how})"))
         return np.asarray(m.vectors[pick], dtype=np.float64), desc, seed
+    assert counts is not None  # a token frame weighs its rows by their tokens (frame_population)
     total = int(counts.sum())
     take = counts if total <= n else gen.multivariate_hypergeometric(counts, n)
     rep = np.repeat(rows, take)
@@ -282,15 +285,15 @@ def sample_reference(
     n = check_int("n_samples", n, lo=2)
     gen, seed = resolve_seed(rng)
     if pool is not None:
-        pool, pool_desc = pool
+        given, pool_desc = pool
     elif reference is not None:
         from ..calibration.sample import reference_sample
 
-        pool, pool_desc = reference_sample(model, reference)
+        given, pool_desc = reference_sample(model, reference)
     else:
-        pool, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
-    pool = np.asarray(pool, dtype=np.float64)
-    m = pool.shape[0]
+        given, pool_desc = model.reference_vectors(reference_size, **(reference_kwargs or {}))
+    vectors = np.asarray(given, dtype=np.float64)
+    m = vectors.shape[0]
     seed_txt = f"seed {seed}" if seed is not None else "a caller-supplied Generator"
     if m < 2:
         raise DataFormatError(f"{getattr(model, 'name', 'model')}: only {m} reference vector(s); need at least 2")
@@ -305,8 +308,8 @@ def sample_reference(
         desc = f"frame reference: all {m} vectors of the pool ({pool_desc})"
         if m < n:
             desc += f"; asked for {n}, only {m} available"
-        return pool, desc, seed
+        return vectors, desc, seed
     idx = np.sort(gen.choice(m, size=int(n), replace=False))
     desc = (f"frame reference: {n} of {m} vectors drawn uniformly without replacement ({seed_txt}) from the "
             f"pool: {pool_desc}")
-    return pool[idx], desc, seed
+    return vectors[idx], desc, seed
