@@ -408,6 +408,7 @@ def fit_reference(
     p_kwargs: dict[str, Any] | None = None,
     classify: Any = None,
     log: Any = None,
+    replicates: int = 0,
 ) -> ReferenceFit:
     """Fit ``calibration`` on a sharded reference sample and report the reference-SE of each calibrated d.
 
@@ -440,6 +441,9 @@ def fit_reference(
     max_seconds : float
         Budget of the refits' estimated time (:func:`refit_seconds`), checked with the number of shards
         (:func:`check_shards`) before anything is encoded.
+    replicates : int
+        Redraws of the reference sample for the stability marks (the group bootstrap of the shards used,
+        :func:`isoeat.experiments.stability.redraw_d`); 0: none. Recorded in the calibrator's metadata.
     """
     from ..calibration import make_calibrator
     from ..calibration.registry import calibrator_metadata
@@ -524,6 +528,13 @@ def fit_reference(
                        se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
                        population=population if auto else None)
     fitted.metadata_.update(fit.metadata())
+    if replicates:
+        from .stability import StabilityFit, check_replicates, redraw_d
+
+        t1 = time.perf_counter()
+        reps = redraw_d(parts, cal, vectors, check_replicates(replicates), seed, ddof)
+        fitted.metadata_.update(StabilityFit(replicate_d=reps, replicates=int(replicates), shards=len(parts),
+                                             seconds=time.perf_counter() - t1).metadata())
     # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
     # encoder's first `used` reference sentences, which are its sample of that size)
     kw = dict(reference_kwargs or {})

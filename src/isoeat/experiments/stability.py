@@ -1,0 +1,189 @@
+"""Whether each calibrated conclusion holds within the reference sample's own error (issue 32, item 6).
+
+A calibrated d depends on the reference sample the calibrator was fitted on.
+The reference sample is split into ``K`` shards (as for the reference-SE,
+:mod:`isoeat.experiments.reference`: a static model's top-``N`` rows in the
+seeded order of the stream ``("reference-shards",)``; a contextual encoder's
+encoding chunks), and **R redraws** of it are the group bootstrap of those
+shards: each redraw takes ``K`` shards with replacement (the multinomial
+counts ``w_i`` from the stream ``("reference-replicates",)`` of the run's seed)
+and merges their statistics,
+
+.. math::
+
+    n = \\sum_i w_i n_i,\\quad \\mu = \\frac1n\\sum_i w_i n_i \\mu_i,\\quad
+    M = \\sum_i w_i M_i + \\sum_i w_i n_i (\\mu_i - \\mu)(\\mu_i - \\mu)^\\top,
+
+then refits the calibrator (``from_statistics``) and recomputes d of every
+test. Unlike the delete-one-shard refits of the jackknife (whose spread is
+:math:`1/\\sqrt{K-1}` of the sampling spread), bootstrap redraws are
+approximate draws from the sampling distribution of the reference sample
+(Efron & Tibshirani 1993, §6; groups resampled as units), so the share of
+redraws that give a call its own value is read directly.
+
+The call at a redraw is ``p < alpha`` with the cell's p moved to the
+redraw's d along the permutation null's slope (:func:`isoeat.labels.shifted_p`):
+no permutation test is rerun, so the marks cost R eigendecompositions and R
+d's per test. The rule (:func:`isoeat.labels.call_holds`): a call holds when
+at least 95% of the redraws agree. Its track record against fresh reference
+draws with every p recomputed by the cell's own method is measured by
+``benchmarks/stability.py`` (docs/reference-size.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validate import check_int
+
+__all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics", "redraw_weights",
+           "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_footer"]
+
+#: Redraws of the reference sample behind each mark (the rule's 95% is then 95 of 100).
+DEFAULT_REPLICATES = 100
+#: Shards of the static default (the redraws' groups: 1,000 rows each of the default 100,000).
+STABILITY_SHARDS = 100
+#: The most redraws (each is one eigendecomposition and one d per test).
+MAX_REPLICATES = 1000
+
+
+def check_replicates(replicates: Any, name: str = "stability replicates") -> int:
+    """``replicates`` checked: a whole number from 2 to :data:`MAX_REPLICATES` (one line naming ``name``)."""
+    return check_int(name, replicates, lo=2, hi=MAX_REPLICATES)
+
+
+def redraw_weights(shards: int, replicates: int, seed: int) -> np.ndarray:
+    """``(replicates, shards)`` multinomial counts: each row draws ``shards`` shards with replacement.
+
+    From the stream ``("reference-replicates",)`` of the run's ``seed``.
+
+    Examples
+    --------
+    >>> w = redraw_weights(5, 3, 0)
+    >>> w.shape, w.sum(axis=1).tolist()
+    ((3, 5), [5, 5, 5])
+    """
+    from .._random import as_generator, derive_seed
+
+    gen = as_generator(derive_seed(seed, "reference-replicates"))
+    picks = gen.integers(0, shards, size=(replicates, shards))
+    return np.stack([np.bincount(row, minlength=shards) for row in picks]) if replicates else \
+        np.zeros((0, shards), dtype=np.int64)
+
+
+def redraw_statistics(shards: Sequence[Any], weights: Sequence[int]) -> Any:
+    """The merged statistics of ``weights[i]`` copies of each shard (a :class:`CovarianceAccumulator`).
+
+    Examples
+    --------
+    >>> from isoeat.calibration.moments import CovarianceAccumulator
+    >>> X = np.arange(24.0).reshape(8, 3) ** 1.5
+    >>> parts = [CovarianceAccumulator().update(X[:3]), CovarianceAccumulator().update(X[3:])]
+    >>> acc = redraw_statistics(parts, [2, 1])
+    >>> Y = np.vstack([X[:3], X[:3], X[3:]])
+    >>> acc.n, np.allclose(acc.covariance(), np.cov(Y, rowvar=False))
+    (11, True)
+    """
+    from ..calibration.moments import CovarianceAccumulator
+
+    w = np.asarray(weights, dtype=np.float64)
+    ns = np.array([s.n for s in shards], dtype=np.float64) * w
+    means = np.stack([s.mean for s in shards])
+    n = ns.sum()
+    mu = ns @ means / n
+    dev = means - mu
+    comoment = np.einsum("k,kij->ij", w, np.stack([s.comoment for s in shards])) + (dev * ns[:, None]).T @ dev
+    acc = CovarianceAccumulator()
+    acc.n, acc.dim, acc.mean, acc.comoment = int(round(n)), means.shape[1], mu, comoment
+    return acc
+
+
+def redraw_d(shards: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, np.ndarray]], replicates: int,
+             seed: int, ddof: int = 1) -> dict[str, tuple[float, ...]]:
+    """d of every test on each of ``replicates`` redraws of the reference (group bootstrap of ``shards``).
+
+    ``calibrator``: an unfitted or fitted calibrator whose type has ``from_statistics`` (its parameters are
+    used); ``vectors``: raw vectors per test and role (X, Y, A, B).
+    """
+    from .reference import calibrated_d
+
+    params = calibrator.get_params()
+    out: dict[str, list[float]] = {t: [] for t in vectors}
+    for w in redraw_weights(len(shards), replicates, seed):
+        cal = type(calibrator).from_statistics(redraw_statistics(shards, w), **params)
+        for t, v in vectors.items():
+            out[t].append(calibrated_d(v, cal, ddof))
+    return {t: tuple(vals) for t, vals in out.items()}
+
+
+@dataclass(frozen=True)
+class StabilityFit:
+    """The redraws of one reference sample: d of each test on each redraw, and how they were made."""
+
+    replicate_d: dict[str, tuple[float, ...]]
+    replicates: int
+    shards: int
+    seconds: float
+
+    def metadata(self) -> dict[str, Any]:
+        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
+        return {"reference_replicate_d": {t: list(v) for t, v in self.replicate_d.items()},
+                "reference_replicates": self.replicates, "reference_replicate_shards": self.shards}
+
+
+def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca", params: dict | None = None,
+                  size: int = 100_000, shards: int = STABILITY_SHARDS, replicates: int = DEFAULT_REPLICATES,
+                  reference_kwargs: dict | None = None, seed: int = 0, ddof: int = 1,
+                  min_coverage: float = 0.8) -> StabilityFit:
+    """The redraws of a fixed-size reference sample of ``model`` (its rows in ``shards`` shards; no jackknife).
+
+    The shards are those of :func:`~isoeat.experiments.reference.fit_reference` for the same ``size``,
+    ``shards`` and ``seed``; a contextual model's reference is encoded again (use ``fit_reference(...,
+    replicates=R)`` instead, which keeps the shards of its one pass).
+    """
+    from ..calibration import make_calibrator
+    from .reference import _shard_stream, _test_vectors, check_shards
+
+    t0 = time.perf_counter()
+    replicates = check_replicates(replicates)
+    static = not hasattr(model, "reference_batches")
+    if static:  # a small reference: shards of at least 2 rows
+        shards = max(2, min(int(shards), int(size) // 2))
+    shards = check_shards(shards, getattr(model, "dim", None), rows=int(size) if static else None)
+    cal = make_calibrator(calibration, **(params or {}))
+    vectors = _test_vectors(model, tests, min_coverage)
+    stream, _, _, _ = _shard_stream(model, int(size), shards, dict(reference_kwargs or {}), seed)
+    parts = [acc for acc, _ in stream]
+    reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
+    return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
+                        seconds=time.perf_counter() - t0)
+
+
+def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: float) -> tuple[int, int] | None:
+    """``(same, total)`` of one calibrated result (:func:`isoeat.labels.replicate_agreement`), None without redraws."""
+    from ..labels import replicate_agreement
+
+    if not replicate_d:
+        return None
+    p, d = float(calibrated.p_value), float(calibrated.effect_size)
+    if not (math.isfinite(p) and math.isfinite(d)):
+        return None
+    return replicate_agreement(p, d, replicate_d, int(calibrated.n_x), int(calibrated.n_y), alpha,
+                               alternative=calibrated.alternative, ddof=int(calibrated.ddof))
+
+
+#: The measured track record, printed in the footer (benchmarks/stability.py; docs/reference-size.md).
+TRACK_RECORD = "Track record: not yet measured (benchmarks/stability.py)."
+
+
+def stability_footer(meta: dict[str, Any]) -> str:
+    """The footer line of the ``Firm`` column: the rule, the redraws and its measured track record."""
+    from ..labels import STABILITY_RULE
+
+    return STABILITY_RULE.format(R=meta.get("reference_replicates"), K=meta.get("reference_replicate_shards"),
+                                 record=TRACK_RECORD)
