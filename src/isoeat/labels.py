@@ -34,7 +34,7 @@ __all__ = [
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
     "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
     "protocol_text", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "replicate_agreement",
-    "STABILITY_RULE",
+    "STABILITY_RULE", "STABILITY_TRACK_RECORD",
 ]
 
 
@@ -449,6 +449,9 @@ def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: 
     same = sum(is_significant(shifted_p(p, d, x, n_x, n_y, alternative, ddof), alpha) == sig for x in reps)
     return same, len(reps)
 
+
+#: The rule's measured track record (benchmarks/stability.py, docs/reference-size.md), printed after it.
+STABILITY_TRACK_RECORD = "Track record: not yet measured (benchmarks/stability.py)."
 
 #: :func:`call_holds`'s rule in words, printed under every table with a ``Firm`` column (``{R}``, ``{K}``,
 #: ``{record}`` filled in).

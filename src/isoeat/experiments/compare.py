@@ -507,7 +507,7 @@ def stability_replicates(stability: Any, model: Any, calibrator: Any, calibratio
         if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
             return 0
         return DEFAULT_REPLICATES if sharded or not hasattr(model, "reference_batches") else 0
-    r = checkstability_replicates(stability, "stability")
+    r = check_replicates(stability, "stability")
     if not fitted_here:
         raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "
                           "a calibrator fitted elsewhere (give a calibration name such as 'zca')")

@@ -42,83 +42,15 @@ import numpy as np
 from .._validate import check_int
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics", "redraw_weights",
-           "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_footer"]
+           "redraw_d", "StabilityFit", "fit_stability", "row_stability"]
 
-#: Redraws of the reference sample behind each mark (the rule's 95% is then 95 of 100).
-DEFAULT_REPLICATES = 100
+from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
+    DEFAULT_REPLICATES, MAX_REPLICATES, check_replicates, redraw_d, redraw_metadata, redraw_statistics,
+    redraw_weights,
+)
+
 #: Shards of the static default (the redraws' groups: 1,000 rows each of the default 100,000).
 STABILITY_SHARDS = 100
-#: The most redraws (each is one eigendecomposition and one d per test).
-MAX_REPLICATES = 1000
-
-
-def check_replicates(replicates: Any, name: str = "stability replicates") -> int:
-    """``replicates`` checked: a whole number from 2 to :data:`MAX_REPLICATES` (one line naming ``name``)."""
-    return check_int(name, replicates, lo=2, hi=MAX_REPLICATES)
-
-
-def redraw_weights(shards: int, replicates: int, seed: int) -> np.ndarray:
-    """``(replicates, shards)`` multinomial counts: each row draws ``shards`` shards with replacement.
-
-    From the stream ``("reference-replicates",)`` of the run's ``seed``.
-
-    Examples
-    --------
-    >>> w = redraw_weights(5, 3, 0)
-    >>> w.shape, w.sum(axis=1).tolist()
-    ((3, 5), [5, 5, 5])
-    """
-    from .._random import as_generator, derive_seed
-
-    gen = as_generator(derive_seed(seed, "reference-replicates"))
-    picks = gen.integers(0, shards, size=(replicates, shards))
-    return np.stack([np.bincount(row, minlength=shards) for row in picks]) if replicates else \
-        np.zeros((0, shards), dtype=np.int64)
-
-
-def redraw_statistics(shards: Sequence[Any], weights: Sequence[int]) -> Any:
-    """The merged statistics of ``weights[i]`` copies of each shard (a :class:`CovarianceAccumulator`).
-
-    Examples
-    --------
-    >>> from isoeat.calibration.moments import CovarianceAccumulator
-    >>> X = np.arange(24.0).reshape(8, 3) ** 1.5
-    >>> parts = [CovarianceAccumulator().update(X[:3]), CovarianceAccumulator().update(X[3:])]
-    >>> acc = redraw_statistics(parts, [2, 1])
-    >>> Y = np.vstack([X[:3], X[:3], X[3:]])
-    >>> acc.n, np.allclose(acc.covariance(), np.cov(Y, rowvar=False))
-    (11, True)
-    """
-    from ..calibration.moments import CovarianceAccumulator
-
-    w = np.asarray(weights, dtype=np.float64)
-    ns = np.array([s.n for s in shards], dtype=np.float64) * w
-    means = np.stack([s.mean for s in shards])
-    n = ns.sum()
-    mu = ns @ means / n
-    dev = means - mu
-    comoment = np.einsum("k,kij->ij", w, np.stack([s.comoment for s in shards])) + (dev * ns[:, None]).T @ dev
-    acc = CovarianceAccumulator()
-    acc.n, acc.dim, acc.mean, acc.comoment = int(round(n)), means.shape[1], mu, comoment
-    return acc
-
-
-def redraw_d(shards: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, np.ndarray]], replicates: int,
-             seed: int, ddof: int = 1) -> dict[str, tuple[float, ...]]:
-    """d of every test on each of ``replicates`` redraws of the reference (group bootstrap of ``shards``).
-
-    ``calibrator``: an unfitted or fitted calibrator whose type has ``from_statistics`` (its parameters are
-    used); ``vectors``: raw vectors per test and role (X, Y, A, B).
-    """
-    from .reference import calibrated_d
-
-    params = calibrator.get_params()
-    out: dict[str, list[float]] = {t: [] for t in vectors}
-    for w in redraw_weights(len(shards), replicates, seed):
-        cal = type(calibrator).from_statistics(redraw_statistics(shards, w), **params)
-        for t, v in vectors.items():
-            out[t].append(calibrated_d(v, cal, ddof))
-    return {t: tuple(vals) for t, vals in out.items()}
 
 
 @dataclass(frozen=True)
@@ -132,8 +64,7 @@ class StabilityFit:
 
     def metadata(self) -> dict[str, Any]:
         """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
-        return {"reference_replicate_d": {t: list(v) for t, v in self.replicate_d.items()},
-                "reference_replicates": self.replicates, "reference_replicate_shards": self.shards}
+        return redraw_metadata(self.replicate_d, self.replicates, self.shards)
 
 
 def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca", params: dict | None = None,
@@ -175,15 +106,3 @@ def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: f
         return None
     return replicate_agreement(p, d, replicate_d, int(calibrated.n_x), int(calibrated.n_y), alpha,
                                alternative=calibrated.alternative, ddof=int(calibrated.ddof))
-
-
-#: The measured track record, printed in the footer (benchmarks/stability.py; docs/reference-size.md).
-TRACK_RECORD = "Track record: not yet measured (benchmarks/stability.py)."
-
-
-def stability_footer(meta: dict[str, Any]) -> str:
-    """The footer line of the ``Firm`` column: the rule, the redraws and its measured track record."""
-    from ..labels import STABILITY_RULE
-
-    return STABILITY_RULE.format(R=meta.get("reference_replicates"), K=meta.get("reference_replicate_shards"),
-                                 record=TRACK_RECORD)

@@ -148,6 +148,14 @@ def reference_footer(meta: dict[str, Any]) -> str:
     return line + "."
 
 
+def stability_footer(meta: dict[str, Any]) -> str:
+    """The footer line of the ``Firm`` column: the rule, the redraws and the rule's measured track record."""
+    from ..labels import STABILITY_RULE, STABILITY_TRACK_RECORD
+
+    return STABILITY_RULE.format(R=meta.get("reference_replicates"), K=meta.get("reference_replicate_shards"),
+                                 record=STABILITY_TRACK_RECORD)
+
+
 #: The short forms of Cohen's labels in the text table's ``Mag`` column (``negl/med``, ...).
 _MAG_SHORT = {"negligible": "negl", "medium": "med"}
 
@@ -243,8 +251,6 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if with_se:
         foot.append(reference_footer(meta))
     if with_firm:
-        from ..experiments.stability import stability_footer
-
         foot.append(stability_footer(meta))
     reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
                          [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
