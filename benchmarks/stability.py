@@ -12,7 +12,8 @@ checks the mark against what it claims, on glove-6b-50d and W1-W10, ZCA (eps = 1
   certified or Monte Carlo, from the test's WEAT stream): the truth;
 * the first M of those draws play the user's sample: on each, the marks are computed as ``isoeat run`` does
   (K = 100 shards in a seeded order, R = 100 redraws), and compared with how often the other F - 1 fresh
-  draws give the call another value (its flip rate).
+  draws give the call another value (its flip rate). The same redraws are also read without the sqrt(2)
+  scale of :data:`isoeat.labels.FRESH_DRAW_SCALE` (the measurement behind it; reported, no target).
 
 Figures: over (sample, test) pairs marked ``yes``, the mean flip rate (the chance that a fresh reference
 draw reverses a call marked firm) and how many of them flip in more than 5% of fresh draws; over pairs
@@ -67,7 +68,7 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
     import isoeat
     from isoeat.experiments.reference import _test_vectors
     from isoeat.experiments.stability import fit_stability, row_stability
-    from isoeat.labels import call_holds, is_significant
+    from isoeat.labels import FRESH_DRAW_SCALE, call_holds, is_significant, replicate_agreement
     from isoeat.wordsets import resolve_tests
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -90,8 +91,13 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
             others = np.delete(calls, m, axis=0)
             for j, t in enumerate(tests):
                 same, total = row_stability(res[m][t.id], st.replicate_d[t.id], 0.05)
+                r = res[m][t.id]
+                same1, _ = replicate_agreement(r.p_value, r.effect_size, st.replicate_d[t.id], r.n_x, r.n_y, 0.05,
+                                               scale=1.0)  # the redraws unscaled: the rule without sqrt(2)
                 flip = float((others[:, j] != calls[m, j]).mean())
-                pairs.append({"test": t.id, "holds": call_holds(same, total), "same": same, "flip": flip})
+                pairs.append({"test": t.id, "holds": call_holds(same, total), "same": same, "flip": flip,
+                              "holds1": call_holds(same1, total)})
+        unscaled = [p for p in pairs if p["holds1"]]
         yes = [p for p in pairs if p["holds"]]
         no = [p for p in pairs if not p["holds"]]
         unstable = [p for p in pairs if p["flip"] > UNSTABLE]
@@ -101,6 +107,8 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
             "yes_over": sum(p["flip"] > UNSTABLE for p in yes),
             "flip_no": float(np.mean([p["flip"] for p in no])) if no else float("nan"),
             "unstable": len(unstable), "unstable_yes": sum(p["holds"] for p in unstable),
+            "yes1": len(unscaled), "flip_yes1": float(np.mean([p["flip"] for p in unscaled])) if unscaled else 0.0,
+            "unstable_yes1": sum(p["holds1"] for p in unstable),
             "seconds": time.perf_counter() - t0,
             "by_test": {t.id: [sum(p["holds"] for p in pairs if p["test"] == t.id),
                                round(float(np.mean([p["flip"] for p in pairs if p["test"] == t.id])), 3)]
@@ -111,6 +119,8 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
               f"({s['yes_over']} over {UNSTABLE:.0%}); marked no: {s['no']}, mean flip rate {s['flip_no']:.3f}; "
               f"truly unstable {s['unstable']}, of them marked yes {s['unstable_yes']} ({s['seconds']:.0f} s)",
               flush=True)
+        print(f"        without the sqrt(2) scale: {s['yes1']}/{s['pairs']} marked yes, mean flip rate "
+              f"{s['flip_yes1']:.4f}; truly unstable marked yes {s['unstable_yes1']}", flush=True)
         print("        per test (marked yes of samples, mean flip rate): "
               + ", ".join(f"{k} {v[0]} {v[1]:.3f}" for k, v in s["by_test"].items()), flush=True)
     yes = sum(s["yes"] for s in out["sizes"].values())
@@ -118,6 +128,10 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
     out["yes"] = yes
     out["unstable"] = sum(s["unstable"] for s in out["sizes"].values())
     out["unstable_yes"] = sum(s["unstable_yes"] for s in out["sizes"].values())
+    yes1 = sum(s["yes1"] for s in out["sizes"].values())
+    out["yes1"] = yes1
+    out["flip_yes1"] = (sum(s["flip_yes1"] * s["yes1"] for s in out["sizes"].values()) / yes1) if yes1 else 0.0
+    out["unstable_yes1"] = sum(s["unstable_yes1"] for s in out["sizes"].values())
     return out
 
 
@@ -126,7 +140,7 @@ def run_seconds(extra: list[str], repeats: int = 3) -> float:
     times = []
     for _ in range(repeats):
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "isoeat", "run", "--format", "json", *extra], check=True,
+        subprocess.run([sys.executable, "-m", "isoeat.cli", "run", "--format", "json", *extra], check=True,
                        stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - t0)
     return sorted(times)[len(times) // 2]
@@ -142,6 +156,10 @@ def rows(f: dict) -> list[dict]:
     out.append(_bench.row(f"truly unstable calls (flip rate > {UNSTABLE:.0%}) marked yes",
                           f"{f['unstable_yes']}/{f['unstable']}", round(share, 4), "share",
                           f"<= {MAX_UNSTABLE_YES}", share <= MAX_UNSTABLE_YES))
+    if "yes1" in f:
+        out.append(_bench.row(f"without the sqrt(2) scale: mean flip rate of calls marked yes ({f['yes1']} pairs), "
+                              f"unstable marked yes", f"{f['flip_yes1']:.4f}, {f['unstable_yes1']}/{f['unstable']}",
+                              round(f["flip_yes1"], 4), "share", _bench.NO_TARGET, True))
     if "slowdown" in f:
         out.append(_bench.row("default isoeat run / run with --stability off",
                               f"{f['with']:.2f} s / {f['without']:.2f} s = {f['slowdown']:.2f}x",

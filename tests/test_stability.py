@@ -83,9 +83,14 @@ def test_shifted_p_matches_the_z_of_the_permutation_null():
 
 def test_replicate_agreement_counts_same_calls():
     p, d = 0.03, 0.9
-    reps = [0.9, 0.5, 0.2, float("nan"), 1.2]
-    want = sum((norm.sf(norm.isf(p) + _c(8, 8) * (x - d)) < 0.05) == (p < 0.05) for x in reps if math.isfinite(x))
-    assert replicate_agreement(p, d, reps, 8, 8, 0.05) == (want, 4)
+    reps = [0.9, 0.75, 0.7, 0.5, float("nan"), 1.2]
+    for scale in (1.0, math.sqrt(2)):  # the default: a fresh draw is two draws' error away (sqrt 2)
+        want = sum((norm.sf(norm.isf(p) + _c(8, 8) * scale * (x - d)) < 0.05) == (p < 0.05)
+                   for x in reps if math.isfinite(x))
+        assert replicate_agreement(p, d, reps, 8, 8, 0.05, scale=scale) == (want, 5)
+    # d_W - 0.1 keeps p < .05 unscaled (z 1.88 - 0.2), not at sqrt(2) x 0.1 (z 1.60): the default is scaled
+    assert replicate_agreement(p, d, [0.8], 8, 8, 0.05, scale=1.0) == (1, 1)
+    assert replicate_agreement(p, d, [0.8], 8, 8, 0.05) == (0, 1)
 
 
 # ---------------------------------------------------------------------------- redraws rebuilt by hand
@@ -174,7 +179,7 @@ def test_marks_of_compare_calibration_from_a_hand_computation():
     same = 0
     for w in redraw_weights(len(blocks), R, 0):
         mu, wm = _zca(np.vstack([b for b, c in zip(blocks, w) for _ in range(c)]))
-        p2 = norm.sf(norm.isf(p) + _c(5, 5) * (_d(sets, mu, wm) - d))
+        p2 = norm.sf(norm.isf(p) + _c(5, 5) * math.sqrt(2) * (_d(sets, mu, wm) - d))
         same += (p2 < 0.05) == (p < 0.05)
     assert (row.replicates_same, row.replicates) == (same, R)
     assert 0 < same < 38  # the case is not trivial: the mark is "no"
@@ -282,3 +287,29 @@ def test_run_records_and_option(run_cli):
     assert code == 2 and "--stability" in err and "Traceback" not in err
     code, out, err = run_cli("run", "--tests", "W6", "--stability", "1")
     assert code == 2 and "stability" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_folder_records_and_report_table_mark_a_class_that_does_not_hold(tmp_path, run_cli):
+    """A toy whose calibrated call is near alpha, run from files: comparison.csv carries the columns and the
+    report's Table A1 marks the class with a dagger (its share recomputed by hand from the records)."""
+    import csv
+
+    model, test, words, vecs = _toy(seed=3)
+    vf = tmp_path / "toy.txt"
+    vf.write_text("".join(w + " " + " ".join(repr(float(x)) for x in v) + "\n" for w, v in zip(words, vecs)))
+    tf = tmp_path / "t.yaml"
+    tf.write_text("id: T1\nbias_type: Toy\nX: [%s]\nY: [%s]\nA: [%s]\nB: [%s]\n" % tuple(
+        ", ".join(words[a:a + 5]) for a in (0, 5, 20, 25)))
+    out = tmp_path / "res"
+    code, text, err = run_cli("run", "--model", f"glove:{vf}", "--tests", str(tf), "--reference-size", "60",
+                              "--stability", "40", "--out", str(out))
+    assert code == 0, err
+    with open(out / "comparison.csv", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    same, total = map(int, row["replicate_share"].split("/"))
+    assert total == 40 and 0 < same < 38
+    assert row["call_holds"] == row["class_holds"] == "False"
+    assert f"no ({same}/40)" in text
+    a1 = (out / "tables" / "table_a1-zca.md").read_text()
+    assert "\u2020" in a1 and "1 of 1 classes" in a1
+    assert r"\textdagger{}" in (out / "tables" / "table_a1-zca.tex").read_text()

@@ -195,10 +195,9 @@ class ComparisonRow:
 
     def stability_columns(self) -> dict[str, Any]:
         """``call_holds``, ``class_holds``, ``replicate_share`` ("k/R") and ``replicates`` (empty when not computed)."""
-        if self.replicates_same is None:
-            return {}
-        return {"call_holds": self.call_holds, "class_holds": self.class_holds,
-                "replicate_share": f"{self.replicates_same}/{self.replicates}", "replicates": self.replicates}
+        from .stability import stability_columns
+
+        return stability_columns(None if self.replicates_same is None else (self.replicates_same, self.replicates))
 
     def to_dict(self) -> dict[str, Any]:
         out = {

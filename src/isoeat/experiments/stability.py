@@ -42,7 +42,7 @@ import numpy as np
 from .._validate import check_int
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics", "redraw_weights",
-           "redraw_d", "StabilityFit", "fit_stability", "row_stability"]
+           "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns", "folder_stability"]
 
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
     DEFAULT_REPLICATES, MAX_REPLICATES, check_replicates, redraw_d, redraw_metadata, redraw_statistics,
@@ -106,3 +106,36 @@ def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: f
         return None
     return replicate_agreement(p, d, replicate_d, int(calibrated.n_x), int(calibrated.n_y), alpha,
                                alternative=calibrated.alternative, ddof=int(calibrated.ddof))
+
+
+def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
+    """The record columns of one comparison: ``call_holds``, ``class_holds`` (the same: the raw call needs no
+    reference), ``replicate_share`` ("k/R") and ``replicates``; empty without redraws.
+
+    Examples
+    --------
+    >>> stability_columns((94, 100))["call_holds"], stability_columns(None)
+    (False, {})
+    """
+    from ..labels import call_holds
+
+    if agreement is None:
+        return {}
+    same, total = agreement
+    holds = call_holds(same, total)
+    return {"call_holds": holds, "class_holds": holds, "replicate_share": f"{same}/{total}", "replicates": total}
+
+
+def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:
+    """Add :func:`stability_columns` to an experiment folder's comparison rows (in place), from the redraws its
+    manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
+    from .compare import result_from_record
+
+    cals = manifest.get("calibrators") if isinstance(manifest.get("calibrators"), dict) else {}
+    index = {(r["model"], r["calibration"], r["test"]): r for r in weat}
+    for row in comparisons:
+        meta = cals.get(f"{row['model']}/{row['calibration']}")
+        redraws = (meta or {}).get("reference_replicate_d") if isinstance(meta, dict) else None
+        rec = index.get((row["model"], row["calibration"], row["test"]))
+        if isinstance(redraws, dict) and rec is not None:
+            row.update(stability_columns(row_stability(result_from_record(rec), redraws.get(row["test"]), alpha)))
