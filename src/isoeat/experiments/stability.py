@@ -78,7 +78,7 @@ def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca",
     replicates=R)`` instead, which keeps the shards of its one pass).
     """
     from ..calibration import make_calibrator
-    from .reference import _shard_stream, _test_vectors, check_shards
+    from .reference import _one_blas_thread, _shard_stream, _test_vectors, check_shards
 
     t0 = time.perf_counter()
     replicates = check_replicates(replicates)
@@ -89,7 +89,8 @@ def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca",
     cal = make_calibrator(calibration, **(params or {}))
     vectors = _test_vectors(model, tests, min_coverage)
     stream, _, _, _ = _shard_stream(model, int(size), shards, dict(reference_kwargs or {}), seed)
-    parts = [acc for acc, _ in stream]
+    with _one_blas_thread():  # shards of small matrices: BLAS threads only contend
+        parts = [acc for acc, _ in stream]
     reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
     return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
                         seconds=time.perf_counter() - t0)
