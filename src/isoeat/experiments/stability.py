@@ -130,7 +130,7 @@ def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
 def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:
     """Add :func:`stability_columns` to an experiment folder's comparison rows (in place), from the redraws its
     manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
-    from .compare import result_from_record
+    from types import SimpleNamespace
 
     cals = manifest.get("calibrators") if isinstance(manifest.get("calibrators"), dict) else {}
     index = {(r["model"], r["calibration"], r["test"]): r for r in weat}
@@ -139,4 +139,4 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
         redraws = (meta or {}).get("reference_replicate_d") if isinstance(meta, dict) else None
         rec = index.get((row["model"], row["calibration"], row["test"]))
         if isinstance(redraws, dict) and rec is not None:
-            row.update(stability_columns(row_stability(result_from_record(rec), redraws.get(row["test"]), alpha)))
+            row.update(stability_columns(row_stability(SimpleNamespace(**rec), redraws.get(row["test"]), alpha)))
