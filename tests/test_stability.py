@@ -329,3 +329,15 @@ def test_fit_reference_redraws_its_own_shards():
     np.testing.assert_allclose(meta["reference_replicate_d"]["T1"], st.replicate_d["T1"], rtol=1e-10)
     comp = compare_calibration(model, [test], n_reference=60, reference_shards=30, rng=0, progress=False)
     assert comp.rows[0].replicates == 100 and comp.rows[0].reference_se is not None  # auto: shards made anyway
+
+
+def test_too_few_shards_give_no_marks():
+    """A bootstrap of fewer than MIN_REDRAW_SHARDS = 20 groups (auto stopping at 5-19 shards) makes no redraws."""
+    from isoeat.experiments.reference import MIN_REDRAW_SHARDS, fit_reference
+
+    model, test, words, vecs = _toy(seed=3)
+    assert MIN_REDRAW_SHARDS == 20
+    fit = fit_reference(model, [test], size=60, shards=19, seed=0, replicates=25)
+    assert "reference_replicate_d" not in fit.calibrator.metadata_
+    fit = fit_reference(model, [test], size=60, shards=20, seed=0, replicates=25)
+    assert len(fit.calibrator.metadata_["reference_replicate_d"]["T1"]) == 25

@@ -53,6 +53,7 @@ __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
     "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d", "fit_reference",
     "memory_needed", "se_precision", "finite_population_factor", "DEFAULT_REPLICATES", "MAX_REPLICATES",
+    "MIN_REDRAW_SHARDS",
     "check_replicates", "redraw_weights", "redraw_statistics", "redraw_d", "redraw_metadata",
 ]
 
@@ -444,7 +445,8 @@ def fit_reference(
         (:func:`check_shards`) before anything is encoded.
     replicates : int
         Redraws of the reference sample for the stability marks (the group bootstrap of the shards used,
-        :func:`isoeat.experiments.stability.redraw_d`); 0: none. Recorded in the calibrator's metadata.
+        :func:`redraw_d`); 0: none; none either when fewer than :data:`MIN_REDRAW_SHARDS` shards were used
+        (``auto`` stopping early). Recorded in the calibrator's metadata.
     """
     from ..calibration import make_calibrator
     from ..calibration.registry import calibrator_metadata
@@ -529,7 +531,7 @@ def fit_reference(
                        se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
                        population=population if auto else None)
     fitted.metadata_.update(fit.metadata())
-    if replicates:  # the stability marks' redraws of the same shards (isoeat.experiments.stability)
+    if replicates and len(parts) >= MIN_REDRAW_SHARDS:  # the stability marks' redraws of the same shards
         reps = redraw_d(parts, cal, vectors, check_replicates(replicates), seed, ddof)
         fitted.metadata_.update(redraw_metadata(reps, replicates, len(parts)))
     # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
@@ -544,6 +546,9 @@ def fit_reference(
 
 #: Redraws of the reference sample behind each mark (the rule's 95% is then 95 of 100).
 DEFAULT_REPLICATES = 100
+#: The fewest shards the redraws resample: a bootstrap of fewer groups is too coarse a picture of the sampling
+#: distribution (``--reference-size auto`` stopping at 5-19 shards gives no marks; use ``--reference-shards``).
+MIN_REDRAW_SHARDS = 20
 #: The most redraws (each is one eigendecomposition and one d per test).
 MAX_REPLICATES = 1000
 
