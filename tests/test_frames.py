@@ -146,3 +146,16 @@ def test_run_checks_isotropy_on_the_paper_frame_and_names_it(glove, tmp_path, ca
     assert main(["run", str(cfg), "--out", str(tmp_path / "x")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "anisotropy.frame" in err and "bogus" in err
+
+
+def test_the_paper_frame_of_a_model_without_the_corpus_words_is_the_reference_pool_and_says_so():
+    """A static model whose vocabulary holds too few of the reference corpus's words (another language, a toy):
+    frame paper cannot be measured; the reference pool stands in, the record says frame reference and why."""
+    from isoeat.backends.static import StaticVectors
+
+    r = np.random.default_rng(0)
+    toy = StaticVectors([f"zz{i}" for i in range(300)], r.normal(size=(300, 5)) + 1.0, name="toy")
+    (raw,) = compare_anisotropy(toy, None, n_samples=100, rng=0)
+    assert raw.frame == "reference" and raw.sampling.startswith("frame paper not measurable")
+    alone = compare_anisotropy(toy, None, n_samples=100, rng=0, frame="reference")[0]
+    assert raw.mean_cosine == pytest.approx(alone.mean_cosine, rel=1e-12)  # the whole pool: exact, seed-free

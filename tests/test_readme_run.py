@@ -64,7 +64,7 @@ ROW_RE = re.compile(
     r"^(?P<id>W\d+)\s+(?P<bias>\S+)\s+"
     r"(?P<d_R>-?\d+\.\d\d)(?P<star_R>\*?)\s+(?P<p_R>\S+)\s+(?P<Holm_R>\S+)\s+"
     r"(?P<d_W>-?\d+\.\d\d)(?P<star_W>\*?)\s+(?P<p_W>\S+)\s+(?P<Holm_W>\S+)\s+"
-    r"(?P<mag>[a-z]+/[a-z]+)\s+(?P<chg>[SDE])\s+(?P<flags>\S+)$"
+    r"(?P<mag>[a-z]+/[a-z]+)\s+(?P<chg>[SDE])\s+(?P<firm>yes|no \(\d+/\d+\))\s+(?P<flags>\S+)$"
 )
 
 
@@ -402,7 +402,7 @@ def test_readme_block_shape(readme):
         "glove-6b-50d: raw (R) vs ZCA-whitened (W); eps=0.001, "
         "reference: top 100000 vocabulary rows by frequency of glove-6b-50d"
     )
-    header = ["ID", "Bias", "d_R", "p_R", "Holm_R", "d_W", "p_W", "Holm_W", "Mag", "Chg", "Flags"]
+    header = ["ID", "Bias", "d_R", "p_R", "Holm_R", "d_W", "p_W", "Holm_W", "Mag", "Chg", "Firm", "Flags"]
     assert readme.lines[2].split() == header
     assert readme.footer[0] == (
         "* p < 0.05 (one-sided unless stated: greater). Chg: S=Stable, D=Disappearing, E=Emerging. "

@@ -11,6 +11,8 @@
 * the sanity rule (:func:`sanity_failures`: W1 and W2 significant in their expected direction);
 * the template-fallback rule of contextual models (:func:`too_many_fallbacks`);
 * the other bias metrics: :func:`metric_change` (``changed`` / ``unchanged`` / ``no conclusion``);
+* stability: :func:`call_holds` (a calibrated call holds when at least :data:`STABILITY_SHARE` of the
+  reference replicates agree; :func:`replicate_agreement`, :func:`shifted_p`, :func:`holds_mark`);
 * the protocol: :func:`protocol_departures` — where a run departs from the paper's (a reduced reference,
   another ε, fewer permutations or contexts, ``--quick``), named under every table and in every record.
 
@@ -31,7 +33,8 @@ __all__ = [
     "change_flags", "compare_records", "COHEN_BOUNDS", "MAGNITUDES", "MAGNITUDE_RULE", "cohen_magnitude",
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
     "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
-    "protocol_text",
+    "protocol_text", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "replicate_agreement",
+    "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD",
 ]
 
 
@@ -348,3 +351,127 @@ def protocol_text(departures: Sequence[str]) -> str:
     ('paper', 'reduced: --quick')
     """
     return "paper" if not departures else "reduced: " + "; ".join(departures)
+
+
+#: The stability rule (:func:`call_holds`): a calibrated call holds when at least this share of the reference
+#: replicates gives the same call (19 of 20, 95 of 100). 0.95: a call marked as holding flips under a fresh
+#: reference draw at most about 1 time in 20 (its measured track record: benchmarks/stability.py).
+STABILITY_SHARE = 0.95
+
+
+def call_holds(same: int, total: int, share: float = STABILITY_SHARE) -> bool:
+    """``same / total >= share`` (exact at the bound; ``total`` 0: False): the stability rule of a call.
+
+    ``same`` of ``total`` reference replicates give the calibrated space the
+    same significance call (and so the same change class: the raw call does
+    not depend on the reference sample).
+
+    Examples
+    --------
+    >>> call_holds(95, 100), call_holds(94, 100), call_holds(19, 20), call_holds(18, 20)
+    (True, False, True, False)
+    """
+    from fractions import Fraction
+
+    return total > 0 and Fraction(int(same), int(total)) >= Fraction(str(share))
+
+
+def holds_mark(same: int | None, total: int | None) -> str:
+    """The ``Firm`` cell: ``yes``, ``no (k/R)`` (k of R replicates agree), ``-`` (not computed).
+
+    Examples
+    --------
+    >>> holds_mark(100, 100), holds_mark(94, 100), holds_mark(None, None)
+    ('yes', 'no (94/100)', '-')
+    """
+    if same is None or not total:
+        return "-"
+    return "yes" if call_holds(same, total) else f"no ({same}/{total})"
+
+
+def _probit(q: float) -> float:
+    from statistics import NormalDist
+
+    return NormalDist().inv_cdf(min(max(q, 1e-300), 1.0 - 1e-16))
+
+
+def shifted_p(p: float, d: float, d_new: float, n_x: int, n_y: int, alternative: str = "greater",
+              ddof: int = 1) -> float:
+    r"""The p of a WEAT whose effect size moved from ``d`` to ``d_new``, at the slope of the permutation null.
+
+    The permutation null of :math:`S` has exact mean and variance, and the
+    standardised statistic is :math:`Z = c\,d` with
+    :math:`c = \sqrt{n_x n_y / n}\,\sqrt{(n-1)/(n-\mathrm{ddof})}`, :math:`n = n_x + n_y`
+    (Hoeffding 1952; for ``ddof = 1``, :math:`c = \sqrt{n_x n_y/n}`). The cell's own
+    p (exact, certified or sampled) is moved along that slope in normal scores:
+
+    .. math:: p' = 1 - \Phi\bigl(\Phi^{-1}(1-p) + c\,(d' - d)\bigr)
+
+    ("greater"; "less" moves the other way, "two-sided" by :math:`|d'| - |d|`
+    on :math:`\Phi^{-1}(1 - p/2)`). So :math:`p' = p` when :math:`d' = d`.
+
+    Examples
+    --------
+    >>> shifted_p(0.05, 0.5, 0.5, 8, 8)
+    0.05
+    >>> round(shifted_p(0.5, 0.0, 0.5, 8, 8), 4)  # 1 - Phi(2 * 0.5)
+    0.1587
+    """
+    from statistics import NormalDist
+
+    if not all(math.isfinite(v) for v in (p, d, d_new)):
+        return math.nan
+    if d_new == d:
+        return float(p)
+    n = n_x + n_y
+    c = math.sqrt(n_x * n_y / n) * math.sqrt((n - 1) / (n - ddof))
+    phi = NormalDist().cdf
+    if alternative == "two-sided":
+        return min(1.0, 2.0 * (1.0 - phi(_probit(1.0 - p / 2.0) + c * (abs(d_new) - abs(d)))))
+    sign = -1.0 if alternative == "less" else 1.0
+    return 1.0 - phi(_probit(1.0 - p) + sign * c * (d_new - d))
+
+
+#: A fresh reference draw differs from the one the cell used by the difference of two independent draws,
+#: whose SD is sqrt(2) times that of one: each redraw's deviation from d is scaled by this before its call is
+#: read (measured on 2,000-word references, benchmarks/stability.py: unscaled, calls marked yes flipped in 4.5%
+#: of fresh draws and 43 of 100 calls flipping in more than 5% were marked yes; scaled, 2.6% and 25 of 100).
+FRESH_DRAW_SCALE = math.sqrt(2.0)
+
+
+def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: int, n_y: int, alpha: float, *,
+                        alternative: str = "greater", ddof: int = 1,
+                        scale: float = FRESH_DRAW_SCALE) -> tuple[int, int]:
+    r"""``(same, total)``: how many reference redraws give the calibrated call ``p < alpha`` its own value.
+
+    Redraw :math:`r` stands for a fresh reference draw at
+    :math:`d'_r = d + \mathrm{scale}\,(d_r - d)` (:data:`FRESH_DRAW_SCALE`: a fresh draw and the cell's
+    draw are two independent draws), and its p is :func:`shifted_p` of the cell's p to :math:`d'_r`;
+    a non-finite redraw d does not count (it is left out of ``total``).
+
+    Examples
+    --------
+    >>> replicate_agreement(0.01, 1.0, [1.0, 0.9, 0.2], 8, 8, 0.05, scale=1.0)
+    (2, 3)
+    """
+    sig = is_significant(p, alpha)
+    reps = [x for x in d_replicates if math.isfinite(x)]
+    same = sum(is_significant(shifted_p(p, d, d + scale * (x - d), n_x, n_y, alternative, ddof), alpha) == sig
+               for x in reps)
+    return same, len(reps)
+
+
+#: The rule's measured track record (benchmarks/stability.py, docs/reference-size.md), printed after it.
+STABILITY_TRACK_RECORD = ("Track record (benchmarks/stability.py, glove-6b-50d W1-W10, 2026-12-04): on references of "
+                          "2,000 and 5,000 words, calls marked yes flipped in 1.6% of fresh reference draws (281 "
+                          "calls; the rule allows 5%) and none of the 21 calls that flip in over 25% of fresh draws "
+                          "was marked yes; at 20,000 and 100,000 words no call flipped.")
+
+#: :func:`call_holds`'s rule in words, printed under every table with a ``Firm`` column (``{R}``, ``{K}``,
+#: ``{record}`` filled in).
+STABILITY_RULE = ("Firm: the calibrated call (p_W < alpha), and so the change class, is the same in at least "
+                  f"{STABILITY_SHARE:.0%} of {{R}} redraws of the reference sample (its {{K}} shards resampled "
+                  "with replacement; each redraw's p is the cell's p moved to the redraw's d_W along the "
+                  "permutation null's slope, its deviation from d_W scaled by sqrt(2): a fresh draw differs from this "
+                  "one by two draws' error); no (k/R): only k agree. Raw calls do not depend on the reference "
+                  "sample. {record}")

@@ -103,6 +103,12 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    metavar="T", help="--reference-size auto: the largest SE_ref accepted (default 0.02)")
     r.add_argument("--reference-max", type=positive_int("--reference-max"), default=100_000, metavar="N",
                    help="--reference-size auto: the cap on the reference size (default 100000)")
+    r.add_argument("--stability", type=_stability_arg, default="auto", metavar="auto|off|R",
+                   help="the Firm column: whether each calibrated call and change class holds in >= 95%% of R "
+                        "redraws of the reference sample (the bootstrap of its shards); auto (default): R = 100 "
+                        "for static models, and with --reference-shards or --reference-size auto; contextual "
+                        "models only on request: --stability R (or --reference-shards), which also splits their "
+                        "reference into shards; off: no marks")
     add_model_options(p)
 
 
@@ -114,6 +120,16 @@ def _size_or_auto(text: str) -> int | str:
     except (argparse.ArgumentTypeError, ValueError):
         raise argparse.ArgumentTypeError(f"--reference-size must be a whole number >= 1 or 'auto', got {text!r}"
                                          ) from None
+
+
+def _stability_arg(text: str) -> int | str:
+    if text in ("auto", "off"):
+        return text
+    try:
+        return positive_int("--stability")(text)
+    except (argparse.ArgumentTypeError, ValueError):
+        raise argparse.ArgumentTypeError(f"--stability must be auto, off or a whole number of redraws (2 to 1000), "
+                                         f"got {text!r}") from None
 
 
 def _explicit_options(args: argparse.Namespace) -> list[str]:
@@ -235,6 +251,7 @@ def _run(config: Any, out: Path, args: argparse.Namespace, **given: Any) -> Any:
 def comparisons(res: Any) -> list[Any]:
     """One :class:`~isoeat.experiments.compare.Comparison` per model and calibrated space of a folder."""
     from ..experiments.compare import Comparison, ComparisonRow, result_from_record
+    from ..experiments.stability import row_stability
 
     out = []
     by_key = {(r["model"], r["calibration"], r["test"]): r for r in res.weat}
@@ -245,16 +262,20 @@ def comparisons(res: Any) -> list[Any]:
                 continue
             cal_meta = (res.manifest.get("calibrators", {}) or {}).get(f"{m['label']}/{c['label']}", {})
             ref_se = cal_meta.get("reference_se") or {}
+            redraws = cal_meta.get("reference_replicate_d") or {}
             rows = []
             for row in res.comparisons:
                 if row["model"] != m["label"] or row["calibration"] != c["label"]:
                     continue
                 rr, rc = by_key[(m["label"], raw, row["test"])], by_key[(m["label"], c["label"], row["test"])]
+                cal_res = result_from_record(rc)
+                agree = row_stability(cal_res, redraws.get(row["test"]), res.alpha)
                 rows.append(ComparisonRow(
                     test=row["test"], bias_type=row["bias_type"] or "", raw=result_from_record(rr),
-                    calibrated=result_from_record(rc), change=row["change"], delta_d=row["delta_d"],
+                    calibrated=cal_res, change=row["change"], delta_d=row["delta_d"],
                     large_shift=row["large_shift"], sign_reversal=row["sign_reversal"],
-                    reference_se=ref_se.get(row["test"])))
+                    reference_se=ref_se.get(row["test"]), replicates_same=None if agree is None else agree[0],
+                    replicates=None if agree is None else agree[1]))
             if not rows:
                 continue
             meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference"),
@@ -304,14 +325,31 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     """
     from .._errors import ConfigError
 
+    from ..experiments.compare import stability_replicates
+
     auto = args.reference_size == "auto"
-    sharded = auto or args.reference_shards is not None
+    given = bool(args.whitener) or getattr(args, "_client", None) is not None
+    replicates = stability_replicates(args.stability, model, given or None, args.calibration,
+                                      auto or args.reference_shards is not None)
+    contextual = hasattr(model, "reference_batches")
+    sharded = auto or args.reference_shards is not None or bool(replicates and contextual)
     if not auto:
         for opt, default in (("reference_tolerance", 0.02), ("reference_max", 100_000)):
             if getattr(args, opt) != default:
                 raise ConfigError(f"--{opt.replace('_', '-')}: only used with --reference-size auto")
     if not sharded:
-        return calibrator_from_args(args, model), args
+        calibrator = calibrator_from_args(args, model)
+        if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
+            from ..experiments.stability import fit_stability
+            from ..wordsets import resolve_tests
+
+            size = args.reference_size
+            st = fit_stability(model, resolve_tests(args.tests), calibration=args.calibration,
+                               params=calibration_params(args), size=size, replicates=replicates,
+                               reference_kwargs={"text": args.reference_text} if args.reference_text else {},
+                               seed=args.seed, ddof=args.ddof, min_coverage=args.min_coverage)
+            calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
+        return calibrator, args
     if auto:
         from ..experiments.reference import check_auto_max
 
@@ -347,7 +385,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         size=args.reference_size, shards=args.reference_shards or DEFAULT_SHARDS, tolerance=args.reference_tolerance,
         max_size=args.reference_max, reference_kwargs={"text": args.reference_text} if args.reference_text else {},
         seed=args.seed, alpha=args.alpha, ddof=args.ddof, min_coverage=args.min_coverage, p_kwargs=p_kwargs,
-        classify=classify_change, log=log)
+        classify=classify_change, log=log, replicates=replicates)
     used = argparse.Namespace(**vars(args))
     used.reference_size = fit.size
     return fit.calibrator, used
@@ -428,6 +466,7 @@ def _check_layer_options(args: argparse.Namespace) -> None:
     clash = [opt for opt, on in (("--layer", args.layer is not None), ("--whitener", bool(args.whitener)),
                                  ("--scheduler", getattr(args, "scheduler", None) is not None),
                                  ("--reference-shards", args.reference_shards is not None),
+                                 ("--stability R", not isinstance(args.stability, str)),
                                  ("--reference-size auto", args.reference_size == "auto")) if on]
     if clash:
         raise ConfigError(f"--layers: not with {', '.join(clash)} (each layer gets its own calibrator, fitted on "

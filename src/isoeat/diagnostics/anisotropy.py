@@ -633,13 +633,13 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
 
         check_compatible(calibration, model, force=force)
     from .frame_cosine import with_frame
-    from .frames import FramePopulation, frame_population, sample_frame
+    from .frames import FramePopulation, frame_or_pool, sample_frame
 
     # the sample of a frame comes from its named stream: every command draws the same rows for the same seed
     rng, root = stream(rng, "anisotropy", frame)
-    # the paper's frame for a contextual model: its reference sample (vectors of reference-corpus tokens)
-    pooled = frame == "reference" or (frame == "paper" and not isinstance(model, VocabularyModel))
-    if pooled:
+    pooled = frame == "reference" or (frame == "paper" and not isinstance(model, VocabularyModel))  # contextual: pool
+    pop, why = (None, "") if pooled else frame_or_pool(model, frame, n_samples)
+    if pop is None:
         if reference is not None:  # the calibrator's own reference sample (its ReferenceSpec)
             from ..calibration.sample import reference_sample
 
@@ -648,10 +648,10 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
             pool = model.reference_vectors(reference_size, **(reference_kwargs or {}))
         X, desc, seed = sample_reference(model, n_samples, rng=rng, pool=pool)
         pop = FramePopulation(pool[0], None, None, len(pool[0]), "reference pool")
-        if frame == "paper":
+        if frame == "paper" and not why:
             desc = "frame paper (the reference sample's vectors)" + desc[len("frame reference"):]
+        desc = f"{why}; {desc}" if why else desc
     else:
-        pop = frame_population(model, frame)
         X, desc, seed = sample_frame(model, frame, n_samples, rng=rng, population=pop)
     if root is not None:
         seed = root
@@ -659,12 +659,13 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
     name = getattr(model, "name", "model")
     common: dict[str, Any] = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                                   return_matrix=return_matrix, matrix_size=matrix_size)
-    out = [with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, frame)
+    used = "reference" if why else frame  # the frame measured: the pool where paper could not be
+    out = [with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, used)
            ] if raw or calibration is None else []
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
         out.append(with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common), pop, Z,
-                               calibration, frame))
+                              calibration, used))
     return tuple(out)
 
 

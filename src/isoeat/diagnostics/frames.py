@@ -194,6 +194,22 @@ def frame_population(model: Any, frame: str) -> FramePopulation:
     return FramePopulation(m.vectors, rows, counts, len(rows), f"in-vocabulary word tokens of {text_desc}", text_desc)
 
 
+def frame_or_pool(model: Any, frame: str, n: int) -> tuple[FramePopulation | None, str]:
+    """:func:`frame_population` of ``frame``, or ``(None, why)`` where the pool must stand in: frame ``paper`` of
+    a static model whose vocabulary holds fewer of the reference corpus's words than the ``n`` sampled (e.g.
+    a model of another language) is measured on the model's reference pool, and the description says so."""
+    try:
+        pop = frame_population(model, frame)
+    except ConfigError as exc:
+        if parse_frame(frame)[0] != "paper":
+            raise
+        return None, f"frame paper not measurable ({exc}): measured on the reference pool instead"
+    if parse_frame(frame)[0] == "paper" and pop.size < n:
+        return None, (f"frame paper not measurable: only {pop.size} of the words of {pop.source} are in the "
+                      f"vocabulary of {model.name}, fewer than the {n} sampled; measured on the reference pool instead")
+    return pop, ""
+
+
 def sample_frame(model: Any, frame: str, n: int, *, rng: Any = None,
                  population: FramePopulation | None = None) -> tuple[np.ndarray, str, int | None]:
     """``n`` vectors of ``model`` drawn from ``frame`` (not ``reference``: see :func:`sample_reference`).

@@ -58,7 +58,7 @@ __all__ = [
     "adjust_records", "compare_records", "comparison_rows", "result_from_record", "ComparisonRow", "Comparison",
     "compare_calibration", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "metric_comparison_rows",
     "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
-    "COHEN_BOUNDS", "MAGNITUDES", "cohen_magnitude", "MAGNITUDE_RULE",
+    "COHEN_BOUNDS", "MAGNITUDES", "cohen_magnitude", "MAGNITUDE_RULE", "stability_replicates",
 ]
 
 def adjust_family(p_values: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
@@ -176,6 +176,29 @@ class ComparisonRow:
     sign_reversal: bool
     #: jackknife SE of the calibrated d due to the reference sample (None when not computed)
     reference_se: float | None = None
+    #: the stability marks: how many of ``replicates`` redraws of the reference sample give the calibrated call
+    #: its own value (:func:`isoeat.labels.replicate_agreement`; None when not computed)
+    replicates_same: int | None = None
+    replicates: int | None = None
+
+    @property
+    def call_holds(self) -> bool | None:
+        """Whether the calibrated significance call holds within the reference sample's error
+        (:func:`isoeat.labels.call_holds`); None when no redraws were made."""
+        from ..labels import call_holds
+
+        return None if self.replicates_same is None else call_holds(self.replicates_same, self.replicates or 0)
+
+    @property
+    def class_holds(self) -> bool | None:
+        """The change class holds exactly when the calibrated call does (the raw call needs no reference)."""
+        return self.call_holds
+
+    def stability_columns(self) -> dict[str, Any]:
+        """``call_holds``, ``class_holds``, ``replicate_share`` ("k/R") and ``replicates`` (empty when not computed)."""
+        from .stability import stability_columns
+
+        return stability_columns(None if self.replicates_same is None else (self.replicates_same, self.replicates))
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -201,6 +224,7 @@ class ComparisonRow:
             out["reference_se"] = self.reference_se
         out["magnitude_raw"] = cohen_magnitude(self.raw.effect_size)
         out["magnitude_calibrated"] = cohen_magnitude(self.calibrated.effect_size)
+        out.update(self.stability_columns())
         return out
 
 
@@ -239,6 +263,12 @@ class Comparison:
                     rec["reference_size"] = self.calibrator_metadata.get("reference_size") if cal else None
                     rec["reference_se_precision"] = (self.calibrator_metadata.get("reference_se_precision")
                                                      if cal else None)
+                stab = row.stability_columns()
+                if stab:  # the raw call does not depend on the reference sample: no mark of its own
+                    cal = res is row.calibrated
+                    rec.update(call_holds=stab["call_holds"] if cal else None, class_holds=stab["class_holds"],
+                               replicate_share=stab["replicate_share"] if cal else None,
+                               replicates=stab["replicates"] if cal else None)
                 rec["protocol"] = protocol_text(self.departures)
                 if self.contexts:  # the corpus and whether too many words fell back: in every record
                     rec["corpus"] = self.corpus
@@ -276,11 +306,17 @@ class Comparison:
         return records_frame([r.to_dict() for r in self.rows])
 
 
-def _row(raw: WEATResult, cal: WEATResult, alpha: float, reference_se: float | None = None) -> ComparisonRow:
+def _row(raw: WEATResult, cal: WEATResult, alpha: float, reference_se: float | None = None,
+         replicate_d: Sequence[float] | None = None) -> ComparisonRow:
+    from .stability import row_stability
+
     cols = compare_records(raw.to_dict(), cal.to_dict(), alpha)
+    agree = row_stability(cal, replicate_d, alpha)
     return ComparisonRow(test=raw.test, bias_type=raw.bias_type, raw=raw, calibrated=cal, change=cols["change"],
                          delta_d=cols["delta_d"], large_shift=cols["large_shift"],
-                         sign_reversal=cols["sign_reversal"], reference_se=reference_se)
+                         sign_reversal=cols["sign_reversal"], reference_se=reference_se,
+                         replicates_same=None if agree is None else agree[0],
+                         replicates=None if agree is None else agree[1])
 
 
 def _with_adjusted(results: list[WEATResult]) -> list[WEATResult]:
@@ -308,6 +344,7 @@ def compare_calibration(
     reference: ReferenceOptions | None = None,
     permutation: PermutationOptions | None = None,
     interval: IntervalOptions | None = None,
+    stability: int | str = "auto",
     **options: Any,
 ) -> Comparison:
     """The paper's three-stage pipeline on a battery of tests, raw and calibrated.
@@ -358,6 +395,13 @@ def compare_calibration(
         fixed size, ``"auto"`` always reports it), ``reference_tolerance``, ``reference_max``.
     permutation, interval : optional
         How p is computed and which interval on d (:func:`isoeat.weat`).
+    stability : int, "auto" or "off", default "auto"
+        The stability marks (``row.call_holds``, ``row.class_holds``): R redraws of the reference sample
+        (the group bootstrap of its shards, :mod:`isoeat.experiments.stability`), a call holding when at least
+        95% of them agree (:func:`isoeat.labels.call_holds`). ``"auto"``: R = 100 where it is cheap — a static
+        model, or shards already made (``reference_shards``, ``n_reference="auto"``) — for a calibration
+        fitted here from mergeable statistics (zca); none otherwise. An int R: always (a contextual model's
+        reference is then split into shards, ``reference_shards`` or 100, with its reference-SE). ``"off"``: none.
     **options
         The fields of ``reference``, ``permutation`` and ``interval`` by name
         (``n_permutations=``, ``alternative=``, ``bootstrap=``, ``ci_method=``,
@@ -402,13 +446,16 @@ def compare_calibration(
         if calibrator is None:
             calibration = "none"
     reference_se: dict[str, float] = {}
+    replicates = stability_replicates(stability, model, calibrator, calibration, n_reference == "auto" or
+                             ref_o.shards is not None)
     root = root_seed(rng)  # every WEAT draws from its own named stream of the root seed (isoeat._random)
     engine = Engine(model, seed=root, force=force,
                     weat_kwargs=dict(permutation=permutation, interval=interval, **weat_opts))
     if calibrator is None:
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
-        if n_reference == "auto" or ref_o.shards is not None:
+        contextual = hasattr(model, "reference_batches")
+        if n_reference == "auto" or ref_o.shards is not None or (replicates and contextual):
             from .reference import DEFAULT_SHARDS, fit_reference
 
             p = permutation
@@ -418,10 +465,17 @@ def compare_calibration(
                 max_size=ref_o.max_size, seed=root, alpha=alpha, ddof=weat_opts.get("ddof", 1),
                 min_coverage=weat_opts.get("min_coverage", 0.8),
                 p_kwargs={"alternative": p.alternative, "method": p.method, "n_permutations": p.n_permutations},
-                classify=classify_change)
+                classify=classify_change, replicates=replicates)
             calibrator, reference_se = ref.calibrator, ref.reference_se
         else:
             calibrator = engine.fit(calibration, calibration_params, ReferenceSpec(n_reference))
+            if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
+                from .stability import fit_stability
+
+                st = fit_stability(model, tests, calibration=calibration, params=calibration_params,
+                                   size=n_reference, replicates=replicates, seed=root,
+                                   ddof=weat_opts.get("ddof", 1), min_coverage=weat_opts.get("min_coverage", 0.8))
+                calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
     pairs: list[tuple[WEATResult, WEATResult]] = []
     total = 2 * len(tests)
     progress = progress_callback(progress, "isoeat compare")
@@ -435,8 +489,9 @@ def compare_calibration(
         pairs.append((raw, cal))
     raws = _with_adjusted([p[0] for p in pairs])
     cals = _with_adjusted([p[1] for p in pairs])
-    rows = [_row(r, c, alpha, reference_se.get(r.test)) for r, c in zip(raws, cals)]
     meta = dict(getattr(calibrator, "metadata_", {}) or {})
+    redraws = meta.get("reference_replicate_d") or {}
+    rows = [_row(r, c, alpha, reference_se.get(r.test), redraws.get(r.test)) for r, c in zip(raws, cals)]
     return Comparison(
         model=getattr(model, "name", ""),
         calibration=getattr(calibrator, "name", "calibrated"),
@@ -447,6 +502,29 @@ def compare_calibration(
         departures=_departures(meta, permutation, rows),
         corpus=str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else "",
     )
+
+
+def stability_replicates(stability: Any, model: Any, calibrator: Any, calibration: Any, sharded: bool) -> int:
+    """The redraws of the stability marks ``stability`` asks for (0: none): ``compare_calibration(stability=...)``
+    and ``isoeat run --stability`` (``calibrator``: one fitted elsewhere, else None)."""
+    from .stability import DEFAULT_REPLICATES, check_replicates
+
+    if stability in ("off", 0, None, False):
+        return 0
+    fitted_here = calibrator is None and isinstance(calibration, str) and calibration != "none"
+    if stability == "auto":
+        if not fitted_here:
+            return 0
+        from ..calibration import make_calibrator
+
+        if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
+            return 0
+        return DEFAULT_REPLICATES if sharded or not hasattr(model, "reference_batches") else 0
+    r = check_replicates(stability, "stability")
+    if not fitted_here:
+        raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "
+                          "a calibrator fitted elsewhere (give a calibration name such as 'zca')")
+    return r
 
 
 def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow]) -> tuple[str, ...]:

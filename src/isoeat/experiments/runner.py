@@ -349,6 +349,8 @@ def run_experiment(
                                           dict(models or {}), dict(calibration or {}), force)
             if write_tables:
                 try:
+                    # the calibrators' records first: the tidy files read them (the stability marks' redraws)
+                    write_manifest(work, _build_manifest(**manifest_args, cells=cells))
                     write_results(work)
                 except IsoeatError as exc:  # pragma: no cover - defensive
                     log(f"could not write tables: {exc}")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .._io import atomic_write_text
-from ..labels import is_significant
+from ..labels import STABILITY_SHARE, is_significant
 from .._names import file_name as safe_name, unique_names  # noqa: F401 - the one file-name scheme
 from .tables import finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
 
@@ -140,7 +140,8 @@ def _pct(k: int, n: int) -> str:
 
 def _escape_tex(s: str) -> str:
     rep = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+           "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+           "\u2020": r"\textdagger{}"}
     return "".join(rep.get(ch, ch) for ch in s)
 
 
@@ -181,7 +182,10 @@ def table_a1(res: Any, calibration: str) -> Table:
                     sig = p is not None and is_significant(p, alpha)
                     cells.append(Cell(format_d(d), bold=sig, latex=_latex_num(format_d(d))))
                     cells.append(Cell(format_p(p), latex=latex_p(p)))
-                cells.append(Cell(_CHG.get(r["change"], r["change"])))
+                # the stability mark: a class that does not hold within the reference sample's error gets a dagger
+                firm = "\u2020" if r.get("class_holds") is False else ""
+                letter = _CHG.get(r["change"], r["change"])
+                cells.append(Cell(letter + firm, latex=letter + (r"\textdagger{}" if firm else "")))
             body.append(cells)
         blocks.append((FAMILY_TITLES.get(fam, fam), groups, header, body))
     s = res.settings
@@ -197,6 +201,12 @@ def table_a1(res: Any, calibration: str) -> Table:
         f"{int(s.get('permutations', 0)):,} permutations, p = (k+1)/(N+1). Values below 1e-4 are printed as they are, "
         "not as floors.",
     ]
+    marked = [r for r in rows_by.values() if r.get("replicates")]
+    if marked:
+        notes.append(f"\u2020: the change class does not hold within the reference sample's own error (the same in "
+                     f"fewer than {STABILITY_SHARE:.0%} of {marked[0]['replicates']} redraws of the reference sample; "
+                     f"{sum(r.get('class_holds') is False for r in marked)} of {len(marked)} classes); unmarked "
+                     "classes hold (docs/reference-size.md).")
     notes += [line for m in res.models if any(k[0] == m["label"] for k in rows_by)
               for line in folder_fallback_lines(res, m["label"])]
     records = []
@@ -208,7 +218,8 @@ def table_a1(res: Any, calibration: str) -> Table:
                     "model", "family", "test", "bias_type", "d_raw", "p_raw", "p_holm_raw", "p_bh_raw",
                     "d_calibrated", "p_calibrated", "p_holm_calibrated", "p_bh_calibrated", "change",
                     "change_holm", "change_bh", "delta_d", "large_shift", "sign_reversal", "p_method_raw",
-                    "p_method_calibrated")} | {"calibration": calibration})
+                    "p_method_calibrated")} | {"calibration": calibration}
+                               | {k: r[k] for k in ("call_holds", "class_holds", "replicate_share") if k in r})
     return Table(name=f"table_a1-{_cal_file(res, calibration)}", caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
                  blocks=blocks, notes=notes, records=records)
 

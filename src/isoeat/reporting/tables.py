@@ -6,7 +6,7 @@ import math
 import sys
 from typing import Any, Iterable, Sequence
 
-from ..labels import is_significant
+from ..labels import holds_mark, is_significant
 from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
 from .._version import versioned
 from ..stats.results import with_suggestions
@@ -148,6 +148,14 @@ def reference_footer(meta: dict[str, Any]) -> str:
     return line + "."
 
 
+def stability_footer(meta: dict[str, Any]) -> str:
+    """The footer line of the ``Firm`` column: the rule, the redraws and the rule's measured track record."""
+    from ..labels import STABILITY_RULE, STABILITY_TRACK_RECORD
+
+    return STABILITY_RULE.format(R=meta.get("reference_replicates"), K=meta.get("reference_replicate_shards"),
+                                 record=STABILITY_TRACK_RECORD)
+
+
 #: The short forms of Cohen's labels in the text table's ``Mag`` column (``negl/med``, ...).
 _MAG_SHORT = {"negligible": "negl", "medium": "med"}
 
@@ -186,7 +194,11 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     header.append("p_W")
     if adj_field:
         header.append(f"{adj_label}_W")
-    header += ["Mag", "Chg", "Flags"]
+    header += ["Mag", "Chg"]
+    with_firm = any(getattr(r, "replicates_same", None) is not None for r in comp.rows)
+    if with_firm:
+        header.append("Firm")
+    header.append("Flags")
     rows = []
     for r in comp.rows:
         flags = []
@@ -206,8 +218,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
             cells.append(format_p(res.p_value))
             if adj_field:
                 cells.append(format_p(getattr(res, adj_field)))
-        cells += [magnitude_cell(r.raw.effect_size, r.calibrated.effect_size), _CHG.get(r.change, r.change),
-                  ",".join(flags) or "-"]
+        cells += [magnitude_cell(r.raw.effect_size, r.calibrated.effect_size), _CHG.get(r.change, r.change)]
+        if with_firm:
+            cells.append(holds_mark(r.replicates_same, r.replicates))
+        cells.append(",".join(flags) or "-")
         rows.append(cells)
     meta = comp.calibrator_metadata
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
@@ -236,6 +250,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
     if with_se:
         foot.append(reference_footer(meta))
+    if with_firm:
+        foot.append(stability_footer(meta))
     reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
                          [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
     if reach:

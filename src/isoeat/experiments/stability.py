@@ -1,0 +1,142 @@
+"""Whether each calibrated conclusion holds within the reference sample's own error (issue 32, item 6).
+
+A calibrated d depends on the reference sample the calibrator was fitted on.
+The reference sample is split into ``K`` shards (as for the reference-SE,
+:mod:`isoeat.experiments.reference`: a static model's top-``N`` rows in the
+seeded order of the stream ``("reference-shards",)``; a contextual encoder's
+encoding chunks), and **R redraws** of it are the group bootstrap of those
+shards: each redraw takes ``K`` shards with replacement (the multinomial
+counts ``w_i`` from the stream ``("reference-replicates",)`` of the run's seed)
+and merges their statistics,
+
+.. math::
+
+    n = \\sum_i w_i n_i,\\quad \\mu = \\frac1n\\sum_i w_i n_i \\mu_i,\\quad
+    M = \\sum_i w_i M_i + \\sum_i w_i n_i (\\mu_i - \\mu)(\\mu_i - \\mu)^\\top,
+
+then refits the calibrator (``from_statistics``) and recomputes d of every
+test. Unlike the delete-one-shard refits of the jackknife (whose spread is
+:math:`1/\\sqrt{K-1}` of the sampling spread), bootstrap redraws are
+approximate draws from the sampling distribution of the reference sample
+(Efron & Tibshirani 1993, §6; groups resampled as units), so the share of
+redraws that give a call its own value is read directly.
+
+The call at a redraw is ``p < alpha`` with the cell's p moved to the
+redraw's d along the permutation null's slope (:func:`isoeat.labels.shifted_p`):
+no permutation test is rerun, so the marks cost R eigendecompositions and R
+d's per test. The rule (:func:`isoeat.labels.call_holds`): a call holds when
+at least 95% of the redraws agree. Its track record against fresh reference
+draws with every p recomputed by the cell's own method is measured by
+``benchmarks/stability.py`` (docs/reference-size.md).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from .._validate import check_int
+
+__all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics", "redraw_weights",
+           "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns", "folder_stability"]
+
+from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
+    DEFAULT_REPLICATES, MAX_REPLICATES, check_replicates, redraw_d, redraw_metadata, redraw_statistics,
+    redraw_weights,
+)
+
+#: Shards of the static default (the redraws' groups: 1,000 rows each of the default 100,000).
+STABILITY_SHARDS = 100
+
+
+@dataclass(frozen=True)
+class StabilityFit:
+    """The redraws of one reference sample: d of each test on each redraw, and how they were made."""
+
+    replicate_d: dict[str, tuple[float, ...]]
+    replicates: int
+    shards: int
+    seconds: float
+
+    def metadata(self) -> dict[str, Any]:
+        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
+        return redraw_metadata(self.replicate_d, self.replicates, self.shards)
+
+
+def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca", params: dict | None = None,
+                  size: int = 100_000, shards: int = STABILITY_SHARDS, replicates: int = DEFAULT_REPLICATES,
+                  reference_kwargs: dict | None = None, seed: int = 0, ddof: int = 1,
+                  min_coverage: float = 0.8) -> StabilityFit:
+    """The redraws of a fixed-size reference sample of ``model`` (its rows in ``shards`` shards; no jackknife).
+
+    The shards are those of :func:`~isoeat.experiments.reference.fit_reference` for the same ``size``,
+    ``shards`` and ``seed``; a contextual model's reference is encoded again (use ``fit_reference(...,
+    replicates=R)`` instead, which keeps the shards of its one pass).
+    """
+    from ..calibration import make_calibrator
+    from .reference import _one_blas_thread, _shard_stream, _test_vectors, check_shards
+
+    t0 = time.perf_counter()
+    replicates = check_replicates(replicates)
+    static = not hasattr(model, "reference_batches")
+    if static:  # a small reference: shards of at least 2 rows
+        shards = max(2, min(int(shards), int(size) // 2))
+    shards = check_shards(shards, getattr(model, "dim", None), rows=int(size) if static else None)
+    cal = make_calibrator(calibration, **(params or {}))
+    vectors = _test_vectors(model, tests, min_coverage)
+    stream, _, _, _ = _shard_stream(model, int(size), shards, dict(reference_kwargs or {}), seed)
+    with _one_blas_thread():  # shards of small matrices: BLAS threads only contend
+        parts = [acc for acc, _ in stream]
+    reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
+    return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
+                        seconds=time.perf_counter() - t0)
+
+
+def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: float) -> tuple[int, int] | None:
+    """``(same, total)`` of one calibrated result (:func:`isoeat.labels.replicate_agreement`), None without redraws."""
+    from ..labels import replicate_agreement
+
+    if not replicate_d:
+        return None
+    p, d = float(calibrated.p_value), float(calibrated.effect_size)
+    if not (math.isfinite(p) and math.isfinite(d)):
+        return None
+    return replicate_agreement(p, d, replicate_d, int(calibrated.n_x), int(calibrated.n_y), alpha,
+                               alternative=calibrated.alternative, ddof=int(calibrated.ddof))
+
+
+def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
+    """The record columns of one comparison: ``call_holds``, ``class_holds`` (the same: the raw call needs no
+    reference), ``replicate_share`` ("k/R") and ``replicates``; empty without redraws.
+
+    Examples
+    --------
+    >>> stability_columns((94, 100))["call_holds"], stability_columns(None)
+    (False, {})
+    """
+    from ..labels import call_holds
+
+    if agreement is None:
+        return {}
+    same, total = agreement
+    holds = call_holds(same, total)
+    return {"call_holds": holds, "class_holds": holds, "replicate_share": f"{same}/{total}", "replicates": total}
+
+
+def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:
+    """Add :func:`stability_columns` to an experiment folder's comparison rows (in place), from the redraws its
+    manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
+    from types import SimpleNamespace
+
+    cals = manifest.get("calibrators") if isinstance(manifest.get("calibrators"), dict) else {}
+    index = {(r["model"], r["calibration"], r["test"]): r for r in weat}
+    for row in comparisons:
+        meta = cals.get(f"{row['model']}/{row['calibration']}")
+        redraws = (meta or {}).get("reference_replicate_d") if isinstance(meta, dict) else None
+        rec = index.get((row["model"], row["calibration"], row["test"]))
+        if isinstance(redraws, dict) and rec is not None:
+            row.update(stability_columns(row_stability(SimpleNamespace(**rec), redraws.get(row["test"]), alpha)))
