@@ -12,8 +12,6 @@ Quick start::
 
 from __future__ import annotations
 
-from ._version import __version__
-
 from ._errors import (
     ConfigError,
     CoverageError,
@@ -24,6 +22,7 @@ from ._errors import (
     ExperimentMismatchError,
     ExperimentNotFoundError,
     FingerprintMismatchError,
+    InvalidTestError,
     InvalidValueError,
     IsoeatError,
     IsoeatFileNotFoundError,
@@ -31,10 +30,11 @@ from ._errors import (
     MissingDependencyError,
     NotFittedError,
     SchedulerUnreachableError,
-    UnsafePathError,
-    InvalidTestError,
     UnknownNameError,
+    UnsafePathError,
 )
+from ._version import __version__
+
 #: The public API outside the errors, imported on first access (PEP 562), so that ``import isoeat`` — and the
 #: ``isoeat`` command, which imports it first — loads no numpy: a command that cannot load a library (a memory
 #: limit, a broken installation) ends in one line of its own (``cli.py``), never in an import traceback.

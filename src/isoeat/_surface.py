@@ -38,7 +38,8 @@ from __future__ import annotations
 import functools
 import inspect
 import warnings
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ._errors import ConfigError
 from ._validate import show, suggest

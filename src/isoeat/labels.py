@@ -24,7 +24,8 @@ other modules.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ._errors import ConfigError
 

@@ -89,11 +89,11 @@ import numpy as np
 from .._cosine import unit_rows
 from .._errors import ConfigError, DataFormatError
 from .._random import stream
-from .._types import VocabularyModel
 from .._surface import checked_bind, public, require_encoder
+from .._types import VocabularyModel
+from .._validate import check_bool, check_int
 from ..stats.weat import resolve_calibration
 from .frames import sample_reference  # noqa: F401 - re-exported (the frame "reference")
-from .._validate import check_bool, check_int
 
 __all__ = [
     "AnisotropyResult",

@@ -35,14 +35,12 @@ names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisotropy`, 
 
 from __future__ import annotations
 
-import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from dataclasses import dataclass
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning
 from .._random import resolve_seed

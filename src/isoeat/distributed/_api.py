@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 

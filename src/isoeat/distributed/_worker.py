@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,7 @@ KILL_ONCE_ENV = "ISOEAT_DISTRIBUTED_KILL_ONCE"
 MAX_CACHED_MODELS = 4
 
 _LOCK = threading.Lock()
-_MODELS: "OrderedDict[str, tuple[Any, threading.Lock]]" = OrderedDict()
+_MODELS: OrderedDict[str, tuple[Any, threading.Lock]] = OrderedDict()
 _LOAD_COUNTS: dict[str, int] = {}
 
 

@@ -10,8 +10,9 @@ experiment file and a Python call refuse the same values.
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .._errors import ConfigError, InvalidValueError, IsoeatError
 from .._validate import check_bool, check_choice, check_int, check_real, describe_range, suggest
@@ -19,7 +20,6 @@ from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays impor
     FLAG_WORDS,
     NotUTF8Error,
     SafeLoadError,
-    UniqueKeyLoader as _UniqueKeyLoader,
     load_yaml,
     plain_flag,
     plain_scalar,

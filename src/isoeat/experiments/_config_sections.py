@@ -5,9 +5,10 @@ Split from :mod:`isoeat.experiments.config` (which re-exports them); see docs/ex
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .._errors import IsoeatError
 from .._limits import MAX_DPI, MAX_RESAMPLES

@@ -21,8 +21,9 @@ The runner and the reader call :func:`refuse_newer` (experiment and manifest), :
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from .._errors import ExperimentMismatchError
 

@@ -38,7 +38,7 @@ class SignalGate:
         self.held: list[int] = []
         self._previous: dict[int, Any] = {}
 
-    def __enter__(self) -> "SignalGate":
+    def __enter__(self) -> SignalGate:
         for sig in _SIGNALS:
             handler = signal.getsignal(sig)
             if not callable(handler):

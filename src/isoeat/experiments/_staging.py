@@ -8,8 +8,8 @@ undone by the next run (we hold the folder's lock).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 __all__ = ["SCRATCH", "make_scratch", "is_scratch", "recover_scratch", "swap_in"]
 

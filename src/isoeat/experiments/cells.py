@@ -11,16 +11,17 @@ seed rule) and the hash of every input that determines them; the engine
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from .._errors import ConfigError, IsoeatError
-from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
 from .._records import content_hash
 from .._types import CorpusModel, fingerprint_of, kind_of, streams_reference
-from ._store import read_json, slug
+from ..calibration.io import calibrator_digest  # noqa: F401 - part of this module's API (cell hashes)
 from ._formats import CELL_FORMAT  # the one home of the format versions
+from ._store import read_json, slug
 from .config import ExperimentConfig, ModelSpec, test_hash
 from .engine import metric_options
 

@@ -16,13 +16,17 @@ The other bias metrics (:mod:`isoeat.metrics`) get one more label,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._errors import ConfigError
+from .._progress import progress_callback
+from .._random import root_seed
 from .._surface import public, require_encoder
+from .._types import ContextEncoder
 from ..labels import (  # noqa: F401 - re-exported: the one home of every label is isoeat.labels
     CHANGE_CLASSES,
     COHEN_BOUNDS,
@@ -36,22 +40,19 @@ from ..labels import (  # noqa: F401 - re-exported: the one home of every label 
     change_flags,
     check_alpha,
     classify_change,
-    protocol_departures,
-    protocol_text,
     cohen_magnitude,
     compare_records,
     fallback_counts,
     is_significant,
     metric_change,
+    protocol_departures,
+    protocol_text,
     sanity_failures,
     too_many_fallbacks,
 )
-from .._progress import progress_callback
-from .._random import root_seed
-from .._types import ContextEncoder
 from ..stats.options import IntervalOptions, PermutationOptions, gather
-from .reference import ReferenceOptions
 from ..stats.weat import WEATResult, resolve_calibration
+from .reference import ReferenceOptions
 
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",

@@ -19,18 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, IsoeatError
-from .._validate import check_bytes
 from .._limits import MAX_RESAMPLES
 from .._records import content_hash
+from .._validate import check_bytes
 from ..wordsets._safe_load import plain_scalar
-from ._config_sections import (  # noqa: F401 - the optional sections, importable from here
-    AnisotropySpec,
-    ReportSpec,
-    SimilaritySpec,
-    _parse_anisotropy,
-    _parse_report,
-    _parse_similarity,
-)
 from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
     _ADJUST,
     _ALTERNATIVES,
@@ -45,16 +37,24 @@ from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchm
     _SETTINGS_KEYS,
     _SIM_KEYS,
     _TOP_KEYS,
-    _Checker,
     _check_corpus,
-    _parse_metrics,
+    _Checker,
     _is_contextual_spec,
+    _parse_metrics,
     _preflight_model,
     _show,
     _UniqueKeyLoader,
     _where,
     read_yaml,
     similarity_benchmarks,
+)
+from ._config_sections import (  # noqa: F401 - the optional sections, importable from here
+    AnisotropySpec,
+    ReportSpec,
+    SimilaritySpec,
+    _parse_anisotropy,
+    _parse_report,
+    _parse_similarity,
 )
 
 __all__ = [

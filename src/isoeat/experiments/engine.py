@@ -32,8 +32,9 @@ What makes a cell the same cell wherever it is reached:
 from __future__ import annotations
 
 import io
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 

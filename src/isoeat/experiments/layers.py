@@ -23,10 +23,12 @@ one sweep, so the grid runs one set of forward passes for all of them.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
+
 from ..reporting.layer_section import PROFILE_COLUMNS
 
 __all__ = ["PROFILE_COLUMNS", "SharedLayers", "test_words", "word_anisotropy", "profile_rows", "profile_table", "write_profile", "layer_profile"]
@@ -138,10 +140,9 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
         The :data:`PROFILE_COLUMNS` rows (``pandas.DataFrame(rows)`` for a frame).
     """
     from .._errors import ConfigError
+    from .._types import LayeredModel
     from ..wordsets import resolve_tests
     from .compare import compare_calibration
-
-    from .._types import LayeredModel
 
     if not isinstance(model, LayeredModel):
         raise ConfigError(f"layers: only hf: models (and minilm) have layers; {getattr(model, 'name', model)!r} "

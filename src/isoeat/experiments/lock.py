@@ -17,8 +17,9 @@ import os
 import socket
 import uuid
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from .._errors import ConfigError, ExperimentLockedError, ExperimentMismatchError, IsoeatWarning
 from .manifest import now_iso
@@ -82,7 +83,7 @@ class DirLock:
             f"wait for it to finish, or remove {self.path} if that run is gone"
         )
 
-    def acquire(self) -> "DirLock":
+    def acquire(self) -> DirLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(20):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -127,7 +128,7 @@ class DirLock:
             os.close(self._fd)  # closing releases the OS lock
             self._fd, self.held = None, False
 
-    def __enter__(self) -> "DirLock":
+    def __enter__(self) -> DirLock:
         return self.acquire()
 
     def __exit__(self, *exc: Any) -> None:
@@ -173,7 +174,6 @@ def claimed_folder(out: str | Path, kind: str, *, force: bool = False) -> Iterat
                     f"{out}: holds the output of 'isoeat {ident.get('kind')}', not of 'isoeat {kind}'; use another "
                     "folder, or --force")
         from .._io import atomic_write_text
-
         from .._version import __version__
 
         atomic_write_text(out / IDENTITY_NAME, json.dumps({"format": "isoeat-output", "kind": kind,

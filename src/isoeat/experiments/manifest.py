@@ -17,9 +17,10 @@ import os
 import platform
 import socket
 import sys
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 __all__ = [
     "MANIFEST_NAME",

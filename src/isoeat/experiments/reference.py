@@ -40,8 +40,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 

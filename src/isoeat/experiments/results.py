@@ -330,8 +330,8 @@ _TIDY_DROP = ("s_x", "s_y", "cell", "duration_s", "warnings")
 
 def write_results(out: str | Path, results: ExperimentResults | None = None) -> list[Path]:
     """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``."""
-    from ..reporting.paper_tables import write_tables
     from .._version import versioned
+    from ..reporting.paper_tables import write_tables
     from ..reporting.tables import records_to_csv, to_json
 
     out = Path(out)

@@ -45,9 +45,10 @@ import time
 import traceback
 import uuid
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .. import __version__
 from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.Experiment*Error
@@ -60,17 +61,31 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
     UnsafePathError,
 )
 from .._io import atomic_write_text
+from .._progress import Progress, progress_bar
 from .._surface import public
 from .._types import fingerprint_of, kind_of
-from .._progress import Progress, progress_bar
+from ._formats import (
+    EXPERIMENT_FORMAT,
+    MANIFEST_FORMAT,
+    check_cells,
+    is_older_cell,
+    manifest_note,
+    read_record,
+    refuse_newer,
+    upgrade_note,
+    version_problem,
+)
+from ._signals import SignalGate
+from ._staging import SCRATCH, is_scratch, make_scratch, recover_scratch, swap_in
 from ._store import _protocol_diff, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
+    _CORPORA,
     CELL_FORMAT,
     Cell,
     calibration_request,
     calibrator_digest,
-    check_labels,
     calibrator_for,
+    check_labels,
     corpus_content,
     given_calibrator,
     load_model_for,
@@ -79,15 +94,10 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     reference_spec,
     stale_cell,
 )
-from .engine import Engine, metric_options
-from .cells import _CORPORA
 from .config import ExperimentConfig, family_from_kind, load_config, test_hash
-from ._staging import SCRATCH, is_scratch, make_scratch, recover_scratch, swap_in
+from .engine import Engine, metric_options
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
-from ._signals import SignalGate
-from ._formats import (EXPERIMENT_FORMAT, MANIFEST_FORMAT, check_cells, is_older_cell, manifest_note, read_record,
-                       refuse_newer, upgrade_note, version_problem)
 from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
 
 __all__ = [

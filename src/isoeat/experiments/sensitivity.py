@@ -92,9 +92,10 @@ import math
 import os
 import time
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -107,6 +108,7 @@ from .._validate import check_choice, check_int, check_real
 from ..calibration._base import EPS_MODES  # one home of the modes
 from ..calibration.sample import ReferenceSpec
 from ..stats.options import PermutationOptions, gather
+from ._sensitivity_checks import check_draw
 from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exported)
     KINDS,
     SWEEP_KINDS,
@@ -114,7 +116,6 @@ from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exp
     SensitivityRow,
     TestSensitivity,
 )
-from ._sensitivity_checks import check_draw
 from ._verdicts import _summarise, agrees, is_significant
 
 __all__ = [
@@ -495,7 +496,6 @@ def sensitivity_analysis(
     >>> res.verdicts()                                            # doctest: +SKIP
     {'W6': 'robust', 'W9': 'fragile'}
     """
-    from ..wordsets import get_test, resolve_tests
     from ..wordsets import as_tests
     from .engine import Engine
 

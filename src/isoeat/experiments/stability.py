@@ -34,18 +34,20 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
-
-import numpy as np
-
-from .._validate import check_int
+from typing import Any
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics", "redraw_weights",
            "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns", "folder_stability"]
 
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
-    DEFAULT_REPLICATES, MAX_REPLICATES, check_replicates, redraw_d, redraw_metadata, redraw_statistics,
+    DEFAULT_REPLICATES,
+    MAX_REPLICATES,
+    check_replicates,
+    redraw_d,
+    redraw_metadata,
+    redraw_statistics,
     redraw_weights,
 )
 

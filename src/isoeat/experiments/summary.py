@@ -26,7 +26,8 @@ Examples
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from ..labels import is_significant, opposite_signs
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import contextlib
 import unicodedata
 import warnings
-from functools import lru_cache
+from collections.abc import Iterable, Iterator
+from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .._errors import IsoeatWarning
 from .._records import read_json
@@ -27,7 +28,7 @@ __all__ = ["glyphs_for", "report_texts", "missing_chars", "fonts_with"]
 _BASE = "DejaVu Sans"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _charmap(fname: str) -> frozenset[int]:
     from matplotlib.ft2font import FT2Font
 
@@ -37,7 +38,7 @@ def _charmap(fname: str) -> frozenset[int]:
         return frozenset()
 
 
-@lru_cache(maxsize=None)
+@cache
 def _fonts() -> tuple[tuple[str, str], ...]:
     """``(family name, file)`` of every installed font matplotlib knows that may stand in for DejaVu Sans."""
     from matplotlib import font_manager as fm

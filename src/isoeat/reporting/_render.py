@@ -10,8 +10,9 @@ matplotlib is imported lazily, as in :mod:`isoeat.reporting.figures`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,10 +65,11 @@ def fix_layout(fig: Any, dpi: float | None = None) -> Any:
 def _save(fig: Any, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
     base.parent.mkdir(parents=True, exist_ok=True)
     out = []
+    import io
+
     from matplotlib import rc_context
 
     from .._io import atomic_write_bytes
-    import io
 
     with rc_context(_RC):
         fix_layout(fig, dpi)
@@ -138,7 +140,6 @@ def _save_one(i: int, folder: Path, formats: Sequence[str], dpi: int) -> list[Pa
 
 def _jobs(jobs: int | None, n: int) -> int:
     import multiprocessing
-    import os
 
     if "fork" not in multiprocessing.get_all_start_methods():
         return 1

@@ -12,9 +12,10 @@ from __future__ import annotations
 import base64
 import html
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Sequence
+from typing import Any
 
 __all__ = ["INTERPRETATION", "AID_PARTS", "aid_parts", "aids_section"]
 
@@ -64,8 +65,14 @@ def _calibrated(res: Any) -> list[str]:
 
 def _isotropy(res: Any) -> str:
     """The isotropy check of every model (a layer of a ``--layers`` run is one): one table, a row per model."""
-    from ..diagnostics.isotropy_check import (ISOSCORE_MIN, MEAN_COSINE_MAX, TOP_PC_FACTOR, check_from_record,
-                                              frame_words, space_records)
+    from ..diagnostics.isotropy_check import (
+        ISOSCORE_MIN,
+        MEAN_COSINE_MAX,
+        TOP_PC_FACTOR,
+        check_from_record,
+        frame_words,
+        space_records,
+    )
 
     parts = ["<p class='note'>Paper §6.1: check isotropy first and calibrate when it is needed. Thresholds "
              f"(<code>isoeat.diagnostics.isotropy_check</code>): mean pairwise cosine &ge; {MEAN_COSINE_MAX:g}, "

@@ -9,8 +9,9 @@ interval, on a common d axis with a line at 0. Written with
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -16,15 +16,16 @@ Missing matplotlib raises :class:`~isoeat.MissingDependencyError` with the pip l
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from .._errors import MissingDependencyError
-from ..labels import is_significant
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
-from ._render import _RC, _save, _save_all, fix_layout
+from ..labels import is_significant
+from ._render import _RC, _save_all, fix_layout
 
 __all__ = [
     "require_matplotlib",
@@ -227,9 +228,9 @@ def figure_effect_sizes(res: Any, calibration: str) -> Any | None:
         return None
     require_matplotlib()
     from matplotlib import colormaps
+    from matplotlib.cm import ScalarMappable
     from matplotlib.colors import Normalize
     from matplotlib.patches import Polygon
-    from matplotlib.cm import ScalarMappable
 
     models = _models_in_family_order(res, {k[0] for k in rows})
     test_ids = [t["id"] for t in res.tests if any(k[1] == t["id"] for k in rows)]

@@ -13,8 +13,9 @@ from __future__ import annotations
 import base64
 import html
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .._errors import UnsafePathError
 from .._io import atomic_write_text
@@ -318,9 +319,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     name = report_title(res)
     pngs = [_inside(Path(p), Path(res.out)) for p in figures if Path(p).suffix == ".png" and Path(p).exists()]
     cfg_text = _config_text(res, cfg)
-    from .mechanism_figure import is_aid_figure  # the decision aids' figures go to their own section
-
     from .layer_section import LAYER_CAPTION, is_layer_figure, layer_section  # the layer sweep: its own section
+    from .mechanism_figure import is_aid_figure  # the decision aids' figures go to their own section
 
     aid_figs = [p for p in pngs if is_aid_figure(p)]
     layer_figs = [p for p in pngs if is_layer_figure(p, Path(res.out))]

@@ -12,7 +12,8 @@ No dependency beyond matplotlib; the same input always gives the same picture.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["place_labels", "figure_renderer"]
 

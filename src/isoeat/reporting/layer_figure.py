@@ -9,8 +9,9 @@ written with :func:`isoeat.reporting.figures._save` (PNG, PDF or SVG).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from .._errors import ConfigError
 from ._figure_file import write_figure_file

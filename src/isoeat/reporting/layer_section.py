@@ -17,8 +17,9 @@ import csv
 import html
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .._errors import DataFormatError, IsoeatError
 from ..labels import CHANGE_CLASSES

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .._io import atomic_write_bytes
 from .mechanism_data import mechanism_records

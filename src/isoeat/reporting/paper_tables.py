@@ -21,11 +21,12 @@ import html
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .._io import atomic_write_text
+from .._names import file_name as safe_name  # noqa: F401 - the one file-name scheme
+from .._names import unique_names
 from ..labels import STABILITY_SHARE, is_significant
-from .._names import file_name as safe_name, unique_names  # noqa: F401 - the one file-name scheme
 from .tables import finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
 
 __all__ = [
@@ -66,7 +67,7 @@ class Cell:
     latex: str | None = None  # LaTeX form when it differs from the text
 
     @staticmethod
-    def of(x: Any) -> "Cell":
+    def of(x: Any) -> Cell:
         return x if isinstance(x, Cell) else Cell(str(x))
 
 

@@ -19,8 +19,9 @@ backend) is touched: figures are :class:`matplotlib.figure.Figure` objects.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .._errors import ConfigError, MissingDependencyError
 from .._io import atomic_write_with

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from ..labels import holds_mark, is_significant
 from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
 from .._version import versioned
+from ..labels import holds_mark, is_significant
 from ..stats.results import with_suggestions
 
 __all__ = [
