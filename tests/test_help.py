@@ -29,7 +29,8 @@ COMMANDS = _subparsers(PARSER)
 
 
 def _options(p: argparse.ArgumentParser) -> list[argparse.Action]:
-    return [a for a in p._actions if not isinstance(a, argparse._HelpAction)]
+    """The options --help shows (older spellings, hidden with SUPPRESS, apart)."""
+    return [a for a in p._actions if not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS]
 
 
 def _shown(p: argparse.ArgumentParser, action: argparse.Action) -> str:
@@ -111,12 +112,15 @@ def test_the_checker_fails_on_a_wrong_default() -> None:
 
 
 @pytest.mark.parametrize("name", ["weat", "scweat", "seat"])
-def test_one_space_commands_say_they_default_to_raw(name: str) -> None:
-    """weat, scweat and seat measure the raw space unless --calibration says otherwise (README agrees)."""
+def test_association_commands_put_raw_beside_calibrated(name: str) -> None:
+    """weat, scweat and seat measure the raw space beside zca unless --calibration none (README agrees)."""
     p = COMMANDS[name]
     cal = next(a for a in _options(p) if a.dest == "calibration")
-    assert cal.default == "none"
-    assert "default none" in _shown(p, cal)
+    assert cal.default == "zca"
+    assert "default zca" in _shown(p, cal) and "none: the raw space only" in _shown(p, cal)
+    assert "raw space beside the calibrated" in (p.description or "").replace("raw sentence embeddings beside the "
+                                                                              "calibrated", "raw space beside the "
+                                                                              "calibrated")
 
 
 def test_run_defaults_to_zca() -> None:
