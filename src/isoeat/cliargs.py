@@ -236,11 +236,11 @@ def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
     given = given_options(args)
     unused = ["--" + k.replace("_", "-") for k in _FIT_OPTIONS if k in given]
     if unused:
-        raise ConfigError(f"{', '.join(unused)}: not used with --whitener {args.whitener} (the calibrator is "
-                          "loaded as saved); drop them, or drop --whitener to fit a new one")
+        raise ConfigError(f"{', '.join(unused)}: not used with --calibrator {args.whitener} (the calibrator is "
+                          "loaded as saved); drop them, or drop --calibrator to fit a new one")
     name = getattr(calibrator, "name", None)
     if "calibration" in given and args.calibration not in ("none", name):
-        raise ConfigError(f"--calibration {args.calibration}, but --whitener {args.whitener} holds a {name} "
+        raise ConfigError(f"--calibration {args.calibration}, but --calibrator {args.whitener} holds a {name} "
                           f"calibrator; drop --calibration or give a {args.calibration} file")
 
 
@@ -278,7 +278,7 @@ def check_option_effects(args: argparse.Namespace) -> None:
         name = getattr(args, "calibration", None)
         whitener = getattr(args, "whitener", None)
         if "force" in given and not whitener:
-            raise ConfigError("--force: no effect without --whitener FILE (it lets a calibrator saved for another "
+            raise ConfigError("--force: no effect without --calibrator FILE (it lets a calibrator saved for another "
                               "model be applied; a calibrator fitted here is this model's); drop it")
         if name == "none" and not whitener:
             fit = [k for k in _FIT_OPTIONS if k in given

@@ -113,7 +113,7 @@ CLI_CASES = [
     ("eps on the raw space", {}, ["weat", "--test", "W6", "--eps", "0.5"], "--eps: no effect with --calibration none"),
     ("relative eps of center", {}, ["run", "--calibration", "center", "--eps-relative", "0.1"],
      "--eps-relative: calibration 'center' has no epsilon"),
-    ("force without whitener", {}, ["metric", "ripa", "--test", "W7", "--force"], "--force: no effect without --whitener"),
+    ("force without whitener", {}, ["metric", "ripa", "--test", "W7", "--force"], "--force: no effect without --calibrator"),
     ("eps twice", {}, ["weat", "--test", "W6", "--calibration", "zca", "--eps", "0.01", "--calibration-param", "eps=0.1"],
      "--eps and --calibration-param eps=0.1 both set epsilon"),
     ("sensitivity eps sweep of center", {}, ["sensitivity", "--calibration", "center", "--eps", "1e-3,1e-2"],
