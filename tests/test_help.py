@@ -149,3 +149,41 @@ def test_benchmark_help_names_no_ticket() -> None:
                   if kw.arg in ("help", "description", "epilog") and isinstance(kw.value, ast.Constant)]
         found += [f"{path.name}: {m.group(0)!r}" for t in texts for m in ticket.finditer(str(t))]
     assert not found, found
+
+
+# --------------------------------------------------------------------------- entry points (issue 33, item 4)
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_a_description(name: str) -> None:
+    """What the command is for, in a sentence or more (not only the one-line summary of `isoeat --help`)."""
+    text = (COMMANDS[name].description or "").strip()
+    assert len(text) > 60, f"isoeat {name} --help: no description"
+
+
+def test_isoeat_help_says_which_command_answers_which_question() -> None:
+    text = PARSER.format_help()
+    start = text.index("which command answers which question:")
+    table = text[start:text.index("positional arguments")]
+    named = {w.strip(",") for line in table.splitlines()[1:] for w in line.split()[-2:]}
+    assert set(COMMANDS) <= named, sorted(set(COMMANDS) - named)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_prints_no_doubled_percent(name: str) -> None:
+    assert "%%" not in COMMANDS[name].format_help()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in COMMANDS if any(
+    "--corpus" in a.option_strings for a in COMMANDS[n]._actions)))
+def test_corpus_help_lists_every_named_corpus(name: str) -> None:
+    from isoeat.corpora._load import NAMED_CORPORA
+
+    p = COMMANDS[name]
+    text = _shown(p, next(a for a in _options(p) if "--corpus" in a.option_strings))
+    for corpus in ["auto", *NAMED_CORPORA.names()]:
+        assert corpus in text, f"isoeat {name} --corpus: {corpus} not listed"
+
+
+def test_report_help_takes_every_experiment_folder() -> None:
+    text = COMMANDS["report"].format_help()
+    assert "'isoeat run CONFIG.yaml --out DIR'" not in text and "(the --out of 'isoeat run CONFIG.yaml')" not in text
+    assert "'isoeat run'" in text and "reproduce" in text

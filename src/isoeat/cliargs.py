@@ -382,3 +382,55 @@ def fallback_gate(args: argparse.Namespace, results: Any, corpus: str = "") -> i
                      f"context{where}: the results are marked; {corpus_advice(corpus)}; or --allow-fallback to "
                      "accept them (exit 3)\n")
     return FALLBACK_EXIT
+
+
+#: Python parameter names whose option is spelled otherwise (the rest: the option of the same destination).
+PARAMETER_OPTIONS = {
+    "n_permutations": "--permutations", "n_reference": "--reference-size", "n_samples": "--samples",
+    "n_resamples": "--bootstrap", "n_draws": "--draws", "contexts_per_word": "--contexts", "n_contexts": "--contexts",
+    "sequential_alpha": "--alpha", "unit": "--reference-unit", "shards": "--reference-shards",
+    "agreement_threshold": "--agreement", "eps_mode": "--eps-relative", "whitener": "--calibrator",
+    "calibrator": "--calibrator",
+}
+
+#: Library phrases that name something the command line sets otherwise (or not at all).
+_PHRASES = (
+    (r"use method='monte-carlo' or raise exact_budget", "use --method monte-carlo, or --method auto (a certified "
+                                                         "bracket on p)"),
+    (r"raise exact_budget", "use --method auto or monte-carlo"),
+    (r"\bexact_budget\b", "the exact-counting budget"),
+    (r"^frame (\S+) N must", r"--frame \1:N: N must"),
+)
+
+
+def _big_numbers(text: str) -> str:
+    """Whole numbers of more than 15 digits (a binomial of thousands of words) as ``2.33e+619``."""
+    import re
+    from decimal import Decimal
+
+    return re.sub(r"(?<![\w.])\d{16,}(?![\w.])", lambda m: f"{Decimal(m.group(0)):.2e}".replace("E", "e"), text)
+
+
+def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
+    """A library message as the command line says it: Python parameters named by the command's options
+    (``duplicates='first'`` -> ``--duplicates first``, ``n_samples must`` -> ``--samples must``), huge whole numbers
+    in scientific notation, no Python phrase the command line cannot act on. Names the command has no option for
+    are left as they are."""
+    import re
+
+    options: dict[str, str] = {}
+    if parser is not None:
+        flags = {f for a in parser._actions for f in a.option_strings if f.startswith("--")}
+        options = {a.dest: next(f for f in a.option_strings if f.startswith("--")) for a in parser._actions
+                   if any(f.startswith("--") for f in a.option_strings) and a.help != argparse.SUPPRESS}
+        options.update({k: v for k, v in PARAMETER_OPTIONS.items() if v in flags})
+    for pattern, repl in _PHRASES:
+        text = re.sub(pattern, repl, text)
+    if options:
+        names = "|".join(sorted(map(re.escape, options), key=len, reverse=True))
+        text = re.sub(rf"(?<![\w-])({names})='([^']+)' or '([^']+)'",
+                      lambda m: f"{options[m.group(1)]} {m.group(2)} or {m.group(3)}", text)
+        text = re.sub(rf"(?<![\w-])({names})=(['\"]?)([^'\",;)\s]+)\2",
+                      lambda m: f"{options[m.group(1)]} {m.group(3)}", text)
+        text = re.sub(rf"(?<![\w-])({names})(?= (?:must|is|expects)\b)", lambda m: options[m.group(1)], text)
+    return _big_numbers(text)

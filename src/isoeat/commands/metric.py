@@ -38,6 +38,10 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
 
     p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
                                       "raw vs calibrated",
+                       description="Bias metrics other than WEAT (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, "
+                                   "RNSB) on the built-in tests or yours, raw beside calibrated (default zca; none: "
+                                   "raw only), with a table of the conclusions calibration changes (docs/metrics.md). "
+                                   "'isoeat run --metrics' measures them beside the WEAT battery in one folder.",
                        epilog=examples("isoeat metric mac,ripa --test W6", "isoeat metric all --calibration none",
                                        "isoeat metric rnd,ripa --test W6 --ci   # + intervals, with their coverage"))
     p.add_argument("names", metavar="NAME[,NAME...]",
