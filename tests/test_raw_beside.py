@@ -61,7 +61,8 @@ def test_weat_table_states_the_change_class(capsys, glove):
         want = "S" if sig_r == sig_c else ("D" if sig_r else "E")
         row = next(line for line in lines[start:] if line.startswith(test))
         assert row.split()[4] == want, row
-        assert row.split()[3] == f"{cal['effect_size'] - raw['effect_size']:+.2f}"
+        dd = f"{cal['effect_size'] - raw['effect_size']:+.2f}"
+        assert row.split()[3] == ("0.00" if dd in ("+0.00", "-0.00") else dd)
 
 
 def test_change_class_at_its_boundary(capsys):
@@ -70,9 +71,9 @@ def test_change_class_at_its_boundary(capsys):
     from isoeat.commands._spaces import change_lines
 
     raw, cal = {"effect_size": 0.9, "p_value": 0.04}, {"effect_size": 1.0, "p_value": 0.01}
-    assert change_lines([("T", raw, cal)], "zca", 0.04)[1].splitlines()[-1].split()[4] == "E"
-    assert change_lines([("T", raw, cal)], "zca", 0.0400001)[1].splitlines()[-1].split()[4] == "S"
-    assert change_lines([("T", cal, raw)], "zca", 0.04)[1].splitlines()[-1].split()[4] == "D"
+    assert change_lines([("T", raw, cal)], "zca", 0.04)[2].splitlines()[-1].split()[4] == "E"
+    assert change_lines([("T", raw, cal)], "zca", 0.0400001)[2].splitlines()[-1].split()[4] == "S"
+    assert change_lines([("T", cal, raw)], "zca", 0.04)[2].splitlines()[-1].split()[4] == "D"
 
 
 def test_scweat_raw_beside_calibrated(capsys, glove, zca):

@@ -430,7 +430,8 @@ def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
         names = "|".join(sorted(map(re.escape, options), key=len, reverse=True))
         text = re.sub(rf"(?<![\w-])({names})='([^']+)' or '([^']+)'",
                       lambda m: f"{options[m.group(1)]} {m.group(2)} or {m.group(3)}", text)
-        text = re.sub(rf"(?<![\w-])({names})=(['\"]?)([^'\",;)\s]+)\2",
+        text = re.sub(rf"(?<![\w-])(?<!--calibration-param )({names})=(['\"]?)([^'\",;)\s]+)\2",
                       lambda m: f"{options[m.group(1)]} {m.group(3)}", text)
+        text = re.sub(r"(--([\w-]+) [^\s()]+) \(--\2(?: [^\s()]+)?\)", r"\1", text)  # said twice: once
         text = re.sub(rf"(?<![\w-])({names})(?= (?:must|is|expects)\b)", lambda m: options[m.group(1)], text)
     return _big_numbers(text)

@@ -110,7 +110,8 @@ CLI_CASES = [
     ("calibration param empty key", {}, ["weat", "--test", "W6", "--calibration", "zca", "--calibration-param", "=1"],
      "--calibration-param expects KEY=VALUE, got '=1'"),
     # --- options that would change nothing (issue 32) --------------------------
-    ("eps on the raw space", {}, ["weat", "--test", "W6", "--eps", "0.5"], "--eps: no effect with --calibration none"),
+    ("eps on the raw space", {}, ["weat", "--test", "W6", "--calibration", "none", "--eps", "0.5"],
+     "--eps: no effect with --calibration none"),
     ("relative eps of center", {}, ["run", "--calibration", "center", "--eps-relative", "0.1"],
      "--eps-relative: calibration 'center' has no epsilon"),
     ("force without whitener", {}, ["metric", "ripa", "--test", "W7", "--force"], "--force: no effect without --calibrator"),
@@ -119,7 +120,7 @@ CLI_CASES = [
     ("sensitivity eps sweep of center", {}, ["sensitivity", "--calibration", "center", "--eps", "1e-3,1e-2"],
      "--eps: calibration 'center' has no epsilon"),
     ("sensitivity encoder draws of static vectors", {}, ["sensitivity", "--tests", "W6", "--draw", "encoder"],
-     "draw='encoder' (--draw encoder) re-samples an encoder's reference sentences, but glove-6b-50d is static"),
+     "--draw encoder re-samples an encoder's reference sentences, but glove-6b-50d is static"),
     ("contradictory defining pairs", {}, ["metric", "ripa", "--test", "W7", "--pairs", "she:he,he:she"],
      "--pairs: pairs[1] ('he', 'she') contradicts pairs[0] ('she', 'he')"),
     # --- calibrator of another model ----------------------------------------

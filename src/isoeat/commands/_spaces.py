@@ -29,11 +29,11 @@ def change_lines(pairs: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], ca
         row = compare_records(raw, cal, alpha)
         flags = (["|dd|>0.5"] if row["large_shift"] else []) + (["sign"] if row["sign_reversal"] else [])
         marks = ["*" if is_significant(rec["p_value"], alpha) else " " for rec in (raw, cal)]
-        delta = row["delta_d"]
+        delta = "nan" if row["delta_d"] != row["delta_d"] else f"{row['delta_d']:+.2f}"
         rows.append([name, format_d(raw["effect_size"]) + marks[0], format_d(cal["effect_size"]) + marks[1],
-                     "nan" if delta != delta else f"{delta:+.2f}", _CHG.get(row["change"], row["change"]),
+                     "0.00" if delta in ("+0.00", "-0.00") else delta, _CHG.get(row["change"], row["change"]),
                      ",".join(flags) or "-"])
     table = _render([what, "d raw", f"d {calibration}", "dd", "Chg", "Flags"], rows, align_left=1, last_left=True)
-    return [f"Raw vs {calibration}:", table,
+    return ["", f"Raw vs {calibration}:", table,
             f"* p < {alpha:g}. Chg: S=Stable, D=Disappearing, E=Emerging (significance at --alpha {alpha:g}, "
             "as 'isoeat run'); dd = d " + calibration + " - d raw."]

@@ -155,7 +155,7 @@ def _cmd_seat(args: argparse.Namespace) -> int:
             pairs = [(f"{raw.test} {raw.templates[i] if raw.templates else '(as given)'}", a.to_dict(), b.to_dict())
                      for raw, calibrated in zip(*per_space)
                      for i, (a, b) in enumerate(zip(raw.results, calibrated.results))]
-            print("\n" + "\n".join(change_lines(pairs, per_space[1][0].calibration, args.alpha, "Test, template")))
+            print("\n".join(change_lines(pairs, per_space[1][0].calibration, args.alpha, "Test, template")))
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {cal.name}, n={meta.get('n', '?')}; reference: {meta.get('reference', '?')}")
             if calibrator_mark(cal):
