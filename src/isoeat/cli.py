@@ -251,7 +251,8 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
 
         from .cliargs import cli_message
 
-        line = underlying(exc, f"while running isoeat {args.command}") or cli_message(str(exc), getattr(args, "_parser", None))
+        line = (underlying(exc, f"while running isoeat {args.command}")
+                or cli_message(str(exc), getattr(args, "_parser", None)))
         sys.stderr.write(f"isoeat: error: {line}\n")
         return 2
     except KeyboardInterrupt:

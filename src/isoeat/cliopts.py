@@ -150,7 +150,8 @@ def table() -> dict[str, Option]:
     entries = [
         o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
         o(("--test", "--tests"), "the association tests measured", dest="test", default=None,
-          metavar="IDS|FILES", help="test ids (W1..W10) and/or YAML/JSON files, comma-separated (: the ten built-in tests W1..W10)"),
+          metavar="IDS|FILES",
+          help="test ids (W1..W10) and/or YAML/JSON files, comma-separated (default: the ten built-in tests W1..W10)"),
         o("--calibration", "the calibration compared with the raw space", choices=calibration_names(),
           default="zca", help="calibration measured beside the raw space, as the paper recommends (default zca; "
                               "none: the raw space only)"),
@@ -315,8 +316,9 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
             "choices": _calibrators, "help": "calibrator to fit (default zca; whiten fits and saves one calibrator; it "
                                      "measures nothing)"}),
         **{c: Deviation("none is refused: this command compares raw with one calibration", {
-            "choices": _calibrators, "help": "calibration measured beside the raw space (default zca; none is refused: this "
-                                     "command compares raw with one calibration)"}) for c in ("run", "sensitivity")},
+            "choices": _calibrators,
+            "help": "calibration measured beside the raw space (default zca; none is refused: this command compares "
+                    "raw with one calibration)"}) for c in ("run", "sensitivity")},
     },
     "--alternative": {
         "metric": Deviation("the other metrics have no published direction", {
@@ -329,9 +331,10 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
     },
     "--ci-method": {
         "metric": Deviation("each metric has its own interval methods (docs/metrics.md)", {
-            "choices": METRIC_CI_METHODS, "help": "the interval: auto (welch-t; ECT: jackknife-z), welch-t, jackknife-z or "
-                                     "percentile (the bootstrap of earlier versions, which undercovers; default auto; "
-                                     "each metric has its own interval methods (docs/metrics.md))"}),
+            "choices": METRIC_CI_METHODS,
+            "help": "the interval: auto (welch-t; ECT: jackknife-z), welch-t, jackknife-z or percentile (the "
+                    "bootstrap of earlier versions, which undercovers; default auto; each metric has its own interval "
+                    "methods (docs/metrics.md))"}),
     },
     "--bootstrap": {
         "similarity": Deviation("the change in rho has no other interval: the paper's paired bootstrap", {

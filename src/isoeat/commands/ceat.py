@@ -64,7 +64,8 @@ def _load(args: argparse.Namespace) -> Any:
         raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
     # the table's options say "default" by None: CEAT's defaults, as before (20 contexts, the last layer, fallback)
     model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word or 20,
-                       layer=-1 if args.layer is None else args.layer, missing=args.missing or "fallback", seed=args.seed, device=args.device, batch_size=args.batch_size,
+                       layer=-1 if args.layer is None else args.layer, missing=args.missing or "fallback",
+                       seed=args.seed, device=args.device, batch_size=args.batch_size,
                        cache_dir=args.cache_dir, use_cache=False if args.no_cache else None,
                        **dtype_option(args.dtype, args.device))
     from .._types import ContextEncoder

@@ -54,7 +54,8 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
         "whiten-distributed",
         help="fit a calibrator (the ZCA whitener) on a Dask cluster (--scheduler ADDRESS or --local-workers N), "
              "save it (.npz)",
-        description="Fit a ZCA whitener from reference vectors encoded on Dask workers: the reference sample is "
+        description="Fit a calibrator (the ZCA whitener) from reference vectors encoded on Dask workers: the "
+                    "reference sample is "
                     "drawn as 'isoeat whiten' draws it, split into ordered shards, each worker encodes its shards "
                     "with a model it loads once, and the partial statistics are tree-reduced. The result does not "
                     "depend on the number of workers. Needs: pip install \"isoeat[distributed]\".",
