@@ -81,3 +81,10 @@ def test_a_name_the_command_has_no_option_for_is_left_alone():
     assert cli_message("frobnicate must be >= 0; seed='x'", p) == "frobnicate must be >= 0; --seed x"
     assert cli_message("n = 1234567890123456", p) == "n = 1.23e+15"
     assert cli_message("n = 123456789012345", p) == "n = 123456789012345"  # 15 digits: as it is
+
+
+def test_options_a_config_makes_meaningless_are_named_as_typed(capsys, tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("models: [glove-6b-50d]\ntests: [W6]\n", encoding="utf-8")
+    line = _error(capsys, ["run", str(cfg), "--contexts", "5", "--calibrator", "x.npz"])
+    assert "--calibrator, --contexts: not used with a CONFIG file" in line  # not --whitener, --contexts-per-word

@@ -411,6 +411,13 @@ def _big_numbers(text: str) -> str:
     return re.sub(r"(?<![\w.])\d{16,}(?![\w.])", lambda m: f"{Decimal(m.group(0)):.2e}".replace("E", "e"), text)
 
 
+def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Destination -> the long option as ``--help`` shows it (``contexts_per_word`` -> ``--contexts``,
+    ``whitener`` -> ``--calibrator``)."""
+    return {a.dest: next(f for f in a.option_strings if f.startswith("--")) for a in parser._actions
+            if any(f.startswith("--") for f in a.option_strings) and a.help != argparse.SUPPRESS}
+
+
 def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
     """A library message as the command line says it: Python parameters named by the command's options
     (``duplicates='first'`` -> ``--duplicates first``, ``n_samples must`` -> ``--samples must``), huge whole numbers
@@ -420,9 +427,8 @@ def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
 
     options: dict[str, str] = {}
     if parser is not None:
-        flags = {f for a in parser._actions for f in a.option_strings if f.startswith("--")}
-        options = {a.dest: next(f for f in a.option_strings if f.startswith("--")) for a in parser._actions
-                   if any(f.startswith("--") for f in a.option_strings) and a.help != argparse.SUPPRESS}
+        options = option_names(parser)
+        flags = set(options.values())
         options.update({k: v for k, v in PARAMETER_OPTIONS.items() if v in flags})
     for pattern, repl in _PHRASES:
         text = re.sub(pattern, repl, text)

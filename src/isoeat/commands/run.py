@@ -89,12 +89,15 @@ def _explicit_options(args: argparse.Namespace) -> list[str]:
     parser = getattr(args, "_parser", None)
     if parser is None:
         return []
+    from ..cliargs import option_names
+
+    names = option_names(parser)
     bad = []
     for k, v in vars(args).items():
         if k in _CONFIG_KEEP or k.startswith("_"):
             continue
         if v != parser.get_default(k):
-            bad.append("--" + k.replace("_", "-"))
+            bad.append(names.get(k, "--" + k.replace("_", "-")))
     return bad
 
 
