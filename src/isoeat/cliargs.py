@@ -404,11 +404,12 @@ _PHRASES = (
 
 
 def _big_numbers(text: str) -> str:
-    """Whole numbers of more than 15 digits (a binomial of thousands of words) as ``2.33e+619``."""
+    """Whole numbers of more than 30 digits (a binomial of thousands of words) as ``2.33e+618``; shorter ones,
+    such as a value read from a file, are shown as they are."""
     import re
     from decimal import Decimal
 
-    return re.sub(r"(?<![\w.])\d{16,}(?![\w.])", lambda m: f"{Decimal(m.group(0)):.2e}".replace("E", "e"), text)
+    return re.sub(r"(?<![\w.])\d{31,}(?![\w.])", lambda m: f"{Decimal(m.group(0)):.2e}".replace("E", "e"), text)
 
 
 def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
