@@ -73,7 +73,8 @@ def test_tests_command(capsys):
 
 def test_weat_command_json(capsys, glove):
     assert main(["weat", "--test", "W7", "--calibration", "zca", "--format", "json"]) == 0
-    (rec,) = json.loads(capsys.readouterr().out)
+    raw, rec = json.loads(capsys.readouterr().out)  # the raw space beside the calibrated one
+    assert raw["calibration"] == "none" and raw["test"] == "W7"
     assert rec["test"] == "W7" and rec["calibration"] == "zca" and rec["p_method"] == "exact"
     assert rec["n_permutations"] == 12870
 
@@ -89,11 +90,16 @@ def test_weat_command_user_file(tmp_path, capsys, glove):
 
 def test_whiten_then_reuse(tmp_path, capsys, glove):
     w = tmp_path / "glove.npz"
-    assert main(["whiten", "--out", str(w), "--reference-size", "20000"]) == 0
+    assert main(["whiten", "--save", str(w), "--reference-size", "20000"]) == 0
     assert w.exists() and "saved ZCA whitener for glove-6b-50d" in capsys.readouterr().out
-    assert main(["weat", "--test", "W6", "--whitener", str(w), "--format", "json"]) == 0
-    (rec,) = json.loads(capsys.readouterr().out)
-    assert rec["calibration"] == "zca"
+    assert main(["weat", "--test", "W6", "--calibrator", str(w), "--format", "json"]) == 0
+    raw, rec = json.loads(capsys.readouterr().out)
+    assert raw["calibration"] == "none" and rec["calibration"] == "zca"
+    old = tmp_path / "old.npz"  # the older spellings still work: whiten --out, --whitener
+    assert main(["whiten", "--out", str(old), "--reference-size", "20000"]) == 0 and old.exists()
+    capsys.readouterr()
+    assert main(["weat", "--test", "W6", "--whitener", str(old), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [raw, rec]  # the same fit, the same numbers
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ def test_the_default_corpus_is_the_largest_present_offline():
 
 
 def test_too_many_fallbacks_are_marked_and_exit_3_unless_allowed(tiny_corpus, capsys):
-    args = ["weat", "--model", "minilm", "--corpus", tiny_corpus, "--test", "W6"]
+    args = ["weat", "--model", "minilm", "--corpus", tiny_corpus, "--test", "W6", "--calibration", "none"]
     assert main(args) == 3
     out, err = capsys.readouterr()
     assert "Template fallback: 25 of 32 stimulus words (78%) had no context in corpus " in out

@@ -239,7 +239,7 @@ def test_sensitivity_refuses_eps_mode_as_a_calibration_param(rng, capsys):
     assert main(["sensitivity", "--model", "glove-6b-50d", "--tests", "W6",
                  "--calibration-param", "eps_mode=relative"]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "--eps-mode" in err
+    assert err.count("\n") == 1 and "--eps-relative LIST" in err
 
 
 @pytest.mark.parametrize("name", ["zca", "pca-whiten", "zca-shrinkage"])

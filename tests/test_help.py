@@ -29,7 +29,8 @@ COMMANDS = _subparsers(PARSER)
 
 
 def _options(p: argparse.ArgumentParser) -> list[argparse.Action]:
-    return [a for a in p._actions if not isinstance(a, argparse._HelpAction)]
+    """The options --help shows (older spellings, hidden with SUPPRESS, apart)."""
+    return [a for a in p._actions if not isinstance(a, argparse._HelpAction) and a.help != argparse.SUPPRESS]
 
 
 def _shown(p: argparse.ArgumentParser, action: argparse.Action) -> str:
@@ -111,12 +112,15 @@ def test_the_checker_fails_on_a_wrong_default() -> None:
 
 
 @pytest.mark.parametrize("name", ["weat", "scweat", "seat"])
-def test_one_space_commands_say_they_default_to_raw(name: str) -> None:
-    """weat, scweat and seat measure the raw space unless --calibration says otherwise (README agrees)."""
+def test_association_commands_put_raw_beside_calibrated(name: str) -> None:
+    """weat, scweat and seat measure the raw space beside zca unless --calibration none (README agrees)."""
     p = COMMANDS[name]
     cal = next(a for a in _options(p) if a.dest == "calibration")
-    assert cal.default == "none"
-    assert "default none" in _shown(p, cal)
+    assert cal.default == "zca"
+    assert "default zca" in _shown(p, cal) and "none: the raw space only" in _shown(p, cal)
+    assert "raw space beside the calibrated" in (p.description or "").replace("raw sentence embeddings beside the "
+                                                                              "calibrated", "raw space beside the "
+                                                                              "calibrated")
 
 
 def test_run_defaults_to_zca() -> None:
@@ -145,3 +149,41 @@ def test_benchmark_help_names_no_ticket() -> None:
                   if kw.arg in ("help", "description", "epilog") and isinstance(kw.value, ast.Constant)]
         found += [f"{path.name}: {m.group(0)!r}" for t in texts for m in ticket.finditer(str(t))]
     assert not found, found
+
+
+# --------------------------------------------------------------------------- entry points (issue 33, item 4)
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_every_command_has_a_description(name: str) -> None:
+    """What the command is for, in a sentence or more (not only the one-line summary of `isoeat --help`)."""
+    text = (COMMANDS[name].description or "").strip()
+    assert len(text) > 60, f"isoeat {name} --help: no description"
+
+
+def test_isoeat_help_says_which_command_answers_which_question() -> None:
+    text = PARSER.format_help()
+    start = text.index("which command answers which question:")
+    table = text[start:text.index("positional arguments")]
+    named = {w.strip(",") for line in table.splitlines()[1:] for w in line.split()[-2:]}
+    assert set(COMMANDS) <= named, sorted(set(COMMANDS) - named)
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_prints_no_doubled_percent(name: str) -> None:
+    assert "%%" not in COMMANDS[name].format_help()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in COMMANDS if any(
+    "--corpus" in a.option_strings for a in COMMANDS[n]._actions)))
+def test_corpus_help_lists_every_named_corpus(name: str) -> None:
+    from isoeat.corpora._load import NAMED_CORPORA
+
+    p = COMMANDS[name]
+    text = _shown(p, next(a for a in _options(p) if "--corpus" in a.option_strings))
+    for corpus in ["auto", *NAMED_CORPORA.names()]:
+        assert corpus in text, f"isoeat {name} --corpus: {corpus} not listed"
+
+
+def test_report_help_takes_every_experiment_folder() -> None:
+    text = COMMANDS["report"].format_help()
+    assert "'isoeat run CONFIG.yaml --out DIR'" not in text and "(the --out of 'isoeat run CONFIG.yaml')" not in text
+    assert "'isoeat run'" in text and "reproduce" in text

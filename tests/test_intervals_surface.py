@@ -47,7 +47,8 @@ def test_weat_cli_prints_the_interval_with_its_estimand(glove, capsys):
 
 
 def test_weat_cli_json_records_carry_estimand_estimate_and_warning(capsys):
-    assert main(["weat", "--test", "W6", "--ci", "--ci-estimand", "populations", "--format", "json"]) == 0
+    assert main(["weat", "--test", "W6", "--calibration", "none", "--ci", "--ci-estimand", "populations",
+                 "--format", "json"]) == 0
     (rec,) = json.loads(capsys.readouterr().out)
     assert rec["effect_size_ci_estimand"] == "populations" and rec["effect_size_ci_method"] == "jackknife"
     # 8 + 8 words with 8 + 8 attributes lies below the sizes the coverage study established

@@ -12,7 +12,7 @@ layers 0-1 may also import each other, and ``tests/test_house.py`` keeps them fr
 5. ``diagnostics``, ``metrics``, ``similarity``, ``distributed``
 6. ``reporting`` (records in, text and figures out: it knows nothing of how they were computed)
 7. ``experiments`` (the engine: it may write reports, reporting never runs it)
-8. ``cliargs``, 9. ``commands``, 10. ``cli``
+8. ``cliopts`` (the one option table), 9. ``cliargs``, 10. ``commands``, 11. ``cli``
 
 Then the rules that once had several homes, each allowed in its home only (docs/ARCHITECTURE.md, "One home per
 rule"): significance (``p < alpha``) and the sign-reversal product in ``labels``, seeds spawned in ``_random``,
@@ -40,9 +40,10 @@ LEVELS = {
     "diagnostics": 5, "metrics": 5, "similarity": 5, "distributed": 5,
     "reporting": 6,
     "experiments": 7,
-    "cliargs": 8,
-    "commands": 9,
-    "cli": 10,
+    "cliopts": 8,
+    "cliargs": 9,
+    "commands": 10,
+    "cli": 11,
 }
 FOUNDATION = 1  # units of this layer and below may import each other (no cycles: test_house.py)
 NEVER = {("stats", "backends"), ("backends", "stats")}

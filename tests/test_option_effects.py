@@ -19,9 +19,9 @@ def _check(argv):
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["weat", "--test", "W6", "--eps", "0.5"], r"--eps: no effect with --calibration none"),
-    (["weat", "--test", "W6", "--eps-relative", "0.1"], r"--eps-relative: no effect with --calibration none"),
-    (["weat", "--test", "W6", "--reference-size", "5000"], r"--reference-size: no effect with --calibration none"),
+    (["weat", "--test", "W6", "--calibration", "none", "--eps", "0.5"], r"--eps: no effect with --calibration none"),
+    (["weat", "--test", "W6", "--calibration", "none", "--eps-relative", "0.1"], r"--eps-relative: no effect with --calibration none"),
+    (["weat", "--test", "W6", "--calibration", "none", "--reference-size", "5000"], r"--reference-size: no effect with --calibration none"),
     (["metric", "ripa", "--calibration", "none", "--reference-text", "t.txt"], r"--reference-text: no effect"),
     (["similarity", "--calibration", "none", "--eps", "0.01"], r"--eps: no effect with --calibration none"),
     (["ceat", "--test", "W6", "--calibration", "none", "--eps", "0.01"], r"--eps: no effect"),
@@ -29,7 +29,7 @@ def _check(argv):
      r"--eps-relative: calibration 'center' has no epsilon"),
     (["run", "--calibration", "center", "--eps", "0.5"], r"--eps: calibration 'center' has no epsilon"),
     (["run", "--calibration", "abtt", "--eps", "0.5"], r"--eps: calibration 'abtt' has no epsilon"),
-    (["weat", "--test", "W6", "--calibration", "zca", "--force"], r"--force: no effect without --whitener"),
+    (["weat", "--test", "W6", "--calibration", "zca", "--force"], r"--force: no effect without --calibrator"),
     (["weat", "--test", "W6", "--calibration", "zca", "--eps", "0.01", "--calibration-param", "eps=0.1"],
      r"--eps and --calibration-param eps=0\.1 both set epsilon"),
     (["weat", "--test", "W6", "--method", "exact", "--permutations", "5000"],
@@ -61,7 +61,7 @@ def test_options_with_an_effect_are_accepted(argv):
 
 
 def test_the_cli_refuses_in_one_line_before_loading_anything(capsys):
-    assert main(["weat", "--test", "W6", "--eps", "0.5"]) == 2
+    assert main(["weat", "--test", "W6", "--calibration", "none", "--eps", "0.5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("isoeat: error: --eps: no effect with --calibration none")
     assert main(["run", "--calibration", "center", "--eps", "0.5"]) == 2

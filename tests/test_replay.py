@@ -19,7 +19,7 @@ def test_weat_replays_a_run_cell_from_its_recorded_seed(tmp_path, glove, capsys)
         fit = common if cal != "none" else common[:-2]  # the raw space fits nothing: --reference-size is refused
         assert main(["weat", "--test", "W3", "--calibration", cal, "--seed", str(rec["seed"]), *fit,
                      "--format", "json"]) == 0
-        (again,) = json.loads(capsys.readouterr().out)
+        (again,) = [r for r in json.loads(capsys.readouterr().out) if r["calibration"] == cal]
         assert again["seed"] == rec["seed"]
         assert (again["p_value"], again["count"]) == (rec["p_value"], rec["count"])
         assert again["effect_size"] == rec["effect_size"]

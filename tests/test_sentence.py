@@ -236,7 +236,8 @@ def test_seat_on_real_sent_bias_file(tiny_st, tmp_path, shared_data):
 
 
 def test_seat_cli_json_and_csv(tiny_st, tmp_path, capsys):
-    args = ["seat", "--model", f"st:{tiny_st}", "--test", "W6", "--cache-dir", str(tmp_path), "--device", "cpu"]
+    args = ["seat", "--model", f"st:{tiny_st}", "--test", "W6", "--calibration", "none", "--cache-dir", str(tmp_path),
+            "--device", "cpu"]
     assert main([*args, "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out[0]["test"] == "W6" and out[0]["n_templates"] == len(DEFAULT_TEMPLATES)
@@ -283,7 +284,8 @@ def test_minilm_seat_end_to_end(minilm_cache, capsys):
     assert res.effect_size_min <= res.effect_size_mean <= res.effect_size_max
     assert res.effect_size_mean > 0  # male names ~ career, female names ~ family
     # the command prints the same numbers (embeddings come from the cache: no second model run)
-    rc = main(["seat", "--model", "minilm", "--test", "W6", "--cache-dir", str(minilm_cache), "--device", "cpu"])
+    rc = main(["seat", "--model", "minilm", "--test", "W6", "--calibration", "none", "--cache-dir", str(minilm_cache),
+               "--device", "cpu"])
     out = capsys.readouterr().out
     assert rc == 0 and out.startswith("SEAT W6 (Gender) on st:minilm, calibration none")
     assert f"mean d = {res.effect_size_mean:.2f} across {len(DEFAULT_TEMPLATES)} templates" in out
@@ -348,7 +350,8 @@ def test_seat_corpus_option_chooses_the_reference_sentences(tiny_st, tmp_path, c
     args = ["seat", "--model", f"st:{tiny_st}", "--test", "W6", "--calibration", "zca", "--reference-size", "60",
             "--cache-dir", str(tmp_path), "--device", "cpu", "--format", "json"]
     assert main([*args, "--corpus", f"text:{corpus}"]) == 0
-    rec = json.loads(capsys.readouterr().out)[0]
+    raw, rec = json.loads(capsys.readouterr().out)  # the raw space beside the calibrated one
+    assert raw["calibration"] == "none" and rec["calibration"] == "zca"
     assert main([*args[:-2], "--corpus", f"text:{corpus}"]) == 0
     head = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("calibrator:")]
     assert head and "corpus.txt" in head[0] and "unit=sentence" in head[0]
@@ -357,5 +360,33 @@ def test_seat_corpus_option_chooses_the_reference_sentences(tiny_st, tmp_path, c
     with warnings.catch_warnings():             # gensim-wiki's long sentences are truncated by the tiny encoder
         warnings.simplefilter("ignore", isoeat.IsoeatWarning)
         assert main(args) == 0                  # default corpus: another reference sample, another calibrated d
-    other = json.loads(capsys.readouterr().out)[0]
+    other_raw, other = json.loads(capsys.readouterr().out)
     assert other["effect_size_mean"] != rec["effect_size_mean"]
+    assert other_raw == raw  # the raw space does not depend on the reference corpus
+
+
+@pytest.mark.filterwarnings("ignore::isoeat.IsoeatWarning")  # the tiny encoder truncates long reference sentences
+def test_seat_prints_raw_beside_calibrated_each_as_alone(tiny_st, tmp_path, capsys):
+    """Each space's records are what that space alone gives (--calibration none; the library with the calibrator
+    fitted on the same reference sentences), and the change table's classes follow from the two p-values."""
+    from isoeat.calibration import fit_calibrator
+    from isoeat.commands.seat import seat
+
+    base = ["seat", "--model", f"st:{tiny_st}", "--test", "W6", "--cache-dir", str(tmp_path), "--device", "cpu"]
+    args = [*base, "--reference-size", "60"]
+    assert main([*args, "--format", "json"]) == 0
+    raw, cal = json.loads(capsys.readouterr().out)
+    assert main([*base, "--calibration", "none", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out) == [raw]
+    model = _st(tiny_st, tmp_path)
+    zca = fit_calibrator(model, "zca", n_reference=60, reference_kwargs={"unit": "sentence"})
+    want = seat(model, "W6", calibration=zca, rng=0)
+    assert cal["effect_size_mean"] == pytest.approx(want.effect_size_mean, rel=1e-9)
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "calibration none" in out and "calibration zca" in out and "Raw vs zca:" in out
+    rows = [ln for ln in out.splitlines() if ln.startswith("W6 ")]
+    assert len(rows) == len(want.results)
+    for row, r_raw, r_cal in zip(rows, seat(model, "W6", rng=0).results, want.results):
+        sig_r, sig_c = r_raw.p_value < 0.05, r_cal.p_value < 0.05
+        assert row.split()[-2] == ("S" if sig_r == sig_c else "D" if sig_r else "E")

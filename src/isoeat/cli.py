@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(
         prog="isoeat",
-        description="Embedding association tests (WEAT) raw and calibrated against anisotropy (ZCA whitening).",
+        description=DESCRIPTION,
         epilog="examples:\n  isoeat run                       # W1..W10 raw vs ZCA-whitened (paper Table A1)\n"
                "  isoeat weat --test W6 --help     # any command's options, defaults and examples",
     )
@@ -64,6 +64,28 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("-q", "--quiet", **_QUIET_OPTION)  # before or after the command name
     return parser
 
+
+#: ``isoeat --help``: which command answers which question (docs: README, "Commands").
+DESCRIPTION = """\
+Embedding association tests (WEAT, SC-WEAT, SEAT, CEAT, other bias metrics) on the raw space beside the
+space calibrated against anisotropy (the ZCA whitener or another calibrator), as the paper recommends:
+every measuring command takes --calibration NAME (default zca; none: the raw space only).
+
+which command answers which question:
+  does calibration change my bias results? (the paper's Table A1)     run
+  one or a few tests, every statistics option                         weat
+  single words (nurse, engineer) against a test's attributes          scweat
+  a sentence encoder: the words in templates, or sentence stimuli     seat
+  a contextual model: the effect over draws of contexts               ceat
+  other bias metrics (MAC, RND, ECT, RIPA, SemAxis, ...)              metric
+  is the space anisotropic, and does calibration fix it?              anisotropy
+  does calibration cost semantic similarity?                          similarity
+  is the calibrated result robust to eps, reference size, corpus?     sensitivity
+  tables, figures and an HTML report of a results folder              report
+  the paper's protocol on the models available here                   reproduce
+  fit a calibrator once, apply it later with --calibrator FILE        whiten, whiten-distributed
+  the built-in tests; the embedding cache                             tests, cache
+"""
 
 #: ``--quiet``: set only when given (SUPPRESS), so the command's copy never overwrites the global one.
 _QUIET_OPTION: dict[str, Any] = dict(
@@ -227,7 +249,11 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     except IsoeatError as exc:  # raised while a resource ran out ("needs torch" as torch ran out of memory): that
         from ._resources import underlying  # is what the line says
 
-        sys.stderr.write(f"isoeat: error: {underlying(exc, f'while running isoeat {args.command}') or exc}\n")
+        from .cliargs import cli_message
+
+        line = (underlying(exc, f"while running isoeat {args.command}")
+                or cli_message(str(exc), getattr(args, "_parser", None)))
+        sys.stderr.write(f"isoeat: error: {line}\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("isoeat: interrupted\n")

@@ -11,8 +11,7 @@ import argparse
 import sys
 from typing import Any
 
-from ._validate import check_int, check_real
-from .backends._precision import CUDA_DTYPES, DEFAULT_DTYPE, DTYPES, check_dtype_device
+from .backends._precision import CUDA_DTYPES, DEFAULT_DTYPE, check_dtype_device
 
 __all__ = [
     "FORMATS", "examples", "positive_int", "nonneg_int", "float_in", "add_calibration_options", "add_stat_options",
@@ -21,58 +20,7 @@ __all__ = [
     "calibration_params", "parse_calibration_params", "calibrator_from_args", "given_options", "check_whitener_options",
 ]
 
-FORMATS = ("table", "json", "csv")
-
-
-def _argument(name: str, parse: Any, check: Any, what: str) -> Any:
-    """An argparse ``type=`` that parses the text, then validates it with :mod:`isoeat._validate`."""
-    from ._errors import ConfigError
-
-    def convert(text: str) -> Any:
-        try:
-            value = parse(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be {what}, got {text!r}") from None
-        try:
-            return check(value)
-        except ConfigError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return convert
-
-
-def _whole(text: str) -> int:
-    return int(text.replace("_", "").replace(",", ""))
-
-
-def _bytes_arg(name: str) -> Any:
-    from ._validate import check_bytes
-
-    return _argument(name, str, lambda v: check_bytes(name, v), "a size")
-
-
-def positive_int(name: str) -> Any:
-    """``type=`` for a whole number >= 1 (``100_000`` and ``100,000`` accepted)."""
-    return _argument(name, _whole, lambda v: check_int(name, v, lo=1), "a whole number")
-
-
-def nonneg_int(name: str) -> Any:
-    """``type=`` for a whole number >= 0."""
-    return _argument(name, _whole, lambda v: check_int(name, v, lo=0), "a whole number")
-
-
-def resamples(name: str) -> Any:
-    """``type=`` for a number of bootstrap resamples: a whole number from 0 to ``_limits.MAX_RESAMPLES``."""
-    from ._limits import MAX_RESAMPLES
-
-    return _argument(name, _whole, lambda v: check_int(name, v, lo=0, hi=MAX_RESAMPLES), "a whole number")
-
-
-def float_in(name: str, lo: float, hi: float, lo_open: bool = False, hi_open: bool = False) -> Any:
-    """``type=`` for a number in an interval (open or closed at either end; ``hi=inf`` for none)."""
-    upper = None if hi == float("inf") else hi
-    return _argument(name, float, lambda v: check_real(name, v, lo=lo, hi=upper, lo_open=lo_open, hi_open=hi_open),
-                     "a number")
+from .cliopts import FORMATS, add, float_in, nonneg_int, positive_int, resamples  # noqa: F401 - public here too
 
 
 def examples(*lines: str) -> str:
@@ -82,13 +30,7 @@ def examples(*lines: str) -> str:
 
 def add_eps_options(p: argparse.ArgumentParser) -> None:
     """``--eps E`` (absolute, the paper's) or ``--eps-relative R`` (ε = R · mean eigenvalue): one or the other."""
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--eps", type=float_in("--eps", 0, float("inf")), default=1e-3,
-                   help="regulariser added to the eigenvalues of the reference covariance, absolute as in the paper "
-                        "(default 1e-3)")
-    g.add_argument("--eps-relative", type=float_in("--eps-relative", 0, float("inf")), default=None, metavar="R",
-                   help="instead of --eps: epsilon = R times the mean eigenvalue of the reference covariance, the "
-                        "same share of the spectrum whatever the scale of the vectors (default: not used, --eps)")
+    add(p, "--eps", "--eps-relative", group=p.add_mutually_exclusive_group())
 
 
 def eps_params(args: argparse.Namespace) -> dict[str, Any]:
@@ -99,118 +41,40 @@ def eps_params(args: argparse.Namespace) -> dict[str, Any]:
     return {"eps": args.eps}
 
 
-def add_calibration_options(p: argparse.ArgumentParser, *, sentences: bool = False, saved: bool = True) -> None:
-    """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded.
+def add_calibration_options(p: argparse.ArgumentParser, *, saved: bool = True, **_: Any) -> None:
+    """How the calibrator is obtained: fitted (--eps, --calibration-param, --reference-*) or loaded (a view of
+    :mod:`isoeat.cliopts`; a sentence encoder's reference help is the table's deviation for ``seat``/``ceat``).
 
-    ``sentences``: the model is a sentence encoder (``isoeat seat``), whose reference sample is sentences;
-    ``saved=False`` leaves out loading a saved calibrator (--whitener, --force), for ``isoeat whiten``.
+    ``saved=False`` leaves out loading a saved calibrator (--calibrator, --force), for ``isoeat whiten``.
     """
     add_eps_options(p)
     p.set_defaults(_fits_calibrator=True)  # check_option_effects: these options only say how to fit one
-    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable; "
-                        "default: none)")
-    if sentences:
-        size_help = ("reference sentences the calibrator is fitted on: N sentences sampled (seeded) from the "
-                     "encoder's corpus, gensim-wiki, or from --reference-text, and embedded (default 100000)")
-        text_help = "take the reference sentences from this text instead of the encoder's corpus"
-    else:
-        size_help = ("size of the reference sample the calibrator is fitted on: the N most frequent words of a "
-                     "static model, N corpus sentences of a contextual one (default 100000)")
-        text_help = ("take the reference sample from this text instead: its words by frequency (static models) "
-                     "or its sentences (contextual models)")
-    p.add_argument("--reference-size", type=positive_int("--reference-size"), default=100_000, metavar="N",
-                   help=size_help)
-    p.add_argument("--reference-text", metavar="PATH", help=text_help)
-    if not saved:
-        return
-    p.add_argument("--whitener", "--calibrator", dest="whitener", metavar="FILE",
-                   help="use a calibrator saved with 'isoeat whiten' instead of fitting one")
-    p.add_argument("--force", action="store_true",
-                   help="apply a saved calibrator even if it was fitted on another model")
+    add(p, "--calibration-param", "--reference-size", "--reference-text")
+    if saved:
+        add(p, "--calibrator", "--force")
 
 
-def add_stat_options(p: argparse.ArgumentParser, *, sentences: bool = False) -> None:
-    """The statistics, calibrator, interval and output options of the association tests (weat, scweat, run, seat)."""
-    p.add_argument("--permutations", type=positive_int("--permutations"), default=100_000, metavar="N",
-                   help="Monte Carlo permutations where p is not exact (default 100000)")
-    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
-                   help="permutation test alternative (default greater: P[S_i >= S])")
-    p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
-                   help="p-value method (default auto: exact when feasible, else a certified bracket, else Monte Carlo)")
-    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
-                   help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
-    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
-                   help="error when a set keeps less than this share of its words (default 0.8)")
-    add_calibration_options(p, sentences=sentences)
-    p.add_argument("--ci", action="store_true",
-                   help="a confidence interval on d, by the method whose coverage the coverage study measured "
-                        "(see --ci-estimand, --ci-method; default: no interval)")
-    p.add_argument("--ci-estimand", choices=("given-attributes", "populations"), default="given-attributes",
-                   help="what the interval estimates: given-attributes, the effect given these attribute words "
-                        "(targets random; default given-attributes), or populations, the effect over the "
-                        "populations both word sets were drawn from (targets and attributes random)")
-    p.add_argument("--ci-method", choices=("auto", "noncentral-t", "jackknife", "bca", "percentile"),
-                   default="auto", help="interval method (default auto: noncentral-t given the attributes, "
-                                        "jackknife over the populations; bootstrap methods are flagged where "
-                                        "they undercover)")
-    p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
-                   help="confidence level of the interval on d (default 0.95)")
-    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
-                   help="resamples of the bootstrap methods (percentile, bca); N > 0 also asks for an interval "
-                        "(default 0; a bootstrap method without it draws 10000)")
-    p.add_argument("--resample-attributes", action="store_true",
-                   help="older spelling of --ci-estimand populations")
-    p.add_argument("--stop-early", action="store_true",
-                   help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (the command's --alpha, "
-                        "else 0.05)")
-    p.add_argument("--exact-memory", type=_bytes_arg("--exact-memory"), default=None, metavar="SIZE",
-                   help="memory budget of exact counting, e.g. 512MiB (default 2GiB); over it, auto falls back "
-                        "to Monte Carlo and says so, exact refuses")
-    p.add_argument("--allow-overlap", action="store_true",
-                   help="measure tests whose sets share words (refused by default), with a warning")
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+def add_stat_options(p: argparse.ArgumentParser, **_: Any) -> None:
+    """The statistics, calibrator, interval and output options of the association tests (weat, scweat, run, seat):
+    a view of :mod:`isoeat.cliopts`."""
+    add(p, "--permutations", "--seed", "--alternative", "--method", "--ddof", "--min-coverage")
+    add_calibration_options(p)
+    add(p, "--ci", "--ci-estimand", "--ci-method", "--ci-level", "--bootstrap", "--resample-attributes",
+        "--stop-early", "--exact-memory", "--allow-overlap", "--format")
 
 
 def add_model_options(p: argparse.ArgumentParser, *, cluster: bool = True) -> None:
-    """How a model is read: vector files (--duplicates, --allow-pickle) and contextual models (hf:, st:, minilm).
+    """How a model is read: vector files (--duplicates, --allow-pickle) and contextual models (hf:, st:, minilm),
+    a view of :mod:`isoeat.cliopts`.
 
     ``cluster=False`` leaves out ``--scheduler``/``--scheduler-timeout`` (commands that do not run on Dask).
     """
-    v = p.add_argument_group("vector files")
-    v.add_argument("--duplicates", choices=("error", "first", "last"), default=None,
-                   help="a word listed twice in a vector file: an error (default), or keep its first or last vector")
-    v.add_argument("--allow-pickle", action="store_true",
-                   help="allow gensim:PATH.kv files, which are Python pickles: loading one runs code from the file; "
-                        "only for files you trust")
+    add(p, "--duplicates", "--allow-pickle", group=p.add_argument_group("vector files"))
     g = p.add_argument_group("contextual models (hf:, st:, minilm)")
-    g.add_argument("--corpus", metavar="SPEC",
-                   help="context and reference corpus: auto (default: the largest present offline, named in every "
-                        "result), wikitext-103, enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder")
-    g.add_argument("--layer", type=int, metavar="L", help="hidden layer (default last; negative counts from the end)")
-    g.add_argument("--contexts", type=positive_int("--contexts"), metavar="K", dest="contexts_per_word",
-                   help="sentences per word for aggregation (default 20)")
-    g.add_argument("--missing", choices=("fallback", "drop"),
-                   help="a word in no sentence: encode it in a template (fallback, default) or drop it")
-    g.add_argument("--reference-unit", choices=("word", "sentence"),
-                   help="reference vectors for whitening: word occurrences (default) or sentences")
-    g.add_argument("--occurrences", choices=("first", "all"),
-                   help="hf: models: pool the first occurrence of a word in each context sentence (default) or all")
-    g.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
-    g.add_argument("--allow-fallback", action="store_true",
-                   help="accept a contextual model's results although more than 10%% of the stimulus words had no "
-                        "corpus context (they stay marked; without it such a command exits 3)")
-    add_dtype_option(g)
-    g.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
-    g.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    if not cluster:
-        return
-    g.add_argument("--scheduler", metavar="ADDRESS",
-                   help="Dask scheduler (tcp://HOST:8786 or a scheduler .json file): fit ZCA and encode the test "
-                        "words on the cluster (pip install \"isoeat[distributed]\")")
-    g.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS",
-                   help="seconds to wait for the scheduler (default 10)")
+    add(p, "--corpus", "--layer", "--contexts", "--missing", "--reference-unit", "--occurrences", "--device",
+        "--allow-fallback", "--dtype", "--cache-dir", "--no-cache", group=g)
+    if cluster:
+        add(p, "--scheduler", "--scheduler-timeout", group=g)
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -231,12 +95,9 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def add_dtype_option(p: Any) -> None:
+def add_dtype_option(p: Any, parser: argparse.ArgumentParser | None = None) -> None:
     """``--dtype``: the precision of a contextual model's forward pass (:mod:`isoeat.backends._precision`)."""
-    p.add_argument("--dtype", choices=DTYPES, default=None,
-                   help="precision of the model's forward pass: float32 (default, the published protocol), or, opt-in "
-                        "and faster on a GPU, tf32 (CUDA only), bfloat16, float16 (CUDA only); statistics are still "
-                        "accumulated in float64, and results of one precision are never reused for another")
+    add(parser or p, "--dtype", group=p if parser is not None else None)
 
 
 def dtype_option(dtype: str | None, device: str | None) -> dict[str, Any]:
@@ -375,11 +236,11 @@ def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
     given = given_options(args)
     unused = ["--" + k.replace("_", "-") for k in _FIT_OPTIONS if k in given]
     if unused:
-        raise ConfigError(f"{', '.join(unused)}: not used with --whitener {args.whitener} (the calibrator is "
-                          "loaded as saved); drop them, or drop --whitener to fit a new one")
+        raise ConfigError(f"{', '.join(unused)}: not used with --calibrator {args.whitener} (the calibrator is "
+                          "loaded as saved); drop them, or drop --calibrator to fit a new one")
     name = getattr(calibrator, "name", None)
     if "calibration" in given and args.calibration not in ("none", name):
-        raise ConfigError(f"--calibration {args.calibration}, but --whitener {args.whitener} holds a {name} "
+        raise ConfigError(f"--calibration {args.calibration}, but --calibrator {args.whitener} holds a {name} "
                           f"calibrator; drop --calibration or give a {args.calibration} file")
 
 
@@ -417,7 +278,7 @@ def check_option_effects(args: argparse.Namespace) -> None:
         name = getattr(args, "calibration", None)
         whitener = getattr(args, "whitener", None)
         if "force" in given and not whitener:
-            raise ConfigError("--force: no effect without --whitener FILE (it lets a calibrator saved for another "
+            raise ConfigError("--force: no effect without --calibrator FILE (it lets a calibrator saved for another "
                               "model be applied; a calibrator fitted here is this model's); drop it")
         if name == "none" and not whitener:
             fit = [k for k in _FIT_OPTIONS if k in given
@@ -521,3 +382,63 @@ def fallback_gate(args: argparse.Namespace, results: Any, corpus: str = "") -> i
                      f"context{where}: the results are marked; {corpus_advice(corpus)}; or --allow-fallback to "
                      "accept them (exit 3)\n")
     return FALLBACK_EXIT
+
+
+#: Python parameter names whose option is spelled otherwise (the rest: the option of the same destination).
+PARAMETER_OPTIONS = {
+    "n_permutations": "--permutations", "n_reference": "--reference-size", "n_samples": "--samples",
+    "n_resamples": "--bootstrap", "n_draws": "--draws", "contexts_per_word": "--contexts", "n_contexts": "--contexts",
+    "sequential_alpha": "--alpha", "unit": "--reference-unit", "shards": "--reference-shards",
+    "agreement_threshold": "--agreement", "eps_mode": "--eps-relative", "whitener": "--calibrator",
+    "calibrator": "--calibrator",
+}
+
+#: Library phrases that name something the command line sets otherwise (or not at all).
+_PHRASES = (
+    (r"use method='monte-carlo' or raise exact_budget", "use --method monte-carlo, or --method auto (a certified "
+                                                         "bracket on p)"),
+    (r"raise exact_budget", "use --method auto or monte-carlo"),
+    (r"\bexact_budget\b", "the exact-counting budget"),
+    (r"^frame (\S+) N must", r"--frame \1:N: N must"),
+)
+
+
+def _big_numbers(text: str) -> str:
+    """Whole numbers of more than 30 digits (a binomial of thousands of words) as ``2.33e+618``; shorter ones,
+    such as a value read from a file, are shown as they are."""
+    import re
+    from decimal import Decimal
+
+    return re.sub(r"(?<![\w.])\d{31,}(?![\w.])", lambda m: f"{Decimal(m.group(0)):.2e}".replace("E", "e"), text)
+
+
+def option_names(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """Destination -> the long option as ``--help`` shows it (``contexts_per_word`` -> ``--contexts``,
+    ``whitener`` -> ``--calibrator``)."""
+    return {a.dest: next(f for f in a.option_strings if f.startswith("--")) for a in parser._actions
+            if any(f.startswith("--") for f in a.option_strings) and a.help != argparse.SUPPRESS}
+
+
+def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
+    """A library message as the command line says it: Python parameters named by the command's options
+    (``duplicates='first'`` -> ``--duplicates first``, ``n_samples must`` -> ``--samples must``), huge whole numbers
+    in scientific notation, no Python phrase the command line cannot act on. Names the command has no option for
+    are left as they are."""
+    import re
+
+    options: dict[str, str] = {}
+    if parser is not None:
+        options = option_names(parser)
+        flags = set(options.values())
+        options.update({k: v for k, v in PARAMETER_OPTIONS.items() if v in flags})
+    for pattern, repl in _PHRASES:
+        text = re.sub(pattern, repl, text)
+    if options:
+        names = "|".join(sorted(map(re.escape, options), key=len, reverse=True))
+        text = re.sub(rf"(?<![\w-])({names})='([^']+)' or '([^']+)'",
+                      lambda m: f"{options[m.group(1)]} {m.group(2)} or {m.group(3)}", text)
+        text = re.sub(rf"(?<![\w-])(?<!--calibration-param )({names})=(['\"]?)([^'\",;)\s]+)\2",
+                      lambda m: f"{options[m.group(1)]} {m.group(3)}", text)
+        text = re.sub(r"(--([\w-]+) [^\s()]+) \(--\2(?: [^\s()]+)?\)", r"\1", text)  # said twice: once
+        text = re.sub(rf"(?<![\w-])({names})(?= (?:must|is|expects)\b)", lambda m: options[m.group(1)], text)
+    return _big_numbers(text)

@@ -77,7 +77,7 @@ CASES = [
     ("bad calibration param", {}, ["--test", "W6", "--calibration", "zca", "--calibration-param", "foo=1"], "has no parameter 'foo'"),
     ("calibration param syntax", {}, ["--test", "W6", "--calibration", "zca", "--calibration-param", "eps"], "expects KEY=VALUE"),
     ("exact beyond budget", {}, ["--test", "W3", "--method", "exact"], "monte-carlo"),
-    ("calibration param on raw space", {}, ["--test", "W6", "--calibration-param", "eps=1"],
+    ("calibration param on raw space", {}, ["--test", "W6", "--calibration", "none", "--calibration-param", "eps=1"],
      "--calibration-param: no effect with --calibration none"),
     ("calibration param twice", {}, ["--test", "W6", "--calibration", "zca", "--calibration-param", "eps=1",
                                      "--calibration-param", "eps=2"], "given more than once"),

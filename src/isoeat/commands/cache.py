@@ -20,7 +20,7 @@ __all__ = ["register", "COMMANDS", "cache_info"]
 
 
 def register(sub: Any, add_stat_options: Any) -> None:
-    from ..cliargs import examples
+    from ..cliargs import add, examples
 
     p = sub.add_parser("cache", help="the embedding cache: location, entries, size and cap (info), or empty it (clear)",
                        description="Where the embedding cache is, how many entries and bytes it holds and its "
@@ -31,9 +31,7 @@ def register(sub: Any, add_stat_options: Any) -> None:
                                        "isoeat cache info --cache-dir /scratch/isoeat --format json"))
     p.add_argument("action", nargs="?", choices=("info", "clear"), default="info",
                    help="info: location, entries, size and cap (default info); clear: delete the cache's entries")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="the cache folder (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
-    p.add_argument("--format", choices=("table", "json"), default="table", help="output format (default table)")
+    add(p, "--cache-dir", "--format")
 
 
 def cache_info(root: str | os.PathLike) -> dict[str, Any]:

@@ -18,15 +18,14 @@ __all__ = ["register", "COMMANDS"]
 
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat ceat`` to the CLI."""
-    from ..calibration import calibration_names
-    from ..cliargs import FORMATS, add_calibration_options, add_dtype_option, examples, nonneg_int, positive_int
+    from ..cliargs import add, add_calibration_options, examples, positive_int
 
     p = subparsers.add_parser(
         "ceat",
         help="CEAT: random-effects effect size over draws of context-specific word vectors (Guo & Caliskan 2021)",
         description="Contextualized Embedding Association Test: N draws of one context vector per word, the "
                     "effect size d of each draw, and their DerSimonian-Laird random-effects combination (CES, "
-                    "SE, 95%% interval, p, tau^2). By default as Guo & Caliskan (2021) publish it: each draw's "
+                    "SE, 95% interval, p, tau^2). By default as Guo & Caliskan (2021) publish it: each draw's "
                     "variance is the sample variance of s(w,A,B) over X and Y, and p is two-sided (--variance, "
                     "--alternative). Raw and calibrated from the same draws; the calibrator is fitted on "
                     "sentence-level reference vectors (mean-pooled hidden states of corpus sentences).",
@@ -36,49 +35,21 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                         "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # forest-style figure of the draws",
                         "isoeat ceat --model minilm --test W6 --variance hedges-olkin --alternative greater"),
     )
-    p.add_argument("--model", default="minilm",
-                   help="hf:NAME_OR_PATH (a Hugging Face model) or minilm (the bundled all-MiniLM-L6-v2; "
-                        "default minilm)")
-    p.add_argument("--test", required=True, metavar="ID|FILE",
-                   help="test id (W1..W10), comma-separated ids, or a YAML/JSON file")
-    p.add_argument("--calibration", choices=calibration_names(), default="zca",
-                   help="calibration measured beside raw (default zca; none: raw only)")
+    add(p, "--model", "--test", "--calibration")
     p.add_argument("--draws", type=positive_int("--draws"), default=DEFAULT_DRAWS, metavar="N",
                    help=f"draws of one context vector per word (default {DEFAULT_DRAWS})")
-    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S",
-                   help="seed of the draws, of context sampling and of the reference sample (default 0)")
-    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
-                   help="delta degrees of freedom of the SD in each draw's d (default 1, as Caliskan et al.)")
+    add(p, "--seed", "--ddof")
     p.add_argument("--variance", choices=VARIANCES, default="published",
                    help="each draw's variance in the random-effects combination: published (Guo & Caliskan "
                         "2021: the sample variance of s(w,A,B) over X and Y) or hedges-olkin (the sampling "
                         "variance of d; see docs/encoders.md) (default published)")
-    p.add_argument("--alternative", choices=ALTERNATIVES, default="two-sided",
-                   help="side of the combined p: two-sided (the paper's text), greater (their released code: "
-                        "P[Z >= CES/SE]) or less (default two-sided)")
-    p.add_argument("--corpus", metavar="SPEC",
-                   help="context and reference corpus: auto (default: the largest present offline), wikitext-103, "
-                        "enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder")
-    p.add_argument("--contexts", type=positive_int("--contexts"), default=20, metavar="K", dest="contexts_per_word",
-                   help="context sentences per word, the pool each draw picks from (default 20)")
-    p.add_argument("--layer", type=int, default=-1, metavar="L",
-                   help="hidden layer (default -1, the last; negative counts from the end)")
-    p.add_argument("--missing", choices=("fallback", "drop"), default="fallback",
-                   help="a word in no sentence: one vector in a template (fallback, default) or drop it")
-    p.add_argument("--allow-fallback", action="store_true",
-                   help="accept the results although more than 10%% of the stimulus words had no corpus context "
-                        "(they stay marked; without it the command exits 3)")
-    p.add_argument("--device", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)")
-    add_dtype_option(p)
-    p.add_argument("--batch-size", type=positive_int("--batch-size"), default=64, metavar="N",
-                   help="sentences per forward pass (default 64)")
-    p.add_argument("--cache-dir", metavar="DIR", help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    add_calibration_options(p, sentences=True)
+    add(p, "--alternative", "--corpus", "--contexts", "--layer", "--missing", "--allow-fallback", "--device",
+        "--dtype", "--batch-size", "--cache-dir", "--no-cache")
+    add_calibration_options(p)
     p.add_argument("--figure", metavar="PATH",
                    help="also write a forest-style figure of the draws (.png, .pdf or .svg; one test per run; "
                         "default: none)")
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    add(p, "--format")
 
 
 def _load(args: argparse.Namespace) -> Any:
@@ -91,8 +62,10 @@ def _load(args: argparse.Namespace) -> Any:
         raise ConfigError("CEAT needs word vectors in context: use hf:NAME or minilm, not an st: sentence encoder")
     if not is_contextual_spec(spec):  # said before loading, and not as an option the user never gave
         raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
-    model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word, layer=args.layer,
-                       missing=args.missing, seed=args.seed, device=args.device, batch_size=args.batch_size,
+    # the table's options say "default" by None: CEAT's defaults, as before (20 contexts, the last layer, fallback)
+    model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word or 20,
+                       layer=-1 if args.layer is None else args.layer, missing=args.missing or "fallback",
+                       seed=args.seed, device=args.device, batch_size=args.batch_size,
                        cache_dir=args.cache_dir, use_cache=False if args.no_cache else None,
                        **dtype_option(args.dtype, args.device))
     from .._types import ContextEncoder

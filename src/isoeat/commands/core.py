@@ -10,7 +10,7 @@ from typing import Any
 from .._errors import ConfigError
 from .._types import ContextEncoder
 from ..cliargs import (
-    FORMATS,
+    add,
     add_calibration_options,
     add_model_options,
     add_stat_options,
@@ -29,45 +29,56 @@ __all__ = ["register", "COMMANDS"]
 
 def _association_options(p: argparse.ArgumentParser) -> None:
     """Model, calibration and statistics options of ``weat`` and ``scweat``."""
-    from ..calibration import calibration_names
-
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
-    p.add_argument("--calibration", choices=calibration_names(), default="none",
-                   help="calibration of the space measured (default none: the raw space); one space per run, so "
-                        "run once with none and once with zca, or use 'isoeat run' for raw beside calibrated")
+    add(p, "--model", "--calibration", "--alpha")
     add_stat_options(p)
     add_model_options(p)
 
 
+_RAW_BESIDE = ("Prints the raw space beside the calibrated one (default zca, fitted on the model's reference "
+               "sample; --calibration none: raw only) and the change class: Stable, Disappearing or Emerging "
+               "significance at --alpha, as 'isoeat run' does.")
+
+
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
-    from ..calibration import calibration_names
-
     p = sub.add_parser("tests", help="list the built-in tests with sizes and bias types",
+                       description="The built-in association tests (W1..W10, Caliskan et al. 2017): id, bias type, "
+                                   "the four word sets and their sizes. Any command's --test takes these ids or a "
+                                   "YAML/JSON file of your own.",
                        epilog=examples("isoeat tests", "isoeat tests --format json"))
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    add(p, "--format")
 
-    p = sub.add_parser("weat", help="one WEAT on one model, raw (default) or calibrated",
-                       epilog=examples("isoeat weat --test W6                       # the raw space (default)",
-                                        "isoeat weat --test W6 --calibration zca --ci   # ZCA-whitened, interval on d"))
-    p.add_argument("--test", required=True, help="test id (W1..W10) or a YAML/JSON file")
+    p = sub.add_parser("weat", help="one or a few WEATs on one model: raw beside calibrated, with the change class",
+                       description="WEAT (Caliskan et al. 2017): effect size d and permutation p of the tests you "
+                                   "name, with every option of the statistics (p method, intervals on d). "
+                                   + _RAW_BESIDE + " For the whole battery, a results folder and a report, use "
+                                   "'isoeat run'.",
+                       epilog=examples("isoeat weat --test W6                          # raw and ZCA-whitened",
+                                       "isoeat weat --test W6 --calibration none --ci  # the raw space, interval on d"))
+    add(p, "--test")
     _association_options(p)
 
-    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test",
+    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test, raw "
+                                      "beside calibrated",
+                       description="SC-WEAT: the effect size of each single word (not a set) against the two "
+                                   "attribute sets A and B of a test, with its permutation p. " + _RAW_BESIDE,
                        epilog=examples("isoeat scweat --words nurse,engineer --attributes W7",
-                                        "isoeat scweat --words nurse,engineer --attributes W7 --calibration zca"))
+                                       "isoeat scweat --words nurse,engineer --attributes W7 --calibration none"))
     p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
     _association_options(p)
 
-    p = sub.add_parser("whiten", help="fit a calibrator (default ZCA) on a model's reference vectors, save it (.npz)",
-                       epilog=examples("isoeat whiten --out glove.npz",
-                                        "isoeat weat --test W6 --whitener glove.npz   # reuse it"))
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
-    p.add_argument("--out", required=True, metavar="FILE", help="where to save the calibrator (a .npz file)")
-    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
-                   help="calibrator to fit (default zca)")
+    p = sub.add_parser("whiten", help="fit a calibrator (default the ZCA whitener) on a model's reference sample, "
+                                      "save it (.npz)",
+                       description="Fit a calibrator (the ZCA whitener by default, or another --calibration) on "
+                                   "the model's reference sample and save it as .npz with its metadata (no pickle), "
+                                   "to apply later with --calibrator FILE in any command.",
+                       epilog=examples("isoeat whiten --save glove.npz",
+                                       "isoeat weat --test W6 --calibrator glove.npz   # reuse it"))
+    add(p, "--model")
+    add(p, "--save")
+    add(p, "--calibration")
     add_calibration_options(p, saved=False)
     add_model_options(p)
 
@@ -100,26 +111,32 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     from ..stats.results import with_suggestions
     from ..stats.weat import weat
     from ..wordsets import resolve_tests
+    from ._spaces import change_lines, wants_calibrator
 
     tests = resolve_tests(args.test)
     model = load_model_from_args(args)
-    cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None
-    # --seed is the seed each result records: `isoeat weat --test T --seed <seed of a result>` replays it
-    results = [weat(model, t, calibration=cal, rng=args.seed, force=args.force, **weat_kwargs(args))
-               for t in tests]
+    cal = calibrator_from_args(args, model) if wants_calibrator(args) else None
+    # --seed is the seed each result records: `isoeat weat --test T --seed <seed of a result>` replays it; raw and
+    # calibrated draw from the same named stream (common random numbers), each as its own command did before
+    per_space = [[weat(model, t, calibration=c, rng=args.seed, force=args.force, **weat_kwargs(args)) for t in tests]
+                 for c in ([None] if cal is None else [None, cal])]
+    results = [r for pair in zip(*per_space) for r in pair]  # test by test: raw, then calibrated
     contexts = isinstance(model, ContextEncoder)
     corpus = str(getattr(model, "corpus_name", "")) if contexts else ""
     records = [r.to_dict() for r in results]
     if contexts:  # the corpus the contexts came from, in every record
         records = [{**rec, "corpus": corpus} for rec in records]
     if not emit_records(records, args.format):
-        print(weat_table(results, contexts=contexts, corpus=corpus))
+        print(weat_table(results, alpha=args.alpha, contexts=contexts, corpus=corpus))
+        if cal is not None:
+            print("\n".join(change_lines([(r.test, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
+                                         results[1].calibration, args.alpha)))
         if calibrator_mark(cal):
             print(calibrator_mark(cal))
-        for r in results:
+        for r in per_space[0]:
             if r.dropped:
                 print(f"{r.test}: not in vocabulary (dropped): {', '.join(with_suggestions(r.dropped, r.suggestions))}")
-    return fallback_gate(args, results, corpus) if contexts else 0
+    return fallback_gate(args, per_space[-1], corpus) if contexts else 0
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
@@ -127,6 +144,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     from ..stats.results import with_suggestions
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
+    from ._spaces import change_lines, wants_calibrator
 
     unused = [f"--{k.replace('_', '-')}" for k in ("bootstrap", "resample_attributes", "ci_estimand")
               if k in given_options(args)]
@@ -136,25 +154,31 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
                           "noncentral-t interval)")
     (test,) = resolve_tests(args.attributes)[:1]
     model = load_model_from_args(args)
-    cal = calibrator_from_args(args, model) if args.calibration != "none" or args.whitener else None
-    results = sc_weat(model, args.words, test, calibration=cal, ddof=args.ddof, alternative=args.alternative,
-                      method=args.method, n_permutations=args.permutations, rng=args.seed,
-                      min_coverage=args.min_coverage, force=args.force, ci=args.ci, ci_method=args.ci_method,
-                      ci_level=args.ci_level)
+    cal = calibrator_from_args(args, model) if wants_calibrator(args) else None
+    per_space = [sc_weat(model, args.words, test, calibration=c, ddof=args.ddof, alternative=args.alternative,
+                         method=args.method, n_permutations=args.permutations, rng=args.seed,
+                         min_coverage=args.min_coverage, force=args.force, ci=args.ci, ci_method=args.ci_method,
+                         ci_level=args.ci_level)
+                 for c in ([None] if cal is None else [None, cal])]
+    results = [r for pair in zip(*per_space) for r in pair]  # word by word: raw, then calibrated
     recs = [{**r.to_dict(), "A": test.A.name, "B": test.B.name} for r in results]
     if not emit_records(recs, args.format):
-        print(f"SC-WEAT on {model.name} ({recs[0]['calibration']}): A = {test.A.name}, B = {test.B.name} "
-              f"(from {test.id})")
+        spaces = " and ".join(dict.fromkeys(rec["calibration"] for rec in recs))
+        print(f"SC-WEAT on {model.name} ({spaces}): A = {test.A.name}, B = {test.B.name} (from {test.id})")
         with_ci = any(r.effect_size_ci is not None for r in results)
-        print(_render(["Word", "d"] + (["CI on d"] if with_ci else []) + ["p", "p method", "N"],
-                      [[r.word, format_d(r.effect_size)] + ([format_ci(r.effect_size_ci)] if with_ci else [])
+        print(_render(["Word", "Calibration", "d"] + (["CI on d"] if with_ci else []) + ["p", "p method", "N"],
+                      [[r.word, r.calibration, format_d(r.effect_size)]
+                       + ([format_ci(r.effect_size_ci)] if with_ci else [])
                        + [format_p(r.p_value), r.p_method, f"{r.n_permutations:,}"] for r in results],
-                      align_left=1))
+                      align_left=2))
         if with_ci:
-            print(ci_footer([r.effect_size_ci for r in results], [r.word for r in results]))
-        reach = reach_footer(results, [r.word for r in results])
+            print(ci_footer([r.effect_size_ci for r in results], [f"{r.word} {r.calibration}" for r in results]))
+        reach = reach_footer(results, [r.word for r in results], args.alpha)
         if reach:
             print(reach)
+        if cal is not None:
+            print("\n".join(change_lines([(r.word, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
+                                         per_space[1][0].calibration, args.alpha, "Word")))
         if results[0].dropped:
             print("not in vocabulary (dropped): " + ", ".join(with_suggestions(results[0].dropped,
                                                                                 results[0].suggestions)))
@@ -167,11 +191,13 @@ def _cmd_whiten(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
     from ..calibration.registry import params_text
 
-    npz_out(args.out, "--out", "calibrator")
+    if not args.save:
+        raise ConfigError("--save FILE.npz is required: the file the calibrator is saved to")
+    npz_out(args.save, "--save", "calibrator")
     args.whitener = None
     model = load_model_from_args(args)
     w = calibrator_from_args(args, model)
-    path = save_calibrator(w, args.out)
+    path = save_calibrator(w, args.save)
     label = "ZCA whitener" if w.name == "zca" else f"{w.name} calibrator"
     shown = params_text(w.get_params(), getattr(w, "eps_", None))
     print(f"saved {label} for {model.name} (dim {w.n_features_in_}, n={w.n_samples_seen_}"

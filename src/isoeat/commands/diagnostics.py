@@ -25,28 +25,28 @@ from typing import Any
 __all__ = ["register", "COMMANDS"]
 
 
-def _common(p: argparse.ArgumentParser, default_calibration: str = "zca") -> None:
-    from ..calibration import calibration_names
-    from ..cliargs import FORMATS, add_calibration_options, add_model_options, nonneg_int
+def _common(p: argparse.ArgumentParser) -> None:
+    from ..cliargs import add, add_calibration_options, add_model_options
 
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
-    p.add_argument("--calibration", choices=calibration_names(), default=default_calibration,
-                   help=f"calibration compared with the raw space; 'none' for raw only (default {default_calibration})")
-    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
+    add(p, "--model", "--calibration", "--seed")
     add_calibration_options(p)
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    add(p, "--format")
     add_model_options(p, cluster=False)
 
 
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
     """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
     its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
-    from ..cliargs import examples, float_in, nonneg_int, positive_int, resamples
+    from ..cliargs import add, examples, float_in, nonneg_int, positive_int, resamples
 
     p = subparsers.add_parser(
         "anisotropy",
         help="anisotropy before/after calibration: mean and SD of pairwise cosine, IsoScore, "
              "partition ratio, explained variance (paper Table 2)",
+        description="Is the space anisotropic, and does calibration fix it? Mean and SD of the pairwise cosine, "
+                    "IsoScore, partition ratio and the explained variance of the top components, of the raw space "
+                    "beside the calibrated one (default zca; none: raw only), over a sample of reference vectors "
+                    "(--frame says which).",
         epilog=examples("isoeat anisotropy                                   # raw vs zca, glove-6b-50d",
                         "isoeat anisotropy --frame reference                 # the calibrator's reference pool",
                         "isoeat anisotropy --calibration none --samples 5000 --format json"),
@@ -57,12 +57,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
                    help="reference vectors sampled (default 2000, as the paper)")
     p.add_argument("--top-k", type=positive_int("--top-k"), default=50, metavar="K",
                    help="principal components whose explained-variance ratio is reported (default 50)")
-    p.add_argument("--frame", default="paper", metavar="FRAME",
-                   help="which vectors are sampled (default paper, the paper's Table 2 protocol: vocabulary items "
-                        "of the reference corpus for a static model, WikiText-103 where present, else WikiText-2, "
-                        "else the largest offline corpus; a contextual model's reference sample); reference "
-                        "(the calibrator's reference pool), vocabulary-top:N, vocabulary-all, corpus-types:TEXT "
-                        "or corpus-tokens:TEXT")
+    add(p, "--frame")
     p.add_argument("--matrix-out", metavar="FILE",
                    help="also save the pairwise cosine matrices (paper Figure 1) to this .npz file "
                         "(arrays named by calibration: none, zca, ...; info_json: sampling rule)")
@@ -71,6 +66,9 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
         "similarity",
         help="Spearman rho of cosine vs human scores on similarity benchmarks, raw vs calibrated, "
              "paired bootstrap (paper Table 3)",
+        description="Does calibration cost semantic quality? Spearman's rho between cosine and human similarity "
+                    "scores on word-pair (and STS) benchmarks, raw beside calibrated (default zca; none: raw only), "
+                    "with a paired bootstrap interval on the change in rho.",
         epilog=examples("isoeat similarity                                   # ws353,simlex999, raw vs zca",
                         "isoeat similarity --benchmark ws353 --calibration none"),
     )
@@ -78,12 +76,7 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
     p.add_argument("--benchmark", default="ws353,simlex999", metavar="NAME|PATH",
                    help="comma-separated: ws353, simlex999, men, rg65, rw, mturk771, stsb (stsb-dev, stsb-train) "
                         "or files (default ws353,simlex999)")
-    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=10_000, metavar="N",
-                   help="paired bootstrap resamples of the pairs for the change in rho (default 10000; 0: none)")
-    p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
-                   help="confidence level of the interval on the change (default 0.95)")
-    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.0, metavar="F",
-                   help="error when fewer than this share of a benchmark's pairs are usable (default 0)")
+    add(p, "--bootstrap", "--ci-level", "--min-coverage")
     p.add_argument("--show-oov", type=nonneg_int("--show-oov"), default=10, metavar="N",
                    help="uncovered pairs listed per benchmark in the table (default 10; json/csv list all)")
 

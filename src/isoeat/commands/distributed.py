@@ -48,42 +48,30 @@ def _pos_float(name: str):
 
 
 def register(sub: Any, add_stat_options: Any = None) -> None:
-    from ..cliargs import add_eps_options, examples
+    from ..cliargs import add, add_eps_options, examples
 
     p = sub.add_parser(
         "whiten-distributed",
-        help="fit a ZCA whitener on a Dask cluster (--scheduler ADDRESS or --local-workers N), save it (.npz)",
-        description="Fit a ZCA whitener from reference vectors encoded on Dask workers: the reference sample is "
+        help="fit a calibrator (the ZCA whitener) on a Dask cluster (--scheduler ADDRESS or --local-workers N), "
+             "save it (.npz)",
+        description="Fit a calibrator (the ZCA whitener) from reference vectors encoded on Dask workers: the "
+                    "reference sample is "
                     "drawn as 'isoeat whiten' draws it, split into ordered shards, each worker encodes its shards "
                     "with a model it loads once, and the partial statistics are tree-reduced. The result does not "
                     "depend on the number of workers. Needs: pip install \"isoeat[distributed]\".",
-        epilog=examples("isoeat whiten-distributed --local-workers 2 --out glove-zca.npz",
-                        "isoeat whiten-distributed --model minilm --scheduler tcp://127.0.0.1:8786 --out minilm-zca.npz"),
+        epilog=examples("isoeat whiten-distributed --local-workers 2 --save glove-zca.npz",
+                        "isoeat whiten-distributed --model minilm --scheduler tcp://127.0.0.1:8786 --save minilm-zca.npz"),
     )
-    p.add_argument("--model", default="glove-6b-50d",
-                   help="model spec, the same on every worker (default glove-6b-50d)")
-    p.add_argument("--out", required=True, metavar="FILE", help="where to save the whitener (.npz)")
+    add(p, "--model", "--save")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--scheduler", metavar="ADDRESS",
-                       help="Dask scheduler address (tcp://HOST:8786) or scheduler file (.json)")
+    add(p, "--scheduler", group=where)
     where.add_argument("--local-workers", type=_pos_int("--local-workers", 0), default=None, metavar="N",
                        help="start a LocalCluster of N worker processes here (0: run in this process)")
     p.add_argument("--threads-per-worker", type=_pos_int("--threads-per-worker"), default=1, metavar="T",
                    help="threads of each local worker (default 1; torch uses its own threads)")
-    p.add_argument("--timeout", type=_pos_float("--timeout"), default=10.0, metavar="SECONDS",
-                   help="seconds to reach the scheduler (default 10)")
-    p.add_argument("--reference-size", type=_pos_int("--reference-size"), default=100_000, metavar="N",
-                   help="reference sentences (contextual) or vocabulary rows (static); default 100000")
-    p.add_argument("--corpus", default=None, metavar="SPEC",
-                   help="reference corpus of contextual models (default: the model's, auto: the largest present offline)")
-    p.add_argument("--unit", choices=("word", "sentence"), default=None,
-                   help="reference unit of hf: models (default word)")
-    p.add_argument("--shards", type=_pos_int("--shards"), default=None, metavar="K",
-                   help="number of shards (default: one per 1024 sentences or 10000 rows)")
-    p.add_argument("--seed", type=_pos_int("--seed", 0), default=0, metavar="S", help="sampling seed (default 0)")
+    add(p, "--scheduler-timeout", "--reference-size", "--corpus", "--reference-unit", "--reference-shards", "--seed")
     add_eps_options(p)
-    p.add_argument("--device", default=None, help="device on the workers (cpu, cuda; default CUDA when present)")
-    p.add_argument("--no-cache", action="store_true", help="do not use the on-disk embedding cache on the workers")
+    add(p, "--device", "--no-cache")
     p.add_argument("--retries", type=_pos_int("--retries", 0), default=0, metavar="R",
                    help="extra attempts for a shard task that raised (default 0)")
 
@@ -95,14 +83,18 @@ def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
     from ..cliargs import npz_out
     from ..distributed import fit_calibrator_distributed, require_dask
 
-    npz_out(args.out, "--out", "calibrator")  # before any worker starts
+    if not args.save:
+        from .._errors import ConfigError
+
+        raise ConfigError("--save FILE.npz is required: the file the calibrator is saved to")
+    npz_out(args.save, "--save", "calibrator")  # before any worker starts
 
     options: dict[str, Any] = {}
     if args.device is not None:
         options["device"] = args.device
     if args.no_cache:
         options["use_cache"] = False
-    kw = dict(n_reference=args.reference_size, corpus=args.corpus, shards=args.shards, unit=args.unit,
+    kw = dict(n_reference=args.reference_size, corpus=args.corpus, shards=args.reference_shards, unit=args.reference_unit,
               seed=args.seed, model_options=options, retries=args.retries, **eps_params(args))
     t0 = time.perf_counter()
     if args.local_workers:
@@ -113,8 +105,8 @@ def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
                           processes=True, dashboard_address=":0") as cluster, Client(cluster) as client:
             w = fit_calibrator_distributed(args.model, client=client, **kw)
     else:
-        w = fit_calibrator_distributed(args.model, scheduler=args.scheduler, timeout=args.timeout, **kw)
-    path = save_calibrator(w, args.out)
+        w = fit_calibrator_distributed(args.model, scheduler=args.scheduler, timeout=args.scheduler_timeout, **kw)
+    path = save_calibrator(w, args.save)
     dm = w.metadata_["distributed"]
     print(f"saved ZCA whitener for {w.metadata_['model']} (dim {w.n_features_in_}, n={w.n_samples_seen_}, "
           f"{eps_text(w.get_params(), w.eps_)}) from {dm['shards']} shard(s) on {dm['workers'] or 'no'} worker(s) "

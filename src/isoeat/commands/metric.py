@@ -34,30 +34,19 @@ _OPTIONS = {"alternative": "alternative", "method": "method", "permutations": "n
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``metric`` parser."""
-    from ..calibration import calibration_names
-
-    from ..cliargs import examples
+    from ..cliargs import add, examples
 
     p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
                                       "raw vs calibrated",
+                       description="Bias metrics other than WEAT (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, "
+                                   "RNSB) on the built-in tests or yours, raw beside calibrated (default zca; none: "
+                                   "raw only), with a table of the conclusions calibration changes (docs/metrics.md). "
+                                   "'isoeat run --metrics' measures them beside the WEAT battery in one folder.",
                        epilog=examples("isoeat metric mac,ripa --test W6", "isoeat metric all --calibration none",
                                        "isoeat metric rnd,ripa --test W6 --ci   # + intervals, with their coverage"))
     p.add_argument("names", metavar="NAME[,NAME...]",
                    help="metrics: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb, or all")
-    p.add_argument("--test", default=None, help="test ids (W1..W10) or YAML/JSON files, comma-separated "
-                                                "(default: the ten built-in tests)")
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
-    p.add_argument("--calibration", choices=calibration_names(), default="zca",
-                   help="calibration compared with the raw space (default zca; none: raw only)")
-    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--permutations", type=positive_int("--permutations"), default=100_000, metavar="N",
-                   help="permutation p of RND, RIPA, SemAxis, NAS: exact when cheap (up to 18+18 words "
-                        "or N partitions), else N sampled (default 100000)")
-    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="two-sided",
-                   help="permutation p alternative (default two-sided)")
-    p.add_argument("--method", choices=METHODS, default="auto",
-                   help="permutation p method (default auto: exact when cheap, else Monte Carlo; certified: a "
-                        "bracket that holds the exact p, slower)")
+    add(p, "--test", "--model", "--calibration", "--seed", "--permutations", "--alternative", "--method")
     p.add_argument("--pairs", metavar="gender|W1:W2,...",
                    help="defining pairs of RIPA, direct bias, SemAxis: 'gender' (Bolukbasi et al.'s ten) or "
                         "she:he,woman:man (default: the test's pairs, else A and B zipped)")
@@ -65,23 +54,8 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="the c of DirectBias_c (default 1)")
     p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
                    metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
-    p.add_argument("--ci", action="store_true",
-                   help="an interval on each estimate (not RNSB), labelled with the coverage the study measured "
-                        "(docs/metrics.md; default: none)")
-    p.add_argument("--ci-method", choices=CI_METHODS, default="auto",
-                   help="the interval: auto (welch-t; ECT: jackknife-z), welch-t, jackknife-z or percentile "
-                        "(the bootstrap of earlier versions, which undercovers; default auto)")
-    p.add_argument("--bootstrap", type=resamples("--bootstrap"), default=0, metavar="N",
-                   help="an interval as --ci; N resamples of the target words for --ci-method percentile "
-                        "(at least 200 for 95%%; default 0: none, 10000 with --ci)")
-    p.add_argument("--ci-level", type=float_in("--ci-level", 0, 1, True, True), default=0.95, metavar="L",
-                   help="confidence level of the interval (default 0.95; coverage is measured at 0.95)")
-    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
-                   help="error when a set keeps less than this share of its words (default 0.8)")
-    p.add_argument("--allow-overlap", action="store_true", help="measure tests whose sets share words")
-    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
-                   help="significance level of the change classes (default 0.05)")
-    p.add_argument("--format", choices=FORMATS, default="table", help="output format (default table)")
+    add(p, "--ci", "--ci-method", "--bootstrap", "--ci-level", "--min-coverage", "--allow-overlap", "--alpha",
+        "--format")
     add_calibration_options(p)
     add_model_options(p)
 

@@ -24,17 +24,18 @@ __all__ = ["register", "COMMANDS"]
 
 
 def register(sub: Any, add_stat_options: Any) -> None:
-    from ..cliargs import examples
+    from ..cliargs import add, examples
 
-    p = sub.add_parser("report", help="tables, figures and (--html) a self-contained report.html from 'isoeat run' output",
+    p = sub.add_parser("report", help="tables, figures and (--html) a self-contained report.html from an experiment "
+                                      "folder",
                        description="Tables (CSV, Markdown, LaTeX), figures (PNG, PDF) and, with --html, a "
-                                   "self-contained report.html from an experiment folder written by "
-                                   "'isoeat run CONFIG.yaml --out DIR'.",
+                                   "self-contained report.html from an experiment folder: the --out DIR of "
+                                   "'isoeat run' (quick or CONFIG.yaml, --layers included) or of 'isoeat reproduce'.",
                        epilog=examples("isoeat report results/ --html",
                                        "isoeat report results/ --no-figures           # tables only"))
-    p.add_argument("dir", metavar="DIR", help="experiment folder (the --out of 'isoeat run CONFIG.yaml')")
+    p.add_argument("dir", metavar="DIR", help="experiment folder (the --out DIR of 'isoeat run' or 'isoeat reproduce')")
     p.add_argument("--html", action="store_true", help="also write DIR/report.html (figures embedded, offline)")
-    p.add_argument("--no-figures", action="store_true", help="tables only (no matplotlib needed)")
+    add(p, "--no-figures")
     p.add_argument("--formats", default=None, metavar="LIST",
                    help="figure formats, comma-separated: png,pdf,svg (default: the config's, else png,pdf)")
     p.add_argument("--dpi", type=int, default=None,

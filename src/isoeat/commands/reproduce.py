@@ -219,7 +219,7 @@ def _render_t2_t3(res: Any, chosen: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- the command
 def register(sub: Any, add_stat_options: Any) -> None:
-    from ..cliargs import add_eps_options, examples
+    from ..cliargs import add, add_eps_options, examples
 
     p = sub.add_parser("reproduce", help="the paper's protocol on every model available here, beside the paper's values",
                        description="Run the paper's protocol (10 WEATs raw vs ZCA, anisotropy, similarity) on every "
@@ -230,30 +230,22 @@ def register(sub: Any, add_stat_options: Any) -> None:
                                        "isoeat reproduce --check-paper                 # the paper's tables checked",
                                        "isoeat reproduce --models glove-6b-50d --quick --out repro/   # a smoke test",
                                        "isoeat reproduce --model glove-6b-100d=glove:glove.6B.100d.txt --models GloVe"))
-    p.add_argument("--out", default="isoeat-reproduce", metavar="DIR",
-                   help="experiment folder (default ./isoeat-reproduce; resumable)")
+    add(p, "--out")
     p.add_argument("--models", default="auto", metavar="LIST",
                    help="comma-separated labels or specs to run (default auto: every available model, less a "
                         "substitute whose paper model is here)")
-    p.add_argument("--model", action="append", default=[], metavar="NAME=SPEC", dest="model_map",
-                   help="bind one of the paper's seven models (GloVe, word2vec, GPT-2, BERT, RoBERTa, unsup-BERT, "
-                        "unsup-RoBERTa, or a name such as glove-6b-100d, bert-base-cased) to a local file "
-                        "(glove:PATH, word2vec:PATH, ...) or folder (hf:FOLDER); repeatable (default: none)")
+    add(p, "--model")
     p.add_argument("--config", metavar="FILE",
                    help="YAML file with 'models: {NAME: SPEC}' mappings (paths read from the file's folder) and "
                         "optionally 'corpus: SPEC'; --model and --corpus given here win (default: none)")
-    p.add_argument("--corpus", metavar="SPEC", default=None,
-                   help="context and reference corpus of the contextual models: auto (the largest present offline: "
-                        "see 'isoeat reproduce --list'), a named corpus (wikitext-103, enwiki-sample, wikitext-2, "
-                        "gensim-wiki) or a path (default auto)")
+    add(p, "--corpus")
     add_eps_options(p)
     p.add_argument("--offline", action="store_true", help="do not try the network (hub models only from the cache)")
     p.add_argument("--quick", action="store_true",
                    help="small samples (10,000 permutations, 2,000 reference vectors, 5 contexts, 200-resample "
                         "bootstrap): a smoke test, not the paper's protocol")
     p.add_argument("--no-extras", action="store_true", help="WEAT only: no anisotropy and no similarity cells")
-    p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
-                   help="recompute finished cells? (default never: resume)")
+    add(p, "--overwrite")
     p.add_argument("--list", action="store_true", help="list the candidate models and whether they are available; run nothing")
     p.add_argument("--check-paper", action="store_true",
                    help="only check the paper's own tables (identical rows with different inputs, change classes "

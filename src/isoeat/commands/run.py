@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cliargs import (
+    add,
     add_model_options,
     add_stat_options,
     calibration_params,
@@ -40,33 +41,30 @@ _CONFIG_KEEP = {"command", "config", "out", "overwrite", "format", "progress", "
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``run`` parser."""
-    from ..calibration import calibration_names
-
     p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)",
+                       description="The paper's comparison (Table A1): every test (default W1..W10) on one model, "
+                                   "raw beside calibrated (default zca), with d, p, Holm-adjusted p, Cohen's "
+                                   "magnitude, the change class and flags, and the isotropy check. Results go to "
+                                   "an experiment folder (--out DIR: cells, results.csv/json, comparison.csv/json, "
+                                   "tables, manifest; resumable; then 'isoeat report DIR'), a temporary one "
+                                   "without --out. With CONFIG.yaml: a grid of models x tests x calibrations.",
                        epilog=examples("isoeat run                                   # W1..W10, glove-6b-50d, raw vs zca",
-                                       "isoeat run --tests W6,W7 --calibration abtt --out results/",
-                                       "isoeat run --tests W1,W6 --metrics rnd,ripa,ect   # + other metrics",
-                                       "isoeat run --model minilm --tests W6,W7 --layers all --out res/  # every layer",
+                                       "isoeat run --test W6,W7 --calibration abtt --out results/",
+                                       "isoeat run --test W1,W6 --metrics rnd,ripa,ect    # + other metrics",
+                                       "isoeat run --model minilm --test W6,W7 --layers all --out res/   # every layer",
                                        "isoeat run examples/paper_glove.yaml --out results/   # a grid from a config"))
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
-    p.add_argument("--overwrite", choices=("never", "failed", "all"), default="never",
-                   help="finished cells in --out: never recompute them (default: resume), recompute the failed "
-                        "ones, or all")
+    add(p, "--overwrite")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="cells done/total and ETA for every stage, short ones too (default: a bar on a terminal, "
                         "else a log line every 10 s of a long stage; --no-progress or --quiet: none)")
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
-    p.add_argument("--tests", default=None, metavar="IDS|PATHS",
-                   help="comma-separated ids and/or files (default W1..W10)")
-    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
-                   help="calibration compared with the raw space (default zca)")
+    add(p, "--model", "--test", "--calibration")
     p.add_argument("--metrics", default=None, metavar="NAME[,NAME...]",
                    help="other bias metrics measured beside WEAT, raw and calibrated, with a table of the "
                         "conclusions calibration changes: mac, rnd, ect, ripa, semaxis, direct-bias, nas, rnsb or "
                         "all (default: none, WEAT only; in a CONFIG: the 'metrics' key)")
-    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
-                   help="significance level of the stars, change classes and flags (default 0.05)")
+    add(p, "--alpha")
     p.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
                    help="adjusted p shown next to p in the table (default holm; files carry both)")
     p.add_argument("--layers", metavar="all|L,L,...", default=None,
@@ -74,31 +72,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "last) from the same forward passes, with a layer profile (anisotropy and d raw vs "
                         "calibrated per layer; tables/layers.csv, figures/layers.png in --out); default: none, "
                         "the one layer of --layer")
-    p.add_argument("--frame", default="paper", metavar="FRAME",
-                   help="the vectors the isotropy check samples, as 'isoeat anisotropy --frame' (default paper, the "
-                        "paper's Table 2 protocol: vocabulary items of the reference corpus for a static model, the "
-                        "reference sample for a contextual one; reference: the calibrator's reference pool; in a "
-                        "CONFIG: anisotropy.frame)")
-    p.add_argument("--out", metavar="DIR",
-                   help="experiment folder: cells, results.csv/json, comparison.csv/json, tables, manifest "
-                        "(then 'isoeat report DIR')")
+    add(p, "--frame", "--out")
     add_stat_options(p)
-    for action in p._actions:  # run alone also takes --reference-size auto
-        if action.dest == "reference_size":
-            action.type = _size_or_auto
-            action.help += ("; auto: encode reference shards until every calibrated d has reference-SE < "
-                            "--reference-tolerance and no change class flipped over the last 2 shards, capped at "
-                            "--reference-max (docs/reference-size.md)")
-    from ..experiments.reference import DEFAULT_SHARDS
 
     r = p.add_argument_group("reference uncertainty (docs/reference-size.md)")
-    r.add_argument("--reference-shards", type=positive_int("--reference-shards"), default=None, metavar="K",
-                   nargs="?", const=DEFAULT_SHARDS,
-                   help="split the reference sample into K shards (2 to 200, each one more refit: their time is "
-                        "estimated and checked first) and print each calibrated d's jackknife "
-                        f"standard error due to the reference sample (SE_ref); K alone: {DEFAULT_SHARDS}, whose SE "
-                        "is itself within about +-10%%; default: none for a fixed size, always with "
-                        "--reference-size auto")
+    add(p, "--reference-shards", group=r)
     r.add_argument("--reference-tolerance", type=float_in("--reference-tolerance", 0, float("inf"), True), default=0.02,
                    metavar="T", help="--reference-size auto: the largest SE_ref accepted (default 0.02)")
     r.add_argument("--reference-max", type=positive_int("--reference-max"), default=100_000, metavar="N",
@@ -110,16 +88,6 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "models only on request: --stability R (or --reference-shards), which also splits their "
                         "reference into shards; off: no marks")
     add_model_options(p)
-
-
-def _size_or_auto(text: str) -> int | str:
-    if text == "auto":
-        return "auto"
-    try:
-        return positive_int("--reference-size")(text)
-    except (argparse.ArgumentTypeError, ValueError):
-        raise argparse.ArgumentTypeError(f"--reference-size must be a whole number >= 1 or 'auto', got {text!r}"
-                                         ) from None
 
 
 def _stability_arg(text: str) -> int | str:
@@ -137,12 +105,15 @@ def _explicit_options(args: argparse.Namespace) -> list[str]:
     parser = getattr(args, "_parser", None)
     if parser is None:
         return []
+    from ..cliargs import option_names
+
+    names = option_names(parser)
     bad = []
     for k, v in vars(args).items():
         if k in _CONFIG_KEEP or k.startswith("_"):
             continue
         if v != parser.get_default(k):
-            bad.append("--" + k.replace("_", "-"))
+            bad.append(names.get(k, "--" + k.replace("_", "-")))
     return bad
 
 
@@ -173,7 +144,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
     eps_setting = {"eps_relative": eps} if params.get("eps_mode") == "relative" else {"eps": eps}
     params = {k: v for k, v in params.items() if k not in ("eps", "eps_mode")}
     options = {k: v for k, v in model_options(args).items() if v is not None}
-    tests = _split_tests(args.tests)
+    tests = _split_tests(args.test)
     settings: dict[str, Any] = {
         "permutations": args.permutations, "method": args.method, "alternative": args.alternative,
         "ddof": args.ddof, "alpha": args.alpha, "seed": args.seed, **eps_setting, "min_coverage": args.min_coverage,
@@ -344,7 +315,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
             from ..wordsets import resolve_tests
 
             size = args.reference_size
-            st = fit_stability(model, resolve_tests(args.tests), calibration=args.calibration,
+            st = fit_stability(model, resolve_tests(args.test), calibration=args.calibration,
                                params=calibration_params(args), size=size, replicates=replicates,
                                reference_kwargs={"text": args.reference_text} if args.reference_text else {},
                                seed=args.seed, ddof=args.ddof, min_coverage=args.min_coverage)
@@ -381,7 +352,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
             sys.stderr.write(msg + "\n")
 
     fit = fit_reference(
-        model, resolve_tests(args.tests), calibration=args.calibration, params=calibration_params(args),
+        model, resolve_tests(args.test), calibration=args.calibration, params=calibration_params(args),
         size=args.reference_size, shards=args.reference_shards or DEFAULT_SHARDS, tolerance=args.reference_tolerance,
         max_size=args.reference_max, reference_kwargs={"text": args.reference_text} if args.reference_text else {},
         seed=args.seed, alpha=args.alpha, ddof=args.ddof, min_coverage=args.min_coverage, p_kwargs=p_kwargs,
@@ -411,7 +382,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         from ..wordsets import resolve_tests
 
-        resolve_tests(args.tests)  # unknown ids and bad files: the same one-line errors as every command
+        resolve_tests(args.test)  # unknown ids and bad files: the same one-line errors as every command
         if args.layers is not None:
             _check_layer_options(args)
         model = load_model_from_args(args)
@@ -494,7 +465,7 @@ def _layer_profile(res: Any, out: Path, sweep: Any, config: Any, args: argparse.
 
     layer_of = {m.label: layer for m, layer in zip(config.models, sweep.layers)}
     cal_label = config.calibrations[1].label
-    words = test_words(resolve_tests(args.tests))
+    words = test_words(resolve_tests(args.test))
     comps, aniso = {}, {}
     for comp in comparisons(res):
         layer = layer_of[comp.model]

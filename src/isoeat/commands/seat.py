@@ -25,50 +25,32 @@ _MINILM = {"minilm", "all-minilm-l6-v2", "minilm-l6", "hf:minilm"}
 
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat seat`` to the CLI."""
-    from ..calibration import calibration_names
-    from ..cliargs import add_dtype_option, examples
+    from ..cliargs import add, add_stat_options as stat_options, examples
 
     p = subparsers.add_parser(
         "seat",
-        help="SEAT: WEAT on sentence embeddings of the words placed in templates (May et al. 2019)",
+        help="SEAT: WEAT on sentence embeddings of the words placed in templates, raw beside calibrated "
+             "(May et al. 2019)",
         description="Sentence Encoder Association Test: per-template d and p, with the mean and range of d "
                     "across templates. Sentence stimuli (sent-bias 'sent-*' files) are embedded as given. "
-                    "One space per run: the raw sentence embeddings by default, or the calibrated ones "
-                    "with --calibration.",
-        epilog=examples("isoeat seat --model minilm --test W6                      # raw (default)",
-                        "isoeat seat --model minilm --test W6 --calibration zca    # ZCA-whitened, "
-                        "fitted on 100000 corpus sentences"),
+                    "Prints the raw sentence embeddings beside the calibrated ones (default zca, fitted on 100000 "
+                    "corpus sentences; --calibration none: raw only) and each template's change class "
+                    "(Stable, Disappearing, Emerging at --alpha).",
+        epilog=examples("isoeat seat --model minilm --test W6                      # raw and ZCA-whitened",
+                        "isoeat seat --model minilm --test W6 --calibration none   # the raw embeddings only"),
     )
-    p.add_argument("--model", default="minilm",
-                   help="st:NAME_OR_PATH (sentence-transformers), hf:NAME_OR_PATH (mean-pooled hidden states) "
-                        "or minilm (the bundled all-MiniLM-L6-v2 as a sentence encoder; default)")
-    p.add_argument("--test", required=True, metavar="ID|FILE",
-                   help="test id (W1..W10), comma-separated ids, or a YAML/JSON/sent-bias .jsonl file")
+    add(p, "--model", "--test")
     p.add_argument("--templates", metavar="FILE",
                    help="templates, one per line, each with one {} (default: 8 bleached templates after May et al.)")
     p.add_argument("--mode", choices=MODES, default="auto",
                    help="auto (default): sentence stimuli as given, words into templates")
-    p.add_argument("--calibration", choices=calibration_names(), default="none",
-                   help="calibrate the sentence embeddings before measuring (default none: the raw embeddings); "
-                        "a calibration prints the calibrated space only: run again with none for raw")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="level for counting significant templates (default 0.05)")
+    add(p, "--calibration", "--alpha")
     p.add_argument("--no-normalize", dest="normalize", action="store_false",
                    help="st: models: keep raw (unnormalised) sentence embeddings (default: unit length)")
     p.add_argument("--no-capitalize", dest="capitalize", action="store_false",
                    help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N (default: cuda when present)")
-    add_dtype_option(p)
-    p.add_argument("--corpus", metavar="SPEC",
-                   help="corpus of the reference sentences of --calibration: auto (default: the largest present "
-                        "offline), wikitext-103, enwiki-sample, wikitext-2, gensim-wiki, or a text file or folder "
-                        "(--reference-text takes a plain text instead)")
-    p.add_argument("--batch-size", type=int, default=64, metavar="N",
-                   help="sentences per forward pass (default 64)")
-    p.add_argument("--cache-dir", metavar="DIR",
-                   help="embedding cache folder (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)")
-    p.add_argument("--no-cache", action="store_true", help="neither read nor write the embedding cache")
-    add_stat_options(p, sentences=True)
+    add(p, "--device", "--dtype", "--corpus", "--batch-size", "--cache-dir", "--no-cache")
+    stat_options(p)
 
 
 def _load_encoder(args: argparse.Namespace) -> Any:
@@ -150,26 +132,30 @@ def _cmd_seat(args: argparse.Namespace) -> int:
     from ..reporting.tables import emit_records
     from ..wordsets import resolve_tests
 
-    if not 0.0 < args.alpha < 1.0:
-        raise ConfigError(f"--alpha must lie in (0, 1), got {args.alpha}")
     tests = resolve_tests(args.test)
     templates = load_templates(args.templates) if args.templates else None
     model = _load_encoder(args)
     cal = _calibrator(args, model)
     kw = weat_kwargs(args)
     kw.pop("min_coverage", None)
-    # --seed is the root seed each result records, so `--seed <recorded seed>` replays it
-    results = [
-        seat(model, t, templates=templates, calibration=cal, mode=args.mode, capitalize=args.capitalize,
-             alpha=args.alpha, rng=args.seed, force=args.force, **kw)
-        for t in tests
-    ]
+    # --seed is the root seed each result records, so `--seed <recorded seed>` replays it; the raw space beside the
+    # calibrated one, each computed as the one space of earlier versions was
+    per_space = [[seat(model, t, templates=templates, calibration=c, mode=args.mode, capitalize=args.capitalize,
+                       alpha=args.alpha, rng=args.seed, force=args.force, **kw) for t in tests]
+                 for c in ([None] if cal is None else [None, cal])]
+    results = [r for pair in zip(*per_space) for r in pair]  # test by test: raw, then calibrated
     if args.format in ("json", "csv"):
         emit_records([r.to_dict() for r in results] if args.format == "json"
                      else [rec for r in results for rec in r.records()], args.format)
     else:
         print("\n\n".join(_table(r) for r in results))
         if cal is not None:
+            from ._spaces import change_lines
+
+            pairs = [(f"{raw.test} {raw.templates[i] if raw.templates else '(as given)'}", a.to_dict(), b.to_dict())
+                     for raw, calibrated in zip(*per_space)
+                     for i, (a, b) in enumerate(zip(raw.results, calibrated.results))]
+            print("\n".join(change_lines(pairs, per_space[1][0].calibration, args.alpha, "Test, template")))
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {cal.name}, n={meta.get('n', '?')}; reference: {meta.get('reference', '?')}")
             if calibrator_mark(cal):

@@ -79,17 +79,14 @@ def _params(items: list[str], name: str) -> dict[str, Any]:
     from ..cliargs import parse_calibration_params
 
     return parse_calibration_params(items, name, refuse={"eps": "give ε with --default-eps (and the sweep with --eps)",
-                                                         "eps_mode": "give the sweep's ε mode with --eps-mode"})
+                                                         "eps_mode": "give a relative sweep with --eps-relative LIST"})
 
 
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add the ``sensitivity`` parser (its own options; the shared stat options do not fit a sweep)."""
-    from ..calibration import calibration_names
-    from ..cliargs import FORMATS, examples, float_in, nonneg_int, positive_int
+    from ..cliargs import add, examples, float_in, positive_int
     from ..experiments.sensitivity import (
-        DEFAULT_EPS_GRID,
         DEFAULT_EXACT_MAX_N,
-        DEFAULT_PERMUTATIONS,
         DEFAULT_REFERENCE_SIZES,
         DEFAULT_REPEATS,
         DRAWS,
@@ -101,29 +98,16 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
         description="Re-run the calibrated WEAT battery while varying one choice at a time around the default "
                     "(ZCA, eps=1e-3, the 100,000 most frequent words), and report per test the spread of d, "
                     "the share of settings whose significance agrees with the default, and a verdict.",
-        epilog=examples("isoeat sensitivity --tests W6,W7                      # eps and reference-size sweeps",
-                        "isoeat sensitivity --eps 1e-4,1e-3,1e-2 --eps-mode relative --reference-sizes none"),
+        epilog=examples("isoeat sensitivity --test W6,W7                       # eps and reference-size sweeps",
+                        "isoeat sensitivity --eps-relative 1e-4,1e-3,1e-2 --reference-sizes none"),
     )
-    p.add_argument("--model", default="glove-6b-50d", help="model spec (default glove-6b-50d)")
-    p.add_argument("--tests", default=None, metavar="IDS|PATHS",
-                   help="comma-separated ids and/or files (default W1..W10)")
-    p.add_argument("--calibration", choices=calibration_names()[1:], default="zca",
-                   help="calibration analysed (default zca)")
-    p.add_argument("--calibration-param", action="append", default=[], metavar="KEY=VALUE",
-                   help="parameter of that calibration other than eps, e.g. n_components=2 (repeatable; "
-                        "default: none)")
-    p.add_argument("--eps", default=None, metavar="LIST",
-                   help="eps values to sweep, comma-separated, > 0, or 'none' "
-                        f"(default {','.join(f'{e:g}' for e in DEFAULT_EPS_GRID)})")
-    p.add_argument("--eps-mode", choices=("absolute", "relative"), default="absolute",
-                   help="absolute (default): eps as given; relative: each eps is multiplied by the mean "
-                        "eigenvalue tr(S)/d of the reference sample")
+    add(p, "--model", "--test", "--calibration", "--calibration-param")
+    add(p, "--eps", "--eps-relative", group=p.add_mutually_exclusive_group())
+    p.add_argument("--eps-mode", choices=("absolute", "relative"), default="absolute", help=argparse.SUPPRESS)
     p.add_argument("--reference-sizes", default=None, metavar="LIST",
                    help="reference sample sizes to sweep, or 'none' "
                         f"(default {','.join(str(n) for n in DEFAULT_REFERENCE_SIZES)})")
-    p.add_argument("--reference", default=None, metavar="SOURCES",
-                   help="reference sources to compare: 'top' (vocabulary top) and/or text paths, comma-separated "
-                        "(default: no reference sweep)")
+    add(p, "--reference-text")
     p.add_argument("--calibrations", default=None, metavar="NAMES",
                    help="other calibrations to compare at the default setting, e.g. center,abtt "
                         "(default: none)")
@@ -140,33 +124,26 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="reference size of the default setting (default 100000)")
     p.add_argument("--default-reference", default="top", metavar="SOURCE",
                    help="reference source of the default setting: top or a text path (default top)")
-    p.add_argument("--alpha", type=float_in("--alpha", 0, 1, True, True), default=0.05,
-                   help="significance level (default 0.05)")
+    add(p, "--alpha")
     p.add_argument("--agreement", type=float_in("--agreement", 0, 1), default=0.9, metavar="F",
                    help="verdict: robust needs this share of cells agreeing in significance (default 0.9)")
     p.add_argument("--max-shift", type=float_in("--max-shift", 0, float("inf"), lo_open=True), default=0.5,
                    metavar="X", help="verdict: robust needs every |d - d_default| <= X (default 0.5)")
-    p.add_argument("--permutations", type=positive_int("--permutations"), default=DEFAULT_PERMUTATIONS,
-                   metavar="N", help=f"Monte Carlo permutations where p is not exact (default {DEFAULT_PERMUTATIONS})")
+    add(p, "--permutations")
     p.add_argument("--exact-max-n", type=positive_int("--exact-max-n"), default=DEFAULT_EXACT_MAX_N, metavar="N",
                    help="count p exactly when |X|+|Y| <= N (default: the budget of every other command, exact "
                         "up to 50 words, certified beyond)")
-    p.add_argument("--method", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
-                   help="p-value method (default auto: exact up to --exact-max-n words, else certified or Monte Carlo)")
-    p.add_argument("--alternative", choices=("greater", "less", "two-sided"), default="greater",
-                   help="permutation test alternative (default greater: P[S_i >= S])")
-    p.add_argument("--ddof", type=nonneg_int("--ddof"), default=1,
-                   help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)")
-    p.add_argument("--min-coverage", type=float_in("--min-coverage", 0, 1), default=0.8, metavar="F",
-                   help="error when a set keeps less than this share of its words (default 0.8)")
-    p.add_argument("--seed", type=nonneg_int("--seed"), default=0, metavar="S", help="random seed (default 0)")
-    p.add_argument("--format", choices=FORMATS, default="table",
-                   help="stdout: table (per-test summary; default table), json (everything) or csv (rows)")
-    p.add_argument("--out", metavar="DIR", help="write rows, summary and figures (PNG+PDF) here")
-    p.add_argument("--no-figures", action="store_true", help="with --out: do not draw figures")
-    p.add_argument("--force", action="store_true",
-                   help="with --out: write into a folder that holds files isoeat did not write (beside them)")
+    add(p, "--method", "--alternative", "--ddof", "--min-coverage", "--seed", "--format", "--out", "--no-figures",
+        "--force")
     p.set_defaults(_check_effects=_check_effects)
+
+
+def eps_sweep(args: argparse.Namespace) -> tuple[Any, str]:
+    """The ε sweep as (text of the list, mode): ``--eps-relative LIST``, else ``--eps LIST`` with the older
+    ``--eps-mode`` (absolute by default)."""
+    if getattr(args, "eps_relative", None) is not None:
+        return args.eps_relative, "relative"
+    return args.eps, args.eps_mode
 
 
 def _check_effects(args: argparse.Namespace) -> None:
@@ -177,13 +154,17 @@ def _check_effects(args: argparse.Namespace) -> None:
 
     given = given_options(args)
     has_eps = "eps" in make_calibrator(args.calibration).get_params()
-    sweep = "eps" in given and str(args.eps).strip().lower() != "none"
+    text, _ = eps_sweep(args)
+    sweep = ("eps" in given or "eps_relative" in given) and str(text).strip().lower() != "none"
     if not has_eps:
-        eps = [o for o, k in (("--eps", "eps"), ("--eps-mode", "eps_mode"), ("--default-eps", "default_eps"))
-               if k in given and (k != "eps" or sweep)]
+        eps = [o for o, k in (("--eps", "eps"), ("--eps-relative", "eps_relative"), ("--eps-mode", "eps_mode"),
+                              ("--default-eps", "default_eps"))
+               if k in given and (k not in ("eps", "eps_relative") or sweep)]
         if eps:
             raise ConfigError(f"{', '.join(eps)}: calibration {args.calibration!r} has no epsilon, so every "
                               f"setting of the sweep would be the same; drop {', '.join(eps)}")
+    elif "eps_mode" in given and "eps_relative" in given:
+        raise ConfigError("--eps-mode: the older spelling of --eps-relative LIST; give one of them")
     elif "eps_mode" in given and "eps" in given and not sweep:
         raise ConfigError("--eps-mode: no effect with --eps none (no epsilon sweep); drop it, or give the "
                           "epsilons to sweep")
@@ -261,7 +242,7 @@ def _run(model: Any, tests: Any, args: argparse.Namespace, eps: Any, sizes: Any,
     return sensitivity_analysis(
         model, tests,
         calibration=args.calibration, calibration_params=params,
-        eps=DEFAULT_EPS_GRID if eps is None else eps, eps_mode=args.eps_mode,
+        eps=DEFAULT_EPS_GRID if eps is None else eps, eps_mode=eps_sweep(args)[1],
         reference_sizes=DEFAULT_REFERENCE_SIZES if sizes is None else sizes,
         references=refs or None, calibrations=cals or None,
         repeats=args.repeats, draw=args.draw,
@@ -308,9 +289,9 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     from ..wordsets import resolve_tests
 
     t0 = time.perf_counter()
-    eps = _parse_floats(args.eps, "--eps")
+    eps = _parse_floats(eps_sweep(args)[0], "--eps-relative" if args.eps_relative is not None else "--eps")
     sizes = _parse_ints(args.reference_sizes, "--reference-sizes")
-    refs = _split(args.reference, "--reference")
+    refs = _split(args.reference_text, "--reference-text")
     cals = _split(args.calibrations, "--calibrations")
     params = _params(args.calibration_param, args.calibration)
     _check_early(refs, cals, args.default_reference)
@@ -319,7 +300,7 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
         from ..reporting.sensitivity_plots import require_matplotlib
 
         require_matplotlib()  # fail before the work, not after
-    tests = resolve_tests(args.tests)
+    tests = resolve_tests(args.test)
     model = load_model(args.model)
     from .._progress import terminal_progress
 

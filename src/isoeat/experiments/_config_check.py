@@ -20,6 +20,7 @@ from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays impor
     FLAG_WORDS,
     NotUTF8Error,
     SafeLoadError,
+    UniqueKeyLoader as _UniqueKeyLoader,  # noqa: F401 - importable from here (experiments.config)
     load_yaml,
     plain_flag,
     plain_scalar,
