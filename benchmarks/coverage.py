@@ -78,8 +78,9 @@ from typing import Any
 
 import numpy as np
 
-import _bench
 from isoeat.stats import intervals as iv
+
+import _bench
 
 BAND = (0.93, 0.97)
 LEVEL = 0.95

@@ -68,6 +68,7 @@ import tempfile
 import time
 import warnings
 
+
 def isoeat_warning():
     from isoeat import IsoeatWarning
 

@@ -70,7 +70,7 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
     import isoeat
     from isoeat.experiments.reference import _test_vectors
     from isoeat.experiments.stability import fit_stability, row_stability
-    from isoeat.labels import FRESH_DRAW_SCALE, call_holds, is_significant, replicate_agreement
+    from isoeat.labels import call_holds, is_significant, replicate_agreement
     from isoeat.wordsets import resolve_tests
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))

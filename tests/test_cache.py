@@ -14,7 +14,6 @@ import pytest
 from isoeat import ConfigError, IsoeatWarning
 from isoeat.backends.cache import CACHE_FORMAT, EmbeddingCache, _canonical, cache_key, default_cache_dir
 
-
 # ----------------------------------------------------------------------------
 # the store itself (no torch)
 # ----------------------------------------------------------------------------

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from test_transformer import CORPUS, _word_token_positions, build_tiny, direct_states  # noqa: E402
-
 from isoeat.backends.transformer import TransformerEncoder  # noqa: E402
 from isoeat.stats.ceat import ceat  # noqa: E402
+from test_transformer import CORPUS, _word_token_positions, build_tiny, direct_states  # noqa: E402
 
 
 @pytest.fixture(scope="module")

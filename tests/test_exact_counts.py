@@ -14,14 +14,11 @@ the threshold.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
 import isoeat
 from isoeat.stats.permutation import DEFAULT_RTOL, partition_test
-from isoeat.stats.weat import cosine_matrix, weat_from_vectors
 
 EXACT_TESTS = ["W1", "W2", "W4", "W5", "W6", "W7", "W8", "W9", "W10"]
 SLOW = {"W1", "W2"}  # 2**24-2**25 subsets per half: ~10 s each

@@ -32,8 +32,13 @@ from isoeat._errors import ConfigError, IsoeatError
 from isoeat.stats import intervals as iv
 from isoeat.stats._ci import ConfidenceInterval
 from isoeat.stats.intervals import (
-    check_interval_options, coverage_warning, d_within, jackknife_population_interval,
-    jackknife_population_limits, noncentral_t_limits, population_d,
+    check_interval_options,
+    coverage_warning,
+    d_within,
+    jackknife_population_interval,
+    jackknife_population_limits,
+    noncentral_t_limits,
+    population_d,
 )
 
 

@@ -18,11 +18,10 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_transformer import CORPUS, _word_token_positions, build_tiny, direct_states  # noqa: E402
-
 from isoeat import ConfigError  # noqa: E402
 from isoeat.backends._layers import parse_layers  # noqa: E402
 from isoeat.backends.transformer import TransformerEncoder  # noqa: E402
+from test_transformer import CORPUS, _word_token_positions, build_tiny, direct_states  # noqa: E402
 
 pytest.importorskip("torch")
 

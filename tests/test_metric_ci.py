@@ -19,9 +19,9 @@ from scipy import stats
 
 import isoeat
 from isoeat.cli import main
+from isoeat.metrics._result import MetricResult
 from isoeat.metrics.api import metric_from_vectors
 from isoeat.metrics.intervals import ci_footer, ci_header
-from isoeat.metrics._result import MetricResult
 from isoeat.stats import coverage_study as cs
 
 

@@ -20,8 +20,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from isoeat.stats import _certified
 from isoeat import ConfigError
+from isoeat.stats import _certified
 from isoeat.stats._certified import _certified_tail_count, certified_bracket, certified_memory_bytes
 from isoeat.stats.permutation import DEFAULT_RTOL
 

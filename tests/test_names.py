@@ -95,9 +95,9 @@ def test_a_sealed_record_reads_back_sealed_and_notices_an_edit():
 
 # --------------------------------------------------------------------------- seed streams
 def test_stream_names_are_injective():
-    from _streams import stream_seed
-
     from isoeat._random import derive_seed
+
+    from _streams import stream_seed
 
     assert derive_seed(0, "a\x1fb") != derive_seed(0, "a", "b")  # a separator inside a part is no separator
     assert derive_seed(0, "ab", "c") != derive_seed(0, "a", "bc")

@@ -109,9 +109,9 @@ def test_sensitivity_default_and_raw_rows_are_the_run_cells(grid, glove):
 def test_auto_reference_check_measures_the_pool_the_calibrator_was_fitted_on(glove, tmp_path, capsys):
     """With --reference-size auto the calibrator is fitted on a random subset of the top max rows; the check used
     to measure the top rows instead. Here the check's sample is rebuilt from the recorded spec by hand."""
-    from _streams import stream_seed
-
     from isoeat.diagnostics.anisotropy import cosine_stats
+
+    from _streams import stream_seed
 
     out = tmp_path / "auto"
     assert main(["run", "--tests", "W6", "--reference-size", "auto", "--reference-max", "20000", "--seed", "3",

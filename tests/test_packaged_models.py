@@ -18,10 +18,9 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_transformer import _word_token_positions, direct_states  # noqa: E402
-
 from isoeat import DataFormatError, MissingDependencyError  # noqa: E402
 from isoeat.backends import _packaged  # noqa: E402
+from test_transformer import _word_token_positions, direct_states  # noqa: E402
 
 
 def _split_archive(tmp_path: Path, members: dict[str, bytes], pieces: int = 3) -> list[Path]:

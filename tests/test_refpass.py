@@ -29,17 +29,15 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+from isoeat import ConfigError, DataFormatError  # noqa: E402
 from test_layers import REFERENCE, WORDS, _cli_files, _count_forward, _enc, bert, corpus  # noqa: E402,F401
 from test_moments import _direct, _rel  # noqa: E402
 from test_sentence import tiny_st  # noqa: E402,F401  (a fixture: the tiny sentence-transformers model)
 from test_transformer import CORPUS, FAMILIES, tiny_models, torch_mod  # noqa: E402,F401  (fixtures)
 
-from isoeat import ConfigError, DataFormatError  # noqa: E402
-
 torch = pytest.importorskip("torch")
 
 from isoeat.backends.transformer import TransformerEncoder  # noqa: E402
-
 
 # ----------------------------------------------------------------------------
 # the pass

@@ -431,10 +431,9 @@ def layer_sweep(tmp_path_factory):
     pytest.importorskip("torch")
     pytest.importorskip("matplotlib")
     sys.path.insert(0, os.path.dirname(__file__))
+    from isoeat.cli import main
     from test_layers import _cli_files
     from test_transformer import build_tiny
-
-    from isoeat.cli import main
 
     base = tmp_path_factory.mktemp("report-layers")
     bert = build_tiny(base / "bert", "bert-uncased")

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import isoeat
-from isoeat import ConfigError, ConfidenceInterval, WEATResult, ZCAWhitener
+from isoeat import ConfidenceInterval, ConfigError, WEATResult, ZCAWhitener
 from isoeat.reporting.tables import to_json
 from isoeat.stats.results import IDENTITY_FIELDS, ResultIdentity, SCWEATResult
 from isoeat.stats.weat import resolve_seed_sequence, sc_weat_from_vectors, weat_from_vectors

@@ -41,8 +41,9 @@ def test_only_w1_and_w2_are_checked_in_both_spaces():
 
 
 def test_footer_under_the_comparison_table():
-    from isoeat.stats.weat import weat_from_vectors
     import numpy as np
+
+    from isoeat.stats.weat import weat_from_vectors
 
     g = np.random.default_rng(3)
     X, Y, A, B = (g.standard_normal((8, 5)) for _ in range(4))      # random sets: W1's d near 0, p large

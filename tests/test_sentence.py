@@ -84,6 +84,7 @@ def tiny_st(tmp_path_factory):
     import warnings
 
     from sentence_transformers import SentenceTransformer
+
     from test_transformer import build_tiny
 
     with warnings.catch_warnings():

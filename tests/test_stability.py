@@ -21,7 +21,6 @@ from isoeat.experiments.compare import ComparisonRow, compare_calibration
 from isoeat.experiments.stability import redraw_d, redraw_statistics, redraw_weights
 from isoeat.labels import STABILITY_SHARE, call_holds, holds_mark, replicate_agreement, shifted_p
 
-
 # ---------------------------------------------------------------------------- the rule at its boundary
 
 @pytest.mark.parametrize("same,total,holds", [(95, 100, True), (94, 100, False), (100, 100, True), (19, 20, True),

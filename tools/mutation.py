@@ -471,7 +471,7 @@ def _table(rows: list[list[str]]) -> str:
 def report(per_module: dict[str, tuple[list[Mutant], int]], lines: list[tuple[int, int]] | None) -> str:
     rows, survivors = [], []
     for mod, (muts, skipped) in per_module.items():
-        count = lambda s: sum(m.status == s for m in muts)  # noqa: E731
+        count = lambda s, muts=muts: sum(m.status == s for m in muts)  # noqa: E731
         where = ", ".join(f"{a}-{b}" for a, b in lines or [])
         rows.append([mod + (f" (lines {where})" if lines else ""), len(muts),
                      count("killed"), count("survived"), count("timeout"), skipped])
