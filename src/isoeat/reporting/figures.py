@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
-from ._render import _RC, _save_all, fix_layout
+from ._render import _RC, _save, _save_all, fix_layout  # noqa: F401 - _save stays importable from here
 
 __all__ = [
     "require_matplotlib",
