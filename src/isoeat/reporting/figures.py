@@ -113,7 +113,8 @@ def figure_cosine_heatmaps(res: Any) -> Any | None:
                 continue
             im = ax.imshow(M, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
             a = next((a for a in res.anisotropy if a["model"] == m["label"] and a["calibration"] == c["label"]), {})
-            ax.set_title(f"{m['label']} — {_space_title(res, c['label'])}\nmean cos {a.get('mean_cosine', float('nan')):.3f}"
+            ax.set_title(f"{m['label']} — {_space_title(res, c['label'])}\n"
+                         f"mean cos {a.get('mean_cosine', float('nan')):.3f}"
                          f" ± {a.get('sd_cosine', float('nan')):.3f}", fontsize=9)
             ax.set_xticks([])
             ax.set_yticks([])
