@@ -125,7 +125,8 @@ YAML/JSON test file, got 123 (int)
     """
     if isinstance(test, AssociationTest):
         return test
-    if isinstance(test, str) and TESTS.resolve(test) is not None and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES:
+    if (isinstance(test, str) and TESTS.resolve(test) is not None
+            and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES):
         return get_test(test)  # a registered id wins over a folder or file of that name in the working directory
     if isinstance(test, (str, os.PathLike)) and _is_file_spec(test):
         tests = load_tests_from_file(test)
