@@ -79,7 +79,8 @@ def _caller_level(where: str) -> int:
     import sys
 
     here = _caller_level.__code__.co_filename  # this module's frames
-    frame, level = sys._getframe(1), 1
+    frame: Any = sys._getframe(1)  # a FrameType, then None past the outermost caller
+    level = 1
     while frame is not None and (frame.f_code.co_filename == here or frame.f_code.co_name == where):
         frame, level = frame.f_back, level + 1
     return level

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ._resources import describe_chain  # imported now: under a memory limit an import in the handler fails too
 
@@ -59,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     for mod in _command_modules():
         mod.register(sub, add_stat_options)
-    for name, p in sub.choices.items():  # each command knows its defaults (to tell given options apart)
+    for p in sub.choices.values():  # each command knows its defaults (to tell given options apart)
         p.set_defaults(_parser=p)
         p.add_argument("-q", "--quiet", **_QUIET_OPTION)  # before or after the command name
     return parser
@@ -248,7 +249,6 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
         return handlers[args.command](args)
     except IsoeatError as exc:  # raised while a resource ran out ("needs torch" as torch ran out of memory): that
         from ._resources import underlying  # is what the line says
-
         from .cliargs import cli_message
 
         line = (underlying(exc, f"while running isoeat {args.command}")

@@ -34,7 +34,8 @@ def add_eps_options(p: argparse.ArgumentParser) -> None:
 
 
 def eps_params(args: argparse.Namespace) -> dict[str, Any]:
-    """``--eps``/``--eps-relative`` as calibrator parameters: ``{"eps": E}`` or ``{"eps": R, "eps_mode": "relative"}``."""
+    """``--eps``/``--eps-relative`` as calibrator parameters: ``{"eps": E}`` or
+    ``{"eps": R, "eps_mode": "relative"}``."""
     r = getattr(args, "eps_relative", None)
     if r is not None:
         return {"eps": r, "eps_mode": "relative"}

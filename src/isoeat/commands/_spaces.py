@@ -4,7 +4,8 @@ table under their results (labels from :mod:`isoeat.labels`, as ``isoeat run`` p
 from __future__ import annotations
 
 import argparse
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 __all__ = ["wants_calibrator", "change_lines"]
 

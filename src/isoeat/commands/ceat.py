@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from .._errors import ConfigError
-from ..stats.ceat import ALTERNATIVES, DEFAULT_DRAWS, VARIANCES, CEATResult, ceat
+from ..stats.ceat import DEFAULT_DRAWS, VARIANCES, CEATResult, ceat
 
 __all__ = ["register", "COMMANDS"]
 
@@ -32,7 +32,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
         epilog=examples("isoeat ceat --model minilm --test W6                      # raw and ZCA (default)",
                         "isoeat ceat --model minilm --test W6 --draws 1000 --reference-size 2000 --seed 1",
                         "isoeat ceat --model hf:bert-base-cased --test W7 --calibration none --format json",
-                        "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # forest-style figure of the draws",
+                        "isoeat ceat --model minilm --test W6 --figure w6-ceat.png   # a forest figure of the draws",
                         "isoeat ceat --model minilm --test W6 --variance hedges-olkin --alternative greater"),
     )
     add(p, "--model", "--test", "--calibration")
@@ -141,7 +141,8 @@ def _table(results: list[CEATResult], ddof: int = 1, corpus: str = "") -> str:
     lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
              f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})",
              *method_lines(r0, ddof)]
-    lines += [line for line in fallback_footer([r0], contexts=True, corpus=corpus) if not line.startswith("No corpus context")]
+    lines += [line for line in fallback_footer([r0], contexts=True, corpus=corpus)
+              if not line.startswith("No corpus context")]
     if r0.fallback:
         lines.append(f"no context in the corpus, one template vector in every draw: {', '.join(r0.fallback)}")
     if r0.dropped:

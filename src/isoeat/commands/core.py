@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError
@@ -16,12 +15,12 @@ from ..cliargs import (
     add_stat_options,
     calibrator_from_args,
     calibrator_mark,
-    npz_out,
     examples,
+    fallback_gate,
     given_options,
     load_model_from_args,
+    npz_out,
     weat_kwargs,
-    fallback_gate,
 )
 
 __all__ = ["register", "COMMANDS"]

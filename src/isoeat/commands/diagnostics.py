@@ -37,7 +37,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 def register(subparsers: Any, add_stat_options: Any = None) -> None:
     """Add the ``anisotropy`` and ``similarity`` parsers (``add_stat_options`` is not used:
     its ``--bootstrap`` means resamples of WEAT targets, a different thing)."""
-    from ..cliargs import add, examples, float_in, nonneg_int, positive_int, resamples
+    from ..cliargs import add, examples, nonneg_int, positive_int
 
     p = subparsers.add_parser(
         "anisotropy",
@@ -276,7 +276,8 @@ def _cosine_notes(r: Any) -> list[str]:
     elif r.cosine_method == "exact":
         what = (f"exact: over all N(N-1) off-diagonal pairs of the frame's N = {size:,} vectors (Gram identity, "
                 "isoeat.diagnostics.frame_cosine)")
-        sample = (f"Sample mean ± SE: the mean over the {n:,} sampled vectors (the paper's protocol, §4.3) ± its SD over "
+        sample = (f"Sample mean ± SE: the mean over the {n:,} sampled vectors (the paper's protocol, §4.3) "
+                  "± its SD over "
                   f"samples of {n:,} from the frame (exact formula).")
     else:
         what = (f"sampled: over the pairs of the N = {n:,} sampled vectors (the frame's {size:,} vectors are over the "

@@ -60,7 +60,8 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
                     "with a model it loads once, and the partial statistics are tree-reduced. The result does not "
                     "depend on the number of workers. Needs: pip install \"isoeat[distributed]\".",
         epilog=examples("isoeat whiten-distributed --local-workers 2 --save glove-zca.npz",
-                        "isoeat whiten-distributed --model minilm --scheduler tcp://127.0.0.1:8786 --save minilm-zca.npz"),
+                        "isoeat whiten-distributed --model minilm --scheduler tcp://127.0.0.1:8786 "
+                        "--save minilm-zca.npz"),
     )
     add(p, "--model", "--save")
     where = p.add_mutually_exclusive_group()
@@ -79,8 +80,7 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
 def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
     from ..calibration import save_calibrator
     from ..calibration.registry import eps_text
-    from ..cliargs import eps_params
-    from ..cliargs import npz_out
+    from ..cliargs import eps_params, npz_out
     from ..distributed import fit_calibrator_distributed, require_dask
 
     if not args.save:
@@ -94,7 +94,8 @@ def _cmd_whiten_distributed(args: argparse.Namespace) -> int:
         options["device"] = args.device
     if args.no_cache:
         options["use_cache"] = False
-    kw = dict(n_reference=args.reference_size, corpus=args.corpus, shards=args.reference_shards, unit=args.reference_unit,
+    kw = dict(n_reference=args.reference_size, corpus=args.corpus, shards=args.reference_shards,
+              unit=args.reference_unit,
               seed=args.seed, model_options=options, retries=args.retries, **eps_params(args))
     t0 = time.perf_counter()
     if args.local_workers:

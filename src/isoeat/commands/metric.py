@@ -8,9 +8,7 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
-from ..metrics.registry import CI_METHODS, METHODS
 from ..cliargs import (
-    FORMATS,
     add_calibration_options,
     add_model_options,
     calibration_params,
@@ -19,9 +17,6 @@ from ..cliargs import (
     float_in,
     given_options,
     load_model_from_args,
-    nonneg_int,
-    positive_int,
-    resamples,
 )
 
 __all__ = ["register", "COMMANDS"]

@@ -4,7 +4,8 @@ Models, in the paper's order of families:
 
 * always (offline): ``glove-6b-50d`` (the bundled GloVe 6B **50d**; the paper used 6B **100d**, so its
   numbers are shown beside ours as a *different model*) and ``minilm`` (all-MiniLM-L6-v2, not in the paper);
-* when present in the local gensim-data folder, or downloadable with gensim when online: GloVe 6B 100d (``glove-wiki-gigaword-100``) and
+* when present in the local gensim-data folder, or downloadable with gensim when online: GloVe 6B 100d
+  (``glove-wiki-gigaword-100``) and
   word2vec GoogleNews 300d (``word2vec-google-news-300``): the paper's own static models;
 * when in the local Hugging Face cache or the hub is reachable: ``gpt2``, ``bert-base-cased``,
   ``roberta-base``, ``princeton-nlp/unsup-simcse-bert-base-uncased``,
@@ -34,8 +35,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..experiments.paper import format_paper_d, format_paper_p, paper_consistency, paper_rows, paper_values, \
-    parse_paper_p, same_printed_p  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
+from ..experiments.paper import (
+    format_paper_d,
+    format_paper_p,
+    paper_consistency,
+    paper_rows,
+    paper_values,
+    parse_paper_p,  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
+    same_printed_p,
+)
 from ._paper_models import candidate_models, paper_model_names, parse_model_mapping, select_auto, what_is_needed
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
@@ -111,7 +119,8 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
     Each row also holds our four numbers printed at the paper's precision (``*_printed``: d to 2 decimals,
     p to 4 or as an order of magnitude below 1e-4), ``digits_agree`` (how many of the four print the
     same as the paper's; the paper's ``10^-5``, p < 1e-4, is matched by any p below 1e-4:
-    :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``, ``substitute (...)``).
+    :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``,
+    ``substitute (...)``).
     """
     paper = {(r["model"], r["test"]): r for r in paper_rows()}
     out = []
@@ -221,7 +230,8 @@ def _render_t2_t3(res: Any, chosen: list[dict]) -> str:
 def register(sub: Any, add_stat_options: Any) -> None:
     from ..cliargs import add, add_eps_options, examples
 
-    p = sub.add_parser("reproduce", help="the paper's protocol on every model available here, beside the paper's values",
+    p = sub.add_parser("reproduce",
+                       help="the paper's protocol on every model available here, beside the paper's values",
                        description="Run the paper's protocol (10 WEATs raw vs ZCA, anisotropy, similarity) on every "
                                    "model available on this machine, or bound to a local file with --model, and print "
                                    "the paper's published values beside ours (labelled: the same model, mapped to a "
@@ -246,7 +256,8 @@ def register(sub: Any, add_stat_options: Any) -> None:
                         "bootstrap): a smoke test, not the paper's protocol")
     p.add_argument("--no-extras", action="store_true", help="WEAT only: no anisotropy and no similarity cells")
     add(p, "--overwrite")
-    p.add_argument("--list", action="store_true", help="list the candidate models and whether they are available; run nothing")
+    p.add_argument("--list", action="store_true",
+                   help="list the candidate models and whether they are available; run nothing")
     p.add_argument("--check-paper", action="store_true",
                    help="only check the paper's own tables (identical rows with different inputs, change classes "
                         "against their p, the text's counts against Table A1); run nothing (default: the checks "
@@ -379,12 +390,12 @@ def _write_comparison(out: Path, rows: list[dict], departures: list[str], head: 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
-    from ..cliargs import eps_params
-    from ..experiments.config import parse_config
-    from ..experiments.runner import load_experiment, run_experiment
     from .._io import atomic_write_text
     from .._records import records_to_csv
     from .._version import versioned
+    from ..cliargs import eps_params
+    from ..experiments.config import parse_config
+    from ..experiments.runner import load_experiment, run_experiment
 
     if args.check_paper:
         print(_paper_checks_text())

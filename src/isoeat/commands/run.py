@@ -28,9 +28,9 @@ from ..cliargs import (
     calibrator_from_args,
     examples,
     float_in,
-    positive_int,
     load_model_from_args,
     model_options,
+    positive_int,
 )
 
 __all__ = ["register", "COMMANDS", "quick_config"]
@@ -48,7 +48,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                    "an experiment folder (--out DIR: cells, results.csv/json, comparison.csv/json, "
                                    "tables, manifest; resumable; then 'isoeat report DIR'), a temporary one "
                                    "without --out. With CONFIG.yaml: a grid of models x tests x calibrations.",
-                       epilog=examples("isoeat run                                   # W1..W10, glove-6b-50d, raw vs zca",
+                       epilog=examples("isoeat run                                 # W1..W10, glove-6b-50d, raw vs zca",
                                        "isoeat run --test W6,W7 --calibration abtt --out results/",
                                        "isoeat run --test W1,W6 --metrics rnd,ripa,ect    # + other metrics",
                                        "isoeat run --model minilm --test W6,W7 --layers all --out res/   # every layer",
@@ -295,7 +295,6 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     Returns the calibrator and the options with ``reference_size`` set to the size used.
     """
     from .._errors import ConfigError
-
     from ..experiments.compare import stability_replicates
 
     auto = args.reference_size == "auto"
@@ -335,10 +334,10 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     if args.whitener or getattr(args, "_client", None) is not None:
         raise ConfigError("--reference-size auto and --reference-shards fit the calibrator here; not with "
                           "--whitener or --scheduler")
+    from ..cliargs import weat_kwargs
     from ..experiments.compare import classify_change
     from ..experiments.reference import DEFAULT_SHARDS, fit_reference
     from ..wordsets import resolve_tests
-    from ..cliargs import weat_kwargs
 
     kw = weat_kwargs(args)
     p_kwargs = {k: kw[k] for k in ("alternative", "method", "n_permutations") if k in kw}
@@ -447,7 +446,6 @@ def _check_layer_options(args: argparse.Namespace) -> None:
 def _layer_sweep(args: argparse.Namespace, model: Any) -> Any:
     """The sweep of the layers ``--layers`` asks for (checked against the model's layers)."""
     from .._errors import ConfigError
-
     from .._types import LayeredModel
 
     if not isinstance(model, LayeredModel):

@@ -25,7 +25,8 @@ _MINILM = {"minilm", "all-minilm-l6-v2", "minilm-l6", "hf:minilm"}
 
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add ``isoeat seat`` to the CLI."""
-    from ..cliargs import add, add_stat_options as stat_options, examples
+    from ..cliargs import add, examples
+    from ..cliargs import add_stat_options as stat_options
 
     p = subparsers.add_parser(
         "seat",

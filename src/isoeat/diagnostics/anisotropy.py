@@ -695,6 +695,6 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
     bound = checked_bind(inspect.signature(compare_anisotropy), "anisotropy", model, calibration, **options)
     bound.apply_defaults()
     a = dict(bound.arguments)
-    size, kwargs, force = a.pop("n_reference"), a["reference_kwargs"], a["force"]
-    a["calibration"] = resolve_calibration(calibration, model, force=force, n_reference=size, reference_kwargs=kwargs)[0]
+    size, kw, force = a.pop("n_reference"), a["reference_kwargs"], a["force"]
+    a["calibration"] = resolve_calibration(calibration, model, force=force, n_reference=size, reference_kwargs=kw)[0]
     return _anisotropy_results(raw=False, reference_size=size, **a)[-1]

@@ -2,8 +2,8 @@
 
 The mean pairwise cosine of a static space depends entirely on the frame (GloVe 6B 50d, exact over every pair:
 0.430 on the top 2k words, 0.220 on the top 10k, 0.012 on the top 100k, 0.113 on all 400k words, and 0.43 on
-the tokens of a text, whose frequent words repeat). A figure is meaningless without its frame, so every anisotropy result
-names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisotropy`, ``--frame``):
+the tokens of a text, whose frequent words repeat). A figure is meaningless without its frame, so every anisotropy
+result names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisotropy`, ``--frame``):
 
 ``paper`` (the default of ``isoeat run``'s isotropy check, ``isoeat anisotropy`` and Table 2)
     The paper's protocol (§4.1, §4.3, Table 2: "2,000 randomly sampled embedding vectors from WikiText-103";

@@ -20,13 +20,13 @@ from ..wordsets._safe_load import (  # noqa: F401 - _UniqueKeyLoader stays impor
     FLAG_WORDS,
     NotUTF8Error,
     SafeLoadError,
-    UniqueKeyLoader as _UniqueKeyLoader,  # noqa: F401 - importable from here (experiments.config)
     load_yaml,
     plain_flag,
     plain_scalar,
     read_regular_text,
     safe_show,
 )
+from ..wordsets._safe_load import UniqueKeyLoader as _UniqueKeyLoader  # noqa: F401 - importable from here
 
 __all__: list[str] = []
 
@@ -34,8 +34,8 @@ _show = safe_show
 _TOO_BIG = object()  # stands in for a container given where a scalar is expected (its repr costs nothing)
 
 # --------------------------------------------------------------------------- the keys of each section
-_TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "metrics", "settings", "anisotropy", "similarity",
-             "report")
+_TOP_KEYS = ("name", "description", "models", "tests", "calibrations", "metrics", "settings", "anisotropy",
+             "similarity", "report")
 _MODEL_KEYS = ("spec", "label", "family", "layer", "contexts_per_word", "options")
 _CAL_KEYS = ("name", "label", "params")
 _SETTINGS_KEYS = (
@@ -89,7 +89,8 @@ class _Checker:
             return fn(key, v if scalar else _TOO_BIG, *args, **kwargs)
         except InvalidValueError as exc:
             received = exc.received if scalar else _show(v)
-            raise self.fail(key, f"expected {requirement or exc.requirement}{exc.sep}got {received}{exc.hint}") from None
+            raise self.fail(key, f"expected {requirement or exc.requirement}{exc.sep}"
+                                 f"got {received}{exc.hint}") from None
 
     def keys(self, key: str, mapping: Any, allowed: Sequence[str]) -> dict:
         if not isinstance(mapping, Mapping):

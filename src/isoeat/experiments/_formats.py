@@ -28,7 +28,8 @@ from typing import Any
 from .._errors import ExperimentMismatchError
 
 __all__ = ["EXPERIMENT_FORMAT", "CELL_FORMAT", "MANIFEST_FORMAT", "CELL_FOLDERS", "read_record", "version_of",
-           "version_problem", "refuse_newer", "check_cells", "cell_problem", "is_older_cell", "upgrade_note", "manifest_note"]
+           "version_problem", "refuse_newer", "check_cells", "cell_problem", "is_older_cell", "upgrade_note",
+           "manifest_note"]
 
 #: ``experiment.json`` (the folder's identity: normalised config, protocol)
 EXPERIMENT_FORMAT = 1

@@ -1,4 +1,7 @@
-"""Files of an experiment folder: names (:mod:`isoeat._names`), records (:mod:`isoeat._records`), links (:mod:`isoeat._io`)."""
+"""Files of an experiment folder.
+
+Names (:mod:`isoeat._names`), records (:mod:`isoeat._records`), links (:mod:`isoeat._io`).
+"""
 
 from __future__ import annotations
 

@@ -92,8 +92,8 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
                     out / "anisotropy" / mdir / f"{slug(c.label)}.json", anisotropy=True)
         for b in benches:
             for c in config.calibrated:
-                add("similarity", m, c, b, ("similarity", b), out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json",
-                    benchmark=b)
+                add("similarity", m, c, b, ("similarity", b),
+                    out / "similarity" / mdir / slug(c.label) / f"{slug(b)}.json", benchmark=b)
     return cells
 
 
@@ -297,7 +297,8 @@ def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: Experi
 
 def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
                    overwrite: str, log: Callable[[str], None], record: dict) -> Any:
-    """Load the saved calibrator of (model, calibration) when it still fits, else fit it (``engine.fit``) and save it."""
+    """Load the saved calibrator of (model, calibration) when it still fits, else fit it (``engine.fit``) and
+    save it."""
     from ..calibration import load_calibrator, save_calibrator
 
     model = engine.model

@@ -380,8 +380,8 @@ def compare_calibration(
     rng : None or int, default None
         The root seed (None: a fresh one, drawn from the operating system's
         entropy and recorded in each result's ``seed``, so ``rng=seed``
-        replays the comparison; ``isoeat run`` passes ``--seed``, default 0). Each WEAT draws from its own named stream of it,
-        ``("weat", TEST)`` (raw and calibrated alike) (:func:`isoeat._random.derive_seed`), as in
+        replays the comparison; ``isoeat run`` passes ``--seed``, default 0). Each WEAT draws from its own named
+        stream of it, ``("weat", TEST)`` (raw and calibrated alike) (:func:`isoeat._random.derive_seed`), as in
         ``isoeat run`` and :func:`isoeat.weat`: the same test gives the same
         numbers whatever else is measured. Recorded in each result.
     progress : None, bool or callable

@@ -575,8 +575,8 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
     labelled = []
     for c in out:
         if not c.label:
-            lab = c.name if counts[c.name] == 1 else c.name + "(" + ",".join(f"{k}={v:g}" if isinstance(v, float)
-                                                                              else f"{k}={v}" for k, v in c.params.items()) + ")"
+            lab = c.name if counts[c.name] == 1 else c.name + "(" + ",".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in c.params.items()) + ")"
             c = CalibrationSpec(name=c.name, label=lab, params=c.params)
         labelled.append(c)
     labels = [c.label for c in labelled]

@@ -31,7 +31,8 @@ import numpy as np
 
 from ..reporting.layer_section import PROFILE_COLUMNS
 
-__all__ = ["PROFILE_COLUMNS", "SharedLayers", "test_words", "word_anisotropy", "profile_rows", "profile_table", "write_profile", "layer_profile"]
+__all__ = ["PROFILE_COLUMNS", "SharedLayers", "test_words", "word_anisotropy", "profile_rows", "profile_table",
+           "write_profile", "layer_profile"]
 
 
 
@@ -102,7 +103,8 @@ def profile_table(rows: Sequence[Mapping[str, Any]]) -> str:
         for layer in layers:
             r = by.get((t, layer))
             cells.append(f"{'':>13}" if r is None else
-                         f"{_num(r['d_raw']) + '->' + _num(r['d_calibrated']) + ('*' if r['change'] != 'Stable' else ' '):>13}")
+                         format(_num(r["d_raw"]) + "->" + _num(r["d_calibrated"])
+                                + ("*" if r["change"] != "Stable" else " "), ">13"))
         lines.append(f"{t:<{width}}  " + "  ".join(cells))
     return "\n".join(lines)
 

@@ -193,7 +193,8 @@ def identical_rows(rows: list[dict[str, Any]]) -> list[Finding]:
         for a, b in combinations(rs, 2):
             keys = ("d_raw", "d_calibrated", "p_raw_printed", "p_calibrated_printed")
             if all(a[k] == b[k] for k in keys):
-                out.append(Finding("identical rows", "inconsistent", f"Table A1, {test} on {a['model']} and {b['model']}",
+                out.append(Finding("identical rows", "inconsistent",
+                                   f"Table A1, {test} on {a['model']} and {b['model']}",
                                    "the same d and p in both spaces for two different models"))
     return out
 

@@ -52,9 +52,9 @@ from .._validate import check_int, check_real
 
 __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
-    "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d", "fit_reference",
-    "memory_needed", "se_precision", "finite_population_factor", "DEFAULT_REPLICATES", "MAX_REPLICATES",
-    "MIN_REDRAW_SHARDS",
+    "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d",
+    "fit_reference", "memory_needed", "se_precision", "finite_population_factor", "DEFAULT_REPLICATES",
+    "MAX_REPLICATES", "MIN_REDRAW_SHARDS",
     "check_replicates", "redraw_weights", "redraw_statistics", "redraw_d", "redraw_metadata",
 ]
 

@@ -20,7 +20,8 @@ from ._store import check_inside, is_sealed, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows, metric_comparison_rows
 from .manifest import read_manifest
 
-__all__ = ["ExperimentResults", "load_experiment", "read_experiment", "cell_is_whole", "write_results", "EXPERIMENT_NAME"]
+__all__ = ["ExperimentResults", "load_experiment", "read_experiment", "cell_is_whole", "write_results",
+           "EXPERIMENT_NAME"]
 
 EXPERIMENT_NAME = "experiment.json"
 _FLOAT_FIELDS = ("effect_size", "statistic", "p_value", "p_ci_low", "p_ci_high", "tolerance", "effect_size_ci_low",
@@ -134,7 +135,8 @@ def cell_is_whole(rec: object, kind: str) -> bool:
         return False
     if rec["status"] == "ok":
         res = rec.get("result")
-        return isinstance(res, dict) and (kind != "weat" or isinstance(res.get("effect_size"), (int, float, type(None))))
+        return isinstance(res, dict) and (kind != "weat"
+                                          or isinstance(res.get("effect_size"), (int, float, type(None))))
     return True
 
 
@@ -312,7 +314,8 @@ def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list
     whole = cell_is_whole(rec, "metrics") and not cell_problem(rec)
     res = rec.get("result") if whole else None
     if not whole or rec.get("status") != "ok" or not isinstance(res.get("metrics"), list):
-        failures.append({**where, **((rec.get("error") or {}) if whole and rec.get("status") != "ok" else _unused(rec))})
+        failures.append({**where,
+                         **((rec.get("error") or {}) if whole and rec.get("status") != "ok" else _unused(rec))})
         return
     for r in res["metrics"]:
         if "error" in r:

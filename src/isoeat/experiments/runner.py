@@ -30,8 +30,9 @@ Seeds: every cell draws from its own *named stream* of the root seed
 anisotropy sample from ``("anisotropy", FRAME)``, a similarity bootstrap
 from ``("similarity", BENCHMARK)``. The name holds no space: raw and every
 calibrated space draw the same permutations and the same sample (common
-random numbers), so a change between them is the calibration's alone. A stream does not depend on the other cells of the grid, so the
-same cell gives the same numbers in ``isoeat run``, ``isoeat weat --seed S``,
+random numbers), so a change between them is the calibration's alone. A
+stream does not depend on the other cells of the grid, so the same cell
+gives the same numbers in ``isoeat run``, ``isoeat weat --seed S``,
 :func:`isoeat.compare_calibration` and every other command with the same
 seed. Every cell records the root seed and its stream.
 """
@@ -428,7 +429,8 @@ def _cell_states(cells: list[Cell]) -> list[dict[str, Any]]:
         rec = read_json(c.path) if c.path.exists() else None
         if rec and cell_is_whole(rec, c.kind):
             out.append({"key": c.key, "kind": c.kind, "status": rec.get("status"), "run_id": rec.get("run_id"),
-                        "seed": rec.get("seed"), "seed_stream": rec.get("seed_stream"), "duration_s": rec.get("duration_s"), "started": rec.get("started"),
+                        "seed": rec.get("seed"), "seed_stream": rec.get("seed_stream"),
+                        "duration_s": rec.get("duration_s"), "started": rec.get("started"),
                         "ended": rec.get("ended"), "error": rec.get("error")})
         else:
             out.append({"key": c.key, "kind": c.kind, "status": "pending", "seed": c.seed,
@@ -546,7 +548,8 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                         payload["corpus_fingerprint"] = corpus_fp
                     status, err = "ok", None
                 except Exception as exc:  # noqa: BLE001 - one failing cell never stops the grid
-                    payload, status, err = {"calibrator": cal_info, "family": family}, "failed", _error_record(exc, c.kind)
+                    payload, status, err = ({"calibrator": cal_info, "family": family}, "failed",
+                                            _error_record(exc, c.kind))
                 dt = time.perf_counter() - t1
                 _write_cell(c, run_id, status, payload, err, dt, fp, started)
                 computed += 1

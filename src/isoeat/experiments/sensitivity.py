@@ -576,7 +576,8 @@ def _cap(notes: list[str], source: str, got: int, asked: int) -> None:
 
 
 def _sweep(engine: Any, cells: Sequence[_Cell], plan: _Plan, pools: dict[str, np.ndarray], seed: int,
-           tests: Sequence[Any], notes: list[str], progress: Any) -> dict[int, tuple[list[Any], float, int, int | None]]:
+           tests: Sequence[Any], notes: list[str],
+           progress: Any) -> dict[int, tuple[list[Any], float, int, int | None]]:
     """Every cell's results: one reference sample per (source, size, repeat), each of its calibrations fitted once."""
     from .._random import derive_seed
 

@@ -38,8 +38,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics", "redraw_weights",
-           "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns", "folder_stability"]
+__all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics",
+           "redraw_weights", "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns",
+           "folder_stability"]
 
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
     DEFAULT_REPLICATES,

@@ -87,7 +87,7 @@ def _isotropy(res: Any) -> str:
         if raw:
             frames.setdefault(frame_words(raw.get("frame") or "reference"), []).append(m["label"])
 
-        def value(name: str, v: Any, fmt: str) -> str:
+        def value(name: str, v: Any, fmt: str, c=c) -> str:
             if name in c.unknown:
                 return "<td class='l'>not measured</td>"
             return f"<td class='bad'>{_f(v, fmt)}</td>" if name in c.flagged else f"<td>{_f(v, fmt)}</td>"
@@ -136,7 +136,8 @@ def _sanity(res: Any) -> str:
                 out.append(f"<p class='bad sanity'>{_e(m['label'])}, raw vs {_e(cal)}: {_e(line.lstrip('! '))}</p>")
             elif present:
                 absent = [t for t in SANITY_TESTS if t not in present]
-                out.append(f"<p class='ok sanity'>{_e(m['label'])}, raw vs {_e(cal)}: sanity tests {_e(', '.join(present))} "
+                out.append(f"<p class='ok sanity'>{_e(m['label'])}, raw vs {_e(cal)}: "
+                           f"sanity tests {_e(', '.join(present))} "
                            "significant in both spaces" + (f" ({_e(', '.join(absent))} not in this experiment)"
                                                            if absent else "") + ".</p>")
             else:
@@ -162,7 +163,8 @@ def _mechanism_table(res: Any, model: str, cal: str) -> str:
         f1 = (m.get("shrink") or [None])[0]
         body.append(f"<tr><td class='l'>{_e(r['test'])}</td><td class='l'>{_e(r.get('bias_type') or '')}</td>"
                     f"<td>{_f(r['d_raw'], '.2f')}</td><td class='l'>{_e(cohen_magnitude(r['d_raw']))}</td>"
-                    f"<td>{_f(r['d_calibrated'], '.2f')}</td><td class='l'>{_e(cohen_magnitude(r['d_calibrated']))}</td>"
+                    f"<td>{_f(r['d_calibrated'], '.2f')}</td>"
+                    f"<td class='l'>{_e(cohen_magnitude(r['d_calibrated']))}</td>"
                     f"<td class='l'>{_e(r['change'])}</td><td>{_pct(sr.get('1'))}</td><td>{_pct(sr.get('3'))}</td>"
                     f"<td>{_pct(sr.get('10'))}</td><td>{_f(f1, '.2f')}</td><td>{_pct(sc.get('3'))}</td></tr>")
     note = ("" if mech else "<p class='note'>No mechanism recorded for this space (a calibrator without principal "

@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
-from ._render import _RC, _save, _save_all, fix_layout  # noqa: F401 - _save re-exported (_figure_file)
+from ._render import _RC, _save, _save_all, fix_layout  # noqa: F401 - _save stays importable from here
 
 __all__ = [
     "require_matplotlib",
@@ -113,7 +113,8 @@ def figure_cosine_heatmaps(res: Any) -> Any | None:
                 continue
             im = ax.imshow(M, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
             a = next((a for a in res.anisotropy if a["model"] == m["label"] and a["calibration"] == c["label"]), {})
-            ax.set_title(f"{m['label']} — {_space_title(res, c['label'])}\nmean cos {a.get('mean_cosine', float('nan')):.3f}"
+            ax.set_title(f"{m['label']} — {_space_title(res, c['label'])}\n"
+                         f"mean cos {a.get('mean_cosine', float('nan')):.3f}"
                          f" ± {a.get('sd_cosine', float('nan')):.3f}", fontsize=9)
             ax.set_xticks([])
             ax.set_yticks([])

@@ -58,15 +58,18 @@ _CSS = """
 body { font: 15px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; color: var(--fg);
        background: var(--bg); margin: 0; }
 main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 60px; }
-h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 20px; margin: 34px 0 10px; border-bottom: 2px solid var(--line);
-padding-bottom: 4px; } h3 { font-size: 16px; margin: 22px 0 8px; } h4 { font-size: 14px; margin: 14px 0 6px; color: var(--muted); }
+h1 { font-size: 26px; margin: 0 0 4px; } h2 { font-size: 20px; margin: 34px 0 10px; \
+border-bottom: 2px solid var(--line);
+padding-bottom: 4px; } h3 { font-size: 16px; margin: 22px 0 8px; } \
+h4 { font-size: 14px; margin: 14px 0 6px; color: var(--muted); }
 .sub { color: var(--muted); margin: 0 0 16px; }
 nav { background: #f4f6f9; border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; margin: 12px 0 20px; }
 nav a { margin-right: 14px; color: var(--accent); text-decoration: none; }
 .cards { display: flex; flex-wrap: wrap; gap: 12px; margin: 12px 0; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 16px; min-width: 150px; background: #fafbfc; }
 .card .n { font-size: 24px; font-weight: 650; } .card .l { color: var(--muted); font-size: 13px; }
-.card.S .n { color: #9c4668; } .card.D .n { color: #c62828; } .card.E .n { color: #1f5fbf; } .card.F .n { color: var(--bad); }
+.card.S .n { color: #9c4668; } .card.D .n { color: #c62828; } .card.E .n { color: #1f5fbf; } \
+.card.F .n { color: var(--bad); }
 figure { margin: 16px 0 26px; } figcaption { font-weight: 600; margin-bottom: 6px; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table.kv { table-layout: fixed; width: 100%; max-width: 100%; }
@@ -195,7 +198,8 @@ def _failures(res: Any) -> str:
     rows = "".join(
         f"<tr><td class='l'>{_e(f.get('kind'))}</td><td class='l'>{_e(f.get('model'))}</td>"
         f"<td class='l'>{_e(f.get('calibration'))}</td><td class='l'>{_e(f.get('item'))}</td>"
-        f"<td class='l'>{_e(f.get('stage', ''))}</td><td class='l bad'>{_e(f.get('type'))}: {_e(f.get('message'))}</td></tr>"
+        f"<td class='l'>{_e(f.get('stage', ''))}</td>"
+        f"<td class='l bad'>{_e(f.get('type'))}: {_e(f.get('message'))}</td></tr>"
         for f in res.failures)
     return ("<p class='bad'>These cells raised; the rest of the grid went on. Rerun with "
             "<code>isoeat run CONFIG --out DIR --overwrite failed</code> to retry them.</p>"
@@ -209,7 +213,8 @@ def _manifest(res: Any) -> str:
     env = m.get("environment", {})
     pk = {k: v for k, v in (m.get("packages") or {}).items() if v}
     parts = ["<h3>Environment</h3><table class='kv'><tbody>"]
-    for k, v in (("isoeat", m.get("isoeat_version")), ("Python", f"{env.get('python')} ({env.get('python_implementation')})"),
+    for k, v in (("isoeat", m.get("isoeat_version")),
+                 ("Python", f"{env.get('python')} ({env.get('python_implementation')})"),
                  ("platform", env.get("platform")), ("host", env.get("hostname")), ("CPUs", env.get("cpu_count")),
                  ("manifest written", m.get("written"))):
         parts.append(f"<tr><th class='l'>{_e(k)}</th><td class='l'>{_e(v)}</td></tr>")
@@ -220,8 +225,10 @@ def _manifest(res: Any) -> str:
                  "<th>load time</th></tr></thead><tbody>")
     for lab, d in (m.get("models") or {}).items():
         parts.append(f"<tr><td class='l'>{_e(lab)}</td><td class='l'>{_e(d.get('spec'))}</td><td class='l'>"
-                     f"{_e(d.get('family'))}</td><td>{_e(d.get('dim', '-'))}</td><td>{_e(d.get('vocab_size', '-'))}</td>"
-                     f"<td class='l'><code>{_e(d.get('fingerprint'))}</code></td><td>{_fmt_s(d.get('load_seconds'))}</td></tr>")
+                     f"{_e(d.get('family'))}</td><td>{_e(d.get('dim', '-'))}</td>"
+                     f"<td>{_e(d.get('vocab_size', '-'))}</td>"
+                     f"<td class='l'><code>{_e(d.get('fingerprint'))}</code></td>"
+                     f"<td>{_fmt_s(d.get('load_seconds'))}</td></tr>")
     parts.append("</tbody></table></div>")
     cals = m.get("calibrators") or {}
     if cals:
@@ -229,7 +236,8 @@ def _manifest(res: Any) -> str:
                      "<th class='l'>parameters</th><th>n</th><th class='l'>reference</th><th class='l'>file</th>"
                      "</tr></thead><tbody>")
         for k, d in cals.items():
-            parts.append(f"<tr><td class='l'>{_e(k)}</td><td class='l'>{_e(d.get('params'))}</td><td>{_e(d.get('n'))}</td>"
+            parts.append(f"<tr><td class='l'>{_e(k)}</td><td class='l'>{_e(d.get('params'))}</td>"
+                         f"<td>{_e(d.get('n'))}</td>"
                          f"<td class='l'>{_e(d.get('reference'))}</td><td class='l'>{_e(d.get('path'))}</td></tr>")
         parts.append("</tbody></table></div>")
     corp = m.get("corpora") or {}
@@ -258,7 +266,8 @@ def _manifest(res: Any) -> str:
                      "</th><th class='l'>ended</th><th class='l'>status</th><th>computed</th><th>reused</th>"
                      "<th>failed</th><th>wall time</th></tr></thead><tbody>")
         for r in runs:
-            parts.append(f"<tr><td class='l'><code>{_e(r.get('run_id'))}</code></td><td class='l'>{_e(r.get('started'))}"
+            parts.append(f"<tr><td class='l'><code>{_e(r.get('run_id'))}</code></td>"
+                         f"<td class='l'>{_e(r.get('started'))}"
                          f"</td><td class='l'>{_e(r.get('ended') or '(interrupted)')}</td><td class='l'>"
                          f"{_e(r.get('status'))}</td><td>{_e(r.get('computed'))}</td><td>{_e(r.get('reused'))}</td>"
                          f"<td>{_e(r.get('failed'))}</td><td>{_fmt_s(r.get('seconds'))}</td></tr>")
@@ -269,7 +278,8 @@ def _manifest(res: Any) -> str:
             f"<tr><td class='l'>{_e(c.get('key'))}</td><td class='l'>{_e(c.get('kind'))}</td><td class='l'>"
             f"{_e(c.get('status'))}</td><td>{_e(c.get('seed'))}</td><td>{_fmt_s(c.get('duration_s'))}</td>"
             f"<td class='l'><code>{_e(c.get('run_id') or '')}</code></td></tr>" for c in cells)
-        parts.append(f"<details><summary>Per-cell seeds and durations ({len(cells)} cells)</summary><div class='scroll'>"
+        parts.append(f"<details><summary>Per-cell seeds and durations ({len(cells)} cells)</summary>"
+                     "<div class='scroll'>"
                      "<table><thead><tr><th class='l'>cell</th><th class='l'>kind</th><th class='l'>status</th>"
                      f"<th>seed</th><th>duration</th><th class='l'>run</th></tr></thead><tbody>{rows}</tbody></table>"
                      "</div></details>")
@@ -306,7 +316,8 @@ def report_title(res: Any) -> str:
 
 
 def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
-    """The report page as a string (``figures``: PNG files to embed, from :func:`~isoeat.reporting.figures.write_figures`).
+    """The report page as a string (``figures``: PNG files to embed, from
+    :func:`~isoeat.reporting.figures.write_figures`).
 
     It reads top-down: the d / p / change table (Table A1) first, the change counts, then the decision aids
     under plain headings (isotropy check, sanity tests, why d moved, severity, how to read), the other
@@ -386,8 +397,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
              "<h2 id='conventions'>Conventions</h2>", _conventions(res),
              "<h2 id='config'>Config</h2>"]
     body.append(f"<pre>{_e(cfg_text)}</pre>")
-    body.append(f"<footer>Written by isoeat {_e(__version__)} (<code>isoeat report</code>). Self-contained: no external "
-                "resources.</footer>")
+    body.append(f"<footer>Written by isoeat {_e(__version__)} (<code>isoeat report</code>). "
+                "Self-contained: no external resources.</footer>")
     return ("<!DOCTYPE html>\n<html lang='en'>\n<head>\n<meta charset='utf-8'>\n"
             "<meta name='viewport' content='width=device-width, initial-scale=1'>\n"
             f"<title>{_e(name)} — isoeat report</title>\n<style>{_CSS}</style>\n<script>{_SCRIPT}</script>\n</head>\n"

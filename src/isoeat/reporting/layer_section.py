@@ -24,8 +24,8 @@ from typing import Any
 from .._errors import DataFormatError, IsoeatError
 from ..labels import CHANGE_CLASSES
 
-__all__ = ["PROFILE_COLUMNS", "LAYERS_CSV", "LAYERS_FIGURE", "read_layer_rows", "write_layer_figure_from", "is_layer_figure",
-           "LAYER_CAPTION", "layer_section"]
+__all__ = ["PROFILE_COLUMNS", "LAYERS_CSV", "LAYERS_FIGURE", "read_layer_rows", "write_layer_figure_from",
+           "is_layer_figure", "LAYER_CAPTION", "layer_section"]
 
 #: Columns of the profile rows (``layers.csv``), in order.
 PROFILE_COLUMNS = ("model", "layer", "calibration", "test", "bias_type", "d_raw", "p_raw", "d_calibrated",

@@ -17,7 +17,8 @@ __all__ = ["mechanism_records"]
 
 
 def mechanism_records(res: Any, model: str, calibration: str) -> list[tuple[str, dict, dict]]:
-    """``(test, comparison row, mechanism record)`` for each test of ``model`` in the space ``calibration``, in order."""
+    """``(test, comparison row, mechanism record)`` for each test of ``model`` in the space ``calibration``, in
+    order."""
     cells = {r["test"]: r.get("cell") for r in res.weat if r["model"] == model and r["calibration"] == calibration}
     out = []
     for row in res.comparisons:

@@ -221,7 +221,8 @@ def table_a1(res: Any, calibration: str) -> Table:
                     "change_holm", "change_bh", "delta_d", "large_shift", "sign_reversal", "p_method_raw",
                     "p_method_calibrated")} | {"calibration": calibration}
                                | {k: r[k] for k in ("call_holds", "class_holds", "replicate_share") if k in r})
-    return Table(name=f"table_a1-{_cal_file(res, calibration)}", caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
+    return Table(name=f"table_a1-{_cal_file(res, calibration)}",
+                 caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
                  blocks=blocks, notes=notes, records=records)
 
 
@@ -264,7 +265,8 @@ def table2(res: Any) -> Table | None:
     notes += [f"Sample ({m}): {desc}." for m, desc in samples.items()]
     notes.append(SEED_NOTE.format(what="sample", cmd="isoeat anisotropy --seed SEED --samples N", file="anisotropy"))
     records = [{k: v for k, v in a.items() if k not in ("explained_variance_ratio",)} for a in res.anisotropy]
-    return Table(name="table2", caption="Table 2: anisotropy (mean pairwise cosine +/- SD) before and after calibration",
+    return Table(name="table2",
+                 caption="Table 2: anisotropy (mean pairwise cosine +/- SD) before and after calibration",
                  blocks=[("", groups, header, body)], notes=notes, records=records)
 
 
@@ -274,7 +276,8 @@ def table3(res: Any, calibration: str) -> Table | None:
     rows = [s for s in res.similarity if s["calibration"] == calibration]
     if not rows:
         return None
-    header = ["Model", "Bench.", "n", "Raw", "White" if calibration == "zca" else calibration, "Δ", "95% CI", "p", "Sig."]
+    header = ["Model", "Bench.", "n", "Raw", "White" if calibration == "zca" else calibration, "Δ", "95% CI", "p",
+              "Sig."]
     body = []
     for m in res.models:
         first = True
@@ -285,13 +288,15 @@ def table3(res: Any, calibration: str) -> Table | None:
                   if s.get("ci_low") is not None else "")
             delta = s.get("delta")
             body.append([
-                Cell(m["label"] if first else "", left=True), Cell(s.get("benchmark_title") or s["benchmark"], left=True),
+                Cell(m["label"] if first else "", left=True),
+                Cell(s.get("benchmark_title") or s["benchmark"], left=True),
                 Cell(str(s.get("n_pairs", ""))),
                 Cell(_rho(s.get("rho_raw")), latex=_latex_num(_rho(s.get("rho_raw")))),
                 Cell(_rho(s.get("rho_calibrated")), latex=_latex_num(_rho(s.get("rho_calibrated")))),
                 Cell(_signed(delta), bold=stars(s.get("p_value")) not in ("n.s.", ""),
                      latex=_signed(delta).replace("-", "$-$")),
-                Cell(ci, latex=ci.replace("-", "$-$")), Cell(format_p(s.get("p_value")), latex=latex_p(s.get("p_value"))),
+                Cell(ci, latex=ci.replace("-", "$-$")),
+                Cell(format_p(s.get("p_value")), latex=latex_p(s.get("p_value"))),
                 Cell(stars(s.get("p_value")), latex={"***": "$^{***}$", "**": "$^{**}$", "*": "$^{*}$"}.get(
                     stars(s.get("p_value")), stars(s.get("p_value")))),
             ])
@@ -303,7 +308,8 @@ def table3(res: Any, calibration: str) -> Table | None:
              "n: pairs with both words (or sentences) available in the model.",
              SEED_NOTE.format(what="bootstrap", cmd="isoeat similarity --benchmark B --seed SEED --bootstrap N",
                               file="similarity")]
-    return Table(name=f"table3-{_cal_file(res, calibration)}", caption=f"Table 3: similarity benchmarks, raw vs {_cal_title(res, calibration)}",
+    return Table(name=f"table3-{_cal_file(res, calibration)}",
+                 caption=f"Table 3: similarity benchmarks, raw vs {_cal_title(res, calibration)}",
                  blocks=[("", [], header, body)], notes=notes, records=rows)
 
 
@@ -344,14 +350,15 @@ def summary_table(res: Any, calibration: str) -> Table | None:
              "|Δd|>0.5: Stable cases significant in both spaces whose effect size moved by more than 0.5 (§5.3). "
              "Changed or shifted: D + E + those shifts (the paper's 29 of 70)."]
     records = []
-    for key in ("overall",):
+    for _key in ("overall",):
         records.append({"section": "overall", "group": "all", **summ["overall"]})
     for key in ("by_bias", "by_bias_group", "by_family", "by_model"):
         for g in summ[key]:
             records.append({"section": key, **g})
     for k, v in adj.items():
         records.append({"section": f"adjusted_{k}", "group": "all", **v})
-    return Table(name=f"summary-{_cal_file(res, calibration)}", caption=f"Summary of changes (§5.3-5.5), raw vs {_cal_title(res, calibration)}",
+    return Table(name=f"summary-{_cal_file(res, calibration)}",
+                 caption=f"Summary of changes (§5.3-5.5), raw vs {_cal_title(res, calibration)}",
                  blocks=blocks, notes=notes, records=[{"calibration": calibration, **r} for r in records])
 
 

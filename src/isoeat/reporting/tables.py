@@ -90,8 +90,8 @@ def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
     kinds = sorted({(c.level, c.estimand, c.label, c.n_resamples) for _, c in shown})
     for level, estimand, label, n in kinds:
         how = label + (f", {n:,} resamples" if n else "")
-        lines.append(f"CI: {level * 100:.10g}% interval on {_ESTIMAND_TEXT.get(estimand, estimand)}: estimand {estimand} "
-                     f"({how}).")
+        lines.append(f"CI: {level * 100:.10g}% interval on {_ESTIMAND_TEXT.get(estimand, estimand)}: "
+                     f"estimand {estimand} ({how}).")
         if estimand == "populations" and label == "jackknife":
             lines.append("    The value before it estimates d without the attribute words' noise (it can exceed d).")
     for warning in dict.fromkeys(c.warning for _, c in shown if c.warning):
@@ -144,8 +144,8 @@ def reference_footer(meta: dict[str, Any]) -> str:
     factor, population = meta.get("reference_se_factor"), meta.get("reference_population")
     if population and isinstance(factor, (int, float)) and factor != 1.0:
         line += (f"; SE_ref includes the finite-population factor {factor:.3f} = sqrt(1 - n/M): auto used "
-                 f"{meta.get('reference_size')} of the top {population} {unit}, drawn without replacement, so it is the "
-                 f"spread of d_W around the top-{population} d_W")
+                 f"{meta.get('reference_size')} of the top {population} {unit}, drawn without replacement, "
+                 f"so it is the spread of d_W around the top-{population} d_W")
     return line + "."
 
 

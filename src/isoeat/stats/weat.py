@@ -119,7 +119,7 @@ _CALIBRATION_FORMS = ("None, 'none', a calibration name such as 'zca', a fitted 
 
 def resolve_calibrations(
     calibration: Any, model: Any, *, force: bool = False, n_reference: int | None = None,
-    reference_kwargs: dict | None = None, argument: str = "calibration",
+    reference_kwargs: dict[str, Any] | None = None, argument: str = "calibration",
 ) -> dict[str, Calibrator]:
     """Every calibrator ``calibration=`` asks for, by label, checked against ``model`` (none: the raw space only).
 

@@ -125,10 +125,11 @@ YAML/JSON test file, got 123 (int)
     """
     if isinstance(test, AssociationTest):
         return test
-    if isinstance(test, str) and TESTS.resolve(test) is not None and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES:
+    if (isinstance(test, str) and TESTS.resolve(test) is not None
+            and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES):
         return get_test(test)  # a registered id wins over a folder or file of that name in the working directory
     if isinstance(test, (str, os.PathLike)) and _is_file_spec(test):
-        tests = load_tests_from_file(test)
+        tests = load_tests_from_file(os.fspath(test))
         if len(tests) != 1:
             raise ConfigError(f"{argument}: {test} holds {len(tests)} tests ({', '.join(t.id for t in tests[:5])}"
                               f"{', ...' if len(tests) > 5 else ''}); give one, or pass the file as tests= to a "
@@ -159,7 +160,7 @@ def as_tests(tests: Any, *, argument: str = "tests") -> list[AssociationTest]:
     out: list[AssociationTest] = []
     for i, t in enumerate(tests):
         if isinstance(t, (str, os.PathLike)) and _is_file_spec(t):
-            out.extend(load_tests_from_file(t))
+            out.extend(load_tests_from_file(os.fspath(t)))
         else:
             out.append(as_test(t, argument=f"{argument}[{i}]"))
     if not out:
