@@ -126,3 +126,32 @@ def test_the_similarity_cell_without_and_with_a_bootstrap(glove):
     some = e.similarity_cell("ws353", cal, 200)["result"]
     assert some["n_resamples"] == 200 and 0 < some["n_valid_resamples"] <= 200 and some["seed"] == 2
     assert some["ci_low"] < some["delta"] < some["ci_high"]
+
+
+class _Streaming(_Toy):
+    """The toy as a contextual encoder would be: its reference also comes in batches (counted apart)."""
+
+    def __init__(self):
+        super().__init__()
+        self.batch_calls = []
+
+    def reference_batches(self, n, **kw):
+        self.batch_calls.append(n)
+        return iter([self.vectors[:n // 2].copy(), self.vectors[n // 2:n].copy()]), f"top {min(n, 40)} in batches"
+
+
+def test_a_fixed_reference_is_fitted_as_fit_calibrator_fits_it_a_drawn_one_from_its_rows():
+    """Fixed: the model's own path (a streaming encoder streams: no n x d matrix); drawn: the drawn rows."""
+    toy = _Streaming()
+    e = Engine(toy, seed=1)
+    fixed = e.fit("zca", None, ReferenceSpec(30))
+    assert toy.batch_calls == [30] and toy.calls == []  # streamed, never read as one matrix
+    assert fixed.metadata_["reference"] == "top 30 in batches"
+    e.fit("zca", None, ReferenceSpec(20, draw="subset", pool=30, seed=2, stream=("s",)))
+    assert toy.calls == [30] and toy.batch_calls == [30]  # a drawn sample: rows of the pool, read as rows
+
+
+def test_a_drawn_fit_records_the_dimension_not_the_row_count():
+    toy = _Toy()  # 40 rows of 6 dimensions: n and d differ
+    c = Engine(toy, seed=1).fit("zca", None, ReferenceSpec(20, draw="subset", pool=30, seed=2, stream=("s",)))
+    assert (c.metadata_["n"], c.metadata_["dim"]) == (20, 6)
