@@ -155,3 +155,15 @@ def test_a_drawn_fit_records_the_dimension_not_the_row_count():
     toy = _Toy()  # 40 rows of 6 dimensions: n and d differ
     c = Engine(toy, seed=1).fit("zca", None, ReferenceSpec(20, draw="subset", pool=30, seed=2, stream=("s",)))
     assert (c.metadata_["n"], c.metadata_["dim"]) == (20, 6)
+
+
+def test_a_second_drawn_sample_from_a_kept_pool_replaces_the_first():
+    """Only the last drawn sample is kept, also when no new fixed sample is read in between (the pool of both
+    is already held): the first is drawn again, equal rows in a new array."""
+    toy = _Toy()
+    e = Engine(toy, seed=1)
+    e.sample(ReferenceSpec(30))
+    first = e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("a",)))
+    e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("b",)))  # same pool, another stream
+    again = e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("a",)))
+    assert again[0] is not first[0] and np.array_equal(again[0], first[0]) and toy.calls == [30]
