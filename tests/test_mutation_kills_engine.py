@@ -91,6 +91,7 @@ def test_cells_carry_their_payloads(glove, tmp_path):
     m = e.metrics_cell(isoeat.get_test("W6"), None, ["ripa", "mac"], {"pairs": [("nowordhere", "he")]})
     recs = {r["metric"]: r for r in m["result"]["metrics"]}
     assert recs["ripa"]["error"]["user_error"] is True and recs["ripa"]["seed"] == 4 and "error" not in recs["mac"]
+    assert {"words", "per_word"} <= set(recs["mac"])  # a metric cell keeps its per-word scores (the report's)
     a = e.anisotropy_cell(cal, ReferenceSpec(3000), sample=200, components=5, heatmap_size=50,
                           heatmap=tmp_path / "h.npz")
     assert (a["result"]["heatmap_file"], a["result"]["heatmap_size"]) == ("h.npz", 50)

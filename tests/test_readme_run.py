@@ -593,8 +593,25 @@ def test_isotropy_check_under_the_table(readme):
     assert abs(float(m["m"]) - 0.068) < 0.001
 
 
+def _readme_frame_here() -> bool:
+    """Whether frame paper reads the text the README's isotropy check was measured on (WikiText-2's test split,
+    the shared data); elsewhere (WikiText-103 set, or only gensim's sample) its figures differ by design."""
+    from pathlib import Path
+
+    from isoeat.diagnostics.frames import _paper_text
+
+    source, _ = _paper_text()
+    return isinstance(source, Path) and source.name == "wiki.test.raw" and "wikitext-2" in str(source)
+
+
 def test_command_prints_the_readme_block(readme, cli_run):
     printed, _ = cli_run
     lines = printed.rstrip("\n").split("\n")
     assert re.fullmatch(r"\(\d+\.\d s; written to .*\)", lines[-1])
-    assert lines[:-1] == readme.lines[:-1]
+    if _readme_frame_here():
+        assert lines[:-1] == readme.lines[:-1]
+    else:  # the table and its footers exactly; the isotropy check names its frame (another corpus here)
+        cut = next(i for i, ln in enumerate(readme.lines) if ln.startswith("Isotropy check"))
+        assert lines[:cut] == readme.lines[:cut]
+        assert lines[cut].startswith("Isotropy check, glove-6b-50d raw space: ") and "(frame paper, the paper's " \
+            "protocol: mean cosine exact over its " in lines[cut]
