@@ -168,3 +168,26 @@ def test_a_second_drawn_sample_from_a_kept_pool_replaces_the_first():
     e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("b",)))  # same pool, another stream
     again = e.sample(ReferenceSpec(10, draw="subset", pool=30, seed=1, stream=("a",)))
     assert again[0] is not first[0] and np.array_equal(again[0], first[0]) and toy.calls == [30]
+
+
+def test_the_similarity_cell_counts_the_pairs_the_model_misses(glove, tmp_path):
+    """A benchmark file with a pair of words GloVe lacks: 5 of 6 pairs measured, n_missing its 2 missing words."""
+    bench = tmp_path / "pairs.txt"
+    bench.write_text("king queen 8.5\nman woman 8.3\ncar automobile 8.9\ncup mug 7.8\nsun moon 6.0\n"
+                     "zzqxw qqzxv 5.0\n", encoding="utf-8")
+    e = Engine(glove, seed=2)
+    rec = e.similarity_cell(str(bench), e.fit("center", None, ReferenceSpec(5000)), 0)["result"]
+    assert (rec["n_pairs"], rec["n_total"], rec["n_missing"]) == (5, 6, 2)
+
+
+def test_no_cosine_matrix_for_a_set_with_no_word_in_the_vocabulary(glove):
+    """The heatmap payload: a side whose words are all missing gets no matrix (not an empty one)."""
+    from isoeat.experiments.engine import _cosines
+    from isoeat.wordsets import AssociationTest, WordSet
+
+    t = isoeat.get_test("W6")
+    s = t.sets()
+    empty = AssociationTest(id="T", bias_type="x", source="hand", X=WordSet("none here", ("zzqxw", "qqzxv")),
+                            Y=s["Y"], A=s["A"], B=s["B"])
+    out = _cosines(glove, empty, None)
+    assert "X_AB" not in out and np.array(out["Y_AB"]).shape == (8, 16)

@@ -221,7 +221,7 @@ class Engine:
         rec = res.to_dict()
         mat = getattr(res, "cosine_matrix", None)
         if mat is not None and heatmap is not None:
-            k = min(heatmap_size, mat.shape[0])
+            k = min(heatmap_size, mat.shape[0])  # mutation: equivalent[const 0 -> 1] (the cosine matrix is square)
             buf = io.BytesIO()
             np.savez_compressed(buf, cosine=np.asarray(mat[:k, :k], dtype=np.float32))
             atomic_write_bytes(heatmap, buf.getvalue())
