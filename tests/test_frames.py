@@ -159,3 +159,17 @@ def test_the_paper_frame_of_a_model_without_the_corpus_words_is_the_reference_po
     assert raw.frame == "reference" and raw.sampling.startswith("frame paper not measurable")
     alone = compare_anisotropy(toy, None, n_samples=100, rng=0, frame="reference")[0]
     assert raw.mean_cosine == pytest.approx(alone.mean_cosine, rel=1e-12)  # the whole pool: exact, seed-free
+
+
+def test_the_paper_frame_without_any_reference_corpus_here_is_the_pool_and_says_so(glove, monkeypatch):
+    """A fresh machine without WikiText and without gensim: frame paper falls back to the reference pool (the
+    run's isotropy check still measures, and names what it measured) instead of failing the run."""
+    import isoeat.diagnostics.frames as frames
+    from isoeat._errors import IsoeatFileNotFoundError
+
+    def nothing():
+        raise IsoeatFileNotFoundError("corpus auto: no corpus is present offline (install gensim ...)")
+
+    monkeypatch.setattr(frames, "_paper_text", nothing)
+    (raw,) = compare_anisotropy(glove, None, n_samples=200, rng=0)
+    assert raw.frame == "reference" and raw.sampling.startswith("frame paper not measurable (corpus auto: no corpus")

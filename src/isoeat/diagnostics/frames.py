@@ -11,7 +11,8 @@ result names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisot
     reference corpus that are in the vocabulary, each once (``corpus-types``) — WikiText-103's training text
     when ``$ISOEAT_WIKITEXT103`` names its folder, else WikiText-2 (``$ISOEAT_WIKITEXT2`` or the project's
     shared copy), else the largest reference corpus present offline (``corpus="auto"``), said in the
-    description. A contextual model: its reference sample's vectors (``reference``: vectors of
+    description; with no corpus here at all (no gensim), or a vocabulary lacking the corpus's words, the
+    reference pool stands in (``frame_or_pool``), said in the description and recorded as ``reference``. A contextual model: its reference sample's vectors (``reference``: vectors of
     reference-corpus tokens in their sentences). Why types, not tokens, for a static model: the paper samples
     vocabulary items, and only that reading reproduces its whitened figures (Table 2: 0.001-0.040 after ZCA).
     For the bundled GloVe 50d on WikiText-2's test text, exact over the frame: types 0.068 raw, 0.035 after
@@ -42,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from .._errors import ConfigError, DataFormatError, IsoeatWarning
+from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning
 from .._random import resolve_seed
 from .._validate import check_int
 
@@ -198,7 +199,7 @@ def frame_or_pool(model: Any, frame: str, n: int) -> tuple[FramePopulation | Non
     a model of another language) is measured on the model's reference pool, and the description says so."""
     try:
         pop = frame_population(model, frame)
-    except ConfigError as exc:
+    except (ConfigError, IsoeatFileNotFoundError) as exc:  # too few of its words, or no reference corpus here
         if parse_frame(frame)[0] != "paper":
             raise
         return None, f"frame paper not measurable ({exc}): measured on the reference pool instead"
