@@ -12,8 +12,9 @@ result names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisot
     when ``$ISOEAT_WIKITEXT103`` names its folder, else WikiText-2 (``$ISOEAT_WIKITEXT2`` or the project's
     shared copy), else the largest reference corpus present offline (``corpus="auto"``), said in the
     description; with no corpus here at all (no gensim), or a vocabulary lacking the corpus's words, the
-    reference pool stands in (``frame_or_pool``), said in the description and recorded as ``reference``. A contextual model: its reference sample's vectors (``reference``: vectors of
-    reference-corpus tokens in their sentences). Why types, not tokens, for a static model: the paper samples
+    reference pool stands in (``frame_or_pool``), said in the description and recorded as ``reference``.
+    A contextual model: its reference sample's vectors (``reference``: vectors of reference-corpus tokens in
+    their sentences). Why types, not tokens, for a static model: the paper samples
     vocabulary items, and only that reading reproduces its whitened figures (Table 2: 0.001-0.040 after ZCA).
     For the bundled GloVe 50d on WikiText-2's test text, exact over the frame: types 0.068 raw, 0.035 after
     ZCA; tokens 0.431 raw and still 0.310 after ZCA, since whitening on vocabulary rows leaves the frequent
