@@ -121,3 +121,36 @@ def test_metric_change_without_p_or_sign():
     # the default level is 0.05: p = 0.03 is significant, p = 0.06 not
     d = metric_change(0.5, 0.03, 0.4, 0.06, signed=True, has_p=True)
     assert (d["sig_raw"], d["sig_calibrated"], d["change"]) == (True, False, "Disappearing")
+
+
+def test_permutations_depart_only_where_a_p_was_sampled():
+    from isoeat.labels import protocol_departures
+
+    assert protocol_departures(reference_size=100_000, eps=1e-3, permutations=10_000) == ()  # exact p: none needed
+    assert protocol_departures(permutations=10_000, sampled=True) == ("10,000 permutations (the paper: 100,000)",)
+
+
+def test_the_firm_cell_is_a_dash_without_replicates():
+    from isoeat.labels import holds_mark
+
+    assert holds_mark(None, 100) == "-" and holds_mark(5, 0) == "-" and holds_mark(5, None) == "-"
+
+
+def test_a_shifted_p_from_the_ends_of_the_unit_interval_is_finite():
+    """p = 0 (an exact p can be 0 only in a degenerate case) and p = 1 are clamped before the probit."""
+    from isoeat.labels import shifted_p
+
+    for p in (0.0, 1.0):
+        q = shifted_p(p, 0.5, 0.6, 8, 8)
+        assert 0.0 <= q <= 1.0 and math.isfinite(q)
+
+
+def test_shifted_p_uses_the_null_slope_with_ddof():
+    """c = sqrt(n_x n_y / n) sqrt((n - 1)/(n - ddof)): with ddof = 0 and n_x = n_y = 8, c = 2 sqrt(15/16);
+    from p = 0.5 at d = 0 to d' = 0.5, p' = 1 - Phi(c / 2) (greater)."""
+    from statistics import NormalDist
+
+    from isoeat.labels import shifted_p
+
+    c = 2.0 * math.sqrt(15 / 16)
+    assert shifted_p(0.5, 0.0, 0.5, 8, 8, ddof=0) == pytest.approx(1 - NormalDist().cdf(c * 0.5), abs=1e-12)

@@ -393,7 +393,7 @@ def holds_mark(same: int | None, total: int | None) -> str:
 def _probit(q: float) -> float:
     from statistics import NormalDist
 
-    return NormalDist().inv_cdf(min(max(q, 1e-300), 1.0 - 1e-16))
+    return NormalDist().inv_cdf(min(max(q, 1e-300), 1.0 - 1e-16))  # mutation: equivalent[const 1e-300 -> 5e-301] (a clamp deep in the tail: p = 1 maps near -37 either way)
 
 
 def shifted_p(p: float, d: float, d_new: float, n_x: int, n_y: int, alternative: str = "greater",
