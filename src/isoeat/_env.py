@@ -43,6 +43,11 @@ VARIABLES: dict[str, str] = {
     "ISOEAT_REPORT_JOBS": "processes drawing the report's figures",
     "ISOEAT_OFFLINE": "never try the network",
     "ISOEAT_DISTRIBUTED_KILL_ONCE": "a test hook of the distributed worker",
+    # the test suite's own switches (set by .ci/run for the smoke run on the installed wheel; isoeat ignores them)
+    "ISOEAT_TEST_INSTALLED": "the test suite: test the installed package, not the checkout",
+    "ISOEAT_WHEEL": "the test suite: the wheel file under test",
+    "ISOEAT_SDIST": "the test suite: the sdist file under test",
+    "ISOEAT_FUZZ_EXAMPLES": "the test suite: examples per fuzz test",
 }
 
 _ON = ("1", "true", "yes", "on")
