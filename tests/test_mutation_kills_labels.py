@@ -154,3 +154,27 @@ def test_shifted_p_uses_the_null_slope_with_ddof():
 
     c = 2.0 * math.sqrt(15 / 16)
     assert shifted_p(0.5, 0.0, 0.5, 8, 8, ddof=0) == pytest.approx(1 - NormalDist().cdf(c * 0.5), abs=1e-12)
+
+
+def test_two_sided_shifted_p_moves_by_the_change_in_absolute_effect():
+    """Two-sided: p' = min(1, 2 (1 - Phi(Phi^-1(1 - p/2) + c (|d'| - |d|)))), c = 2 for n_x = n_y = 8, ddof 1."""
+    from statistics import NormalDist
+
+    from isoeat.labels import shifted_p
+
+    nd = NormalDist()
+
+    def want(p, d, d_new):
+        return min(1.0, 2 * (1 - nd.cdf(nd.inv_cdf(1 - p / 2) + 2.0 * (abs(d_new) - abs(d)))))
+
+    for p, d, d_new in ((0.2, -0.5, -0.6), (0.2, 0.5, -0.6), (0.9, 0.5, 0.2), (0.9, -0.5, -0.1)):
+        assert shifted_p(p, d, d_new, 8, 8, "two-sided") == pytest.approx(want(p, d, d_new), abs=1e-12)
+    assert shifted_p(0.9, 0.5, 0.2, 8, 8, "two-sided") > 0.9  # above one half: the cap is at 1
+
+
+def test_replicate_agreement_uses_the_cells_ddof_by_default():
+    import inspect
+
+    from isoeat.labels import replicate_agreement
+
+    assert inspect.signature(replicate_agreement).parameters["ddof"].default == 1  # WEAT's d: sample SD, ddof 1
