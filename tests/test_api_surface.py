@@ -332,3 +332,30 @@ def test_every_public_function_refuses_an_unknown_keyword_in_one_line(glove):
         with pytest.raises(isoeat.ConfigError) as e:
             call()
         _one_line(e.value, "bogus_kw")
+
+
+def test_the_package_never_calls_its_own_deprecated_keywords():
+    """isoeat's own commands call the public API by its current keywords (an old one warns the user of
+    something they did not write): every call, in src/isoeat, of a function wrapped by the shims."""
+    import ast
+    import importlib
+    import pathlib
+    import pkgutil
+
+    from isoeat import _surface
+
+    for m in pkgutil.walk_packages(isoeat.__path__, "isoeat."):  # the shims register their functions on import
+        try:
+            importlib.import_module(m.name)
+        except ImportError:  # an optional extra's module
+            continue
+    wrapped = set(_surface.keywords.__globals__["_KEYWORDS"])
+    assert {"weat", "ceat", "compare_anisotropy", "sensitivity_analysis", "run_experiment"} <= wrapped
+    bad = []
+    for f in pathlib.Path(isoeat.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
+                bad += [f"{f.name}:{node.lineno} {fn}({kw.arg}=)" for kw in node.keywords
+                        if fn in wrapped and kw.arg in _surface.RENAMED]
+    assert bad == []

@@ -35,7 +35,8 @@ __all__ = [
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
     "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
     "protocol_text", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "replicate_agreement",
-    "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD",
+    "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
+    "CORPORA_RULE", "CORPORA_COLUMNS",
 ]
 
 
@@ -476,3 +477,55 @@ STABILITY_RULE = ("Firm: the calibrated call (p_W < alpha), and so the change cl
                   "permutation null's slope, its deviation from d_W scaled by sqrt(2): a fresh draw differs from this "
                   "one by two draws' error); no (k/R): only k agree. Raw calls do not depend on the reference "
                   "sample. {record}")
+
+
+#: The comparison-row columns of the across-corpora marks (:func:`isoeat.experiments.stability.folder_corpora`).
+CORPORA_COLUMNS = ("raw_call_holds_corpora", "call_holds_corpora", "class_holds_corpora", "corpora_share",
+                   "corpora", "corpora_left_out")
+
+
+def corpora_agreement(own: tuple[float, float], others: Sequence[tuple[float, float]], alpha: float) -> dict[str, Any]:
+    """Whether one test's calls hold across corpora: ``own`` is ``(p_raw, p_calibrated)`` with this run's corpus,
+    ``others`` the same pair with each other corpus compared (each its own contexts and reference sample).
+
+    Returns ``raw_call``, ``call`` (the calibrated call), ``class`` (the change class): True when every corpus
+    gives the same value (unanimity: a handful of corpora is no sample to take a share of); ``same``: how many
+    of the ``total`` corpora (this one included) give both calls, and so the class, their values here.
+
+    Examples
+    --------
+    >>> r = corpora_agreement((0.01, 0.2), [(0.03, 0.3), (0.01, 0.04)], 0.05)
+    >>> r["raw_call"], r["call"], r["class"], r["same"], r["total"]
+    (True, False, False, 2, 3)
+    >>> corpora_agreement((0.01, 0.01), [(0.2, 0.3)], 0.05)["class"]  # Stable both, on opposite calls
+    True
+    """
+    def calls(pair: tuple[float, float]) -> tuple[bool, bool, str]:
+        return (is_significant(pair[0], alpha), is_significant(pair[1], alpha),
+                classify_change(pair[0], pair[1], alpha))
+
+    mine, theirs = calls(own), [calls(o) for o in others]
+    return {"raw_call": all(t[0] == mine[0] for t in theirs), "call": all(t[1] == mine[1] for t in theirs),
+            "class": all(t[2] == mine[2] for t in theirs),
+            "same": 1 + sum(t[:2] == mine[:2] for t in theirs), "total": 1 + len(theirs)}
+
+
+def corpora_mark(same: int | None, total: int | None) -> str:
+    """The ``Corpora`` cell: ``yes`` (every corpus gives both calls their values here), ``no (k/n)``, ``-``.
+
+    Examples
+    --------
+    >>> corpora_mark(3, 3), corpora_mark(2, 3), corpora_mark(None, None), corpora_mark(1, 1)
+    ('yes', 'no (2/3)', '-', '-')
+    """
+    if same is None or not total or total < 2:
+        return "-"
+    return "yes" if same == total else f"no ({same}/{total})"
+
+
+#: :func:`corpora_agreement`'s rule in words, printed under every table with a ``Corpora`` column
+#: (``{corpora}``, ``{left_out}`` filled in).
+CORPORA_RULE = ("Corpora: whether the raw call (p_R < alpha) and the calibrated call (p_W < alpha), and so the change "
+                "class, are the same with every corpus compared ({corpora}; each gives the contextual model its own "
+                "contexts and reference sample); no (k/n): only k of the n corpora agree. A check of this run's "
+                "choice of corpus over the corpora at hand, not a probability: it has no track record.{left_out}")

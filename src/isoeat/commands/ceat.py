@@ -174,7 +174,7 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
     model = _load(args)
     cal = _calibrator(args, model)
     cals = {getattr(cal, "name", args.calibration): cal} if cal is not None else {}
-    results = [ceat(model, t, calibrators=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof,
+    results = [ceat(model, t, calibration=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof,
                     variance=args.variance, alternative=args.alternative) for t in tests]
     if args.figure:
         from ..reporting._glyphs import glyphs_for

@@ -210,7 +210,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
         warnings.simplefilter("always")
         results = compare_anisotropy(
             model, cal, n_samples=args.samples, top_k=args.top_k, rng=args.seed,
-            reference_size=args.reference_size, reference_kwargs=kwargs, force=args.force,
+            n_reference=args.reference_size, reference_kwargs=kwargs, force=args.force,
             return_matrix=bool(args.matrix_out), frame=args.frame,
         )
     _warn_lines(caught)

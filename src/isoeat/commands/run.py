@@ -88,6 +88,16 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "models only on request: --stability R (or --reference-shards), which also splits their "
                         "reference into shards; off: no marks")
     add_model_options(p)
+    p.add_argument("--across-corpora", nargs="?", const="present", default=None, metavar="SOURCES",
+                   help="contextual models: run the same protocol on other corpora too (each its own contexts and "
+                        "reference sample) and mark whether each call and change class holds on all of them "
+                        "(the Corpora column, and a table of every corpus); alone: every corpus present offline; "
+                        f"or names and paths, comma-separated (at most {_MAX_CORPORA - 1} besides --corpus); "
+                        "default: none. A corpus over the 10%% template-fallback gate is shown but does not vote")
+
+
+#: The most corpora --across-corpora compares (isoeat.experiments.stability.MAX_CORPORA: each is a full run).
+_MAX_CORPORA = 8
 
 
 def _stability_arg(text: str) -> int | str:
@@ -98,6 +108,68 @@ def _stability_arg(text: str) -> int | str:
     except (argparse.ArgumentTypeError, ValueError):
         raise argparse.ArgumentTypeError(f"--stability must be auto, off or a whole number of redraws (2 to 1000), "
                                          f"got {text!r}") from None
+
+
+def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str], ...]:
+    """``--across-corpora``: the ``(label, corpus)`` of each corpus besides the run's own, checked before anything
+    is encoded (a named corpus must be present offline; a path must exist)."""
+    from pathlib import PurePath
+
+    from .._errors import ConfigError
+    from ..backends._contextual import DEFAULT_CORPUS
+    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, offline_corpora, resolve_auto_corpus
+
+    if args.across_corpora is None:
+        return ()
+    if not hasattr(model, "reference_batches"):
+        raise ConfigError("--across-corpora: a static model's vectors, and its reference sample (the vocabulary's "
+                          "top words, the paper's protocol), read no corpus; to compare reference texts: isoeat "
+                          "sensitivity --reference-text top,PATH")
+    given = [opt for opt, on in (("--calibrator", bool(args.whitener)), ("--reference-text", bool(args.reference_text)),
+                                 ("--scheduler", getattr(args, "_client", None) is not None)) if on]
+    if given:
+        raise ConfigError(f"--across-corpora: fits a calibrator on each corpus's own reference sample; not with "
+                          f"{', '.join(given)}")
+    present = [c["name"] for c in offline_corpora()]
+
+    def path_of(spec: str) -> tuple[str, Path]:  # ("wikitext", path) of "wikitext:PATH"; ("", path) of a path
+        prefix, sep, rest = spec.partition(":")
+        known = bool(sep) and prefix.lower() in [f.lower() for f in FORMAT_PREFIXES]
+        return (prefix if known else ""), Path(rest if known else spec).expanduser()
+
+    def resolved(spec: str) -> str:
+        if spec in NAMED_CORPORA:
+            if spec not in present:
+                raise ConfigError(f"--across-corpora: corpus {spec} is not present offline (present: "
+                                  f"{', '.join(present) or 'none'}; or give a file or folder)")
+            return spec
+        fmt, path = path_of(spec)
+        if not path.exists():
+            raise ConfigError(f"--across-corpora: no such file or folder {spec!r} and no named corpus "
+                              f"{spec!r}{NAMED_CORPORA.suggest(spec)} (present offline: "
+                              f"{', '.join(present) or 'none'})")
+        return f"{fmt}:{path.resolve()}" if fmt else str(path.resolve())
+
+    own = str(resolve_auto_corpus(args.corpus or DEFAULT_CORPUS))  # no --corpus: the model's default
+    own = resolved(own) if own not in NAMED_CORPORA else own
+    wanted = present if args.across_corpora == "present" else [
+        s.strip() for s in str(args.across_corpora).split(",") if s.strip()]
+    others = list(dict.fromkeys(c for c in map(resolved, wanted) if c != own))
+    if not others:
+        raise ConfigError(f"--across-corpora: no corpus besides this run's ({own}); present offline: "
+                          f"{', '.join(present) or 'none'}; name others, e.g. --across-corpora wikitext-2,PATH")
+    if len(others) > _MAX_CORPORA - 1:
+        raise ConfigError(f"--across-corpora: {len(others)} corpora besides {own}; at most {_MAX_CORPORA - 1} (each "
+                          "is a whole run of the model)")
+    label = getattr(model, "name", None) or args.model
+    out: list[tuple[str, str]] = []
+    for corpus in others:
+        short = corpus if corpus in NAMED_CORPORA else PurePath(path_of(corpus)[1]).name
+        lab, n = f"{label}[{short}]", 2
+        while lab in {x for x, _ in out}:
+            lab, n = f"{label}[{short}#{n}]", n + 1
+        out.append((lab, corpus))
+    return tuple(out)
 
 
 def _explicit_options(args: argparse.Namespace) -> list[str]:
@@ -123,11 +195,14 @@ def _split_tests(spec: str | None) -> list[str] | None:
     return [s.strip() for s in spec.split(",") if s.strip()]
 
 
-def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: tuple[int, ...] = ()) -> Any:
+def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: tuple[int, ...] = (),
+                 corpora: tuple[tuple[str, str], ...] = ()) -> Any:
     """The one-model experiment that ``isoeat run`` without a CONFIG runs: raw and ``calibrator``'s space.
 
     With ``layers`` (``--layers``) the grid has one model per layer (label ``NAME@L<layer>``), each with its
-    own calibrator fitted by the runner (``calibrator`` is None).
+    own calibrator fitted by the runner (``calibrator`` is None). With ``corpora`` (``--across-corpora``:
+    ``(label, corpus)`` pairs) the model on each other corpus follows the first, its calibrator fitted by the
+    runner on that corpus's reference sample.
     """
     from .._errors import ConfigError
     from ..experiments.config import parse_config
@@ -159,6 +234,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
     models = [{"spec": args.model, "label": label, "options": options}] if not layers else [
         {"spec": args.model, "label": layer_label(label, layer), "options": {**options, "layer": layer}}
         for layer in layers]
+    models += [{"spec": args.model, "label": lab, "options": {**options, "corpus": corpus}} for lab, corpus in corpora]
     data = {
         "name": "isoeat-run",
         "description": "isoeat run without a config: one model, raw vs one calibration"
@@ -222,7 +298,7 @@ def _run(config: Any, out: Path, args: argparse.Namespace, **given: Any) -> Any:
 def comparisons(res: Any) -> list[Any]:
     """One :class:`~isoeat.experiments.compare.Comparison` per model and calibrated space of a folder."""
     from ..experiments.compare import Comparison, ComparisonRow, result_from_record
-    from ..experiments.stability import row_stability
+    from ..experiments.stability import CORPORA_COLUMNS, row_stability
 
     out = []
     by_key = {(r["model"], r["calibration"], r["test"]): r for r in res.weat}
@@ -246,7 +322,8 @@ def comparisons(res: Any) -> list[Any]:
                     calibrated=cal_res, change=row["change"], delta_d=row["delta_d"],
                     large_shift=row["large_shift"], sign_reversal=row["sign_reversal"],
                     reference_se=ref_se.get(row["test"]), replicates_same=None if agree is None else agree[0],
-                    replicates=None if agree is None else agree[1]))
+                    replicates=None if agree is None else agree[1],
+                    across_corpora={k: row[k] for k in CORPORA_COLUMNS} if "corpora" in row else None))
             if not rows:
                 continue
             meta = {"params": c.get("params") or {}, "reference": cal_meta.get("reference"),
@@ -261,6 +338,21 @@ def comparisons(res: Any) -> list[Any]:
     return out
 
 
+def corpus_comparisons(res: Any, comps: list[Any]) -> list[list[Any]]:
+    """The comparisons of each model the folder holds on several corpora (one list per model and calibration,
+    in the grid's order: the first is the run's own corpus)."""
+    from ..experiments.stability import corpus_groups
+
+    out = []
+    for group in corpus_groups(res.models):
+        labels = [m["label"] for m in group]
+        for cal in dict.fromkeys(c.calibration for c in comps if c.model in labels):
+            found = {c.model: c for c in comps if c.model in labels and c.calibration == cal}
+            if len(found) > 1:
+                out.append([found[lab] for lab in labels if lab in found])
+    return out
+
+
 def isotropy_check_lines(res: Any, comp: Any) -> list[str]:
     """The isotropy check of ``comp``'s model (raw space, and ``comp``'s calibrated space) from the folder's cells."""
     from ..diagnostics.isotropy_check import isotropy_lines, space_records
@@ -270,19 +362,24 @@ def isotropy_check_lines(res: Any, comp: Any) -> list[str]:
     return isotropy_lines(comp.model, raw, cal, comp.calibration)
 
 
-def _print(res: Any, fmt: str, adjust: str) -> list[Any]:
-    from ..reporting.tables import comparison_table, emit_records, metric_comparison_table
+def _print(res: Any, fmt: str, adjust: str, shown: set[str] | None = None) -> list[Any]:
+    """Print the folder's comparisons (``shown``: only these models' full tables; None: every model's), then,
+    where the grid holds a model on several corpora, their table side by side."""
+    from ..reporting.tables import comparison_table, corpora_table, emit_records, metric_comparison_table
 
     comps = comparisons(res)
     if fmt in ("json", "csv"):
         emit_records([rec for comp in comps for rec in comp.records()], fmt)
         return comps
-    for i, comp in enumerate(comps):
+    for i, comp in enumerate(c for c in comps if shown is None or c.model in shown):
         if i:
             print()
         print(comparison_table(comp, adjust=adjust))
         print()
         print("\n".join(isotropy_check_lines(res, comp)))
+    for group in corpus_comparisons(res, comps):
+        print()
+        print(corpora_table(group))
     if res.metric_comparisons:  # `metrics:` in the config: which conclusions calibration changes, per metric
         print()
         print(metric_comparison_table(res.metric_comparisons, res.alpha))
@@ -391,14 +488,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         given = {"models": {m.label: sweep[layer] for m, layer in zip(config.models, sweep.layers)}}
         adjust = args.adjust
     elif not args.config:
+        corpora = _other_corpora(args, model)  # checked before the calibrator is fitted
         calibrator, args = _calibrator(args, model)
         if args.whitener:  # another model's calibrator is a user error, said before any folder is written
             from ..calibration import check_compatible
 
             check_compatible(calibrator, model, force=bool(args.force))
-        config = quick_config(args, model, calibrator)
+        config = quick_config(args, model, calibrator, corpora=corpora)
         label = config.models[0].label
-        given = {"models": {label: model}, "calibrators": {(label, config.calibrations[1].label): calibrator},
+        given = {"models": {label: model}, "calibration": {(label, config.calibrations[1].label): calibrator},
                  "force": bool(args.force)}
         adjust = args.adjust
     with tempfile.TemporaryDirectory(prefix="isoeat-run-") as tmp:
@@ -409,7 +507,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             sys.stderr.write(f"isoeat: --overwrite all: nothing replaced; {out} still holds its earlier results\n")
             return 1
         res = load_experiment(out)
-        comps = _print(res, getattr(args, "format", "table"), adjust)
+        shown = {config.models[0].label} if getattr(args, "across_corpora", None) else None
+        comps = _print(res, getattr(args, "format", "table"), adjust, shown)
         if sweep is not None:
             _layer_profile(res, out, sweep, config, args)
     if getattr(args, "format", "table") == "table":
@@ -426,7 +525,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         return 1
     from ..cliargs import fallback_gate
 
-    return max([fallback_gate(args, [r.raw for r in c.rows], c.corpus) for c in comps if c.contexts], default=0)
+    # --across-corpora: the gate is the run's own corpus's (another over it is shown, and left out of the vote)
+    gated = [c for c in comps if c.contexts and (shown is None or c.model in shown)]
+    return max([fallback_gate(args, [r.raw for r in c.rows], c.corpus) for c in gated], default=0)
 
 
 def _check_layer_options(args: argparse.Namespace) -> None:
@@ -437,7 +538,8 @@ def _check_layer_options(args: argparse.Namespace) -> None:
                                  ("--scheduler", getattr(args, "scheduler", None) is not None),
                                  ("--reference-shards", args.reference_shards is not None),
                                  ("--stability R", not isinstance(args.stability, str)),
-                                 ("--reference-size auto", args.reference_size == "auto")) if on]
+                                 ("--reference-size auto", args.reference_size == "auto"),
+                                 ("--across-corpora", getattr(args, "across_corpora", None) is not None)) if on]
     if clash:
         raise ConfigError(f"--layers: not with {', '.join(clash)} (each layer gets its own calibrator, fitted on "
                           "the reference sample of the same forward passes); drop one of them")

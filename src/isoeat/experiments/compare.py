@@ -181,6 +181,9 @@ class ComparisonRow:
     #: its own value (:func:`isoeat.labels.replicate_agreement`; None when not computed)
     replicates_same: int | None = None
     replicates: int | None = None
+    #: the across-corpora marks (:data:`~isoeat.experiments.stability.CORPORA_COLUMNS`), None when the run
+    #: compared no corpora
+    across_corpora: dict[str, Any] | None = None
 
     @property
     def call_holds(self) -> bool | None:
@@ -226,6 +229,7 @@ class ComparisonRow:
         out["magnitude_raw"] = cohen_magnitude(self.raw.effect_size)
         out["magnitude_calibrated"] = cohen_magnitude(self.calibrated.effect_size)
         out.update(self.stability_columns())
+        out.update(self.across_corpora or {})
         return out
 
 
@@ -270,6 +274,12 @@ class Comparison:
                     rec.update(call_holds=stab["call_holds"] if cal else None, class_holds=stab["class_holds"],
                                replicate_share=stab["replicate_share"] if cal else None,
                                replicates=stab["replicates"] if cal else None)
+                if row.across_corpora:  # each space's own call; the class and the corpora for both
+                    cal = res is row.calibrated
+                    marks = row.across_corpora
+                    rec.update(call_holds_corpora=marks["call_holds_corpora" if cal else "raw_call_holds_corpora"],
+                               **{k: marks[k] for k in ("class_holds_corpora", "corpora_share", "corpora",
+                                                        "corpora_left_out")})
                 rec["protocol"] = protocol_text(self.departures)
                 if self.contexts:  # the corpus and whether too many words fell back: in every record
                     rec["corpus"] = self.corpus

@@ -270,9 +270,11 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     metric_comps = metric_comparison_rows(metric_recs, cfg["calibrations"], alpha)
     for rec in (*weat_recs, *comps, *metric_recs, *metric_comps):  # every record says whether it is the paper's
         rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat_recs))
-    from .stability import folder_stability
+    from .stability import folder_corpora, folder_stability
 
     folder_stability(comps, weat_recs, manifest, alpha)  # the stability marks, where the run made redraws
+    raw_label = next((c["label"] for c in cfg["calibrations"] if c["name"] == "none"), "none")
+    folder_corpora(comps, weat_recs, models, alpha, raw_label)  # and across corpora, where the grid has several
     summary = {c["label"]: summarize([r for r in comps if r["calibration"] == c["label"]], alpha)
                for c in cfg["calibrations"] if c["name"] != "none"}
     return ExperimentResults(out=out, experiment=exp, manifest=manifest, weat=weat_recs, comparisons=comps,

@@ -28,6 +28,15 @@ d's per test. The rule (:func:`isoeat.labels.call_holds`): a call holds when
 at least 95% of the redraws agree. Its track record against fresh reference
 draws with every p recomputed by the cell's own method is measured by
 ``benchmarks/stability.py`` (docs/reference-size.md).
+
+**Across corpora.** A contextual model reads its stimulus words' contexts and
+its reference sample from a corpus; where one experiment holds the same model
+on several corpora (``isoeat run --across-corpora``, or a config listing the
+model once per corpus), :func:`folder_corpora` marks every comparison row with
+whether its raw call, calibrated call and change class are the same on every
+corpus (:func:`isoeat.labels.corpora_agreement`). A corpus whose stimulus words
+fell back to the template beyond the gate (:func:`isoeat.labels.too_many_fallbacks`)
+is left out of the vote, and named.
 """
 
 from __future__ import annotations
@@ -40,8 +49,9 @@ from typing import Any
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics",
            "redraw_weights", "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns",
-           "folder_stability"]
+           "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA", "corpus_groups", "folder_corpora"]
 
+from ..labels import CORPORA_COLUMNS  # noqa: F401 - the across-corpora marks' columns, defined with their rule
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -143,3 +153,70 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
         rec = index.get((row["model"], row["calibration"], row["test"]))
         if isinstance(redraws, dict) and rec is not None:
             row.update(stability_columns(row_stability(SimpleNamespace(**rec), redraws.get(row["test"]), alpha)))
+
+
+#: The most corpora one run compares (each is a full run of the model: its contexts and its reference sample).
+MAX_CORPORA = 8
+
+
+def _group_key(m: dict) -> str:
+    import json
+
+    options = {k: v for k, v in (m.get("options") or {}).items() if k != "corpus"}
+    return json.dumps([m.get("spec"), m.get("family"), m.get("layer"), m.get("contexts_per_word"), options],
+                      sort_keys=True, default=str)
+
+
+def corpus_groups(models: Sequence[dict]) -> list[list[dict]]:
+    """The models of a grid that differ only in their corpus, in groups of two or more distinct corpora.
+
+    ``models``: the folder's model entries (``spec``, ``label``, ``family``, ``layer``, ``contexts_per_word``,
+    ``options``, and ``corpus``: the one the manifest recorded, else ``options["corpus"]``). Static models read no
+    corpus and form no group; of two models on one corpus the first listed stands for it.
+    """
+    groups: dict[str, dict[str, dict]] = {}
+    for m in models:
+        corpus = m.get("corpus") or (m.get("options") or {}).get("corpus")
+        if m.get("family") in (None, "static") or not corpus:
+            continue
+        groups.setdefault(_group_key(m), {}).setdefault(str(corpus), {**m, "corpus": str(corpus)})
+    return [list(g.values()) for g in groups.values() if len(g) > 1]
+
+
+def folder_corpora(comparisons: list[dict], weat: list[dict], models: Sequence[dict], alpha: float,
+                   raw_label: str = "none") -> None:
+    """Add the across-corpora marks (:data:`CORPORA_COLUMNS`) to the comparison rows of every model in a
+    :func:`corpus_groups` group (in place).
+
+    A corpus over the template-fallback gate (its raw records' stimulus words) is left out of the vote and
+    named in ``corpora_left_out``; with fewer than two corpora voting, no marks. ``corpora_share`` is ``k/n``:
+    the ``k`` of ``n`` voting corpora (this one included) on which both calls have their values here. Every
+    row of a group gets the columns (None where it casts no vote: its corpus is left out, or no other voted).
+    """
+    from ..labels import corpora_agreement, fallback_counts, too_many_fallbacks
+
+    index = {(r["model"], r["calibration"], r["test"]): r for r in comparisons}
+    for group in corpus_groups(models):
+        voters, left_out = [], []
+        for m in group:
+            k, n, _ = fallback_counts([r for r in weat if r.get("model") == m["label"]
+                                       and r.get("calibration") == raw_label])
+            if too_many_fallbacks(k, n):
+                left_out.append(f"{m['corpus']} ({k} of {n} stimulus words, {k / n:.0%}, fell back to the template)")
+            else:
+                voters.append(m)
+        labels = [m["label"] for m in voters]
+        members = {m["label"] for m in group}
+        for (model, cal, test), row in index.items():
+            if model not in members:
+                continue
+            voting = [m for m in voters if (m["label"], cal, test) in index]
+            row.update(dict.fromkeys(CORPORA_COLUMNS[:4]), corpora="; ".join(m["corpus"] for m in voting),
+                       corpora_left_out="; ".join(left_out))  # a left-out corpus's rows: no marks, the names
+            others = [index[(m["label"], cal, test)] for m in voting if m["label"] != model]
+            if model not in labels or not others:
+                continue
+            agree = corpora_agreement((row["p_raw"], row["p_calibrated"]),
+                                      [(o["p_raw"], o["p_calibrated"]) for o in others], alpha)
+            row.update({"raw_call_holds_corpora": agree["raw_call"], "call_holds_corpora": agree["call"],
+                        "class_holds_corpora": agree["class"], "corpora_share": f"{agree['same']}/{agree['total']}"})

@@ -26,7 +26,7 @@ from typing import Any
 from .._io import atomic_write_text
 from .._names import file_name as safe_name  # noqa: F401 - the one file-name scheme
 from .._names import unique_names
-from ..labels import STABILITY_SHARE, is_significant
+from ..labels import CORPORA_COLUMNS, STABILITY_SHARE, is_significant
 from .tables import finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
 
 __all__ = [
@@ -184,9 +184,12 @@ def table_a1(res: Any, calibration: str) -> Table:
                     cells.append(Cell(format_d(d), bold=sig, latex=_latex_num(format_d(d))))
                     cells.append(Cell(format_p(p), latex=latex_p(p)))
                 # the stability mark: a class that does not hold within the reference sample's error gets a dagger
+                # and a class that differs on another corpus the grid holds the model on gets a double dagger
                 firm = "\u2020" if r.get("class_holds") is False else ""
+                across = "\u2021" if r.get("class_holds_corpora") is False else ""
                 letter = _CHG.get(r["change"], r["change"])
-                cells.append(Cell(letter + firm, latex=letter + (r"\textdagger{}" if firm else "")))
+                cells.append(Cell(letter + firm + across, latex=letter + (r"\textdagger{}" if firm else "")
+                                  + (r"\textdaggerdbl{}" if across else "")))
             body.append(cells)
         blocks.append((FAMILY_TITLES.get(fam, fam), groups, header, body))
     s = res.settings
@@ -208,6 +211,12 @@ def table_a1(res: Any, calibration: str) -> Table:
                      f"fewer than {STABILITY_SHARE:.0%} of {marked[0]['replicates']} redraws of the reference sample; "
                      f"{sum(r.get('class_holds') is False for r in marked)} of {len(marked)} classes); unmarked "
                      "classes hold (docs/reference-size.md).")
+    voted = [r for r in rows_by.values() if r.get("corpora_share")]
+    if voted:
+        names = ", ".join(dict.fromkeys(c for r in voted for c in str(r.get("corpora") or "").split("; ") if c))
+        notes.append(f"\u2021: the change class differs on another corpus the model was run on ({names}; each its own "
+                     f"contexts and reference sample; {sum(r.get('class_holds_corpora') is False for r in voted)} of "
+                     f"{len(voted)} classes); a check over the corpora at hand, with no track record.")
     notes += [line for m in res.models if any(k[0] == m["label"] for k in rows_by)
               for line in folder_fallback_lines(res, m["label"])]
     records = []
@@ -220,7 +229,8 @@ def table_a1(res: Any, calibration: str) -> Table:
                     "d_calibrated", "p_calibrated", "p_holm_calibrated", "p_bh_calibrated", "change",
                     "change_holm", "change_bh", "delta_d", "large_shift", "sign_reversal", "p_method_raw",
                     "p_method_calibrated")} | {"calibration": calibration}
-                               | {k: r[k] for k in ("call_holds", "class_holds", "replicate_share") if k in r})
+                               | {k: r[k] for k in ("call_holds", "class_holds", "replicate_share") if k in r}
+                               | {k: r[k] for k in CORPORA_COLUMNS if k in r})
     return Table(name=f"table_a1-{_cal_file(res, calibration)}",
                  caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
                  blocks=blocks, notes=notes, records=records)

@@ -157,6 +157,60 @@ def stability_footer(meta: dict[str, Any]) -> str:
                                  record=STABILITY_TRACK_RECORD)
 
 
+def corpora_cell(marks: dict[str, Any] | None) -> str:
+    """The ``Corpora`` cell of one row from its ``corpora_share`` ("k/n"): :func:`~isoeat.labels.corpora_mark`."""
+    from ..labels import corpora_mark
+
+    if not marks or not marks.get("corpora_share"):
+        return "-"
+    same, total = (int(x) for x in str(marks["corpora_share"]).split("/"))
+    return corpora_mark(same, total)
+
+
+def corpora_footer(marks: Sequence[dict[str, Any]]) -> str:
+    """The footer line of the ``Corpora`` column: the rule, the corpora that voted and those left out."""
+    from ..labels import CORPORA_RULE, FALLBACK_WARN_SHARE
+
+    names = list(dict.fromkeys(c for m in marks for c in str(m.get("corpora") or "").split("; ") if c))
+    out = list(dict.fromkeys(c for m in marks for c in str(m.get("corpora_left_out") or "").split("; ") if c))
+    left = (f" Left out, over the {FALLBACK_WARN_SHARE:.0%} template-fallback gate: {'; '.join(out)}."
+            if out else "")
+    if len(names) < 2:
+        return f"Corpora: no marks: fewer than two corpora vote ({', '.join(names) or 'none'}).{left}"
+    return CORPORA_RULE.format(corpora=", ".join(names), left_out=left)
+
+
+def corpora_table(comps: Sequence[Any]) -> str:
+    """One model's results on several corpora side by side: per test and corpus ``d_R/d_W`` (``*``: p < alpha)
+    and the change class, then the ``Corpora`` mark of the first comparison (this run's corpus).
+
+    ``comps``: :class:`~isoeat.experiments.compare.Comparison` of one model and calibration, one per corpus.
+    """
+    from pathlib import PurePath
+
+    first = comps[0]
+    alpha = first.alpha
+
+    def cell(row: Any) -> str:
+        marks = ["*" if is_significant(res.p_value, alpha) else "" for res in (row.raw, row.calibrated)]
+        return (f"{format_d(row.raw.effect_size)}{marks[0]}/{format_d(row.calibrated.effect_size)}{marks[1]} "
+                f"{_CHG.get(row.change, row.change)}")
+
+    left = {c for r in first.rows for c in str((r.across_corpora or {}).get("corpora_left_out") or "").split("; ")}
+    names = []
+    for comp in comps:
+        name = PurePath(comp.corpus).name if ("/" in comp.corpus or "\\" in comp.corpus) else comp.corpus
+        names.append(name + (" (left out)" if any(c.startswith(comp.corpus + " (") for c in left) else ""))
+    by_corpus = [{r.test: r for r in comp.rows} for comp in comps]
+    rows = [[r.test, *[cell(b[r.test]) if r.test in b else "-" for b in by_corpus], corpora_cell(r.across_corpora)]
+            for r in first.rows]
+    title = (f"{first.model} across corpora: d_R/d_W and the change class on each corpus (each its own contexts "
+             f"and reference sample), raw vs {first.calibration}")
+    foot = [f"* p < {alpha:g}. Chg: S=Stable, D=Disappearing, E=Emerging. Corpora: this run's corpus "
+            f"({names[0]}) against the others, as under its table."]
+    return "\n".join([title, "", _render(["ID", *names, "Corpora"], rows, align_left=1, last_left=True), "", *foot])
+
+
 #: The short forms of Cohen's labels in the text table's ``Mag`` column (``negl/med``, ...).
 _MAG_SHORT = {"negligible": "negl", "medium": "med"}
 
@@ -199,6 +253,9 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     with_firm = any(getattr(r, "replicates_same", None) is not None for r in comp.rows)
     if with_firm:
         header.append("Firm")
+    with_corpora = any(getattr(r, "across_corpora", None) is not None for r in comp.rows)
+    if with_corpora:
+        header.append("Corpora")
     header.append("Flags")
     rows = []
     for r in comp.rows:
@@ -222,6 +279,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         cells += [magnitude_cell(r.raw.effect_size, r.calibrated.effect_size), _CHG.get(r.change, r.change)]
         if with_firm:
             cells.append(holds_mark(r.replicates_same, r.replicates))
+        if with_corpora:
+            cells.append(corpora_cell(getattr(r, "across_corpora", None)))
         cells.append(",".join(flags) or "-")
         rows.append(cells)
     meta = comp.calibrator_metadata
@@ -253,6 +312,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(reference_footer(meta))
     if with_firm:
         foot.append(stability_footer(meta))
+    if with_corpora:
+        foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
     reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
                          [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
     if reach:

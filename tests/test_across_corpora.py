@@ -1,0 +1,231 @@
+"""Whether each conclusion holds across corpora (issue 32, item 6): the rule, the folder marks, the command.
+
+Expected values are derived by hand (the rule's boundaries) or recomputed from scratch in the test from each
+corpus's own p-values (p < alpha, the paper's change classes), never read from the marks themselves.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from isoeat.experiments.stability import corpus_groups, folder_corpora
+from isoeat.labels import CORPORA_RULE, corpora_agreement, corpora_mark
+
+pytestmark = pytest.mark.filterwarnings("ignore::isoeat._errors.IsoeatWarning")
+
+
+# --------------------------------------------------------------------------- the rule
+def test_agreement_at_the_significance_boundary():
+    # p == alpha is not significant (p < alpha, strict): 0.05 and 0.2 are the same call at alpha 0.05
+    r = corpora_agreement((0.05, 0.01), [(0.2, 0.0499)], 0.05)
+    assert (r["raw_call"], r["call"], r["class"], r["same"], r["total"]) == (True, True, True, 2, 2)
+    # just below alpha on one corpus: the raw call differs, and the class (Emerging vs Stable) with it
+    r = corpora_agreement((0.05, 0.01), [(0.0499, 0.01)], 0.05)
+    assert (r["raw_call"], r["call"], r["class"], r["same"]) == (False, True, False, 1)
+
+
+def test_agreement_is_unanimity_and_counts_this_corpus():
+    own = (0.01, 0.01)  # significant in both spaces: Stable
+    agree, differ = (0.001, 0.02), (0.01, 0.3)  # Stable / Disappearing
+    r = corpora_agreement(own, [agree] * 5 + [differ], 0.05)
+    assert (r["call"], r["class"], r["same"], r["total"]) == (False, False, 6, 7)
+    r = corpora_agreement(own, [agree] * 6, 0.05)
+    assert (r["call"], r["class"], r["same"], r["total"]) == (True, True, 7, 7)
+
+
+def test_a_class_can_hold_while_both_calls_flip():
+    # Stable (both significant) vs Stable (neither): the class holds, neither call does, and no corpus agrees
+    r = corpora_agreement((0.01, 0.01), [(0.5, 0.5)], 0.05)
+    assert (r["raw_call"], r["call"], r["class"], r["same"]) == (False, False, True, 1)
+
+
+def test_mark_at_its_bounds():
+    assert corpora_mark(3, 3) == "yes" and corpora_mark(2, 3) == "no (2/3)"
+    assert corpora_mark(1, 1) == "-" and corpora_mark(None, None) == "-" and corpora_mark(0, 0) == "-"
+    assert "no track record" in CORPORA_RULE
+
+
+# --------------------------------------------------------------------------- a folder's models
+def _model(label, corpus, spec="minilm", family="contrastive", **kw):
+    return {"spec": spec, "label": label, "family": family, "layer": kw.get("layer"),
+            "contexts_per_word": None, "options": {"corpus": corpus, **kw.get("options", {})}, "corpus": corpus}
+
+
+def test_groups_are_one_model_on_several_corpora():
+    models = [_model("m", "c1"), _model("m2", "c2"), _model("m3", "c1"),  # m3: c1 again, m stands for it
+              _model("L3", "c1", layer=3), _model("L3b", "c2", layer=3),  # another layer: its own group
+              _model("g", "c1", spec="glove-6b-50d", family="static"), _model("g2", "c2", spec="glove-6b-50d",
+                                                                             family="static"),
+              _model("solo", "c9", options={"contexts_per_word": 5})]
+    groups = corpus_groups(models)
+    assert [[m["label"] for m in g] for g in groups] == [["m", "m2"], ["L3", "L3b"]]
+
+
+def _weat(model, fallback, total=20):
+    # one test of 4 sets of total/4 words; `fallback` of them fell back to the template
+    return {"model": model, "calibration": "none", "test": "T", "fallback": [f"X:w{i}" for i in range(fallback)],
+            "n_x": total // 4, "n_y": total // 4, "n_a": total // 4, "n_b": total // 4}
+
+
+def _row(model, p_raw, p_cal, test="T"):
+    return {"model": model, "calibration": "zca", "test": test, "p_raw": p_raw, "p_calibrated": p_cal}
+
+
+def test_folder_marks_and_the_fallback_gate_at_its_bound():
+    models = [_model("a", "A"), _model("b", "B"), _model("c", "C"), _model("d", "D")]
+    # a: 2 of 20 fell back (10%, at the gate: votes); d: 3 of 20 (15%, over it: left out)
+    weat = [_weat("a", 2), _weat("b", 0), _weat("c", 0), _weat("d", 3)]
+    rows = [_row("a", 0.01, 0.01), _row("b", 0.01, 0.02), _row("c", 0.01, 0.2), _row("d", 0.9, 0.9)]
+    folder_corpora(rows, weat, models, 0.05)
+    a, b, c, d = rows
+    # from scratch: calls (sig_raw, sig_cal) = a (T,T), b (T,T), c (T,F); d does not vote
+    assert (a["raw_call_holds_corpora"], a["call_holds_corpora"], a["class_holds_corpora"]) == (True, False, False)
+    assert a["corpora_share"] == "2/3" and b["corpora_share"] == "2/3" and c["corpora_share"] == "1/3"
+    assert a["corpora"] == "A; B; C" and d["corpora_left_out"].startswith("D (3 of 20 stimulus words, 15%")
+    assert d["corpora_share"] is None and d["call_holds_corpora"] is None and d["corpora"] == "A; B; C"
+
+
+def test_no_marks_when_fewer_than_two_corpora_vote():
+    models = [_model("a", "A"), _model("b", "B")]
+    rows = [_row("a", 0.01, 0.01), _row("b", 0.01, 0.01)]
+    folder_corpora(rows, [_weat("a", 0), _weat("b", 20)], models, 0.05)
+    assert rows[0]["corpora_share"] is None and rows[0]["corpora"] == "A"
+    assert rows[0]["corpora_left_out"].startswith("B (20 of 20")
+
+
+def test_static_grids_get_no_columns():
+    models = [_model("g", "c1", spec="glove-6b-50d", family="static"),
+              _model("g2", "c2", spec="glove-6b-50d", family="static")]
+    rows = [_row("g", 0.01, 0.01), _row("g2", 0.5, 0.5)]
+    folder_corpora(rows, [], models, 0.05)
+    assert all("corpora" not in r for r in rows)
+
+
+# --------------------------------------------------------------------------- the command
+transformers = pytest.importorskip("transformers")
+
+from isoeat.cli import main  # noqa: E402
+
+_X, _Y = ["john", "paul", "mike", "kevin"], ["amy", "lisa", "sarah", "kate"]
+_A, _B = ["office", "salary", "executive", "manager"], ["family", "wedding", "garden", "home"]
+
+
+@pytest.fixture(scope="module")
+def corpora(tmp_path_factory):
+    """Two small corpora holding every word of a 4x4 test in different sentences, and one holding none."""
+    d = tmp_path_factory.mktemp("corpora")
+    a = [f"{_X[i]} talked about the {_A[j]} with {_Y[(i + j) % 4]} before going {_B[j]} in the evening."
+         for i in range(4) for j in range(4)]
+    b = [f"Yesterday {_Y[i]} saw the {_B[(i * 3 + j) % 4]} while {_X[j]} checked the {_A[i]} twice."
+         for i in range(4) for j in range(4)]
+    (d / "a.txt").write_text("\n".join(a) + "\n", encoding="utf-8")
+    (d / "b.txt").write_text("\n".join(b) + "\n", encoding="utf-8")
+    (d / "c.txt").write_text("The weather was calm and the river was quiet.\n" * 5, encoding="utf-8")
+    (d / "t.yaml").write_text(f"id: tiny\nbias_type: custom\nX: [{', '.join(_X)}]\nY: [{', '.join(_Y)}]\n"
+                              f"A: [{', '.join(_A)}]\nB: [{', '.join(_B)}]\n", encoding="utf-8")
+    return d
+
+
+_CLASS = {(True, True): "Stable", (False, False): "Stable", (True, False): "Disappearing", (False, True): "Emerging"}
+
+
+def _args(d, *extra):
+    return ["run", "--model", "minilm", "--corpus", str(d / "a.txt"), "--tests", str(d / "t.yaml"),
+            "--reference-size", "10", "--across-corpora", f"{d / 'b.txt'},{d / 'c.txt'}", *extra]
+
+
+def test_run_marks_each_record_as_recomputed_from_each_corpus(corpora, capsys):
+    assert main(_args(corpora, "--format", "json")) == 0  # a.txt (the run's corpus) is under the gate: exit 0
+    recs = json.loads(capsys.readouterr().out)
+    p = {(r["corpus"].rsplit("/", 1)[-1], r["calibration"]): r["p_value"] for r in recs}
+    assert {c for c, _ in p} == {"a.txt", "b.txt", "c.txt"}
+    # choose alpha between the two voting corpora's raw p, so that their raw calls differ (from scratch)
+    pa, pb = p[("a.txt", "none")], p[("b.txt", "none")]
+    assert pa != pb
+    alpha = round((pa + pb) / 2, 6)
+    sig = {k: v < alpha for k, v in p.items()}
+    cls = {c: _CLASS[(sig[(c, "none")], sig[(c, "zca")])] for c in ("a.txt", "b.txt")}
+    assert main(_args(corpora, "--format", "json", "--alpha", str(alpha))) == 0
+    recs = json.loads(capsys.readouterr().out)
+    own = {r["calibration"]: r for r in recs if r["corpus"].endswith("a.txt")}
+    assert own["none"]["call_holds_corpora"] is False
+    assert own["zca"]["call_holds_corpora"] is (sig[("a.txt", "zca")] == sig[("b.txt", "zca")])
+    assert own["zca"]["class_holds_corpora"] is (cls["a.txt"] == cls["b.txt"])
+    assert own["zca"]["corpora_share"] == "1/2" and own["zca"]["corpora_left_out"].count("c.txt (16 of 16") == 1
+    assert main(_args(corpora, "--alpha", str(alpha))) == 0
+    out = capsys.readouterr().out
+    table = out.split("across corpora")[0]
+    assert "Corpora" in table and "no (1/2)" in table and "Left out, over the 10% template-fallback gate" in table
+    side = out.split("across corpora")[1]
+    assert "c.txt (left out)" in side and side.count("no (1/2)") == 1
+
+
+def test_the_gate_is_the_run_own_corpus(corpora, capsys):
+    args = ["run", "--model", "minilm", "--corpus", str(corpora / "c.txt"), "--tests", str(corpora / "t.yaml"),
+            "--reference-size", "10", "--across-corpora", f"{corpora / 'a.txt'},{corpora / 'b.txt'}"]
+    assert main(args) == 3  # every word of c.txt fell back: the run's own results are gated
+    out, err = capsys.readouterr()
+    assert "isoeat: 16 of 16 stimulus words" in err
+    assert "Corpora: whether" in out  # a.txt and b.txt still vote; c.txt's own rows carry no mark
+    assert main([*args, "--allow-fallback"]) == 0
+
+
+def test_a_folder_keeps_the_marks_for_report(corpora, tmp_path, capsys):
+    assert main(_args(corpora, "--format", "json")) == 0
+    recs = json.loads(capsys.readouterr().out)
+    p = {(r["corpus"].rsplit("/", 1)[-1], r["calibration"]): r["p_value"] for r in recs}
+    # an alpha at which the two voting corpora give different change classes, found from their p (from scratch)
+    cuts = sorted({p[(c, s)] for c in ("a.txt", "b.txt") for s in ("none", "zca")})
+    alphas = [round((lo + hi) / 2, 6) for lo, hi in zip(cuts, cuts[1:])]
+    alpha = next(al for al in alphas if _CLASS[(p[("a.txt", "none")] < al, p[("a.txt", "zca")] < al)]
+                 != _CLASS[(p[("b.txt", "none")] < al, p[("b.txt", "zca")] < al)])
+    out = tmp_path / "res"
+    assert main([*_args(corpora, "--alpha", str(alpha)), "--out", str(out), "-q"]) == 0
+    capsys.readouterr()
+    rows = json.loads((out / "comparison.json").read_text())
+    assert {r["model"] for r in rows} == {"minilm", "minilm[b.txt]", "minilm[c.txt]"}
+    by = {r["model"]: r for r in rows}
+    assert by["minilm"]["class_holds_corpora"] is False and by["minilm[b.txt]"]["class_holds_corpora"] is False
+    assert by["minilm[c.txt]"]["corpora_share"] is None  # left out: every word fell back
+    assert main(["report", str(out)]) == 0
+    capsys.readouterr()
+    a1 = (out / "tables" / "table_a1-zca.md").read_text()
+    (row,) = [ln for ln in a1.splitlines() if ln.startswith("| tiny")]
+    assert row.count("\u2021") == 2 and "a check over the corpora at hand" in a1 and "2 of 2 classes" in a1
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--model", "glove-6b-50d", "--across-corpora"], "a static model's vectors"),
+    (["--across-corpora", "wikitext-3"], "no named corpus 'wikitext-3'"),
+    (["--across-corpora", "/no/such/corpus.txt"], "no such file or folder '/no/such/corpus.txt'"),
+    (["--across-corpora", "{a}"], "no corpus besides this run's"),
+    (["--across-corpora", ",".join(["{a}"] + [f"{{d}}/x{i}.txt" for i in range(8)])], "at most 7"),
+    (["--across-corpora", "{b}", "--reference-text", "{b}"], "not with --reference-text"),
+    (["--across-corpora", "{b}", "--layers", "all"], "--layers: not with --across-corpora"),
+])
+def test_refusals_are_one_line(corpora, capsys, extra, message):
+    for i in range(8):
+        (corpora / f"x{i}.txt").write_text(f"line {i} of the corpus\n", encoding="utf-8")
+    fill = {"a": str(corpora / "a.txt"), "b": str(corpora / "b.txt"), "d": str(corpora)}
+    extra = [e.format(**fill) for e in extra]
+    base = ["run", "--model", "minilm", "--corpus", fill["a"], "--tests", str(corpora / "t.yaml")]
+    if extra[:2] == ["--model", "glove-6b-50d"]:
+        base = ["run", "--tests", "W6"]
+    assert main([*base, *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+
+
+def test_without_corpus_the_run_own_is_the_default_one(corpora, capsys):
+    from isoeat.corpora import offline_corpora
+
+    present = [c["name"] for c in offline_corpora()]
+    if not present:
+        pytest.skip("no corpus present offline")
+    # checked before anything is encoded: the default corpus (auto, the largest present) is the run's own
+    args = ["run", "--model", "minilm", "--tests", str(corpora / "t.yaml"), "--across-corpora", present[0]]
+    assert main(args) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"no corpus besides this run's ({present[0]})" in line
