@@ -104,9 +104,7 @@ def test_static_grids_get_no_columns():
 
 
 # --------------------------------------------------------------------------- the command
-transformers = pytest.importorskip("transformers")
-
-from isoeat.cli import main  # noqa: E402
+from isoeat.cli import main  # noqa: E402 - the command's tests (minilm: the transformers extra)
 
 _X, _Y = ["john", "paul", "mike", "kevin"], ["amy", "lisa", "sarah", "kate"]
 _A, _B = ["office", "salary", "executive", "manager"], ["family", "wedding", "garden", "home"]
@@ -115,6 +113,7 @@ _A, _B = ["office", "salary", "executive", "manager"], ["family", "wedding", "ga
 @pytest.fixture(scope="module")
 def corpora(tmp_path_factory):
     """Two small corpora holding every word of a 4x4 test in different sentences, and one holding none."""
+    pytest.importorskip("transformers")  # the rule's and the folder's tests above run without it
     d = tmp_path_factory.mktemp("corpora")
     a = [f"{_X[i]} talked about the {_A[j]} with {_Y[(i + j) % 4]} before going {_B[j]} in the evening."
          for i in range(4) for j in range(4)]

@@ -160,11 +160,10 @@ MAX_CORPORA = 8
 
 
 def _group_key(m: dict) -> str:
-    import json
+    from .._records import canonical_json
 
     options = {k: v for k, v in (m.get("options") or {}).items() if k != "corpus"}
-    return json.dumps([m.get("spec"), m.get("family"), m.get("layer"), m.get("contexts_per_word"), options],
-                      sort_keys=True, default=str)
+    return canonical_json([m.get("spec"), m.get("family"), m.get("layer"), m.get("contexts_per_word"), options])
 
 
 def corpus_groups(models: Sequence[dict]) -> list[list[dict]]:
