@@ -69,6 +69,34 @@ def test_corpus_types_and_tokens(tiny, tmp_path):
     assert counts[3] <= 3 and counts[5] <= 2 and counts[7] <= 1     # never more copies than tokens
 
 
+def test_a_text_is_counted_once_while_its_content_is_the_same(tiny, tmp_path, monkeypatch):
+    """Frame paper's cells (raw, calibrated) count the reference text once; a changed text is counted again
+    (the memo is keyed by the content's SHA-256)."""
+    import isoeat.backends.static as static
+    from isoeat.diagnostics import frames
+
+    m, words, V = tiny
+    calls = []
+    real = static._word_counts
+    monkeypatch.setattr(static, "_word_counts", lambda path: calls.append(path) or real(path))
+    monkeypatch.setattr(frames, "_COUNTS", {})
+    text = tmp_path / "t.txt"
+    text.write_text(f"{words[1]} {words[2]} {words[1]}\n")
+    for _ in range(3):
+        (r,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{text}", rng=0)
+        assert r.mean_cosine == pytest.approx(_mean_cos(V[[1, 2]]), abs=1e-12)
+    assert len(calls) == 1
+    # new content under the same name (another size too: file_sha256 itself trusts size, mtime and inode)
+    text.write_text(f"{words[1]} {words[2]} {words[4]} {words[4]}\n")
+    (r,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{text}", rng=0)
+    assert r.mean_cosine == pytest.approx(_mean_cos(V[[1, 2, 4]]), abs=1e-12) and len(calls) == 2
+    for i in range(3):  # at most two texts kept
+        other = tmp_path / f"o{i}.txt"
+        other.write_text(f"{words[i]} {words[i + 5]}\n")
+        compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{other}", rng=0)
+    assert len(frames._COUNTS) == 2
+
+
 @pytest.mark.parametrize("frame, message", [
     ("vocab-all", "one of reference"), ("vocabulary-top", "vocabulary-top:N"), ("vocabulary-top:x", "integer"),
     ("vocabulary-top:1", "vocabulary-top N"), ("vocabulary-all:5", "takes no argument"),

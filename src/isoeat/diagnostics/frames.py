@@ -102,26 +102,53 @@ def _static(model: Any, kind: str) -> Any:
     return model
 
 
-def _corpus_counts(name: str) -> Any:
-    """Word-token counts over the indexed sentences of the named reference corpus (as the encoders read it)."""
+def _corpus_counts(corpus: Any) -> Any:
+    """Word-token counts over the indexed sentences of a reference corpus (as the encoders read it)."""
     from collections import Counter
 
     from .._textio import nfc
     from ..backends.static import _TOKEN_RE
-    from ..corpora import load_corpus
 
     counts: Counter = Counter()
-    for sentence in load_corpus(name):
+    for sentence in corpus:
         counts.update(_TOKEN_RE.findall(nfc(sentence)))
     return counts
+
+
+#: The word counts of the last texts counted in this process, by their content's SHA-256: frame paper counts
+#: its reference text once per run, not once per anisotropy cell (raw and each calibrated space).
+_COUNTS: dict[tuple[str, str], Any] = {}
+_COUNTS_KEPT = 2
+
+
+def _text_counts(text: Path | str, corpus: bool) -> Any:
+    """:func:`_corpus_counts` of the named corpus ``text`` (``corpus``) or the word counts of the file ``text``,
+    reused while the content is the same (the key is its SHA-256: `file_sha256`, the corpus's `content_sha256`)."""
+    from ..backends.static import _word_counts
+
+    if corpus:
+        from ..corpora import load_corpus
+
+        source = load_corpus(str(text))
+        key = ("corpus", str(source.content_sha256))
+    else:
+        from ..corpora._files import file_sha256
+
+        if not Path(text).exists():
+            return _word_counts(Path(text))  # its one-line error
+        key = ("file", file_sha256(text))
+    if key not in _COUNTS:
+        counts = _corpus_counts(source) if corpus else _word_counts(Path(text))
+        while len(_COUNTS) >= _COUNTS_KEPT:
+            _COUNTS.pop(next(iter(_COUNTS)))
+        _COUNTS[key] = counts
+    return _COUNTS[key]
 
 
 def _text_rows(model: Any, text: Path | str, corpus: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Vocabulary rows of a text's distinct in-vocabulary words and their token counts (first-seen order);
     ``corpus``: ``text`` names a reference corpus whose sentences are counted."""
-    from ..backends.static import _word_counts
-
-    counts = _corpus_counts(str(text)) if corpus else _word_counts(Path(text))
+    counts = _text_counts(text, corpus)
     by_row: dict[int, int] = {}
     for w, c in counts.items():
         i, _ = model.row(w)
