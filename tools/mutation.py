@@ -67,7 +67,7 @@ TEST_MAP: dict[str, list[str]] = {
                              "tests/test_mutation_kills_compare.py",
                              "tests/test_labels.py::test_engine_labels_every_case_at_its_boundary",
                              "tests/test_mutation_kills_verdicts.py", "tests/test_stability.py",
-                             "tests/test_protocol.py"],
+                             "tests/test_protocol.py", "tests/test_across_corpora.py"],
     "src/isoeat/_names.py": ["tests/test_names.py",
                              "tests/test_one_engine.py::test_labels_that_differ_only_in_case_are_refused_before_anything_is_written"],
     "src/isoeat/_cosine.py": ["tests/test_names.py", "tests/test_cosine_scale.py"],

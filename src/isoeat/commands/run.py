@@ -437,7 +437,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     from ..wordsets import resolve_tests
 
     kw = weat_kwargs(args)
-    p_kwargs = {k: kw[k] for k in ("alternative", "method", "n_permutations") if k in kw}
+    p_kwargs: dict[str, Any] = {k: kw[k] for k in ("alternative", "method", "n_permutations") if k in kw}
     if "exact_memory" in kw:
         p_kwargs["exact_memory"] = kw["exact_memory"]
 

@@ -202,7 +202,8 @@ class ComparisonRow:
         """``call_holds``, ``class_holds``, ``replicate_share`` ("k/R") and ``replicates`` (empty when not computed)."""
         from .stability import stability_columns
 
-        return stability_columns(None if self.replicates_same is None else (self.replicates_same, self.replicates))
+        return stability_columns(None if self.replicates_same is None
+                                 else (self.replicates_same, int(self.replicates or 0)))
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -479,12 +480,13 @@ def compare_calibration(
                 classify=classify_change, replicates=replicates)
             calibrator, reference_se = ref.calibrator, ref.reference_se
         else:
-            calibrator = engine.fit(calibration, calibration_params, ReferenceSpec(n_reference))
+            size = int(n_reference)  # not "auto" (the branch above)
+            calibrator = engine.fit(calibration, calibration_params, ReferenceSpec(size))
             if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
                 from .stability import fit_stability
 
                 st = fit_stability(model, tests, calibration=calibration, params=calibration_params,
-                                   size=n_reference, replicates=replicates, seed=root,
+                                   size=size, replicates=replicates, seed=root,
                                    ddof=weat_opts.get("ddof", 1), min_coverage=weat_opts.get("min_coverage", 0.8))
                 calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
     pairs: list[tuple[WEATResult, WEATResult]] = []
@@ -540,7 +542,8 @@ def stability_replicates(stability: Any, model: Any, calibrator: Any, calibratio
 
 def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow]) -> tuple[str, ...]:
     """Where a comparison departs from the paper's protocol: its calibrator's reference and ε, its permutations."""
-    spec = meta.get("reference_spec") if isinstance(meta.get("reference_spec"), dict) else {}
+    found = meta.get("reference_spec")
+    spec: dict = found if isinstance(found, dict) else {}
     size = meta.get("reference_size") or spec.get("size")
     sampled = any(r.raw.p_method == "monte-carlo" or r.calibrated.p_method == "monte-carlo" for r in rows)
     return protocol_departures(reference_size=size, eps=meta.get("eps"), eps_relative=meta.get("eps_mode") ==

@@ -159,7 +159,7 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
         cal = fit_calibrator(view, calibration, n_reference=n_reference)
         comps[layer] = compare_calibration(view, resolved, calibration=cal, **compare_kwargs)
         aniso[layer] = word_anisotropy(view.lookup(test_words(resolved)).vectors, cal)
-    return profile_rows(comps, aniso, model=model.name)
+    return profile_rows(comps, aniso, model=str(getattr(model, "name", "")))
 
 
 def _layers_per_sweep(dim: Any) -> int:

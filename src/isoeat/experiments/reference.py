@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -633,7 +633,7 @@ def _one_blas_thread() -> Any:
     return threadpool_limits(limits=1, user_api="blas")
 
 
-def redraw_metadata(replicate_d: dict[str, Sequence[float]], replicates: int, shards: int) -> dict[str, Any]:
+def redraw_metadata(replicate_d: Mapping[str, Sequence[float]], replicates: int, shards: int) -> dict[str, Any]:
     """The redraws as recorded in a calibrator's ``metadata_`` (and so in the run's manifest)."""
     return {"reference_replicate_d": {t: [float(x) for x in v] for t, v in replicate_d.items()},
             "reference_replicates": int(replicates), "reference_replicate_shards": int(shards)}

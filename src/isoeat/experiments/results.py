@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def cell_is_whole(rec: object, kind: str) -> bool:
     edit of a number — breaks the hash: a resume recomputes the cell and a
     report lists it as damaged; nothing of it is published.
     """
-    if not is_sealed(rec) or not isinstance(rec.get("status"), str):  # type: ignore[union-attr]
+    if not isinstance(rec, dict) or not is_sealed(rec) or not isinstance(rec.get("status"), str):
         return False
     if rec["status"] == "ok":
         res = rec.get("result")
@@ -158,8 +159,9 @@ def read_experiment(out: Path) -> dict:
         if problem:
             raise ExperimentNotFoundError(f"{out / EXPERIMENT_NAME}: damaged ({problem}); restore it, or rerun "
                                           "into a new folder")
-    cfg = exp.get("config") if isinstance(exp, dict) else None
-    ok = isinstance(cfg, dict) and all(isinstance(cfg.get(k), list) for k in ("models", "tests", "calibrations")) \
+    found = exp.get("config") if isinstance(exp, dict) else None
+    cfg: dict = found if isinstance(found, dict) else {}
+    ok = isinstance(found, dict) and all(isinstance(cfg.get(k), list) for k in ("models", "tests", "calibrations")) \
         and isinstance(cfg.get("settings"), dict) and "alpha" in cfg["settings"]
     if ok:
         ok = all(isinstance(m, dict) and {"label", "spec", "family"} <= set(m) for m in cfg["models"]) \
@@ -189,10 +191,10 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     manifest_read, manifest_why = read_record(check_inside(out, out / "manifest.json"))
     manifest = manifest_read if isinstance(manifest_read, dict) else {}
     alpha = float(cfg["settings"]["alpha"])
-    mmeta = manifest.get("models") if isinstance(manifest.get("models"), dict) else {}
+    mmeta = _as_dict(manifest.get("models"))
     models = []
     for m in cfg["models"]:
-        meta = mmeta.get(m["label"]) if isinstance(mmeta.get(m["label"]), dict) else {}
+        meta = _as_dict(mmeta.get(m["label"]))
         models.append({**m, "family": meta.get("family") or m["family"], "name": meta.get("name", m["spec"]),
                        "fingerprint": meta.get("fingerprint"), "corpus": meta.get("corpus")})
     family_of = {m["label"]: m["family"] for m in models}
@@ -283,15 +285,20 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                              metric_comparisons=metric_comps, notes=notes)
 
 
+def _as_dict(x: Any) -> dict:
+    """``x`` where it is a dict (a record read from a file), else an empty one."""
+    return x if isinstance(x, dict) else {}
+
+
 def folder_departures(cfg: dict, manifest: dict, model: str, calibration: str, weat: list[dict]) -> tuple[str, ...]:
     """Where a (model, calibration) of a folder departs from the paper's protocol (:func:`isoeat.labels.
     protocol_departures`): the reference its calibrator used (the manifest's, else the settings'), ε, the
     permutations where a p was sampled, the contexts per word of a contextual model."""
     s = cfg.get("settings") or {}
-    cals = manifest.get("calibrators") if isinstance(manifest.get("calibrators"), dict) else {}
-    meta = cals.get(f"{model}/{calibration}") if isinstance(cals.get(f"{model}/{calibration}"), dict) else {}
-    cal = next((c for c in cfg.get("calibrations") or [] if c.get("label") == calibration), {})
-    mspec = next((m for m in cfg.get("models") or [] if m.get("label") == model), {})
+    cals = _as_dict(manifest.get("calibrators"))
+    meta = _as_dict(cals.get(f"{model}/{calibration}"))
+    cal: dict = next((c for c in cfg.get("calibrations") or [] if c.get("label") == calibration), {})
+    mspec: dict = next((m for m in cfg.get("models") or [] if m.get("label") == model), {})
     ref = s.get("reference") or {}
     fitted = cal.get("name") != "none"
     sampled = any(r.get("p_method") == "monte-carlo" for r in weat if r.get("model") == model
@@ -314,7 +321,7 @@ def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list
     where = {"kind": "metrics", "model": labels["model"], "calibration": labels["calibration"], "item": test,
              "cell": str(p.relative_to(out))}
     whole = cell_is_whole(rec, "metrics") and not cell_problem(rec)
-    res = rec.get("result") if whole else None
+    res = _as_dict(rec.get("result")) if whole else {}
     if not whole or rec.get("status") != "ok" or not isinstance(res.get("metrics"), list):
         failures.append({**where,
                          **((rec.get("error") or {}) if whole and rec.get("status") != "ok" else _unused(rec))})

@@ -145,7 +145,8 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
     manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
     from types import SimpleNamespace
 
-    cals = manifest.get("calibrators") if isinstance(manifest.get("calibrators"), dict) else {}
+    found = manifest.get("calibrators")
+    cals: dict = found if isinstance(found, dict) else {}
     index = {(r["model"], r["calibration"], r["test"]): r for r in weat}
     for row in comparisons:
         meta = cals.get(f"{row['model']}/{row['calibration']}")

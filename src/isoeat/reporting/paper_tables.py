@@ -269,7 +269,7 @@ def table2(res: Any) -> Table | None:
              f"calibration, on the same vectors; IsoScore (Rudman et al. 2022) of {a0.get('n_samples', '?')} sampled, "
              "in [0, 1], 1 = isotropic. Frame: " + frame_words(a0.get("frame") or "reference") + " (the sample of "
              "each model below)."]
-    samples = {}
+    samples: dict[str, str] = {}
     for a in res.anisotropy:
         samples.setdefault(a["model"], a.get("sampling", "?"))
     notes += [f"Sample ({m}): {desc}." for m, desc in samples.items()]
@@ -346,7 +346,8 @@ def summary_table(res: Any, calibration: str) -> Table | None:
         return [Cell(label, left=True), Cell(str(n)), *cls, Cell(str(b["stable_large_shift"])),
                 Cell(shifted, latex=shifted.replace("%", r"\%")), Cell(str(b["sign_reversal"]))]
 
-    blocks = [("Overall", [], header, [row("All model-test combinations", summ["overall"])])]
+    blocks: list[tuple[str, list[tuple[str, int]], list[str], list[list[Cell]]]] = [
+        ("Overall", [], header, [row("All model-test combinations", summ["overall"])])]
     for title, key in (("By bias category", "by_bias"), ("By model family", "by_family"), ("By model", "by_model")):
         blocks.append((title, [], header, [row(g["group"], g, share_of_class=True) for g in summ[key]]))
     adj = summ.get("adjusted") or {}

@@ -136,8 +136,8 @@ def reference_footer(meta: dict[str, Any]) -> str:
     if meta.get("reference_mode") == "auto":
         why = {"stable": f"every SE_ref < {meta.get('reference_tolerance'):g}, change classes unchanged over the "
                          "last 2 shards",
-               "cap": f"reached the cap of {meta.get('reference_max_size')}"}.get(meta.get("reference_stopped"), "")
-        line += f" (--reference-size auto: {why})"
+               "cap": f"reached the cap of {meta.get('reference_max_size')}"}
+        line += f" (--reference-size auto: {why.get(str(meta.get('reference_stopped')), '')})"
     precision = meta.get("reference_se_precision")
     if isinstance(precision, (int, float)) and math.isfinite(precision):
         line += f"; each SE_ref is itself uncertain by about ±{precision:.0%} (its CV with this many shards)"
@@ -395,7 +395,7 @@ def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[
     family prints the count even when none fell back). ``words=False`` leaves out the list of words."""
     from types import SimpleNamespace
 
-    model = next((m for m in res.models if m["label"] == label), {})
+    model: dict[str, Any] = next((m for m in res.models if m["label"] == label), {})
     raws = [SimpleNamespace(**r) for r in getattr(res, "weat", ())
             if r["model"] == label and r["calibration"] == "none"]
     lines = fallback_footer(raws, contexts=model.get("family") not in (None, "static")) if raws else []
@@ -442,8 +442,8 @@ def metric_comparison_cells(row: dict[str, Any]) -> list[str]:
         return "nan" if finite_or_none(x) is None else f"{float(x):.3f}"
 
     def p(x: Any) -> str:
-        return "-" if not row.get("change") else format_p(finite_or_none(x) if finite_or_none(x) is not None
-                                                          else float("nan"))
+        value = finite_or_none(x)
+        return "-" if not row.get("change") else format_p(float("nan") if value is None else value)
 
     delta = finite_or_none(row.get("delta"))
     why = f" ({row['reason']})" if row.get("reason") else ""
