@@ -83,16 +83,32 @@ def test_folder_marks_and_the_fallback_gate_at_its_bound():
     # from scratch: calls (sig_raw, sig_cal) = a (T,T), b (T,T), c (T,F); d does not vote
     assert (a["raw_call_holds_corpora"], a["call_holds_corpora"], a["class_holds_corpora"]) == (True, False, False)
     assert a["corpora_share"] == "2/3" and b["corpora_share"] == "2/3" and c["corpora_share"] == "1/3"
-    assert a["corpora"] == "A; B; C" and d["corpora_left_out"].startswith("D (3 of 20 stimulus words, 15%")
-    assert d["corpora_share"] is None and d["call_holds_corpora"] is None and d["corpora"] == "A; B; C"
+    assert a["corpora"] == ["A", "B", "C"] and d["corpora_left_out"][0].startswith("D (3 of 20 stimulus words, 15%")
+    assert d["corpora_share"] is None and d["call_holds_corpora"] is None and d["corpora"] == ["A", "B", "C"]
 
 
 def test_no_marks_when_fewer_than_two_corpora_vote():
     models = [_model("a", "A"), _model("b", "B")]
     rows = [_row("a", 0.01, 0.01), _row("b", 0.01, 0.01)]
     folder_corpora(rows, [_weat("a", 0), _weat("b", 20)], models, 0.05)
-    assert rows[0]["corpora_share"] is None and rows[0]["corpora"] == "A"
-    assert rows[0]["corpora_left_out"].startswith("B (20 of 20")
+    assert rows[0]["corpora_share"] is None and rows[0]["corpora"] == ["A"]
+    assert rows[0]["corpora_left_out"][0].startswith("B (20 of 20")
+
+
+def test_a_corpus_without_a_result_is_named_not_silently_dropped():
+    models = [_model("a", "A"), _model("b", "B"), _model("c", "C")]
+    rows = [_row("a", 0.01, 0.01), _row("b", 0.01, 0.01)]  # c's cell of T failed: no row
+    folder_corpora(rows, [_weat("a", 0), _weat("b", 0), _weat("c", 0)], models, 0.05)
+    assert rows[0]["corpora_share"] == "2/2" and rows[0]["corpora"] == ["A", "B"]
+    assert rows[0]["corpora_left_out"] == ["C (no result for T: its cell failed)"]
+
+
+def test_one_corpus_spelled_twice_votes_once():
+    # the manifest's corpus fingerprint (its content) decides, not the spelling of its path
+    models = [{**_model("a", "a.txt"), "corpus_fingerprint": "f1"}, {**_model("b", "text:a.txt"),
+                                                                     "corpus_fingerprint": "f1"},
+              {**_model("c", "c.txt"), "corpus_fingerprint": "f2"}]
+    assert [[m["label"] for m in g] for g in corpus_groups(models)] == [["a", "c"]]
 
 
 def test_static_grids_get_no_columns():
@@ -152,7 +168,8 @@ def test_run_marks_each_record_as_recomputed_from_each_corpus(corpora, capsys):
     assert own["none"]["call_holds_corpora"] is False
     assert own["zca"]["call_holds_corpora"] is (sig[("a.txt", "zca")] == sig[("b.txt", "zca")])
     assert own["zca"]["class_holds_corpora"] is (cls["a.txt"] == cls["b.txt"])
-    assert own["zca"]["corpora_share"] == "1/2" and own["zca"]["corpora_left_out"].count("c.txt (16 of 16") == 1
+    assert own["zca"]["corpora_share"] == "1/2" and len(own["zca"]["corpora_left_out"]) == 1
+    assert own["zca"]["corpora_left_out"][0].endswith("c.txt (16 of 16 stimulus words, 100%, fell back to the template)")
     assert main(_args(corpora, "--alpha", str(alpha))) == 0
     out = capsys.readouterr().out
     table = out.split("across corpora")[0]
@@ -203,10 +220,14 @@ def test_a_folder_keeps_the_marks_for_report(corpora, tmp_path, capsys):
     (["--across-corpora", ",".join(["{a}"] + [f"{{d}}/x{i}.txt" for i in range(8)])], "at most 7"),
     (["--across-corpora", "{b}", "--reference-text", "{b}"], "not with --reference-text"),
     (["--across-corpora", "{b}", "--layers", "all"], "--layers: not with --across-corpora"),
+    (["--across-corpora", "{d}/empty.txt"], "--across-corpora: file "),  # no usable sentences: before encoding
+    (["--across-corpora", "text:{a},{a}"], "every corpus named has the content of this run's"),
+    (["--across-corpora", "cfg.yaml"], "looks like a CONFIG file"),
 ])
 def test_refusals_are_one_line(corpora, capsys, extra, message):
     for i in range(8):
         (corpora / f"x{i}.txt").write_text(f"line {i} of the corpus\n", encoding="utf-8")
+    (corpora / "empty.txt").write_text("", encoding="utf-8")
     fill = {"a": str(corpora / "a.txt"), "b": str(corpora / "b.txt"), "d": str(corpora)}
     extra = [e.format(**fill) for e in extra]
     base = ["run", "--model", "minilm", "--corpus", fill["a"], "--tests", str(corpora / "t.yaml")]
@@ -228,3 +249,44 @@ def test_without_corpus_the_run_own_is_the_default_one(corpora, capsys):
     assert main(args) == 2
     (line,) = capsys.readouterr().err.strip().splitlines()
     assert f"no corpus besides this run's ({present[0]})" in line
+
+
+def test_a_changed_corpus_refits_the_calibrator_of_a_folder(corpora, tmp_path, capsys):
+    """The calibrator of a contextual model is fitted on its own corpus's reference sample: a rerun into the
+    same folder after that corpus's content changed refits it (its d_W equals a fresh run's), never reuses it."""
+    import shutil
+
+    moving = tmp_path / "moving"
+    moving.mkdir()
+    shutil.copy(corpora / "b.txt", moving / "m.txt")
+    base = ["run", "--model", "minilm", "--corpus", str(corpora / "a.txt"), "--tests", str(corpora / "t.yaml"),
+            "--reference-size", "10", "--across-corpora", str(moving / "m.txt"), "--format", "json"]
+    out = tmp_path / "res"
+    assert main([*base, "--out", str(out)]) == 0
+    capsys.readouterr()
+    # new content under the same name (a.txt's sentences and one more: not the run's own corpus either)
+    (moving / "m.txt").write_text((corpora / "a.txt").read_text() + "Kate met John at home after the long meeting about the salary.\n", encoding="utf-8")
+    assert main([*base, "--out", str(out)]) == 0
+    again = {r["calibration"]: r["effect_size"] for r in json.loads(capsys.readouterr().out)
+             if r["corpus"].endswith("m.txt")}
+    assert main([*base, "--out", str(tmp_path / "fresh")]) == 0
+    fresh = {r["calibration"]: r["effect_size"] for r in json.loads(capsys.readouterr().out)
+             if r["corpus"].endswith("m.txt")}
+    assert again == pytest.approx(fresh, abs=1e-12)
+
+
+def test_a_config_says_how_it_compares_corpora(corpora, tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("name: x\nmodels: [minilm]\n", encoding="utf-8")
+    assert main(["run", str(cfg), "--out", str(tmp_path / "o"), "--across-corpora"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "a CONFIG lists the model once per corpus" in line
+
+
+def test_one_corpus_named_twice_is_one_column(corpora, capsys):
+    args = ["run", "--model", "minilm", "--corpus", str(corpora / "a.txt"), "--tests", str(corpora / "t.yaml"),
+            "--reference-size", "10", "--across-corpora", f"{corpora / 'b.txt'},text:{corpora / 'b.txt'}",
+            "--format", "json"]
+    assert main(args) == 0
+    recs = json.loads(capsys.readouterr().out)
+    assert len({r["corpus"] for r in recs}) == 2 and {r["corpora_share"] for r in recs} <= {"1/2", "2/2"}

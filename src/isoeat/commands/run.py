@@ -115,12 +115,15 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     is encoded (a named corpus must be present offline; a path must exist)."""
     from pathlib import PurePath
 
-    from .._errors import ConfigError
+    from .._errors import ConfigError, IsoeatError
     from ..backends._contextual import DEFAULT_CORPUS
-    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, offline_corpora, resolve_auto_corpus
+    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, load_corpus, offline_corpora, resolve_auto_corpus
 
     if args.across_corpora is None:
         return ()
+    if str(args.across_corpora).lower().endswith((".yaml", ".yml")):
+        raise ConfigError(f"--across-corpora: {args.across_corpora!r} looks like a CONFIG file, read as the list of "
+                          "corpora; a CONFIG lists the model once per corpus under 'models' instead")
     if not hasattr(model, "reference_batches"):
         raise ConfigError("--across-corpora: a static model's vectors, and its reference sample (the vocabulary's "
                           "top words, the paper's protocol), read no corpus; to compare reference texts: isoeat "
@@ -161,6 +164,21 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     if len(others) > _MAX_CORPORA - 1:
         raise ConfigError(f"--across-corpora: {len(others)} corpora besides {own}; at most {_MAX_CORPORA - 1} (each "
                           "is a whole run of the model)")
+    # each read now (a corpus without usable sentences is an error here, not a failed cell later), and one
+    # vote per content: a file named twice, or as FORMAT:PATH and PATH, is one corpus
+    seen = {str(getattr(getattr(model, "corpus", None), "fingerprint", own))}
+    distinct = []
+    for corpus in others:
+        try:
+            fingerprint = str(load_corpus(corpus).fingerprint)
+        except IsoeatError as exc:
+            raise ConfigError(f"--across-corpora: {exc}") from None
+        if fingerprint not in seen:
+            seen.add(fingerprint)
+            distinct.append(corpus)
+    if not distinct:
+        raise ConfigError(f"--across-corpora: every corpus named has the content of this run's ({own})")
+    others = distinct
     label = getattr(model, "name", None) or args.model
     out: list[tuple[str, str]] = []
     for corpus in others:
@@ -468,6 +486,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     sweep = None
     if args.config:
         bad = _explicit_options(args)
+        if "--across-corpora" in bad:
+            raise ConfigError("--across-corpora: not with a CONFIG file; a CONFIG lists the model once per corpus "
+                              "under 'models' (options: {corpus: ...}), and its folder gets the same marks "
+                              "(docs/experiments.md)")
         if bad:
             raise ConfigError(f"{', '.join(bad)}: not used with a CONFIG file; set these in the file's 'settings' "
                               "(see docs/experiments.md)")

@@ -281,17 +281,31 @@ def reference_content(config: ExperimentConfig) -> str | None:
 _RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative", "model_check")
 
 
+def model_corpus_content(model: Any, config: ExperimentConfig) -> str | None:
+    """The content of the corpus an encoder draws its own reference sample from (no ``settings.reference.corpus``):
+    its ``fingerprint`` and ``source_sha256``, as :func:`corpus_content`; None for static vectors, or where the
+    config names the reference corpus (:func:`reference_content` keys that one). Loads the corpus."""
+    if config.settings.reference.corpus or not isinstance(model, CorpusModel) or not streams_reference(model):
+        return None
+    corp = model.corpus
+    return f"{getattr(corp, 'fingerprint', None)}|{getattr(corp, 'source_sha256', None)}"
+
+
 def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig) -> str:
     """The hash of everything a fitted calibrator depends on: computed before fitting, so it keys reuse.
 
     The calibration and its parameters, the reference size and how the
     reference vectors are drawn, the model's content fingerprint and the
-    content of the reference corpus file: a change to any of them means a new
-    calibrator, and the calibrated cells computed with the old one are stale.
+    content of the reference corpus (the configured file, or the encoder's own corpus: its sentences are the
+    reference sample): a change to any of them means a new calibrator, and the calibrated cells computed with
+    the old one are stale.
     """
     request = {"calibration": cspec.name, "params": cspec.params,
                "reference": reference_spec(mspec, config, model).key(),
                "model_fingerprint": fingerprint_of(model), "reference_sha256": reference_content(config)}
+    own = model_corpus_content(model, config)
+    if own is not None:  # static models keep their request (and saved calibrators) as before
+        request["model_corpus"] = own
     return content_hash(request)
 
 

@@ -196,7 +196,8 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     for m in cfg["models"]:
         meta = _as_dict(mmeta.get(m["label"]))
         models.append({**m, "family": meta.get("family") or m["family"], "name": meta.get("name", m["spec"]),
-                       "fingerprint": meta.get("fingerprint"), "corpus": meta.get("corpus")})
+                       "fingerprint": meta.get("fingerprint"), "corpus": meta.get("corpus"),
+                       "corpus_fingerprint": _as_dict(meta.get("corpus_description")).get("fingerprint")})
     family_of = {m["label"]: m["family"] for m in models}
     cal_name = {c["label"]: c["name"] for c in cfg["calibrations"]}
     weat_recs: list[dict] = []

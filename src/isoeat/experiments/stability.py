@@ -171,15 +171,17 @@ def corpus_groups(models: Sequence[dict]) -> list[list[dict]]:
     """The models of a grid that differ only in their corpus, in groups of two or more distinct corpora.
 
     ``models``: the folder's model entries (``spec``, ``label``, ``family``, ``layer``, ``contexts_per_word``,
-    ``options``, and ``corpus``: the one the manifest recorded, else ``options["corpus"]``). Static models read no
-    corpus and form no group; of two models on one corpus the first listed stands for it.
+    ``options``, ``corpus``: the one the manifest recorded, else ``options["corpus"]``, and ``corpus_fingerprint``
+    where the manifest recorded the corpus's content). Static models read no corpus and form no group; of two
+    models on one corpus (the same content, however spelled) the first listed stands for it.
     """
     groups: dict[str, dict[str, dict]] = {}
     for m in models:
         corpus = m.get("corpus") or (m.get("options") or {}).get("corpus")
         if m.get("family") in (None, "static") or not corpus:
             continue
-        groups.setdefault(_group_key(m), {}).setdefault(str(corpus), {**m, "corpus": str(corpus)})
+        same = str(m.get("corpus_fingerprint") or corpus)
+        groups.setdefault(_group_key(m), {}).setdefault(same, {**m, "corpus": str(corpus)})
     return [list(g.values()) for g in groups.values() if len(g) > 1]
 
 
@@ -188,8 +190,9 @@ def folder_corpora(comparisons: list[dict], weat: list[dict], models: Sequence[d
     """Add the across-corpora marks (:data:`CORPORA_COLUMNS`) to the comparison rows of every model in a
     :func:`corpus_groups` group (in place).
 
-    A corpus over the template-fallback gate (its raw records' stimulus words) is left out of the vote and
-    named in ``corpora_left_out``; with fewer than two corpora voting, no marks. ``corpora_share`` is ``k/n``:
+    A corpus over the template-fallback gate (its raw records' stimulus words), or without a result for the
+    test (its cell failed), is left out of the vote and named in ``corpora_left_out`` (a list, as ``corpora``);
+    with fewer than two corpora voting, no marks. ``corpora_share`` is ``k/n``:
     the ``k`` of ``n`` voting corpora (this one included) on which both calls have their values here. Every
     row of a group gets the columns (None where it casts no vote: its corpus is left out, or no other voted).
     """
@@ -211,8 +214,9 @@ def folder_corpora(comparisons: list[dict], weat: list[dict], models: Sequence[d
             if model not in members:
                 continue
             voting = [m for m in voters if (m["label"], cal, test) in index]
-            row.update(dict.fromkeys(CORPORA_COLUMNS[:4]), corpora="; ".join(m["corpus"] for m in voting),
-                       corpora_left_out="; ".join(left_out))  # a left-out corpus's rows: no marks, the names
+            failed = [f"{m['corpus']} (no result for {test}: its cell failed)" for m in voters if m not in voting]
+            row.update(dict.fromkeys(CORPORA_COLUMNS[:4]), corpora=[m["corpus"] for m in voting],
+                       corpora_left_out=left_out + failed)  # a left-out corpus's rows: no marks, the names
             others = [index[(m["label"], cal, test)] for m in voting if m["label"] != model]
             if model not in labels or not others:
                 continue

@@ -167,12 +167,19 @@ def corpora_cell(marks: dict[str, Any] | None) -> str:
     return corpora_mark(same, total)
 
 
+def _names_of(value: Any) -> list[str]:
+    """A ``corpora``/``corpora_left_out`` field as a list: a list as it is (JSON), a CSV cell split at ``;``."""
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    return [v for v in str(value or "").split(";") if v]
+
+
 def corpora_footer(marks: Sequence[dict[str, Any]]) -> str:
     """The footer line of the ``Corpora`` column: the rule, the corpora that voted and those left out."""
     from ..labels import CORPORA_RULE, FALLBACK_WARN_SHARE
 
-    names = list(dict.fromkeys(c for m in marks for c in str(m.get("corpora") or "").split("; ") if c))
-    out = list(dict.fromkeys(c for m in marks for c in str(m.get("corpora_left_out") or "").split("; ") if c))
+    names = list(dict.fromkeys(c for m in marks for c in _names_of(m.get("corpora"))))
+    out = list(dict.fromkeys(c for m in marks for c in _names_of(m.get("corpora_left_out"))))
     left = (f" Left out, over the {FALLBACK_WARN_SHARE:.0%} template-fallback gate: {'; '.join(out)}."
             if out else "")
     if len(names) < 2:
@@ -196,11 +203,15 @@ def corpora_table(comps: Sequence[Any]) -> str:
         return (f"{format_d(row.raw.effect_size)}{marks[0]}/{format_d(row.calibrated.effect_size)}{marks[1]} "
                 f"{_CHG.get(row.change, row.change)}")
 
-    left = {c for r in first.rows for c in str((r.across_corpora or {}).get("corpora_left_out") or "").split("; ")}
-    names = []
-    for comp in comps:
-        name = PurePath(comp.corpus).name if ("/" in comp.corpus or "\\" in comp.corpus) else comp.corpus
-        names.append(name + (" (left out)" if any(c.startswith(comp.corpus + " (") for c in left) else ""))
+    names: list[str] = []
+    seen: set[str] = set()
+    for comp in comps:  # left out: over the fallback gate, the rule folder_corpora votes by
+        base = PurePath(comp.corpus).name if ("/" in comp.corpus or "\\" in comp.corpus) else comp.corpus
+        name, k = base, 2
+        while name in seen:  # two files of one name in two folders
+            name, k = f"{base}#{k}", k + 1
+        seen.add(name)
+        names.append(name + (" (left out)" if comp.fallback_exceeded else ""))
     by_corpus = [{r.test: r for r in comp.rows} for comp in comps]
     rows = [[r.test, *[cell(b[r.test]) if r.test in b else "-" for b in by_corpus], corpora_cell(r.across_corpora)]
             for r in first.rows]
