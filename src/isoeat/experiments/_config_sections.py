@@ -87,7 +87,8 @@ def _parse_anisotropy(ck: _Checker, raw: Any) -> AnisotropySpec | None:
     if r is None:
         return None
     lowest = {"sample": 10, "components": 1, "heatmap_size": 10}
-    spec = AnisotropySpec(**{k: ck.integer(f"anisotropy.{k}", r[k], lo=lo) for k, lo in lowest.items() if k in r})
+    sizes: dict[str, Any] = {k: ck.integer(f"anisotropy.{k}", r[k], lo=lo) for k, lo in lowest.items() if k in r}
+    spec = AnisotropySpec(**sizes)
     if "frame" in r:
         from ..diagnostics.frames import parse_frame
 

@@ -341,7 +341,7 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
                 b = np.asarray(b, dtype=np.float64)
                 acc.update(b)
                 before = done
-                done = min(n_batches * chunk, total) if total is not None else done + b.shape[0]
+                done = min(n_batches * int(chunk or 0), total) if total is not None else done + b.shape[0]
                 if done // shard_size > before // shard_size and acc.n >= 2:
                     yield acc, done
                     acc = CovarianceAccumulator()

@@ -273,16 +273,17 @@ def _options(objects: dict[str, Any], permutation: Any, options: dict[str, Any])
     from ..stats.permutation import exact_cost
 
     kinds = {"sweep": Sweep, "baseline": Baseline, "rule": VerdictRule}
-    given = {k: {} for k in kinds}
+    given: dict[str, dict[str, Any]] = {k: {} for k in kinds}
     for name in [n for n in options if n in FLAT]:
         kind, fld = FLAT[name]
         given[kind][fld] = options.pop(name)
-    out = {}
+    out: dict[str, Any] = {}
     for kind, cls in kinds.items():
         obj = objects.get(kind)
         if obj is not None and not isinstance(obj, cls):
             raise ConfigError(f"sensitivity_analysis: {kind} must be a {cls.__name__}, got {type(obj).__name__}")
-        out[kind] = replace(obj or cls(), **given[kind])
+        base: Any = obj or cls()
+        out[kind] = replace(base, **given[kind])
     extra = {k: options.pop(k) for k in _P_EXTRA if k in options}
     p, _, _ = gather(options, where="sensitivity_analysis", permutation=permutation, takes=("permutation",),
                      others=(*FLAT, *_P_EXTRA))

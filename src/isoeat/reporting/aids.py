@@ -80,7 +80,9 @@ def _isotropy(res: Any) -> str:
              f"{TOP_PC_FACTOR:g}/d; any one flags the space as anisotropic.</p>"]
     cals = _calibrated(res)
     after = _e(cals[0]) if cals else "calibrated"
-    rows, advice, frames = [], {}, {}
+    rows: list = []
+    advice: dict = {}
+    frames: dict = {}
     for m in res.models:
         raw, cal = space_records(res.anisotropy, m["label"], _raw_label(res), cals[0] if cals else "")
         c, a = check_from_record(raw), check_from_record(cal if cals else None)

@@ -274,14 +274,15 @@ def _manifest(res: Any) -> str:
         parts.append("</tbody></table></div>")
     cells = (m.get("cells") or {}).get("list") or []
     if cells:
-        rows = "".join(
+        cell_rows = "".join(
             f"<tr><td class='l'>{_e(c.get('key'))}</td><td class='l'>{_e(c.get('kind'))}</td><td class='l'>"
             f"{_e(c.get('status'))}</td><td>{_e(c.get('seed'))}</td><td>{_fmt_s(c.get('duration_s'))}</td>"
             f"<td class='l'><code>{_e(c.get('run_id') or '')}</code></td></tr>" for c in cells)
         parts.append(f"<details><summary>Per-cell seeds and durations ({len(cells)} cells)</summary>"
                      "<div class='scroll'>"
                      "<table><thead><tr><th class='l'>cell</th><th class='l'>kind</th><th class='l'>status</th>"
-                     f"<th>seed</th><th>duration</th><th class='l'>run</th></tr></thead><tbody>{rows}</tbody></table>"
+                     "<th>seed</th><th>duration</th><th class='l'>run</th></tr></thead>"
+                     f"<tbody>{cell_rows}</tbody></table>"
                      "</div></details>")
     return "\n".join(parts)
 

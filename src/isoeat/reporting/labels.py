@@ -56,7 +56,7 @@ def place_labels(ax: Any, items: Sequence[tuple[str, float, float]], *, fontsize
         sizes.append((e.width, e.height))
     placed = []
     for (text, x, y), (u, v), (w, h) in zip(items, anchors, sizes):
-        best = None
+        best: tuple | None = None
         for step in _STEPS:
             r = marker_pt / 2 + step
             for ang in _ANGLES:
@@ -74,8 +74,9 @@ def place_labels(ax: Any, items: Sequence[tuple[str, float, float]], *, fontsize
                     best = (cost, r * c, r * s, ha, va, box, step)
                 if cost == 0.0:
                     break
-            if best[0] == 0.0:
+            if best is not None and best[0] == 0.0:
                 break
+        assert best is not None  # the first candidate always becomes the best
         _, dx, dy, ha, va, box, step = best
         obstacles.append(box)
         arrow = None if step == _STEPS[0] else dict(arrowstyle="-", linewidth=0.5, color="#777777", shrinkA=0,

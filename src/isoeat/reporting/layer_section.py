@@ -191,7 +191,7 @@ def layer_section(res: Any, figures: Sequence[str] = ()) -> str:
         return "" if note is None else f"<p class='note bad'>{_e(note)}</p>"
     layers = sorted(dict.fromkeys(r["layer"] for r in rows))
     tests = list(dict.fromkeys(r["test"] for r in rows))
-    first = {}
+    first: dict = {}
     for r in rows:
         first.setdefault(r["layer"], r)
     r0 = rows[0]
@@ -213,12 +213,12 @@ def layer_section(res: Any, figures: Sequence[str] = ()) -> str:
     for t in tests:
         cells = []
         for x in layers:
-            r = by.get((t, x))
-            if r is None:
+            hit = by.get((t, x))
+            if hit is None:
                 cells.append("<td>-</td>")
                 continue
-            mark = "" if r["change"] == "Stable" else f" <span class='bad' title='{_e(r['change'])}'>*</span>"
-            cells.append(f"<td>{_f(r['d_raw'], '+.2f')} &rarr; {_f(r['d_calibrated'], '+.2f')}{mark}</td>")
+            mark = "" if hit["change"] == "Stable" else f" <span class='bad' title='{_e(hit['change'])}'>*</span>"
+            cells.append(f"<td>{_f(hit['d_raw'], '+.2f')} &rarr; {_f(hit['d_calibrated'], '+.2f')}{mark}</td>")
         trs.append(f"<tr><td class='l'>{_e(t)}</td>{''.join(cells)}</tr>")
     parts.append("<h3>Effect size d, raw &rarr; calibrated</h3><div class='scroll'><table class='layers-d'><thead>"
                  f"<tr><th class='l'>test</th>{head}</tr></thead><tbody>{''.join(trs)}</tbody></table></div>"
