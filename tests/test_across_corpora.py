@@ -47,6 +47,22 @@ def test_mark_at_its_bounds():
     assert "no track record" in CORPORA_RULE
 
 
+def test_a_table_on_one_corpus_says_so_when_others_are_present(monkeypatch):
+    import isoeat.corpora
+    from isoeat.reporting.tables import one_corpus_footer
+
+    def present(*names):
+        monkeypatch.setattr(isoeat.corpora, "offline_corpora", lambda: [{"name": n} for n in names])
+
+    present("wikitext-2")
+    assert one_corpus_footer("wikitext-2") == []  # the run's own is the only one
+    present("wikitext-2", "gensim-wiki")
+    (line,) = one_corpus_footer("wikitext-2")
+    assert "rests on one corpus (wikitext-2); gensim-wiki is present too: --across-corpora" in line
+    present("a", "b", "wikitext-2")
+    assert "a, b are present too" in one_corpus_footer("wikitext-2")[0]
+
+
 # --------------------------------------------------------------------------- a folder's models
 def _model(label, corpus, spec="minilm", family="contrastive", **kw):
     return {"spec": spec, "label": label, "family": family, "layer": kw.get("layer"),

@@ -325,6 +325,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(stability_footer(meta))
     if with_corpora:
         foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
+    elif getattr(comp, "contexts", False):
+        foot += one_corpus_footer(getattr(comp, "corpus", ""))
     reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
                          [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
     if reach:
@@ -387,6 +389,22 @@ def fallback_footer(results: list[Any], *, contexts: bool = False, corpus: str =
         out.append(f"! more than {FALLBACK_WARN_SHARE:.0%} of the stimulus words fell back to the template: their "
                    f"vectors say little about the words in context; {corpus_advice(corpus)}")
     return out
+
+
+def one_corpus_footer(current: str) -> list[str]:
+    """The line under a contextual model's table whose calls rest on one corpus while others are present offline
+    (none when no other is present)."""
+    from ..corpora import offline_corpora
+
+    try:
+        others = [c["name"] for c in offline_corpora() if c["name"] != current]
+    except Exception:  # noqa: BLE001 - a footer never fails a table
+        others = []
+    if not others:
+        return []
+    return [f"Corpora: every call above rests on one corpus ({current}); {', '.join(others)} "
+            f"{'is' if len(others) == 1 else 'are'} present too: --across-corpora marks whether each call holds on "
+            "them."]
 
 
 def corpus_advice(current: str = "") -> str:
