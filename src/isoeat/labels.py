@@ -36,7 +36,7 @@ __all__ = [
     "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
     "protocol_text", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "replicate_agreement",
     "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
-    "CORPORA_RULE", "CORPORA_COLUMNS",
+    "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA",
 ]
 
 
@@ -478,6 +478,10 @@ STABILITY_RULE = ("Firm: the calibrated call (p_W < alpha), and so the change cl
                   "one by two draws' error); no (k/R): only k agree. Raw calls do not depend on the reference "
                   "sample. {record}")
 
+
+#: The most corpora one run compares, its own included (each is a whole run of the model: its contexts and its
+#: reference sample): ``isoeat run --across-corpora`` takes at most ``MAX_CORPORA - 1`` besides ``--corpus``.
+MAX_CORPORA = 8
 
 #: The comparison-row columns of the across-corpora marks (:func:`isoeat.experiments.stability.folder_corpora`).
 CORPORA_COLUMNS = ("raw_call_holds_corpora", "call_holds_corpora", "class_holds_corpora", "corpora_share",

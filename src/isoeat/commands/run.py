@@ -32,6 +32,7 @@ from ..cliargs import (
     model_options,
     positive_int,
 )
+from ..labels import MAX_CORPORA
 
 __all__ = ["register", "COMMANDS", "quick_config"]
 
@@ -92,12 +93,10 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="contextual models: run the same protocol on other corpora too (each its own contexts and "
                         "reference sample) and mark whether each call and change class holds on all of them "
                         "(the Corpora column, and a table of every corpus); alone: every corpus present offline; "
-                        f"or names and paths, comma-separated (at most {_MAX_CORPORA - 1} besides --corpus); "
+                        f"or names and paths, comma-separated (at most {MAX_CORPORA - 1} besides --corpus); "
                         "default: none. A corpus over the 10%% template-fallback gate is shown but does not vote")
 
 
-#: The most corpora --across-corpora compares (isoeat.experiments.stability.MAX_CORPORA: each is a full run).
-_MAX_CORPORA = 8
 
 
 def _stability_arg(text: str) -> int | str:
@@ -161,8 +160,8 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     if not others:
         raise ConfigError(f"--across-corpora: no corpus besides this run's ({own}); present offline: "
                           f"{', '.join(present) or 'none'}; name others, e.g. --across-corpora wikitext-2,PATH")
-    if len(others) > _MAX_CORPORA - 1:
-        raise ConfigError(f"--across-corpora: {len(others)} corpora besides {own}; at most {_MAX_CORPORA - 1} (each "
+    if len(others) > MAX_CORPORA - 1:
+        raise ConfigError(f"--across-corpora: {len(others)} corpora besides {own}; at most {MAX_CORPORA - 1} (each "
                           "is a whole run of the model)")
     # each read now (a corpus without usable sentences is an error here, not a failed cell later), and one
     # vote per content: a file named twice, or as FORMAT:PATH and PATH, is one corpus

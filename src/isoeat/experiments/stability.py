@@ -51,7 +51,7 @@ __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_re
            "redraw_weights", "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns",
            "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA", "corpus_groups", "folder_corpora"]
 
-from ..labels import CORPORA_COLUMNS  # noqa: F401 - the across-corpora marks' columns, defined with their rule
+from ..labels import CORPORA_COLUMNS, MAX_CORPORA  # noqa: F401 - the across-corpora marks, defined with their rule
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
@@ -156,8 +156,6 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
             row.update(stability_columns(row_stability(SimpleNamespace(**rec), redraws.get(row["test"]), alpha)))
 
 
-#: The most corpora one run compares (each is a full run of the model: its contexts and its reference sample).
-MAX_CORPORA = 8
 
 
 def _group_key(m: dict) -> str:
