@@ -189,7 +189,7 @@ def test_run_marks_each_record_as_recomputed_from_each_corpus(corpora, capsys):
     assert main(_args(corpora, "--alpha", str(alpha))) == 0
     out = capsys.readouterr().out
     table = out.split("across corpora")[0]
-    assert "Corpora" in table and "no (1/2)" in table and "Left out, over the 10% template-fallback gate" in table
+    assert "Corpora" in table and "no (1/2)" in table and "Left out (over the 10% template-fallback gate, or no result)" in table
     side = out.split("across corpora")[1]
     assert "c.txt (left out)" in side and side.count("no (1/2)") == 1
 

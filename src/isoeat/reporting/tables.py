@@ -180,7 +180,7 @@ def corpora_footer(marks: Sequence[dict[str, Any]]) -> str:
 
     names = list(dict.fromkeys(c for m in marks for c in _names_of(m.get("corpora"))))
     out = list(dict.fromkeys(c for m in marks for c in _names_of(m.get("corpora_left_out"))))
-    left = (f" Left out, over the {FALLBACK_WARN_SHARE:.0%} template-fallback gate: {'; '.join(out)}."
+    left = (f" Left out (over the {FALLBACK_WARN_SHARE:.0%} template-fallback gate, or no result): {'; '.join(out)}."
             if out else "")
     if len(names) < 2:
         return f"Corpora: no marks: fewer than two corpora vote ({', '.join(names) or 'none'}).{left}"
