@@ -306,3 +306,21 @@ def test_one_corpus_named_twice_is_one_column(corpora, capsys):
     assert main(args) == 0
     recs = json.loads(capsys.readouterr().out)
     assert len({r["corpus"] for r in recs}) == 2 and {r["corpora_share"] for r in recs} <= {"1/2", "2/2"}
+
+
+def test_an_unreadable_corpus_fails_its_cells_not_the_run(corpora, tmp_path, capsys):
+    """The calibrator's request reads each model's corpus: one without usable sentences fails that model's cells
+    (as before the request held the corpus), while the other model's results are written."""
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(f"name: x\nmodels:\n  - {{spec: minilm, label: good, options: {{corpus: {corpora / 'a.txt'}}}}}\n"
+                   f"  - {{spec: minilm, label: bad, options: {{corpus: {tmp_path / 'empty.txt'}}}}}\n"
+                   f"tests: [{corpora / 't.yaml'}]\nsettings: {{reference: {{size: 10}}}}\nanisotropy: false\n",
+                   encoding="utf-8")
+    out = tmp_path / "o"
+    assert main(["run", str(cfg), "--out", str(out), "--format", "json"]) == 1
+    capsys.readouterr()
+    rows = json.loads((out / "comparison.json").read_text())
+    assert [r["model"] for r in rows] == ["good"]
+    failed = json.loads((out / "failures.json").read_text())
+    assert {f["model"] for f in (failed if isinstance(failed, list) else failed["failed"])} == {"bad"}

@@ -284,10 +284,17 @@ _RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps
 def model_corpus_content(model: Any, config: ExperimentConfig) -> str | None:
     """The content of the corpus an encoder draws its own reference sample from (no ``settings.reference.corpus``):
     its ``fingerprint`` and ``source_sha256``, as :func:`corpus_content`; None for static vectors, or where the
-    config names the reference corpus (:func:`reference_content` keys that one). Loads the corpus."""
-    if config.settings.reference.corpus or not isinstance(model, CorpusModel) or not streams_reference(model):
+    config names the reference corpus (:func:`reference_content` keys that one). Loads the corpus; one that
+    cannot be read gives ``"unreadable: ..."`` (no saved calibrator matches it, and the fit fails the model's
+    cells with the reason, as it did before the request held the corpus)."""
+    if config.settings.reference.corpus or not streams_reference(model):
         return None
-    corp = model.corpus
+    try:  # the protocol check reads the corpus property too: inside the guard
+        if not isinstance(model, CorpusModel):
+            return None
+        corp = model.corpus
+    except Exception as exc:  # noqa: BLE001 - the cells that need the corpus fail with the reason; others go on
+        return f"unreadable: {type(exc).__name__}: {exc}"
     return f"{getattr(corp, 'fingerprint', None)}|{getattr(corp, 'source_sha256', None)}"
 
 
