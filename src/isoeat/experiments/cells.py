@@ -11,7 +11,7 @@ seed rule) and the hash of every input that determines them; the engine
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,7 +97,7 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
     return cells
 
 
-def check_labels(config: ExperimentConfig, also: dict[str, Iterable[str]] | None = None) -> None:
+def check_labels(config: ExperimentConfig, also: Mapping[str, Iterable[str]] | None = None) -> None:
     """Refuse labels whose file names would be one file on a case-insensitive disk (``also``: a folder's own)."""
     from .._names import check_distinct
 

@@ -328,7 +328,7 @@ def test_hash(test: Any) -> str:
                  **({"pairs": [list(p) for p in test.pairs]} if getattr(test, "pairs", ()) else {})})
 
 
-test_hash.__test__ = False  # keep pytest from collecting it
+test_hash.__test__ = False  # type: ignore[attr-defined]  # keep pytest from collecting it
 
 
 # --------------------------------------------------------------------------- loading
@@ -571,14 +571,14 @@ def _parse_calibrations(ck: _Checker, raw: Any, settings: Settings) -> tuple[Cal
         label = ck.string(f"{key}.label", c["label"]) if "label" in c else None
         out.append(CalibrationSpec(name=name, label=label or "", params=params))
     # default labels: the name, or name(params) when a name appears more than once
-    counts = {c.name: sum(1 for d in out if d.name == c.name) for c in out}
+    counts = {s.name: sum(1 for d in out if d.name == s.name) for s in out}
     labelled = []
-    for c in out:
-        if not c.label:
-            lab = c.name if counts[c.name] == 1 else c.name + "(" + ",".join(
-                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in c.params.items()) + ")"
-            c = CalibrationSpec(name=c.name, label=lab, params=c.params)
-        labelled.append(c)
+    for spec in out:
+        if not spec.label:
+            lab = spec.name if counts[spec.name] == 1 else spec.name + "(" + ",".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in spec.params.items()) + ")"
+            spec = CalibrationSpec(name=spec.name, label=lab, params=spec.params)
+        labelled.append(spec)
     labels = [c.label for c in labelled]
     dup = sorted({lab for lab in labels if labels.count(lab) > 1})
     if dup:

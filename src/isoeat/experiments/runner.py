@@ -182,10 +182,12 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
 
 def _folder_labels(exp: dict) -> dict[str, list[str]]:
     """The model labels, calibration labels, test ids and benchmarks a folder's ``experiment.json`` holds."""
-    cfg = exp.get("config") if isinstance(exp.get("config"), dict) else {}
+    found = exp.get("config")
+    cfg: dict = found if isinstance(found, dict) else {}
 
     def labels(key: str, field: str) -> list[str]:
-        items = cfg.get(key) if isinstance(cfg.get(key), list) else []
+        got = cfg.get(key)
+        items: list = got if isinstance(got, list) else []
         return [str(x.get(field)) for x in items if isinstance(x, dict) and x.get(field) is not None]
 
     return {"models": labels("models", "label"), "calibrations": labels("calibrations", "label"),
@@ -314,9 +316,11 @@ def run_experiment(
     user_log = log or (lambda msg: None)
     notes: list[str] = []
 
-    def log(msg: str) -> None:  # every note also goes to the manifest's run record
+    def note(msg: str) -> None:  # every note also goes to the manifest's run record
         notes.append(msg)
         user_log(msg)
+
+    log = note
 
     run_id = f"{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
     t_start = time.perf_counter()
@@ -344,14 +348,16 @@ def run_experiment(
         old_runs = previous_manifest.get("runs")
         runs = [dict(r, status="interrupted") if r.get("status") == "running" else r  # we hold the lock
                 for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
-        this_run = {"run_id": run_id, "started": started, "ended": None, "status": "running",
-                    "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
-                    "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": __version__, "computed": 0,
-                    "reused": 0, "failed": 0, "notes": notes}
+        this_run: dict[str, Any] = {
+            "run_id": run_id, "started": started, "ended": None, "status": "running",
+            "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
+            "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": __version__, "computed": 0,
+            "reused": 0, "failed": 0, "notes": notes}
         runs.append(this_run)
         models_meta = _mapping(previous_manifest.get("models"))
         cal_meta = _mapping(previous_manifest.get("calibrators"))
-        manifest_args = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta, out=work)
+        manifest_args: dict[str, Any] = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta,
+                                             out=work)
         computed = reused = 0
         status = "interrupted"  # until the work is done, whatever stops it
         try:
