@@ -226,6 +226,7 @@ def test_a_folder_keeps_the_marks_for_report(corpora, tmp_path, capsys):
     a1 = (out / "tables" / "table_a1-zca.md").read_text()
     (row,) = [ln for ln in a1.splitlines() if ln.startswith("| tiny")]
     assert row.count("\u2021") == 2 and "a check over the corpora at hand" in a1 and "2 of 2 classes" in a1
+    assert "['" not in a1 and "Left out of the comparison across corpora: " in a1 and "c.txt (16 of 16" in a1
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -324,3 +325,56 @@ def test_an_unreadable_corpus_fails_its_cells_not_the_run(corpora, tmp_path, cap
     assert [r["model"] for r in rows] == ["good"]
     failed = json.loads((out / "failures.json").read_text())
     assert {f["model"] for f in (failed if isinstance(failed, list) else failed["failed"])} == {"bad"}
+
+
+def _config(path, models, tests, reference=""):
+    lines = ["name: x", "models:"] + [f"  - {m}" for m in models]
+    lines += [f"tests: [{', '.join(map(str, tests))}]",
+              f"settings: {{reference: {{size: 10{', corpus: ' + str(reference) if reference else ''}}}}}",
+              "anisotropy: false"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _d_w(out, model):
+    return {r["test"]: r["d_calibrated"] for r in json.loads((out / "comparison.json").read_text())
+            if r["model"] == model}
+
+
+@pytest.mark.parametrize("change", ["corpus beside a reference corpus", "reference unit"])
+def test_what_the_reference_sample_depends_on_refits_the_calibrator(corpora, tmp_path, capsys, change):
+    """A contextual encoder's calibrator depends on the corpus it reads (its own, which wins over
+    settings.reference.corpus) and on how it pools the reference (the unit): a change to either refits it."""
+    import shutil
+
+    shutil.copy(corpora / "b.txt", tmp_path / "m.txt")
+    t = corpora / "t.yaml"
+    ref = corpora / "a.txt" if change.startswith("corpus") else ""
+    first = _config(tmp_path / "c1.yaml", [f"{{spec: minilm, label: m, options: {{corpus: {tmp_path / 'm.txt'}}}}}"],
+                    [t], ref)
+    out = tmp_path / "o"
+    assert main(["run", first, "--out", str(out), "-q"]) == 0
+    if change.startswith("corpus"):  # new content; the config's text is unchanged
+        (tmp_path / "m.txt").write_text((corpora / "a.txt").read_text(), encoding="utf-8")
+        second = first
+    else:
+        second = _config(tmp_path / "c2.yaml", [f"{{spec: minilm, label: m, options: {{corpus: {tmp_path / 'm.txt'}, "
+                                                "reference_unit: sentence}}"], [t], ref)
+    assert main(["run", second, "--out", str(out), "-q"]) == 0
+    assert main(["run", second, "--out", str(tmp_path / "fresh"), "-q"]) == 0
+    capsys.readouterr()
+    assert _d_w(out, "m") == pytest.approx(_d_w(tmp_path / "fresh", "m"), abs=1e-12)
+
+
+def test_a_corpus_gone_unreadable_keeps_the_finished_cells(corpora, tmp_path, capsys):
+    import shutil
+
+    shutil.copy(corpora / "b.txt", tmp_path / "m.txt")
+    cfg = _config(tmp_path / "c.yaml", [f"{{spec: minilm, label: m, options: {{corpus: {tmp_path / 'm.txt'}}}}}"],
+                  [corpora / "t.yaml"])
+    out = tmp_path / "o"
+    assert main(["run", cfg, "--out", str(out), "-q"]) == 0
+    before = (out / "comparison.json").read_text()
+    (tmp_path / "m.txt").write_text("", encoding="utf-8")
+    assert main(["run", cfg, "--out", str(out), "-q"]) == 0  # nothing to compute: both finished cells kept
+    assert json.loads((out / "comparison.json").read_text()) == json.loads(before)

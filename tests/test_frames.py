@@ -97,6 +97,37 @@ def test_a_text_is_counted_once_while_its_content_is_the_same(tiny, tmp_path, mo
     assert len(frames._COUNTS) == 2
 
 
+def test_the_counts_memo_reads_content_not_name_size_or_time(tiny, tmp_path):
+    """An edit of the same size with the time put back is counted anew; the same bytes under a .gz name and a
+    plain name are two texts (one decompressed, one not)."""
+    import gzip
+    import os
+    import shutil
+
+    from isoeat._errors import DataFormatError
+
+    m, words, V = tiny
+    text = tmp_path / "t.txt"
+    text.write_text(f"{words[1]} {words[2]}\n")
+    st = os.stat(text)
+    (r,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{text}", rng=0)
+    assert r.mean_cosine == pytest.approx(_mean_cos(V[[1, 2]]), abs=1e-12)
+    text.write_text(f"{words[1]} {words[3]}\n")  # the same length
+    os.utime(text, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(text).st_size == st.st_size
+    (r,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{text}", rng=0)
+    assert r.mean_cosine == pytest.approx(_mean_cos(V[[1, 3]]), abs=1e-12)
+    packed = tmp_path / "g.txt.gz"
+    with gzip.open(packed, "wt") as fh:
+        fh.write(f"{words[4]} {words[5]}\n")
+    (r,) = compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{packed}", rng=0)
+    assert r.mean_cosine == pytest.approx(_mean_cos(V[[4, 5]]), abs=1e-12)
+    plain = tmp_path / "g_raw.txt"
+    shutil.copy(packed, plain)
+    with pytest.raises(DataFormatError, match="not valid UTF-8"):
+        compare_anisotropy(m, n_samples=50, frame=f"corpus-types:{plain}", rng=0)
+
+
 @pytest.mark.parametrize("frame, message", [
     ("vocab-all", "one of reference"), ("vocabulary-top", "vocabulary-top:N"), ("vocabulary-top:x", "integer"),
     ("vocabulary-top:1", "vocabulary-top N"), ("vocabulary-all:5", "takes no argument"),

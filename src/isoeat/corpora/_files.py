@@ -93,8 +93,9 @@ def _open_raw(path: Path) -> IO[bytes]:
     return open(path, "rb")
 
 
-def file_sha256(path: str | os.PathLike) -> str:
-    """SHA-256 (hex) of the bytes of a regular file, streamed; cached per path, size, mtime and inode.
+def file_sha256(path: str | os.PathLike, *, fresh: bool = False) -> str:
+    """SHA-256 (hex) of the bytes of a regular file, streamed; cached per path, size, mtime and inode
+    (``fresh``: read now, whatever the cache holds: where a result is reused on the strength of the hash alone).
 
     Parameters
     ----------
@@ -124,7 +125,7 @@ def file_sha256(path: str | os.PathLike) -> str:
     st = check_regular_file(p)
     key = (str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev)
     with _SHA_LOCK:
-        hit = _SHA_CACHE.get(key)
+        hit = None if fresh else _SHA_CACHE.get(key)
     if hit is not None:
         return hit
     h = hashlib.sha256()

@@ -123,7 +123,8 @@ _COUNTS_KEPT = 2
 
 def _text_counts(text: Path | str, corpus: bool) -> Any:
     """:func:`_corpus_counts` of the named corpus ``text`` (``corpus``) or the word counts of the file ``text``,
-    reused while the content is the same (the key is its SHA-256: `file_sha256`, the corpus's `content_sha256`)."""
+    reused while the content is the same (the key is its SHA-256, read anew, and whether its name makes it gzip;
+    a named corpus's ``content_sha256``)."""
     from ..backends.static import _word_counts
 
     if corpus:
@@ -132,11 +133,14 @@ def _text_counts(text: Path | str, corpus: bool) -> Any:
         source = load_corpus(str(text))
         key = ("corpus", str(source.content_sha256))
     else:
+        from .._textio import is_gzip_name
         from ..corpora._files import file_sha256
 
-        if not Path(text).exists():
+        if not Path(text).is_file():
             return _word_counts(Path(text))  # its one-line error
-        key = ("file", file_sha256(text))
+        # hashed now (not from a cache keyed by name, size and time), and read as its name says: the same bytes
+        # named .gz are decompressed, named otherwise are not
+        key = ("file", file_sha256(text, fresh=True), "gzip" if is_gzip_name(text) else "plain")
     if key not in _COUNTS:
         counts = _corpus_counts(source) if corpus else _word_counts(Path(text))
         while len(_COUNTS) >= _COUNTS_KEPT:

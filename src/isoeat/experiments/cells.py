@@ -69,8 +69,7 @@ def plan_cells(config: ExperimentConfig, out: Path, given: dict[tuple[str, str],
 
     def add(kind: str, m: Any, c: Any, item: str, stream: tuple[str, ...], path: Path, extra: dict | None = None,
             **key: Any) -> None:
-        mid = {"spec": m.spec, "options": m.options, "layer": m.layer, "contexts_per_word": m.contexts_per_word}
-        h = content_hash({"protocol": protocol, "model": mid, "calibration": c.to_dict(), "seed": seed,
+        h = content_hash({"protocol": protocol, "model": model_identity(m), "calibration": c.to_dict(), "seed": seed,
                           "stream": list(stream), "format": CELL_FORMAT, **key, **_given_key(given, m.label, c.label)})
         cells.append(Cell(kind, m.label, c.label, item, seed, stream, path, h, extra or {}))
 
@@ -281,20 +280,21 @@ def reference_content(config: ExperimentConfig) -> str | None:
 _RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative", "model_check")
 
 
-def model_corpus_content(model: Any, config: ExperimentConfig) -> str | None:
-    """The content of the corpus an encoder draws its own reference sample from (no ``settings.reference.corpus``):
-    its ``fingerprint`` and ``source_sha256``, as :func:`corpus_content`; None for static vectors, or where the
-    config names the reference corpus (:func:`reference_content` keys that one). Loads the corpus; one that
-    cannot be read gives ``"unreadable: ..."`` (no saved calibrator matches it, and the fit fails the model's
-    cells with the reason, as it did before the request held the corpus)."""
-    if config.settings.reference.corpus or not streams_reference(model):
+def model_identity(mspec: ModelSpec) -> dict[str, Any]:
+    """What a grid says of a model: its spec, load options, layer and contexts per word (part of every cell's
+    identity, and of a contextual encoder's calibrator request)."""
+    return {"spec": mspec.spec, "options": mspec.options, "layer": mspec.layer,
+            "contexts_per_word": mspec.contexts_per_word}
+
+
+def model_corpus_content(model: Any) -> str | None:
+    """The content of the corpus an encoder reads its reference sentences from (its own ``corpus`` option, else
+    ``settings.reference.corpus``, as :func:`load_model_for` passes it): ``fingerprint`` and ``source_sha256``, as
+    :func:`corpus_content`; None for a model without a corpus. Loads the corpus, and raises where it cannot be
+    read (the protocol check reads the property too)."""
+    if not isinstance(model, CorpusModel):
         return None
-    try:  # the protocol check reads the corpus property too: inside the guard
-        if not isinstance(model, CorpusModel):
-            return None
-        corp = model.corpus
-    except Exception as exc:  # noqa: BLE001 - the cells that need the corpus fail with the reason; others go on
-        return f"unreadable: {type(exc).__name__}: {exc}"
+    corp = model.corpus
     return f"{getattr(corp, 'fingerprint', None)}|{getattr(corp, 'source_sha256', None)}"
 
 
@@ -303,16 +303,18 @@ def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: Experi
 
     The calibration and its parameters, the reference size and how the
     reference vectors are drawn, the model's content fingerprint and the
-    content of the reference corpus (the configured file, or the encoder's own corpus: its sentences are the
-    reference sample): a change to any of them means a new calibrator, and the calibrated cells computed with
-    the old one are stale.
+    content of the reference corpus file; for a contextual encoder also its :func:`model_identity` (its load
+    options: the reference unit, occurrences, its corpus) and the content of the corpus it reads its reference
+    sentences from: a change to any of them means a new calibrator, and the calibrated cells computed with the
+    old one are stale. Raises where the encoder's corpus cannot be read.
     """
     request = {"calibration": cspec.name, "params": cspec.params,
                "reference": reference_spec(mspec, config, model).key(),
                "model_fingerprint": fingerprint_of(model), "reference_sha256": reference_content(config)}
-    own = model_corpus_content(model, config)
-    if own is not None:  # static models keep their request (and saved calibrators) as before
-        request["model_corpus"] = own
+    if streams_reference(model):  # an encoder's reference vectors also depend on how it was loaded (unit,
+        # occurrences, corpus...) and on its corpus's content; static models keep their request as before
+        request["model"] = model_identity(mspec)
+        request["model_corpus"] = model_corpus_content(model)
     return content_hash(request)
 
 

@@ -502,8 +502,12 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         except Exception as exc:  # noqa: BLE001 - the cells that need it fail below; finished ones are kept
             corpus_fp = None
             log(f"{mspec.label}: corpus unreadable ({exc}); finished cells kept, unchecked against it")
-        requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
-                    if cs.name != "none" and (mspec.label, cs.label) not in given_calibrators}
+        try:
+            requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
+                        if cs.name != "none" and (mspec.label, cs.label) not in given_calibrators}
+        except Exception as exc:  # noqa: BLE001 - a fit needing it fails its cells below; finished ones are kept
+            requests = {}
+            log(f"{mspec.label}: calibrator inputs unreadable ({exc}); finished cells kept, unchecked against them")
         pending_ids = {id(c) for c in pending}
         todo = pending + [c for c in mcells if id(c) not in pending_ids and stale_cell(c, fp, requests, log, corpus_fp)]
         skipped = len(mcells) - len(todo)

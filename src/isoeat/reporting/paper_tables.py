@@ -27,7 +27,7 @@ from .._io import atomic_write_text
 from .._names import file_name as safe_name  # noqa: F401 - the one file-name scheme
 from .._names import unique_names
 from ..labels import CORPORA_COLUMNS, STABILITY_SHARE, is_significant
-from .tables import finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
+from .tables import corpus_names, finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
 
 __all__ = [
     "Cell",
@@ -213,10 +213,15 @@ def table_a1(res: Any, calibration: str) -> Table:
                      "classes hold (docs/reference-size.md).")
     voted = [r for r in rows_by.values() if r.get("corpora_share")]
     if voted:
-        names = ", ".join(dict.fromkeys(c for r in voted for c in str(r.get("corpora") or "").split("; ") if c))
-        notes.append(f"\u2021: the change class differs on another corpus the model was run on ({names}; each its own "
-                     f"contexts and reference sample; {sum(r.get('class_holds_corpora') is False for r in voted)} of "
-                     f"{len(voted)} classes); a check over the corpora at hand, with no track record.")
+        names = ", ".join(dict.fromkeys(c for r in voted for c in corpus_names(r.get("corpora"))))
+        differ = sum(r.get("class_holds_corpora") is False for r in voted)
+        notes.append((f"\u2021: the change class differs on another corpus the model was run on ({names}; each its own "
+                      f"contexts and reference sample; {differ} of {len(voted)} classes)" if differ else
+                      f"Every change class is the same on every corpus the model was run on ({names}; each its own "
+                      "contexts and reference sample)") + "; a check over the corpora at hand, with no track record.")
+    left = list(dict.fromkeys(c for r in rows_by.values() for c in corpus_names(r.get("corpora_left_out"))))
+    if left:
+        notes.append(f"Left out of the comparison across corpora: {'; '.join(left)}.")
     notes += [line for m in res.models if any(k[0] == m["label"] for k in rows_by)
               for line in folder_fallback_lines(res, m["label"])]
     records = []

@@ -167,7 +167,7 @@ def corpora_cell(marks: dict[str, Any] | None) -> str:
     return corpora_mark(same, total)
 
 
-def _names_of(value: Any) -> list[str]:
+def corpus_names(value: Any) -> list[str]:
     """A ``corpora``/``corpora_left_out`` field as a list: a list as it is (JSON), a CSV cell split at ``;``."""
     if isinstance(value, (list, tuple)):
         return [str(v) for v in value]
@@ -178,8 +178,8 @@ def corpora_footer(marks: Sequence[dict[str, Any]]) -> str:
     """The footer line of the ``Corpora`` column: the rule, the corpora that voted and those left out."""
     from ..labels import CORPORA_RULE, FALLBACK_WARN_SHARE
 
-    names = list(dict.fromkeys(c for m in marks for c in _names_of(m.get("corpora"))))
-    out = list(dict.fromkeys(c for m in marks for c in _names_of(m.get("corpora_left_out"))))
+    names = list(dict.fromkeys(c for m in marks for c in corpus_names(m.get("corpora"))))
+    out = list(dict.fromkeys(c for m in marks for c in corpus_names(m.get("corpora_left_out"))))
     left = (f" Left out (over the {FALLBACK_WARN_SHARE:.0%} template-fallback gate, or no result): {'; '.join(out)}."
             if out else "")
     if len(names) < 2:
