@@ -117,7 +117,7 @@ def _corpus_counts(corpus: Any) -> Any:
 
 #: The word counts of the last texts counted in this process, by their content's SHA-256: frame paper counts
 #: its reference text once per run, not once per anisotropy cell (raw and each calibrated space).
-_COUNTS: dict[tuple[str, str], Any] = {}
+_COUNTS: dict[tuple[str, ...], Any] = {}
 _COUNTS_KEPT = 2
 
 
@@ -131,7 +131,7 @@ def _text_counts(text: Path | str, corpus: bool) -> Any:
         from ..corpora import load_corpus
 
         source = load_corpus(str(text))
-        key = ("corpus", str(source.content_sha256))
+        key: tuple[str, ...] = ("corpus", str(source.content_sha256))
     else:
         from .._textio import is_gzip_name
         from ..corpora._files import file_sha256
