@@ -263,10 +263,10 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     except OSError as exc:  # disk full, permission denied, read-only file system, ...
         from ._resources import describe
 
-        line = describe(exc, f"while running isoeat {args.command}")  # memory, disk, files: what ran out
-        if line is None:
-            line = (f"{exc.filename}: " if getattr(exc, "filename", None) else "") + str(exc.strerror or exc)
-        sys.stderr.write(f"isoeat: error: {line}\n")
+        ran_out = describe(exc, f"while running isoeat {args.command}")  # memory, disk, files: what ran out
+        if ran_out is None:
+            ran_out = (f"{exc.filename}: " if getattr(exc, "filename", None) else "") + str(exc.strerror or exc)
+        sys.stderr.write(f"isoeat: error: {ran_out}\n")
         return 2
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from .backends._precision import CUDA_DTYPES, DEFAULT_DTYPE, check_dtype_device
@@ -245,7 +246,7 @@ def check_whitener_options(args: argparse.Namespace, calibrator: Any) -> None:
                           f"calibrator; drop --calibration or give a {args.calibration} file")
 
 
-def _opts(keys: list[str]) -> str:
+def _opts(keys: Sequence[str]) -> str:
     return ", ".join("--" + k.replace("_", "-") for k in keys)
 
 

@@ -90,7 +90,7 @@ def _cmd_tests(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(to_json([t.to_dict() for t in tests]))
         return 0
-    recs = [
+    recs: list[dict[str, Any]] = [
         {"id": t.id, "bias_type": t.bias_type, "X": t.X.name, "Y": t.Y.name, "A": t.A.name, "B": t.B.name,
          "n_x": len(t.X), "n_y": len(t.Y), "n_a": len(t.A), "n_b": len(t.B)}
         for t in tests
@@ -98,7 +98,7 @@ def _cmd_tests(args: argparse.Namespace) -> int:
     if args.format == "csv":
         sys.stdout.write(records_to_csv(recs))
         return 0
-    rows = [[r["id"], r["bias_type"], r["X"], r["Y"], r["A"], r["B"],
+    rows = [[str(r["id"]), str(r["bias_type"]), str(r["X"]), str(r["Y"]), str(r["A"]), str(r["B"]),
              str(r["n_x"]), str(r["n_y"]), str(r["n_a"]), str(r["n_b"])] for r in recs]
     print(_render(["ID", "Bias", "Target X", "Target Y", "Attribute A", "Attribute B",
                    "|X|", "|Y|", "|A|", "|B|"], rows, align_left=6))

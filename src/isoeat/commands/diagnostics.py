@@ -217,7 +217,7 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
     if args.matrix_out:
         import json
 
-        arrays = {r.calibration: r.cosine_matrix for r in results}
+        arrays: dict[str, Any] = {r.calibration: r.cosine_matrix for r in results}
         arrays["info_json"] = np.array(json.dumps({"model": model.name, "sampling": results[0].sampling,
                                                    "seed": results[0].seed}))
         atomic_write_with(args.matrix_out, lambda fh: np.savez(fh, **arrays))

@@ -106,7 +106,7 @@ def _table(spec: Any, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
     ci_head = [ci_header(raw + (cal or []))] if has_ci else []
     header = ["Test", "Bias", "Raw"] + ci_head + (["p"] if has_p else [])
     if cal:
-        header += [space.upper()] + ci_head + (["p"] if has_p else []) + ["Change"] + (["Chg"] if has_p else [])
+        header += [str(space).upper()] + ci_head + (["p"] if has_p else []) + ["Change"] + (["Chg"] if has_p else [])
         header += ["Flags"] if spec.signed else []
     rows = []
     for i, r in enumerate(raw):

@@ -59,8 +59,9 @@ def _corpus_for(spec: str) -> str:
         name = resolve_auto_corpus(spec)
     except IsoeatError as exc:
         raise ConfigError(f"--corpus {spec}: {exc}") from None
-    if NAMED_CORPORA.resolve(name) is not None:
-        return NAMED_CORPORA.resolve(name)
+    named = NAMED_CORPORA.resolve(name)
+    if named is not None:
+        return str(named)
     prefix, sep, rest = name.partition(":")
     path = Path(rest if sep and len(prefix) > 1 else name).expanduser()
     if not path.exists():

@@ -260,7 +260,7 @@ def _finish(plan: ShardPlan, acc: CovarianceAccumulator, calibration: str, param
                       + (" ..." if len(empty) > 10 else "") + ")", IsoeatWarning, stacklevel=3)
     if acc.n < 2:
         raise DataFormatError(f"the {len(plan)} shard(s) gave {acc.n} reference vector(s); need at least 2")
-    cal_cls = CALIBRATORS[calibration]
+    cal_cls: Any = CALIBRATORS[calibration]  # a calibration with mergeable statistics (checked by the plan)
     cal = cal_cls.from_statistics(acc, **params)
     cal.metadata_ = {
         "calibration": calibration,
@@ -269,7 +269,7 @@ def _finish(plan: ShardPlan, acc: CovarianceAccumulator, calibration: str, param
         "model_fingerprint": plan.model_fingerprint,
         "reference": plan.description,
         "n": int(acc.n),
-        "dim": int(acc.dim),
+        "dim": int(acc.dim or 0),  # set: at least 2 vectors were merged
         "isoeat_version": __version__,
         "distributed": {**plan.meta, "workers": int(workers), "scheduler": address, "empty_shards": list(empty),
                         "reduction": "pairwise tree in shard order (Chan-Golub-LeVeque)"},

@@ -86,13 +86,10 @@ def clear_model_cache() -> int:
 # -- packed statistics: what travels between processes --------------------------------------------
 def pack(acc: CovarianceAccumulator, first: int, last: int, fingerprint: Any = None) -> dict[str, Any]:
     """``acc`` as plain arrays plus the shard range ``[first, last]`` it covers (and the model fingerprint)."""
-    if acc.n == 0:
-        arrays = {"n": np.array(0), "mean": np.zeros(0), "comoment": np.zeros((0, 0))}
-    else:
-        arrays = acc.to_arrays()
-    arrays.update(first=int(first), last=int(last), fingerprint=fingerprint,
-                  empty=[] if acc.n else [int(first)] if first == last else [])
-    return arrays
+    arrays: dict[str, Any] = ({"n": np.array(0), "mean": np.zeros(0), "comoment": np.zeros((0, 0))} if acc.n == 0
+                              else dict(acc.to_arrays()))
+    return {**arrays, "first": int(first), "last": int(last), "fingerprint": fingerprint,
+            "empty": [] if acc.n else [int(first)] if first == last else []}
 
 
 def unpack(packed: dict[str, Any]) -> CovarianceAccumulator:
