@@ -231,8 +231,9 @@ def test_a_folder_keeps_the_marks_for_report(corpora, tmp_path, capsys):
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["--model", "glove-6b-50d", "--across-corpora"], "a static model's vectors"),
-    (["--across-corpora", "wikitext-3"], "no named corpus 'wikitext-3'"),
-    (["--across-corpora", "/no/such/corpus.txt"], "no such file or folder '/no/such/corpus.txt'"),
+    (["--across-corpora", "wikitext-3"], "--across-corpora wikitext-3: no such file or folder and no named corpus; "
+                                         "did you mean wikitext-103, wikitext-2?"),
+    (["--across-corpora", "/no/such/corpus.txt"], "--across-corpora /no/such/corpus.txt: no such file or folder"),
     (["--across-corpora", "{a}"], "no corpus besides this run's"),
     (["--across-corpora", ",".join(["{a}"] + [f"{{d}}/x{i}.txt" for i in range(8)])], "at most 7"),
     (["--across-corpora", "{b}", "--reference-text", "{b}"], "not with --reference-text"),

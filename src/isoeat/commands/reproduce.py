@@ -52,22 +52,9 @@ __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows"
 
 def _corpus_for(spec: str) -> str:
     """The corpus of the contextual models: ``auto`` as the largest present offline, a named corpus, or a path."""
-    from .._errors import ConfigError, IsoeatError
-    from ..corpora import NAMED_CORPORA, resolve_auto_corpus
+    from ..corpora import resolve_corpus_spec
 
-    try:
-        name = resolve_auto_corpus(spec)
-    except IsoeatError as exc:
-        raise ConfigError(f"--corpus {spec}: {exc}") from None
-    named = NAMED_CORPORA.resolve(name)
-    if named is not None:
-        return str(named)
-    prefix, sep, rest = name.partition(":")
-    path = Path(rest if sep and len(prefix) > 1 else name).expanduser()
-    if not path.exists():
-        raise ConfigError(f"--corpus {spec}: no such file or folder and no named corpus{NAMED_CORPORA.suggest(spec)} "
-                          f"(named corpora: {', '.join(NAMED_CORPORA.names())}; or auto)")
-    return f"{prefix}:{path.resolve()}" if sep and len(prefix) > 1 else str(path.resolve())
+    return resolve_corpus_spec(spec, "--corpus")
 
 
 def _corpora_text(spec: str) -> str:

@@ -116,7 +116,7 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
 
     from .._errors import ConfigError, IsoeatError
     from ..backends._contextual import DEFAULT_CORPUS
-    from ..corpora import FORMAT_PREFIXES, NAMED_CORPORA, load_corpus, offline_corpora, resolve_auto_corpus
+    from ..corpora import NAMED_CORPORA, load_corpus, offline_corpora, resolve_corpus_spec
 
     if args.across_corpora is None:
         return ()
@@ -134,26 +134,14 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
                           f"{', '.join(given)}")
     present = [c["name"] for c in offline_corpora()]
 
-    def path_of(spec: str) -> tuple[str, Path]:  # ("wikitext", path) of "wikitext:PATH"; ("", path) of a path
-        prefix, sep, rest = spec.partition(":")
-        known = bool(sep) and prefix.lower() in [f.lower() for f in FORMAT_PREFIXES]
-        return (prefix if known else ""), Path(rest if known else spec).expanduser()
+    def resolved(spec: str) -> str:  # a named corpus must be present here too
+        corpus = resolve_corpus_spec(spec, "--across-corpora")
+        if corpus in NAMED_CORPORA and corpus not in present:
+            raise ConfigError(f"--across-corpora: corpus {corpus} is not present offline (present: "
+                              f"{', '.join(present) or 'none'}; or give a file or folder)")
+        return corpus
 
-    def resolved(spec: str) -> str:
-        if spec in NAMED_CORPORA:
-            if spec not in present:
-                raise ConfigError(f"--across-corpora: corpus {spec} is not present offline (present: "
-                                  f"{', '.join(present) or 'none'}; or give a file or folder)")
-            return spec
-        fmt, path = path_of(spec)
-        if not path.exists():
-            raise ConfigError(f"--across-corpora: no such file or folder {spec!r} and no named corpus "
-                              f"{spec!r}{NAMED_CORPORA.suggest(spec)} (present offline: "
-                              f"{', '.join(present) or 'none'})")
-        return f"{fmt}:{path.resolve()}" if fmt else str(path.resolve())
-
-    own = str(resolve_auto_corpus(args.corpus or DEFAULT_CORPUS))  # no --corpus: the model's default
-    own = resolved(own) if own not in NAMED_CORPORA else own
+    own = resolve_corpus_spec(args.corpus or DEFAULT_CORPUS)  # no --corpus: the model's default
     wanted = present if args.across_corpora == "present" else [
         s.strip() for s in str(args.across_corpora).split(",") if s.strip()]
     others = list(dict.fromkeys(c for c in map(resolved, wanted) if c != own))
@@ -181,7 +169,7 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     label = getattr(model, "name", None) or args.model
     out: list[tuple[str, str]] = []
     for corpus in others:
-        short = corpus if corpus in NAMED_CORPORA else PurePath(path_of(corpus)[1]).name
+        short = corpus if corpus in NAMED_CORPORA else PurePath(corpus).name
         lab, n = f"{label}[{short}]", 2
         while lab in {x for x, _ in out}:
             lab, n = f"{label}[{short}#{n}]", n + 1

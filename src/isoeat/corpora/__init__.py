@@ -33,6 +33,7 @@ from ._load import (
     load_corpus,
     offline_corpora,
     resolve_auto_corpus,
+    resolve_corpus_spec,
     shared_enwiki_sample_path,
     shared_wikitext2_path,
 )
@@ -61,6 +62,7 @@ __all__ = [
     "shared_enwiki_sample_path",
     "offline_corpora",
     "resolve_auto_corpus",
+    "resolve_corpus_spec",
     "file_sha256",
     "WordIndex",
     "word_pattern",

@@ -39,6 +39,7 @@ __all__ = [
     "shared_enwiki_sample_path",
     "offline_corpora",
     "resolve_auto_corpus",
+    "resolve_corpus_spec",
 ]
 
 #: ``FORMAT:PATH`` prefixes.
@@ -301,6 +302,37 @@ NAMED_CORPORA: Registry[Callable[[], _Source]] = Registry(
     known="named corpora",
     also=f"or FORMAT:PATH with FORMAT in {', '.join(FORMAT_PREFIXES)}; or a path",
 )
+
+
+def resolve_corpus_spec(spec: str, option: str = "--corpus") -> str:
+    """A corpus spec as the corpus it names: ``auto`` as the largest present offline, a named corpus (an alias
+    or another case too) as its name, ``FORMAT:PATH`` or a path (which must exist) made absolute.
+
+    Raises :class:`~isoeat.ConfigError` naming ``option`` and the spec: one line, with a suggestion.
+
+    Examples
+    --------
+    >>> resolve_corpus_spec("/no/such/corpus.txt", "--corpus")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.ConfigError: --corpus /no/such/corpus.txt: no such file or folder and no named corpus (...)
+    """
+    from .._errors import ConfigError, IsoeatError
+
+    try:
+        name = resolve_auto_corpus(spec)
+    except IsoeatError as exc:
+        raise ConfigError(f"{option} {spec}: {exc}") from None
+    named = NAMED_CORPORA.resolve(name)
+    if named is not None:
+        return str(named)
+    prefix, sep, rest = name.partition(":")
+    fmt = prefix if sep and prefix.lower() in [f.lower() for f in FORMAT_PREFIXES] else ""
+    path = Path(rest if fmt else name).expanduser()
+    if not path.exists():
+        raise ConfigError(f"{option} {spec}: no such file or folder and no named corpus{NAMED_CORPORA.suggest(spec)} "
+                          f"(named corpora: {', '.join(NAMED_CORPORA.names())}; or auto)")
+    return f"{fmt}:{path.resolve()}" if fmt else str(path.resolve())
 
 
 def available_corpora() -> list[str]:
