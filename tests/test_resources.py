@@ -118,9 +118,12 @@ def test_a_missing_package_said_while_memory_ran_out_says_memory(monkeypatch, ca
 
 
 @pytest.mark.skipif(PRLIMIT is None, reason="prlimit is not installed")
-def test_a_contextual_model_under_a_memory_limit_ends_in_one_line(tmp_path):
+@pytest.mark.parametrize("limit", [600_000_000, 700_000_000, 900_000_000])
+def test_a_contextual_model_under_a_memory_limit_ends_in_one_line(tmp_path, limit):
+    """Under these limits torch used to end the process from C now and then (glibc's "cannot allocate memory for
+    thread-local data: ABORT", depending on what else ran): the headroom check refuses before torch loads."""
     pytest.importorskip("torch")
-    proc = subprocess.run([PRLIMIT, "--as=700000000", sys.executable, "-m", "isoeat.cli", "weat", "--test", "W6",
+    proc = subprocess.run([PRLIMIT, f"--as={limit}", sys.executable, "-m", "isoeat.cli", "weat", "--test", "W6",
                            "--model", "minilm"], capture_output=True, text=True, timeout=300, env=_env(tmp_path),
                           cwd=tmp_path)
     if proc.returncode == 0:
@@ -128,3 +131,35 @@ def test_a_contextual_model_under_a_memory_limit_ends_in_one_line(tmp_path):
     err = proc.stderr.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("isoeat: error: ") and "Traceback" not in proc.stderr, proc.stderr
     assert "pip install" not in err[0] and ("memory" in err[0] or "cannot load the library" in err[0]), err[0]
+
+
+def test_torch_headroom_refuses_exactly_when_the_limit_leaves_too_little(monkeypatch):
+    """The rule at its boundary: refused when in-use + libraries + stacks + margin exceeds the limit by a byte."""
+    from isoeat import _resources as r
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    monkeypatch.setattr(r, "_in_use", lambda: 100 * 2**20)
+    monkeypatch.setattr(r, "_torch_library_bytes", lambda: 400 * 2**20)
+    monkeypatch.setattr(r, "_thread_stacks", lambda: 16 * 2**20)
+    need = 100 * 2**20 + 400 * 2**20 + 16 * 2**20 + r.TORCH_WORK_MARGIN
+    monkeypatch.setattr(r, "address_space_limit", lambda: need)
+    assert r.torch_headroom() is None
+    monkeypatch.setattr(r, "address_space_limit", lambda: need - 1)
+    line = r.torch_headroom()
+    assert line is not None and "cannot load torch" in line and "raise the limit" in line
+    assert f"at least {need / 1e6:.0f} MB" in line
+    monkeypatch.setattr(r, "address_space_limit", lambda: None)  # no limit: never refused
+    assert r.torch_headroom() is None
+
+
+def test_torch_headroom_is_one_line_through_the_command(monkeypatch, capsys):
+    """require_transformers raises ResourceLimitError before importing torch; the command prints one line."""
+    from isoeat import ResourceLimitError
+    from isoeat import _resources as r
+    from isoeat.backends import _hf
+
+    monkeypatch.setattr(r, "torch_headroom", lambda: "cannot load torch under the address-space limit of 1 MB")
+    with pytest.raises(ResourceLimitError, match="cannot load torch"):
+        _hf.require_transformers()
+    with pytest.raises(MemoryError):  # a MemoryError for callers who catch that
+        _hf.require_sentence_transformers()

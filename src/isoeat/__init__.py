@@ -29,6 +29,7 @@ from ._errors import (
     IsoeatWarning,
     MissingDependencyError,
     NotFittedError,
+    ResourceLimitError,
     SchedulerUnreachableError,
     UnknownNameError,
     UnsafePathError,
@@ -112,6 +113,7 @@ __all__ = [
     "IsoeatFileNotFoundError",
     "IsoeatWarning",
     "MissingDependencyError",
+    "ResourceLimitError",
     "NotFittedError",
     "UnknownNameError",
     # loaded lazily on first access (see __getattr__)

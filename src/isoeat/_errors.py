@@ -118,6 +118,10 @@ class MissingDependencyError(IsoeatError, ImportError):
     """An optional dependency is not installed; the message gives the pip line."""
 
 
+class ResourceLimitError(IsoeatError, MemoryError):
+    """A resource limit leaves too little room to start the work at all (checked before, not run into)."""
+
+
 class ExperimentLockedError(IsoeatError):
     """Another run holds the output folder."""
 

@@ -14,7 +14,7 @@ import errno
 import re
 from typing import Any
 
-__all__ = ["describe", "describe_chain", "underlying", "address_space_limit", "probe_numpy"]
+__all__ = ["describe", "describe_chain", "underlying", "address_space_limit", "probe_numpy", "torch_headroom"]
 
 _LIMIT = ("the process's memory limit (ulimit -v, prlimit --as, a container or job limit) or the machine's memory "
           "was reached")
@@ -150,3 +150,76 @@ def probe_numpy() -> str | None:
     said = next((ln for ln in reversed(lines) if _is_memory_text(ln)), lines[-1] if lines else "")  # what ran out
     return (f"cannot load numpy under the address-space limit of {limit / 1e6:.0f} MB (ulimit -v, prlimit --as): "
             f"out of memory while loading it ({said[:200]}); raise the limit")
+
+
+#: address space torch's first work needs beyond its libraries (transformers, a small model, a first batch)
+TORCH_WORK_MARGIN = 256 * 2**20
+
+
+def _in_use() -> int | None:
+    """This process's address space in use now (``VmSize``, bytes), or None where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _torch_library_bytes() -> int | None:
+    """Bytes of torch's shared libraries (what importing it maps), found without importing it; None if unknown."""
+    import importlib.util
+    from pathlib import Path
+
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin:
+        return None
+    lib = Path(spec.origin).parent / "lib"
+    try:
+        return sum(f.stat().st_size for f in lib.iterdir() if ".so" in f.name or f.suffix in (".dll", ".dylib"))
+    except OSError:
+        return None
+
+
+def _thread_stacks() -> int:
+    """Address space torch's thread pool reserves: one stack (``ulimit -s``, else 8 MiB) per core."""
+    import os
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
+    stack = soft if 0 < soft < 2**30 else 8 * 2**20
+    return (os.cpu_count() or 1) * stack
+
+
+def torch_headroom() -> str | None:
+    """Under an address-space limit, whether torch can be imported and run at all: None, or the line to print.
+
+    Past a certain point, memory that runs out while torch loads or starts its threads ends the process from C
+    (glibc's "cannot allocate memory for thread-local data: ABORT", an uncaught ``std::bad_alloc``), before any
+    Python handler could print isoeat's line; whether it does depends on what else the process holds. So
+    before torch is first imported under a limit, the space it needs — its libraries' size (what importing it
+    maps), one stack per core for its threads and :data:`TORCH_WORK_MARGIN` — is compared with what the limit
+    leaves, and the import is refused in one line when it does not fit. Costs no process start; does nothing
+    without a limit, once torch is loaded, or where the sizes cannot be read.
+    """
+    import sys
+
+    limit = address_space_limit()
+    if limit is None or "torch" in sys.modules:
+        return None
+    used, libraries = _in_use(), _torch_library_bytes()
+    if used is None or libraries is None:
+        return None
+    need = libraries + _thread_stacks() + TORCH_WORK_MARGIN
+    if used + need <= limit:
+        return None
+    mb = 1e6
+    return (f"cannot load torch under the address-space limit of {limit / mb:.0f} MB (ulimit -v, prlimit --as): "
+            f"out of memory before it could load (it needs about {need / mb:.0f} MB: {libraries / mb:.0f} MB of "
+            f"libraries, thread stacks and a first batch; {used / mb:.0f} MB are in use); raise the limit to at "
+            f"least {(used + need) / mb:.0f} MB")

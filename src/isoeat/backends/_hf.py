@@ -30,6 +30,7 @@ from .._errors import (
     IsoeatError,
     IsoeatFileNotFoundError,
     MissingDependencyError,
+    ResourceLimitError,
     UnknownNameError,
 )
 
@@ -55,8 +56,19 @@ _MODEL_FILES_SKIP = {"readme.md", ".gitattributes", "license", "license.txt", "l
 # ----------------------------------------------------------------------------
 
 
+def _check_torch_headroom() -> None:
+    """Refuse, in one line, to import torch where a memory limit would let it end the process from C."""
+    from .._resources import torch_headroom
+
+    line = torch_headroom()
+    if line:
+        raise ResourceLimitError(line)
+
+
 def require_transformers(what: str = "hf: models") -> tuple[Any, Any]:
-    """Import torch and transformers, or raise ``MissingDependencyError`` with the install line."""
+    """Import torch and transformers, or raise ``MissingDependencyError`` with the install line
+    (``ResourceLimitError`` where an address-space limit leaves torch no room: ``_resources.torch_headroom``)."""
+    _check_torch_headroom()
     try:
         import torch
         import transformers
@@ -89,6 +101,7 @@ def _quiet_hf() -> Iterator[None]:
 
 def require_sentence_transformers() -> Any:
     """Import sentence_transformers (and torch), or raise ``MissingDependencyError`` with the install line."""
+    _check_torch_headroom()
     try:
         import sentence_transformers
         import torch  # noqa: F401
