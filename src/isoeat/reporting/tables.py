@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._names import printable
 from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
 from .._version import versioned
 from ..labels import holds_mark, is_significant
@@ -49,6 +50,7 @@ def format_d(d: float) -> str:
 
 
 def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: int = 2, last_left: bool = False) -> str:
+    rows = [[printable(c) for c in r] for r in rows]  # a label's control characters and bidi overrides as escapes
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     def fmt(cells: Sequence[str]) -> str:
         out = []

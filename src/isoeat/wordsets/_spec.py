@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError
+from .._names import check_label
 from ._safe_load import safe_repr, safe_show
 
 __all__ = ["WordSet", "AssociationTest", "BIAS_TYPES", "pair_conflict"]
@@ -135,6 +136,7 @@ class AssociationTest:
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
             raise ConfigError(f"test id must be a non-empty string, got {safe_show(self.id)}")
+        check_label(self.id, "test id")
         for role in ("X", "Y", "A", "B"):
             if not isinstance(getattr(self, role), WordSet):
                 raise ConfigError(f"test {self.id!r}: {role} must be a WordSet")
