@@ -31,7 +31,7 @@ from .._errors import (
 )
 from .._io import atomic_write_with
 from .._records import canonical_json, clean
-from .._validate import check_bool, check_int, check_real, show
+from .._validate import check_bool, check_int, check_path, check_real, show
 from .._version import __version__
 from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
@@ -377,7 +377,7 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         are still checked for consistency) with a warning.
     """
     require_hash = check_bool("require_hash", require_hash)
-    path = Path(path)
+    path = check_path("path", path, requirement="a path (str or os.PathLike) of a calibrator .npz file")
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such calibrator file")
     from .._textio import check_regular_file
