@@ -60,6 +60,9 @@ LABEL_CASES = [
     ("label NUL", {"c.yaml": _models("glo\\0ve")}, _run(), "model label 'glo\\x00ve' contains U+0000"),
     ("label escape sequence", {"c.yaml": _models("\\e[31mred")}, _run(), "contains U+001B"),
     ("test id right-to-left override", {"t.yaml": 'id: "W\\u202e6"\n' + SETS}, _weat(), "t.yaml: test id 'W\\u202e6' contains U+202E"),
+    ("word with NUL", {"t.yaml": SETS.replace("job", '"j\\0ob"')}, _weat(), "t.yaml: test 't': word set 'A': word 'j\\x00ob' contains U+0000"),
+    ("set name with bidi override", {"t.yaml": SETS.replace("X: [he, him]", 'X: {name: "Men\\u202e", words: [he, him]}')}, _weat(),
+     "t.yaml: test 't': word set name 'Men\\u202e' contains U+202E"),
     ("test id control character", {"t.yaml": 'id: "W\\t6"\n' + SETS}, _weat(), "t.yaml: test id 'W\\t6' contains U+0009"),
 ]
 

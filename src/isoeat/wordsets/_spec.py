@@ -39,6 +39,7 @@ class WordSet:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"word set name must be a non-empty string, got {safe_show(self.name)}")
+        check_label(self.name, "word set name")
         words = tuple(self.words) if not isinstance(self.words, tuple) else self.words
         object.__setattr__(self, "words", words)
         for w in words:
@@ -46,6 +47,7 @@ class WordSet:
                 raise ConfigError(
                     f"word set {safe_show(self.name)}: every word must be a non-empty string, got {safe_show(w)}"
                 )
+            check_label(w, f"word set {safe_show(self.name)}: word")
         seen: set[str] = set()
         dups = [w for w in words if w in seen or seen.add(w)]  # type: ignore[func-returns-value]
         if dups:
