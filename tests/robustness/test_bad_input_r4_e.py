@@ -195,6 +195,8 @@ API_CASES = [
     ("load_tests_from_file of None", "load_tests_from_file", (None,), "load_tests_from_file: path must be a path"),
     ("load_calibrator of a number", "load_calibrator", (1,), "path must be a path (str or os.PathLike) of a calibrator .npz file, got 1 (int)"),
     ("load_whitener of a list", "load_whitener", (["w.npz"],), "path must be a path (str or os.PathLike) of a calibrator .npz file, got ['w.npz'] (list)"),
+    ("save_calibrator to None", "save_calibrator", ("CAL", None), "path must be a path (str or os.PathLike) of a .npz file to write"),
+    ("save_calibrator to an empty path", "save_calibrator", ("CAL", ""), "path must be a path (str or os.PathLike) of a .npz file to write, got ''"),
     ("run_experiment of None", "run_experiment", (None, "OUT"), "run_experiment: config must be an ExperimentConfig, a mapping"),
     ("run_experiment out of None", "run_experiment", ({"models": ["glove-6b-50d"], "tests": ["W6"]}, None),
      "run_experiment: out must be a path"),
@@ -203,10 +205,14 @@ API_CASES = [
 ]
 
 
+def _calibrator():
+    return isoeat.fit_calibrator(_toy(), "center")
+
+
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
 @pytest.mark.parametrize("name, fn, args, expected", API_CASES, ids=[c[0] for c in API_CASES])
 def test_entry_point_refuses_in_one_line(tmp_path, name, fn, args, expected):
-    args = tuple(str(tmp_path / "o") if a == "OUT" else a for a in args)
+    args = tuple(str(tmp_path / "o") if a == "OUT" else _calibrator() if a == "CAL" else a for a in args)
     with pytest.raises(isoeat.ConfigError) as info:
         getattr(isoeat, fn)(*args)
     assert expected in str(info.value) and "\n" not in str(info.value), str(info.value)

@@ -239,7 +239,7 @@ def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
     arrays_names = getattr(type(calibrator), "_state_arrays", None)
     if arrays_names is None or not all(hasattr(calibrator, k) for k in arrays_names):
         raise ConfigError("cannot save an unfitted calibrator (call fit first)")
-    path = Path(path)
+    path = check_path("path", path, requirement="a path (str or os.PathLike) of a .npz file to write")
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     meta = {
