@@ -359,7 +359,7 @@ def family_from_kind(kind: str | None) -> str | None:
     return None
 
 
-def load_config(path: str | Path | Mapping[str, Any]) -> ExperimentConfig:
+def load_config(path: str | os.PathLike[str] | Mapping[Any, Any]) -> ExperimentConfig:
     """Read and validate an experiment file (YAML, or JSON which YAML reads too), or a mapping of the same keys.
 
     A mapping (``{"models": [...], "tests": [...], ...}``) is checked as the file would be; relative paths in
