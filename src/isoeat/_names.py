@@ -18,18 +18,25 @@ Labels that differ only in case (``GloVe`` and ``glove``) keep their own
 names, which one file would hold on the case-insensitive disks of macOS and
 Windows: :func:`check_distinct` refuses such a set of labels up front, and
 :func:`unique_names` (names of several parts, for the report's files)
-separates them with a hash.
+separates them with a hash. :func:`check_distinct` refuses as well labels
+that only *look* alike (:func:`look_alike_key`: the same file name, case
+folded, after NFKC and the removal of invisible format characters: ``café``
+in NFC and NFD, ``GloVe`` and ``GloVe`` + zero-width space, full-width ``ＧloVe``),
+and labels holding a control character or a bidirectional override
+(:func:`check_label`), which would print as something else in a table.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 from ._errors import ConfigError
 
-__all__ = ["file_name", "unique_names", "check_distinct", "MAX_KEPT", "SLUG_CHARS"]
+__all__ = ["file_name", "unique_names", "check_distinct", "check_label", "look_alike_key", "printable",
+           "MAX_KEPT", "SLUG_CHARS"]
 
 #: The longest label kept as its own name.
 MAX_KEPT = 100
@@ -37,6 +44,64 @@ MAX_KEPT = 100
 SLUG_CHARS = 80
 _KEPT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._=-]*\Z")
 _RESERVED = frozenset({"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))})
+
+
+#: Bidirectional embeddings, overrides and isolates: they reorder the text printed after them.
+BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+
+
+def _hidden(ch: str) -> bool:
+    """A character a label may not hold: a control character (category Cc, NUL and ESC included) or a bidi control."""
+    return ch in BIDI_CONTROLS or unicodedata.category(ch) == "Cc"
+
+
+def check_label(label: str, what: str) -> None:
+    """Refuse a label holding a control character or a bidirectional override (it would print as another text).
+
+    Examples
+    --------
+    >>> check_label("GloVe", "model label")
+    >>> check_label("glove\\u202efdp.exe", "model label")
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.ConfigError: model label 'glove\\u202efdp.exe' contains U+202E (a control character or a
+    bidirectional override, which changes how the label prints); remove it
+    """
+    bad = next((ch for ch in str(label) if _hidden(ch)), None)
+    if bad is not None:
+        raise ConfigError(f"{what} {str(label)!r} contains U+{ord(bad):04X} (a control character or a "
+                          "bidirectional override, which changes how the label prints); remove it")
+
+
+def printable(text: str) -> str:
+    """Text for a table cell: each control character and bidi control written as its escape (``\\u202e``).
+
+    Examples
+    --------
+    >>> printable("GloVe"), printable("a\\u202eb\\x00")
+    ('GloVe', 'a\\\\u202eb\\\\x00')
+    """
+    text = str(text)
+    if not any(_hidden(ch) for ch in text):
+        return text
+    return "".join(repr(ch)[1:-1] if _hidden(ch) else ch for ch in text)
+
+
+def look_alike_key(label: str) -> str:
+    """What a reader (and a case-insensitive disk) sees of a label: its :func:`file_name` after NFKC and the
+    removal of invisible format characters (category Cf), case folded. Labels escaped into names keep the
+    hash of that text, so ``z 1`` and ``Z 1`` stay two labels (two files); ``GloVe`` and ``glove`` are one.
+
+    Examples
+    --------
+    >>> look_alike_key("Caf\\u00e9") == look_alike_key("Cafe\\u0301") == look_alike_key("\\uff23af\\u00e9\\u200b")
+    True
+    >>> look_alike_key("GloVe") == look_alike_key("glove"), look_alike_key("z 1") == look_alike_key("Z 1")
+    (True, False)
+    """
+    text = unicodedata.normalize("NFKC", str(label))
+    text = unicodedata.normalize("NFKC", "".join(ch for ch in text if unicodedata.category(ch) != "Cf"))
+    return file_name(text).casefold()
 
 
 def _hash(text: str) -> str:
@@ -101,12 +166,15 @@ def unique_names(keys: Sequence[tuple[str, ...]], sep: str = "-") -> list[str]:
 
 
 def check_distinct(labels: Iterable[str], what: str) -> None:
-    """Refuse labels whose file names differ only in case (one file on the disks of macOS and Windows).
+    """Refuse labels that differ only in case (one file on the disks of macOS and Windows) or only look alike
+    (:func:`look_alike_key`), and labels :func:`check_label` refuses.
+
+    ``what`` is plural (``"model labels"``); one label is named by it without its last ``s``.
 
     Raises
     ------
     ConfigError
-        Naming the two labels and ``what`` they label.
+        Naming the two labels (or the one) and ``what`` they label.
 
     Examples
     --------
@@ -118,9 +186,15 @@ def check_distinct(labels: Iterable[str], what: str) -> None:
     file on the case-insensitive disks of macOS and Windows; rename one of them
     """
     seen: dict[str, str] = {}
+    one = what[:-1] if what.endswith("s") else what
     for label in dict.fromkeys(str(x) for x in labels):
-        key = file_name(label).casefold()
-        if key in seen:
+        check_label(label, one)
+        key = look_alike_key(label)
+        if key not in seen:
+            seen[key] = label
+        elif seen[key].casefold() == label.casefold():
             raise ConfigError(f"{what} {seen[key]!r} and {label!r} differ only in case: their files would be one file "
                               "on the case-insensitive disks of macOS and Windows; rename one of them")
-        seen[key] = label
+        else:
+            raise ConfigError(f"{what} {ascii(seen[key])} and {ascii(label)} look alike (they differ only in Unicode "
+                              "form, invisible characters or case): tables would show them as one; rename one of them")

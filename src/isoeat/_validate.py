@@ -27,7 +27,9 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,8 +37,8 @@ import numpy as np
 from ._errors import InvalidValueError
 
 __all__ = [
-    "check_bytes", "check_int", "check_real", "check_choice", "check_bool", "suggest", "suggest_words", "show",
-    "describe_range", "SUGGEST_PROBES"]
+    "check_bytes", "check_path", "check_int", "check_real", "check_choice", "check_bool", "suggest", "suggest_words",
+    "show", "describe_range", "SUGGEST_PROBES", "SUGGEST_WORDS", "SUGGEST_NOTE"]
 
 
 # --------------------------------------------------------------------------- presentation
@@ -269,6 +271,24 @@ def check_choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     raise InvalidValueError(name, "one of " + ", ".join(map(str, options)), show(value), hint, sep="; ")
 
 
+def check_path(name: str, value: Any, *, requirement: str = "a path (str or os.PathLike)") -> Path:
+    """Validate a path parameter (a non-empty ``str`` or an ``os.PathLike`` naming text) and return it as a Path.
+
+    Examples
+    --------
+    >>> check_path("path", "c.yaml").name
+    'c.yaml'
+    >>> check_path("load_config: path", {"models": []})
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.InvalidValueError: load_config: path must be a path (str or os.PathLike), got {'models': []} (dict)
+    """
+    text = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if not isinstance(text, str) or not text:
+        raise InvalidValueError(name, requirement, show(value))
+    return Path(text)
+
+
 def check_bool(name: str, value: Any) -> bool:
     """Validate a flag: ``True``/``False`` (or ``numpy.bool_``) only; ``1``, ``"no"`` are refused.
 
@@ -337,6 +357,14 @@ def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float =
 #: Most vocabulary probes one :func:`suggest_words` call makes (every word two edits from a query of up to
 #: 10 letters fits; longer queries get every word one edit away and the two-edit words the budget reaches).
 SUGGEST_PROBES = 300_000
+
+
+#: Most dropped words of one test (its four sets together; the target words of SC-WEAT) that get a
+#: did-you-mean: each costs up to :data:`SUGGEST_PROBES` lookups, so a test's suggestions cost at most
+#: ``SUGGEST_WORDS * SUGGEST_PROBES`` lookups however many words it drops. A list cut there ends in
+#: :data:`SUGGEST_NOTE`.
+SUGGEST_WORDS = 20
+SUGGEST_NOTE = f"(suggestions for the first {SUGGEST_WORDS})"
 
 
 def _one_edit(word: str, letters: str) -> dict[str, None]:

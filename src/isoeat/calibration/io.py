@@ -31,7 +31,7 @@ from .._errors import (
 )
 from .._io import atomic_write_with
 from .._records import canonical_json, clean
-from .._validate import check_bool, check_int, check_real, show
+from .._validate import check_bool, check_int, check_path, check_real, show
 from .._version import __version__
 from ._base import effective_eps
 from .registry import CALIBRATORS, fit_calibrator
@@ -239,7 +239,7 @@ def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
     arrays_names = getattr(type(calibrator), "_state_arrays", None)
     if arrays_names is None or not all(hasattr(calibrator, k) for k in arrays_names):
         raise ConfigError("cannot save an unfitted calibrator (call fit first)")
-    path = Path(path)
+    path = check_path("path", path, requirement="a path (str or os.PathLike) of a .npz file to write")
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
     meta = {
@@ -377,7 +377,7 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         are still checked for consistency) with a warning.
     """
     require_hash = check_bool("require_hash", require_hash)
-    path = Path(path)
+    path = check_path("path", path, requirement="a path (str or os.PathLike) of a calibrator .npz file")
     if not path.exists():
         raise IsoeatFileNotFoundError(f"{path}: no such calibrator file")
     from .._textio import check_regular_file

@@ -14,14 +14,17 @@ Examples
 
 from __future__ import annotations
 
+import json
+import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError, IsoeatError
+from .._errors import ConfigError, InvalidValueError, IsoeatError
 from .._limits import MAX_RESAMPLES
 from .._records import content_hash
-from .._validate import check_bytes
+from .._validate import check_bytes, check_path, show
 from ..wordsets._safe_load import plain_scalar
 from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchmarks stay importable from here
     _ADJUST,
@@ -356,19 +359,38 @@ def family_from_kind(kind: str | None) -> str | None:
     return None
 
 
-def load_config(path: str | Path) -> ExperimentConfig:
-    """Read and validate an experiment file (YAML, or JSON which YAML reads too).
+def load_config(path: str | os.PathLike[str] | Mapping[Any, Any]) -> ExperimentConfig:
+    """Read and validate an experiment file (YAML, or JSON which YAML reads too), or a mapping of the same keys.
+
+    A mapping (``{"models": [...], "tests": [...], ...}``) is checked as the file would be; relative paths in
+    it are read from the current folder, and its JSON is what a run folder keeps as ``config.yaml``.
 
     Raises
     ------
     ConfigError
-        Naming the key, the value received and the allowed values.
+        Naming the key, the value received and the allowed values; or ``path`` neither a path nor a mapping.
     IsoeatFileNotFoundError
         The file (or a test file it names) does not exist.
     """
-    path = Path(path)
+    if isinstance(path, Mapping):
+        try:
+            text: str | None = json.dumps(path, indent=2, ensure_ascii=False) + "\n"
+        except (TypeError, ValueError, RecursionError):  # what JSON cannot hold (a Path): the checks name it
+            text = None
+        return parse_config(path, text=text)
+    path = check_path("load_config: path", path, requirement="a path (str or os.PathLike) or a mapping")
     data, text = read_yaml(path)
     return parse_config(data, source=str(path), base_dir=path.parent, text=text)
+
+
+def as_config(config: Any, name: str = "config") -> ExperimentConfig:
+    """``config`` if an :class:`ExperimentConfig`, else :func:`load_config` of it (a mapping or a path)."""
+    if isinstance(config, ExperimentConfig):
+        return config
+    if not isinstance(config, (Mapping, str, os.PathLike)):
+        raise InvalidValueError(name, "an ExperimentConfig, a mapping of a config file's keys, or a path "
+                                "(str or os.PathLike) of one", show(config))
+    return load_config(config)
 
 
 def parse_config(data: Any, *, source: str | None = None, base_dir: str | Path | None = None,

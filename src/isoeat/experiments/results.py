@@ -15,6 +15,7 @@ import numpy as np
 
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
+from .._validate import check_path
 from ..labels import protocol_departures, protocol_text
 from ._formats import cell_problem, manifest_note, read_record, refuse_newer, version_problem
 from ._store import check_inside, is_sealed, nan_of, read_json, slug
@@ -185,7 +186,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     """
     from .summary import summarize
 
-    out = Path(out)
+    out = check_path("load_experiment: out", out)
     exp = read_experiment(out)
     cfg = exp["config"]
     manifest_read, manifest_why = read_record(check_inside(out, out / "manifest.json"))

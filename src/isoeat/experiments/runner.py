@@ -65,6 +65,7 @@ from .._io import atomic_write_text
 from .._progress import Progress, progress_bar
 from .._surface import public
 from .._types import fingerprint_of, kind_of
+from .._validate import check_path
 from ._formats import (
     EXPERIMENT_FORMAT,
     MANIFEST_FORMAT,
@@ -95,7 +96,7 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     reference_spec,
     stale_cell,
 )
-from .config import ExperimentConfig, family_from_kind, load_config, test_hash
+from .config import ExperimentConfig, as_config, family_from_kind, test_hash
 from .engine import Engine, metric_options
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
@@ -263,7 +264,7 @@ def run_experiment(
 
     Parameters
     ----------
-    config : ExperimentConfig or path of a YAML file
+    config : ExperimentConfig, mapping of a config file's keys (checked as the file is), or path of a YAML file
     out : path
         Output folder (created). A folder holding another experiment (another
         protocol: settings, calibrations, anisotropy or similarity settings) is
@@ -307,9 +308,8 @@ def run_experiment(
     """
     if overwrite not in OVERWRITE:
         raise ConfigError(f"overwrite must be one of {', '.join(OVERWRITE)}; got {overwrite!r}")
-    if not isinstance(config, ExperimentConfig):
-        config = load_config(config)
-    out = Path(out)
+    config = as_config(config, "run_experiment: config")
+    out = check_path("run_experiment: out", out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
     check_labels(config)  # labels that would share a file: refused before anything is written

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from .._names import printable
+
 __all__ = ["INTERPRETATION", "AID_PARTS", "aid_parts", "aids_section"]
 
 #: The interpretation note of the report (heading, paragraph), in the order shown.
@@ -38,7 +40,7 @@ INTERPRETATION = (
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x))
+    return html.escape(printable(str(x)))  # control characters and bidi overrides shown as escapes
 
 
 def _f(x: Any, fmt: str = ".3f") -> str:

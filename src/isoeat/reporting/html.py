@@ -19,6 +19,7 @@ from typing import Any
 
 from .._errors import UnsafePathError
 from .._io import atomic_write_text
+from .._names import printable
 from .aids import AID_PARTS, aid_parts
 from .paper_tables import all_tables, to_html
 from .tables import finite_or_none, metric_columns, metric_comparison_cells
@@ -107,7 +108,7 @@ window.addEventListener("load", function () {
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x))
+    return html.escape(printable(str(x)))  # control characters and bidi overrides shown as escapes
 
 
 def _inside(path: Path, root: Path) -> Path:

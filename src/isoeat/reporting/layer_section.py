@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import DataFormatError, IsoeatError
+from .._names import printable
 from ..labels import CHANGE_CLASSES
 
 __all__ = ["PROFILE_COLUMNS", "LAYERS_CSV", "LAYERS_FIGURE", "read_layer_rows", "write_layer_figure_from",
@@ -47,7 +48,7 @@ _MAX_ROWS = 100_000
 
 
 def _e(x: Any) -> str:
-    return html.escape(str(x))
+    return html.escape(printable(str(x)))  # control characters and bidi overrides shown as escapes
 
 
 def _real(text: str) -> float:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from .._names import printable
 from .._records import csv_text, finite_or_none, records_to_csv, to_json, write_outputs  # noqa: F401 - re-exported
 from .._version import versioned
 from ..labels import holds_mark, is_significant
@@ -49,6 +50,7 @@ def format_d(d: float) -> str:
 
 
 def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: int = 2, last_left: bool = False) -> str:
+    rows = [[printable(c) for c in r] for r in rows]  # a label's control characters and bidi overrides as escapes
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     def fmt(cells: Sequence[str]) -> str:
         out = []
@@ -215,8 +217,8 @@ def corpora_table(comps: Sequence[Any]) -> str:
     by_corpus = [{r.test: r for r in comp.rows} for comp in comps]
     rows = [[r.test, *[cell(b[r.test]) if r.test in b else "-" for b in by_corpus], corpora_cell(r.across_corpora)]
             for r in first.rows]
-    title = (f"{first.model} across corpora: d_R/d_W and the change class on each corpus (each its own contexts "
-             f"and reference sample), raw vs {first.calibration}")
+    title = (f"{printable(first.model)} across corpora: d_R/d_W and the change class on each corpus (each its own "
+             f"contexts and reference sample), raw vs {printable(first.calibration)}")
     foot = [f"* p < {alpha:g}. Chg: S=Stable, D=Disappearing, E=Emerging. Corpora: this run's corpus "
             f"({names[0]}) against the others, as under its table."]
     return "\n".join([title, "", _render(["ID", *names, "Corpora"], rows, align_left=1, last_left=True), "", *foot])
@@ -296,7 +298,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         rows.append(cells)
     meta = comp.calibrator_metadata
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
-    title = f"{comp.model}: raw (R) vs {label} (W)"
+    title = printable(f"{comp.model}: raw (R) vs {label} (W)")
     if meta:
         from ..calibration.registry import params_text
 

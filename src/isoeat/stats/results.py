@@ -16,6 +16,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 from .._errors import ConfigError
+from .._validate import SUGGEST_NOTE, SUGGEST_WORDS
 from .intervals import ConfidenceInterval
 
 __all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "records_frame", "suggestion_entries",
@@ -96,12 +97,13 @@ def records_frame(records: list[dict[str, Any]]) -> Any:
     return pandas.DataFrame.from_records(records, columns=list(records[0]) if records else None)
 
 
-def suggestion_entries(model: Any, words: Any, role: str | None = None) -> list[str]:
+def suggestion_entries(model: Any, words: Any, role: str | None = None, *, limit: int = SUGGEST_WORDS) -> list[str]:
     """``"ROLE:word->a|b|c"`` for the ``words`` the model has near entries for (``[]`` without ``model.suggest``).
 
-    ``role`` ``None`` leaves the ``ROLE:`` prefix out.
+    Only the first ``limit`` words are looked up (:data:`~isoeat._validate.SUGGEST_WORDS`: the budget
+    of one test). ``role`` ``None`` leaves the ``ROLE:`` prefix out.
     """
-    words = list(words)
+    words = list(words)[:max(limit, 0)]
     if not words or not hasattr(model, "suggest"):
         return []
     near = model.suggest(words)
@@ -112,13 +114,18 @@ def suggestion_entries(model: Any, words: Any, role: str | None = None) -> list[
 def with_suggestions(dropped: Any, suggestions: Any) -> list[str]:
     """Each dropped entry, followed by its did-you-mean where it has one: ``"X:kevn (did you mean kevin, ken?)"``.
 
+    More than :data:`~isoeat._validate.SUGGEST_WORDS` dropped words (only the first ones were looked
+    up): the list ends in :data:`~isoeat._validate.SUGGEST_NOTE`.
+
     Examples
     --------
     >>> with_suggestions(["X:kevn", "A:zzz"], ["X:kevn->kevin|ken"])
     ['X:kevn (did you mean kevin, ken?)', 'A:zzz']
     """
     near = dict(s.split("->", 1) for s in suggestions if "->" in s)
-    return [f"{d} (did you mean {', '.join(near[d].split('|'))}?)" if d in near else d for d in dropped]
+    dropped = list(dropped)
+    out = [f"{d} (did you mean {', '.join(near[d].split('|'))}?)" if d in near else d for d in dropped]
+    return out + [SUGGEST_NOTE] if len(dropped) > SUGGEST_WORDS else out
 
 
 def _from_record(cls: type, record: Mapping[str, Any], **overrides: Any) -> Any:

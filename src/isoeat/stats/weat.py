@@ -37,7 +37,7 @@ from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds, stream  # noqa: F401 - re-exported
 from .._surface import public, require_encoder
 from .._types import Calibrator, Encoder
-from .._validate import check_bool, check_choice, check_int, check_real
+from .._validate import SUGGEST_WORDS, check_bool, check_choice, check_int, check_real
 from .bootstrap import effect_size
 from .intervals import check_interval_options, interval_on_d
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
@@ -324,7 +324,8 @@ def _lookup_sets(
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
     """Vectors per role, dropped and case-folded words; ``words_out`` gets role -> (found words, their entries).
 
-    ``suggestions_out`` gets the did-you-mean entries of the dropped words
+    ``suggestions_out`` gets the did-you-mean entries of the first
+    :data:`~isoeat._validate.SUGGEST_WORDS` dropped words of the test
     (:func:`~isoeat.stats.results.suggestion_entries`); a set with too few words
     names them in its error either way.
     """
@@ -334,6 +335,7 @@ def _lookup_sets(
     folded: list[str] = []
     sets = test.sets() if hasattr(test, "sets") else test["sets"]
     test_id = test.id if hasattr(test, "id") else test["id"]
+    budget = SUGGEST_WORDS
     for role, ws in sets.items():  # a set of fewer than 2 words is no WEAT set, whatever the vocabulary holds
         if len(ws.words) < 2:
             raise InvalidTestError(f"test {test_id}, set {role} ({ws.name}) has {len(ws.words)} word(s)"
@@ -344,10 +346,13 @@ def _lookup_sets(
         folded.extend(f"{w}->{entry}" for w, entry in lk.case_folded)
         if fallback_out is not None:
             fallback_out.extend(f"{role}:{w}" for w in getattr(lk, "fallback", ()))
-        near = suggestion_entries(model, lk.missing[:10]) if lk.missing and (
-            suggestions_out is not None or lk.coverage < min_coverage or len(lk.found) < 2) else []
-        if suggestions_out is not None and lk.missing:
-            suggestions_out.extend(f"{role}:{s}" for s in near + suggestion_entries(model, lk.missing[10:]))
+        # did-you-mean for the first SUGGEST_WORDS dropped words of the test, its sets in order (a bounded cost)
+        wanted = suggestions_out is not None or lk.coverage < min_coverage or len(lk.found) < 2
+        asked = lk.missing[:budget if suggestions_out is not None else min(budget, 10)] if wanted else []
+        budget -= len(asked)
+        near = suggestion_entries(model, asked)
+        if suggestions_out is not None:
+            suggestions_out.extend(f"{role}:{s}" for s in near)
         shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
         where = f"test {test_id}, set {role} ({ws.name})"
         if lk.coverage < min_coverage:

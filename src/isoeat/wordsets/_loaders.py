@@ -21,13 +21,39 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from .._errors import DataFormatError, IsoeatWarning
+from .._errors import ConfigError, DataFormatError, IsoeatWarning
+from .._names import check_label
+from .._validate import check_path, suggest
 from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
 from ._spec import AssociationTest, WordSet, pair_conflict
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
 
 _SENT_BIAS_KEYS = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
+#: The keys each mapping of a test file may hold (anything else is refused with a did-you-mean).
+_ISOEAT_KEYS = frozenset({"id", "bias_type", "citation", "title", "provenance", "pairs", "X", "Y", "A", "B"})
+_SENT_BIAS_TOP = frozenset({*_SENT_BIAS_KEYS, "bias_type"})
+_LIST_KEYS = frozenset({"tests"})
+_SET_KEYS = frozenset({"name", "words", "category", "examples"})
+
+
+def _known_keys(where: str, data: dict, allowed: frozenset[str]) -> None:
+    """Refuse keys outside ``allowed``: one line naming the file, the key(s), the closest allowed key and the rest."""
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        shown = safe_repr(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise DataFormatError(f"{where}: unknown key(s) {shown}{suggest(unknown[0], allowed)}; "
+                              f"allowed: {sorted(allowed)}")
+
+
+def _test_id(where: str, value: Any, default: str) -> str:
+    """The test's id: text without control characters or bidi overrides (it labels tables and files)."""
+    test_id = _text(where, "id", value, default)
+    try:
+        check_label(test_id, "test id")
+    except ConfigError as exc:
+        raise DataFormatError(f"{where}: {exc}") from None
+    return test_id
 
 
 def _read_text(path: Path) -> str:
@@ -98,6 +124,9 @@ def _nfc(words: list[str], changed: list[str]) -> tuple[str, ...]:
 
 def _word_set(where: str, role: str, value: Any, default_name: str, changed: list[str]) -> WordSet:
     if isinstance(value, dict):
+        _known_keys(f"{where}: set {role!r}", value, _SET_KEYS)
+        if "words" in value and "examples" in value:
+            raise DataFormatError(f"{where}: set {role!r}: give 'words' or 'examples', not both")
         name = value.get("name", value.get("category", default_name))
         words = value.get("words", value.get("examples"))
         if words is None:
@@ -151,10 +180,11 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
     """
     if isinstance(data, dict) and set(_SENT_BIAS_KEYS) <= set(data):
         label = f"{where}: test {default_id!r}"
+        _known_keys(label, data, _SENT_BIAS_TOP)
         sets, changed = _sets(label, data, _SENT_BIAS_KEYS)
         return [
             AssociationTest(
-                id=default_id,
+                id=_test_id(where, default_id, default_id),
                 bias_type=_text(label, "bias_type", data.get("bias_type"), "Custom"),
                 citation="sent-bias format (May et al. 2019)",
                 title=f"{sets['X'].name} vs. {sets['Y'].name} / {sets['A'].name} vs. {sets['B'].name}",
@@ -164,6 +194,7 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             )
         ]
     if isinstance(data, dict) and "tests" in data:
+        _known_keys(where, data, _LIST_KEYS)
         items = data["tests"]
         if not isinstance(items, list) or not items:
             raise DataFormatError(f"{where}: 'tests' must be a non-empty list")
@@ -182,12 +213,8 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             f"{where}: missing key(s) {', '.join(missing)}; a test needs X, Y, A, B "
             "(isoeat format) or targ1, targ2, attr1, attr2 (sent-bias format)"
         )
-    known = {"id", "bias_type", "citation", "title", "provenance", "pairs", "X", "Y", "A", "B"}
-    unknown = sorted(str(k) for k in set(data) - known)
-    if unknown:
-        shown = safe_repr(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-        raise DataFormatError(f"{where}: unknown key(s) {shown}; allowed: {sorted(known)}")
-    test_id = _text(where, "id", data.get("id"), default_id)
+    _known_keys(where, data, _ISOEAT_KEYS)
+    test_id = _test_id(where, data.get("id"), default_id)
     label = f"{where}: test {test_id!r}"
     sets, changed = _sets(label, data, {r: r for r in ("X", "Y", "A", "B")})
     provenance = data.get("provenance")
@@ -251,7 +278,7 @@ def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
     DataFormatError
         The content is not a valid test (the message names file, line or key).
     """
-    p = Path(path)
+    p = check_path("load_tests_from_file: path", path)
     text = _read_text(p)
     if not text.strip():
         raise DataFormatError(f"{p}: file is empty")

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import ConfigError
+from .._names import check_label
 from ._safe_load import safe_repr, safe_show
 
 __all__ = ["WordSet", "AssociationTest", "BIAS_TYPES", "pair_conflict"]
@@ -38,6 +39,7 @@ class WordSet:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
             raise ConfigError(f"word set name must be a non-empty string, got {safe_show(self.name)}")
+        check_label(self.name, "word set name")
         words = tuple(self.words) if not isinstance(self.words, tuple) else self.words
         object.__setattr__(self, "words", words)
         for w in words:
@@ -45,6 +47,7 @@ class WordSet:
                 raise ConfigError(
                     f"word set {safe_show(self.name)}: every word must be a non-empty string, got {safe_show(w)}"
                 )
+            check_label(w, f"word set {safe_show(self.name)}: word")
         seen: set[str] = set()
         dups = [w for w in words if w in seen or seen.add(w)]  # type: ignore[func-returns-value]
         if dups:
@@ -135,6 +138,7 @@ class AssociationTest:
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
             raise ConfigError(f"test id must be a non-empty string, got {safe_show(self.id)}")
+        check_label(self.id, "test id")
         for role in ("X", "Y", "A", "B"):
             if not isinstance(getattr(self, role), WordSet):
                 raise ConfigError(f"test {self.id!r}: {role} must be a WordSet")
