@@ -1,0 +1,262 @@
+"""Bad-input catalogue, round 4 (issue 40), group A: npy matrices and their vocabularies, compressed
+vector files, calibrator paths, float32 defining pairs that cancel, frames smaller than their dimension,
+extreme rows in a reference sample.
+
+CLI cases end in a one-line isoeat error, exit 2, a message naming the cause (file, row, word), no
+traceback, nothing written in the temporary folder. Library cases raise an IsoeatError subclass with a
+one-line message. Value cases derive the expected number independently in the test.
+
+Counts: CLI_CASES + LIBRARY_CASES + PAIR_CASES = TOTAL_CASES bad-input cases.
+"""
+
+from __future__ import annotations
+
+import bz2
+import hashlib
+import io
+import lzma
+
+import numpy as np
+import pytest
+
+from isoeat import ConfigError, DataFormatError, IsoeatError
+from isoeat.cli import main
+
+_RNG = np.random.default_rng(40)
+_M = _RNG.normal(size=(50, 10)).astype(np.float32)
+_VOCAB50 = "".join(f"w{i}\n" for i in range(50))
+_VOCAB49 = "".join(f"w{i}\n" for i in range(49))
+_TEXT = "".join(f"w{i} " + " ".join(f"{x:.5f}" for x in _M[i]) + "\n" for i in range(50))
+
+
+def _npy(m):
+    buf = io.BytesIO()
+    np.save(buf, m)
+    return buf.getvalue()
+
+
+def _npz(**arrays):
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def _with_nan(row):
+    m = _M.copy()
+    m[row, 2] = np.nan
+    return _npy(m)
+
+
+CLI_CASES = [
+    # item 28: the message says both counts and names both files
+    ("npy vocabulary one entry short", {"m.npy": _npy(_M), "v.txt": _VOCAB49},
+     ["anisotropy", "--model", "npy:{d}/m.npy,{d}/v.txt"],
+     "{d}/v.txt: the vocabulary has 49 entries but the matrix {d}/m.npy has 50 rows"),
+    ("npy vocabulary one entry long", {"m.npy": _npy(_M), "m.vocab": _VOCAB50 + "extra\n"},
+     ["anisotropy", "--model", "npy:{d}/m.npy"], "{d}/m.vocab: the vocabulary has 51 entries but the matrix {d}/m.npy"),
+    # item 21: an .npz archive where a .npy matrix is expected
+    ("npy spec naming an npz archive", {"a.npz": _npz(m=_M), "v.txt": _VOCAB50},
+     ["anisotropy", "--model", "npy:{d}/a.npz,{d}/v.txt"], "{d}/a.npz: a .npz archive (arrays: m), not a .npy matrix"),
+    ("npz archive without its vocabulary", {"a.npz": _npz(vectors=_M)},
+     ["anisotropy", "--model", "npy:{d}/a.npz"], "a.npz: a .npz archive (arrays: vectors), not a .npy matrix"),
+    # item 11: a NaN row is refused, file, row and word named (as the text reader does), never dropped
+    ("npy NaN row in the reference sample", {"m.npy": _with_nan(3), "m.vocab": _VOCAB50},
+     ["whiten", "--model", "npy:{d}/m.npy", "--out", "{d}/w.npz", "--reference-size", "50"],
+     "{d}/m.npy: row 4 (word 'w3', {d}/m.vocab:4) has NaN or inf values"),
+    ("npy NaN in the last row", {"m.npy": _with_nan(49), "m.vocab": _VOCAB50},
+     ["anisotropy", "--model", "npy:{d}/m.npy"], "{d}/m.npy: row 50 (word 'w49', {d}/m.vocab:50) has NaN"),
+    # item 34: compressions other than gzip are said to be unsupported, with what is supported
+    ("bz2 vector file", {"v.txt.bz2": bz2.compress(_TEXT.encode())},
+     ["anisotropy", "--model", "glove:{d}/v.txt.bz2"],
+     "v.txt.bz2: bzip2 compression is not supported (isoeat reads uncompressed files and gzip (.gz) only"),
+    ("xz vector file under a plain name", {"v.txt": lzma.compress(_TEXT.encode())},
+     ["anisotropy", "--model", "glove:{d}/v.txt"], "v.txt: xz compression is not supported"),
+    ("bz2 npy matrix", {"m.npy.bz2": bz2.compress(_npy(_M)), "v.txt": _VOCAB50},
+     ["anisotropy", "--model", "npy:{d}/m.npy.bz2,{d}/v.txt"], "m.npy.bz2: bzip2 compression is not supported"),
+    ("bz2 word2vec binary", {"v.bin.bz2": bz2.compress(b"2 3\n")},
+     ["anisotropy", "--model", "word2vec:{d}/v.bin.bz2"], "v.bin.bz2: bzip2 compression is not supported"),
+]
+
+
+def _snapshot(d):
+    return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in d.rglob("*")}
+
+
+@pytest.mark.parametrize("name, files, args, expected", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
+    for fname, content in files.items():
+        p = tmp_path / fname
+        p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content)
+    before = _snapshot(tmp_path)
+    code = main([a.replace("{d}", str(tmp_path)) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2, (name, err)
+    assert err.startswith("isoeat: error: ") and err.count("\n") == 1, err
+    assert expected.replace("{d}", str(tmp_path)) in err, err
+    assert "Traceback" not in err
+    assert _snapshot(tmp_path) == before
+
+
+# --- library cases ------------------------------------------------------------------------------
+def _fitted():
+    from isoeat import ZCAWhitener
+
+    return ZCAWhitener().fit(np.random.default_rng(0).normal(size=(40, 5)))
+
+
+def _save_into_folder(d):
+    from isoeat import save_calibrator
+
+    (d / "out").mkdir()
+    save_calibrator(_fitted(), d / "out")
+
+
+def _save_into_folder_npz(d):
+    from isoeat import save_calibrator
+
+    (d / "out.npz").mkdir()
+    save_calibrator(_fitted(), d / "out")
+
+
+def _save_with_trailing_slash(d):
+    from isoeat import save_calibrator
+
+    save_calibrator(_fitted(), f"{d / 'newdir'}/")
+
+
+def _reference_nan_in_memory(d):
+    from isoeat.backends.static import StaticVectors
+
+    m = _M.astype(np.float64)
+    m[7, 0] = np.inf
+    StaticVectors([f"w{i}" for i in range(50)], m, name="toy").reference_vectors(50)
+
+
+LIBRARY_CASES = [
+    # item 19: a folder is refused, nothing written beside it
+    ("save_calibrator into an existing folder", _save_into_folder, ConfigError, "out: is a folder; give the calibrator's"),
+    ("save_calibrator where NAME.npz is a folder", _save_into_folder_npz, ConfigError,
+     "out.npz: exists and is not a regular file"),
+    ("save_calibrator to a name ending in a separator", _save_with_trailing_slash, ConfigError, "newdir/: is a folder"),
+    # item 11: an in-memory matrix's non-finite row in the reference sample is refused, not dropped
+    ("reference sample with an inf row", _reference_nan_in_memory, DataFormatError,
+     "toy: row 8 (word 'w7') of the reference sample has NaN or inf values"),
+]
+
+
+@pytest.mark.parametrize("name, call, exc, expected", LIBRARY_CASES, ids=[c[0] for c in LIBRARY_CASES])
+def test_library_case(tmp_path, name, call, exc, expected):
+    before = _snapshot(tmp_path)
+    with pytest.raises(exc) as info:
+        call(tmp_path)
+    msg = str(info.value)
+    assert expected in msg and "\n" not in msg, msg
+    after = _snapshot(tmp_path)
+    assert [p for p in after if p not in before and not p.endswith(("/out", "/out.npz"))] == []
+
+
+# --- item 4: float32 defining pairs that cancel ---------------------------------------------------
+_F32_EPS = float(np.finfo(np.float32).eps)
+
+
+def _cancelling_float32_pairs():
+    """(a, b) and (c, d) with c - d = -(a - b) in exact arithmetic: c = b + δ, d = a + δ, rounded to float32.
+
+    The pairs have no side; what float32 rounding leaves of their summed difference is noise of size
+    eps32·|δ|, which a tolerance of 1e-10 (relative, today's) did not absorb.
+    """
+    rng = np.random.default_rng(4)
+    a, b, delta = (rng.normal(size=20).astype(np.float32) for _ in range(3))
+    c, d = (b + delta).astype(np.float32), (a + delta).astype(np.float32)
+    P1, P2 = np.stack([a, c]), np.stack([b, d])
+    residue = (P1.astype(np.float64) - P2).sum(axis=0)
+    assert np.abs(residue).max() > 0  # rounding left something: the case is not an exact cancellation
+    return P1, P2
+
+
+def _ripa_cancel():
+    from isoeat.metrics.formulas import ripa
+
+    P1, P2 = _cancelling_float32_pairs()
+    ripa(np.eye(20)[:4], P1, P2, 2)
+
+
+def _semaxis_cancel():
+    from isoeat.metrics.formulas import semaxis
+
+    P1, P2 = _cancelling_float32_pairs()
+    semaxis(np.eye(20)[:4], P1, P2, 2)
+
+
+PAIR_CASES = [
+    ("RIPA float32 pairs that cancel", _ripa_cancel, "no side"),
+    ("SemAxis float32 poles with one mean", _semaxis_cancel, "SemAxis: the semantic axis"),
+]
+
+
+@pytest.mark.parametrize("name, call, expected", PAIR_CASES, ids=[c[0] for c in PAIR_CASES])
+def test_float32_pairs_that_cancel_are_refused(name, call, expected):
+    with pytest.raises(ConfigError, match=expected):
+        call()
+
+
+@pytest.mark.parametrize("factor, refused", [(1 - 1e-6, True), (1 + 1e-6, False)])
+def test_side_rule_at_its_boundary(factor, refused):
+    """Two pairs on the x axis: D = [(1, 0), (-(1 - t), 0)], so g = (1, 0) and the summed projection is t.
+
+    The rule (formulas.relation_direction): no side when |Σ_i <D_i, g>| <= eps32 · Σ_i (|p1_i| + |p2_i|),
+    twice the worst float32 storage rounding of the pairs' summed projection. The bound is computed here
+    from the four vectors' norms; t is set just below and just above it.
+    """
+    from isoeat.metrics.formulas import relation_direction
+
+    t = 0.0
+    for _ in range(3):  # t enters the fourth norm: a fixed point, reached to float64 rounding
+        t = _F32_EPS * (np.sqrt(2.0) + 1.0 + 1.0 + np.hypot(1.0 - t, 1.0)) * factor
+    P1 = np.array([[1.0, 1.0], [0.0, 1.0]])
+    P2 = np.array([[0.0, 1.0], [1.0 - t, 1.0]])
+    if refused:
+        with pytest.raises(ConfigError, match="no side"):
+            relation_direction(P1, P2)
+    else:
+        assert relation_direction(P1, P2) == pytest.approx([1.0, 0.0])
+
+
+@pytest.mark.parametrize("factor, refused", [(1 - 1e-6, True), (1 + 1e-6, False)])
+def test_semaxis_rule_at_its_boundary(factor, refused):
+    """Poles (1, 0) and (1, -t): the axis is (0, t), of norm t.
+
+    The rule (formulas.semaxis): a zero axis when |v| <= eps32 · (mean |p1| + mean |p2|), twice the worst
+    float32 storage rounding of the difference of the poles' means; t set just below and just above it.
+    """
+    from isoeat.metrics.formulas import semaxis
+
+    t = _F32_EPS * (1.0 + np.hypot(1.0, 1e-7)) * factor
+    P1, P2 = np.array([[1.0, 0.0]]), np.array([[1.0, -t]])
+    W = np.array([[0.0, 1.0], [0.0, -1.0]])
+    if refused:
+        with pytest.raises(ConfigError, match="SemAxis: the semantic axis"):
+            semaxis(W, P1, P2, 1)
+    else:
+        assert semaxis(W, P1, P2, 1).estimate == pytest.approx(2.0)  # cos 1 for the first, -1 for the second
+
+
+def test_pairs_far_from_the_bound_still_measured():
+    """Ordinary float32 pairs keep their direction: one pair gives (p1 - p2)/|p1 - p2| (Ethayarajh et al.)."""
+    from isoeat.metrics.formulas import ripa
+
+    P1, P2 = _M[:1], _M[1:2]
+    d = P1[0].astype(np.float64) - P2[0]
+    W = _M[2:6].astype(np.float64)
+    f = W @ (d / np.linalg.norm(d))
+    assert ripa(W, P1, P2, 2).estimate == pytest.approx(f[:2].mean() - f[2:].mean(), rel=1e-12)
+
+
+TOTAL_CASES = len(CLI_CASES) + len(LIBRARY_CASES) + len(PAIR_CASES)
+
+
+def test_catalogue_names_unique():
+    names = [c[0] for c in CLI_CASES + LIBRARY_CASES + PAIR_CASES]
+    assert len(names) == len(set(names)) == TOTAL_CASES
+    assert all(isinstance(e, type) and issubclass(e, IsoeatError) for *_, e, _ in LIBRARY_CASES)
