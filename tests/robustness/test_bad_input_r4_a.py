@@ -6,7 +6,7 @@ CLI cases end in a one-line isoeat error, exit 2, a message naming the cause (fi
 traceback, nothing written in the temporary folder. Library cases raise an IsoeatError subclass with a
 one-line message. Value cases derive the expected number independently in the test.
 
-Counts: CLI_CASES + LIBRARY_CASES + PAIR_CASES = TOTAL_CASES bad-input cases.
+Counts: CLI_CASES + LIBRARY_CASES + PAIR_CASES + FRAME_CASES (+ REFERENCE_CASES) = TOTAL_CASES bad-input cases.
 """
 
 from __future__ import annotations
@@ -253,10 +253,64 @@ def test_pairs_far_from_the_bound_still_measured():
     assert ripa(W, P1, P2, 2).estimate == pytest.approx(f[:2].mean() - f[2:].mean(), rel=1e-12)
 
 
-TOTAL_CASES = len(CLI_CASES) + len(LIBRARY_CASES) + len(PAIR_CASES)
+# --- item 14: a frame with no more vectors than dimensions ------------------------------------------
+def _isotropic_record(n, d, seed=14):
+    """The anisotropy record of ``n`` draws of an isotropic Gaussian in ``d`` dimensions (every direction equal)."""
+    from isoeat.diagnostics.anisotropy import anisotropy_from_vectors
+
+    X = np.random.default_rng(seed).normal(size=(n, d))
+    return anisotropy_from_vectors(X, model="gauss", calibration="none").to_dict()
+
+
+FRAME_CASES = [
+    ("20 isotropic vectors in 50 dimensions", 20, 50),
+    ("50 isotropic vectors in 50 dimensions", 50, 50),
+]
+
+
+@pytest.mark.parametrize("name, n, d", FRAME_CASES, ids=[c[0] for c in FRAME_CASES])
+def test_rank_limited_frame_is_undetermined(name, n, d):
+    from isoeat.diagnostics.isotropy_check import check_from_record, isotropy_lines
+
+    rec = _isotropic_record(n, d)
+    # why the old verdict was wrong: the sample covariance of n vectors has rank <= n - 1, so IsoScore is at
+    # most (n - 2)/(d - 1) (variance spread evenly over n - 1 of d directions, Rudman et al.'s (k-1)/(d-1))
+    assert rec["isoscore"] <= (n - 2) / (d - 1) + 1e-12
+    c = check_from_record(rec)
+    assert c.verdict == "partly measured" and c.flagged == () and c.undetermined == ("IsoScore", "top-PC share")
+    lines = isotropy_lines("gauss", rec)
+    assert "ANISOTROPIC" not in "\n".join(lines)
+    note = [ln for ln in lines if "undetermined:" in ln]
+    assert len(note) == 1 and f"{n} vectors in {d} dimensions (N <= d)" in note[0], lines
+
+
+def test_rank_rule_at_its_boundary():
+    """N = d is undetermined, N = d + 1 measured (its covariance can have full rank d)."""
+    from isoeat.diagnostics.isotropy_check import check_from_record
+
+    assert check_from_record(_isotropic_record(50, 50)).undetermined
+    c = check_from_record(_isotropic_record(51, 50))
+    assert c.undetermined == () and c.note == "" and c.isoscore is not None
+
+
+def test_rank_limited_mean_cosine_still_flags():
+    """The mean cosine does not depend on the rank: a shifted sample still reads anisotropic on it."""
+    from isoeat.diagnostics.isotropy_check import isotropy_check
+
+    c = isotropy_check(0.3, 0.1, 0.5, 50, n_samples=20)
+    assert c.verdict == "anisotropic" and c.flagged == ("mean cosine",)
+
+
+def test_anisotropy_command_says_undetermined(capsys):
+    assert main(["anisotropy", "--samples", "20", "--calibration", "none"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("Undetermined: IsoScore, I(W) and EVR of 20 vectors in 50 dimensions (N <= d)") == 1, out
+
+
+TOTAL_CASES = len(CLI_CASES) + len(LIBRARY_CASES) + len(PAIR_CASES) + len(FRAME_CASES)
 
 
 def test_catalogue_names_unique():
-    names = [c[0] for c in CLI_CASES + LIBRARY_CASES + PAIR_CASES]
+    names = [c[0] for c in CLI_CASES + LIBRARY_CASES + PAIR_CASES + FRAME_CASES]
     assert len(names) == len(set(names)) == TOTAL_CASES
     assert all(isinstance(e, type) and issubclass(e, IsoeatError) for *_, e, _ in LIBRARY_CASES)
