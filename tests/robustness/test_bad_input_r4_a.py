@@ -47,7 +47,31 @@ def _with_nan(row):
     return _npy(m)
 
 
+# item 1: a reference sample (60 rows, dimension 8) whose row 21 is scaled by s, and a test on its first words
+_REF = np.random.default_rng(1).normal(size=(60, 8)) @ np.diag(np.linspace(0.5, 2, 8)) + 0.3
+_TOY_TEST = "id: toy\nbias_type: toy\nX: [w0, w1, w2, w3]\nY: [w4, w5, w6, w7]\nA: [w8, w9, w10, w11]\nB: [w12, w13, w14, w15]\n"
+
+
+def _scaled_reference(s, row=20):
+    R = _REF.copy()
+    R[row] *= s
+    return R
+
+
+def _glove_text(R):
+    return "".join(f"w{i} " + " ".join(repr(float(x)) for x in R[i]) + "\n" for i in range(len(R)))
+
+
+def _weat_zca(s):
+    return ({"v.txt": _glove_text(_scaled_reference(s)), "t.yaml": _TOY_TEST},
+            ["weat", "--model", "glove:{d}/v.txt", "--test", "{d}/t.yaml", "--calibration", "zca",
+             "--reference-size", "60"])
+
+
 CLI_CASES = [
+    # item 1: an extreme row is named, never a wrong d (1e8) nor the test's sets blamed (1e30)
+    ("reference row scaled by 1e8", *_weat_zca(1e8), "reference row 21 causes it"),
+    ("reference row scaled by 1e30", *_weat_zca(1e30), "reference row 21 causes it (distance 4.41e+30"),
     # item 28: the message says both counts and names both files
     ("npy vocabulary one entry short", {"m.npy": _npy(_M), "v.txt": _VOCAB49},
      ["anisotropy", "--model", "npy:{d}/m.npy,{d}/v.txt"],
@@ -307,10 +331,108 @@ def test_anisotropy_command_says_undetermined(capsys):
     assert out.count("Undetermined: IsoScore, I(W) and EVR of 20 vectors in 50 dimensions (N <= d)") == 1, out
 
 
-TOTAL_CASES = len(CLI_CASES) + len(LIBRARY_CASES) + len(PAIR_CASES) + len(FRAME_CASES)
+
+# --- item 1: one extreme row in the reference sample ----------------------------------------------
+_EPS = 1e-3
+
+
+def _toy_d(Z):
+    """WEAT's d (Caliskan et al. 2017, ddof=1) of rows 0-3 (X), 4-7 (Y), 8-11 (A), 12-15 (B) of ``Z``."""
+    U = Z / np.linalg.norm(Z, axis=1, keepdims=True)
+    X, Y, A, B = U[:4], U[4:8], U[8:12], U[12:16]
+    sx, sy = ((W @ A.T).mean(1) - (W @ B.T).mean(1) for W in (X, Y))
+    return float((sx.mean() - sy.mean()) / np.std(np.r_[sx, sy], ddof=1))
+
+
+def _exact_calibrated_d(R):
+    """The calibrated d in 80-digit arithmetic (mpmath): mean, covariance (n-1), eigendecomposition,
+    W = U (Λ + ε)^(-1/2) U^T, z = W (x - μ) of the first 16 rows, then d. The float64 inputs are exact
+    binary numbers, so this is the exact-arithmetic answer for them (to 1e-70)."""
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 80
+    n, d = R.shape
+    M = mpmath.matrix(R.tolist())
+    mu = [mpmath.fsum(M[i, j] for i in range(n)) / n for j in range(d)]
+    C = mpmath.matrix(d, d)
+    for a in range(d):
+        for b in range(a, d):
+            C[a, b] = C[b, a] = mpmath.fsum((M[i, a] - mu[a]) * (M[i, b] - mu[b]) for i in range(n)) / (n - 1)
+    E, Q = mpmath.eigsy(C)
+    W = Q * mpmath.diag([1 / mpmath.sqrt(E[k] + _EPS) for k in range(d)]) * Q.T
+    Z = [[float(z) for z in W * mpmath.matrix([M[i, j] - mu[j] for j in range(d)])] for i in range(16)]
+    return _toy_d(np.array(Z))
+
+
+REFERENCE_CASES = [
+    ("reference row x 1e8", 1e8),
+    ("reference row x 1e10", 1e10),
+    ("reference row x 1e12", 1e12),
+    ("reference row x 1e14", 1e14),
+    ("reference row x 1e30", 1e30),
+]
+
+
+def test_exact_d_is_the_same_at_every_large_scale():
+    """The premise of the defect: in exact arithmetic the calibrated d tends to a limit as one row grows
+    (the row's direction is whitened away, leaving a common offset), the same to 1e-8 from 1e8 on."""
+    values = [_exact_calibrated_d(_scaled_reference(s)) for s in (1e8, 1e14)]
+    assert values[0] == pytest.approx(values[1], abs=1e-8)
+
+
+@pytest.mark.parametrize("name, s", REFERENCE_CASES, ids=[c[0] for c in REFERENCE_CASES])
+def test_extreme_reference_row_gives_the_exact_d_or_is_named(name, s):
+    from isoeat import ZCAWhitener
+
+    R = _scaled_reference(s)
+    try:
+        got = _toy_d(ZCAWhitener(eps=_EPS).fit(R).transform(R[:16]))
+    except DataFormatError as exc:
+        msg = str(exc)
+        assert "reference row 21 causes it" in msg and "\n" not in msg, msg
+        return
+    assert got == pytest.approx(_exact_calibrated_d(R), abs=1e-6)
+
+
+@pytest.mark.parametrize("s", [1.0, 1e2, 1e4])
+def test_moderate_reference_row_gives_the_exact_d(s):
+    """Below the condition bound the fit goes ahead and its d is the exact one (to 1e-8)."""
+    from isoeat import ZCAWhitener
+
+    R = _scaled_reference(s)
+    assert _toy_d(ZCAWhitener(eps=_EPS).fit(R).transform(R[:16])) == pytest.approx(_exact_calibrated_d(R), abs=1e-8)
+
+
+@pytest.mark.parametrize("factor, refused", [(1 - 1e-9, False), (1 + 1e-9, True)])
+@pytest.mark.parametrize("calibration", ["zca", "pca-whiten"])
+def test_condition_bound_at_its_boundary(factor, refused, calibration):
+    """A diagonal covariance diag(a, 1) with ε = 1e-3: condition number (a + ε)/(1 + ε), set just below and
+    just above 1e-5 / float64's machine epsilon (the bound: rounding of the largest eigenvalue stays within
+    1e-5 of the smallest regularised one)."""
+    from isoeat.calibration import make_calibrator
+    from isoeat.calibration.moments import CovarianceAccumulator
+
+    bound = 1e-5 / np.finfo(np.float64).eps
+    a = bound * (1 + _EPS) * factor - _EPS
+    acc = CovarianceAccumulator.from_arrays({"n": 3, "mean": np.zeros(2), "comoment": np.diag([2 * a, 2.0])})
+    cal = make_calibrator(calibration, eps=_EPS)
+    if refused:
+        with pytest.raises(DataFormatError, match="has condition number"):
+            _fit_stats(cal, acc)
+    else:
+        _fit_stats(cal, acc)
+
+
+def _fit_stats(cal, acc):
+    """Fit from the statistics alone (ZCA's from_statistics; PCA whitening's moment fit)."""
+    if hasattr(type(cal), "from_statistics"):
+        return type(cal).from_statistics(acc, eps=_EPS)
+    return cal._fit_moments(acc.mean, acc.covariance(), acc.n)
+
+
+TOTAL_CASES = len(CLI_CASES) + len(LIBRARY_CASES) + len(PAIR_CASES) + len(FRAME_CASES) + len(REFERENCE_CASES)
 
 
 def test_catalogue_names_unique():
-    names = [c[0] for c in CLI_CASES + LIBRARY_CASES + PAIR_CASES + FRAME_CASES]
+    names = [c[0] for c in CLI_CASES + LIBRARY_CASES + PAIR_CASES + FRAME_CASES + REFERENCE_CASES]
     assert len(names) == len(set(names)) == TOTAL_CASES
     assert all(isinstance(e, type) and issubclass(e, IsoeatError) for *_, e, _ in LIBRARY_CASES)
