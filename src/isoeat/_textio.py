@@ -118,7 +118,7 @@ _UNSUPPORTED_COMPRESSION = (
     (".lz4", b"\x04\x22\x4d\x18", "lz4"), (".z", b"\x1f\x9d", "compress (.Z)"),
 )
 #: What every refusal of a compressed file says is read.
-SUPPORTED_COMPRESSION = "isoeat reads uncompressed files and gzip (.gz) only; decompress it first"
+SUPPORTED_COMPRESSION = "this file is read uncompressed or gzip-compressed (.gz) only; decompress it first"
 
 
 def check_compression(path: str | os.PathLike) -> None:
@@ -129,7 +129,7 @@ def check_compression(path: str | os.PathLike) -> None:
     >>> check_compression("vectors.txt.bz2")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    isoeat._errors.DataFormatError: vectors.txt.bz2: bzip2 compression is not supported (isoeat reads ...)
+    isoeat._errors.DataFormatError: vectors.txt.bz2: bzip2 compression is not supported (this file is read ...)
     """
     name = str(path).lower()
     if name.endswith(".gz"):

@@ -92,7 +92,7 @@ CLI_CASES = [
     # item 34: compressions other than gzip are said to be unsupported, with what is supported
     ("bz2 vector file", {"v.txt.bz2": bz2.compress(_TEXT.encode())},
      ["anisotropy", "--model", "glove:{d}/v.txt.bz2"],
-     "v.txt.bz2: bzip2 compression is not supported (isoeat reads uncompressed files and gzip (.gz) only"),
+     "v.txt.bz2: bzip2 compression is not supported (this file is read uncompressed or gzip-compressed (.gz) only"),
     ("xz vector file under a plain name", {"v.txt": lzma.compress(_TEXT.encode())},
      ["anisotropy", "--model", "glove:{d}/v.txt"], "v.txt: xz compression is not supported"),
     ("bz2 npy matrix", {"m.npy.bz2": bz2.compress(_npy(_M)), "v.txt": _VOCAB50},
