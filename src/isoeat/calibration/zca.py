@@ -146,7 +146,7 @@ class ZCAWhitener(_Whitener):
         eps = self._eps_for(evals) if eps > 0 else eps
         if eps == 0 and evals.min() <= 0 and not streaming:
             raise ConfigError("zca: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
-        if not streaming:
+        if not streaming or eps > 0:  # an early partial_fit with eps=0 may be singular; its later ones are checked
             check_condition(evals, eps, "zca")
         scale = 1.0 / np.sqrt(evals + eps)
         self.mean_ = mean
