@@ -329,6 +329,11 @@ class StaticVectors:
             ``(m, dim)`` float64, ``m <= n``.
         description : str
             How the sample was drawn (for the whitener's metadata).
+
+        Raises
+        ------
+        DataFormatError
+            A sampled row holds NaN or inf (its row and word named): refused, never dropped.
         """
         n = check_int("reference size 'n'", n, lo=1)
         if text is None:
