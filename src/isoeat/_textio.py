@@ -47,8 +47,8 @@ from typing import IO
 
 from ._errors import DataFormatError, IsoeatFileNotFoundError
 
-__all__ = ["MAX_LINE_BYTES", "BOM", "check_regular_file", "is_gzip_name", "open_binary", "read_error",
-           "iter_lines", "nfc", "strip_bom"]
+__all__ = ["MAX_LINE_BYTES", "BOM", "check_regular_file", "check_compression", "is_gzip_name", "open_binary",
+           "read_error", "iter_lines", "nfc", "strip_bom"]
 
 #: Longest line (in bytes, without its line ending) :func:`iter_lines` accepts by default: 1 MiB.
 MAX_LINE_BYTES = 1 << 20
@@ -111,12 +111,52 @@ def is_gzip_name(path: str | os.PathLike) -> bool:
     return str(path).lower().endswith(".gz")
 
 
+#: Compressions isoeat does not read: (name suffix, magic bytes, name), refused by name or by content.
+_UNSUPPORTED_COMPRESSION = (
+    (".bz2", b"BZh", "bzip2"), (".xz", b"\xfd7zXZ\x00", "xz"), (".lzma", b"\x5d\x00\x00", "lzma"),
+    (".zst", b"\x28\xb5\x2f\xfd", "zstd"), (".zip", b"PK\x03\x04", "zip"), (".7z", b"7z\xbc\xaf\x27\x1c", "7z"),
+    (".lz4", b"\x04\x22\x4d\x18", "lz4"), (".z", b"\x1f\x9d", "compress (.Z)"),
+)
+#: What every refusal of a compressed file says is read.
+SUPPORTED_COMPRESSION = "this file is read uncompressed or gzip-compressed (.gz) only; decompress it first"
+
+
+def check_compression(path: str | os.PathLike) -> None:
+    """Refuse a file compressed other than by gzip, by its name or its first bytes (one line naming both).
+
+    Examples
+    --------
+    >>> check_compression("vectors.txt.bz2")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    isoeat._errors.DataFormatError: vectors.txt.bz2: bzip2 compression is not supported (this file is read ...)
+    """
+    name = str(path).lower()
+    if name.endswith(".gz"):
+        return
+    head = b""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError:
+        pass  # opening it again reports the cause
+    for suffix, magic, kind in _UNSUPPORTED_COMPRESSION:
+        by_content = head.startswith(magic) and (magic != b"BZh" or head[3:4].isdigit())
+        if name.endswith(suffix) or (by_content and len(magic) >= 3):
+            raise DataFormatError(f"{path}: {kind} compression is not supported ({SUPPORTED_COMPRESSION})")
+    if head.startswith(b"\x1f\x8b"):
+        raise DataFormatError(f"{path}: a gzip file without a .gz name; rename it to end in .gz")
+
+
 def open_binary(path: str | os.PathLike) -> IO[bytes]:
     """Open ``path`` for binary reading, decompressing when its name ends in ``.gz``.
 
     Check the path with :func:`check_regular_file` first. Errors raised while
-    reading the returned file should go through :func:`read_error`.
+    reading the returned file should go through :func:`read_error`. A file
+    compressed otherwise (bzip2, xz, zstd, zip, ...) is refused in one line
+    (:func:`check_compression`).
     """
+    check_compression(path)
     try:
         # GzipFile reads bytes as IO[bytes] does; typeshed types it as a BufferedIOBase only
         return gzip.open(path, "rb") if is_gzip_name(path) else open(path, "rb")  # type: ignore[return-value]

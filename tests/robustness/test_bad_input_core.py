@@ -41,7 +41,7 @@ CASES = [
     ("w2v binary bad header", {"v.bin": b"abc\n"}, ["--model", "{d}/v.bin"], "expected a header 'count dim'"),
     ("w2v binary truncated vector", {"v.bin": _w2v_bin(1, [("he", (1, 2, 3))])[:-6]}, ["--model", "{d}/v.bin"], "ends inside vector 1"),
     ("npy without vocabulary", {"m.npy": np.eye(3)}, ["--model", "npy:{d}/m.npy"], "no vocabulary file"),
-    ("npy vocabulary too short", {"m.npy": np.eye(3), "m.vocab": "a\nb\n"}, ["--model", "npy:{d}/m.npy"], "2 vocabulary entries but 3 vector rows"),
+    ("npy vocabulary too short", {"m.npy": np.eye(3), "m.vocab": "a\nb\n"}, ["--model", "npy:{d}/m.npy"], "m.vocab: the vocabulary has 2 entries but the matrix"),
     ("npy object array", {"m.npy": "OBJECT", "m.vocab": "a\n"}, ["--model", "npy:{d}/m.npy"], "not a plain .npy"),
     ("npy not a matrix", {"m.npy": np.arange(3.0), "m.vocab": "a\nb\nc\n"}, ["--model", "npy:{d}/m.npy"], "2-D matrix"),
     ("model path is a folder", {"sub/x": "1"}, ["--model", "{d}/sub"], "is a folder"),

@@ -26,7 +26,15 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, MissingDependencyError
-from .._textio import MAX_LINE_BYTES, check_regular_file, is_gzip_name, iter_lines, open_binary, read_error
+from .._textio import (
+    MAX_LINE_BYTES,
+    check_compression,
+    check_regular_file,
+    is_gzip_name,
+    iter_lines,
+    open_binary,
+    read_error,
+)
 from ._vocab import Locate, build_vocabulary, entry_locator, line_locator
 from .cache import file_stamp
 
@@ -253,23 +261,63 @@ def _find_vocab(path: Path) -> Path:
     )
 
 
+#: Rows of a ``.npy`` matrix checked for NaN/inf at a time (bounded memory on a memory-mapped file).
+_FINITE_CHUNK_ROWS = 65_536
+
+
+def _first_non_finite(mat: np.ndarray) -> int | None:
+    """Index of the first row of ``mat`` holding NaN or inf, read in chunks; None when every value is finite."""
+    if mat.dtype.kind != "f":
+        return None
+    for start in range(0, mat.shape[0], _FINITE_CHUNK_ROWS):
+        bad = ~np.isfinite(np.asarray(mat[start:start + _FINITE_CHUNK_ROWS])).all(axis=1)
+        if bad.any():
+            return start + int(np.flatnonzero(bad)[0])
+    return None
+
+
+def _load_npy(path: Path) -> np.ndarray:
+    try:
+        mat = np.load(path, mmap_mode="r", allow_pickle=False)
+    except ValueError as exc:
+        check_compression(path)  # a .npy.bz2, .npy.xz, ...: say so
+        raise DataFormatError(f"{path}: not a plain .npy array ({exc})") from None
+    except OSError as exc:
+        raise DataFormatError(f"{path}: cannot read as .npy ({exc})") from None
+    if not isinstance(mat, np.ndarray):  # np.load of a .npz archive gives an NpzFile
+        names = ", ".join(getattr(mat, "files", [])[:5])
+        getattr(mat, "close", lambda: None)()
+        raise DataFormatError(f"{path}: a .npz archive (arrays: {names or 'none'}), not a .npy matrix; npy: reads "
+                              "one 2-D .npy file: save the matrix with numpy.save")
+    if mat.dtype.kind not in "fiu":
+        raise DataFormatError(f"{path}: expected a numeric matrix, got dtype {mat.dtype}")
+    if mat.ndim != 2:
+        raise DataFormatError(f"{path}: vectors must be a 2-D matrix, got shape {mat.shape}")
+    return mat
+
+
 def raw_npy(path: str | Path, vocab: str | Path | None = None) -> RawVectors:
-    """A ``.npy`` matrix (memory-mapped, never unpickled) and its vocabulary file."""
+    """A ``.npy`` matrix (memory-mapped, never unpickled) and its vocabulary file.
+
+    Refused in one line: a ``.npz`` archive, a matrix that is not 2-D and numeric, a vocabulary whose
+    number of entries is not the matrix's number of rows (both files named), a row with NaN or inf
+    values (the file, the row and its word named, as the text readers do).
+    """
     path = Path(path)
     stamp = _check_file(path)
+    mat = _load_npy(path)
     vocab = Path(vocab) if vocab is not None else _find_vocab(path)
     if check_regular_file(vocab, what="vocabulary file").st_size == 0:
         raise DataFormatError(f"{vocab}: file is empty")
     vstamp = file_stamp(vocab)
-    try:
-        mat = np.load(path, mmap_mode="r", allow_pickle=False)
-    except ValueError as exc:
-        raise DataFormatError(f"{path}: not a plain .npy array ({exc})") from None
-    except OSError as exc:
-        raise DataFormatError(f"{path}: cannot read as .npy ({exc})") from None
-    if mat.dtype.kind not in "fiu":
-        raise DataFormatError(f"{path}: expected a numeric matrix, got dtype {mat.dtype}")
     words, lines = _vocab_file(vocab)
+    if len(words) != mat.shape[0]:
+        raise DataFormatError(f"{vocab}: the vocabulary has {len(words):,} entries but the matrix {path} has "
+                              f"{mat.shape[0]:,} rows (one word per row, in the matrix's order)")
+    bad = _first_non_finite(mat)
+    if bad is not None:
+        raise DataFormatError(f"{path}: row {bad + 1} (word {words[bad]!r}, {vocab}:{lines[bad]}) has NaN or inf "
+                              "values")
     return RawVectors(words, mat, line_locator(vocab, lines), [stamp, vstamp])
 
 

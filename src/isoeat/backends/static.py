@@ -329,6 +329,11 @@ class StaticVectors:
             ``(m, dim)`` float64, ``m <= n``.
         description : str
             How the sample was drawn (for the whitener's metadata).
+
+        Raises
+        ------
+        DataFormatError
+            A sampled row holds NaN or inf (its row and word named): refused, never dropped.
         """
         n = check_int("reference size 'n'", n, lo=1)
         if text is None:
@@ -350,12 +355,15 @@ class StaticVectors:
                         break
             if not rows:
                 raise DataFormatError(f"{text}: no word of this text is in the vocabulary of {self.name}")
-            vecs = np.asarray(self.vectors[np.asarray(sorted(rows))], dtype=np.float64)
+            rows = sorted(rows)
+            vecs = np.asarray(self.vectors[np.asarray(rows)], dtype=np.float64)
             desc = f"{len(rows)} vocabulary words of {text} by frequency (asked for {n})"
-        finite = np.isfinite(vecs).all(axis=1)
-        if not finite.all():
-            vecs = vecs[finite]
-            desc += f"; {int((~finite).sum())} non-finite rows skipped"
+        bad = ~np.isfinite(vecs).all(axis=1)
+        if bad.any():  # refused, never dropped: a reference sample is what its description says
+            k = int(np.flatnonzero(bad)[0])
+            i = k if text is None else rows[k]
+            raise DataFormatError(f"{self.source}: row {i + 1} (word {self.words[i]!r}) of the reference sample has "
+                                  "NaN or inf values")
         return vecs, desc
 
 

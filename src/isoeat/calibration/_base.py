@@ -178,6 +178,61 @@ def _eigh_desc(cov: np.ndarray, fix_signs: bool = True) -> tuple[np.ndarray, np.
     return evals, evecs * signs  # mutation: equivalent[arith] (signs are +-1: x / s == x * s)
 
 
+#: Largest condition number :math:`(\lambda_{max}+\varepsilon)/(\lambda_{min}+\varepsilon)` of the regularised
+#: reference covariance a whitener is fitted at (4.5e11): float64 rounding of the largest eigenvalue (machine
+#: epsilon 2.2e-16 times it) then stays within 1e-4 of the smallest, so every direction is whitened to about
+#: 1e-4 or better (measured on one extreme reference row: a calibrated d off by 3e-6 at a condition number
+#: of 1e11, by 3e-3 at 1e15; tests/robustness/test_bad_input_r4_a.py).
+CONDITION_MAX = 1e-4 / float(np.finfo(np.float64).eps)
+
+
+def check_condition(evals: np.ndarray, eps: float, cls: str) -> None:
+    """Refuse a regularised covariance whose smallest directions are lost to float64 rounding (one line).
+
+    ``evals``: eigenvalues, descending, clipped at 0; ``eps``: the ε added. The error carries
+    ``ill_conditioned = True`` so that a fit holding the rows can name the row behind it
+    (:func:`dominant_row`).
+
+    >>> check_condition(np.array([4.5e7, 1.0]), 1e-3, "zca")  # condition number 4.5e7: fine
+    """
+    top, low = float(evals[0]) + eps, max(float(evals[-1]), 0.0) + eps
+    if low > 0 and top <= CONDITION_MAX * low:
+        return
+    kappa = f"{top / low:.3g}" if low > 0 else "infinite"
+    exc = DataFormatError(
+        f"{cls}: the reference covariance (largest eigenvalue {float(evals[0]):.3g}, smallest + eps "
+        f"{low:.3g}) has condition number {kappa}, over {CONDITION_MAX:.3g}: float64 rounding of the largest "
+        "direction swamps the smallest, so the calibrated vectors (and every d on them) would be wrong")
+    exc.ill_conditioned = True  # type: ignore[attr-defined]
+    raise exc
+
+
+def dominant_row(X: np.ndarray, mean: np.ndarray) -> str:
+    """The row of ``X`` farthest from ``mean``, said when it holds most of the spread (else a hint on eps)."""
+    spread = np.einsum("ij,ij->i", X - mean, X - mean)
+    i = int(np.argmax(spread))
+    if spread[i] < 0.5 * float(np.sum(spread)):
+        return "; no single reference vector causes it: give a larger eps (or eps_mode='relative')"
+    centre = np.median(X, axis=0)  # robust: the mean has moved towards the row
+    dist = np.sqrt(np.einsum("ij,ij->i", X - centre, X - centre))
+    typical = float(np.median(dist))
+    times = f", {dist[i] / typical:.3g} times the median row's" if typical > 0 else ""
+    return (f"; reference row {i + 1} causes it (distance {dist[i]:.3g} from the median vector{times}): remove "
+            "or fix that vector")
+
+
+def refit_naming_row(fit: Callable[[], Any], X: np.ndarray, mean: np.ndarray) -> Any:
+    """``fit()``, with the row behind an ill-conditioned covariance named (:func:`check_condition`)."""
+    try:
+        return fit()
+    except DataFormatError as exc:
+        if not getattr(exc, "ill_conditioned", False):
+            raise
+        named = DataFormatError(f"{exc}{dominant_row(X, mean)}")
+        named.ill_conditioned = True  # type: ignore[attr-defined]
+        raise named from None
+
+
 def _warn_singular(n: int, d: int, eps: float, cls: str) -> None:
     """Warn when ``n <= d`` (singular covariance); refuse ``eps=0`` then."""
     if n <= d:
@@ -330,7 +385,7 @@ class _MomentCalibrator(_Calibrator):
         X = _as_matrix(X, "reference vectors")
         self._check_dim(X.shape[1])
         mean, _, cov = _moments(X)
-        return self._fit_moments(mean, cov, X.shape[0])  # type: ignore[attr-defined]
+        return refit_naming_row(lambda: self._fit_moments(mean, cov, X.shape[0]), X, mean)  # type: ignore[attr-defined]
 
     def fit_batches(self, batches: Any) -> Any:
         """Fit from an iterable of batches without materialising the n×d matrix; forgets any earlier fit."""

@@ -42,6 +42,7 @@ from ._base import (
     _MomentCalibrator,
     _warn_singular,
     _Whitener,
+    check_condition,
 )
 from ._shrinkage import ShrinkageZCAWhitener, ledoit_wolf_shrinkage  # noqa: F401 (re-exported)
 from .registry import register_calibrator
@@ -172,6 +173,7 @@ class PCAWhitener(_MomentCalibrator, _Whitener):
         eps = self._eps_for(evals)
         if eps == 0 and evals.min() <= 0:
             raise ConfigError("pca-whiten: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
+        check_condition(evals, eps, "pca-whiten")
         self.mean_, self.covariance_, self.eigenvalues_, self.eigenvectors_ = mean, cov, evals, evecs
         self.whitening_ = evecs / np.sqrt(evals + eps)
         self.eps_ = eps

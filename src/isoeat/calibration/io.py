@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -234,14 +235,20 @@ def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
     JSON string with its class name, parameters and provenance (model
     fingerprint, reference description, n, dim) and the SHA-256 of each of
     them (``content_sha256``), which :func:`load_calibrator` verifies;
-    nothing is pickled.
+    nothing is pickled. A name without ``.npz`` gets it; a folder (existing,
+    or a name ending in a separator) or a device is refused in one line.
     """
     arrays_names = getattr(type(calibrator), "_state_arrays", None)
     if arrays_names is None or not all(hasattr(calibrator, k) for k in arrays_names):
         raise ConfigError("cannot save an unfitted calibrator (call fit first)")
-    path = check_path("path", path, requirement="a path (str or os.PathLike) of a .npz file to write")
+    checked = check_path("path", path, requirement="a path (str or os.PathLike) of a .npz file to write")
+    given, path = os.fspath(path), checked
+    if path.is_dir() or given.endswith(("/", os.sep)):
+        raise ConfigError(f"{given}: is a folder; give the calibrator's file name, e.g. {path / 'calibrator.npz'}")
     if path.suffix != ".npz":
         path = path.with_name(path.name + ".npz")
+    if path.is_dir() or (path.exists() and not path.is_file()):
+        raise ConfigError(f"{path}: exists and is not a regular file; give another file name for the calibrator")
     meta = {
         "format": _FORMAT,
         "format_version": _FORMAT_VERSION,

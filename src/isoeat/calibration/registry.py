@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._errors import ConfigError
+from .._errors import ConfigError, DataFormatError
 from .._registry import Registry
 from .._types import fingerprint_of
 from ._base import _Calibrator
@@ -95,7 +95,12 @@ def fit_calibrator(
         n_seen, dim = int(cal.n_samples_seen_), int(cal.n_features_in_)
     else:
         vecs, description = model.reference_vectors(n_reference, **(reference_kwargs or {}))
-        cal.fit(vecs)
+        try:
+            cal.fit(vecs)
+        except DataFormatError as exc:  # name the sample a reference row belongs to
+            if not getattr(exc, "ill_conditioned", False):
+                raise
+            raise DataFormatError(f"{exc} (reference sample: {description})") from None
         n_seen, dim = int(vecs.shape[0]), int(vecs.shape[1])
     cal.metadata_ = calibrator_metadata(cal, name, model, description, n_seen, dim)
     return cal

@@ -7,7 +7,17 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, NotFittedError
-from ._base import _as_matrix, _check_eps, _check_eps_mode, _eigh_desc, _moments, _warn_singular, _Whitener
+from ._base import (
+    _as_matrix,
+    _check_eps,
+    _check_eps_mode,
+    _eigh_desc,
+    _moments,
+    _warn_singular,
+    _Whitener,
+    check_condition,
+    refit_naming_row,
+)
 
 __all__ = ["ZCAWhitener"]
 
@@ -76,7 +86,7 @@ class ZCAWhitener(_Whitener):
         self._reset()
         X = _as_matrix(X, "reference vectors")
         mean, _, cov = _moments(X)
-        return self._set_from_moments(mean, cov, X.shape[0], eps)
+        return refit_naming_row(lambda: self._set_from_moments(mean, cov, X.shape[0], eps), X, mean)
 
     def partial_fit(self, X: Any, y: Any = None) -> ZCAWhitener:
         """Add a batch of reference vectors and refit from the running statistics.
@@ -136,6 +146,8 @@ class ZCAWhitener(_Whitener):
         eps = self._eps_for(evals) if eps > 0 else eps
         if eps == 0 and evals.min() <= 0 and not streaming:
             raise ConfigError("zca: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
+        if not streaming or eps > 0:  # an early partial_fit with eps=0 may be singular; its later ones are checked
+            check_condition(evals, eps, "zca")
         scale = 1.0 / np.sqrt(evals + eps)
         self.mean_ = mean
         self.covariance_ = cov

@@ -284,8 +284,15 @@ def _cosine_notes(r: Any) -> list[str]:
                 "exact budget, isoeat.diagnostics.frame_cosine.EXACT_BUDGET)")
         sample = (f"Sample mean ± SE: the same mean ± its SE over samples of {n:,} from the frame, estimated from the "
                   "sample (U-statistic variance).")
-    return [f"Mean cos, SD cos: {what}; population SD; near 0 mean = isotropic.",
-            sample + f" IsoScore, I(W) and EVR are of the {n:,} sampled vectors (sampled; no SE)."]
+    notes = [f"Mean cos, SD cos: {what}; population SD; near 0 mean = isotropic.",
+             sample + f" IsoScore, I(W) and EVR are of the {n:,} sampled vectors (sampled; no SE)."]
+    from ..diagnostics.isotropy_check import rank_limited
+
+    if rank_limited(n, r.dim):  # a sample covariance of rank < d
+        notes.append(f"Undetermined: IsoScore, I(W) and EVR of {n:,} vectors in {r.dim:,} dimensions (N <= d) "
+                     f"measure the sample's size, not the space (covariance rank at most {max(n - 1, 0):,}); use "
+                     f"--samples {r.dim + 1:,} or more.")
+    return notes
 
 
 # ----------------------------------------------------------------------------

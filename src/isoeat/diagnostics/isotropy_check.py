@@ -22,7 +22,12 @@ calibrate, and report the calibrated result beside the raw one, paper §6.1
 and its ethics statement), ``"near-isotropic"`` when all three pass,
 ``"partly measured"`` when none flags but one or two are unknown, ``"not
 measured"`` when none is known. A measure that is NaN is "unknown" and
-never flags. Passing is no guarantee: the paper's word2vec (0.059) still
+never flags. IsoScore and the top-PC share of :math:`N \le d` vectors are
+**undetermined** (unknown, never flagged, said in one line): the sample
+covariance of :math:`N` vectors has rank at most :math:`N-1 < d` whatever
+the space, so they measure the sample's size (an isotropic Gaussian sample of
+20 vectors in 50 dimensions has IsoScore at most 18/49); the mean cosine is
+still measured. Passing is no guarantee: the paper's word2vec (0.059) still
 changed 3 of 10 conclusions (§5.4), so the calibrated column is shown anyway.
 """
 
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["MEAN_COSINE_MAX", "ISOSCORE_MIN", "TOP_PC_FACTOR", "VERDICTS", "IsotropyCheck", "isotropy_check",
-           "check_from_record", "isotropy_lines"]
+           "check_from_record", "isotropy_lines", "rank_limited"]
 
 #: Mean pairwise cosine at or above this is anisotropic.
 MEAN_COSINE_MAX = 0.10
@@ -74,6 +79,8 @@ class IsotropyCheck:
     unknown: tuple[str, ...]
     verdict: str
     recommendation: str
+    undetermined: tuple[str, ...] = ()
+    note: str = ""
 
     @property
     def top_pc_threshold(self) -> float | None:
@@ -81,8 +88,21 @@ class IsotropyCheck:
         return TOP_PC_FACTOR / self.dim if self.dim else None
 
 
-def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any) -> IsotropyCheck:
+def rank_limited(n_samples: int, dim: int) -> bool:
+    """Whether ``n_samples`` vectors are too few for IsoScore and the top-PC share in ``dim`` dimensions (N <= d).
+
+    >>> rank_limited(50, 50), rank_limited(51, 50)
+    (True, False)
+    """
+    return int(n_samples) <= int(dim)
+
+
+def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any,
+                   n_samples: Any = None) -> IsotropyCheck:
     """Flag each measure against its threshold (module docstring) and give the verdict.
+
+    ``n_samples``: the vectors IsoScore and the top-PC share were computed on; at most ``dim`` of them
+    leaves both undetermined (``undetermined``, ``note``).
 
     Examples
     --------
@@ -90,9 +110,19 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any)
     ('mean cosine',)
     >>> isotropy_check(0.0999, 0.5, 0.0999, 50).verdict  # IsoScore 0.5 and share < 5/50 pass
     'near-isotropic'
+    >>> isotropy_check(0.01, 0.3, 0.2, 50, n_samples=50).verdict  # 50 vectors in 50 dimensions: rank <= 49
+    'partly measured'
     """
     m, i, s = _finite(mean_cosine), _finite(isoscore), _finite(top_pc_share)
     d = int(dim) if _finite(dim) is not None and float(dim) >= 1 else None
+    n = int(n_samples) if _finite(n_samples) is not None else None
+    undetermined: tuple[str, ...] = ()
+    note = ""
+    if d is not None and n is not None and rank_limited(n, d) and (i is not None or s is not None):
+        undetermined, i, s = ("IsoScore", "top-PC share"), None, None
+        note = (f"IsoScore and top-PC share undetermined: {n:,} vectors in {d:,} dimensions (N <= d) have a "
+                f"covariance of rank at most {max(n - 1, 0):,} whatever the space; measure at least {d + 1:,} "
+                "vectors")
     flags = {
         "mean cosine": None if m is None else m >= MEAN_COSINE_MAX,
         "IsoScore": None if i is None else i < ISOSCORE_MIN,
@@ -102,14 +132,15 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any)
     unknown = tuple(k for k, v in flags.items() if v is None)
     verdict = ("anisotropic" if flagged else "not measured" if len(unknown) == len(flags)
                else "partly measured" if unknown else "near-isotropic")
-    return IsotropyCheck(m, i, s, d, flagged, unknown, verdict, _RECOMMEND[verdict])
+    return IsotropyCheck(m, i, s, d, flagged, unknown, verdict, _RECOMMEND[verdict], undetermined, note)
 
 
 def check_from_record(rec: dict | None) -> IsotropyCheck:
     """An anisotropy record's check (``AnisotropyResult.to_dict()``, an ``anisotropy.csv`` row); None: not measured."""
     rec = rec or {}
     evr = rec.get("explained_variance_ratio") or []
-    return isotropy_check(rec.get("mean_cosine"), rec.get("isoscore"), evr[0] if len(evr) else None, rec.get("dim"))
+    return isotropy_check(rec.get("mean_cosine"), rec.get("isoscore"), evr[0] if len(evr) else None, rec.get("dim"),
+                          rec.get("n_samples"))
 
 
 def _value(x: float | None, fmt: str) -> str:
@@ -126,6 +157,8 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
     mark = {True: "ANISOTROPIC", False: "ok", None: "n/a"}
 
     def state(name: str) -> str:
+        if name in c.undetermined:
+            return "undetermined (N <= d)"
         return mark[None] if name in c.unknown else mark[name in c.flagged]
 
     head = f"Isotropy check, {model} raw space: {c.verdict}"
@@ -139,6 +172,8 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
              f"{state('mean cosine')}; IsoScore {_value(c.isoscore, '.3f')} (if < {ISOSCORE_MIN:g}): "
              f"{state('IsoScore')}; top-PC share {_value(c.top_pc_share, '.4f')} (if >= {TOP_PC_FACTOR:g}/d = {thr}): "
              f"{state('top-PC share')}."]
+    if c.note:
+        lines.append(f"  {c.note}.")
     if calibrated:
         a = check_from_record(calibrated)
         lines.append(f"  after {calibration or 'calibration'}: mean cosine {_value(a.mean_cosine, '.3f')}, IsoScore "

@@ -94,11 +94,23 @@ def _unit(v: np.ndarray, name: str) -> np.ndarray:
     return unit_vector(v, name)
 
 
-#: Relative size below which the pairs' summed projection on their direction counts as 0 (no side).
-SIDE_TOLERANCE = 1e-10
+#: The precision word vectors are taken to carry at best: float32's machine epsilon (vectors are stored in
+#: float32; a float16 input counts its own). A difference of pairs or poles within twice the worst
+#: rounding of that storage is 0: :func:`relation_direction` (no side) and :func:`semaxis` (no axis).
+PAIR_PRECISION = float(np.finfo(np.float32).eps)
 
 
-def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:
+def _precision(*arrays: Any) -> float:
+    """:data:`PAIR_PRECISION`, or the machine epsilon of a coarser floating input (float16)."""
+    eps = [float(np.finfo(a.dtype).eps) for a in arrays if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    return max([PAIR_PRECISION, *eps])
+
+
+def _row_norms(M: np.ndarray) -> np.ndarray:
+    return np.asarray(np.linalg.norm(np.asarray(M, dtype=np.float64), axis=1))
+
+
+def relation_direction(P1: np.ndarray, P2: np.ndarray, *, precision: float | None = None) -> np.ndarray:
     r"""Unit direction of the defining pairs :math:`(p_{1i}, p_{2i})`: first principal component of the centred pairs.
 
     Bolukbasi et al. (2016, §5) centre each pair on its mean and take the
@@ -116,9 +128,17 @@ def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:
 
     so the first words lie on the positive side on average. The rule, like
     :math:`D^\top D`, does not depend on the order the pairs are listed in.
-    Pairs whose differences sum to 0 on :math:`g` (within
-    :data:`SIDE_TOLERANCE` of :math:`\sum_i |\langle p_{1i}-p_{2i}, g\rangle|`;
-    e.g. ``a:b`` with ``b:a``) have no positive side and are refused.
+    Pairs whose differences sum to 0 on :math:`g` have no positive side and
+    are refused (e.g. ``a:b`` with ``b:a``, or two pairs whose differences
+    cancel up to the rounding of float32 vectors): 0 is
+
+    .. math::
+
+        \Bigl|\textstyle\sum_i \langle p_{1i}-p_{2i}, g\rangle\Bigr|
+        \le \varepsilon \textstyle\sum_i (\lVert p_{1i}\rVert + \lVert p_{2i}\rVert),
+
+    twice the worst storage rounding of that sum, with :math:`\varepsilon`
+    = :data:`PAIR_PRECISION` (float32's machine epsilon).
 
     Examples
     --------
@@ -134,7 +154,8 @@ def relation_direction(P1: np.ndarray, P2: np.ndarray) -> np.ndarray:
     g = vt[0]
     proj = D @ g
     side = float(proj.sum())
-    if abs(side) <= SIDE_TOLERANCE * float(np.abs(proj).sum()):
+    eps = _precision(P1, P2) if precision is None else precision
+    if abs(side) <= eps * float(_row_norms(P1).sum() + _row_norms(P2).sum()):
         raise ConfigError("the defining pairs have no side: their differences sum to 0 on their principal "
                           "direction (pairs that cancel, such as a:b with b:a); give pairs whose first words "
                           "lie on one side")
@@ -242,7 +263,8 @@ def direct_bias(W: np.ndarray, P1: np.ndarray, P2: np.ndarray, *, c: float = 1.0
     >>> direct_bias(W, np.array([[1.0, 0.0]]), np.array([[-1.0, 0.0]])).estimate
     0.8
     """
-    g = relation_direction(unit_rows(P1, "pair first words"), unit_rows(P2, "pair second words"))
+    g = relation_direction(unit_rows(P1, "pair first words"), unit_rows(P2, "pair second words"),
+                           precision=_precision(P1, P2))
     proj = unit_rows(W, "targets") @ g
     terms = np.abs(proj) ** c if c > 0 else (np.abs(proj) > 0).astype(np.float64)  # c = 0: 0 only if orthogonal
     return Scores(float(np.mean(terms)), proj, extra={"direction": g, "terms": terms})
@@ -423,12 +445,14 @@ def semaxis(W: np.ndarray, P1: np.ndarray, P2: np.ndarray, n_x: int) -> Scores:
     >>> semaxis(W, np.array([[2.0, 0.0]]), np.array([[0.0, 0.0]]), 1).estimate
     1.0
     """
-    m1, m2 = np.asarray(P1).mean(axis=0), np.asarray(P2).mean(axis=0)
+    m1, m2 = np.asarray(P1, dtype=np.float64).mean(axis=0), np.asarray(P2, dtype=np.float64).mean(axis=0)
     v = m1 - m2
-    if not np.any(np.abs(v) > 1e-12 * (np.abs(m1) + np.abs(m2)).max(initial=0.0)):
+    bound = _precision(P1, P2) * float(_row_norms(P1).mean() + _row_norms(P2).mean())
+    if not float(np.linalg.norm(v)) > bound:  # twice the worst float32 rounding of the means' difference
         raise ConfigError("SemAxis: the semantic axis (mean of the first poles minus mean of the second) is the "
-                          "zero vector: the two poles have the same mean (defining pairs that cancel, such as he:she "
-                          "with she:he, or the same words on both sides); give poles that differ")
+                          "zero vector within float32 rounding: the two poles have the same mean (defining pairs "
+                          "that cancel, such as he:she with she:he, or the same words on both sides); give poles "
+                          "that differ")
     f = unit_rows(W, "targets") @ _unit(v, "semantic axis")
     return Scores(differential(f, n_x), f, extra={"axis": v})
 

@@ -92,6 +92,8 @@ def _isotropy(res: Any) -> str:
             frames.setdefault(frame_words(raw.get("frame") or "reference"), []).append(m["label"])
 
         def value(name: str, v: Any, fmt: str, c=c) -> str:
+            if name in c.undetermined:
+                return "<td class='l'>undetermined (N &le; d)</td>"
             if name in c.unknown:
                 return "<td class='l'>not measured</td>"
             return f"<td class='bad'>{_f(v, fmt)}</td>" if name in c.flagged else f"<td>{_f(v, fmt)}</td>"
@@ -102,7 +104,7 @@ def _isotropy(res: Any) -> str:
                     f"{value('IsoScore', c.isoscore, '.3f')}{value('top-PC share', c.top_pc_share, '.4f')}"
                     f"<td>{thr}</td><td class='l{verdict_cls}'>{_e(c.verdict)}</td><td>{_f(a.mean_cosine, '.3f')}"
                     f"</td><td>{_f(a.isoscore, '.3f')}</td><td>{_f(a.top_pc_share, '.4f')}</td></tr>")
-        advice.setdefault(c.recommendation, []).append(m["label"])
+        advice.setdefault(f"{c.note}; {c.recommendation}" if c.note else c.recommendation, []).append(m["label"])
     parts.append("<div class='scroll'><table class='isotropy'><thead><tr><th rowspan='2' class='l'>model</th>"
                  "<th colspan='5' class='group'>raw space</th>"
                  f"<th colspan='3' class='group'>after {after}</th></tr><tr><th>mean cosine<br>(&ge; "
