@@ -27,7 +27,7 @@ from typing import Any
 
 from .._errors import ConfigError
 
-__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather"]
+__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather", "ineffective"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,29 @@ class PermutationOptions:
         """Keyword arguments of :func:`~isoeat.stats.permutation.partition_test` (unset ones left out)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if not (f.default is None and getattr(self, f.name) is None)}
+
+
+def ineffective(method: str, *, stop_early: bool, exact_memory: bool) -> list[tuple[str, str]]:
+    """The permutation options that would change nothing under ``method``, each with why: the one rule of the
+    Python API (:func:`~isoeat.stats.permutation.partition_test`), the config (``settings``) and the command line.
+
+    ``stop_early``: early stopping was asked for (``sequential_alpha``, ``--stop-early``); ``exact_memory``: a
+    memory budget of exact counting was given. ``auto`` decides later: neither is refused there (where it counts
+    p, :func:`~isoeat.stats.permutation.partition_test` says that early stopping stopped nothing).
+
+    >>> ineffective("exact", stop_early=True, exact_memory=False)[0][0]
+    'stop_early'
+    >>> ineffective("auto", stop_early=True, exact_memory=True)
+    []
+    """
+    out = []
+    if stop_early and method in ("exact", "certified"):
+        out.append(("stop_early", "it counts partitions and samples none, and early stopping stops a Monte Carlo "
+                                  "sample (method monte-carlo, or auto where it samples)"))
+    if exact_memory and method == "monte-carlo":
+        out.append(("exact_memory", "it samples partitions and counts none, and the budget bounds exact counting "
+                                    "and the certified bracket (method exact, certified or auto)"))
+    return out
 
 
 @dataclass(frozen=True)
