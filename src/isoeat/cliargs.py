@@ -308,6 +308,10 @@ def check_option_effects(args: argparse.Namespace) -> None:
             set_eps = [i for i in getattr(args, "calibration_param", None) or [] if i.partition("=")[0] == "eps"]
             if eps and set_eps:
                 raise ConfigError(f"{_opts(eps)} and --calibration-param {set_eps[0]} both set epsilon; give one")
+    typed = getattr(args, "_spellings", {})  # the options typed on the command line (cli._OneSpelling)
+    if getattr(args, "resample_attributes", False) and "ci_estimand" in typed and args.ci_estimand != "populations":
+        raise ConfigError(f"--resample-attributes (the older spelling of --ci-estimand populations) and "
+                          f"--ci-estimand {args.ci_estimand} contradict each other; give one")
     method = getattr(args, "method", None)
     if method in ("exact", "certified") and "permutations" in given:
         raise ConfigError(f"--permutations: no effect with --method {method} (it counts partitions, it samples "

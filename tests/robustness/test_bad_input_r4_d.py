@@ -43,6 +43,9 @@ CLI_CASES = [
     ("sensitivity reference-text and reference together", {},
      ["sensitivity", "--tests", "W6", "--reference-text", "top", "--reference", "top"],
      "--reference-text and --reference are two spellings"),
+    ("resample-attributes and ci-estimand given-attributes", {},
+     ["weat", "--test", "W6", "--ci", "--resample-attributes", "--ci-estimand", "given-attributes"],
+     "--resample-attributes (the older spelling of --ci-estimand populations) and --ci-estimand given-attributes"),
     # --- item 9: the raw space and a saved calibrator ------------------------------------------
     ("calibration none with a calibrator", {"w.npz": "WHITENER"},
      ["weat", "--test", "W6", "--calibration", "none", "--calibrator", "{d}/w.npz"],
