@@ -31,13 +31,14 @@ class _Formatter(argparse.HelpFormatter):
 
 class _OneSpelling(argparse.Action):
     """Mixed into every action of the parser: two spellings of one option given together (``--test W6 --tests
-    W7``, ``--calibrator A --whitener B``) are an error naming both, never the last one silently. One spelling
-    given twice stays argparse's (the last wins); flags (no value) and repeatable options are left alone."""
+    W7``, ``--calibrator A --whitener B``, ``--progress --no-progress``) are an error naming both, never the last
+    one silently. One spelling given twice stays argparse's (the last wins); flags that only switch on (``-q
+    --quiet``) and repeatable options are left alone."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
-        if option_string and self.nargs != 0 and not isinstance(self, (argparse._AppendAction,
-                                                                        argparse._ExtendAction)):
+        if option_string and (self.nargs != 0 or isinstance(self, argparse.BooleanOptionalAction)) and not isinstance(
+                self, (argparse._AppendAction, argparse._ExtendAction)):
             seen = namespace.__dict__.setdefault("_spellings", {})
             first = seen.setdefault(self.dest, option_string)
             if first != option_string:
@@ -57,6 +58,12 @@ class _Parser(argparse.ArgumentParser):
         for name, cls in list(self._registries["action"].items()):  # every action says which spelling set it
             if isinstance(cls, type) and issubclass(cls, argparse.Action) and not issubclass(cls, _OneSpelling):
                 self.register("action", name, type(cls.__name__, (_OneSpelling, cls), {}))
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - an action given as a class too
+        cls = kwargs.get("action")
+        if isinstance(cls, type) and issubclass(cls, argparse.Action) and not issubclass(cls, _OneSpelling):
+            kwargs["action"] = type(cls.__name__, (_OneSpelling, cls), {})
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> Any:  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")

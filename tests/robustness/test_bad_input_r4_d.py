@@ -43,6 +43,8 @@ CLI_CASES = [
     ("sensitivity reference-text and reference together", {},
      ["sensitivity", "--tests", "W6", "--reference-text", "top", "--reference", "top"],
      "--reference-text and --reference are two spellings"),
+    ("progress and no-progress together", {}, ["run", "--tests", "W6", "--progress", "--no-progress"],
+     "--progress and --no-progress are two spellings of one option"),
     ("resample-attributes and ci-estimand given-attributes", {},
      ["weat", "--test", "W6", "--ci", "--resample-attributes", "--ci-estimand", "given-attributes"],
      "--resample-attributes (the older spelling of --ci-estimand populations) and --ci-estimand given-attributes"),
