@@ -102,6 +102,10 @@ ADVICE_CASES = [
     ("ci advised without a value", {}, ["weat", "--test", "W6", "--ci-level", "0.9"], "add --ci, or drop", "--ci"),
     ("allow-overlap advised without a value", {"t.json": OVERLAP}, ["weat", "--test", "{d}/t.json"],
      "pass --allow-overlap ", "--allow-overlap"),
+    ("metric ci advised without a value", {}, ["metric", "mac", "--test", "W7", "--ci-level", "0.9"],
+     "add --ci, or drop", "--ci"),
+    ("metric allow-overlap advised without a value", {"t.json": OVERLAP}, ["metric", "mac", "--test", "{d}/t.json"],
+     "pass --allow-overlap to measure it anyway", "--allow-overlap"),
     ("no allow-pickle advised for a calibrator", {"w.npz": "OBJECT_WHITENER"},
      ["weat", "--test", "W6", "--calibrator", "{d}/w.npz"], "refused (Python objects); calibrator files never contain pickles", None),
 ]
@@ -285,3 +289,14 @@ def test_no_deprecation_noise():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         build_parser()
+
+
+@pytest.mark.parametrize("kw", [dict(method="certified", exact_memory=2**30), dict(method="exact", exact_memory=2**30),
+                                dict(method="monte-carlo", sequential_alpha=0.05, n_permutations=2000)],
+                         ids=["exact-memory with certified", "exact-memory with exact", "stop early with monte-carlo"])
+def test_options_that_change_something_are_accepted(glove, kw):
+    """The other side of the rule (stats.options.ineffective): where the option matters, no error and no warning."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = isoeat.weat(glove, "W6", rng=0, **kw)
+    assert r.p_method == kw["method"]
