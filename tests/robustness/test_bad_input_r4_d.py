@@ -93,6 +93,8 @@ CLI_CASES = [
      "--reference-text: "),
     ("cache info on a regular file", {"f": "not a folder"}, ["cache", "info", "--cache-dir", "{d}/f"],
      "{d}/f: is a file, not a folder"),
+    ("cache clear on a regular file", {"f": "not a folder"}, ["cache", "clear", "--cache-dir", "{d}/f"],
+     "--cache-dir {d}/f: is a file, not a folder"),
 ]
 
 #: (name, files, args, expected, flag the message must advise as the parser takes it)
@@ -300,3 +302,19 @@ def test_options_that_change_something_are_accepted(glove, kw):
         warnings.simplefilter("error")
         r = isoeat.weat(glove, "W6", rng=0, **kw)
     assert r.p_method == kw["method"]
+
+
+def test_across_corpora_reads_a_path_with_a_comma_whole(tmp_path):
+    """run --across-corpora "DIR/a,b.txt": the file that exists is the corpus (not 'DIR/a' and 'b.txt')."""
+    from types import SimpleNamespace
+
+    from isoeat.commands.run import _other_corpora
+
+    line = "This is a perfectly fine sentence with many words in it number {} .\n"
+    own, other = tmp_path / "own.txt", tmp_path / "a,b.txt"
+    own.write_text("".join(line.format(i) for i in range(30)))
+    other.write_text("".join(line.format(100 + i) for i in range(30)))
+    model = SimpleNamespace(reference_batches=None, name="m", corpus=None)
+    args = argparse.Namespace(across_corpora=[str(other)], whitener=None, reference_text=None, corpus=str(own),
+                              model="m")
+    assert _other_corpora(args, model) == (("m[a,b.txt]", str(other.resolve())),)
