@@ -266,10 +266,10 @@ def check_option_effects(args: argparse.Namespace) -> None:
     * ``--eps``/``--eps-relative`` beside ``--calibration-param eps=E``: two
       settings of one epsilon (the parameter would win unsaid).
 
-    For every command with ``--method`` and ``--permutations``: ``exact`` and
-    ``certified`` count partitions and sample none, so ``--permutations`` has no effect,
-    nor has ``--stop-early``; ``monte-carlo`` counts none, so ``--exact-memory`` has none
-    (the rule of :func:`isoeat.stats.options.ineffective`; under ``auto`` both may matter).
+    For every command with ``--method``: ``exact`` and ``certified`` count partitions and
+    sample none, so ``--permutations`` and ``--stop-early`` have no effect; ``monte-carlo``
+    counts none, so ``--exact-memory`` has none (the rule of
+    :func:`isoeat.stats.options.ineffective`; under ``auto`` each may matter).
 
     ``--calibration none`` beside ``--calibrator FILE`` contradict each other (the raw
     space only, or a calibrated space beside it): refused, whatever the command.
@@ -313,14 +313,11 @@ def check_option_effects(args: argparse.Namespace) -> None:
         raise ConfigError(f"--resample-attributes (the older spelling of --ci-estimand populations) and "
                           f"--ci-estimand {args.ci_estimand} contradict each other; give one")
     method = getattr(args, "method", None)
-    if method in ("exact", "certified") and "permutations" in given:
-        raise ConfigError(f"--permutations: no effect with --method {method} (it counts partitions, it samples "
-                          "none; --permutations sets the Monte Carlo sample of --method monte-carlo or auto); "
-                          "drop it")
     if method is not None:
         from .stats.options import ineffective
 
-        for name, why in ineffective(method, stop_early="stop_early" in given, exact_memory="exact_memory" in given):
+        for name, why in ineffective(method, stop_early="stop_early" in given, exact_memory="exact_memory" in given,
+                                     permutations="permutations" in given):
             raise ConfigError(f"--{name.replace('_', '-')}: no effect with --method {method} "
                               f"({why.replace('method ', '--method ')}); drop it")
     own = getattr(args, "_check_effects", None)

@@ -69,13 +69,17 @@ class PermutationOptions:
                 if not (f.default is None and getattr(self, f.name) is None)}
 
 
-def ineffective(method: str, *, stop_early: bool, exact_memory: bool) -> list[tuple[str, str]]:
+def ineffective(method: str, *, stop_early: bool, exact_memory: bool, permutations: bool = False
+                ) -> list[tuple[str, str]]:
     """The permutation options that would change nothing under ``method``, each with why: the one rule of the
     Python API (:func:`~isoeat.stats.permutation.partition_test`), the config (``settings``) and the command line.
 
     ``stop_early``: early stopping was asked for (``sequential_alpha``, ``--stop-early``); ``exact_memory``: a
-    memory budget of exact counting was given. ``auto`` decides later: neither is refused there (where it counts
-    p, :func:`~isoeat.stats.permutation.partition_test` says that early stopping stopped nothing).
+    memory budget of exact counting was given; ``permutations``: a Monte Carlo sample size was given (the CLI can
+    tell; the API's ``n_permutations`` always has a value, and so has a config's ``settings.permutations`` that
+    ``isoeat run``'s quick grid writes). ``auto`` decides later: none is refused
+    there (where it counts p, :func:`~isoeat.stats.permutation.partition_test` says that early stopping stopped
+    nothing).
 
     >>> ineffective("exact", stop_early=True, exact_memory=False)[0][0]
     'stop_early'
@@ -83,12 +87,15 @@ def ineffective(method: str, *, stop_early: bool, exact_memory: bool) -> list[tu
     []
     """
     out = []
+    if permutations and method in ("exact", "certified"):
+        out.append(("permutations", "it counts partitions and samples none; the permutations are the Monte Carlo "
+                                    "sample of method monte-carlo or auto"))
     if stop_early and method in ("exact", "certified"):
-        out.append(("stop_early", "it counts partitions and samples none, and early stopping stops a Monte Carlo "
-                                  "sample (method monte-carlo, or auto where it samples)"))
+        out.append(("stop_early", "it counts partitions and samples none; early stopping stops the Monte Carlo "
+                                  "sample of method monte-carlo, or of auto where it samples"))
     if exact_memory and method == "monte-carlo":
-        out.append(("exact_memory", "it samples partitions and counts none, and the budget bounds exact counting "
-                                    "and the certified bracket (method exact, certified or auto)"))
+        out.append(("exact_memory", "it samples partitions and counts none; the budget bounds the exact count and "
+                                    "the certified bracket of method exact, certified or auto"))
     return out
 
 
