@@ -312,7 +312,8 @@ def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float =
     """The did-you-mean hint for an unknown ``word``: ``"; did you mean 'x'?"`` or ``""``.
 
     The close matches are those of :func:`difflib.get_close_matches` (at most
-    ``n``, similarity ratio >= ``cutoff``), best first.
+    ``n``, similarity ratio >= ``cutoff``), best first. A candidate ``n_NAME``
+    (a count) is matched by ``NAME`` too.
 
     Parameters
     ----------
@@ -338,13 +339,18 @@ def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float =
     "; did you mean 'permutations'?"
     >>> suggest("W11", ["W1", "W2", "W10"], n=3, cutoff=0.4, quote=False)
     '; did you mean W1, W10, W2?'
+    >>> suggest("permutations", ["permutation", "n_permutations"], quote=False)   # a count's name: the count
+    '; did you mean n_permutations?'
     >>> suggest("xyz", ["W1"])
     ''
     """
-    alias_map = dict(aliases or {})
+    candidates = list(map(str, candidates))
+    # a count's name without its n_ (permutations=10) means the count (n_permutations), not a near namesake
+    alias_map = {c[2:]: c for c in candidates if c.startswith("n_") and c[2:] and c[2:] not in candidates}
+    alias_map.update(aliases or {})
     key = str.lower if fold_case else str
     spelled: dict[str, str] = {}
-    for c in [*map(str, candidates), *alias_map]:
+    for c in [*candidates, *alias_map]:
         spelled.setdefault(key(c), c)
     close = difflib.get_close_matches(key(str(word)), list(spelled), n=n, cutoff=cutoff)
     names = list(dict.fromkeys(alias_map.get(spelled[c], spelled[c]) for c in close))

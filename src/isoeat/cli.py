@@ -29,6 +29,23 @@ class _Formatter(argparse.HelpFormatter):
         return "".join(indent + line for line in text.splitlines(keepends=True))
 
 
+class _OneSpelling(argparse.Action):
+    """Mixed into every action of the parser: two spellings of one option given together (``--test W6 --tests
+    W7``, ``--calibrator A --whitener B``, ``--progress --no-progress``) are an error naming both, never the last
+    one silently. One spelling given twice stays argparse's (the last wins); flags that only switch on (``-q
+    --quiet``) and repeatable options are left alone."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        if option_string and (self.nargs != 0 or isinstance(self, argparse.BooleanOptionalAction)) and not isinstance(
+                self, (argparse._AppendAction, argparse._ExtendAction)):
+            seen = namespace.__dict__.setdefault("_spellings", {})
+            first = seen.setdefault(self.dest, option_string)
+            if first != option_string:
+                parser.error(f"{first} and {option_string} are two spellings of one option; give it once")
+        super().__call__(parser, namespace, values, option_string)  # type: ignore[misc]
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line with a pointer to ``--help`` (no usage block).
 
@@ -38,6 +55,15 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
+        for name, cls in list(self._registries["action"].items()):  # every action says which spelling set it
+            if isinstance(cls, type) and issubclass(cls, argparse.Action) and not issubclass(cls, _OneSpelling):
+                self.register("action", name, type(cls.__name__, (_OneSpelling, cls), {}))
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D102 - an action given as a class too
+        cls = kwargs.get("action")
+        if isinstance(cls, type) and issubclass(cls, argparse.Action) and not issubclass(cls, _OneSpelling):
+            kwargs["action"] = type(cls.__name__, (_OneSpelling, cls), {})
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> Any:  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
@@ -111,6 +137,10 @@ def _command_modules() -> list[Any]:
     return [importlib.import_module(f"{commands.__name__}.{n}") for n in order]
 
 
+#: the parser of the command running (a warning names its options as an error does: ``cliargs.cli_message``)
+_COMMAND_PARSER: list[argparse.ArgumentParser] = []
+
+
 def _one_line_warnings() -> Any:
     """Print isoeat's own warnings as ``isoeat: warning: ...`` (no source lines), each text once per command;
     returns the old hook."""
@@ -125,7 +155,12 @@ def _one_line_warnings() -> Any:
         if issubclass(category, IsoeatWarning):
             if str(message) not in said:  # the same warning from several places: said once
                 said.add(str(message))
-                sys.stderr.write(f"isoeat: warning: {message}\n")
+                text = str(message)
+                if _COMMAND_PARSER:  # the command's own options, not the library's keywords (allow_overlap=True)
+                    from .cliargs import cli_message
+
+                    text = cli_message(text, _COMMAND_PARSER[-1])
+                sys.stderr.write(f"isoeat: warning: {text}\n")
         else:
             default(message, category, filename, lineno, file, line)
 
@@ -190,9 +225,14 @@ def _main(argv: Sequence[str] | None) -> int:
     was_quiet = set_quiet(vars(args).pop("quiet", False))
     reset_cache_growth()
     _say_unknown_variables()
+    parser_of_command = getattr(args, "_parser", None)
+    if parser_of_command is not None:
+        _COMMAND_PARSER.append(parser_of_command)
     try:
         return _dispatch(args, handlers)
     finally:
+        if parser_of_command is not None:
+            _COMMAND_PARSER.pop()
         try:
             _report_cache()
         except OSError:  # a closed stderr: nothing to tell

@@ -266,8 +266,13 @@ def check_option_effects(args: argparse.Namespace) -> None:
     * ``--eps``/``--eps-relative`` beside ``--calibration-param eps=E``: two
       settings of one epsilon (the parameter would win unsaid).
 
-    For every command with ``--method`` and ``--permutations``: ``exact`` and
-    ``certified`` count partitions and sample none, so ``--permutations`` has no effect.
+    For every command with ``--method``: ``exact`` and ``certified`` count partitions and
+    sample none, so ``--permutations`` and ``--stop-early`` have no effect; ``monte-carlo``
+    counts none, so ``--exact-memory`` has none (the rule of
+    :func:`isoeat.stats.options.ineffective`; under ``auto`` each may matter).
+
+    ``--calibration none`` beside ``--calibrator FILE`` contradict each other (the raw
+    space only, or a calibrated space beside it): refused, whatever the command.
 
     A command may add its own rules as the parser default ``_check_effects``
     (a function of ``args``). Options left at their default count as not given
@@ -276,9 +281,12 @@ def check_option_effects(args: argparse.Namespace) -> None:
     from ._errors import ConfigError
 
     given = given_options(args)
+    whitener = getattr(args, "whitener", None)
+    if whitener and getattr(args, "calibration", None) == "none":
+        raise ConfigError(f"--calibration none and --calibrator {whitener} contradict each other (the raw space only, "
+                          "or the space the calibrator makes beside it); drop one")
     if getattr(args, "_fits_calibrator", False):
         name = getattr(args, "calibration", None)
-        whitener = getattr(args, "whitener", None)
         if "force" in given and not whitener:
             raise ConfigError("--force: no effect without --calibrator FILE (it lets a calibrator saved for another "
                               "model be applied; a calibrator fitted here is this model's); drop it")
@@ -300,11 +308,18 @@ def check_option_effects(args: argparse.Namespace) -> None:
             set_eps = [i for i in getattr(args, "calibration_param", None) or [] if i.partition("=")[0] == "eps"]
             if eps and set_eps:
                 raise ConfigError(f"{_opts(eps)} and --calibration-param {set_eps[0]} both set epsilon; give one")
+    typed = getattr(args, "_spellings", {})  # the options typed on the command line (cli._OneSpelling)
+    if getattr(args, "resample_attributes", False) and "ci_estimand" in typed and args.ci_estimand != "populations":
+        raise ConfigError(f"--resample-attributes (the older spelling of --ci-estimand populations) and "
+                          f"--ci-estimand {args.ci_estimand} contradict each other; give one")
     method = getattr(args, "method", None)
-    if method in ("exact", "certified") and "permutations" in given:
-        raise ConfigError(f"--permutations: no effect with --method {method} (it counts partitions, it samples "
-                          "none; --permutations sets the Monte Carlo sample of --method monte-carlo or auto); "
-                          "drop it")
+    if method is not None:
+        from .stats.options import ineffective
+
+        for name, why in ineffective(method, stop_early="stop_early" in given, exact_memory="exact_memory" in given,
+                                     permutations="permutations" in given):
+            raise ConfigError(f"--{name.replace('_', '-')}: no effect with --method {method} "
+                              f"({why.replace('method ', '--method ')}); drop it")
     own = getattr(args, "_check_effects", None)
     if own is not None:
         own(args)
@@ -395,6 +410,10 @@ PARAMETER_OPTIONS = {
     "calibrator": "--calibrator",
 }
 
+#: Python names that are also calibrator parameters (``--calibration-param eps_mode``, listed among a calibration's
+#: parameters): never rewritten as an option outside ``name=value`` and ``name must``.
+_LITERAL = ("eps_mode",)
+
 #: Library phrases that name something the command line sets otherwise (or not at all).
 _PHRASES = (
     (r"use method='monte-carlo' or raise exact_budget", "use --method monte-carlo, or --method auto (a certified "
@@ -429,18 +448,34 @@ def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
     import re
 
     options: dict[str, str] = {}
+    switches: set[str] = set()  # destinations of options that take no value (--force, --ci)
     if parser is not None:
         options = option_names(parser)
         flags = set(options.values())
         options.update({k: v for k, v in PARAMETER_OPTIONS.items() if v in flags})
+        switches = {a.dest for a in parser._actions if a.nargs == 0}
     for pattern, repl in _PHRASES:
         text = re.sub(pattern, repl, text)
     if options:
+        def assigned(m: re.Match[str]) -> str:  # name=value as the option; a switch takes no value
+            name, value = m.group(1), m.group(3)
+            if name in switches and value in ("True", "False", "true", "false"):
+                return options[name] if value in ("True", "true") else f"without {options[name]}"
+            return f"{options[name]} {value}"
+
         names = "|".join(sorted(map(re.escape, options), key=len, reverse=True))
         text = re.sub(rf"(?<![\w-])({names})='([^']+)' or '([^']+)'",
                       lambda m: f"{options[m.group(1)]} {m.group(2)} or {m.group(3)}", text)
-        text = re.sub(rf"(?<![\w-])(?<!--calibration-param )({names})=(['\"]?)([^'\",;)\s]+)\2",
-                      lambda m: f"{options[m.group(1)]} {m.group(3)}", text)
+        text = re.sub(rf"(?<![\w-])(?<!--calibration-param )({names})=(['\"]?)([^'\",;)\s]+)\2", assigned, text)
         text = re.sub(r"(--([\w-]+) [^\s()]+) \(--\2(?: [^\s()]+)?\)", r"\1", text)  # said twice: once
+        text = re.sub(r"(--([\w-]+)) \(--\2(?![\w-])[^()]*\)", r"\1", text)  # a switch said twice: once
+        text = re.sub(rf"(?<![\w-])({names}) \((--[\w-]+)\)",
+                      lambda m: m.group(2) if options[m.group(1)] == m.group(2) else m.group(0), text)
         text = re.sub(rf"(?<![\w-])({names})(?= (?:must|is|expects)\b)", lambda m: options[m.group(1)], text)
+        text = re.sub(rf"\b(?:option|keyword) '({names})'", lambda m: options[m.group(1)], text)
+        python = "|".join(sorted((re.escape(k) for k in options if "_" in k and k not in _LITERAL), key=len,
+                                 reverse=True))
+        if python:  # a Python name (n_permutations, exact_memory) anywhere else: the option
+            text = re.sub(rf"(?<![\w./\\'-])(?<!--calibration-param )({python})(?![\w/\\'=-])",
+                          lambda m: options[m.group(1)], text)
     return _big_numbers(text)

@@ -11,6 +11,7 @@ Their modules import torch only when a model is first run.
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +102,7 @@ def _contextual(prefix: str, rest: str, **kwargs: Any) -> Any:
     cls = TransformerEncoder if prefix == "hf" else SentenceEncoder
     # None means "the default" for every option, so callers can pass their options unconditionally
     kwargs = {k: v for k, v in kwargs.items() if v is not None or k not in (*_CONTEXTUAL_OPTIONS, "seed")}
+    _check_contextual_keywords(cls, f"{prefix}:{rest}", kwargs)
     try:
         packaged = _PACKAGED.get(rest.strip().lower())
         if packaged is not None:
@@ -110,6 +112,26 @@ def _contextual(prefix: str, rest: str, **kwargs: Any) -> Any:
         return cls(rest, **kwargs)
     except TypeError as exc:
         raise ConfigError(f"model spec {prefix}:{rest}: {exc}") from None
+
+
+def _check_contextual_keywords(cls: Any, spec: str, kwargs: dict[str, Any]) -> None:
+    """A keyword the encoder class does not take: one line naming it (and the kind of model it is for), never the
+    constructor's ``TypeError``."""
+    import inspect
+
+    from .._validate import suggest
+
+    takes = [k for k in inspect.signature(cls).parameters if not k.startswith("_")]
+    for k in kwargs:
+        if k in takes:
+            continue
+        if k in _STATIC_OPTIONS:
+            raise ConfigError(f"option {k!r} applies to vector files (static models), not to the contextual model "
+                              f"{spec!r}")
+        if k in _CONTEXTUAL_OPTIONS:
+            raise ConfigError(f"option {k!r} does not apply to {spec.partition(':')[0]}: models ({spec!r}; "
+                              f"{'hf: models take it' if cls.__name__ != 'TransformerEncoder' else 'see load_model'})")
+        raise ConfigError(f"load_model: unknown keyword {k!r}{suggest(k, takes, n=2, quote=False)}")
 
 
 def _load_minilm(**kwargs: Any) -> Any:
@@ -136,7 +158,8 @@ _CONTEXTUAL_ONLY = ("cache_dir", "use_cache")
 #: Contextual-encoder keywords that static models ignore when ``None`` (so a caller such as the CLI
 #: can pass its options whatever the spec) and refuse otherwise.
 _CONTEXTUAL_OPTIONS = ("layer", "corpus", "contexts_per_word", "missing", "fallback_template", "reference_unit",
-                       "device", "dtype", "batch_size", "max_length", "progress", "normalize_embeddings", "template")
+                       "device", "dtype", "batch_size", "max_length", "progress", "normalize_embeddings", "template",
+                       "occurrences")
 
 
 #: The options a static model takes (:class:`~isoeat.backends.static.StaticVectors`).
@@ -219,12 +242,12 @@ def available_models() -> list[str]:
             + [f"{p}:NAME_OR_PATH" for p in CONTEXTUAL_PREFIXES])
 
 
-def load_model(spec: str, **kwargs: Any) -> Any:
+def load_model(spec: str | os.PathLike[str], **kwargs: Any) -> Any:
     """Load an embedding model from a spec.
 
     Parameters
     ----------
-    spec : str
+    spec : str or os.PathLike
         * a name: ``"glove-6b-50d"`` (bundled GloVe 6B 50d);
         * ``PREFIX:PATH`` with PREFIX one of ``glove`` (text, no header),
           ``word2vec``/``word2vec-bin`` (binary), ``word2vec-text``,
@@ -279,8 +302,10 @@ def load_model(spec: str, **kwargs: Any) -> Any:
     >>> m.dim  # doctest: +SKIP
     50
     """
+    if isinstance(spec, os.PathLike):  # a pathlib.Path is the path it names
+        spec = os.fspath(spec)
     if not isinstance(spec, str) or not spec.strip():
-        raise UnknownNameError(f"model spec must be a non-empty string, got {spec!r}")
+        raise UnknownNameError(f"model spec must be a non-empty string or path, got {spec!r}")
     spec = spec.strip()
     allow_pickle = check_bool("allow_pickle", kwargs.pop("allow_pickle", False))
     key = NAMED_MODELS.resolve(spec)

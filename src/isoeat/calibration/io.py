@@ -429,7 +429,7 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         raise
     except ValueError as exc:
         if "pickle" in str(exc):
-            raise DataFormatError(f"{path}: refused ({exc}); calibrator files never contain pickles") from None
+            raise DataFormatError(f"{path}: refused (Python objects); calibrator files never contain pickles") from None
         raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None
     except Exception as exc:
         raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None

@@ -54,6 +54,12 @@ def _cmd_cache(args: argparse.Namespace) -> int:
     from ..backends.cache import clear_cache, default_cache_dir, format_bytes
 
     root = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    if root.exists() and not root.is_dir():  # a file is no cache "not created yet", nor one to clear
+        from .._errors import ConfigError
+
+        where = ("--cache-dir" if args.cache_dir else "$ISOEAT_CACHE_DIR" if os.environ.get("ISOEAT_CACHE_DIR")
+                 else "the default cache folder")
+        raise ConfigError(f"{where} {root}: is a file, not a folder (the embedding cache is a folder); give a folder")
     if args.action == "clear":
         info = cache_info(root)  # the cap is checked too: a bad ISOEAT_CACHE_MAX is an error before deleting
         removed, freed = clear_cache(root, fingerprints=True)

@@ -89,11 +89,12 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "models only on request: --stability R (or --reference-shards), which also splits their "
                         "reference into shards; off: no marks")
     add_model_options(p)
-    p.add_argument("--across-corpora", nargs="?", const="present", default=None, metavar="SOURCES",
+    p.add_argument("--across-corpora", nargs="?", const="present", default=None, metavar="SOURCES", action="append",
                    help="contextual models: run the same protocol on other corpora too (each its own contexts and "
                         "reference sample) and mark whether each call and change class holds on all of them "
                         "(the Corpora column, and a table of every corpus); alone: every corpus present offline; "
-                        f"or names and paths, comma-separated (at most {MAX_CORPORA - 1} besides --corpus); "
+                        f"or names and paths, comma-separated or the option repeated (a path with a comma is "
+                        f"taken whole where it exists; at most {MAX_CORPORA - 1} besides --corpus); "
                         "default: none. A corpus over the 10%% template-fallback gate is shown but does not vote")
 
 
@@ -116,12 +117,14 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
 
     from .._errors import ConfigError, IsoeatError
     from ..backends._contextual import DEFAULT_CORPUS
-    from ..corpora import NAMED_CORPORA, load_corpus, offline_corpora, resolve_corpus_spec
+    from ..corpora import NAMED_CORPORA, corpus_list, load_corpus, offline_corpora, resolve_corpus_spec
 
     if args.across_corpora is None:
         return ()
-    if str(args.across_corpora).lower().endswith((".yaml", ".yml")):
-        raise ConfigError(f"--across-corpora: {args.across_corpora!r} looks like a CONFIG file, read as the list of "
+    items = [str(i) for i in args.across_corpora]
+    config = next((i for i in items if i.lower().endswith((".yaml", ".yml"))), None)
+    if config is not None:
+        raise ConfigError(f"--across-corpora: {config!r} looks like a CONFIG file, read as the list of "
                           "corpora; a CONFIG lists the model once per corpus under 'models' instead")
     if not hasattr(model, "reference_batches"):
         raise ConfigError("--across-corpora: a static model's vectors, and its reference sample (the vocabulary's "
@@ -134,16 +137,23 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
                           f"{', '.join(given)}")
     present = [c["name"] for c in offline_corpora()]
 
+    split = any("," in i for i in items)
+
     def resolved(spec: str) -> str:  # a named corpus must be present here too
-        corpus = resolve_corpus_spec(spec, "--across-corpora")
+        try:
+            corpus = resolve_corpus_spec(spec, "--across-corpora")
+        except ConfigError as exc:
+            if not split:
+                raise
+            raise ConfigError(f"{exc}; the list was split at its commas (a path with a comma is taken whole only "
+                              "where it exists; or repeat --across-corpora)") from None
         if corpus in NAMED_CORPORA and corpus not in present:
             raise ConfigError(f"--across-corpora: corpus {corpus} is not present offline (present: "
                               f"{', '.join(present) or 'none'}; or give a file or folder)")
         return corpus
 
     own = resolve_corpus_spec(args.corpus or DEFAULT_CORPUS)  # no --corpus: the model's default
-    wanted = present if args.across_corpora == "present" else [
-        s.strip() for s in str(args.across_corpora).split(",") if s.strip()]
+    wanted = [c for i in items for c in (present if i == "present" else corpus_list([i], "--across-corpora"))]
     others = list(dict.fromkeys(c for c in map(resolved, wanted) if c != own))
     if not others:
         raise ConfigError(f"--across-corpora: no corpus besides this run's ({own}); present offline: "

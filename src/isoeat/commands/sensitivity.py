@@ -261,7 +261,7 @@ def _check_early(refs: list[str] | None, cals: list[str] | None, default_referen
         make_calibrator(name)
     from ..experiments.sensitivity import reference_text
 
-    for src, option in [*((r, "--reference") for r in refs or []), (default_reference, "--default-reference")]:
+    for src, option in [*((r, "--reference-text") for r in refs or []), (default_reference, "--default-reference")]:
         if src != "top":
             reference_text(src, option)
 

@@ -335,6 +335,32 @@ def resolve_corpus_spec(spec: str, option: str = "--corpus") -> str:
     return f"{fmt}:{path.resolve()}" if fmt else str(path.resolve())
 
 
+def corpus_list(items: list[str], option: str = "--across-corpora") -> list[str]:
+    """The corpus specs of a list option (``run --across-corpora``), each item as given: an item that names an
+    existing file or folder (``PATH`` or ``FORMAT:PATH``) is one corpus, commas and all; any other item is split at
+    its commas. So a path with a comma is taken whole where it exists, and the option may be repeated instead.
+
+    >>> corpus_list(["wikitext-2,enwiki-sample", "gensim-wiki"])
+    ['wikitext-2', 'enwiki-sample', 'gensim-wiki']
+    """
+    from .._errors import ConfigError
+
+    out: list[str] = []
+    for item in items:
+        text = str(item).strip()
+        prefix, sep, rest = text.partition(":")
+        path = rest if sep and prefix.lower() in [f.lower() for f in FORMAT_PREFIXES] else text
+        if "," in text and path and Path(path).expanduser().exists():
+            out.append(text)
+            continue
+        parts = [s.strip() for s in text.split(",")]
+        if not all(parts):
+            raise ConfigError(f"{option}: empty name in {text!r} (names and paths, comma-separated; a path with a "
+                              f"comma: as it exists, or {option} repeated)")
+        out.extend(parts)
+    return out
+
+
 def available_corpora() -> list[str]:
     """Names accepted by :func:`load_corpus` without a path, and the ``FORMAT:PATH`` prefixes."""
     return sorted(NAMED_CORPORA) + [f"{p}:PATH" for p in FORMAT_PREFIXES]

@@ -480,7 +480,10 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         kw["reference"] = ReferenceSettings(**rk)
     out = Settings(**{**asdict(d), "reference": d.reference, **kw})
     from ..stats.intervals import resolve_method
+    from ..stats.options import ineffective
 
+    for name, why in ineffective(out.method, stop_early=out.stop_early, exact_memory="exact_memory" in raw):
+        raise ck.fail(f"settings.{name}", f"no effect with settings.method {out.method} ({why}); drop it")
     estimand = "populations" if out.resample_attributes else out.ci_estimand
     try:
         resolve_method(estimand, out.ci_method)

@@ -27,7 +27,7 @@ from typing import Any
 
 from .._errors import ConfigError
 
-__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather"]
+__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather", "ineffective"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,36 @@ class PermutationOptions:
         """Keyword arguments of :func:`~isoeat.stats.permutation.partition_test` (unset ones left out)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if not (f.default is None and getattr(self, f.name) is None)}
+
+
+def ineffective(method: str, *, stop_early: bool, exact_memory: bool, permutations: bool = False
+                ) -> list[tuple[str, str]]:
+    """The permutation options that would change nothing under ``method``, each with why: the one rule of the
+    Python API (:func:`~isoeat.stats.permutation.partition_test`), the config (``settings``) and the command line.
+
+    ``stop_early``: early stopping was asked for (``sequential_alpha``, ``--stop-early``); ``exact_memory``: a
+    memory budget of exact counting was given; ``permutations``: a Monte Carlo sample size was given (the CLI can
+    tell; the API's ``n_permutations`` always has a value, and so has a config's ``settings.permutations`` that
+    ``isoeat run``'s quick grid writes). ``auto`` decides later: none is refused
+    there (where it counts p, :func:`~isoeat.stats.permutation.partition_test` says that early stopping stopped
+    nothing).
+
+    >>> ineffective("exact", stop_early=True, exact_memory=False)[0][0]
+    'stop_early'
+    >>> ineffective("auto", stop_early=True, exact_memory=True)
+    []
+    """
+    out = []
+    if permutations and method in ("exact", "certified"):
+        out.append(("permutations", "it counts partitions and samples none; the permutations are the Monte Carlo "
+                                    "sample of method monte-carlo or auto"))
+    if stop_early and method in ("exact", "certified"):
+        out.append(("stop_early", "it counts partitions and samples none; early stopping stops the Monte Carlo "
+                                  "sample of method monte-carlo, or of auto where it samples"))
+    if exact_memory and method == "monte-carlo":
+        out.append(("exact_memory", "it samples partitions and counts none; the budget bounds the exact count and "
+                                    "the certified bracket of method exact, certified or auto"))
+    return out
 
 
 @dataclass(frozen=True)

@@ -339,6 +339,11 @@ def partition_test(s: Any, n_x: int, *, rng: Any = None, options: Any = None, **
                            exact_memory=o.exact_memory)
 
 
+#: said when ``method="auto"`` counted p although early stopping was asked for (it stops only a sampled p)
+_COUNTED = ("method='auto' counted p (no Monte Carlo sample to stop): early stopping (--stop-early) stopped nothing "
+            "where p was counted")
+
+
 def _partition_test(s: Any, n_x: int, *, rng: Any, alternative: str, method: str, n_permutations: int, rtol: float,
                     exact_budget: float | None, sequential_alpha: float | None, confidence: float,
                     batch_size: int | None, exact_memory: int | None) -> PermutationResult:
@@ -359,6 +364,12 @@ def _partition_test(s: Any, n_x: int, *, rng: Any, alternative: str, method: str
               else check_real("exact_budget", exact_budget, lo=0.0, finite=False))
 
     mem_budget = DEFAULT_EXACT_MEMORY if exact_memory is None else check_int("exact_memory", exact_memory, lo=0)
+    from .options import ineffective
+
+    for name, why in ineffective(method, stop_early=sequential_alpha is not None,
+                                 exact_memory=exact_memory is not None):
+        name = "sequential_alpha" if name == "stop_early" else name
+        raise ConfigError(f"{name}: no effect with method={method!r} ({why}); drop it")
 
     n_partitions = math.comb(n, n_x)
     cost = exact_cost(n, n_x)
@@ -382,7 +393,10 @@ def _partition_test(s: Any, n_x: int, *, rng: Any, alternative: str, method: str
     elif method == "auto":
         why = f"exact counting of C({n}, {n_x}) partitions is beyond exact_budget (cost {cost:.3g} > {budget:.3g})"
 
+    counted = method == "auto" and sequential_alpha is not None  # auto decided: say when it stopped nothing
     if use_exact and not why:
+        if counted:
+            warnings.warn(_COUNTED, IsoeatWarning, stacklevel=2)
         count, tol = _exact_tail_count(arr, n_x, alternative, rtol_f)
         return _result(alternative, n_partitions, tol, count, count / n_partitions)
     if method in ("auto", "certified"):
@@ -391,6 +405,8 @@ def _partition_test(s: Any, n_x: int, *, rng: Any, alternative: str, method: str
         if cert.reached or (cert.bits is not None and (
                 method == "certified" or _narrower_than_sampling(cert, sampled, confidence))):
             res = _certified_result(alternative, cert, why, sampled if method == "auto" else None, confidence)
+            if counted:
+                warnings.warn(_COUNTED, IsoeatWarning, stacklevel=2)
             if use_exact:  # an exact count was asked for (n_permutations >= partitions) and did not fit
                 warnings.warn(res.note, IsoeatWarning, stacklevel=2)
             return res
