@@ -8,6 +8,7 @@ folder outside it that a link points at.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import shutil
@@ -106,3 +107,37 @@ def test_run_and_report_refuse_a_link_with_the_same_line(tmp_path, capsys, finis
     by_run = capsys.readouterr().err
     assert main(["report", str(tmp_path / "exp")]) == 2
     assert capsys.readouterr().err == by_run
+
+
+# --- issue 40 #30: the disk-full advice names what the command writes to -------------------------------------------
+def _enospc(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+DISK_FULL_CASES = [
+    # (name, argv, the advice the line must give); "(--out)" is named only by commands that have --out
+    ("disk full during report", ["report", "{d}/exp", "--no-figures"],
+     "free space on that disk, or copy {d}/exp to a disk with room and report the copy"),
+    ("disk full during anisotropy", ["anisotropy", "--calibration", "none", "--samples", "200", "--matrix-out",
+                                     "{d}/m.npz"], "free space on that disk, or write elsewhere (--matrix-out)"),
+    ("disk full during run", ["run", "--tests", "W6", "--permutations", "100", "--out", "{d}/o", "-q"],
+     "free space on that disk, or write elsewhere (--out)"),
+]
+
+
+@pytest.mark.parametrize("name, argv, advice", DISK_FULL_CASES, ids=[c[0] for c in DISK_FULL_CASES])
+def test_disk_full_advice_names_what_the_command_writes(tmp_path, capsys, monkeypatch, finished, name, argv, advice):
+    import isoeat._io
+
+    shutil.copytree(finished, tmp_path / "exp", symlinks=True)
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(isoeat._io.os, "replace", _enospc)
+    code = main([a.replace("{d}", str(tmp_path)) for a in argv])
+    monkeypatch.undo()
+    err = capsys.readouterr().err
+    last = err.strip().splitlines()[-1]
+    assert code == 2, err
+    assert last.startswith("isoeat: error: disk full: ") and "No space left on device" in last, err
+    assert last.endswith(advice.replace("{d}", str(tmp_path))), last
+    if "--out" not in argv:
+        assert "--out" not in last  # report and anisotropy have no --out
