@@ -141,3 +141,46 @@ def test_disk_full_advice_names_what_the_command_writes(tmp_path, capsys, monkey
     assert last.endswith(advice.replace("{d}", str(tmp_path))), last
     if "--out" not in argv:
         assert "--out" not in last  # report and anisotropy have no --out
+
+
+# --- issue 40 #5: a set-but-bad corpus variable is refused by run's and anisotropy's frame, as by reproduce ------
+def _env_case(name, var, value, expected, files=()):
+    return (name, var, value, dict.fromkeys(files, "text\n"), expected)
+
+
+ENV_CASES = [
+    _env_case("wikitext-103 nowhere", "ISOEAT_WIKITEXT103", "{d}/nowhere", "$ISOEAT_WIKITEXT103={d}/nowhere: no such "),
+    _env_case("wikitext-103 empty folder", "ISOEAT_WIKITEXT103", "{d}/empty", "$ISOEAT_WIKITEXT103={d}/empty: no "
+              "readable wikitext-103 text there"),
+    _env_case("wikitext-103 without its training text", "ISOEAT_WIKITEXT103", "{d}/w", "$ISOEAT_WIKITEXT103={d}/w: "
+              "no wiki.train.raw there", files=["w/wiki.test.raw"]),
+    _env_case("wikitext-2 nowhere", "ISOEAT_WIKITEXT2", "{d}/nowhere", "$ISOEAT_WIKITEXT2={d}/nowhere: no such "),
+    _env_case("wikitext-2 empty folder", "ISOEAT_WIKITEXT2", "{d}/empty", "$ISOEAT_WIKITEXT2={d}/empty: no "
+              "readable wikitext-2 text there"),
+    _env_case("wikitext-2 without wiki text", "ISOEAT_WIKITEXT2", "{d}/w", "$ISOEAT_WIKITEXT2={d}/w: no "
+              "wiki.train.raw or wiki.test.raw there", files=["w/notes.txt"]),
+    _env_case("data dir nowhere", "ISOEAT_DATA_DIR", "{d}/nowhere", "$ISOEAT_DATA_DIR={d}/nowhere: no such "),
+]
+_COMMANDS = {"anisotropy": ["anisotropy", "--calibration", "none", "--samples", "200"],
+             "run": ["run", "--tests", "W6", "--permutations", "100", "--out", "{d}/o"]}
+
+
+@pytest.mark.parametrize("command", sorted(_COMMANDS))
+@pytest.mark.parametrize("name, var, value, files, expected", ENV_CASES, ids=[c[0] for c in ENV_CASES])
+def test_a_set_but_bad_corpus_variable_is_refused(tmp_path, capsys, monkeypatch, glove, command, name, var, value,
+                                                  files, expected):
+    """Before: frame paper fell back to the reference pool (another verdict, exit 0); now one line naming the
+    variable and its path, and nothing written (run's --out folder is not created)."""
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
+    (tmp_path / "empty").mkdir()
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    monkeypatch.setenv(var, value.replace("{d}", str(tmp_path)))
+    before = _snapshot(tmp_path)
+    code = main([a.replace("{d}", str(tmp_path)) for a in _COMMANDS[command]])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("isoeat: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
+    assert expected.replace("{d}", str(tmp_path)) in err, err
+    assert _snapshot(tmp_path) == before

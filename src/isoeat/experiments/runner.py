@@ -65,6 +65,7 @@ from .._io import atomic_write_text
 from .._progress import Progress, progress_bar
 from .._surface import public
 from .._types import fingerprint_of, kind_of
+from ..diagnostics.frames import paper_variables, parse_frame
 from ._formats import (
     EXPERIMENT_FORMAT,
     MANIFEST_FORMAT,
@@ -300,6 +301,8 @@ def run_experiment(
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
     check_labels(config)  # labels that would share a file: refused before anything is written
+    if config.anisotropy is not None and parse_frame(config.anisotropy.frame)[0] == "paper":
+        paper_variables()  # a corpus variable set but naming no text: one line, before anything is written
     user_log = log or (lambda msg: None)
     notes: list[str] = []
 
