@@ -184,3 +184,107 @@ def test_a_set_but_bad_corpus_variable_is_refused(tmp_path, capsys, monkeypatch,
     assert err.startswith("isoeat: error: ") and err.count("\n") == 1 and "Traceback" not in err, err
     assert expected.replace("{d}", str(tmp_path)) in err, err
     assert _snapshot(tmp_path) == before
+
+
+# --- issue 40 #13: an undefined d (SD 0 of the scores) is said, and p does not pretend to be 1.0 -------------------
+# Targets in dimensions 4-5, attributes in dimensions 1-3: every target-attribute cosine is 0, so s(w) = 0 for every
+# target word (and cos(w, .) = 0 for every attribute word in SC-WEAT): the SD in d's denominator is 0.
+_FLAT_VECTORS = {"xa": [0, 0, 0, 1, 0], "xb": [0, 0, 0, 0, 1], "ya": [0, 0, 0, 1, 1], "yb": [0, 0, 0, 1, -1],
+                 "aa": [0, 1, 0, 0, 0], "ab": [0, 1, 0.2, 0, 0], "ba": [0, 0, 1, 0, 0], "bb": [0.2, 0, 1, 0, 0]}
+_FLAT_TEST = {"id": "T9", "X": ["xa", "xb"], "Y": ["ya", "yb"], "A": ["aa", "ab"], "B": ["ba", "bb"]}
+UNDEFINED_WEAT = "d undefined: every target word has the same association score"
+UNDEFINED_SC = "d undefined: the word has the same cosine with every attribute word"
+
+
+def _flat_files(d: Path, vectors=None) -> tuple[str, str]:
+    rows = (vectors or _FLAT_VECTORS).items()
+    (d / "v.txt").write_text("".join(f"{w} {' '.join(str(float(x)) for x in v)}\n" for w, v in rows))
+    (d / "t.json").write_text(json.dumps(_FLAT_TEST))
+    return f"glove:{d / 'v.txt'}", str(d / "t.json")
+
+
+def _sets(vectors=None):
+    import numpy as np
+
+    v = vectors or _FLAT_VECTORS
+    return [np.array([v[w] for w in _FLAT_TEST[k]], dtype=float) for k in "XYAB"]
+
+
+def _scores_from_scratch(X, Y, A, B):
+    """s(w) = mean_a cos(w, a) - mean_b cos(w, b), from the definition (Caliskan et al. 2017, eq. 3)."""
+    import numpy as np
+
+    def unit(M):
+        return M / np.linalg.norm(M, axis=1, keepdims=True)
+
+    def s(W):
+        return (unit(W) @ unit(A).T).mean(axis=1) - (unit(W) @ unit(B).T).mean(axis=1)
+
+    return s(X), s(Y)
+
+
+def test_an_undefined_d_is_nan_with_its_reason_and_p_undefined_too():
+    import math
+
+    import numpy as np
+
+    from isoeat.stats.weat import weat_from_vectors
+
+    X, Y, A, B = _sets()
+    sx, sy = _scores_from_scratch(X, Y, A, B)
+    assert np.std(np.concatenate([sx, sy]), ddof=1) == 0  # the premise, from scratch
+    r = weat_from_vectors(X, Y, A, B, rng=0)
+    assert math.isnan(r.effect_size) and math.isnan(r.p_value), (r.effect_size, r.p_value)
+    assert r.undefined.startswith(UNDEFINED_WEAT)
+    rec = r.to_dict()
+    assert rec["undefined"] == r.undefined and math.isnan(rec["p_value"])
+
+
+def test_d_is_defined_as_soon_as_the_scores_differ():
+    """The boundary: SD 0 is undefined; the smallest difference the float scores carry gives d and p again."""
+    import numpy as np
+
+    from isoeat.stats.weat import weat_from_vectors
+
+    moved = dict(_FLAT_VECTORS, xa=[0, 1e-6, 0, 1, 0])  # xa leans (barely) towards A
+    X, Y, A, B = _sets(moved)
+    sx, sy = _scores_from_scratch(X, Y, A, B)
+    s = np.concatenate([sx, sy])
+    assert np.std(s, ddof=1) > 0
+    expected = (sx.mean() - sy.mean()) / np.std(s, ddof=1)  # d = (mean s_X - mean s_Y) / SD_{X u Y}(s), ddof 1
+    r = weat_from_vectors(X, Y, A, B, rng=0)
+    assert r.undefined == "" and r.effect_size == pytest.approx(expected, rel=1e-9)
+    # only xa's score is not 0, so S = s(xa) on every split keeping xa on the X side (3 of the C(4,2) = 6), -s(xa) else
+    assert r.p_value == pytest.approx(3 / 6)
+
+
+def test_the_tables_say_d_is_undefined_and_print_no_p(tmp_path, capsys):
+    model, test = _flat_files(tmp_path)
+    assert main(["weat", "--model", model, "--test", test, "--calibration", "none"]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("T9"))
+    assert row.split()[4:6] == ["-", "-"], row  # d and p
+    assert "nan" not in out and "1.0000" not in out
+    assert f"T9 (none): {UNDEFINED_WEAT}" in out
+    assert main(["weat", "--model", model, "--test", test, "--calibration", "none", "--format", "json"]) == 0
+    (rec,) = json.loads(capsys.readouterr().out)
+    assert rec["effect_size"] is None and rec["p_value"] is None and rec["undefined"].startswith(UNDEFINED_WEAT)
+    assert main(["scweat", "--model", model, "--words", "xa", "--attributes", test, "--calibration", "none"]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("xa"))
+    assert row.split()[2:4] == ["-", "-"], row
+    assert f"xa (none): {UNDEFINED_SC}" in out and "1.0000" not in out
+
+
+def test_the_run_table_and_records_say_d_is_undefined(tmp_path, capsys):
+    model, test = _flat_files(tmp_path)
+    out_dir = tmp_path / "o"
+    assert main(["run", "--model", model, "--test", test, "--calibration", "center", "--out", str(out_dir),
+                 "--frame", "reference"]) == 0
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("T9"))
+    assert row.split()[2:5] == ["-", "-", "-"], row  # d_R, p_R, Holm_R
+    assert f"T9_R: {UNDEFINED_WEAT}" in out
+    recs = json.loads((out_dir / "results.json").read_text())
+    raw = next(r for r in recs if r["calibration"] == "none")
+    assert raw["p_value"] is None and raw["undefined"].startswith(UNDEFINED_WEAT)

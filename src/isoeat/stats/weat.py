@@ -38,6 +38,7 @@ from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_s
 from .._surface import public, require_encoder
 from .._types import Calibrator, Encoder
 from .._validate import check_bool, check_choice, check_int, check_real
+from ..labels import undefined_reason
 from .bootstrap import effect_size
 from .intervals import check_interval_options, interval_on_d
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
@@ -193,16 +194,19 @@ def resolve_calibration(
     return cal, name
 
 
-def _p_fields(perm: PermutationResult) -> dict[str, Any]:
-    """The p-value fields shared by WEAT and SC-WEAT results."""
+def _p_fields(perm: PermutationResult, d: float, test: str = "weat") -> dict[str, Any]:
+    """The p-value fields shared by WEAT and SC-WEAT results, and ``undefined``: where ``d`` is undefined (its SD
+    is 0, :func:`isoeat.labels.undefined_reason`), p is too — every partition gives the same S — and is ``nan``."""
+    why = undefined_reason(d, test)
     return dict(
-        p_value=float(perm.p_value),
+        p_value=math.nan if why else float(perm.p_value),
         p_method=perm.p_method,
         n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
         n_partitions=int(perm.n_partitions),
         count=int(perm.count),
-        p_ci_low=float(perm.ci_low),
-        p_ci_high=float(perm.ci_high),
+        p_ci_low=math.nan if why else float(perm.ci_low),
+        p_ci_high=math.nan if why else float(perm.ci_high),
+        undefined=why,
     )
 
 
@@ -292,14 +296,15 @@ def weat_from_vectors(
     perm: PermutationResult = partition_test(s, len(s_x), rng=gen, **perm_o.kwargs())
     ci = None if request is None else interval_on_d(
         s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
+    d = effect_size(s_x, s_y, ddof=ddof)
     return WEATResult(
         test=test,
         bias_type=lab.bias_type,
         model=lab.model,
         calibration=lab.calibration,
-        effect_size=effect_size(s_x, s_y, ddof=ddof),
+        effect_size=d,
         statistic=test_statistic(s_x, s_y),
-        **_p_fields(perm),
+        **_p_fields(perm, d),
         tolerance=float(perm.tolerance),
         alternative=perm_o.alternative,
         ddof=int(ddof),
@@ -491,7 +496,7 @@ def sc_weat_from_vectors(
     d = stat / sd if sd > 0 else math.nan
     perm = partition_test(np.concatenate([ca, cb]), len(ca), rng=gen, **perm_o.kwargs())
     return SCWEATResult(
-        word=word, effect_size=d, statistic=stat, **_p_fields(perm), tolerance=float(perm.tolerance),
+        word=word, effect_size=d, statistic=stat, **_p_fields(perm, d, "sc-weat"), tolerance=float(perm.tolerance),
         alternative=perm_o.alternative, ddof=int(ddof), test=lab.test, model=lab.model, calibration=lab.calibration,
         seed=seed, n_a=len(ca), n_b=len(cb), dropped=tuple(lab.dropped), case_folded=tuple(lab.case_folded),
         effect_size_ci=None if request is None else interval_on_d(ca, cb, None, request, ddof=ddof),
