@@ -168,6 +168,14 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
     return exp
 
 
+def _preflight(config: ExperimentConfig) -> None:
+    """What is refused before anything is written: labels that would share a file (``check_labels``), and, where
+    the isotropy check reads frame ``paper``, a corpus variable set but naming no text (``paper_variables``)."""
+    check_labels(config)
+    if config.anisotropy is not None and parse_frame(config.anisotropy.frame)[0] == "paper":
+        paper_variables()  # one line naming the variable, never the reference pool instead
+
+
 def _folder_labels(exp: dict) -> dict[str, list[str]]:
     """The model labels, calibration labels, test ids and benchmarks a folder's ``experiment.json`` holds."""
     found = exp.get("config")
@@ -300,9 +308,7 @@ def run_experiment(
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
-    check_labels(config)  # labels that would share a file: refused before anything is written
-    if config.anisotropy is not None and parse_frame(config.anisotropy.frame)[0] == "paper":
-        paper_variables()  # a corpus variable set but naming no text: one line, before anything is written
+    _preflight(config)  # labels that would share a file, corpus variables naming no text: before anything is written
     user_log = log or (lambda msg: None)
     notes: list[str] = []
 

@@ -341,14 +341,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
     elif getattr(comp, "contexts", False):
         foot += one_corpus_footer(getattr(comp, "corpus", ""))
-    reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
-                         [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
-    if reach:
-        foot.append(reach)
-    undefined = undefined_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
-                                 [f"{r.test}_{side}" for r in comp.rows for side in ("R", "W")])
-    if undefined:
-        foot.append(undefined)
+    both = [res for r in comp.rows for res in (r.raw, r.calibrated)]
+    sides = [(r.test, x) for r in comp.rows for x in "RW"]
+    foot += [line for line in (reach_footer(both, [t for t, _ in sides], comp.alpha),
+                               undefined_footer(both, [f"{t}_{x}" for t, x in sides])) if line]
     sanity = sanity_footer(comp.rows, comp.alpha)
     if sanity:
         foot.append(sanity)

@@ -296,13 +296,12 @@ def weat_from_vectors(
     perm: PermutationResult = partition_test(s, len(s_x), rng=gen, **perm_o.kwargs())
     ci = None if request is None else interval_on_d(
         s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
-    d = effect_size(s_x, s_y, ddof=ddof)
     return WEATResult(
         test=test,
         bias_type=lab.bias_type,
         model=lab.model,
         calibration=lab.calibration,
-        effect_size=d,
+        effect_size=(d := effect_size(s_x, s_y, ddof=ddof)),  # before _p_fields (arguments run left to right)
         statistic=test_statistic(s_x, s_y),
         **_p_fields(perm, d),
         tolerance=float(perm.tolerance),
