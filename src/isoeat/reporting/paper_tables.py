@@ -235,8 +235,8 @@ def table_a1(res: Any, calibration: str) -> Table:
     notes += [line for m in res.models if any(k[0] == m["label"] for k in rows_by)
               for line in folder_fallback_lines(res, m["label"])]
     spaces = {calibration} | {c["label"] for c in getattr(res, "calibrations", []) if c["name"] == "none"}  # R, W
-    cells = [r for r in getattr(res, "weat", []) if r["calibration"] in spaces and (r["model"], r["test"]) in rows_by]
-    notes += undefined_footer(cells, [f"{r['model']} {r['test']} ({r['calibration']})" for r in cells]).splitlines()
+    shown = [r for r in getattr(res, "weat", []) if r["calibration"] in spaces and (r["model"], r["test"]) in rows_by]
+    notes += undefined_footer(shown, [f"{r['model']} {r['test']} ({r['calibration']})" for r in shown]).splitlines()
     records = []
     for t in tests:
         for m in res.models:

@@ -292,7 +292,7 @@ def weat_from_vectors(
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
     s_y = cos["Y", "A"].mean(axis=1) - cos["Y", "B"].mean(axis=1)
-    s = np.concatenate([s_x, s_y])
+    s, d = np.concatenate([s_x, s_y]), effect_size(s_x, s_y, ddof=ddof)
     perm: PermutationResult = partition_test(s, len(s_x), rng=gen, **perm_o.kwargs())
     ci = None if request is None else interval_on_d(
         s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
@@ -301,7 +301,7 @@ def weat_from_vectors(
         bias_type=lab.bias_type,
         model=lab.model,
         calibration=lab.calibration,
-        effect_size=(d := effect_size(s_x, s_y, ddof=ddof)),  # before _p_fields (arguments run left to right)
+        effect_size=d,
         statistic=test_statistic(s_x, s_y),
         **_p_fields(perm, d),
         tolerance=float(perm.tolerance),
