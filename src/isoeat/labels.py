@@ -50,13 +50,18 @@ UNDEFINED_D = {
 }
 
 
-def undefined_reason(d: float, test: str = "weat") -> str:
+def undefined_reason(d: float, test: str = "weat", spread: float = math.inf, tolerance: float = 0.0) -> str:
     """Why ``d`` is undefined (:data:`UNDEFINED_D` of ``test``), or ``""`` when it is a number.
 
-    >>> undefined_reason(0.4), undefined_reason(float("nan"))[:13]
-    ('', 'd undefined: ')
+    Undefined: ``d`` is not a number (the SD is 0), or the scores differ by no more than rounding: ``spread``, the
+    range of the X-side sum over the partitions (the largest ``n_x`` scores' sum minus the smallest ``n_x``'
+    sum), is at most the p-value's tie ``tolerance`` (:mod:`isoeat.stats.permutation`), so every partition ties
+    with the observed one and d is a ratio of rounding errors (inclusive: ``spread == tolerance`` is undefined).
+
+    >>> undefined_reason(0.4), undefined_reason(float("nan"))[:13], undefined_reason(0.0, spread=0.0)[:13]
+    ('', 'd undefined: ', 'd undefined: ')
     """
-    return "" if math.isfinite(d) else UNDEFINED_D[test]
+    return "" if math.isfinite(d) and spread > tolerance else UNDEFINED_D[test]
 
 
 def check_alpha(alpha: Any) -> float:

@@ -288,3 +288,38 @@ def test_the_run_table_and_records_say_d_is_undefined(tmp_path, capsys):
     recs = json.loads((out_dir / "results.json").read_text())
     raw = next(r for r in recs if r["calibration"] == "none")
     assert raw["p_value"] is None and raw["undefined"].startswith(UNDEFINED_WEAT)
+
+
+def test_scores_equal_but_for_rounding_leave_d_undefined():
+    """Targets that are multiples of one vector have the same s in exact arithmetic; in float64 their scores differ
+    by rounding, so SD > 0 and d was a ratio of rounding errors (printed 0.00 with p 1.0000). The X-side sums of all
+    partitions lie within the p-value's tie tolerance 1e-12 * sum|s| (isoeat.stats.permutation): undefined."""
+    import math
+
+    import numpy as np
+
+    from isoeat.stats.weat import weat_from_vectors
+
+    v = np.array([0.3, 0.7, 0.1, 0.9, 0.2])
+    X, Y = np.array([v, 3 * v]), np.array([7 * v, 0.1 * v])
+    A = np.array([[1, 0.2, 0, 0, 0], [0.1, 1, 0, 0, 0]])
+    B = np.array([[0, 0, 1, 0.3, 0], [0, 0, 0.2, 0, 1]])
+    sx, sy = _scores_from_scratch(X, Y, A, B)
+    s = np.sort(np.concatenate([sx, sy]))
+    assert s[-2:].sum() - s[:2].sum() <= 1e-12 * np.abs(s).sum()  # every partition ties (from scratch)
+    r = weat_from_vectors(X, Y, A, B, rng=0)
+    assert math.isnan(r.effect_size) and math.isnan(r.p_value) and r.undefined.startswith(UNDEFINED_WEAT)
+
+
+def test_the_undefined_rule_at_its_boundary():
+    """Inclusive: a spread of the X-side sums equal to the tie tolerance is undefined; the next float above is not."""
+    import numpy as np
+
+    from isoeat.labels import undefined_reason
+
+    tol = 3e-13
+    assert undefined_reason(0.7, spread=tol, tolerance=tol).startswith(UNDEFINED_WEAT)
+    assert undefined_reason(0.7, spread=float(np.nextafter(tol, 1.0)), tolerance=tol) == ""
+    assert undefined_reason(0.0, spread=0.0, tolerance=0.0).startswith(UNDEFINED_WEAT)  # all scores 0
+    assert undefined_reason(float("nan"), spread=1.0, tolerance=0.0).startswith(UNDEFINED_WEAT)  # SD exactly 0
+    assert undefined_reason(0.7, "sc-weat", spread=0.0).startswith(UNDEFINED_SC)

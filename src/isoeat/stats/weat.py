@@ -194,11 +194,14 @@ def resolve_calibration(
     return cal, name
 
 
-def _p_fields(perm: PermutationResult, d: float, test: str = "weat") -> dict[str, Any]:
-    """The p-value fields shared by WEAT and SC-WEAT results, and ``undefined``: where ``d`` is undefined (its SD
-    is 0, :func:`isoeat.labels.undefined_reason`), p is too — every partition gives the same S — and is ``nan``."""
-    why = undefined_reason(d, test)
+def _p_fields(perm: PermutationResult, d: float, scores: np.ndarray, n: int, test: str = "weat") -> dict[str, Any]:
+    """The effect size and p-value fields shared by WEAT and SC-WEAT results, and ``undefined``: where ``d`` is
+    undefined (its SD is 0, or the ``scores`` the null splits into ``n`` and the rest differ by no more than the tie
+    tolerance: :func:`isoeat.labels.undefined_reason`), d and p — every partition gives the same S — are ``nan``."""
+    ranked = np.sort(scores)
+    why = undefined_reason(d, test, float(ranked[-n:].sum() - ranked[:n].sum()), float(perm.tolerance))
     return dict(
+        effect_size=math.nan if why else d,
         p_value=math.nan if why else float(perm.p_value),
         p_method=perm.p_method,
         n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
@@ -301,9 +304,8 @@ def weat_from_vectors(
         bias_type=lab.bias_type,
         model=lab.model,
         calibration=lab.calibration,
-        effect_size=d,
         statistic=test_statistic(s_x, s_y),
-        **_p_fields(perm, d),
+        **_p_fields(perm, d, s, len(s_x)),
         tolerance=float(perm.tolerance),
         alternative=perm_o.alternative,
         ddof=int(ddof),
@@ -490,12 +492,13 @@ def sc_weat_from_vectors(
     gen, seed = resolve_seed(rng)
     ca = cosine_matrix(w, A)[0]
     cb = cosine_matrix(w, B)[0]
-    sd = float(np.std(np.concatenate([ca, cb]), ddof=ddof))
+    scores = np.concatenate([ca, cb])
+    sd = float(np.std(scores, ddof=ddof))
     stat = float(ca.mean() - cb.mean())
     d = stat / sd if sd > 0 else math.nan
-    perm = partition_test(np.concatenate([ca, cb]), len(ca), rng=gen, **perm_o.kwargs())
+    perm = partition_test(scores, len(ca), rng=gen, **perm_o.kwargs())
     return SCWEATResult(
-        word=word, effect_size=d, statistic=stat, **_p_fields(perm, d, "sc-weat"), tolerance=float(perm.tolerance),
+        word=word, statistic=stat, **_p_fields(perm, d, scores, len(ca), "sc-weat"), tolerance=float(perm.tolerance),
         alternative=perm_o.alternative, ddof=int(ddof), test=lab.test, model=lab.model, calibration=lab.calibration,
         seed=seed, n_a=len(ca), n_b=len(cb), dropped=tuple(lab.dropped), case_folded=tuple(lab.case_folded),
         effect_size_ci=None if request is None else interval_on_d(ca, cb, None, request, ddof=ddof),
