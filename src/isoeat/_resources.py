@@ -38,7 +38,7 @@ def _is_memory_text(text: str) -> bool:
     return any(w in low for w in _MEMORY_WORDS)
 
 
-def describe(exc: BaseException, where: str = "") -> str | None:
+def describe(exc: BaseException, where: str = "", elsewhere: str = "") -> str | None:
     """One line naming the resource that ran out, or None when ``exc`` is not a resource failure.
 
     Parameters
@@ -47,10 +47,13 @@ def describe(exc: BaseException, where: str = "") -> str | None:
         What the command ended with.
     where : str
         What was running (``"while running isoeat weat"``), put in the line.
+    elsewhere : str
+        For a full disk: how the command could write elsewhere, in its own words (``"write elsewhere (--out)"``;
+        ``cli`` names the command's own options); empty: the line says only to free space.
 
     Examples
     --------
-    >>> describe(OSError(28, "No space left on device", "out/cells/W6.json"))
+    >>> describe(OSError(28, "No space left on device", "out/cells/W6.json"), elsewhere="write elsewhere (--out)")
     'disk full: out/cells/W6.json: No space left on device; free space on that disk, or write elsewhere (--out)'
     >>> describe(ValueError("a bug")) is None
     True
@@ -63,10 +66,11 @@ def describe(exc: BaseException, where: str = "") -> str | None:
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         if exc.errno == errno.ENOMEM:
             return _memory(what, exc)
+        other = f", or {elsewhere}" if elsewhere else ""
         if exc.errno == errno.ENOSPC:
-            return f"disk full: {name}{exc.strerror or exc}; free space on that disk, or write elsewhere (--out)"
+            return f"disk full: {name}{exc.strerror or exc}; free space on that disk{other}"
         if exc.errno == getattr(errno, "EDQUOT", -1):
-            return f"disk quota exceeded: {name}{exc.strerror or exc}; free space, or write elsewhere (--out)"
+            return f"disk quota exceeded: {name}{exc.strerror or exc}; free space{other}"
         if exc.errno in (errno.EMFILE, errno.ENFILE):
             return f"too many open files{_said(exc)}: raise the limit (ulimit -n) or close other programs"
         return None

@@ -303,11 +303,27 @@ def _dispatch(args: argparse.Namespace, handlers: dict[str, Any]) -> int:
     except OSError as exc:  # disk full, permission denied, read-only file system, ...
         from ._resources import describe
 
-        ran_out = describe(exc, f"while running isoeat {args.command}")  # memory, disk, files: what ran out
+        ran_out = describe(exc, f"while running isoeat {args.command}", _elsewhere(args))  # what ran out
         if ran_out is None:
             ran_out = (f"{exc.filename}: " if getattr(exc, "filename", None) else "") + str(exc.strerror or exc)
         sys.stderr.write(f"isoeat: error: {ran_out}\n")
         return 2
+
+
+#: The destinations of the options that say where a command writes (the disk-full advice names the command's own).
+_OUTPUT_DESTS = ("out", "save", "matrix_out", "figure")
+
+
+def _elsewhere(args: argparse.Namespace) -> str:
+    """How the command could write to another disk, in its own options: ``report`` writes into its experiment
+    folder; another command names its output options (``--out``, ``--save``, ``--matrix-out``, ``--figure``);
+    a command without one: empty (the advice is then to free space)."""
+    if args.command == "report":
+        return f"copy {args.dir} to a disk with room and report the copy"
+    parser = getattr(args, "_parser", None)
+    actions = getattr(parser, "_actions", [])
+    options = [a.option_strings[0] for a in actions if a.dest in _OUTPUT_DESTS and a.option_strings]
+    return f"write elsewhere ({', '.join(options)})" if options else ""
 
 
 if __name__ == "__main__":  # pragma: no cover

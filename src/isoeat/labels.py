@@ -36,8 +36,32 @@ __all__ = [
     "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
     "protocol_text", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "replicate_agreement",
     "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
-    "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA",
+    "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA", "UNDEFINED_D", "undefined_reason",
 ]
+
+#: Why an effect size is undefined: the SD in its denominator is 0, the scores the permutation null shuffles
+#: being all equal; then every partition gives the same statistic and p says nothing either (1.0 would read as
+#: "no bias" measured). By the scores' test: WEAT and SEAT (s over X and Y), SC-WEAT (cosines over A and B).
+UNDEFINED_D = {
+    "weat": "d undefined: every target word has the same association score (SD 0); p undefined: every "
+            "partition of the targets gives the same S",
+    "sc-weat": "d undefined: the word has the same cosine with every attribute word (SD 0); p undefined: every "
+               "partition of the attributes gives the same S",
+}
+
+
+def undefined_reason(d: float, test: str = "weat", spread: float = math.inf, tolerance: float = 0.0) -> str:
+    """Why ``d`` is undefined (:data:`UNDEFINED_D` of ``test``), or ``""`` when it is a number.
+
+    Undefined: ``d`` is not a number (the SD is 0), or the scores differ by no more than rounding: ``spread``, the
+    range of the X-side sum over the partitions (the largest ``n_x`` scores' sum minus the smallest ``n_x``'
+    sum), is at most the p-value's tie ``tolerance`` (:mod:`isoeat.stats.permutation`), so every partition ties
+    with the observed one and d is a ratio of rounding errors (inclusive: ``spread == tolerance`` is undefined).
+
+    >>> undefined_reason(0.4), undefined_reason(float("nan"))[:13], undefined_reason(0.0, spread=0.0)[:13]
+    ('', 'd undefined: ', 'd undefined: ')
+    """
+    return "" if math.isfinite(d) and spread > tolerance else UNDEFINED_D[test]
 
 
 def check_alpha(alpha: Any) -> float:

@@ -30,7 +30,7 @@ def change_lines(pairs: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], ca
         row = compare_records(raw, cal, alpha)
         flags = (["|dd|>0.5"] if row["large_shift"] else []) + (["sign"] if row["sign_reversal"] else [])
         marks = ["*" if is_significant(rec["p_value"], alpha) else " " for rec in (raw, cal)]
-        delta = "nan" if row["delta_d"] != row["delta_d"] else f"{row['delta_d']:+.2f}"
+        delta = "-" if row["delta_d"] != row["delta_d"] else f"{row['delta_d']:+.2f}"  # d undefined: no dd
         rows.append([name, format_d(raw["effect_size"]) + marks[0], format_d(cal["effect_size"]) + marks[1],
                      "0.00" if delta in ("+0.00", "-0.00") else delta, _CHG.get(row["change"], row["change"]),
                      ",".join(flags) or "-"])

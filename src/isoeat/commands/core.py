@@ -139,7 +139,16 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import _render, ci_footer, emit_records, format_ci, format_d, format_p, reach_footer
+    from ..reporting.tables import (
+        _render,
+        ci_footer,
+        emit_records,
+        format_ci,
+        format_d,
+        format_p,
+        reach_footer,
+        undefined_footer,
+    )
     from ..stats.results import with_suggestions
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
@@ -175,6 +184,9 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         reach = reach_footer(results, [r.word for r in results], args.alpha)
         if reach:
             print(reach)
+        undefined = undefined_footer(results, [f"{r.word} ({r.calibration})" for r in results])
+        if undefined:
+            print(undefined)
         if cal is not None:
             print("\n".join(change_lines([(r.word, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
                                          per_space[1][0].calibration, args.alpha, "Word")))

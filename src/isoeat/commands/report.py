@@ -47,7 +47,7 @@ def register(sub: Any, add_stat_options: Any) -> None:
 def _cmd_report(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..experiments.lock import DirLock
-    from ..experiments.results import FORMAT_TYPE
+    from ..experiments.results import FORMAT_TYPE, check_writable
     from ..experiments.runner import load_experiment, write_results
 
     t0 = time.perf_counter()
@@ -75,6 +75,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
                                   f"{', '.join(known)}; or all, none)")
     figures: list[Path] = []
     with DirLock(out):  # a run writing this folder meanwhile is waited for by the user, not raced
+        check_writable(out)  # as run: no owned path linked out, no newer-format record; before anything is written
         res = load_experiment(out)
         written = write_results(out, res)
         if not args.no_figures:

@@ -92,7 +92,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
 
 
 def _table(res: SEATResult) -> str:
-    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, reach_footer
+    from ..reporting.tables import _render, ci_footer, format_ci, format_d, format_p, reach_footer, undefined_footer
 
     rows = []
     labels = []
@@ -106,6 +106,9 @@ def _table(res: SEATResult) -> str:
                    rows, align_left=1)
     if with_ci:
         body += "\n" + ci_footer([r.effect_size_ci for r in res.results], labels)
+    undefined = undefined_footer(res.results, labels)  # a template whose d is undefined: "-" and why
+    if undefined:
+        body += "\n" + undefined
     t0 = res.results[0]
     head = (f"SEAT {res.test} ({res.bias_type or 'custom'}) on {res.model}, calibration {res.calibration}: "
             f"{res.mode}")

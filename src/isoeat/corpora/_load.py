@@ -38,6 +38,8 @@ __all__ = [
     "shared_wikitext2_path",
     "shared_enwiki_sample_path",
     "offline_corpora",
+    "corpus_variables",
+    "CORPUS_VARIABLES",
     "resolve_auto_corpus",
     "resolve_corpus_spec",
 ]
@@ -139,16 +141,49 @@ def _text_bytes(files: list[Path]) -> int:
     return total
 
 
+#: The corpus variables: corpus name -> the variable naming its raw folder.
+CORPUS_VARIABLES = {"wikitext-103": "ISOEAT_WIKITEXT103", "wikitext-2": "ISOEAT_WIKITEXT2"}
+
+
+def _unreadable(name: str, path: Path, why: Exception | str) -> IsoeatFileNotFoundError:
+    var = CORPUS_VARIABLES[name]
+    return IsoeatFileNotFoundError(f"${var}={path}: no readable {name} text there ({why}); point it at the {name} "
+                                   f"raw folder, or unset {var}")
+
+
+def corpus_variables() -> dict[str, Path | None]:
+    """The corpus folders the environment names (``wikitext-103``, ``wikitext-2``: a path or None), checked.
+
+    The one check of the data variables, wherever a corpus is chosen (``offline_corpora``, and so ``reproduce``
+    and ``corpus="auto"``; frame ``paper`` of ``run`` and ``anisotropy``): ``$ISOEAT_DATA_DIR`` and
+    ``$ISOEAT_SHARED_DATA`` must name folders, ``$ISOEAT_WIKITEXT103`` and ``$ISOEAT_WIKITEXT2`` a file or
+    folder with text to read. A variable that is set but names nothing usable is one line naming it and its
+    path (:class:`~isoeat.IsoeatFileNotFoundError`), never other data instead.
+    """
+    _shared_roots()  # the data-folder variables
+    named: dict[str, Path | None] = {}
+    for name, var in CORPUS_VARIABLES.items():
+        path = env_path(var)
+        if path is not None:
+            try:
+                iter_files(path)
+            except IsoeatFileNotFoundError as exc:  # an empty folder, a FIFO, a broken link inside
+                raise _unreadable(name, path, str(exc).removeprefix(f"{path}: ")) from None
+        named[name] = path
+    return named
+
+
 def offline_corpora() -> list[dict]:
     """The named corpora present on this machine without a network, largest first.
 
     The candidates: ``wikitext-103`` (only from the folder in ``$ISOEAT_WIKITEXT103``: through ``datasets``
     it needs a network or its cache), ``enwiki-sample``, ``wikitext-2`` (``$ISOEAT_WIKITEXT2`` or the shared
     copy) and ``gensim-wiki`` (gensim's test data); each present one with its ``path`` and ``bytes`` of
-    text, sorted by ``bytes`` (descending). ``corpus="auto"`` means the first.
+    text, sorted by ``bytes`` (descending). ``corpus="auto"`` means the first. A set variable is checked
+    (:func:`corpus_variables`).
     """
     found: list[tuple[str, Path]] = []
-    named = {"wikitext-103": env_path("ISOEAT_WIKITEXT103"), "wikitext-2": env_path("ISOEAT_WIKITEXT2")}
+    named = corpus_variables()
     if named["wikitext-103"] is not None:
         found.append(("wikitext-103", named["wikitext-103"]))
     enwiki = shared_enwiki_sample_path()
@@ -167,9 +202,7 @@ def offline_corpora() -> list[dict]:
             out.append({"name": name, "path": str(path), "bytes": _text_bytes(iter_files(path))})
         except (OSError, EOFError, lzma.LZMAError, zlib.error, IsoeatFileNotFoundError) as exc:
             if named.get(name) == path:  # the user's variable names it: say so, never pick another corpus
-                var = "ISOEAT_WIKITEXT103" if name == "wikitext-103" else "ISOEAT_WIKITEXT2"
-                raise IsoeatFileNotFoundError(f"${var}={path}: no readable {name} text there ({exc}); point it "
-                                              f"at the {name} raw folder, or unset {var}") from None
+                raise _unreadable(name, path, exc) from None
             continue  # not readable (a truncated or corrupt .gz/.bz2/.xz): not present
     return sorted(out, key=lambda c: -c["bytes"])
 

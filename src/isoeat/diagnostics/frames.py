@@ -48,7 +48,8 @@ from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, Iso
 from .._random import resolve_seed
 from .._validate import check_int
 
-__all__ = ["FRAMES", "FramePopulation", "parse_frame", "frame_population", "sample_frame", "sample_reference"]
+__all__ = ["FRAMES", "FramePopulation", "parse_frame", "frame_population", "sample_frame", "sample_reference",
+           "paper_variables"]
 
 #: Frame kinds (``KIND`` or ``KIND:ARGUMENT``).
 FRAMES = ("reference", "vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens", "paper")
@@ -70,23 +71,49 @@ def parse_frame(frame: str) -> tuple[str, str]:
     return kind, arg
 
 
+#: The WikiText-2 files frame paper reads (the first present).
+_W2_FILES = ("wiki.train.raw", "wiki.test.raw")
+
+
+def paper_variables() -> tuple[Path | None, Path | None]:
+    """The WikiText-103 and WikiText-2 paths of frame ``paper`` that the environment names (None: unset), checked.
+
+    The variables are checked as wherever a corpus is chosen (:func:`isoeat.corpora.corpus_variables`:
+    ``$ISOEAT_DATA_DIR`` too), and for the file the frame reads (WikiText-103's ``wiki.train.raw``; a WikiText-2
+    folder's ``wiki.train.raw`` or ``wiki.test.raw``): a variable set but naming no such text is one line
+    naming it and its path, never another corpus or the reference pool instead (the verdict would change).
+    """
+    from ..corpora import corpus_variables
+
+    named = corpus_variables()
+    w103, w2 = named["wikitext-103"], named["wikitext-2"]
+    if w103 is not None and not (w103 / "wiki.train.raw").is_file():
+        raise IsoeatFileNotFoundError(
+            f"$ISOEAT_WIKITEXT103={w103}: no wiki.train.raw there (frame paper reads WikiText-103's training "
+            "text); point it at the WikiText-103 raw folder, or unset ISOEAT_WIKITEXT103")
+    if w2 is not None and w2.is_dir() and not any((w2 / n).is_file() for n in _W2_FILES):
+        raise IsoeatFileNotFoundError(
+            f"$ISOEAT_WIKITEXT2={w2}: no {' or '.join(_W2_FILES)} there (frame paper reads one); point it at the "
+            "WikiText-2 raw folder, or unset ISOEAT_WIKITEXT2")
+    return w103, w2
+
+
 def _paper_text() -> tuple[Path | str, str]:
     """The token source of frame ``paper``: the paper's WikiText-103, else WikiText-2 (the same kind of text),
     else the largest reference corpus present offline (``corpus="auto"``: gensim's Wikipedia sample on any
     machine with gensim). A path, or a corpus name (its indexed sentences are counted)."""
-    from .._env import env_path
     from ..corpora import resolve_auto_corpus, shared_wikitext2_path
 
-    w103 = env_path("ISOEAT_WIKITEXT103", folder=True)
+    w103, w2 = paper_variables()
     if w103 is not None:
         return w103 / "wiki.train.raw", "WikiText-103 train (the paper's corpus)"
-    w2 = env_path("ISOEAT_WIKITEXT2") or shared_wikitext2_path()
+    w2 = w2 or shared_wikitext2_path()
     if w2 is None:
         name = resolve_auto_corpus("auto")
         return str(name), f"the {name} corpus (the paper used WikiText-103; neither it nor WikiText-2 is here)"
     p = Path(w2)
     if p.is_dir():
-        cands = [p / n for n in ("wiki.train.raw", "wiki.test.raw") if (p / n).exists()]
+        cands = [p / n for n in _W2_FILES if (p / n).exists()]
         if not cands:
             raise ConfigError(f"frame paper: {p} holds no wiki.train.raw or wiki.test.raw")
         p = cands[0]
@@ -229,6 +256,8 @@ def frame_or_pool(model: Any, frame: str, n: int) -> tuple[FramePopulation | Non
     """:func:`frame_population` of ``frame``, or ``(None, why)`` where the pool must stand in: frame ``paper`` of
     a static model whose vocabulary holds fewer of the reference corpus's words than the ``n`` sampled (e.g.
     a model of another language) is measured on the model's reference pool, and the description says so."""
+    if parse_frame(frame)[0] == "paper":
+        paper_variables()  # a variable set but naming no text: its one line, never the reference pool instead
     try:
         pop = frame_population(model, frame)
     except (ConfigError, IsoeatFileNotFoundError) as exc:  # too few of its words, or no reference corpus here

@@ -15,7 +15,7 @@ An experiment folder holds three kinds of versioned records, each with a
   and named (:func:`manifest_note`); each run records its own version.
 
 The runner and the reader call :func:`refuse_newer` (experiment and manifest), :func:`version_problem`,
-:func:`check_cells` (``run``: no newer cell) and :func:`cell_problem` (one cell).
+:func:`check_cells` (``run`` and ``report``, before writing: no newer cell) and :func:`cell_problem` (one cell).
 """
 
 from __future__ import annotations

@@ -17,13 +17,13 @@ from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
 from .._validate import check_path
 from ..labels import protocol_departures, protocol_text
-from ._formats import cell_problem, manifest_note, read_record, refuse_newer, version_problem
-from ._store import check_inside, is_sealed, nan_of, read_json, slug
+from ._formats import cell_problem, check_cells, manifest_note, read_record, refuse_newer, version_problem
+from ._store import check_inside, check_owned, is_sealed, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows, metric_comparison_rows
 from .manifest import read_manifest
 
 __all__ = ["ExperimentResults", "load_experiment", "read_experiment", "cell_is_whole", "write_results",
-           "EXPERIMENT_NAME"]
+           "check_writable", "EXPERIMENT_NAME"]
 
 EXPERIMENT_NAME = "experiment.json"
 _FLOAT_FIELDS = ("effect_size", "statistic", "p_value", "p_ci_low", "p_ci_high", "tolerance", "effect_size_ci_low",
@@ -174,6 +174,15 @@ def read_experiment(out: Path) -> dict:
             f"calibrations and settings); restore it, or rerun into a new folder"
         )
     return exp
+
+
+def check_writable(out: Path) -> dict[str, Any]:
+    """What ``isoeat run`` and ``isoeat report`` check before writing anything in a folder (under its lock): no
+    owned path linked out of it (:func:`~isoeat.experiments._store.check_owned`), no cell or saved calibrator of
+    a newer format, which would be rewritten without what it holds (:func:`~isoeat.experiments._formats.
+    check_cells`). Returns the cells of an older format (path -> version)."""
+    check_owned(out)
+    return check_cells(out) if out.is_dir() else {}
 
 
 def load_experiment(out: str | Path) -> ExperimentResults:

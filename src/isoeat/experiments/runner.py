@@ -66,6 +66,7 @@ from .._progress import Progress, progress_bar
 from .._surface import public
 from .._types import fingerprint_of, kind_of
 from .._validate import check_path
+from ..diagnostics.frames import paper_variables, parse_frame
 from ._formats import (
     EXPERIMENT_FORMAT,
     MANIFEST_FORMAT,
@@ -79,7 +80,7 @@ from ._formats import (
 )
 from ._signals import SignalGate
 from ._staging import SCRATCH, is_scratch, make_scratch, recover_scratch, swap_in
-from ._store import _protocol_diff, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
+from ._store import OWNED, _protocol_diff, check_owned, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
     _CORPORA,
     CELL_FORMAT,
@@ -119,25 +120,12 @@ __all__ = [
 ]
 
 OVERWRITE = ("never", "failed", "all")
-#: Paths in DIR that the runner and ``isoeat report`` own (``--overwrite all`` removes them).
-OWNED = (
-    "experiment.json", "config.yaml", "manifest.json", "cells", "metrics", "anisotropy", "similarity", "calibrators",
-    "results.csv", "results.json", "comparison.csv", "comparison.json", "anisotropy.csv", "similarity.csv",
-    "metrics.csv", "metrics.json", "metric_comparison.csv", "metric_comparison.json",
-    "summary.json", "failures.json", "tables", "figures", "report.html",
-)
 
 
 # =========================================================================== identity of an output folder
 def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict | None:
     """Refuse a folder holding another experiment (unless ``overwrite == 'all'``); return the old record."""
-    for name in OWNED:  # an owned path linked elsewhere would make isoeat read and write outside the folder
-        if (out / name).is_symlink() or ((out / name).exists() and out.resolve() not in (out / name).resolve().parents):
-            raise UnsafePathError(f"{out / name}: is a link leading out of the folder; isoeat reads and writes only "
-                                  f"inside {out}: remove the link")
-        if "." in name and (out / name).is_dir():  # a file of isoeat's (manifest.json, ...) that is a folder
-            raise ExperimentMismatchError(f"{out / name}: is a folder where isoeat writes a file; move it away, or "
-                                          "use another --out folder")
+    check_owned(out)  # no owned path linked out of the folder (the one check of run and report)
     exp, unreadable = read_record(out / EXPERIMENT_NAME)
     if exp is not None and not (isinstance(exp, dict) and exp.get("format") == "isoeat-experiment"):
         raise ExperimentMismatchError(
@@ -179,6 +167,14 @@ def _check_folder(out: Path, config: ExperimentConfig, overwrite: str) -> dict |
                 "use another --out folder, or --overwrite all to replace those results"
             )
     return exp
+
+
+def _preflight(config: ExperimentConfig) -> None:
+    """What is refused before anything is written: labels that would share a file (``check_labels``), and, where
+    the isotropy check reads frame ``paper``, a corpus variable set but naming no text (``paper_variables``)."""
+    check_labels(config)
+    if config.anisotropy is not None and parse_frame(config.anisotropy.frame)[0] == "paper":
+        paper_variables()  # one line naming the variable, never the reference pool instead
 
 
 def _folder_labels(exp: dict) -> dict[str, list[str]]:
@@ -312,7 +308,7 @@ def run_experiment(
     out = check_path("run_experiment: out", out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: exists and is not a folder")
-    check_labels(config)  # labels that would share a file: refused before anything is written
+    _preflight(config)  # labels that would share a file, corpus variables naming no text: before anything is written
     user_log = log or (lambda msg: None)
     notes: list[str] = []
 

@@ -27,7 +27,15 @@ from .._io import atomic_write_text
 from .._names import file_name as safe_name  # noqa: F401 - the one file-name scheme
 from .._names import unique_names
 from ..labels import CORPORA_COLUMNS, STABILITY_SHARE, is_significant
-from .tables import corpus_names, finite_or_none, folder_fallback_lines, format_d, format_p, records_to_csv
+from .tables import (
+    corpus_names,
+    finite_or_none,
+    folder_fallback_lines,
+    format_d,
+    format_p,
+    records_to_csv,
+    undefined_footer,
+)
 
 __all__ = [
     "Cell",
@@ -113,6 +121,8 @@ def latex_p(p: Any) -> str:
 
 
 def _latex_num(text: str) -> str:
+    if text == "-":  # no number (d undefined): a dash, not a minus sign
+        return "--"
     return text.replace("-", "$-$", 1) if text.startswith("-") else text
 
 
@@ -224,6 +234,9 @@ def table_a1(res: Any, calibration: str) -> Table:
         notes.append(f"Left out of the comparison across corpora: {'; '.join(left)}.")
     notes += [line for m in res.models if any(k[0] == m["label"] for k in rows_by)
               for line in folder_fallback_lines(res, m["label"])]
+    spaces = {calibration} | {c["label"] for c in getattr(res, "calibrations", []) if c["name"] == "none"}  # R, W
+    shown = [r for r in getattr(res, "weat", []) if r["calibration"] in spaces and (r["model"], r["test"]) in rows_by]
+    notes += undefined_footer(shown, [f"{r['model']} {r['test']} ({r['calibration']})" for r in shown]).splitlines()
     records = []
     for t in tests:
         for m in res.models:

@@ -22,6 +22,7 @@ __all__ = [
     "metric_comparison_table",
     "weat_table",
     "reach_footer",
+    "undefined_footer",
     "records_to_csv",
     "csv_text",
     "finite_or_none",
@@ -34,9 +35,10 @@ _CHG = {"Stable": "S", "Disappearing": "D", "Emerging": "E"}
 
 
 def format_p(p: float) -> str:
-    """``.0098`` style for p >= 1e-4, ``3.2e-10`` below (the exact value, not a floor)."""
+    """``.0098`` style for p >= 1e-4, ``3.2e-10`` below (the exact value, not a floor); ``-`` where there is none
+    (undefined: :func:`undefined_footer` says why)."""
     if p is None or (isinstance(p, float) and math.isnan(p)):
-        return "nan"
+        return "-"
     if p >= 1e-4:
         s = f"{p:.4f}"
         return s[1:] if s.startswith("0.") else s
@@ -46,7 +48,19 @@ def format_p(p: float) -> str:
 
 
 def format_d(d: float) -> str:
-    return "nan" if d is None or math.isnan(d) else f"{d:.2f}"
+    """``0.52``; ``-`` where d is undefined (:func:`undefined_footer` says why)."""
+    return "-" if d is None or math.isnan(d) else f"{d:.2f}"
+
+
+def undefined_footer(results: Sequence[Any], names: Sequence[str]) -> str:
+    """One line per reason naming the results (objects or records) whose d and p are undefined (``-`` in the
+    table; their ``undefined``), '' when none."""
+    by: dict[str, list[str]] = {}
+    for n, r in zip(names, results):
+        why = r.get("undefined", "") if isinstance(r, dict) else getattr(r, "undefined", "")
+        if why:
+            by.setdefault(why, []).append(n)
+    return "\n".join(f"-: {', '.join(dict.fromkeys(ns))}: {why}." for why, ns in by.items())
 
 
 def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: int = 2, last_left: bool = False) -> str:
@@ -329,10 +343,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
     elif getattr(comp, "contexts", False):
         foot += one_corpus_footer(getattr(comp, "corpus", ""))
-    reach = reach_footer([res for r in comp.rows for res in (r.raw, r.calibrated)],
-                         [name for r in comp.rows for name in (r.test, r.test)], comp.alpha)
-    if reach:
-        foot.append(reach)
+    both = [res for r in comp.rows for res in (r.raw, r.calibrated)]
+    sides = [(r.test, x) for r in comp.rows for x in "RW"]
+    foot += [line for line in (reach_footer(both, [t for t, _ in sides], comp.alpha),
+                               undefined_footer(both, [f"{t}_{x}" for t, x in sides])) if line]
     sanity = sanity_footer(comp.rows, comp.alpha)
     if sanity:
         foot.append(sanity)
@@ -456,9 +470,11 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
     if any(r.p_method == "certified" for r in results):
         table += "\ncertified: the p interval is a bracket that holds the exact p with certainty; p is its upper end."
     reach = reach_footer(results, [r.test for r in results], alpha)
+    undefined = undefined_footer(results, [f"{r.test} ({r.calibration})" for r in results])
     one_space = [r for r in results if r.calibration == results[0].calibration] if results else []
     fallback = fallback_footer(one_space, contexts=contexts, corpus=corpus)
-    return table + ("\n" + reach if reach else "") + "".join("\n" + line for line in fallback)
+    return (table + ("\n" + reach if reach else "") + ("\n" + undefined if undefined else "")
+            + "".join("\n" + line for line in fallback))
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV injection").

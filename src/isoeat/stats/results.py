@@ -162,6 +162,7 @@ class _Outcome(ResultIdentity):
     tolerance: float = float("nan")
     alternative: str
     ddof: int
+    undefined: str = ""
 
     #: The two set sizes the permutation null splits (WEAT: the targets; SC-WEAT: the attributes).
     _SIDES: ClassVar[tuple[str, str]] = ("n_x", "n_y")
@@ -232,13 +233,17 @@ class WEATResult(_Outcome):
     ----------
     bias_type : str
     effect_size : float
-        :math:`d` (eq. 3), SD with ``ddof``.
+        :math:`d` (eq. 3), SD with ``ddof``; ``nan`` when that SD is 0 (see ``undefined``).
     statistic : float
         :math:`S` (eq. 2).
     p_value : float
         Permutation p-value for ``alternative``; exact (``k / n_partitions``),
         certified (the upper end of a bracket on the exact p) or Monte Carlo
-        (``(k+1)/(N+1)``), see ``p_method``.
+        (``(k+1)/(N+1)``), see ``p_method``; ``nan`` (with ``p_ci_low``,
+        ``p_ci_high``) when d is undefined: every partition then gives the same S.
+    undefined : str
+        Why d and p are undefined (:data:`isoeat.labels.UNDEFINED_D`: every target word has the same
+        association score); ``""`` when they are numbers. The record's last column (before ``s_x``, ``s_y``).
     p_method : str
         ``"exact"``, ``"certified"`` or ``"monte-carlo"``.
     n_permutations : int
@@ -293,7 +298,7 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")
@@ -366,6 +371,9 @@ class SCWEATResult(_Outcome):
     ----------
     word : str
         The target word.
+    undefined : str
+        Why d and p are undefined (the word has the same cosine with every attribute word), else ``""``;
+        the record's last column.
     effect_size_ci : ConfidenceInterval or None
         Interval on d when asked for (``ci=True``): estimand ``given-word``,
         the attribute words being the random sample (noncentral-t, see
@@ -386,7 +394,8 @@ class SCWEATResult(_Outcome):
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record (tuples become lists), the interval's columns last."""
-        return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX)}
+        return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX),
+                "undefined": self.undefined}
 
     def to_frame(self) -> Any:
         """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""

@@ -38,6 +38,7 @@ from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_s
 from .._surface import public, require_encoder
 from .._types import Calibrator, Encoder
 from .._validate import SUGGEST_WORDS, check_bool, check_choice, check_int, check_real
+from ..labels import undefined_reason
 from .bootstrap import effect_size
 from .intervals import check_interval_options, interval_on_d
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
@@ -193,16 +194,22 @@ def resolve_calibration(
     return cal, name
 
 
-def _p_fields(perm: PermutationResult) -> dict[str, Any]:
-    """The p-value fields shared by WEAT and SC-WEAT results."""
+def _p_fields(perm: PermutationResult, d: float, scores: np.ndarray, n: int, test: str = "weat") -> dict[str, Any]:
+    """The effect size and p-value fields shared by WEAT and SC-WEAT results, and ``undefined``: where ``d`` is
+    undefined (its SD is 0, or the ``scores`` the null splits into ``n`` and the rest differ by no more than the tie
+    tolerance: :func:`isoeat.labels.undefined_reason`), d and p — every partition gives the same S — are ``nan``."""
+    ranked = np.sort(scores)
+    why = undefined_reason(d, test, float(ranked[-n:].sum() - ranked[:n].sum()), float(perm.tolerance))
     return dict(
-        p_value=float(perm.p_value),
+        effect_size=math.nan if why else d,
+        p_value=math.nan if why else float(perm.p_value),
         p_method=perm.p_method,
         n_permutations=int(perm.n_permutations if perm.n_permutations is not None else perm.n_partitions),
         n_partitions=int(perm.n_partitions),
         count=int(perm.count),
-        p_ci_low=float(perm.ci_low),
-        p_ci_high=float(perm.ci_high),
+        p_ci_low=math.nan if why else float(perm.ci_low),
+        p_ci_high=math.nan if why else float(perm.ci_high),
+        undefined=why,
     )
 
 
@@ -288,7 +295,7 @@ def weat_from_vectors(
     cos = {(t, a): cosine_matrix(mats[t], mats[a]) for t in "XY" for a in "AB"}
     s_x = cos["X", "A"].mean(axis=1) - cos["X", "B"].mean(axis=1)
     s_y = cos["Y", "A"].mean(axis=1) - cos["Y", "B"].mean(axis=1)
-    s = np.concatenate([s_x, s_y])
+    s, d = np.concatenate([s_x, s_y]), effect_size(s_x, s_y, ddof=ddof)
     perm: PermutationResult = partition_test(s, len(s_x), rng=gen, **perm_o.kwargs())
     ci = None if request is None else interval_on_d(
         s_x, s_y, (cos["X", "A"], cos["X", "B"], cos["Y", "A"], cos["Y", "B"]), request, ddof=ddof, rng=gen)
@@ -297,9 +304,8 @@ def weat_from_vectors(
         bias_type=lab.bias_type,
         model=lab.model,
         calibration=lab.calibration,
-        effect_size=effect_size(s_x, s_y, ddof=ddof),
         statistic=test_statistic(s_x, s_y),
-        **_p_fields(perm),
+        **_p_fields(perm, d, s, len(s_x)),
         tolerance=float(perm.tolerance),
         alternative=perm_o.alternative,
         ddof=int(ddof),
@@ -491,12 +497,13 @@ def sc_weat_from_vectors(
     gen, seed = resolve_seed(rng)
     ca = cosine_matrix(w, A)[0]
     cb = cosine_matrix(w, B)[0]
-    sd = float(np.std(np.concatenate([ca, cb]), ddof=ddof))
+    scores = np.concatenate([ca, cb])
+    sd = float(np.std(scores, ddof=ddof))
     stat = float(ca.mean() - cb.mean())
     d = stat / sd if sd > 0 else math.nan
-    perm = partition_test(np.concatenate([ca, cb]), len(ca), rng=gen, **perm_o.kwargs())
+    perm = partition_test(scores, len(ca), rng=gen, **perm_o.kwargs())
     return SCWEATResult(
-        word=word, effect_size=d, statistic=stat, **_p_fields(perm), tolerance=float(perm.tolerance),
+        word=word, statistic=stat, **_p_fields(perm, d, scores, len(ca), "sc-weat"), tolerance=float(perm.tolerance),
         alternative=perm_o.alternative, ddof=int(ddof), test=lab.test, model=lab.model, calibration=lab.calibration,
         seed=seed, n_a=len(ca), n_b=len(cb), dropped=tuple(lab.dropped), case_folded=tuple(lab.case_folded),
         effect_size_ci=None if request is None else interval_on_d(ca, cb, None, request, ddof=ddof),
