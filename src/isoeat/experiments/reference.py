@@ -523,6 +523,12 @@ def fit_reference(
     merged = _merged(parts)
     fitted = type(cal).from_statistics(merged, **cal.get_params())
     if auto:
+        if unit == "words":  # the header states the sample the fit used, not the pool it was cut from (issue 40)
+            from ..calibration.sample import drawn_description
+
+            _head, _, pool_desc = desc.partition("; pool: ")
+            desc = drawn_description(shuffled(n, dict(reference_kwargs or {}), seed), int(used),
+                                     int(population or used), pool_desc)
         desc += f"; --reference-size auto: the first {used} {unit} ({stopped})"
     fitted.metadata_ = calibrator_metadata(fitted, calibration, model, desc, int(fitted.n_samples_seen_),
                                            int(fitted.n_features_in_))
@@ -532,6 +538,8 @@ def fit_reference(
                        se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
                        population=population if auto else None)
     fitted.metadata_.update(fit.metadata())
+    if not auto:  # the size asked for: a small vocabulary or corpus gives fewer (auto chooses its own)
+        fitted.metadata_["reference_asked"] = int(size)
     if replicates and len(parts) >= MIN_REDRAW_SHARDS:  # the stability marks' redraws of the same shards
         reps = redraw_d(parts, cal, vectors, check_replicates(replicates), seed, ddof)
         fitted.metadata_.update(redraw_metadata(reps, replicates, len(parts)))
