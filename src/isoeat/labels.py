@@ -473,23 +473,29 @@ FRESH_DRAW_SCALE = math.sqrt(2.0)
 
 def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: int, n_y: int, alpha: float, *,
                         alternative: str = "greater", ddof: int = 1,
-                        scale: float = FRESH_DRAW_SCALE) -> tuple[int, int]:
+                        scale: float = FRESH_DRAW_SCALE, p_floor: float | None = None) -> tuple[int, int]:
     r"""``(same, total)``: how many reference redraws give the calibrated call ``p < alpha`` its own value.
 
     Redraw :math:`r` stands for a fresh reference draw at
     :math:`d'_r = d + \mathrm{scale}\,(d_r - d)` (:data:`FRESH_DRAW_SCALE`: a fresh draw and the cell's
-    draw are two independent draws), and its p is :func:`shifted_p` of the cell's p to :math:`d'_r`;
+    draw are two independent draws), and its p is :func:`shifted_p` of the cell's p to :math:`d'_r`, never
+    below ``p_floor`` (the smallest p the permutation null allows at the test's size,
+    :attr:`isoeat.stats.results.WEATResult.p_floor`: a redraw moves d, not the number of partitions; so where
+    the floor is at or above ``alpha`` no redraw is significant and the call cannot flip);
     a non-finite redraw d does not count (it is left out of ``total``).
 
     Examples
     --------
     >>> replicate_agreement(0.01, 1.0, [1.0, 0.9, 0.2], 8, 8, 0.05, scale=1.0)
     (2, 3)
+    >>> replicate_agreement(0.05, 1.0, [2.0, 3.0], 3, 3, 0.05, p_floor=0.05)  # 1/C(6,3) = alpha: out of reach
+    (2, 2)
     """
     sig = is_significant(p, alpha)
+    floor = float(p_floor) if p_floor is not None and math.isfinite(p_floor) else 0.0
     reps = [x for x in d_replicates if math.isfinite(x)]
-    same = sum(is_significant(shifted_p(p, d, d + scale * (x - d), n_x, n_y, alternative, ddof), alpha) == sig
-               for x in reps)
+    same = sum(is_significant(max(floor, shifted_p(p, d, d + scale * (x - d), n_x, n_y, alternative, ddof)), alpha)
+               == sig for x in reps)
     return same, len(reps)
 
 

@@ -118,8 +118,10 @@ def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: f
     p, d = float(calibrated.p_value), float(calibrated.effect_size)
     if not (math.isfinite(p) and math.isfinite(d)):
         return None
+    floor = getattr(calibrated, "p_floor", None)  # the null's discreteness: a redraw's p is never below it
     return replicate_agreement(p, d, replicate_d, int(calibrated.n_x), int(calibrated.n_y), alpha,
-                               alternative=calibrated.alternative, ddof=int(calibrated.ddof))
+                               alternative=calibrated.alternative, ddof=int(calibrated.ddof),
+                               p_floor=floor if isinstance(floor, float) else None)
 
 
 def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
@@ -143,7 +145,7 @@ def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
 def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:
     """Add :func:`stability_columns` to an experiment folder's comparison rows (in place), from the redraws its
     manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
-    from types import SimpleNamespace
+    from .compare import result_from_record
 
     found = manifest.get("calibrators")
     cals: dict = found if isinstance(found, dict) else {}
@@ -153,7 +155,8 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
         redraws = (meta or {}).get("reference_replicate_d") if isinstance(meta, dict) else None
         rec = index.get((row["model"], row["calibration"], row["test"]))
         if isinstance(redraws, dict) and rec is not None:
-            row.update(stability_columns(row_stability(SimpleNamespace(**rec), redraws.get(row["test"]), alpha)))
+            # the record as a result: its p_floor (the null's discreteness) bounds each redraw's p
+            row.update(stability_columns(row_stability(result_from_record(rec), redraws.get(row["test"]), alpha)))
 
 
 
