@@ -542,6 +542,12 @@ def stability_replicates(stability: Any, model: Any, calibrator: Any, calibratio
     if not fitted_here:
         raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "
                           "a calibrator fitted elsewhere (give a calibration name such as 'zca')")
+    from ..calibration import make_calibrator
+
+    if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
+        raise ConfigError(f"stability is not available with calibration {calibration!r}: the marks refit the "
+                          "calibrator from the merged statistics of redraws of its reference shards, which only "
+                          "'zca' can; drop the marks or calibrate with 'zca'")
     return r
 
 

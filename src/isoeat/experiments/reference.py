@@ -543,6 +543,8 @@ def fit_reference(
     if replicates and len(parts) >= MIN_REDRAW_SHARDS:  # the stability marks' redraws of the same shards
         reps = redraw_d(parts, cal, vectors, check_replicates(replicates), seed, ddof)
         fitted.metadata_.update(redraw_metadata(reps, replicates, len(parts)))
+    elif replicates:  # asked for, too few shards to redraw: the table says why the column is absent
+        fitted.metadata_["reference_replicates_note"] = redraw_note(len(parts))
     # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
     # encoder's first `used` reference sentences, which are its sample of that size)
     kw = dict(reference_kwargs or {})
@@ -558,6 +560,13 @@ DEFAULT_REPLICATES = 100
 #: The fewest shards the redraws resample: a bootstrap of fewer groups is too coarse a picture of the sampling
 #: distribution (``--reference-size auto`` stopping at 5-19 shards gives no marks; use ``--reference-shards``).
 MIN_REDRAW_SHARDS = 20
+def redraw_note(shards: int) -> str:
+    """Why a table has no ``Firm`` column although the marks were asked for (fewer than MIN_REDRAW_SHARDS shards)."""
+    return (f"Firm: no marks: the reference sample gave {shards} shard(s) and the redraws need at least "
+            f"{MIN_REDRAW_SHARDS} (a bootstrap of fewer groups is too coarse): --reference-shards "
+            f"{MIN_REDRAW_SHARDS} or more, on a reference of at least {2 * MIN_REDRAW_SHARDS}, give them.")
+
+
 #: The most redraws (each is one eigendecomposition and one d per test).
 MAX_REPLICATES = 1000
 

@@ -55,9 +55,11 @@ from ..labels import CORPORA_COLUMNS, MAX_CORPORA  # noqa: F401 - the across-cor
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
+    MIN_REDRAW_SHARDS,
     check_replicates,
     redraw_d,
     redraw_metadata,
+    redraw_note,
     redraw_statistics,
     redraw_weights,
 )
@@ -76,7 +78,10 @@ class StabilityFit:
     seconds: float
 
     def metadata(self) -> dict[str, Any]:
-        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
+        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest); too few shards
+        (fewer than :data:`MIN_REDRAW_SHARDS`): no redraws, the note that says why."""
+        if not self.replicates:
+            return {"reference_replicates_note": redraw_note(self.shards)}
         return redraw_metadata(self.replicate_d, self.replicates, self.shards)
 
 
@@ -104,6 +109,8 @@ def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca",
     stream, _, _, _ = _shard_stream(model, int(size), shards, dict(reference_kwargs or {}), seed)
     with _one_blas_thread():  # shards of small matrices: BLAS threads only contend
         parts = [acc for acc, _ in stream]
+    if len(parts) < MIN_REDRAW_SHARDS:  # a small reference: no marks from a handful of shards, and a note
+        return StabilityFit(replicate_d={}, replicates=0, shards=len(parts), seconds=time.perf_counter() - t0)
     reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
     return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
                         seconds=time.perf_counter() - t0)

@@ -323,6 +323,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(reference_footer(meta))
     if with_firm:
         foot.append(stability_footer(meta))
+    elif meta.get("reference_replicates_note"):  # the marks were asked for: why the column is absent
+        foot.append(str(meta["reference_replicates_note"]))
     if with_corpora:
         foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
     elif getattr(comp, "contexts", False):
