@@ -27,7 +27,6 @@ import numpy as np
 import pytest
 
 from isoeat.cli import main
-from isoeat.labels import protocol_departures, reference_used, replicate_agreement
 
 PAPER = 100_000  # the paper's reference (§4.1): 100,000 vocabulary items
 
@@ -122,6 +121,8 @@ REFERENCE_USED_CASES = [  # (name, calibrator metadata, size asked, size used) a
 
 @pytest.mark.parametrize("name, meta, asked, used", REFERENCE_USED_CASES, ids=[c[0] for c in REFERENCE_USED_CASES])
 def test_the_reference_used_is_the_smallest_of_what_was_seen_and_asked(name, meta, asked, used):
+    from isoeat.labels import protocol_departures, reference_used
+
     assert reference_used(meta, asked) == used
     marked = protocol_departures(reference_size=used, reference_asked=asked)
     assert bool(marked) == (used < PAPER)  # strictly below the paper's 100,000: reduced
@@ -218,6 +219,8 @@ def test_a_call_out_of_reach_is_firm(tmp_path, capsys, name, alpha):
 
 
 def test_the_floor_bounds_each_redraw_at_and_below_the_boundary():
+    from isoeat.labels import replicate_agreement
+
     # redraws at larger d move p below the floor along the normal slope; the floor holds them at 1/20
     reps = [1.5, 2.0, 2.5, 3.0]
     assert replicate_agreement(FLOOR, 1.5, reps, 3, 3, 0.05, p_floor=FLOOR) == (4, 4)
