@@ -152,7 +152,7 @@ def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
 def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:
     """Add :func:`stability_columns` to an experiment folder's comparison rows (in place), from the redraws its
     manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
-    from .compare import result_from_record
+    from ..stats.results import WEATResult
 
     found = manifest.get("calibrators")
     cals: dict = found if isinstance(found, dict) else {}
@@ -163,7 +163,7 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
         rec = index.get((row["model"], row["calibration"], row["test"]))
         if isinstance(redraws, dict) and rec is not None:
             # the record as a result: its p_floor (the null's discreteness) bounds each redraw's p
-            row.update(stability_columns(row_stability(result_from_record(rec), redraws.get(row["test"]), alpha)))
+            row.update(stability_columns(row_stability(WEATResult.from_dict(rec), redraws.get(row["test"]), alpha)))
 
 
 
