@@ -516,8 +516,7 @@ def compare_calibration(
         rows=tuple(rows),
         calibrator_metadata=meta,
         contexts=isinstance(model, ContextEncoder),
-        departures=_departures(meta, permutation, rows, model),
-        raw_departures=space_departures(None, [r.raw for r in rows], permutation.n_permutations, model),
+        **_departures(meta, permutation, rows, model),
         corpus=str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else "",
     )
 
@@ -569,7 +568,9 @@ def space_departures(meta: dict | None, results: Sequence[Any], n_permutations: 
         contexts_per_word=contexts if isinstance(contexts, int) else None)
 
 
-def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow], model: Any = None) -> tuple[str, ...]:
-    """Where a comparison departs from the paper's protocol: its calibrator's reference and ε, its permutations."""
-    return space_departures(meta, [x for r in rows for x in (r.raw, r.calibrated)], permutation.n_permutations,
-                            model)
+def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow], model: Any = None) -> dict[str, Any]:
+    """Where a comparison departs from the paper's protocol (``departures``: its calibrator's reference and ε, its
+    permutations; ``raw_departures``: the raw space's, which fits nothing)."""
+    n = permutation.n_permutations
+    return {"departures": space_departures(meta, [x for r in rows for x in (r.raw, r.calibrated)], n, model),
+            "raw_departures": space_departures(None, [r.raw for r in rows], n, model)}

@@ -272,9 +272,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     adjust_records(weat_recs)
     comps = comparison_rows(weat_recs, cfg["calibrations"], alpha)
     metric_comps = metric_comparison_rows(metric_recs, cfg["calibrations"], alpha)
-    for rec in (*weat_recs, *comps, *metric_recs, *metric_comps):  # every record says whether it is the paper's
-        rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat_recs))
-    _mark_contexts(models, weat_recs, (*weat_recs, *comps, *metric_recs, *metric_comps))
+    _mark_records(cfg, manifest, models, weat_recs, (*weat_recs, *comps, *metric_recs, *metric_comps))
     from .stability import folder_corpora, folder_stability
 
     folder_stability(comps, weat_recs, manifest, alpha)  # the stability marks, where the run made redraws
@@ -288,10 +286,13 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                              metric_comparisons=metric_comps, notes=notes)
 
 
-def _mark_contexts(models: list[dict], weat: list[dict], records: Sequence[dict]) -> None:
-    """A contextual model's records say, as every command's do, the corpus its contexts came from and whether
-    too many of its stimulus words fell back to the template (:func:`isoeat.labels.too_many_fallbacks` of the
-    WEAT records of the same model and space)."""
+def _mark_records(cfg: dict, manifest: dict, models: list[dict], weat: list[dict], records: Sequence[dict]) -> None:
+    """Every record says whether it is the paper's protocol (``protocol``: :func:`folder_departures`); a contextual
+    model's records say too, as every command's do, the corpus its contexts came from and whether too many of its
+    stimulus words fell back to the template (:func:`isoeat.labels.too_many_fallbacks` of the WEAT records of the
+    same model and space)."""
+    for rec in records:
+        rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat))
     contextual = {m["label"]: str(m.get("corpus") or "") for m in models if m.get("family") not in (None, "static")}
     exceeded: dict[tuple[str, str], bool] = {}
     for rec in records:
