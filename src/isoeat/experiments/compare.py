@@ -284,8 +284,8 @@ class Comparison:
                     rec.update(call_holds_corpora=marks["call_holds_corpora" if cal else "raw_call_holds_corpora"],
                                **{k: marks[k] for k in ("class_holds_corpora", "corpora_share", "corpora",
                                                         "corpora_left_out")})
-                raw_side = res is row.raw and self.raw_departures is not None
-                rec["protocol"] = protocol_text(self.raw_departures if raw_side else self.departures)
+                raw_side = self.raw_departures if res is row.raw else None
+                rec["protocol"] = protocol_text(self.departures if raw_side is None else raw_side)
                 if self.contexts:  # the corpus and whether too many words fell back: in every record
                     rec["corpus"] = self.corpus
                     rec["fallback_exceeded"] = self.fallback_exceeded

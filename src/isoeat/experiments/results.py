@@ -294,7 +294,7 @@ def _mark_records(cfg: dict, manifest: dict, models: list[dict], weat: list[dict
     for rec in records:
         rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat))
     contextual = {m["label"]: str(m.get("corpus") or "") for m in models if m.get("family") not in (None, "static")}
-    exceeded: dict[tuple[str, str], bool] = {}
+    exceeded: dict[tuple[Any, Any], bool] = {}
     for rec in records:
         if rec.get("model") not in contextual:
             continue
