@@ -34,7 +34,8 @@ __all__ = [
     "change_flags", "compare_records", "COHEN_BOUNDS", "MAGNITUDES", "MAGNITUDE_RULE", "cohen_magnitude",
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
     "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
-    "protocol_text", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "replicate_agreement",
+    "protocol_text", "reference_used", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p",
+    "replicate_agreement",
     "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
     "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA", "UNDEFINED_D", "undefined_reason",
 ]
@@ -339,12 +340,14 @@ PAPER_PROTOCOL = {"reference_size": 100_000, "eps": 1e-3, "permutations": 100_00
 
 def protocol_departures(*, reference_size: int | None = None, eps: float | None = None, eps_relative: bool = False,
                         permutations: int | None = None, sampled: bool = False,
-                        contexts_per_word: int | None = None, quick: bool = False) -> tuple[str, ...]:
+                        contexts_per_word: int | None = None, quick: bool = False,
+                        reference_asked: int | None = None) -> tuple[str, ...]:
     """Where a run departs from :data:`PAPER_PROTOCOL`, in words (empty: the paper's protocol).
 
-    A reference smaller than 100,000, an ε other than 1e-3 (or a relative ε), fewer than 100,000
-    permutations where a p was sampled (``sampled``; an exact or certified p needs none), fewer than 20
-    contexts per word, ``--quick``. None: not applicable (the question does not arise).
+    A reference smaller than 100,000 (``reference_size``: the size the fit really used, :func:`reference_used`;
+    ``reference_asked``, when larger, is named too: the model, text or corpus had fewer), an ε other than 1e-3 (or
+    a relative ε), fewer than 100,000 permutations where a p was sampled (``sampled``; an exact or certified p
+    needs none), fewer than 20 contexts per word, ``--quick``. None: not applicable (the question does not arise).
 
     Examples
     --------
@@ -352,11 +355,15 @@ def protocol_departures(*, reference_size: int | None = None, eps: float | None 
     ()
     >>> protocol_departures(reference_size=99_999, permutations=10_000, sampled=True)
     ('reference 99,999 (the paper: 100,000)', '10,000 permutations (the paper: 100,000)')
+    >>> protocol_departures(reference_size=332, reference_asked=100_000)
+    ('reference 332 (asked 100,000, only 332 available; the paper: 100,000)',)
     """
     p = PAPER_PROTOCOL
     out = ["--quick"] if quick else []
     if reference_size is not None and reference_size < p["reference_size"]:
-        out.append(f"reference {reference_size:,} (the paper: {p['reference_size']:,})")
+        short = (f"asked {reference_asked:,}, only {reference_size:,} available; "
+                 if reference_asked is not None and reference_asked > reference_size else "")
+        out.append(f"reference {reference_size:,} ({short}the paper: {p['reference_size']:,})")
     if eps_relative:
         out.append("relative epsilon (the paper: absolute 0.001)")
     elif eps is not None and eps != p["eps"]:
@@ -366,6 +373,29 @@ def protocol_departures(*, reference_size: int | None = None, eps: float | None 
     if contexts_per_word is not None and contexts_per_word < p["contexts_per_word"]:
         out.append(f"{contexts_per_word} contexts per word (the paper: {p['contexts_per_word']})")
     return tuple(out)
+
+
+def reference_used(meta: Any, asked: int | None = None) -> int | None:
+    """The size of the reference a calibrator was really fitted on, from its metadata (None: unknown).
+
+    The fewest of: the size asked for (``asked``), the size its record states (``reference_size``: a sharded or
+    ``auto`` fit; ``reference_spec.size``), and what it saw: ``reference_units`` (the sentences of a contextual
+    encoder's reference, which a short corpus caps), else ``n`` (the rows it was fitted on: a small model, a short
+    reference text). So a 332-row model asked for 100,000 is a reference of 332, whatever was asked.
+
+    Examples
+    --------
+    >>> reference_used({"n": 332}, 100_000), reference_used({"n": 186, "reference_units": 12}, 200)
+    (332, 12)
+    >>> reference_used({"n": 100_000, "reference_size": 25_000}), reference_used({}), reference_used(None, 500)
+    (25000, None, 500)
+    """
+    meta = meta if isinstance(meta, dict) else {}
+    spec = meta.get("reference_spec") if isinstance(meta.get("reference_spec"), dict) else {}
+    seen = meta.get("reference_units") if meta.get("reference_units") is not None else meta.get("n")
+    sizes = [v for v in (asked, meta.get("reference_size"), spec.get("size"), seen)
+             if isinstance(v, int) and not isinstance(v, bool) and v > 0]
+    return min(sizes) if sizes else None
 
 
 def protocol_text(departures: Sequence[str]) -> str:
@@ -467,23 +497,29 @@ FRESH_DRAW_SCALE = math.sqrt(2.0)
 
 def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: int, n_y: int, alpha: float, *,
                         alternative: str = "greater", ddof: int = 1,
-                        scale: float = FRESH_DRAW_SCALE) -> tuple[int, int]:
+                        scale: float = FRESH_DRAW_SCALE, p_floor: float | None = None) -> tuple[int, int]:
     r"""``(same, total)``: how many reference redraws give the calibrated call ``p < alpha`` its own value.
 
     Redraw :math:`r` stands for a fresh reference draw at
     :math:`d'_r = d + \mathrm{scale}\,(d_r - d)` (:data:`FRESH_DRAW_SCALE`: a fresh draw and the cell's
-    draw are two independent draws), and its p is :func:`shifted_p` of the cell's p to :math:`d'_r`;
+    draw are two independent draws), and its p is :func:`shifted_p` of the cell's p to :math:`d'_r`, never
+    below ``p_floor`` (the smallest p the permutation null allows at the test's size,
+    :attr:`isoeat.stats.results.WEATResult.p_floor`: a redraw moves d, not the number of partitions; so where
+    the floor is at or above ``alpha`` no redraw is significant and the call cannot flip);
     a non-finite redraw d does not count (it is left out of ``total``).
 
     Examples
     --------
     >>> replicate_agreement(0.01, 1.0, [1.0, 0.9, 0.2], 8, 8, 0.05, scale=1.0)
     (2, 3)
+    >>> replicate_agreement(0.05, 1.0, [2.0, 3.0], 3, 3, 0.05, p_floor=0.05)  # 1/C(6,3) = alpha: out of reach
+    (2, 2)
     """
     sig = is_significant(p, alpha)
+    floor = float(p_floor) if p_floor is not None and math.isfinite(p_floor) else 0.0
     reps = [x for x in d_replicates if math.isfinite(x)]
-    same = sum(is_significant(shifted_p(p, d, d + scale * (x - d), n_x, n_y, alternative, ddof), alpha) == sig
-               for x in reps)
+    same = sum(is_significant(max(floor, shifted_p(p, d, d + scale * (x - d), n_x, n_y, alternative, ddof)), alpha)
+               == sig for x in reps)
     return same, len(reps)
 
 

@@ -103,7 +103,20 @@ def fit_calibrator(
             raise DataFormatError(f"{exc} (reference sample: {description})") from None
         n_seen, dim = int(vecs.shape[0]), int(vecs.shape[1])
     cal.metadata_ = calibrator_metadata(cal, name, model, description, n_seen, dim)
+    cal.metadata_["reference_asked"] = int(n_reference)  # a small model, text or corpus gives fewer: the protocol
+    units = _reference_units(model, n_reference, reference_kwargs)
+    if units is not None:  # a contextual reference's sentences (n counts its word vectors): the protocol reads it
+        cal.metadata_["reference_units"] = units
     return cal
+
+
+def _reference_units(model: Any, n_reference: int, reference_kwargs: dict[str, Any] | None) -> int | None:
+    """The sentences of a contextual encoder's reference (a short corpus gives fewer than asked); None: static."""
+    describe = getattr(model, "reference_metadata", None)
+    if not callable(describe):
+        return None
+    found = describe(n_reference, **(reference_kwargs or {})).get("n_sentences")
+    return int(found) if isinstance(found, int) else None
 
 
 def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_seen: int, dim: int) -> dict[str, Any]:

@@ -27,7 +27,7 @@ The random draws come from the named stream ``stream`` of the root ``seed``
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ import numpy as np
 from .._errors import ConfigError
 from .._validate import check_choice, check_int
 
-__all__ = ["ReferenceSpec", "DRAWS", "reference_sample", "reference_kwargs"]
+__all__ = ["ReferenceSpec", "DRAWS", "reference_sample", "reference_kwargs", "drawn_description"]
 
 #: How a reference sample is drawn (module docstring).
 DRAWS = ("fixed", "subset", "bootstrap", "encoder")
@@ -125,4 +125,16 @@ def reference_sample(model: Any, spec: ReferenceSpec, pool: tuple[np.ndarray, st
     g = np.random.default_rng(seed)
     m = rows.shape[0]
     idx = np.asarray(g.integers(0, m, size=m)) if spec.draw == "bootstrap" else g.permutation(m)
-    return rows[idx[:spec.size]], f"{spec.describe()}; pool: {desc}"
+    drawn = rows[idx[:spec.size]]
+    return drawn, drawn_description(spec, len(drawn), m, desc)
+
+
+def drawn_description(spec: ReferenceSpec, n_drawn: int, n_pool: int, pool_description: str) -> str:
+    """How a subset or bootstrap sample was drawn, with the sizes it really has: ``n_drawn`` rows of a pool of
+    ``n_pool`` (a small vocabulary gives fewer than the spec asks; ``--reference-size auto`` uses its first rows).
+
+    >>> drawn_description(ReferenceSpec(100, draw="subset", pool=100, seed=0, stream=("s",)), 25, 100, "top 100")
+    'subset: 25 reference vectors drawn without replacement from the first 100 (seed 0, stream s); pool: top 100'
+    """
+    shown = replace(spec, size=int(n_drawn), pool=min(int(n_pool), spec.pool or spec.size))
+    return f"{shown.describe()}; pool: {pool_description}"

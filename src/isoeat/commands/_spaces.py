@@ -7,7 +7,7 @@ import argparse
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["wants_calibrator", "change_lines"]
+__all__ = ["wants_calibrator", "change_lines", "space_protocols"]
 
 _CHG = {"Stable": "S", "Disappearing": "D", "Emerging": "E"}
 
@@ -38,3 +38,14 @@ def change_lines(pairs: Sequence[tuple[str, dict[str, Any], dict[str, Any]]], ca
     return ["", f"Raw vs {calibration}:", table,
             f"* p < {alpha:g}. Chg: S=Stable, D=Disappearing, E=Emerging (significance at --alpha {alpha:g}, "
             "as 'isoeat run'); dd = d " + calibration + " - d raw."]
+
+
+def space_protocols(per_space: Sequence[Sequence[Any]], calibrator: Any, model: Any,
+                    n_permutations: int | None) -> list[tuple[str, ...]]:
+    """Each space's departures from the paper's protocol, raw first (it fits nothing), then ``calibrator``'s (the
+    reference its fit really used, its ε): the rule of :func:`isoeat.experiments.compare.space_departures`, as
+    ``isoeat run`` marks its records."""
+    from ..experiments.compare import space_departures
+
+    metas = [None, dict(getattr(calibrator, "metadata_", None) or {})]
+    return [space_departures(meta, results, n_permutations, model) for meta, results in zip(metas, per_space)]

@@ -106,11 +106,12 @@ def _cmd_tests(args: argparse.Namespace) -> int:
 
 
 def _cmd_weat(args: argparse.Namespace) -> int:
-    from ..reporting.tables import emit_records, weat_table
+    from ..labels import protocol_text
+    from ..reporting.tables import emit_records, protocol_footer, weat_table
     from ..stats.results import with_suggestions
     from ..stats.weat import weat
     from ..wordsets import resolve_tests
-    from ._spaces import change_lines, wants_calibrator
+    from ._spaces import change_lines, space_protocols, wants_calibrator
 
     tests = resolve_tests(args.test)
     model = load_model_from_args(args)
@@ -122,14 +123,19 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     results = [r for pair in zip(*per_space) for r in pair]  # test by test: raw, then calibrated
     contexts = isinstance(model, ContextEncoder)
     corpus = str(getattr(model, "corpus_name", "")) if contexts else ""
-    records = [r.to_dict() for r in results]
-    if contexts:  # the corpus the contexts came from, in every record
+    departures = space_protocols(per_space, cal, model, args.permutations)
+    # every record says whether it is the paper's protocol (as isoeat run's), and the corpus its contexts came from
+    records = [{**r.to_dict(), "protocol": protocol_text(departures[i % len(per_space)])}
+               for i, r in enumerate(results)]
+    if contexts:
         records = [{**rec, "corpus": corpus} for rec in records]
     if not emit_records(records, args.format):
         print(weat_table(results, alpha=args.alpha, contexts=contexts, corpus=corpus))
         if cal is not None:
             print("\n".join(change_lines([(r.test, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
                                          results[1].calibration, args.alpha)))
+        for line in protocol_footer(departures[-1]):
+            print(line)
         if calibrator_mark(cal):
             print(calibrator_mark(cal))
         for r in per_space[0]:
@@ -139,6 +145,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
 
 
 def _cmd_scweat(args: argparse.Namespace) -> int:
+    from ..labels import protocol_text
     from ..reporting.tables import (
         _render,
         ci_footer,
@@ -146,13 +153,14 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         format_ci,
         format_d,
         format_p,
+        protocol_footer,
         reach_footer,
         undefined_footer,
     )
     from ..stats.results import with_suggestions
     from ..stats.weat import sc_weat
     from ..wordsets import resolve_tests
-    from ._spaces import change_lines, wants_calibrator
+    from ._spaces import change_lines, space_protocols, wants_calibrator
 
     unused = [f"--{k.replace('_', '-')}" for k in ("bootstrap", "resample_attributes", "ci_estimand")
               if k in given_options(args)]
@@ -169,7 +177,9 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
                          ci_level=args.ci_level)
                  for c in ([None] if cal is None else [None, cal])]
     results = [r for pair in zip(*per_space) for r in pair]  # word by word: raw, then calibrated
-    recs = [{**r.to_dict(), "A": test.A.name, "B": test.B.name} for r in results]
+    departures = space_protocols(per_space, cal, model, args.permutations)
+    recs = [{**r.to_dict(), "A": test.A.name, "B": test.B.name,
+             "protocol": protocol_text(departures[i % len(per_space)])} for i, r in enumerate(results)]
     if not emit_records(recs, args.format):
         spaces = " and ".join(dict.fromkeys(rec["calibration"] for rec in recs))
         print(f"SC-WEAT on {model.name} ({spaces}): A = {test.A.name}, B = {test.B.name} (from {test.id})")
@@ -193,6 +203,8 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         if results[0].dropped:
             print("not in vocabulary (dropped): " + ", ".join(with_suggestions(results[0].dropped,
                                                                                 results[0].suggestions)))
+        for line in protocol_footer(departures[-1]):
+            print(line)
         if calibrator_mark(cal):
             print(calibrator_mark(cal))
     return 0

@@ -155,8 +155,14 @@ def _cmd_metric(args: argparse.Namespace) -> int:
     common = dict(rng=args.seed, min_coverage=args.min_coverage, allow_overlap=args.allow_overlap)
     names, raw, calibrated, failed = _each_metric(specs, opts, model, tests, cal, args.force, common)
     results = raw + (calibrated or [])
-    if args.format in ("json", "csv"):
-        emit_records([r.to_dict(scores=args.format == "json") for r in results], args.format)
+    from ..labels import protocol_text
+    from ._spaces import space_protocols
+
+    departures = space_protocols([raw] + ([calibrated] if calibrated else []), cal, model, args.permutations)
+    if args.format in ("json", "csv"):  # every record says whether it is the paper's protocol (as isoeat run's)
+        emit_records([{**r.to_dict(scores=args.format == "json"),
+                       "protocol": protocol_text(departures[0 if i < len(raw) else 1])}
+                      for i, r in enumerate(results)], args.format)
         return _failed(failed)
     spaces = f"raw vs {calibrated[0].calibration}" if calibrated else "raw only (--calibration none)"
     print(f"{model.name}: {spaces}; seed {args.seed}; X, Y = target words measured, A, B = poles")
@@ -175,6 +181,10 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         for t, d in dropped.items():
             if d:
                 print(f"{t}: not in vocabulary (dropped): {', '.join(d)}")
+    from ..reporting.tables import protocol_footer
+
+    for line in protocol_footer(departures[-1]):
+        print(line)
     if cal is not None and calibrator_mark(cal):
         print(calibrator_mark(cal))
     return _failed(failed)

@@ -349,6 +349,7 @@ def comparisons(res: Any) -> list[Any]:
                                   alpha=res.alpha, rows=tuple(rows), calibrator_metadata=meta,
                                   contexts=m.get("family") not in (None, "static"),
                                   departures=res.departures(m["label"], c["label"]),
+                                  raw_departures=res.departures(m["label"], raw),
                                   corpus=str(m.get("corpus") or "")))
     return out
 

@@ -280,6 +280,13 @@ def reference_content(config: ExperimentConfig) -> str | None:
 _RECORDED = ("reference", "n", "dim", "model_fingerprint", "params", "eps", "eps_mode", "eps_relative", "model_check")
 
 
+def _recorded(meta: dict) -> dict[str, Any]:
+    """The manifest's record of a calibrator's metadata: :data:`_RECORDED`, the reference size asked for and a
+    contextual reference's sentences where known (the protocol column reads them)."""
+    return {**{k: meta.get(k) for k in _RECORDED},
+            **{k: meta[k] for k in ("reference_units", "reference_asked") if meta.get(k) is not None}}
+
+
 def model_identity(mspec: ModelSpec) -> dict[str, Any]:
     """What a grid says of a model: its spec, load options, layer and contexts per word (part of every cell's
     identity, and of a contextual encoder's calibrator request)."""
@@ -337,7 +344,7 @@ def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: Experiment
 
                 check_compatible(cal, model)
                 record.update(path=str(path.relative_to(out)), reused=True, seconds=time.perf_counter() - t0,
-                              **{k: meta.get(k) for k in _RECORDED})
+                              **_recorded(meta))
                 log(f"{mspec.label}: reusing calibrator {cspec.label} ({path.relative_to(out)})")
                 return cal
             log(f"{mspec.label}: saved calibrator {cspec.label} does not match this config; refitting")
@@ -348,7 +355,7 @@ def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: Experiment
     save_calibrator(cal, path)
     meta = cal.metadata_
     record.update(path=str(path.relative_to(out)), reused=False, seconds=time.perf_counter() - t0,
-                  **{k: meta.get(k) for k in _RECORDED})
+                  **_recorded(meta))
     return cal
 
 
@@ -362,6 +369,6 @@ def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, 
     save_calibrator(calibrator, path)
     meta = getattr(calibrator, "metadata_", {}) or {}
     record.update(path=str(path.relative_to(out)), reused=False, given=True, seconds=0.0,
-                  **{k: meta.get(k) for k in _RECORDED},
-                  **{k: v for k, v in meta.items() if k.startswith("reference_")})  # reference-SE, size used
+                  **{**_recorded(meta),  # and the reference-SE, the size used
+                     **{k: v for k, v in meta.items() if k.startswith("reference_")}})
     return calibrator

@@ -47,6 +47,7 @@ from ..labels import (  # noqa: F401 - re-exported: the one home of every label 
     metric_change,
     protocol_departures,
     protocol_text,
+    reference_used,
     sanity_failures,
     too_many_fallbacks,
 )
@@ -249,6 +250,8 @@ class Comparison:
     departures: tuple[str, ...] = ()
     #: The corpus a contextual model read its contexts and reference from ("" for static vectors).
     corpus: str = ""
+    #: The raw space's departures (it fits nothing: no reference, no ε); None: those of ``departures``.
+    raw_departures: tuple[str, ...] | None = None
 
     @property
     def fallback_exceeded(self) -> bool:
@@ -281,7 +284,8 @@ class Comparison:
                     rec.update(call_holds_corpora=marks["call_holds_corpora" if cal else "raw_call_holds_corpora"],
                                **{k: marks[k] for k in ("class_holds_corpora", "corpora_share", "corpora",
                                                         "corpora_left_out")})
-                rec["protocol"] = protocol_text(self.departures)
+                raw_side = self.raw_departures if res is row.raw else None
+                rec["protocol"] = protocol_text(self.departures if raw_side is None else raw_side)
                 if self.contexts:  # the corpus and whether too many words fell back: in every record
                     rec["corpus"] = self.corpus
                     rec["fallback_exceeded"] = self.fallback_exceeded
@@ -512,7 +516,7 @@ def compare_calibration(
         rows=tuple(rows),
         calibrator_metadata=meta,
         contexts=isinstance(model, ContextEncoder),
-        departures=_departures(meta, permutation, rows),
+        **_departures(meta, permutation, rows, model),
         corpus=str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else "",
     )
 
@@ -537,14 +541,36 @@ def stability_replicates(stability: Any, model: Any, calibrator: Any, calibratio
     if not fitted_here:
         raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "
                           "a calibrator fitted elsewhere (give a calibration name such as 'zca')")
+    from ..calibration import make_calibrator
+
+    if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
+        raise ConfigError(f"stability is not available with calibration {calibration!r}: the marks refit the "
+                          "calibrator from the merged statistics of redraws of its reference shards, which only "
+                          "'zca' can; drop the marks or calibrate with 'zca'")
     return r
 
 
-def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow]) -> tuple[str, ...]:
-    """Where a comparison departs from the paper's protocol: its calibrator's reference and ε, its permutations."""
-    found = meta.get("reference_spec")
-    spec: dict = found if isinstance(found, dict) else {}
-    size = meta.get("reference_size") or spec.get("size")
-    sampled = any(r.raw.p_method == "monte-carlo" or r.calibrated.p_method == "monte-carlo" for r in rows)
-    return protocol_departures(reference_size=size, eps=meta.get("eps"), eps_relative=meta.get("eps_mode") ==
-                               "relative", permutations=permutation.n_permutations, sampled=sampled)
+def space_departures(meta: dict | None, results: Sequence[Any], n_permutations: int | None,
+                     model: Any = None) -> tuple[str, ...]:
+    """Where one space's results depart from the paper's protocol: its calibrator's reference (the size the fit
+    really used, :func:`isoeat.labels.reference_used`) and ε (``meta``: its metadata; None: the raw space, which
+    fits nothing), its permutations where a p was sampled, the contexts per word of a contextual ``model``."""
+    meta = meta if isinstance(meta, dict) else None
+    asked = meta.get("reference_asked") if meta is not None else None
+    sampled = any(getattr(r, "p_method", None) == "monte-carlo" for r in results)
+    contexts = getattr(model, "contexts_per_word", None) if isinstance(model, ContextEncoder) else None
+    return protocol_departures(
+        reference_size=reference_used(meta) if meta is not None else None,
+        reference_asked=asked if isinstance(asked, int) else None,
+        eps=meta.get("eps") if meta is not None else None,
+        eps_relative=meta is not None and meta.get("eps_mode") == "relative",
+        permutations=n_permutations, sampled=sampled,
+        contexts_per_word=contexts if isinstance(contexts, int) else None)
+
+
+def _departures(meta: dict, permutation: Any, rows: Sequence[ComparisonRow], model: Any = None) -> dict[str, Any]:
+    """Where a comparison departs from the paper's protocol (``departures``: its calibrator's reference and ε, its
+    permutations; ``raw_departures``: the raw space's, which fits nothing)."""
+    n = permutation.n_permutations
+    return {"departures": space_departures(meta, [x for r in rows for x in (r.raw, r.calibrated)], n, model),
+            "raw_departures": space_departures(None, [r.raw for r in rows], n, model)}

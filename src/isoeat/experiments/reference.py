@@ -303,7 +303,8 @@ class ReferenceFit:
                 "reference_tolerance": self.tolerance, "reference_stopped": self.stopped,
                 "reference_unit": self.unit, "reference_steps": [dict(s) for s in self.steps],
                 "reference_se_precision": self.se_precision, "reference_se_factor": self.se_factor,
-                "reference_population": self.population}
+                "reference_population": self.population,
+                **({"reference_asked": self.max_size} if self.mode == "fixed" else {})}  # the size asked for
 
 
 def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
@@ -522,8 +523,9 @@ def fit_reference(
         d, se = _evaluate(parts, cal, vectors, ddof)
     merged = _merged(parts)
     fitted = type(cal).from_statistics(merged, **cal.get_params())
-    if auto:
-        desc += f"; --reference-size auto: the first {used} {unit} ({stopped})"
+    if auto:  # the header states the sample the fit used, not the pool it was cut from
+        desc = _used_description(desc, unit, shuffled(n, dict(reference_kwargs or {}), seed), used, population) \
+            + f"; --reference-size auto: the first {used} {unit} ({stopped})"
     fitted.metadata_ = calibrator_metadata(fitted, calibration, model, desc, int(fitted.n_samples_seen_),
                                            int(fitted.n_features_in_))
     fit = ReferenceFit(calibrator=fitted, reference_se=se, d=d, size=int(used), mode="auto" if auto else "fixed",
@@ -532,9 +534,8 @@ def fit_reference(
                        se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
                        population=population if auto else None)
     fitted.metadata_.update(fit.metadata())
-    if replicates and len(parts) >= MIN_REDRAW_SHARDS:  # the stability marks' redraws of the same shards
-        reps = redraw_d(parts, cal, vectors, check_replicates(replicates), seed, ddof)
-        fitted.metadata_.update(redraw_metadata(reps, replicates, len(parts)))
+    if replicates:  # the stability marks' redraws of the same shards (too few shards: a note saying so)
+        fitted.metadata_.update(_redraws(parts, cal, vectors, check_replicates(replicates), seed, ddof))
     # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
     # encoder's first `used` reference sentences, which are its sample of that size)
     kw = dict(reference_kwargs or {})
@@ -550,6 +551,29 @@ DEFAULT_REPLICATES = 100
 #: The fewest shards the redraws resample: a bootstrap of fewer groups is too coarse a picture of the sampling
 #: distribution (``--reference-size auto`` stopping at 5-19 shards gives no marks; use ``--reference-shards``).
 MIN_REDRAW_SHARDS = 20
+def _used_description(desc: str, unit: str, spec: Any, used: int, population: int | None) -> str:
+    """A static reference's description with the rows ``auto`` used of its shuffled pool (a corpus's: as it is)."""
+    if unit != "words":
+        return desc
+    from ..calibration.sample import drawn_description
+
+    return drawn_description(spec, int(used), int(population or used), desc.partition("; pool: ")[2])
+
+
+def _redraws(parts: Sequence[Any], cal: Any, vectors: dict, replicates: int, seed: Any, ddof: int) -> dict[str, Any]:
+    """The redraws' metadata, or with fewer than MIN_REDRAW_SHARDS shards the note that says why there are none."""
+    if len(parts) < MIN_REDRAW_SHARDS:
+        return {"reference_replicates_note": redraw_note(len(parts))}
+    return redraw_metadata(redraw_d(parts, cal, vectors, replicates, seed, ddof), replicates, len(parts))
+
+
+def redraw_note(shards: int) -> str:
+    """Why a table has no ``Firm`` column although the marks were asked for (fewer than MIN_REDRAW_SHARDS shards)."""
+    return (f"Firm: no marks: the reference sample gave {shards} shard(s) and the redraws need at least "
+            f"{MIN_REDRAW_SHARDS} (a bootstrap of fewer groups is too coarse): --reference-shards "
+            f"{MIN_REDRAW_SHARDS} or more, on a reference of at least {2 * MIN_REDRAW_SHARDS}, give them.")
+
+
 #: The most redraws (each is one eigendecomposition and one d per test).
 MAX_REPLICATES = 1000
 

@@ -7,6 +7,7 @@ families from :mod:`isoeat.experiments.compare` — the one home of every label.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ import numpy as np
 from .._errors import ExperimentNotFoundError
 from .._io import atomic_write_text
 from .._validate import check_path
-from ..labels import protocol_departures, protocol_text
+from ..labels import fallback_counts, protocol_departures, protocol_text, reference_used, too_many_fallbacks
 from ._formats import cell_problem, check_cells, manifest_note, read_record, refuse_newer, version_problem
 from ._store import check_inside, check_owned, is_sealed, nan_of, read_json, slug
 from .compare import adjust_records, comparison_rows, metric_comparison_rows
@@ -281,8 +282,7 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     adjust_records(weat_recs)
     comps = comparison_rows(weat_recs, cfg["calibrations"], alpha)
     metric_comps = metric_comparison_rows(metric_recs, cfg["calibrations"], alpha)
-    for rec in (*weat_recs, *comps, *metric_recs, *metric_comps):  # every record says whether it is the paper's
-        rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat_recs))
+    _mark_records(cfg, manifest, models, weat_recs, (*weat_recs, *comps, *metric_recs, *metric_comps))
     from .stability import folder_corpora, folder_stability
 
     folder_stability(comps, weat_recs, manifest, alpha)  # the stability marks, where the run made redraws
@@ -294,6 +294,25 @@ def load_experiment(out: str | Path) -> ExperimentResults:
                              anisotropy=aniso, similarity=sims, failures=failures, summary=summary, models=models,
                              tests=cfg["tests"], calibrations=cfg["calibrations"], metrics=metric_recs,
                              metric_comparisons=metric_comps, notes=notes)
+
+
+def _mark_records(cfg: dict, manifest: dict, models: list[dict], weat: list[dict], records: Sequence[dict]) -> None:
+    """Every record says whether it is the paper's protocol (``protocol``: :func:`folder_departures`); a contextual
+    model's records say too, as every command's do, the corpus its contexts came from and whether too many of its
+    stimulus words fell back to the template (:func:`isoeat.labels.too_many_fallbacks` of the WEAT records of the
+    same model and space)."""
+    for rec in records:
+        rec["protocol"] = protocol_text(folder_departures(cfg, manifest, rec["model"], rec["calibration"], weat))
+    contextual = {m["label"]: str(m.get("corpus") or "") for m in models if m.get("family") not in (None, "static")}
+    exceeded: dict[tuple[Any, Any], bool] = {}
+    for rec in records:
+        if rec.get("model") not in contextual:
+            continue
+        key = (rec["model"], rec.get("calibration"))
+        if key not in exceeded:
+            exceeded[key] = too_many_fallbacks(*fallback_counts(
+                [r for r in weat if (r.get("model"), r.get("calibration")) == key])[:2])
+        rec["corpus"], rec["fallback_exceeded"] = contextual[rec["model"]], exceeded[key]
 
 
 def _as_dict(x: Any) -> dict:
@@ -314,13 +333,19 @@ def folder_departures(cfg: dict, manifest: dict, model: str, calibration: str, w
     fitted = cal.get("name") != "none"
     sampled = any(r.get("p_method") == "monte-carlo" for r in weat if r.get("model") == model
                   and r.get("calibration") == calibration)
-    contextual = mspec.get("family") not in (None, "static")
+    loaded = _as_dict(_as_dict(manifest.get("models")).get(model))
+    contextual = (loaded.get("family") or mspec.get("family")) not in (None, "static")
+    # the contexts the loaded model read (its own record), else the config's; a reference's size: what the fit
+    # really used (a small model, a short text or corpus gives fewer rows than asked: labels.reference_used)
+    contexts = loaded.get("contexts_per_word") or (mspec.get("options") or {}).get("contexts_per_word") \
+        or mspec.get("contexts_per_word") or s.get("contexts_per_word")
     return protocol_departures(
-        reference_size=(meta.get("reference_size") or ref.get("size")) if fitted else None,
+        reference_size=reference_used(meta, ref.get("size")) if fitted else None,
+        reference_asked=meta.get("reference_asked") if fitted else None,
         eps=(cal.get("params") or {}).get("eps", s.get("eps")) if fitted else None,
         eps_relative=fitted and ((cal.get("params") or {}).get("eps_mode") == "relative"),
         permutations=s.get("permutations"), sampled=sampled,
-        contexts_per_word=(mspec.get("contexts_per_word") or s.get("contexts_per_word")) if contextual else None)
+        contexts_per_word=contexts if contextual else None)
 
 
 def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list[dict], failures: list[dict]) -> None:

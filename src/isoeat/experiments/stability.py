@@ -55,9 +55,11 @@ from ..labels import CORPORA_COLUMNS, MAX_CORPORA  # noqa: F401 - the across-cor
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
     DEFAULT_REPLICATES,
     MAX_REPLICATES,
+    MIN_REDRAW_SHARDS,
     check_replicates,
     redraw_d,
     redraw_metadata,
+    redraw_note,
     redraw_statistics,
     redraw_weights,
 )
@@ -76,7 +78,10 @@ class StabilityFit:
     seconds: float
 
     def metadata(self) -> dict[str, Any]:
-        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
+        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest); too few shards
+        (fewer than :data:`MIN_REDRAW_SHARDS`): no redraws, the note that says why."""
+        if not self.replicates:
+            return {"reference_replicates_note": redraw_note(self.shards)}
         return redraw_metadata(self.replicate_d, self.replicates, self.shards)
 
 
@@ -104,6 +109,8 @@ def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca",
     stream, _, _, _ = _shard_stream(model, int(size), shards, dict(reference_kwargs or {}), seed)
     with _one_blas_thread():  # shards of small matrices: BLAS threads only contend
         parts = [acc for acc, _ in stream]
+    if len(parts) < MIN_REDRAW_SHARDS:  # a small reference: no marks from a handful of shards, and a note
+        return StabilityFit(replicate_d={}, replicates=0, shards=len(parts), seconds=time.perf_counter() - t0)
     reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
     return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
                         seconds=time.perf_counter() - t0)
@@ -118,8 +125,10 @@ def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: f
     p, d = float(calibrated.p_value), float(calibrated.effect_size)
     if not (math.isfinite(p) and math.isfinite(d)):
         return None
+    floor = getattr(calibrated, "p_floor", None)  # the null's discreteness: a redraw's p is never below it
     return replicate_agreement(p, d, replicate_d, int(calibrated.n_x), int(calibrated.n_y), alpha,
-                               alternative=calibrated.alternative, ddof=int(calibrated.ddof))
+                               alternative=calibrated.alternative, ddof=int(calibrated.ddof),
+                               p_floor=floor if isinstance(floor, float) else None)
 
 
 def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
@@ -143,7 +152,7 @@ def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
 def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:
     """Add :func:`stability_columns` to an experiment folder's comparison rows (in place), from the redraws its
     manifest records for each calibrator (``reference_replicate_d``; none recorded: no columns)."""
-    from types import SimpleNamespace
+    from ..stats.results import WEATResult
 
     found = manifest.get("calibrators")
     cals: dict = found if isinstance(found, dict) else {}
@@ -153,7 +162,8 @@ def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, 
         redraws = (meta or {}).get("reference_replicate_d") if isinstance(meta, dict) else None
         rec = index.get((row["model"], row["calibration"], row["test"]))
         if isinstance(redraws, dict) and rec is not None:
-            row.update(stability_columns(row_stability(SimpleNamespace(**rec), redraws.get(row["test"]), alpha)))
+            # the record as a result: its p_floor (the null's discreteness) bounds each redraw's p
+            row.update(stability_columns(row_stability(WEATResult.from_dict(rec), redraws.get(row["test"]), alpha)))
 
 
 

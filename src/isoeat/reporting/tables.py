@@ -166,7 +166,8 @@ def reference_footer(meta: dict[str, Any]) -> str:
 
 
 def stability_footer(meta: dict[str, Any]) -> str:
-    """The footer line of the ``Firm`` column: the rule, the redraws and the rule's measured track record."""
+    """The footer line of the ``Firm`` column: the rule, the redraws and the rule's measured track record (marks
+    asked for and not made: no column, the calibrator's ``reference_replicates_note`` instead)."""
     from ..labels import STABILITY_RULE, STABILITY_TRACK_RECORD
 
     return STABILITY_RULE.format(R=meta.get("reference_replicates"), K=meta.get("reference_replicate_shards"),
@@ -337,8 +338,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
     if with_se:
         foot.append(reference_footer(meta))
-    if with_firm:
-        foot.append(stability_footer(meta))
+    foot += [stability_footer(meta)] if with_firm else [str(n) for n in [meta.get("reference_replicates_note")] if n]
     if with_corpora:
         foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
     elif getattr(comp, "contexts", False):
