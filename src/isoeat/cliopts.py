@@ -151,7 +151,8 @@ def table() -> dict[str, Option]:
         o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
         o(("--test", "--tests"), "the association tests measured", dest="test", default=None,
           metavar="IDS|FILES",
-          help="test ids (W1..W10) and/or YAML/JSON files, comma-separated (default: the ten built-in tests W1..W10)"),
+          help="test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
+               "(default: the ten built-in tests W1..W10; a test file's layout: isoeat tests --template)"),
         o("--calibration", "the calibration compared with the raw space", choices=calibration_names(),
           default="zca", help="calibration measured beside the raw space, as the paper recommends (default zca; "
                               "none: the raw space only)"),
@@ -312,8 +313,9 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
     },
     "--test": {
         c: Deviation("required here: name the tests to measure", {"required": True, "help": (
-            "test ids (W1..W10) and/or YAML/JSON files, comma-separated "
-            f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure)")})
+            "test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
+            f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure; "
+            "a test file's layout: isoeat tests --template)")})
         for c in ("weat", "seat", "ceat")
     },
     "--calibration": {
@@ -390,6 +392,9 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
                     "refused; sensitivity loads no calibrator: --force is about its folder)"}),
     },
     "--format": {
+        "tests": Deviation("json and yaml are test files that --test reads back", {
+            "choices": ("table", "json", "yaml", "csv"), "help": "output format (default table; json and yaml are "
+                                                                 "test files that --test reads back)"}),
         "cache": Deviation("the cache's listing has no CSV rows", {
             "choices": ("table", "json"), "help": "output format (default table; the cache's listing has no CSV "
                                                   "rows)"}),
