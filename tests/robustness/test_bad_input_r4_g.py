@@ -54,8 +54,40 @@ TEST_FILE_CASES = [
 ]
 
 
+def _export(*args):
+    return ["export", *args]
+
+
+# --- isoeat export ---------------------------------------------------------------------------------------------
+EXPORT_CASES = [
+    ("export over an existing matrix", {"v.npy": "old"}, _export("--top", "3", "--out", "{d}/v.npy"),
+     "{d}/v.npy exists; nothing written"),
+    ("export over an existing vocabulary", {"v.vocab": "old"}, _export("--top", "3", "--out", "{d}/v.npy"),
+     "{d}/v.vocab exists; nothing written"),
+    ("export over an existing text file", {"v.txt": "old"}, _export("--top", "3", "--out", "{d}/v.txt"),
+     "{d}/v.txt exists; nothing written"),
+    ("export to an unknown suffix", {}, _export("--top", "3", "--out", "{d}/v.bin"),
+     "give a name ending in .npy (matrix, with its vocabulary in a v.vocab beside it) or .txt (GloVe text)"),
+    ("export to a folder", {"f.npy/keep": "x"}, _export("--top", "3", "--out", "{d}/f.npy"),
+     "{d}/f.npy is a folder or not a regular file"),
+    ("export top beyond the vocabulary", {}, _export("--top", "400001", "--out", "{d}/v.npy"),
+     "top: 400,001 rows asked, but glove-6b-50d has 400,000; nothing written"),
+    ("export words and top", {}, _export("--words", "nurse", "--top", "3", "--out", "{d}/v.npy"),
+     "give --words WORDS|FILE or --top N (one of them)"),
+    ("export neither words nor top", {}, _export("--out", "{d}/v.npy"), "give --words WORDS|FILE or --top N"),
+    ("export a word not in the vocabulary", {}, _export("--words", "nurse,zzqxv", "--out", "{d}/v.npy"),
+     "not in the vocabulary of glove-6b-50d: 'zzqxv'; nothing written"),
+    ("export words file missing", {}, _export("--words", "{d}/w.txt", "--out", "{d}/v.npy"),
+     "--words {d}/w.txt: no such file"),
+    ("export words file empty", {"w.txt": "\n \n"}, _export("--words", "{d}/w.txt", "--out", "{d}/v.npy"),
+     "the file holds no word"),
+    ("export words only commas", {}, _export("--words", ",,", "--out", "{d}/v.npy"), "no word given"),
+]
+
+
 def _write(d, files):
     for name, content in files.items():
+        (d / name).parent.mkdir(parents=True, exist_ok=True)
         (d / name).write_text(content, encoding="utf-8")
 
 
@@ -78,4 +110,9 @@ def _one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
 
 @pytest.mark.parametrize("name, files, args, expected", TEST_FILE_CASES, ids=[c[0] for c in TEST_FILE_CASES])
 def test_bad_test_file_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
+    _one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected)
+
+
+@pytest.mark.parametrize("name, files, args, expected", EXPORT_CASES, ids=[c[0] for c in EXPORT_CASES])
+def test_bad_export_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
     _one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected)

@@ -78,7 +78,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                    "attribute sets A and B of a test, with its permutation p. " + _RAW_BESIDE,
                        epilog=examples("isoeat scweat --words nurse,engineer --attributes W7",
                                        "isoeat scweat --words nurse,engineer --attributes W7 --calibration none"))
-    p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
+    add(p, "--words")
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="the one test whose attribute sets A and B are used: an id (e.g. W6: career vs family), a "
                         "test file of one test, or FILE:ID (required; a test file's layout: isoeat tests --template)")
