@@ -148,3 +148,13 @@ def test_cli_export_words_from_a_file_and_the_message(tmp_path, capsys, glove):
     assert back.words == ("nurse", "engineer")
     assert np.array_equal(back.vectors, np.asarray(glove.vectors)[[glove.words.index("nurse"),
                                                                    glove.words.index("engineer")]])
+
+
+def test_cli_force_replaces_an_existing_export(tmp_path, capsys, glove):
+    out = tmp_path / "v.txt"
+    assert main(["export", "--top", "2", "--out", str(out)]) == 0
+    assert main(["export", "--top", "3", "--out", str(out)]) == 2  # refused: the two rows are still there
+    assert "v.txt exists; nothing written" in capsys.readouterr().err
+    assert isoeat.load_model(f"glove:{out}").words == glove.words[:2]
+    assert main(["export", "--top", "3", "--out", str(out), "--force"]) == 0
+    assert isoeat.load_model(f"glove:{out}").words == glove.words[:3]

@@ -68,10 +68,14 @@ def _rows_of_words(model: Any, words: Any, skip_missing: bool) -> tuple[list[int
             rows.append(int(row))
     if missing and (not skip_missing or not rows):
         shown = ", ".join(map(repr, missing[:10])) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
-        raise CoverageError(f"{_WHERE}: not in the vocabulary of {model.name}: {shown}; nothing written"
+        raise CoverageError(f"{_WHERE}: not in the vocabulary of {_name(model)}: {shown}; nothing written"
                             + ("" if rows else " (no word of the list is in it)" if skip_missing else
                                " (skip_missing=True writes the others)"))
     return rows, missing
+
+
+def _name(model: Any) -> str:
+    return str(getattr(model, "name", "the model"))
 
 
 def _unsafe(word: str, text: bool) -> str:
@@ -111,7 +115,7 @@ def _write_chunks(model: Any, rows: Sequence[int] | None, n: int, fh: IO, vf: IO
                 raise ConfigError(f"{_WHERE}: the word {w!r} {why}: it cannot be written to "
                                   f"{'GloVe text' if text else 'a vocabulary file'}; nothing written"
                                   + ("; write .npy" if text and not why.endswith("break") else ""))
-        if text:
+        if vf is None:
             as32 = block.astype(np.float32)
             if not np.array_equal(as32.astype(block.dtype), block):
                 raise ConfigError(f"{_WHERE}: the vectors are {block.dtype} and GloVe text is read back as float32, "
@@ -176,7 +180,7 @@ def export_vectors(model: Any, path: Any, *, words: Any = None, top: Any = None,
     if top is not None:
         n = check_int("top", top, lo=1)
         if n > len(model.words):
-            raise ConfigError(f"{_WHERE}: top: {n:,} rows asked, but {model.name} has {len(model.words):,}; "
+            raise ConfigError(f"{_WHERE}: top: {n:,} rows asked, but {_name(model)} has {len(model.words):,}; "
                               "nothing written")
     else:
         rows, missing = _rows_of_words(model, words, skip_missing)
