@@ -151,3 +151,15 @@ def test_old_json_output_with_source_still_loads(tmp_path):
     f.write_text(json.dumps(old))
     (t,) = load_tests_from_file(f)
     assert t.sets() == get_test("W6").sets() and t.source.startswith(str(f))  # the file read, not "builtin"
+
+
+def test_a_config_names_one_test_of_a_file_relative_to_itself(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "two.yaml").write_text(json.dumps([{"id": "a", **ONE}, {"id": "b", **ONE}]))
+    (tmp_path / "c.yaml").write_text("models: [glove-6b-50d]\ntests: [W6, 'sub/two.yaml:B']\n")
+    assert [t.id for t in isoeat.load_config(tmp_path / "c.yaml").tests] == ["W6", "b"]
+    (tmp_path / "d.yaml").write_text("models: [glove-6b-50d]\ntests: ['sub/two.yaml']\n")
+    assert [t.id for t in isoeat.load_config(tmp_path / "d.yaml").tests] == ["a", "b"]
+    (tmp_path / "e.yaml").write_text("models: [glove-6b-50d]\ntests: ['sub/two.yaml:c']\n")
+    with pytest.raises(isoeat.ConfigError, match=r"tests\[0\].*no test with id 'c' in this file \(it holds a, b\)"):
+        isoeat.load_config(tmp_path / "e.yaml")

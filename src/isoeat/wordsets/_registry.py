@@ -17,7 +17,7 @@ from ._loaders import load_tests_from_file
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "as_test", "as_tests", "builtin_metadata",
-           "TESTS"]
+           "TESTS", "split_file_id", "pick_test"]
 
 #: The suffixes of a test file: a string ending in one is read as a file (:func:`as_test`, :func:`resolve_tests`).
 TEST_FILE_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml"})
@@ -105,10 +105,29 @@ def _is_file_spec(spec: Any) -> bool:
         return False
 
 
+def split_file_id(spec: Any) -> tuple[str, str] | None:
+    """``(FILE, ID)`` when ``spec`` is written ``FILE:ID`` with a test-file suffix before the colon, else ``None``.
+
+    Only the spelling is read (a config resolves FILE against its own folder); see :func:`_file_and_id`.
+
+    Examples
+    --------
+    >>> split_file_id("my_tests.yaml:career")
+    ('my_tests.yaml', 'career')
+    >>> split_file_id("W6") is None
+    True
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    path, test_id = spec.rsplit(":", 1)
+    return (path, test_id.strip()) if test_id.strip() and Path(path).suffix.lower() in TEST_FILE_SUFFIXES else None
+
+
 def _file_and_id(spec: Any) -> tuple[str, str] | None:
     """``(FILE, ID)`` of a ``FILE:ID`` spec (one test of a test file), else ``None``.
 
-    A spec that is a file itself (``C:/tests/t.yaml``, or a file with a colon in its name) is no ``FILE:ID``.
+    A spec that is a file itself (``C:/tests/t.yaml``, or a file with a colon in its name) is no ``FILE:ID``; FILE
+    has a test-file suffix or exists.
     """
     if not isinstance(spec, str) or ":" not in spec or _is_file_spec(spec):
         return None
@@ -116,17 +135,11 @@ def _file_and_id(spec: Any) -> tuple[str, str] | None:
     return (path, test_id.strip()) if test_id.strip() and _is_file_spec(path) else None
 
 
-def _file_tests(spec: Any) -> list[AssociationTest]:
-    """The tests a file spec names: every test of ``FILE``, or the one test ``ID`` of ``FILE:ID``.
+def pick_test(path: Any, tests: list[AssociationTest], test_id: str) -> list[AssociationTest]:
+    """The one test of ``tests`` (read from ``path``) whose id is ``test_id``, case-insensitively, as a list.
 
-    The id is matched case-insensitively (the registry's rule); an id the file lacks is one line naming the file,
-    its ids and the closest one.
+    An id the file lacks is one line naming the file, its ids and the closest one.
     """
-    split = _file_and_id(spec)
-    if split is None:
-        return load_tests_from_file(os.fspath(spec))
-    path, test_id = split
-    tests = load_tests_from_file(path)
     chosen = [t for t in tests if t.id.casefold() == test_id.casefold()]
     if chosen:
         return chosen
@@ -134,6 +147,15 @@ def _file_tests(spec: Any) -> list[AssociationTest]:
     shown = ", ".join(ids[:10]) + (f", ... ({len(ids)} in all)" if len(ids) > 10 else "")
     raise UnknownNameError(f"{path}: no test with id {show(test_id)} in this file (it holds {shown})"
                            f"{suggest(test_id, ids, fold_case=True, quote=False)}")
+
+
+def _file_tests(spec: Any) -> list[AssociationTest]:
+    """The tests a file spec names: every test of ``FILE``, or the one test ``ID`` of ``FILE:ID``."""
+    split = _file_and_id(spec)
+    if split is None:
+        return load_tests_from_file(os.fspath(spec))
+    path, test_id = split
+    return pick_test(path, load_tests_from_file(path), test_id)
 
 
 def as_test(test: Any, *, argument: str = "test") -> AssociationTest:
