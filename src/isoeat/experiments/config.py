@@ -525,7 +525,7 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
 
 def _parse_tests(ck: _Checker, raw: Any, base: Path) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     from ..wordsets import get_test, list_tests, load_tests_from_file
-    from ..wordsets._registry import pick_test, split_file_id
+    from ..wordsets._registry import TEST_FILE_SUFFIXES, pick_test, split_file_id
 
     if raw is None:
         tests = [t for t in list_tests() if t.source == "builtin"]
@@ -538,7 +538,7 @@ def _parse_tests(ck: _Checker, raw: Any, base: Path) -> tuple[tuple[Any, ...], t
         if one is not None and not (p if p.is_absolute() else base / p).exists():
             spec, test_id = one
             p = Path(spec).expanduser()
-        looks_like_file = p.suffix.lower() in {".json", ".jsonl", ".yaml", ".yml"} or "/" in spec or "\\" in spec
+        looks_like_file = p.suffix.lower() in TEST_FILE_SUFFIXES or "/" in spec or "\\" in spec
         try:
             if looks_like_file:
                 if not p.is_absolute():
