@@ -386,9 +386,9 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
                 "sample (default: not used, --eps; sensitivity sweeps epsilon: the sweep's values are relative)")}),
     },
     "--force": {
-        "export": Deviation("export loads no calibrator: --force replaces its output", {
-            "help": "replace existing output files (default: refused, nothing written; export loads no calibrator: "
-                    "--force replaces its output)"}),
+        "export": Deviation("here --force is about the output, not a calibrator", {
+            "help": "replace existing output files (default: refused, nothing written; here --force is about the "
+                    "output, not a calibrator)"}),
         "sensitivity": Deviation("sensitivity loads no calibrator: --force is about its folder", {
             "help": "with --out: write into a folder that holds files isoeat did not write, beside them (default: "
                     "refused; sensitivity loads no calibrator: --force is about its folder)"}),
