@@ -40,7 +40,7 @@ from ._version import __version__
 #: ``isoeat`` command, which imports it first — loads no numpy: a command that cannot load a library (a memory
 #: limit, a broken installation) ends in one line of its own (``cli.py``), never in an import traceback.
 _API = {
-    **dict.fromkeys(("Lookup", "StaticVectors", "load_model"), "isoeat.backends"),
+    **dict.fromkeys(("Lookup", "StaticVectors", "export_vectors", "load_model"), "isoeat.backends"),
     **dict.fromkeys(("ZCAWhitener", "calibrator_digest", "fit_calibrator", "fit_whitener", "load_calibrator",
                      "load_whitener", "make_calibrator", "save_calibrator", "save_whitener"), "isoeat.calibration"),
     **dict.fromkeys(("Comparison", "classify_change", "compare_calibration"), "isoeat.experiments"),
@@ -66,6 +66,7 @@ __all__ = [
     "load_model",
     "StaticVectors",
     "Lookup",
+    "export_vectors",
     # calibration
     "ZCAWhitener",
     "make_calibrator",

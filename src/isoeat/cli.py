@@ -111,7 +111,8 @@ which command answers which question:
   tables, figures and an HTML report of a results folder              report
   the paper's protocol on the models available here                   reproduce
   fit a calibrator once, apply it later with --calibrator FILE        whiten, whiten-distributed
-  the built-in tests; the embedding cache                             tests, cache
+  the built-in tests, a test file's template; the embedding cache     tests, cache
+  a model's vectors for words or its top rows, to .npy or GloVe text  export
 """
 
 #: ``--quiet``: set only when given (SUPPRESS), so the command's copy never overwrites the global one.

@@ -149,11 +149,12 @@ def table() -> dict[str, Option]:
 
     entries = [
         o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
-        o(("--test", "--tests"), "the association tests measured", dest="test", default=None,
-          metavar="IDS|FILES",
-          help="test ids (W1..W10) and/or YAML/JSON files, comma-separated (default: the ten built-in tests W1..W10)"),
-        o("--calibration", "the calibration compared with the raw space", choices=calibration_names(),
-          default="zca", help="calibration measured beside the raw space, as the paper recommends (default zca; "
+        o(("--test", "--tests"), "the association tests measured", dest="test", default=None, metavar="IDS|FILES",
+          help="test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
+               "(default: the ten built-in tests W1..W10; a test file's layout: isoeat tests --template)"),
+        o("--words", "words given one by one", required=True, help="comma-separated target words, e.g. nurse,engineer"),
+        o("--calibration", "the calibration compared with the raw space", choices=calibration_names(), default="zca",
+          help="calibration measured beside the raw space, as the paper recommends (default zca; "
                               "none: the raw space only)"),
         o("--seed", "the root seed of every random draw", type=nonneg_int("--seed"), default=0, metavar="S",
           help="random seed: every draw comes from a named stream of it, so --seed S replays a result (default 0)"),
@@ -190,8 +191,7 @@ def table() -> dict[str, Option]:
         o("--resample-attributes", "older spelling of --ci-estimand populations", action="store_true",
           help="older spelling of --ci-estimand populations"),
         o("--stop-early", "sequential Monte Carlo", action="store_true",
-          help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (the command's --alpha, else "
-               "0.05)"),
+          help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (the command's --alpha, else 0.05)"),
         o("--exact-memory", "the memory budget of exact counting", type=size_arg("--exact-memory"), default=None,
           metavar="SIZE", help="memory budget of exact counting, e.g. 512MiB (default 2GiB); over it, auto falls "
                                "back to Monte Carlo and says so, exact refuses"),
@@ -312,8 +312,9 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
     },
     "--test": {
         c: Deviation("required here: name the tests to measure", {"required": True, "help": (
-            "test ids (W1..W10) and/or YAML/JSON files, comma-separated "
-            f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure)")})
+            "test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
+            f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure; "
+            "a test file's layout: isoeat tests --template)")})
         for c in ("weat", "seat", "ceat")
     },
     "--calibration": {
@@ -385,19 +386,34 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
                 "sample (default: not used, --eps; sensitivity sweeps epsilon: the sweep's values are relative)")}),
     },
     "--force": {
+        "export": Deviation("here --force is about the output, not a calibrator", {
+            "help": "replace existing output files (default: refused, nothing written; here --force is about the "
+                    "output, not a calibrator)"}),
         "sensitivity": Deviation("sensitivity loads no calibrator: --force is about its folder", {
             "help": "with --out: write into a folder that holds files isoeat did not write, beside them (default: "
                     "refused; sensitivity loads no calibrator: --force is about its folder)"}),
     },
-    "--format": {
-        "cache": Deviation("the cache's listing has no CSV rows", {
-            "choices": ("table", "json"), "help": "output format (default table; the cache's listing has no CSV "
-                                                  "rows)"}),
+    "--words": {
+        "export": Deviation("or a file of words, one a line", {
+            "required": False, "default": None, "metavar": "WORDS|FILE",
+            "help": "the words whose vectors are written, comma-separated, or a file of words, one a line "
+                    "(default: none; give --words or --top)"}),
     },
     "--out": {
+        "export": Deviation("here a file: X.npy (and its vocabulary X.vocab) or X.txt (GloVe text)", {
+            "required": True, "metavar": "FILE", "help": "the file written (required; here a file: X.npy (and its "
+                                                        "vocabulary X.vocab) or X.txt (GloVe text))"}),
         "reproduce": Deviation("reproduce always writes its resumable folder", {
             "default": "isoeat-reproduce", "help": "experiment folder (default isoeat-reproduce, in the current "
                                                    "folder; reproduce always writes its resumable folder)"}),
+    },
+    "--format": {
+        "tests": Deviation("json and yaml are test files that --test reads back", {
+            "choices": ("table", "json", "yaml", "csv"), "help": "output format (default table; json and yaml are "
+                                                                 "test files that --test reads back)"}),
+        "cache": Deviation("the cache's listing has no CSV rows", {
+            "choices": ("table", "json"), "help": "output format (default table; the cache's listing has no CSV "
+                                                  "rows)"}),
     },
     "--reference-shards": {
         "whiten-distributed": Deviation("here the shards only share the work: the fit does not depend on K", {

@@ -40,12 +40,25 @@ _RAW_BESIDE = ("Prints the raw space beside the calibrated one (default zca, fit
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
-    p = sub.add_parser("tests", help="list the built-in tests with sizes and bias types",
+    p = sub.add_parser("tests", help="list the built-in tests (or a test file's), print them as a test file, or "
+                                     "print a test file's template",
                        description="The built-in association tests (W1..W10, Caliskan et al. 2017): id, bias type, "
                                    "the four word sets and their sizes. Any command's --test takes these ids or a "
-                                   "YAML/JSON file of your own.",
-                       epilog=examples("isoeat tests", "isoeat tests --format json"))
+                                   "YAML/JSON file of your own (FILE: all its tests; FILE:ID: one): --template "
+                                   "prints a commented example of one, --format yaml|json prints tests as one "
+                                   "(docs/test-files.md).",
+                       epilog=examples("isoeat tests",
+                                       "isoeat tests --template                  # '> my.yaml', edit, then: isoeat "
+                                       "weat --test my.yaml",
+                                       "isoeat tests --show W6,W7 --format yaml  # W6 and W7 as a test file",
+                                       "isoeat tests --show my.yaml              # check a file: its tests' sizes"))
     add(p, "--format")
+    p.add_argument("--show", metavar="IDS|FILES", default=None,
+                   help="the tests listed: ids and/or test files, comma-separated, as --test takes them (default: "
+                        "every registered test, the built-in W1..W10 first)")
+    p.add_argument("--template", action="store_true",
+                   help="print a commented YAML test file of two tests (every key) and nothing else: the layout "
+                        "--test FILE reads (default: off)")
 
     p = sub.add_parser("weat", help="one or a few WEATs on one model: raw beside calibrated, with the change class",
                        description="WEAT (Caliskan et al. 2017): effect size d and permutation p of the tests you "
@@ -53,7 +66,9 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                    + _RAW_BESIDE + " For the whole battery, a results folder and a report, use "
                                    "'isoeat run'.",
                        epilog=examples("isoeat weat --test W6                          # raw and ZCA-whitened",
-                                       "isoeat weat --test W6 --calibration none --ci  # the raw space, interval on d"))
+                                       "isoeat weat --test W6 --calibration none --ci  # the raw space, interval on d",
+                                       "isoeat weat --test my.yaml:math-arts-gender    # one test of your file (isoeat "
+                                       "tests --template)"))
     add(p, "--test")
     _association_options(p)
 
@@ -63,9 +78,10 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                    "attribute sets A and B of a test, with its permutation p. " + _RAW_BESIDE,
                        epilog=examples("isoeat scweat --words nurse,engineer --attributes W7",
                                        "isoeat scweat --words nurse,engineer --attributes W7 --calibration none"))
-    p.add_argument("--words", required=True, help="comma-separated target words, e.g. nurse,engineer")
+    add(p, "--words")
     p.add_argument("--attributes", required=True, metavar="TEST",
-                   help="test id or file whose attribute sets A and B are used (e.g. W6: career vs family)")
+                   help="the one test whose attribute sets A and B are used: an id (e.g. W6: career vs family), a "
+                        "test file of one test, or FILE:ID (required; a test file's layout: isoeat tests --template)")
     _association_options(p)
 
     p = sub.add_parser("whiten", help="fit a calibrator (default the ZCA whitener) on a model's reference sample, "
@@ -83,12 +99,20 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
 
 
 def _cmd_tests(args: argparse.Namespace) -> int:
-    from ..reporting.tables import _render, records_to_csv, to_json
-    from ..wordsets import list_tests
+    from ..reporting.tables import _render, records_to_csv
+    from ..wordsets import list_tests, resolve_tests
+    from ..wordsets._format import TEMPLATE, dump_tests
 
-    tests = list_tests()
-    if args.format == "json":
-        sys.stdout.write(to_json([t.to_dict() for t in tests]))
+    if args.template:
+        given = [o for o, v in (("--show", args.show is not None), ("--format", args.format != "table")) if v]
+        if given:
+            raise ConfigError(f"--template prints the commented YAML template and nothing else: drop "
+                              f"{' and '.join(given)} (--format yaml|json prints tests as a test file)")
+        sys.stdout.write(TEMPLATE)
+        return 0
+    tests = list_tests() if args.show is None else resolve_tests(args.show)
+    if args.format in ("json", "yaml"):
+        sys.stdout.write(dump_tests(tests, args.format))
         return 0
     recs: list[dict[str, Any]] = [
         {"id": t.id, "bias_type": t.bias_type, "X": t.X.name, "Y": t.Y.name, "A": t.A.name, "B": t.B.name,
@@ -159,7 +183,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     )
     from ..stats.results import with_suggestions
     from ..stats.weat import sc_weat
-    from ..wordsets import resolve_tests
+    from ..wordsets import as_test
     from ._spaces import change_lines, space_protocols, wants_calibrator
 
     unused = [f"--{k.replace('_', '-')}" for k in ("bootstrap", "resample_attributes", "ci_estimand")
@@ -168,7 +192,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         raise ConfigError(f"{', '.join(unused)}: SC-WEAT has no bootstrap interval and one estimand (given-word); "
                           "these options apply to 'isoeat weat' and 'isoeat run': drop them (--ci gives SC-WEAT's "
                           "noncentral-t interval)")
-    (test,) = resolve_tests(args.attributes)[:1]
+    test = as_test(args.attributes, argument="--attributes")  # one test: a file of several names one as FILE:ID
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if wants_calibrator(args) else None
     per_space = [sc_weat(model, args.words, test, calibration=c, ddof=args.ddof, alternative=args.alternative,

@@ -528,6 +528,7 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
 
 def _parse_tests(ck: _Checker, raw: Any, base: Path) -> tuple[tuple[Any, ...], tuple[str, ...]]:
     from ..wordsets import get_test, list_tests, load_tests_from_file
+    from ..wordsets._registry import TEST_FILE_SUFFIXES, pick_test, split_file_id
 
     if raw is None:
         tests = [t for t in list_tests() if t.source == "builtin"]
@@ -536,14 +537,19 @@ def _parse_tests(ck: _Checker, raw: Any, base: Path) -> tuple[tuple[Any, ...], t
     out: list[Any] = []
     for i, spec in enumerate(items):
         p = Path(spec).expanduser()
-        looks_like_file = p.suffix.lower() in {".json", ".jsonl", ".yaml", ".yml"} or "/" in spec or "\\" in spec
+        one, test_id = split_file_id(spec), None  # FILE:ID, one test of a file (unless a file has the whole name)
+        if one is not None and not (p if p.is_absolute() else base / p).exists():
+            spec, test_id = one
+            p = Path(spec).expanduser()
+        looks_like_file = p.suffix.lower() in TEST_FILE_SUFFIXES or "/" in spec or "\\" in spec
         try:
             if looks_like_file:
                 if not p.is_absolute():
                     p = base / p
                 if not p.exists():
                     raise ck.fail(f"tests[{i}]", f"no such test file {str(p)!r}")
-                out.extend(load_tests_from_file(p))
+                tests = load_tests_from_file(p)
+                out.extend(tests if test_id is None else pick_test(p, tests, test_id))
             else:
                 out.append(get_test(spec))
         except ConfigError as exc:

@@ -5,8 +5,12 @@ Two layouts are accepted:
 * isoeat's own: a mapping with ``id``, ``bias_type`` and the four sets ``X``,
   ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}`` or a bare list),
   optionally ``citation``, ``title``, ``provenance`` and ``pairs`` (defining
-  pairs of the word-pair metrics: ``[[she, he], [woman, man]]``); or
-  ``{"tests": [<such mappings>]}``.
+  pairs of the word-pair metrics: ``[[she, he], [woman, man]]``); several
+  tests are a list of such mappings, or ``{"tests": [<such mappings>]}``.
+  ``isoeat tests --template`` prints a commented example and
+  ``isoeat tests --format json|yaml`` writes this layout (:mod:`._format`);
+  a ``source`` key (written by earlier versions of ``isoeat tests --format
+  json``) is read and ignored: a test's source is the file it is read from.
 * the sent-bias format of May et al. (2019):
   ``{"targ1": {"category": ..., "examples": [...]}, "targ2": ..., "attr1": ...,
   "attr2": ...}`` (their files end in ``.jsonl`` but hold one JSON object).
@@ -31,7 +35,8 @@ __all__ = ["load_tests_from_file", "tests_from_mapping"]
 
 _SENT_BIAS_KEYS = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
 #: The keys each mapping of a test file may hold (anything else is refused with a did-you-mean).
-_ISOEAT_KEYS = frozenset({"id", "bias_type", "citation", "title", "provenance", "pairs", "X", "Y", "A", "B"})
+_ISOEAT_KEYS = frozenset({"id", "bias_type", "citation", "title", "provenance", "pairs", "source",
+                          "X", "Y", "A", "B"})
 _SENT_BIAS_TOP = frozenset({*_SENT_BIAS_KEYS, "bias_type"})
 _LIST_KEYS = frozenset({"tests"})
 _SET_KEYS = frozenset({"name", "words", "category", "examples"})
@@ -195,16 +200,12 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
         ]
     if isinstance(data, dict) and "tests" in data:
         _known_keys(where, data, _LIST_KEYS)
-        items = data["tests"]
-        if not isinstance(items, list) or not items:
-            raise DataFormatError(f"{where}: 'tests' must be a non-empty list")
-        out: list[AssociationTest] = []
-        for i, item in enumerate(items):
-            out.extend(tests_from_mapping(item, where=f"{where} (tests[{i}])", default_id=f"{default_id}-{i + 1}"))
-        return out
+        return _test_list(where, "tests", data["tests"], default_id)
+    if isinstance(data, list):
+        return _test_list(where, "", data, default_id)
     if not isinstance(data, dict):
         raise DataFormatError(
-            f"{where}: expected a mapping with keys X, Y, A, B (or targ1/targ2/attr1/attr2), "
+            f"{where}: expected a mapping with keys X, Y, A, B (or targ1/targ2/attr1/attr2) or a list of them, "
             f"got {type(data).__name__}"
         )
     missing = [k for k in ("X", "Y", "A", "B") if k not in data]
@@ -235,6 +236,31 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             **sets,
         )
     ]
+
+
+def _test_list(where: str, key: str, items: Any, default_id: str) -> list[AssociationTest]:
+    """The tests of a list (the whole document, ``key`` ``""``, or ``tests: [...]``, ``key`` ``"tests"``).
+
+    Each item must be a test mapping (a list's first item without an id is ``STEM-1``, ...); ids must differ, in
+    any case (the registry's rule: ``W1`` and ``w1`` name one test).
+    """
+    if not isinstance(items, list) or not items:
+        raise DataFormatError(f"{where}: " + (f"{key!r} must be a non-empty list of tests, got {safe_show(items)}"
+                                              if key else "the list of tests is empty"))
+    out: list[AssociationTest] = []
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        label = f"{where} ({key}[{i}])"
+        if not isinstance(item, dict) or "tests" in item:
+            got = "a nested 'tests' list" if isinstance(item, dict) else safe_show(item)
+            raise DataFormatError(f"{label}: expected a mapping with keys X, Y, A, B (one test), got {got}")
+        (test,) = tests_from_mapping(item, where=label, default_id=f"{default_id}-{i + 1}")
+        j = first.setdefault(test.id.casefold(), i)
+        if j != i:
+            raise DataFormatError(f"{label}: test id {test.id!r} is also the id of {key}[{j}] ({out[j].id!r}); "
+                                  "the ids of a file's tests must differ")
+        out.append(test)
+    return out
 
 
 def _pairs(where: str, value: Any, changed: list[str]) -> tuple[tuple[str, str], ...]:

@@ -12,12 +12,12 @@ from typing import Any
 
 from .._errors import ConfigError, InvalidValueError, UnknownNameError
 from .._registry import Registry
-from .._validate import show
+from .._validate import show, suggest
 from ._loaders import load_tests_from_file
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "as_test", "as_tests", "builtin_metadata",
-           "TESTS"]
+           "TESTS", "split_file_id", "pick_test"]
 
 #: The suffixes of a test file: a string ending in one is read as a file (:func:`as_test`, :func:`resolve_tests`).
 TEST_FILE_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml"})
@@ -105,6 +105,59 @@ def _is_file_spec(spec: Any) -> bool:
         return False
 
 
+def split_file_id(spec: Any) -> tuple[str, str] | None:
+    """``(FILE, ID)`` when ``spec`` is written ``FILE:ID`` with a test-file suffix before the colon, else ``None``.
+
+    Only the spelling is read (a config resolves FILE against its own folder); see :func:`_file_and_id`.
+
+    Examples
+    --------
+    >>> split_file_id("my_tests.yaml:career")
+    ('my_tests.yaml', 'career')
+    >>> split_file_id("W6") is None
+    True
+    """
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    path, test_id = spec.rsplit(":", 1)
+    return (path, test_id.strip()) if test_id.strip() and Path(path).suffix.lower() in TEST_FILE_SUFFIXES else None
+
+
+def _file_and_id(spec: Any) -> tuple[str, str] | None:
+    """``(FILE, ID)`` of a ``FILE:ID`` spec (one test of a test file), else ``None``.
+
+    A spec that is a file itself (``C:/tests/t.yaml``, or a file with a colon in its name) is no ``FILE:ID``; FILE
+    has a test-file suffix or exists.
+    """
+    if not isinstance(spec, str) or ":" not in spec or _is_file_spec(spec):
+        return None
+    path, test_id = spec.rsplit(":", 1)
+    return (path, test_id.strip()) if test_id.strip() and _is_file_spec(path) else None
+
+
+def pick_test(path: Any, tests: list[AssociationTest], test_id: str) -> list[AssociationTest]:
+    """The one test of ``tests`` (read from ``path``) whose id is ``test_id``, case-insensitively, as a list.
+
+    An id the file lacks is one line naming the file, its ids and the closest one.
+    """
+    chosen = [t for t in tests if t.id.casefold() == test_id.casefold()]
+    if chosen:
+        return chosen
+    ids = [t.id for t in tests]
+    shown = ", ".join(ids[:10]) + (f", ... ({len(ids)} in all)" if len(ids) > 10 else "")
+    raise UnknownNameError(f"{path}: no test with id {show(test_id)} in this file (it holds {shown})"
+                           f"{suggest(test_id, ids, fold_case=True, quote=False)}")
+
+
+def _file_tests(spec: Any) -> list[AssociationTest]:
+    """The tests a file spec names: every test of ``FILE``, or the one test ``ID`` of ``FILE:ID``."""
+    split = _file_and_id(spec)
+    if split is None:
+        return load_tests_from_file(os.fspath(spec))
+    path, test_id = split
+    return pick_test(path, load_tests_from_file(path), test_id)
+
+
 def as_test(test: Any, *, argument: str = "test") -> AssociationTest:
     """The one test an argument names: an :class:`AssociationTest`, a registered id, or a test file's path.
 
@@ -128,12 +181,13 @@ YAML/JSON test file, got 123 (int)
     if (isinstance(test, str) and TESTS.resolve(test) is not None
             and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES):
         return get_test(test)  # a registered id wins over a folder or file of that name in the working directory
-    if isinstance(test, (str, os.PathLike)) and _is_file_spec(test):
-        tests = load_tests_from_file(os.fspath(test))
+    if isinstance(test, (str, os.PathLike)) and (_is_file_spec(test) or _file_and_id(test)):
+        tests = _file_tests(test)
         if len(tests) != 1:
             raise ConfigError(f"{argument}: {test} holds {len(tests)} tests ({', '.join(t.id for t in tests[:5])}"
-                              f"{', ...' if len(tests) > 5 else ''}); give one, or pass the file as tests= to a "
-                              "function that takes several (isoeat.compare_calibration, isoeat.metrics)")
+                              f"{', ...' if len(tests) > 5 else ''}); name one as FILE:ID ('{test}:{tests[0].id}'), "
+                              "or pass the file as tests= to a function that takes several "
+                              "(isoeat.compare_calibration, isoeat.metrics)")
         return tests[0]
     if isinstance(test, str):
         return get_test(test)
@@ -159,8 +213,8 @@ def as_tests(tests: Any, *, argument: str = "tests") -> list[AssociationTest]:
         raise InvalidValueError(argument, f"None, or a list of tests, each {TEST_FORMS}", show(tests))
     out: list[AssociationTest] = []
     for i, t in enumerate(tests):
-        if isinstance(t, (str, os.PathLike)) and _is_file_spec(t):
-            out.extend(load_tests_from_file(os.fspath(t)))
+        if isinstance(t, (str, os.PathLike)) and (_is_file_spec(t) or _file_and_id(t)):
+            out.extend(_file_tests(t))
         else:
             out.append(as_test(t, argument=f"{argument}[{i}]"))
     if not out:
@@ -188,7 +242,8 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
     """Turn ``"W1,W2"``, a list of ids, or file paths into tests.
 
     An item that names an existing file (or ends in .json/.jsonl/.yaml/.yml)
-    is read as a file; anything else is looked up as an id. ``None`` gives all
+    is read as a file (all its tests); ``FILE:ID`` is the one test ``ID`` of
+    the file; anything else is looked up as an id. ``None`` gives all
     built-in tests.
     """
     if specs is None:
@@ -197,8 +252,8 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
         specs = [s for s in (part.strip() for part in specs.split(",")) if s]
     out: list[AssociationTest] = []
     for spec in specs:
-        if _is_file_spec(spec):
-            out.extend(load_tests_from_file(Path(spec)))
+        if _is_file_spec(spec) or _file_and_id(spec):
+            out.extend(_file_tests(spec))
         else:
             out.append(get_test(spec))
     if not out:
