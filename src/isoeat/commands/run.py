@@ -491,6 +491,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.layers is not None:
             _check_layer_options(args)
         model = load_model_from_args(args)
+        from ..diagnostics.frames import check_frame_for
+
+        check_frame_for(model, args.frame)  # the isotropy check's frame, before anything is encoded
     if not args.config and args.layers is not None:
         sweep = _layer_sweep(args, model)
         config = quick_config(args, model, None, sweep.layers)

@@ -616,6 +616,9 @@ def compare_anisotropy(
     >>> raw, zca = compare_anisotropy(m, isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
     """
     require_encoder(model, "compare_anisotropy", needs=("reference_vectors",))
+    from .frames import check_frame_for
+
+    check_frame_for(model, frame)  # a frame the model has not: refused before a calibrator is fitted
     cal = resolve_calibration(calibration, model, force=force, n_reference=n_reference,
                               reference_kwargs=reference_kwargs)[0]
     return _anisotropy_results(model, cal, n_samples=n_samples, top_k=top_k, rng=rng, reference_size=n_reference,
