@@ -53,7 +53,8 @@ from .._validate import check_int, check_real
 __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
     "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d",
-    "fit_reference", "memory_needed", "se_precision", "finite_population_factor", "DEFAULT_REPLICATES",
+    "fit_reference", "memory_needed", "se_precision", "chunked_shards", "reference_chunks",
+    "finite_population_factor", "DEFAULT_REPLICATES",
     "MAX_REPLICATES", "MIN_REDRAW_SHARDS",
     "check_replicates", "redraw_weights", "redraw_statistics", "redraw_d", "redraw_metadata",
 ]
@@ -121,10 +122,58 @@ def check_auto_max(max_size: Any, name: str = "reference maximum size") -> int:
     return int(max_size)
 
 
+def chunked_shards(total: int, chunk: int, shards: int) -> int:
+    """The shards :func:`_shard_stream` cuts a contextual reference of ``total`` sentences into, encoded in
+    chunks of ``chunk`` sentences, when ``shards`` are asked for.
+
+    A shard ends at the end of the chunk that reaches the next multiple of ceil(total / shards) sentences (one
+    shard per chunk at most), and the chunks after the last such end make one more shard.
+
+    >>> chunked_shards(300, 1024, 200), chunked_shards(4096, 1024, 4), chunked_shards(3000, 1024, 4)
+    (1, 4, 3)
+    """
+    size = max(1, -(-total // shards))
+    ends = np.minimum(np.arange(1, -(-total // chunk) + 1, dtype=np.int64) * chunk, total)
+    crossed = np.diff(ends // size, prepend=0) > 0
+    if not crossed.size:
+        return 0
+    return int(crossed.sum()) + int(not crossed[-1])
+
+
+def reference_chunks(model: Any, n: int, reference_kwargs: dict | None = None) -> tuple[int, int] | None:
+    """``(sentences, chunk size)`` of a contextual model's reference of ``n`` sentences (read from the corpus,
+    nothing encoded), or None for a reference not encoded in chunks (static vectors)."""
+    if not isinstance(model, ChunkedReference) or getattr(model, "chunk_size", None) is None:
+        return None
+    meta = model.reference_metadata(int(n), **dict(reference_kwargs or {}))
+    return int(meta["n_sentences"]), int(model.chunk_size)
+
+
+def _check_chunks(shards: int, chunks: tuple[int, int], name: str, size_name: str, size: Any) -> None:
+    """``shards`` a contextual reference of ``chunks`` = (sentences, chunk size) gives exactly, else one line."""
+    total, chunk = chunks
+    if chunked_shards(total, chunk, shards) == shards:
+        return
+    top = 1  # the largest L such that every count from 2 to L is given exactly
+    while top < MAX_SHARDS and chunked_shards(total, chunk, top + 1) == top + 1:
+        top += 1
+    given = f" with {size_name} {size}" if size is not None else ""
+    fits = (f"at most {top} shards (every count from 2 to {top}), not {shards}" if top >= 2 else
+            f"at most 1 shard, not {shards} (a reference-SE needs at least 2)")
+    other = f"use {name} {top} or fewer, or" if top >= 2 else "use"
+    corpus = ", from a corpus that has as many sentences" if size is not None and total < int(size) else ""
+    raise ConfigError(f"{name} {shards}{given}: a contextual reference is cut into shards at the ends of its encoding "
+                      f"chunks ({chunk:,} sentences each), so its {total:,} sentences give {fits}; {other} "
+                      f"{size_name} {shards * chunk} ({shards} chunks{corpus})")
+
+
 def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name: str = "reference shards",
-                 max_seconds: float = DEFAULT_REFIT_SECONDS) -> int:
+                 max_seconds: float = DEFAULT_REFIT_SECONDS, chunks: tuple[int, int] | None = None,
+                 size_name: str = "reference size", size: Any = None) -> int:
     """``shards`` checked before anything is encoded: 2 to :data:`MAX_SHARDS`, at least 2 of the ``rows``
-    reference rows each, and refits estimated (:func:`refit_seconds`) within ``max_seconds``.
+    reference rows each, exactly ``shards`` of a contextual reference of ``chunks`` = ``(sentences, chunk size)``
+    (:func:`reference_chunks`, :func:`chunked_shards`; ``size``: the size asked for, named as ``size_name``), and
+    refits estimated (:func:`refit_seconds`) within ``max_seconds``.
 
     Raises
     ------
@@ -137,6 +186,8 @@ def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name:
     if rows is not None and shards > rows // 2:
         raise ConfigError(f"{name} {shards}: the {rows} reference rows give shards of fewer than 2 rows; use at "
                           f"most {rows // 2} shards, or a larger reference")
+    if chunks is not None:
+        _check_chunks(shards, chunks, name, size_name, size)
     if dim is not None:
         need = refit_seconds(int(dim), shards)
         if need > max_seconds:
@@ -461,8 +512,10 @@ def fit_reference(
     tolerance = check_real("reference tolerance", tolerance, lo=0.0, lo_open=True)
     dim = getattr(model, "dim", None)
     static = not hasattr(model, "reference_batches")
+    check_shards(shards, None, name="reference shards")  # a bad value, before the corpus is read
+    chunks = None if auto or static else reference_chunks(model, int(size), reference_kwargs)
     shards = check_shards(shards, None if auto else dim, rows=int(size) if static and not auto else None,
-                          name="reference shards", max_seconds=max_seconds)
+                          name="reference shards", max_seconds=max_seconds, chunks=chunks, size=size)
     if auto and classify is None:
         raise ConfigError("reference size 'auto' needs classify= (isoeat.experiments.compare.classify_change)")
     cal = make_calibrator(calibration, **(params or {}))
