@@ -345,9 +345,12 @@ def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:
     from .calibration import fit_calibrator, load_calibrator
 
     if args.whitener:
+        from .calibration import check_compatible
+
         cal = load_calibrator(args.whitener)
         check_whitener_options(args, cal)
-        return cal
+        check_compatible(cal, model, force=bool(getattr(args, "force", False)))  # another model or layer: said
+        return cal  # before any word is encoded
     kwargs = {"text": args.reference_text} if args.reference_text else {}
     client = getattr(args, "_client", None)
     if client is not None:
@@ -429,10 +432,12 @@ def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
     import re
 
     options: dict[str, str] = {}
+    switches: set[str] = set()  # options that take no value: ``force=True`` is ``--force``
     if parser is not None:
         options = option_names(parser)
         flags = set(options.values())
         options.update({k: v for k, v in PARAMETER_OPTIONS.items() if v in flags})
+        switches = {f for a in parser._actions if isinstance(a, argparse._StoreTrueAction) for f in a.option_strings}
     for pattern, repl in _PHRASES:
         text = re.sub(pattern, repl, text)
     if options:
@@ -440,7 +445,8 @@ def cli_message(text: str, parser: argparse.ArgumentParser | None) -> str:
         text = re.sub(rf"(?<![\w-])({names})='([^']+)' or '([^']+)'",
                       lambda m: f"{options[m.group(1)]} {m.group(2)} or {m.group(3)}", text)
         text = re.sub(rf"(?<![\w-])(?<!--calibration-param )({names})=(['\"]?)([^'\",;)\s]+)\2",
-                      lambda m: f"{options[m.group(1)]} {m.group(3)}", text)
+                      lambda m: options[m.group(1)] if options[m.group(1)] in switches and m.group(3) == "True"
+                      else f"{options[m.group(1)]} {m.group(3)}", text)
         text = re.sub(r"(--([\w-]+) [^\s()]+) \(--\2(?: [^\s()]+)?\)", r"\1", text)  # said twice: once
         text = re.sub(rf"(?<![\w-])({names})(?= (?:must|is|expects)\b)", lambda m: options[m.group(1)], text)
     return _big_numbers(text)

@@ -146,7 +146,6 @@ def test_contextual_bad_input_is_refused_up_front(tmp_path, capsys, monkeypatch,
 def test_allow_pickle_loads_the_pickled_checkpoint_with_the_same_vectors(tmp_path):
     import isoeat
     from isoeat.corpora import Corpus
-
     from test_transformer import CORPUS as SENTS
     from test_transformer import build_tiny
 
@@ -217,3 +216,43 @@ def test_dropped_for_lack_of_context_is_said_so_under_the_table(tmp_path, capsys
     (line,) = [ln for ln in out.splitlines() if "(dropped)" in ln]
     assert line.startswith(f"W6: no context in corpus {tmp_path / 'c.txt'} (dropped): ") and "X:Mike" in line, line
     assert "vocabulary" not in line
+
+
+# --- 26: the layers named from the calibrator's record (and from the description of a file saved before it) -
+class _Layered:
+    name, dim = "hf:m", 4
+
+    def __init__(self, layer, fingerprint):
+        self.layer, self.fingerprint = layer, fingerprint
+
+    def layer_sweep(self, layers, *, name="layers"):  # pragma: no cover - a LayeredModel by its methods
+        raise NotImplementedError
+
+
+def _cal(meta):
+    from isoeat.calibration import ZCAWhitener
+
+    cal = ZCAWhitener().fit(np.random.default_rng(0).normal(size=(20, 4)))
+    cal.metadata_ = {"model": "hf:m", "model_fingerprint": "f-l3", **meta}
+    return cal
+
+
+LAYER_CASES = [
+    ("layer recorded", {"layer": 3}, 5, "fitted on layer 3 of hf:m, and the model here is layer 5 of hf:m"),
+    ("layer in an older file's description", {"reference": "unit=word: ...; layer 3 of hf:m (asked for 9)"}, 0,
+     "fitted on layer 3 of hf:m, and the model here is layer 0 of hf:m"),
+    ("same layer, other weights", {"layer": 3}, 3, "was fitted on model 'hf:m' (fingerprint f-l3), not on 'hf:m'"),
+    ("no layer recorded", {}, 3, "was fitted on model 'hf:m' (fingerprint f-l3), not on 'hf:m'"),
+]
+
+
+@pytest.mark.parametrize("name, meta, layer, expected", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
+def test_calibrator_of_another_layer_names_both(name, meta, layer, expected):
+    from isoeat import FingerprintMismatchError
+    from isoeat.calibration import check_compatible
+
+    with pytest.raises(FingerprintMismatchError) as info:
+        check_compatible(_cal(meta), _Layered(layer, "f-other"))
+    assert expected in str(info.value) and "force=True" in str(info.value)
+    check_compatible(_cal(meta), _Layered(layer, "f-other"), force=True)  # the way out it names
+    check_compatible(_cal(meta), _Layered(layer, "f-l3"))  # the model it was fitted on
