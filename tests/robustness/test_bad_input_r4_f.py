@@ -61,6 +61,11 @@ CLI_CASES = [
     ("hf pickled checkpoint", {"c.txt": CORPUS, "m": "PICKLED"},
      ["weat", "--model", "hf:{d}/m", "--corpus", "{d}/c.txt", "--test", "W6", "--calibration", "none"],
      ["pytorch_model.bin", "pickle", "--allow-pickle", "safetensors"], ["weights_only", "\x1b", "Weights only"]),
+    ("hf pickle of objects, opted in", {"c.txt": CORPUS, "m": "PICKLED_OBJECTS"},
+     ["weat", "--model", "hf:{d}/m", "--corpus", "{d}/c.txt", "--test", "W6", "--calibration", "none",
+      "--allow-pickle"],
+     ["pickle holds Python objects other than tensors (argparse.Namespace)", "safetensors"],
+     ["weights_only", "\x1b", "Weights only", "add_safe_globals"]),
     ("st pickled checkpoint", {"m": "PICKLED"},
      ["seat", "--model", "st:{d}/m", "--test", "W6", "--calibration", "none"],
      ["pytorch_model.bin", "pickle", "--allow-pickle"], ["weights_only", "\x1b", "Weights only"]),
@@ -79,16 +84,24 @@ def _snapshot(d):
     return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in d.rglob("*")}
 
 
-def _pickle_folder(folder, seed=0):
-    """A tiny BERT whose weights are a torch pickle (pytorch_model.bin), no safetensors."""
+def _pickle_folder(folder, source=None, objects=False):
+    """A tiny BERT (``source``'s copy, else a new one) whose weights are a torch pickle (pytorch_model.bin),
+    no safetensors; ``objects``: the pickle also holds a Python object (what torch's safe loader refuses)."""
+    import argparse
+    import shutil
+
     import torch
     from safetensors.torch import load_file
 
     from test_transformer import build_tiny
 
-    build_tiny(folder, "bert-cased", seed=seed)
+    if source is None:
+        build_tiny(folder, "bert-cased")
+    else:
+        shutil.copytree(source, folder)
     st = folder / "model.safetensors"
-    torch.save(load_file(str(st)), folder / "pytorch_model.bin")
+    extra = {"args": argparse.Namespace(lr=1e-3)} if objects else {}
+    torch.save({**load_file(str(st)), **extra}, folder / "pytorch_model.bin")
     st.unlink()
     return folder
 
@@ -111,8 +124,8 @@ def _materialise(d, files, request):
         p.parent.mkdir(parents=True, exist_ok=True)
         if content == "LAYER3":
             shutil.copy(request.getfixturevalue("layer3"), p)
-        elif content == "PICKLED":
-            _pickle_folder(p)
+        elif content in ("PICKLED", "PICKLED_OBJECTS"):
+            _pickle_folder(p, objects=content == "PICKLED_OBJECTS")
         else:
             p.write_text(content)
 
@@ -150,7 +163,7 @@ def test_allow_pickle_loads_the_pickled_checkpoint_with_the_same_vectors(tmp_pat
     from test_transformer import build_tiny
 
     safe = build_tiny(tmp_path / "safe", "bert-cased", seed=3)
-    pickled = _pickle_folder(tmp_path / "pickled", seed=3)
+    pickled = _pickle_folder(tmp_path / "pickled", source=safe)  # the same tokenizer and weights, as a pickle
     corpus = Corpus.from_sentences(SENTS, name="hand-made")
     words = ["quokka", "doctor", "garden", "violin"]
     with pytest.raises(isoeat.ConfigError, match="pickle"):

@@ -383,7 +383,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             return
         device = select_device(self._device_arg)
         check_dtype_device(self.dtype, device)  # refused before anything loads
-        tok, model, torch = load_tokenizer_and_model(self.folder)
+        tok, model, torch = load_tokenizer_and_model(self.folder, allow_pickle=self.allow_pickle)
         backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
         if backend is None:
             raise DataFormatError(
