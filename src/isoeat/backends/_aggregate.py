@@ -17,7 +17,7 @@ sentence contributes the mean over its occurrences,
 (occurrences cut off by truncation are left out).
 
 A word with no context follows the ``missing`` policy (encoded once in the
-fallback template, or reported as out of vocabulary). Results are cached per
+fallback template, or reported as missing: no context in the corpus). Results are cached per
 word and per looked-up set of words.
 
 :class:`_WordAggregation` is a mixin for
