@@ -269,3 +269,25 @@ def test_calibrator_of_another_layer_names_both(name, meta, layer, expected):
     assert expected in str(info.value) and "force=True" in str(info.value)
     check_compatible(_cal(meta), _Layered(layer, "f-other"), force=True)  # the way out it names
     check_compatible(_cal(meta), _Layered(layer, "f-l3"))  # the model it was fitted on
+
+
+# --- 25: a grid's contextual models by every name (the one rule of backends.is_contextual_spec), not loaded ---
+GRID_FRAME_CASES = [
+    ("grid frame on mpnet", "mpnet", "vocabulary-all", "the contextual model mpnet"),
+    ("grid frame on hf:", "hf:some/model", "corpus-tokens:t.txt", "the contextual model hf:some/model"),
+    ("grid frame on st:minilm", "st:minilm", "vocabulary-top:10", "the contextual model st:minilm"),
+]
+
+
+@pytest.mark.parametrize("name, spec, frame, expected", GRID_FRAME_CASES, ids=[c[0] for c in GRID_FRAME_CASES])
+def test_static_frame_in_a_grid_is_refused_when_the_config_is_read(name, spec, frame, expected):
+    from isoeat import ConfigError
+    from isoeat.experiments.config import parse_config
+
+    with pytest.raises(ConfigError, match="anisotropy.frame") as info:
+        parse_config({"models": [spec], "tests": ["W6"], "anisotropy": {"frame": frame}})
+    assert expected in str(info.value)
+    for ok in ("reference", "paper"):  # the frames a contextual model has
+        parse_config({"models": [spec], "tests": ["W6"], "anisotropy": {"frame": ok}})
+    parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "anisotropy": {"frame": frame}})  # static: fine
+    parse_config({"models": [{"spec": spec, "layer": 1}], "tests": ["W6"]})  # a layer: a contextual model's option
