@@ -49,6 +49,7 @@ import numpy as np
 from .._errors import ConfigError, IsoeatError
 from .._types import ChunkedReference, streams_reference
 from .._validate import check_int, check_real
+from ._shards import check_chunks, chunked_shards, reference_chunks  # noqa: F401 - re-exported
 
 __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
@@ -122,51 +123,6 @@ def check_auto_max(max_size: Any, name: str = "reference maximum size") -> int:
     return int(max_size)
 
 
-def chunked_shards(total: int, chunk: int, shards: int) -> int:
-    """The shards :func:`_shard_stream` cuts a contextual reference of ``total`` sentences into, encoded in
-    chunks of ``chunk`` sentences, when ``shards`` are asked for.
-
-    A shard ends at the end of the chunk that reaches the next multiple of ceil(total / shards) sentences (one
-    shard per chunk at most), and the chunks after the last such end make one more shard.
-
-    >>> chunked_shards(300, 1024, 200), chunked_shards(4096, 1024, 4), chunked_shards(3000, 1024, 4)
-    (1, 4, 3)
-    """
-    size = max(1, -(-total // shards))
-    ends = np.minimum(np.arange(1, -(-total // chunk) + 1, dtype=np.int64) * chunk, total)
-    crossed = np.diff(ends // size, prepend=0) > 0
-    if not crossed.size:
-        return 0
-    return int(crossed.sum()) + int(not crossed[-1])
-
-
-def reference_chunks(model: Any, n: int, reference_kwargs: dict | None = None) -> tuple[int, int] | None:
-    """``(sentences, chunk size)`` of a contextual model's reference of ``n`` sentences (read from the corpus,
-    nothing encoded), or None for a reference not encoded in chunks (static vectors)."""
-    if not isinstance(model, ChunkedReference) or getattr(model, "chunk_size", None) is None:
-        return None
-    meta = model.reference_metadata(int(n), **dict(reference_kwargs or {}))
-    return int(meta["n_sentences"]), int(model.chunk_size)
-
-
-def _check_chunks(shards: int, chunks: tuple[int, int], name: str, size_name: str, size: Any) -> None:
-    """``shards`` a contextual reference of ``chunks`` = (sentences, chunk size) gives exactly, else one line."""
-    total, chunk = chunks
-    if chunked_shards(total, chunk, shards) == shards:
-        return
-    top = 1  # the largest L such that every count from 2 to L is given exactly
-    while top < MAX_SHARDS and chunked_shards(total, chunk, top + 1) == top + 1:
-        top += 1
-    given = f" with {size_name} {size}" if size is not None else ""
-    fits = (f"at most {top} shards (every count from 2 to {top}), not {shards}" if top >= 2 else
-            f"at most 1 shard, not {shards} (a reference-SE needs at least 2)")
-    other = f"use {name} {top} or fewer, or" if top >= 2 else "use"
-    corpus = ", from a corpus that has as many sentences" if size is not None and total < int(size) else ""
-    raise ConfigError(f"{name} {shards}{given}: a contextual reference is cut into shards at the ends of its encoding "
-                      f"chunks ({chunk:,} sentences each), so its {total:,} sentences give {fits}; {other} "
-                      f"{size_name} {shards * chunk} ({shards} chunks{corpus})")
-
-
 def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name: str = "reference shards",
                  max_seconds: float = DEFAULT_REFIT_SECONDS, chunks: tuple[int, int] | None = None,
                  size_name: str = "reference size", size: Any = None) -> int:
@@ -187,7 +143,7 @@ def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name:
         raise ConfigError(f"{name} {shards}: the {rows} reference rows give shards of fewer than 2 rows; use at "
                           f"most {rows // 2} shards, or a larger reference")
     if chunks is not None:
-        _check_chunks(shards, chunks, name, size_name, size)
+        check_chunks(shards, chunks, name, size_name, size, MAX_SHARDS)
     if dim is not None:
         need = refit_seconds(int(dim), shards)
         if need > max_seconds:
