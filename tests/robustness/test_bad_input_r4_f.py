@@ -77,6 +77,10 @@ CLI_CASES = [
     ("dropped for lack of context", {"c.txt": CORPUS},
      ["weat", *_MINI, "--test", "W6", "--missing", "drop", "--calibration", "none", "--no-cache"],
      ["7 of 8 words have no context in corpus", "c.txt", "--missing drop"], ["vocabulary"]),
+    ("one word left with a context", {"c.txt": CORPUS},
+     ["weat", *_MINI, "--test", "W6", "--missing", "drop", "--calibration", "none", "--no-cache", "--min-coverage",
+      "0.1"],
+     ["only 1 of its 8 words with a context in corpus", "c.txt", "(no context: Paul, Mike"], ["vocabulary"]),
 ]
 
 
