@@ -57,6 +57,9 @@ CLI_CASES = [
     ("calibrator of another layer", {"c.txt": CORPUS, "l3.npz": "LAYER3"},
      ["weat", *_MINI, "--test", "W6", "--calibrator", "{d}/l3.npz"],
      ["l3.npz", "layer 3 of minilm", "layer 6", "--layer 3", "--force"], ["True"]),
+    ("CEAT calibrator of another layer", {"c.txt": CORPUS, "l3.npz": "LAYER3"},
+     ["ceat", *_MINI, "--test", "W6", "--calibrator", "{d}/l3.npz"],
+     ["l3.npz", "layer 3 of minilm", "layer 6", "--layer 3"], ["True"]),
     # 27: pickled checkpoints: isoeat's line, not torch's
     ("hf pickled checkpoint", {"c.txt": CORPUS, "m": "PICKLED"},
      ["weat", "--model", "hf:{d}/m", "--corpus", "{d}/c.txt", "--test", "W6", "--calibration", "none"],

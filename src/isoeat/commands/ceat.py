@@ -80,8 +80,11 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
     from ..cliargs import calibration_params, check_whitener_options
 
     if args.whitener:
+        from ..calibration import check_compatible
+
         cal = load_calibrator(args.whitener)
         check_whitener_options(args, cal)
+        check_compatible(cal, model, force=bool(getattr(args, "force", False)))  # another layer: before encoding
         return cal
     if args.calibration == "none":
         return None

@@ -81,7 +81,11 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
     from ..cliargs import calibration_params
 
     if args.whitener:
-        return load_calibrator(args.whitener)
+        from ..calibration import check_compatible
+
+        cal = load_calibrator(args.whitener)
+        check_compatible(cal, model, force=bool(getattr(args, "force", False)))  # another model: before encoding
+        return cal
     if args.calibration == "none":
         return None
     kwargs: dict[str, Any] = {"unit": "sentence"}
