@@ -14,7 +14,8 @@ only for what these Protocols declare, never for a private attribute:
 * :class:`ContextEncoder`: ``context_vectors(words)`` — CEAT;
 * :class:`CorpusModel`: ``corpus``, ``loaded_corpus`` — the corpus an encoder reads (provenance, cell reuse);
 * :class:`VocabularyModel`: ``vectors``, ``words``, ``row(word)`` — static vectors (anisotropy frames);
-* :class:`LayeredModel`: ``layer_sweep(layers)`` — ``--layers``.
+* :class:`LayeredModel`: ``layer_sweep(layers)`` — ``--layers``; its ``layer`` read with :func:`layer_of`
+  (recorded by a calibrator, checked against the model it is applied to).
 
 These Protocols sit in a neutral module so that :mod:`isoeat.stats` can name
 them in its signatures without importing :mod:`isoeat.backends` or
@@ -42,7 +43,7 @@ import numpy as np
 
 __all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference",
            "StatisticsReference", "ChunkedReference", "ContextEncoder", "CorpusModel", "VocabularyModel",
-           "LayeredModel", "fingerprint_of", "kind_of", "streams_reference"]
+           "LayeredModel", "fingerprint_of", "layer_of", "kind_of", "streams_reference"]
 
 
 class WordLookup(Protocol):
@@ -179,6 +180,14 @@ def fingerprint_of(model: Any) -> str | None:
     """The model's content fingerprint (None for an object that has none, e.g. a user's own wrapper)."""
     fp = getattr(model, "fingerprint", None)
     return None if fp is None else str(fp)
+
+
+def layer_of(model: Any) -> int | None:
+    """The hidden layer a layered encoder's vectors come from (``hf:`` models: ``layer``), else None."""
+    if not isinstance(model, LayeredModel):
+        return None
+    layer = getattr(model, "layer", None)
+    return int(layer) if isinstance(layer, (int, np.integer)) and not isinstance(layer, bool) else None
 
 
 def kind_of(model: Any) -> str:

@@ -360,9 +360,12 @@ def calibrator_from_args(args: argparse.Namespace, model: Any) -> Any:
     from .calibration import fit_calibrator, load_calibrator
 
     if args.whitener:
+        from .calibration import check_compatible
+
         cal = load_calibrator(args.whitener)
         check_whitener_options(args, cal)
-        return cal
+        check_compatible(cal, model, force=bool(getattr(args, "force", False)))  # another model or layer: said
+        return cal  # before any word is encoded
     kwargs = {"text": args.reference_text} if args.reference_text else {}
     client = getattr(args, "_client", None)
     if client is not None:

@@ -229,9 +229,9 @@ def table() -> dict[str, Option]:
         # models
         o("--duplicates", "a word listed twice in a vector file", choices=("error", "first", "last"), default=None,
           help="a word listed twice in a vector file: an error (default), or keep its first or last vector"),
-        o("--allow-pickle", "load gensim pickles", action="store_true",
-          help="allow gensim:PATH.kv files, which are Python pickles: loading one runs code from the file; only for "
-               "files you trust"),
+        o("--allow-pickle", "load pickled vectors or weights", action="store_true",
+          help="allow gensim:PATH.kv files and hf:/st: model folders whose weights are pytorch_model.bin, which are "
+               "Python pickles: loading one runs code from the file; only for files you trust (default: refused)"),
         o("--corpus", "the contexts' and reference sample's corpus", metavar="SPEC",
           help=f"context and reference corpus of contextual models and sentence encoders: {_CORPORA}"),
         o("--layer", "the hidden layer", type=int, metavar="L",

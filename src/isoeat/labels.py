@@ -33,7 +33,8 @@ __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "check_alpha", "is_significant", "classify_change", "opposite_signs",
     "change_flags", "compare_records", "COHEN_BOUNDS", "MAGNITUDES", "MAGNITUDE_RULE", "cohen_magnitude",
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
-    "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL", "protocol_departures",
+    "dropped_label", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL",
+    "protocol_departures",
     "protocol_text", "reference_used", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p",
     "replicate_agreement",
     "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
@@ -123,6 +124,20 @@ def too_many_fallbacks(n_fallback: int, n_total: int) -> bool:
     from fractions import Fraction
 
     return n_total > 0 and Fraction(n_fallback, n_total) > Fraction(str(FALLBACK_WARN_SHARE))  # exact at the bound
+
+
+def dropped_label(corpus: str = "") -> str:
+    """What the words a test dropped are called: out of a static model's vocabulary, or, for a contextual model
+    (its ``corpus`` named; ``--missing drop``), without a context in that corpus.
+
+    Examples
+    --------
+    >>> dropped_label()
+    'not in vocabulary (dropped)'
+    >>> dropped_label("wikitext-2")
+    'no context in corpus wikitext-2 (dropped)'
+    """
+    return f"no context in corpus {corpus} (dropped)" if corpus else "not in vocabulary (dropped)"
 
 
 def is_significant(p: float, alpha: float) -> bool:

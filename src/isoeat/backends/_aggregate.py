@@ -17,7 +17,7 @@ sentence contributes the mean over its occurrences,
 (occurrences cut off by truncation are left out).
 
 A word with no context follows the ``missing`` policy (encoded once in the
-fallback template, or reported as out of vocabulary). Results are cached per
+fallback template, or reported as missing: no context in the corpus). Results are cached per
 word and per looked-up set of words.
 
 :class:`_WordAggregation` is a mixin for
@@ -73,16 +73,20 @@ class ContextualLookup(Lookup):
         Sentences averaged for each found word (1 for fallbacks), in ``found`` order.
     truncated : int
         Contexts longer than the model's maximum, truncated around the word.
+    corpus : str
+        The corpus the contexts come from, by name: ``missing`` holds the words that have no context in it
+        (``missing="drop"``), not words out of a vocabulary.
     """
 
     fallback: tuple[str, ...] = ()
     n_contexts: tuple[int, ...] = ()
     truncated: int = 0
+    corpus: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         d = super().to_dict()
         d.update(fallback=list(self.fallback), n_contexts=dict(zip(self.found, self.n_contexts)),
-                 truncated=self.truncated)
+                 truncated=self.truncated, corpus=self.corpus)
         return d
 
 
@@ -129,6 +133,8 @@ class _WordAggregation:
         def model_key(self) -> str: ...
         @property
         def corpus(self) -> Any: ...
+        @property
+        def corpus_name(self) -> str: ...
         @property
         def max_length_key(self) -> int | str: ...
         @property
@@ -440,5 +446,5 @@ class _WordAggregation:
             )
         return ContextualLookup(
             words, mat, tuple(found), tuple(missing), tuple(folded),
-            fallback=tuple(fallback), n_contexts=tuple(n_ctx), truncated=truncated,
+            fallback=tuple(fallback), n_contexts=tuple(n_ctx), truncated=truncated, corpus=self.corpus_name,
         )

@@ -202,6 +202,10 @@ class _ContextualBase:
     name: str
     seed: int
     chunk_size: int
+    #: load weights saved as a pickle (``pytorch_model.bin``, read by torch's restricted unpickler):
+    #: ``load_model`` with ``allow_pickle`` set to true, ``--allow-pickle``; refused otherwise, before torch is imported
+    #: (:func:`~._hf.check_pickled_weights`)
+    allow_pickle: bool = False
     _dim: int | None
     _stats_kind: str
     _truncation_note: str

@@ -44,6 +44,7 @@ __all__ = [
     "select_device",
     "load_tokenizer_and_model",
     "load_sentence_transformer",
+    "check_pickled_weights",
 ]
 
 #: The exact line every missing-extra error ends with.
@@ -285,8 +286,21 @@ def _asks_for_custom_code(exc: BaseException) -> bool:
     return isinstance(exc, ValueError) and "trust_remote_code" in str(exc)
 
 
+def _unpickling_refusal(folder: Path, text: str, allow_pickle: bool) -> str:
+    """torch's refusal of a pickle that holds more than tensors, said by isoeat (its advice is not relayed)."""
+    import re
+
+    if not allow_pickle:
+        return _pickle_refusal(folder, "")
+    what = re.search(r"GLOBAL ([\w.]+)", text)
+    held = f" ({what.group(1)})" if what else ""
+    return (f"{folder}: the checkpoint's pickle holds Python objects other than tensors{held}; isoeat reads "
+            "pickled weights only with torch's restricted unpickler, which runs no code from the file, and never "
+            "unpickles such objects: convert the checkpoint to safetensors where you trust it (save_pretrained)")
+
+
 @contextlib.contextmanager
-def loading(folder: Path, library: str) -> Iterator[None]:
+def loading(folder: Path, library: str, *, allow_pickle: bool = False) -> Iterator[None]:
     """Load quietly and turn what ``library`` raises into one-line :class:`~isoeat.IsoeatError` messages.
 
     A missing package becomes :class:`~isoeat.MissingDependencyError`, a
@@ -309,23 +323,75 @@ def loading(folder: Path, library: str) -> Iterator[None]:
                 f"{folder}: the model needs its own Python code to load (auto_map in its config); isoeat never "
                 "runs custom model code (trust_remote_code=False): use a model that transformers supports natively"
             ) from None
+        if "weights_only" in str(exc) or "Weights only load failed" in str(exc):  # torch's text: never relayed
+            raise ConfigError(_unpickling_refusal(folder, str(exc), allow_pickle)) from None
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataFormatError(f"{folder}: {library} cannot load this folder as a model ({first})") from None
 
 
-def load_tokenizer_and_model(folder: Path) -> tuple[Any, Any, Any]:
-    """``(tokenizer, model, torch)`` of a local folder, float32 weights, no custom code.
+def _pickle_refusal(folder: Path, what: str) -> str:
+    what = f" {what}" if what else ""
+    return (f"{folder}: the checkpoint{what} is a Python pickle (torch.save), and loading a pickle can run code "
+            "from the file, so isoeat refuses it by default; pass --allow-pickle (load_model: allow_pickle set to "
+            "true) only for a checkpoint you trust, or convert it to safetensors (save_pretrained writes "
+            "model.safetensors)")
+
+
+def _pickled(folder: Path) -> str | None:
+    """The pickled weight file transformers would load from ``folder`` (``pytorch_model*.bin`` with no
+    ``.safetensors`` beside it), else None."""
+    try:
+        names = sorted(p.name for p in folder.iterdir() if p.is_file())
+    except OSError:
+        return None
+    if any(n.endswith(".safetensors") for n in names):
+        return None
+    return next((n for n in names if n.startswith("pytorch_model") and n.endswith((".bin", ".bin.index.json"))),
+                None)
+
+
+def check_pickled_weights(folder: Path, allow_pickle: bool = False, *, modules: bool = False) -> None:
+    """Refuse a model folder whose weights are a pickle, unless ``allow_pickle``: before torch is imported.
+
+    ``modules``: also the module folders of a sentence-transformers model (``2_Dense/``, ...).
 
     Raises
     ------
-    MissingDependencyError, CustomCodeRefusedError, DataFormatError
-        See :func:`loading`.
+    ConfigError
+        One line naming the folder and the file, why, and the option that opts in.
     """
+    if allow_pickle:
+        return
+    folders = [folder]
+    if modules:
+        try:
+            folders += sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:
+            pass
+    for f in folders:
+        name = _pickled(f)
+        if name is not None:
+            raise ConfigError(_pickle_refusal(folder, name if f == folder else f"{f.name}/{name}"))
+
+
+def load_tokenizer_and_model(folder: Path, *, allow_pickle: bool = False) -> tuple[Any, Any, Any]:
+    """``(tokenizer, model, torch)`` of a local folder, float32 weights, no custom code.
+
+    ``allow_pickle``: load weights saved as a pickle (``pytorch_model.bin``), refused otherwise
+    (:func:`check_pickled_weights`). They are read by torch's restricted unpickler (tensors and plain
+    containers only), so even then no code from the file runs: a pickle holding other objects is refused.
+
+    Raises
+    ------
+    MissingDependencyError, CustomCodeRefusedError, DataFormatError, ConfigError
+        See :func:`loading` and :func:`check_pickled_weights`.
+    """
+    check_pickled_weights(folder, allow_pickle)
     torch, _ = require_transformers()
     from transformers import AutoModel, AutoTokenizer
 
     path = str(folder)
-    with loading(folder, "transformers"):
+    with loading(folder, "transformers", allow_pickle=allow_pickle):
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True, trust_remote_code=False)
         try:
             model = AutoModel.from_pretrained(path, local_files_only=True, trust_remote_code=False,
@@ -336,19 +402,20 @@ def load_tokenizer_and_model(folder: Path) -> tuple[Any, Any, Any]:
     return tok, model, torch
 
 
-def load_sentence_transformer(folder: Path, device: Any = None) -> tuple[Any, str]:
+def load_sentence_transformer(folder: Path, device: Any = None, *, allow_pickle: bool = False) -> tuple[Any, str]:
     """``(model, device)``: a sentence-transformers model from a local folder, no custom code.
 
     ``device`` is checked by :func:`select_device` once sentence-transformers
-    is known to be installed.
+    is known to be installed. ``allow_pickle``: as :func:`load_tokenizer_and_model` (module folders too).
 
     Raises
     ------
-    MissingDependencyError, CustomCodeRefusedError, DataFormatError
-        See :func:`loading`.
+    MissingDependencyError, CustomCodeRefusedError, DataFormatError, ConfigError
+        See :func:`loading` and :func:`check_pickled_weights`.
     """
+    check_pickled_weights(folder, allow_pickle, modules=True)
     st = require_sentence_transformers()
     device = select_device(device)
-    with loading(folder, "sentence-transformers"):
+    with loading(folder, "sentence-transformers", allow_pickle=allow_pickle):
         model = st.SentenceTransformer(str(folder), device=device, local_files_only=True, trust_remote_code=False)
     return model, device

@@ -94,8 +94,16 @@ _PACKAGED: dict[str, tuple[str, Callable[[], Path], str]] = {
 }
 
 
-def _contextual(prefix: str, rest: str, **kwargs: Any) -> Any:
-    """``hf:``/``st:`` encoders; the names of packaged models resolve to their installed folder (no hub access)."""
+def _contextual(prefix: str, rest: str, allow_pickle: bool = False, **kwargs: Any) -> Any:
+    """``hf:``/``st:`` encoders; the names of packaged models resolve to their installed folder (no hub access).
+
+    ``allow_pickle``: the encoder may load weights saved as a pickle (refused by default when it loads)."""
+    enc = _contextual_encoder(prefix, rest, **kwargs)
+    enc.allow_pickle = allow_pickle
+    return enc
+
+
+def _contextual_encoder(prefix: str, rest: str, **kwargs: Any) -> Any:
     from .sentence import SentenceEncoder
     from .transformer import TransformerEncoder
 
@@ -269,10 +277,11 @@ def load_model(spec: str | os.PathLike[str], **kwargs: Any) -> Any:
         * ``mpnet``: all-mpnet-base-v2 from its PyPI pieces (also ``hf:mpnet``,
           ``st:mpnet``, ``sentence-transformers/all-mpnet-base-v2``).
     allow_pickle : bool, keyword, default False
-        Allow pickle-based formats (``gensim:PATH``, gensim ``.kv``). Loading a
-        pickle runs code from the file, so without this (and the explicit
-        ``gensim:`` prefix) such a file is refused with a ``ConfigError``
-        stating the risk. Accepted and ignored for every other model.
+        Allow pickle-based formats (``gensim:PATH``, gensim ``.kv``; an ``hf:``/``st:`` folder whose weights
+        are ``pytorch_model.bin`` with no ``.safetensors``). Loading a pickle runs code from the file, so
+        without this (and, for gensim, the explicit ``gensim:`` prefix) such a file is refused with a
+        ``ConfigError`` stating the risk (a model folder: when it loads, before torch is imported).
+        Accepted and ignored for every other model.
     **kwargs
         Passed to the encoder (e.g. ``lowercase_fallback=False`` or
         ``duplicates="first"`` (default ``"error"``; see
@@ -317,7 +326,7 @@ def load_model(spec: str | os.PathLike[str], **kwargs: Any) -> Any:
     if sep and prefix.lower() in CONTEXTUAL_PREFIXES:
         if not rest.strip():
             raise UnknownNameError(f"model spec {spec!r}: a model name or folder is needed after '{prefix}:'")
-        return _contextual(prefix.lower(), rest.strip(), **kwargs)
+        return _contextual(prefix.lower(), rest.strip(), allow_pickle=allow_pickle, **kwargs)
     kwargs = _static_kwargs(spec, kwargs)
     if sep and prefix.lower() in FORMAT_PREFIXES and len(prefix) > 1:
         if not rest:

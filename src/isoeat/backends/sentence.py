@@ -206,7 +206,7 @@ class SentenceEncoder(_ContextualBase):
         if self._model is not None:
             return
         check_dtype_device(self.dtype, select_device(self._device_arg))  # refused before anything loads
-        model, device = load_sentence_transformer(self.folder, self._device_arg)
+        model, device = load_sentence_transformer(self.folder, self._device_arg, allow_pickle=self.allow_pickle)
         import torch
 
         model.eval()

@@ -23,8 +23,8 @@ in the paper's §4.1:
 
 A word with no context in the corpus is handled by the ``missing`` policy:
 ``"fallback"`` (default) encodes it once in a neutral template
-(``"This is {}."``) and reports it; ``"drop"`` reports it as out of vocabulary,
-like a word missing from a static model.
+(``"This is {}."``) and reports it; ``"drop"`` reports it as missing (without a context in the
+corpus, named in the lookup's ``corpus``), dropped like a word missing from a static model.
 
 Reference vectors for whitening (paper §3.3, §4.1: *sentence* inputs) come
 from up to ``n`` corpus sentences drawn with the seed, streamed batch by batch
@@ -188,7 +188,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         Seed of context and reference sampling.
     missing : {"fallback", "drop"}
         Words with no context: encode in ``fallback_template`` (reported), or
-        report as out of vocabulary.
+        report as missing (no context in the corpus).
     fallback_template : str, default "This is {}."
     reference_unit : {"word", "sentence"}
         Default unit of :meth:`reference_batches`.
@@ -383,7 +383,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             return
         device = select_device(self._device_arg)
         check_dtype_device(self.dtype, device)  # refused before anything loads
-        tok, model, torch = load_tokenizer_and_model(self.folder)
+        tok, model, torch = load_tokenizer_and_model(self.folder, allow_pickle=self.allow_pickle)
         backend = getattr(tok, "backend_tokenizer", None) if getattr(tok, "is_fast", False) else None
         if backend is None:
             raise DataFormatError(

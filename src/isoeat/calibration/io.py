@@ -201,6 +201,34 @@ def unverified_model(calibrator: Any, model: Any) -> str | None:
             f"{meta.get('model')!r}) belongs to it")
 
 
+def recorded_layer(meta: dict[str, Any]) -> int | None:
+    """The layer a calibrator's metadata records (``layer``; a file saved before it was recorded: the
+    ``"; layer L of MODEL"`` of its reference description), else None."""
+    import re
+
+    layer = meta.get("layer")
+    if isinstance(layer, int) and not isinstance(layer, bool):
+        return layer
+    m = re.search(r"; layer (\d+) of ", str(meta.get("reference") or ""))
+    return int(m.group(1)) if m else None
+
+
+def _mismatch(calibrator: Any, meta: dict[str, Any], model: Any, fp_w: str, fp_m: str) -> str:
+    """Why a calibrator fitted on another model (or another layer of this one) is refused, in one line."""
+    from .._types import layer_of
+
+    source = getattr(calibrator, "_source_path", None)
+    who = f"{source}: the calibrator" if source else "the calibrator"
+    name = getattr(model, "name", "this model")
+    fitted, here = recorded_layer(meta), layer_of(model)
+    if fitted is not None and here is not None and fitted != here:
+        return (f"{who} was fitted on layer {fitted} of {meta.get('model')}, and the model here is layer {here} of "
+                f"{name}: load the model at layer={fitted}, or refit the calibrator on layer {here}; force=True "
+                "applies it anyway")
+    return (f"{who} was fitted on model {meta.get('model')!r} (fingerprint {fp_w}), not on {name!r} (fingerprint "
+            f"{fp_m}); force=True applies it anyway")
+
+
 def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> None:
     """Refuse a calibrator fitted on another dimension, or (unless ``force``) another model.
 
@@ -218,11 +246,7 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
     fp_w = meta.get("model_fingerprint")
     fp_m = getattr(model, "fingerprint", None)
     if fp_w and fp_m and fp_w != fp_m and not force:
-        raise FingerprintMismatchError(
-            f"calibrator was fitted on model {meta.get('model')!r} (fingerprint {fp_w}), "
-            f"not on {getattr(model, 'name', 'this model')!r} (fingerprint {fp_m}); pass force=True "
-            "(--force) to apply it anyway"
-        )
+        raise FingerprintMismatchError(_mismatch(calibrator, meta, model, fp_w, fp_m))
     why = unverified_model(calibrator, model)
     if why:
         warnings.warn(why, IsoeatWarning, stacklevel=2)

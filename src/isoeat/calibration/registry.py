@@ -21,7 +21,7 @@ from typing import Any
 
 from .._errors import ConfigError, DataFormatError
 from .._registry import Registry
-from .._types import fingerprint_of
+from .._types import fingerprint_of, layer_of
 from ._base import _Calibrator
 from .zca import ZCAWhitener
 
@@ -133,6 +133,9 @@ def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_see
         "dim": dim,
         "isoeat_version": __version__,
     }
+    layer = layer_of(model)
+    if layer is not None:  # checked against the model a saved calibrator is applied to (check_compatible)
+        meta["layer"] = layer
     meta.update(eps_metadata(cal))
     return meta
 

@@ -43,8 +43,8 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="each draw's variance in the random-effects combination: published (Guo & Caliskan "
                         "2021: the sample variance of s(w,A,B) over X and Y) or hedges-olkin (the sampling "
                         "variance of d; see docs/encoders.md) (default published)")
-    add(p, "--alternative", "--corpus", "--contexts", "--layer", "--missing", "--allow-fallback", "--device",
-        "--dtype", "--batch-size", "--cache-dir", "--no-cache")
+    add(p, "--alternative", "--corpus", "--contexts", "--layer", "--missing", "--allow-fallback", "--allow-pickle",
+        "--device", "--dtype", "--batch-size", "--cache-dir", "--no-cache")
     add_calibration_options(p)
     p.add_argument("--figure", metavar="PATH",
                    help="also write a forest-style figure of the draws (.png, .pdf or .svg; one test per run; "
@@ -67,7 +67,7 @@ def _load(args: argparse.Namespace) -> Any:
                        layer=-1 if args.layer is None else args.layer, missing=args.missing or "fallback",
                        seed=args.seed, device=args.device, batch_size=args.batch_size,
                        cache_dir=args.cache_dir, use_cache=False if args.no_cache else None,
-                       **dtype_option(args.dtype, args.device))
+                       allow_pickle=args.allow_pickle, **dtype_option(args.dtype, args.device))
     from .._types import ContextEncoder
 
     if not isinstance(model, ContextEncoder):
@@ -80,8 +80,11 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
     from ..cliargs import calibration_params, check_whitener_options
 
     if args.whitener:
+        from ..calibration import check_compatible
+
         cal = load_calibrator(args.whitener)
         check_whitener_options(args, cal)
+        check_compatible(cal, model, force=bool(getattr(args, "force", False)))  # another layer: before encoding
         return cal
     if args.calibration == "none":
         return None

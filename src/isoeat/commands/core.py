@@ -22,6 +22,7 @@ from ..cliargs import (
     npz_out,
     weat_kwargs,
 )
+from ..labels import dropped_label
 
 __all__ = ["register", "COMMANDS"]
 
@@ -164,7 +165,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
             print(calibrator_mark(cal))
         for r in per_space[0]:
             if r.dropped:
-                print(f"{r.test}: not in vocabulary (dropped): {', '.join(with_suggestions(r.dropped, r.suggestions))}")
+                print(f"{r.test}: {dropped_label(corpus)}: {', '.join(with_suggestions(r.dropped, r.suggestions))}")
     return fallback_gate(args, per_space[-1], corpus) if contexts else 0
 
 
@@ -225,8 +226,9 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
             print("\n".join(change_lines([(r.word, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
                                          per_space[1][0].calibration, args.alpha, "Word")))
         if results[0].dropped:
-            print("not in vocabulary (dropped): " + ", ".join(with_suggestions(results[0].dropped,
-                                                                                results[0].suggestions)))
+            corpus = str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else ""
+            print(f"{dropped_label(corpus)}: " + ", ".join(with_suggestions(results[0].dropped,
+                                                                            results[0].suggestions)))
         for line in protocol_footer(departures[-1]):
             print(line)
         if calibrator_mark(cal):

@@ -113,6 +113,10 @@ def _load(args: argparse.Namespace, memo: bool = False) -> tuple[Any, Any]:
     from ..cliargs import calibrator_from_args, load_model_from_args
 
     model = load_model_from_args(args)
+    if getattr(args, "frame", None):  # a frame the model has not: refused before the calibrator is fitted
+        from ..diagnostics.frames import check_frame_for
+
+        check_frame_for(model, args.frame)
     if memo:
         model = _ReferenceMemo(model)
     cal = None

@@ -177,10 +177,14 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         dropped.setdefault(r.test, [])
         dropped[r.test] += [w for w in with_suggestions(r.dropped, r.suggestions) if w not in dropped[r.test]]
     if any(dropped.values()):
+        from .._types import ContextEncoder
+        from ..labels import dropped_label
+
+        corpus = str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else ""
         print()
         for t, d in dropped.items():
             if d:
-                print(f"{t}: not in vocabulary (dropped): {', '.join(d)}")
+                print(f"{t}: {dropped_label(corpus)}: {', '.join(d)}")
     from ..reporting.tables import protocol_footer
 
     for line in protocol_footer(departures[-1]):

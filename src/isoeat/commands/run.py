@@ -437,11 +437,16 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         from ..experiments.reference import check_auto_max
 
         check_auto_max(args.reference_max, "--reference-max")
-    if args.reference_shards is not None:  # bounded, its refits estimated, before anything is encoded
-        from ..experiments.reference import check_shards
+    if args.reference_shards is not None or (contextual and not auto):  # before anything is encoded: bounded,
+        # the refits estimated, and a contextual reference able to give them (its shards are whole chunks)
+        from ..experiments.reference import DEFAULT_SHARDS, check_shards, reference_chunks
 
-        check_shards(args.reference_shards, getattr(model, "dim", None), name="--reference-shards",
-                     rows=None if hasattr(model, "reference_batches") or auto else args.reference_size)
+        kw = {"text": args.reference_text} if args.reference_text else {}
+        chunks = reference_chunks(model, args.reference_size, kw) if contextual and not auto else None
+        name = "--reference-shards" if args.reference_shards is not None else "--stability's --reference-shards"
+        check_shards(args.reference_shards or DEFAULT_SHARDS, getattr(model, "dim", None), name=name,
+                     rows=None if contextual or auto else args.reference_size, chunks=chunks,
+                     size_name="--reference-size", size=args.reference_size)
     if auto and args.reference_shards is not None:
         raise ConfigError("--reference-shards: --reference-size auto chooses its shards (the cap in 20); drop it")
     if args.whitener or getattr(args, "_client", None) is not None:
@@ -502,6 +507,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         if args.layers is not None:
             _check_layer_options(args)
         model = load_model_from_args(args)
+        from ..diagnostics.frames import check_frame_for
+
+        check_frame_for(model, args.frame)  # the isotropy check's frame, before anything is encoded
     if not args.config and args.layers is not None:
         sweep = _layer_sweep(args, model)
         config = quick_config(args, model, None, sweep.layers)

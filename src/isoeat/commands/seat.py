@@ -50,7 +50,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="st: models: keep raw (unnormalised) sentence embeddings (default: unit length)")
     p.add_argument("--no-capitalize", dest="capitalize", action="store_false",
                    help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
-    add(p, "--device", "--dtype", "--corpus", "--batch-size", "--cache-dir", "--no-cache")
+    add(p, "--device", "--dtype", "--corpus", "--batch-size", "--cache-dir", "--no-cache", "--allow-pickle")
     stat_options(p)
 
 
@@ -61,7 +61,7 @@ def _load_encoder(args: argparse.Namespace) -> Any:
     spec = args.model.strip()
     common: dict[str, Any] = {"cache_dir": args.cache_dir, "use_cache": False if args.no_cache else None,
                               "device": args.device, "batch_size": args.batch_size,
-                              **({"corpus": args.corpus} if args.corpus else {}),
+                              "allow_pickle": args.allow_pickle, **({"corpus": args.corpus} if args.corpus else {}),
                               **dtype_option(args.dtype, args.device)}
     if args.batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
@@ -71,7 +71,7 @@ def _load_encoder(args: argparse.Namespace) -> Any:
         return load_model(spec, normalize_embeddings=args.normalize, seed=args.seed, **common)
     if spec.lower().startswith("hf:"):
         return load_model(spec, seed=args.seed, reference_unit="sentence", **common)
-    model = load_model(spec, cache_dir=args.cache_dir)
+    model = load_model(spec, cache_dir=args.cache_dir, allow_pickle=args.allow_pickle)
     _encoder_fn(model)
     return model
 
@@ -81,7 +81,11 @@ def _calibrator(args: argparse.Namespace, model: Any) -> Any:
     from ..cliargs import calibration_params
 
     if args.whitener:
-        return load_calibrator(args.whitener)
+        from ..calibration import check_compatible
+
+        cal = load_calibrator(args.whitener)
+        check_compatible(cal, model, force=bool(getattr(args, "force", False)))  # another model: before encoding
+        return cal
     if args.calibration == "none":
         return None
     kwargs: dict[str, Any] = {"unit": "sentence"}

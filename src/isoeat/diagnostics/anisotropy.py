@@ -93,7 +93,7 @@ from .._surface import checked_bind, public, require_encoder
 from .._types import VocabularyModel
 from .._validate import check_bool, check_int
 from ..stats.weat import resolve_calibration
-from .frames import sample_reference  # noqa: F401 - re-exported (the frame "reference")
+from .frames import check_frame_for, sample_reference  # noqa: F401 - sample_reference re-exported (frame "reference")
 
 __all__ = [
     "AnisotropyResult",
@@ -540,8 +540,7 @@ def anisotropy_from_vectors(
         seed=seed,
         cosine_matrix=_result_matrix(X, return_matrix, matrix_size),
         frame_size=n,
-        sample_mean_cosine=mean,
-        sample_sd_cosine=sd,
+        sample_mean_cosine=mean, sample_sd_cosine=sd,
     )
 
 
@@ -616,6 +615,7 @@ def compare_anisotropy(
     >>> raw, zca = compare_anisotropy(m, isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
     """
     require_encoder(model, "compare_anisotropy", needs=("reference_vectors",))
+    check_frame_for(model, frame)  # a frame the model has not: refused before a calibrator is fitted
     cal = resolve_calibration(calibration, model, force=force, n_reference=n_reference,
                               reference_kwargs=reference_kwargs)[0]
     return _anisotropy_results(model, cal, n_samples=n_samples, top_k=top_k, rng=rng, reference_size=n_reference,

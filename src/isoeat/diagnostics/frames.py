@@ -48,11 +48,14 @@ from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, Iso
 from .._random import resolve_seed
 from .._validate import check_int
 
-__all__ = ["FRAMES", "FramePopulation", "parse_frame", "frame_population", "sample_frame", "sample_reference",
-           "paper_variables"]
+__all__ = ["FRAMES", "STATIC_FRAMES", "FramePopulation", "parse_frame", "static_frame_refusal", "check_frame_for",
+           "frame_population", "sample_frame", "sample_reference", "paper_variables"]
 
 #: Frame kinds (``KIND`` or ``KIND:ARGUMENT``).
 FRAMES = ("reference", "vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens", "paper")
+#: The kinds that sample a static model's rows (a contextual model has no vocabulary rows): refused up front for
+#: a contextual model, before anything is encoded.
+STATIC_FRAMES = ("vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens")
 
 
 def parse_frame(frame: str) -> tuple[str, str]:
@@ -98,6 +101,33 @@ def paper_variables() -> tuple[Path | None, Path | None]:
     return w103, w2
 
 
+def static_frame_refusal(frame: str, model: str, *, key: str | None = None) -> str | None:
+    """Why ``frame`` cannot be measured on the contextual model named ``model`` (None: it can).
+
+    ``key``: the config key that set the frame (the caller names it); else said as the parameter ``frame``.
+    """
+    kind, _ = parse_frame(frame)
+    if kind not in STATIC_FRAMES:
+        return None
+    head, other = (repr(frame.strip()), "frame reference or paper") if key else \
+        (f"frame={frame.strip()!r}", "frame='reference' or 'paper'")
+    return (f"{head} applies to static vector models, not to the contextual model {model} (its anisotropy "
+            f"samples the word vectors of its reference sentences: {other})")
+
+
+def check_frame_for(model: Any, frame: str) -> None:
+    """Refuse ``frame`` for ``model`` before anything is fitted or encoded: a frame of static vectors
+    (:data:`STATIC_FRAMES`) on a model without vocabulary rows (a contextual encoder)."""
+    from .._types import VocabularyModel
+
+    if isinstance(model, VocabularyModel):
+        parse_frame(frame)
+        return
+    why = static_frame_refusal(frame, str(getattr(model, "name", "model")))
+    if why:
+        raise ConfigError(why)
+
+
 def _paper_text() -> tuple[Path | str, str]:
     """The token source of frame ``paper``: the paper's WikiText-103, else WikiText-2 (the same kind of text),
     else the largest reference corpus present offline (``corpus="auto"``: gensim's Wikipedia sample on any
@@ -120,12 +150,12 @@ def _paper_text() -> tuple[Path | str, str]:
     return p, f"{p.name} of WikiText-2 (the paper used WikiText-103, not available here)"
 
 
-def _static(model: Any, kind: str) -> Any:
+def _static(model: Any, frame: str) -> Any:
     from .._types import VocabularyModel
 
-    if not isinstance(model, VocabularyModel):
-        raise ConfigError(f"frame {kind}: applies to static vector models; a contextual model's anisotropy "
-                          "samples the word vectors of its reference sentences (frame reference)")
+    check_frame_for(model, frame)
+    if not isinstance(model, VocabularyModel):  # frame paper reaches here only for a static model
+        raise ConfigError(f"frame {frame}: applies to static vector models")
     return model
 
 
@@ -238,7 +268,7 @@ def frame_population(model: Any, frame: str) -> FramePopulation:
     kind, arg = parse_frame(frame)
     if kind == "reference":
         raise ConfigError("frame reference: its vectors are the model's reference pool (sample_reference)")
-    m = _static(model, kind)
+    m = _static(model, frame)
     if kind in ("vocabulary-top", "vocabulary-all"):
         rows_all = int(m.vectors.shape[0])
         size = rows_all if kind == "vocabulary-all" else min(_top_n(arg), rows_all)
@@ -283,7 +313,7 @@ def sample_frame(model: Any, frame: str, n: int, *, rng: Any = None,
     kind, arg = parse_frame(frame)
     if kind == "reference":
         raise ConfigError("frame reference: use sample_reference")
-    m = _static(model, kind)
+    m = _static(model, frame)
     pop = population or frame_population(m, frame)
     gen, seed = resolve_seed(rng)
     how = f"seed {seed}" if seed is not None else "a caller-supplied Generator"

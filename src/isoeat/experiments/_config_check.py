@@ -212,8 +212,11 @@ def read_yaml(path: Path) -> tuple[Any, str]:
 
 # --------------------------------------------------------------------------- models and corpora
 def _is_contextual_spec(spec: str) -> bool:
-    low = spec.strip().lower()
-    return low.startswith(("hf:", "st:", "minilm")) or low in {"minilm", "all-minilm-l6-v2"}
+    """The one rule (:func:`isoeat.backends.is_contextual_spec`): ``hf:``, ``st:`` and the packaged minilm and mpnet
+    by any of their names."""
+    from ..backends._registry import is_contextual_spec
+
+    return is_contextual_spec(spec)
 
 
 def _check_corpus(ck: _Checker, spec: str, base: Path, key: str = "settings.reference.corpus") -> str:

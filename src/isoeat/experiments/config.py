@@ -408,6 +408,13 @@ def parse_config(data: Any, *, source: str | None = None, base_dir: str | Path |
     calibrations = _parse_calibrations(ck, data.get("calibrations"), settings)
     metrics = _parse_metrics(ck, data.get("metrics"))
     anisotropy = _parse_anisotropy(ck, data.get("anisotropy"))
+    if anisotropy is not None:  # a frame of static vectors on a contextual model: refused before anything runs
+        from ..diagnostics.frames import static_frame_refusal
+
+        for m in models:
+            why = None if m.is_static else static_frame_refusal(anisotropy.frame, m.label, key="anisotropy.frame")
+            if why:
+                raise ck.fail("anisotropy.frame", why)
     similarity = _parse_similarity(ck, data.get("similarity"))
     report = _parse_report(ck, data.get("report"), [t.id for t in tests])
     return ExperimentConfig(

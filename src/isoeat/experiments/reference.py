@@ -49,11 +49,13 @@ import numpy as np
 from .._errors import ConfigError, IsoeatError
 from .._types import ChunkedReference, streams_reference
 from .._validate import check_int, check_real
+from ._shards import check_chunks, chunked_shards, reference_chunks  # noqa: F401 - re-exported
 
 __all__ = [
     "DEFAULT_SHARDS", "DEFAULT_TOLERANCE", "DEFAULT_MAX_SIZE", "AUTO_SHARDS", "MIN_AUTO_SHARDS", "STABLE_SHARDS",
     "DEFAULT_MEMORY", "ReferenceOptions", "ReferenceFit", "jackknife_se", "leave_one_out", "calibrated_d",
-    "fit_reference", "memory_needed", "se_precision", "finite_population_factor", "DEFAULT_REPLICATES",
+    "fit_reference", "memory_needed", "se_precision", "chunked_shards", "reference_chunks",
+    "finite_population_factor", "DEFAULT_REPLICATES",
     "MAX_REPLICATES", "MIN_REDRAW_SHARDS",
     "check_replicates", "redraw_weights", "redraw_statistics", "redraw_d", "redraw_metadata",
 ]
@@ -122,9 +124,12 @@ def check_auto_max(max_size: Any, name: str = "reference maximum size") -> int:
 
 
 def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name: str = "reference shards",
-                 max_seconds: float = DEFAULT_REFIT_SECONDS) -> int:
+                 max_seconds: float = DEFAULT_REFIT_SECONDS, chunks: tuple[int, int] | None = None,
+                 size_name: str = "reference size", size: Any = None) -> int:
     """``shards`` checked before anything is encoded: 2 to :data:`MAX_SHARDS`, at least 2 of the ``rows``
-    reference rows each, and refits estimated (:func:`refit_seconds`) within ``max_seconds``.
+    reference rows each, exactly ``shards`` of a contextual reference of ``chunks`` = ``(sentences, chunk size)``
+    (:func:`reference_chunks`, :func:`chunked_shards`; ``size``: the size asked for, named as ``size_name``), and
+    refits estimated (:func:`refit_seconds`) within ``max_seconds``.
 
     Raises
     ------
@@ -137,6 +142,8 @@ def check_shards(shards: Any, dim: int | None, *, rows: int | None = None, name:
     if rows is not None and shards > rows // 2:
         raise ConfigError(f"{name} {shards}: the {rows} reference rows give shards of fewer than 2 rows; use at "
                           f"most {rows // 2} shards, or a larger reference")
+    if chunks is not None:
+        check_chunks(shards, chunks, name, size_name, size, MAX_SHARDS)
     if dim is not None:
         need = refit_seconds(int(dim), shards)
         if need > max_seconds:
@@ -462,8 +469,10 @@ def fit_reference(
     tolerance = check_real("reference tolerance", tolerance, lo=0.0, lo_open=True)
     dim = getattr(model, "dim", None)
     static = not hasattr(model, "reference_batches")
+    check_shards(shards, None, name="reference shards")  # a bad value, before the corpus is read
+    chunks = None if auto or static else reference_chunks(model, int(size), reference_kwargs)
     shards = check_shards(shards, None if auto else dim, rows=int(size) if static and not auto else None,
-                          name="reference shards", max_seconds=max_seconds)
+                          name="reference shards", max_seconds=max_seconds, chunks=chunks, size=size)
     if auto and classify is None:
         raise ConfigError("reference size 'auto' needs classify= (isoeat.experiments.compare.classify_change)")
     cal = make_calibrator(calibration, **(params or {}))

@@ -363,7 +363,10 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     dropped = [f"{r.test} {w}" for r in comp.rows
                for w in with_suggestions(r.raw.dropped, getattr(r.raw, "suggestions", ()))]
     if dropped:
-        foot.append("Not in vocabulary (dropped): " + "; ".join(dropped))
+        from ..labels import dropped_label
+
+        label = dropped_label(getattr(comp, "corpus", "") if getattr(comp, "contexts", False) else "")
+        foot.append(f"{label[0].upper()}{label[1:]}: " + "; ".join(dropped))
     foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False),
                             corpus=getattr(comp, "corpus", ""))
     foot += protocol_footer(getattr(comp, "departures", ()))

@@ -361,15 +361,17 @@ def _lookup_sets(
             suggestions_out.extend(f"{role}:{s}" for s in near)
         shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
         where = f"test {test_id}, set {role} ({ws.name})"
+        name = getattr(model, "name", "the model")
+        corpus = getattr(lk, "corpus", "")  # a contextual model's missing words have no context in its corpus
         if lk.coverage < min_coverage:
-            raise CoverageError(
-                f"{where}: {len(lk.missing)} of {len(ws.words)} words not in the vocabulary of "
-                f"{getattr(model, 'name', 'the model')} ({lk.coverage:.0%} coverage; minimum {min_coverage:.0%}): "
-                f"{shown}")
+            what = (f"have no context in corpus {corpus} ({name} drops them: missing='drop')" if corpus else
+                    f"not in the vocabulary of {name}")
+            raise CoverageError(f"{where}: {len(lk.missing)} of {len(ws.words)} words {what} ({lk.coverage:.0%} "
+                                f"coverage; minimum {min_coverage:.0%}): {shown}")
         if len(lk.found) < 2:  # the coverage is met, the count is not
-            raise CoverageError(
-                f"{where}: only {len(lk.found)} of its {len(ws.words)} words in the vocabulary of "
-                f"{getattr(model, 'name', 'the model')}; a set needs at least 2 (not found: {shown})")
+            what = f"with a context in corpus {corpus} ({name})" if corpus else f"in the vocabulary of {name}"
+            raise CoverageError(f"{where}: only {len(lk.found)} of its {len(ws.words)} words {what}; a set needs at "
+                                f"least 2 ({'no context' if corpus else 'not found'}: {shown})")
         vecs[role] = lk.vectors
         if words_out is not None:
             words_out[role] = (list(lk.found), vocabulary_entries(lk.found, lk.case_folded))
@@ -604,9 +606,10 @@ def sc_weat(
     lk = model.lookup(words)
     if lk.missing:
         shown = with_suggestions(lk.missing, suggestion_entries(model, lk.missing))
-        raise CoverageError(
-            f"target word(s) not in the vocabulary of {getattr(model, 'name', 'the model')}: {', '.join(shown)}"
-        )
+        corpus, name = getattr(lk, "corpus", ""), getattr(model, "name", "the model")
+        what = f"with no context in corpus {corpus} ({name}, missing='drop')" if corpus else \
+            f"not in the vocabulary of {name}"
+        raise CoverageError(f"target word(s) {what}: {', '.join(shown)}")
     W = lk.vectors
     ddof = check_int("ddof", ddof, lo=0)
     for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
