@@ -100,7 +100,7 @@ CLI_CASES = [
 #: (name, files, args, expected, flag the message must advise as the parser takes it)
 ADVICE_CASES = [
     ("force advised without a value", {"w.npz": "OTHER_WHITENER"}, ["weat", "--test", "W6", "--calibrator", "{d}/w.npz"],
-     "pass --force to apply it anyway", "--force"),
+     "; --force applies it anyway", "--force"),
     ("ci advised without a value", {}, ["weat", "--test", "W6", "--ci-level", "0.9"], "add --ci, or drop", "--ci"),
     ("allow-overlap advised without a value", {"t.json": OVERLAP}, ["weat", "--test", "{d}/t.json"],
      "pass --allow-overlap ", "--allow-overlap"),
