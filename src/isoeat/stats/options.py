@@ -188,11 +188,11 @@ def own(cls: type[Any], given: Any, options: dict[str, Any], *, where: str, name
     from .._validate import suggest
 
     if given is not None and not isinstance(given, cls):
-        raise ConfigError(f"{where}: {name} must be a {cls.__name__}, got {type(given).__name__}")
+        raise ConfigError(f"{where}: {name}= takes a {cls.__name__}(...), got {type(given).__name__}")
     names = [f.name for f in fields(cls)]
     mine = {k: options.pop(k) for k in names if k in options}
     if last and options:
         unknown = next(iter(options))
-        raise ConfigError(f"{where}: unknown option {unknown!r}"
-                          f"{suggest(unknown, [*names, *keywords(where)], quote=False)}")
+        raise ConfigError(f"{where}: unknown keyword {unknown!r}"  # as a keyword of the signature is said
+                          f"{suggest(unknown, [*names, *keywords(where)], n=2, quote=False)}")
     return replace(given or cls(), **{k: tuple(v) if isinstance(v, list) else v for k, v in mine.items()})
