@@ -549,8 +549,8 @@ def ceat_from_contexts(
                                "(|X| + |Y|) whose associations each draw's standard deviation pools")
     check_draw_memory(n_draws, len(counts), sizes["X"] + sizes["Y"], max(sizes["A"], sizes["B"]))
     idx, seed = draw_indices(counts, n_draws, rng)
-    labels = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
-    n_ctx = dict(zip(labels, counts))
+    names = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
+    n_ctx = dict(zip(names, counts))
     spaces: list[tuple[str, Mapping[str, Sequence[np.ndarray]]]] = [("none", sets)]
     for name, cal in spaces_given.items():
         spaces.append((name, {r: [np.asarray(cal.transform(a), dtype=np.float64) for a in sets[r]] for r in ROLES}))
