@@ -318,6 +318,7 @@ def _var_keyword_calls(m):
         "compare_calibration": lambda: isoeat.compare_calibration(m, ["W6"], bogus_kw=1),
         "sensitivity_analysis": lambda: isoeat.sensitivity_analysis(m, ["W6"], bogus_kw=1),
         "anisotropy": lambda: isoeat.anisotropy(m, bogus_kw=1),
+        "compare_anisotropy": lambda: isoeat.compare_anisotropy(m, bogus_kw=1),
         "fit_whitener": None,  # deprecated: its **kwargs go to the model's reference_vectors
     }
 

@@ -69,8 +69,25 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
+    """The sub-command action: each command's ``--help`` line comes from :data:`isoeat.commands.COMMANDS`."""
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:  # noqa: D102 - argparse's
+        from .commands import summary
+
+        kwargs.setdefault("help", summary(name))
+        return super().add_parser(name, **kwargs)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``isoeat`` argument parser.
+
+    ``command`` None: every command's parser (the tests walk them all). A command's name: only the parsers of
+    the module that holds it (``isoeat weat ...`` imports no other command module). ``""``: each command a bare
+    entry with its ``--help`` line (``isoeat --help``, ``isoeat --version``: no command module, no numpy).
+    """
     from . import __version__
+    from .commands import COMMANDS
 
     parser = _Parser(
         prog="isoeat",
@@ -80,11 +97,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"isoeat {__version__}")
     parser.add_argument("-q", "--quiet", **_QUIET_OPTION)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", action=_Commands)
+    if command == "":
+        for name in COMMANDS:
+            sub.add_parser(name)
+        return parser
     from .cliargs import add_stat_options
 
-    for mod in _command_modules():
+    for mod in _command_modules(command):
         mod.register(sub, add_stat_options)
     for p in sub.choices.values():  # each command knows its defaults (to tell given options apart)
         p.set_defaults(_parser=p)
@@ -122,20 +142,27 @@ _QUIET_OPTION: dict[str, Any] = dict(
          "$ISOEAT_PROGRESS says: a bar on a terminal, log lines every 10 s otherwise)")
 
 
-def _command_modules() -> list[Any]:
-    """Sub-command modules of :mod:`isoeat.commands` (each has ``register`` and ``COMMANDS``).
-
-    Private modules (``_name``) hold helpers, not commands.
-    """
+def _command_modules(command: str | None = None) -> list[Any]:
+    """The modules of :mod:`isoeat.commands` that hold ``command`` (None: every command's, in ``--help`` order);
+    each has ``register`` and ``COMMANDS``."""
     import importlib
-    import pkgutil
 
-    from . import commands
+    from .commands import COMMANDS, module_of
 
-    first = ("core", "run")  # the main commands first in --help
-    names = [m.name for m in pkgutil.iter_modules(commands.__path__) if not m.name.startswith("_")]
-    order = [n for n in first if n in names] + sorted(n for n in names if n not in first)
-    return [importlib.import_module(f"{commands.__name__}.{n}") for n in order]
+    names = [command] if command is not None else list(COMMANDS)
+    return [importlib.import_module(m) for m in dict.fromkeys(module_of(n) for n in names)]
+
+
+def _command_in(argv: Sequence[str]) -> str | None:
+    """Which parser to build for ``argv``: the command's name where it comes first (after ``-q``/``--quiet``),
+    ``""`` where no command is named (``--help``, ``--version``, nothing), None otherwise (the whole parser, so
+    that argparse says what is wrong as it always did)."""
+    from .commands import COMMANDS
+
+    words = [w for w in argv if w not in ("-q", "--quiet")]
+    if not words or all(w in ("-h", "--help", "--version") for w in words):
+        return ""
+    return words[0] if words[0] in COMMANDS else None
 
 
 #: the parser of the command running (a warning names its options as an error does: ``cliargs.cli_message``)
@@ -212,13 +239,14 @@ def _resource_failure(exc: BaseException, argv: Sequence[str] | None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_command_in(words))  # only the running command's module is imported and built
+    args = parser.parse_args(words)
     if args.command is None:  # bare `isoeat` shows help; `isoeat run` is the main job
         parser.print_help()
         return 0
     handlers: dict[str, Any] = {}
-    for mod in _command_modules():
+    for mod in _command_modules(args.command):
         handlers.update(mod.COMMANDS)
     from ._progress import set_quiet
     from .backends.cache import reset_cache_growth

@@ -136,151 +136,183 @@ _CORPORA = "auto (default: the largest present offline, named in every result), 
            "wikitext-2, gensim-wiki, or a text file or folder"
 
 
+def _o(flags: str | tuple[str, ...], meaning: str, hidden: tuple[str, ...] = (), **kw: Any) -> Option:
+    """One table entry: its spellings (the first one shown), its meaning, its ``add_argument`` keywords."""
+    return Option((flags,) if isinstance(flags, str) else flags, kw, meaning, hidden)
+
+
 @lru_cache(maxsize=1)
 def table() -> dict[str, Option]:
     """The shared long options by their spelling (built once, so every command shares each argument type)."""
-    from .backends._precision import DTYPES
+    entries = [*_common_options(), *_statistics_options(), *_calibration_options(), *_model_options(),
+               *_output_options()]
+    return {e.flags[0]: e for e in entries}
+
+
+def _common_options() -> list[Option]:
+    """What every measuring command takes: the model, the tests, the calibration, the seed, the output, alpha."""
     from .calibration import calibration_names
-    from .experiments.reference import DEFAULT_SHARDS
 
-    def o(flags: str | tuple[str, ...], meaning: str, hidden: tuple[str, ...] = (), **kw: Any) -> Option:
-        flags = (flags,) if isinstance(flags, str) else flags
-        return Option(flags, kw, meaning, hidden)
-
-    entries = [
-        o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
-        o(("--test", "--tests"), "the association tests measured", dest="test", default=None, metavar="IDS|FILES",
+    return [
+        _o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
+        _o(("--test", "--tests"), "the association tests measured", dest="test", default=None,
+          metavar="IDS|FILES",
           help="test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
                "(default: the ten built-in tests W1..W10; a test file's layout: isoeat tests --template)"),
-        o("--words", "words given one by one", required=True, help="comma-separated target words, e.g. nurse,engineer"),
-        o("--calibration", "the calibration compared with the raw space", choices=calibration_names(), default="zca",
-          help="calibration measured beside the raw space, as the paper recommends (default zca; "
+        _o("--words", "words given one by one", required=True,
+           help="comma-separated target words, e.g. nurse,engineer"),
+        _o("--calibration", "the calibration compared with the raw space", choices=calibration_names(),
+          default="zca", help="calibration measured beside the raw space, as the paper recommends (default zca; "
                               "none: the raw space only)"),
-        o("--seed", "the root seed of every random draw", type=nonneg_int("--seed"), default=0, metavar="S",
+        _o("--seed", "the root seed of every random draw", type=nonneg_int("--seed"), default=0, metavar="S",
           help="random seed: every draw comes from a named stream of it, so --seed S replays a result (default 0)"),
-        o("--format", "what stdout holds", choices=FORMATS, default="table", help="output format (default table)"),
-        o("--alpha", "the significance level (p < alpha)", type=float_in("--alpha", 0, 1, True, True), default=0.05,
+        _o("--format", "what stdout holds", choices=FORMATS, default="table", help="output format (default table)"),
+        _o("--alpha", "the significance level (p < alpha)", type=float_in("--alpha", 0, 1, True, True), default=0.05,
           help="significance level (p < alpha) of the stars, change classes and counts (default 0.05)"),
-        # statistics
-        o("--permutations", "Monte Carlo permutations", type=positive_int("--permutations"), default=100_000,
+    ]
+
+
+def _statistics_options() -> list[Option]:
+    """The permutation p, the effect size's SD, coverage and the intervals."""
+    return [
+        _o("--permutations", "Monte Carlo permutations", type=positive_int("--permutations"), default=100_000,
           metavar="N", help="Monte Carlo permutations where p is not exact (default 100000)"),
-        o("--alternative", "the side of the permutation p", choices=("greater", "less", "two-sided"),
+        _o("--alternative", "the side of the permutation p", choices=("greater", "less", "two-sided"),
           default="greater", help="permutation test alternative (default greater: P[S_i >= S], as Caliskan et al.)"),
-        o("--method", "how p is computed", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
+        _o("--method", "how p is computed", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
           help="p-value method (default auto: exact when feasible, else a certified bracket, else Monte Carlo)"),
-        o("--ddof", "the SD's delta degrees of freedom", type=nonneg_int("--ddof"), default=1,
+        _o("--ddof", "the SD's delta degrees of freedom", type=nonneg_int("--ddof"), default=1,
           help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)"),
-        o("--min-coverage", "the share of words a set must keep", type=float_in("--min-coverage", 0, 1),
+        _o("--min-coverage", "the share of words a set must keep", type=float_in("--min-coverage", 0, 1),
           default=0.8, metavar="F", help="error when a set keeps less than this share of its words (default 0.8)"),
-        o("--ci", "ask for an interval", action="store_true",
+        _o("--ci", "ask for an interval", action="store_true",
           help="a confidence interval on each effect, by the method whose coverage the coverage study measured "
                "(see --ci-method; default: no interval)"),
-        o("--ci-estimand", "what the interval estimates", choices=("given-attributes", "populations"),
+        _o("--ci-estimand", "what the interval estimates", choices=("given-attributes", "populations"),
           default="given-attributes",
           help="what the interval estimates: given-attributes, the effect given these attribute words (targets "
                "random; default given-attributes), or populations, the effect over the populations both word sets "
                "were drawn from (targets and attributes random)"),
-        o("--ci-method", "the interval's method", choices=("auto", "noncentral-t", "jackknife", "bca", "percentile"),
+        _o("--ci-method", "the interval's method", choices=("auto", "noncentral-t", "jackknife", "bca", "percentile"),
           default="auto", help="interval method (default auto: noncentral-t given the attributes, jackknife over the "
                                "populations; bootstrap methods are flagged where they undercover)"),
-        o("--ci-level", "the interval's level", type=float_in("--ci-level", 0, 1, True, True), default=0.95,
+        _o("--ci-level", "the interval's level", type=float_in("--ci-level", 0, 1, True, True), default=0.95,
           metavar="L", help="confidence level of the intervals (default 0.95)"),
-        o("--bootstrap", "bootstrap resamples", type=resamples("--bootstrap"), default=0, metavar="N",
+        _o("--bootstrap", "bootstrap resamples", type=resamples("--bootstrap"), default=0, metavar="N",
           help="resamples of the bootstrap methods (percentile, bca); N > 0 also asks for an interval (default 0; "
                "a bootstrap method without it draws 10000)"),
-        o("--resample-attributes", "older spelling of --ci-estimand populations", action="store_true",
+        _o("--resample-attributes", "older spelling of --ci-estimand populations", action="store_true",
           help="older spelling of --ci-estimand populations"),
-        o("--stop-early", "sequential Monte Carlo", action="store_true",
-          help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (the command's --alpha, else 0.05)"),
-        o("--exact-memory", "the memory budget of exact counting", type=size_arg("--exact-memory"), default=None,
+        _o("--stop-early", "sequential Monte Carlo", action="store_true",
+          help="Monte Carlo: stop once the 95%% interval on p lies clear of alpha (the command's --alpha, else "
+               "0.05)"),
+        _o("--exact-memory", "the memory budget of exact counting", type=size_arg("--exact-memory"), default=None,
           metavar="SIZE", help="memory budget of exact counting, e.g. 512MiB (default 2GiB); over it, auto falls "
                                "back to Monte Carlo and says so, exact refuses"),
-        o("--allow-overlap", "measure sets that share words", action="store_true",
+        _o("--allow-overlap", "measure sets that share words", action="store_true",
           help="measure tests whose sets share words (refused by default), with a warning"),
-        # calibration
-        o("--eps", "the regulariser added to the eigenvalues", type=float_in("--eps", 0, float("inf")), default=1e-3,
+    ]
+
+
+def _calibration_options() -> list[Option]:
+    """How the calibrator is fitted (epsilon, parameters, the reference sample) or loaded."""
+    from .experiments.reference import DEFAULT_SHARDS
+
+    return [
+        _o("--eps", "the regulariser added to the eigenvalues", type=float_in("--eps", 0, float("inf")), default=1e-3,
           help="regulariser added to the eigenvalues of the reference covariance, absolute as in the paper "
                "(default 1e-3)"),
-        o("--eps-relative", "epsilon as a share of the mean eigenvalue",
+        _o("--eps-relative", "epsilon as a share of the mean eigenvalue",
           type=float_in("--eps-relative", 0, float("inf")), default=None, metavar="R",
           help="instead of --eps: epsilon = R times the mean eigenvalue of the reference covariance, the same share "
                "of the spectrum whatever the scale of the vectors (default: not used, --eps)"),
-        o("--calibration-param", "an extra calibrator parameter", action="append", default=[], metavar="KEY=VALUE",
+        _o("--calibration-param", "an extra calibrator parameter", action="append", default=[], metavar="KEY=VALUE",
           help="extra calibrator parameter, e.g. --calibration-param n_components=5 (repeatable; default: none)"),
-        o("--reference-size", "the size of the calibrator's reference sample", type=positive_int("--reference-size"),
+        _o("--reference-size", "the size of the calibrator's reference sample", type=positive_int("--reference-size"),
           default=100_000, metavar="N",
           help="size of the reference sample the calibrator is fitted on: the N most frequent words of a static "
                "model, N corpus sentences of a contextual one (default 100000)"),
-        o("--reference-text", "where the reference sample comes from", metavar="PATH",
+        _o("--reference-text", "where the reference sample comes from", metavar="PATH",
           help="take the reference sample from this text instead: its words by frequency (static models) or its "
                "sentences (contextual models)"),
-        o("--reference-shards", "the shards the reference sample is split into",
+        _o("--reference-shards", "the shards the reference sample is split into",
           type=positive_int("--reference-shards"), default=None, metavar="K", nargs="?", const=DEFAULT_SHARDS,
           help="split the reference sample into K shards (2 to 200, each one more refit: their time is estimated and "
                "checked first) and print each calibrated d's jackknife standard error due to the reference sample "
                f"(SE_ref); K alone: {DEFAULT_SHARDS}, whose SE is itself within about +-10%%; default: none for a "
                "fixed size, always with --reference-size auto"),
-        o("--calibrator", "a saved calibrator applied instead of a fitted one", hidden=("--whitener",),
+        _o("--calibrator", "a saved calibrator applied instead of a fitted one", hidden=("--whitener",),
           dest="whitener", metavar="FILE",
           help="use a calibrator saved with 'isoeat whiten' (the ZCA whitener or another calibrator) instead of "
                "fitting one"),
-        o("--force", "apply a calibrator saved for another model", action="store_true",
+        _o("--force", "apply a calibrator saved for another model", action="store_true",
           help="apply a saved calibrator even if it was fitted on another model"),
-        # models
-        o("--duplicates", "a word listed twice in a vector file", choices=("error", "first", "last"), default=None,
+    ]
+
+
+def _model_options() -> list[Option]:
+    """How a model is read, where its contexts come from, where and how it runs, its cache, a cluster."""
+    from .backends._precision import DTYPES
+
+    return [
+        _o("--duplicates", "a word listed twice in a vector file", choices=("error", "first", "last"), default=None,
           help="a word listed twice in a vector file: an error (default), or keep its first or last vector"),
-        o("--allow-pickle", "load pickled vectors or weights", action="store_true",
+        _o("--allow-pickle", "load pickled vectors or weights", action="store_true",
           help="allow gensim:PATH.kv files and hf:/st: model folders whose weights are pytorch_model.bin, which are "
                "Python pickles: loading one runs code from the file; only for files you trust (default: refused)"),
-        o("--corpus", "the contexts' and reference sample's corpus", metavar="SPEC",
+        _o("--corpus", "the contexts' and reference sample's corpus", metavar="SPEC",
           help=f"context and reference corpus of contextual models and sentence encoders: {_CORPORA}"),
-        o("--layer", "the hidden layer", type=int, metavar="L",
+        _o("--layer", "the hidden layer", type=int, metavar="L",
           help="hidden layer (default last; negative counts from the end)"),
-        o("--contexts", "corpus sentences per word", type=positive_int("--contexts"), metavar="K",
+        _o("--contexts", "corpus sentences per word", type=positive_int("--contexts"), metavar="K",
           dest="contexts_per_word", help="sentences per word for aggregation (default 20)"),
-        o("--missing", "a word in no corpus sentence", choices=("fallback", "drop"),
+        _o("--missing", "a word in no corpus sentence", choices=("fallback", "drop"),
           help="a word in no sentence: encode it in a template (fallback, default) or drop it"),
-        o("--reference-unit", "the unit of a contextual reference sample",
+        _o("--reference-unit", "the unit of a contextual reference sample",
           choices=("word", "sentence"),
           help="reference vectors of a contextual model: word occurrences (default) or sentences"),
-        o("--occurrences", "which occurrences are pooled", choices=("first", "all"),
+        _o("--occurrences", "which occurrences are pooled", choices=("first", "all"),
           help="hf: models: pool the first occurrence of a word in each context sentence (default) or all"),
-        o("--device", "where the model runs", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)"),
-        o("--allow-fallback", "accept results with many template fallbacks", action="store_true",
+        _o("--device", "where the model runs", metavar="DEV", help="cpu, cuda, cuda:1 (default: cuda when present)"),
+        _o("--allow-fallback", "accept results with many template fallbacks", action="store_true",
           help="accept a contextual model's results although more than 10%% of the stimulus words had no corpus "
                "context (they stay marked; without it such a command exits 3)"),
-        o("--dtype", "the forward pass's precision", choices=DTYPES, default=None,
+        _o("--dtype", "the forward pass's precision", choices=DTYPES, default=None,
           help="precision of the model's forward pass: float32 (default, the published protocol), or, opt-in and "
                "faster on a GPU, tf32 (CUDA only), bfloat16, float16 (CUDA only); statistics are still accumulated "
                "in float64, and results of one precision are never reused for another"),
-        o("--batch-size", "sentences per forward pass", type=positive_int("--batch-size"), default=64, metavar="N",
+        _o("--batch-size", "sentences per forward pass", type=positive_int("--batch-size"), default=64, metavar="N",
           help="sentences per forward pass (default 64)"),
-        o("--cache-dir", "the embedding cache's folder", metavar="DIR",
+        _o("--cache-dir", "the embedding cache's folder", metavar="DIR",
           help="embedding cache (default $ISOEAT_CACHE_DIR or ~/.cache/isoeat)"),
-        o("--no-cache", "bypass the embedding cache", action="store_true",
+        _o("--no-cache", "bypass the embedding cache", action="store_true",
           help="do not read or write the embedding cache"),
-        o("--scheduler", "a Dask scheduler", metavar="ADDRESS",
+        _o("--scheduler", "a Dask scheduler", metavar="ADDRESS",
           help="Dask scheduler (tcp://HOST:8786 or a scheduler .json file): the reference sample (and the test "
                "words) are encoded on the cluster (pip install \"isoeat[distributed]\")"),
-        o("--scheduler-timeout", "seconds to reach the scheduler",
+        _o("--scheduler-timeout", "seconds to reach the scheduler",
           type=float_in("--scheduler-timeout", 0, float("inf"), lo_open=True), default=10.0, metavar="SECONDS",
           help="seconds to wait for the scheduler (default 10)"),
-        # outputs
-        o("--frame", "the vectors an anisotropy figure is computed on", default="paper", metavar="FRAME",
+    ]
+
+
+def _output_options() -> list[Option]:
+    """What is written: the anisotropy frame, the output folder, the calibrator file, recomputation, figures."""
+    return [
+        _o("--frame", "the vectors an anisotropy figure is computed on", default="paper", metavar="FRAME",
           help="which vectors anisotropy is measured on (default paper, the paper's Table 2 protocol: vocabulary "
                "items of the reference corpus for a static model, WikiText-103 where present, else WikiText-2, else "
                "the largest offline corpus; a contextual model's reference sample); reference (the calibrator's "
                "reference pool), vocabulary-top:N, vocabulary-all, corpus-types:TEXT or corpus-tokens:TEXT"),
-        o("--out", "the output folder", metavar="DIR",
+        _o("--out", "the output folder", metavar="DIR",
           help="output folder, written atomically and locked (default: none, stdout only)"),
-        o("--save", "the calibrator file written", metavar="FILE.npz",
+        _o("--save", "the calibrator file written", metavar="FILE.npz",
           help="where to save the calibrator (a .npz file; --out, its older spelling, still works)"),
-        o("--overwrite", "which finished cells are recomputed", choices=("never", "failed", "all"), default="never",
+        _o("--overwrite", "which finished cells are recomputed", choices=("never", "failed", "all"), default="never",
           help="finished cells in the output folder: never recompute them (default never: resume), recompute the "
                "failed ones, or all"),
-        o("--no-figures", "tables only", action="store_true", help="tables only: no figures (no matplotlib needed)"),
+        _o("--no-figures", "tables only", action="store_true", help="tables only: no figures (no matplotlib needed)"),
     ]
-    return {e.flags[0]: e for e in entries}
 
 
 #: the interval methods of the other metrics (``isoeat.metrics.registry.CI_METHODS``; the option test checks it)

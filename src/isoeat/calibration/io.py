@@ -421,6 +421,17 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if magic != b"PK\x03\x04":
         raise DataFormatError(f"{path}: cannot read as .npz (not a zip archive: a calibrator is an .npz file)")
+    cls, arrays, meta_json, meta, record = _read_npz(path)
+    _verify_content(path, record, arrays, meta_json, meta, require_hash)
+    params = _check_metadata(path, meta, cls)
+    if not all(np.isfinite(a).all() for a in arrays.values()):
+        raise DataFormatError(f"{path}: arrays contain NaN or inf")
+    return _restore(path, cls, params, arrays, meta)
+
+
+def _read_npz(path: Path) -> tuple[Any, dict[str, np.ndarray], str, dict[str, Any], str | None]:
+    """A calibrator file's calibration class, state arrays, metadata (its JSON text and parsed) and recorded
+    content hash (None in files written before content hashes), each checked as it is read; nothing pickled."""
     try:
         with np.load(path, allow_pickle=False) as npz:
             files = set(npz.files)
@@ -457,10 +468,12 @@ def load_calibrator(path: str | Path, *, require_hash: bool = False) -> Any:
         raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None
     except Exception as exc:
         raise DataFormatError(f"{path}: cannot read as .npz ({exc})") from None
-    _verify_content(path, record, arrays, meta_json, meta, require_hash)
-    params = _check_metadata(path, meta, cls)
-    if not all(np.isfinite(a).all() for a in arrays.values()):
-        raise DataFormatError(f"{path}: arrays contain NaN or inf")
+    return cls, arrays, meta_json, meta, record
+
+
+def _restore(path: Path, cls: Any, params: dict[str, Any], arrays: dict[str, np.ndarray],
+             meta: dict[str, Any]) -> Any:
+    """The fitted calibrator a verified file describes: its parameters, its arrays, its sizes and metadata."""
     try:
         cal = cls(**params)
     except TypeError as exc:

@@ -22,7 +22,7 @@ __all__ = ["register", "COMMANDS", "cache_info"]
 def register(sub: Any, add_stat_options: Any) -> None:
     from ..cliargs import add, examples
 
-    p = sub.add_parser("cache", help="the embedding cache: location, entries, size and cap (info), or empty it (clear)",
+    p = sub.add_parser("cache",
                        description="Where the embedding cache is, how many entries and bytes it holds and its "
                                    "size cap ($ISOEAT_CACHE_MAX, least recently used entries evicted), or clear "
                                    "it (only isoeat's cache files are deleted).",

@@ -22,7 +22,6 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
     p = subparsers.add_parser(
         "ceat",
-        help="CEAT: random-effects effect size over draws of context-specific word vectors (Guo & Caliskan 2021)",
         description="Contextualized Embedding Association Test: N draws of one context vector per word, the "
                     "effect size d of each draw, and their DerSimonian-Laird random-effects combination (CES, "
                     "SE, 95% interval, p, tau^2). By default as Guo & Caliskan (2021) publish it: each draw's "

@@ -41,8 +41,7 @@ _RAW_BESIDE = ("Prints the raw space beside the calibrated one (default zca, fit
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
-    p = sub.add_parser("tests", help="list the built-in tests (or a test file's), print them as a test file, or "
-                                     "print a test file's template",
+    p = sub.add_parser("tests",
                        description="The built-in association tests (W1..W10, Caliskan et al. 2017): id, bias type, "
                                    "the four word sets and their sizes. Any command's --test takes these ids or a "
                                    "YAML/JSON file of your own (FILE: all its tests; FILE:ID: one): --template "
@@ -61,7 +60,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                    help="print a commented YAML test file of two tests (every key) and nothing else: the layout "
                         "--test FILE reads (default: off)")
 
-    p = sub.add_parser("weat", help="one or a few WEATs on one model: raw beside calibrated, with the change class",
+    p = sub.add_parser("weat",
                        description="WEAT (Caliskan et al. 2017): effect size d and permutation p of the tests you "
                                    "name, with every option of the statistics (p method, intervals on d). "
                                    + _RAW_BESIDE + " For the whole battery, a results folder and a report, use "
@@ -73,8 +72,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     add(p, "--test")
     _association_options(p)
 
-    p = sub.add_parser("scweat", help="single-category WEAT: target words against the attributes of a test, raw "
-                                      "beside calibrated",
+    p = sub.add_parser("scweat",
                        description="SC-WEAT: the effect size of each single word (not a set) against the two "
                                    "attribute sets A and B of a test, with its permutation p. " + _RAW_BESIDE,
                        epilog=examples("isoeat scweat --words nurse,engineer --attributes W7",
@@ -85,8 +83,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "test file of one test, or FILE:ID (required; a test file's layout: isoeat tests --template)")
     _association_options(p)
 
-    p = sub.add_parser("whiten", help="fit a calibrator (default the ZCA whitener) on a model's reference sample, "
-                                      "save it (.npz)",
+    p = sub.add_parser("whiten",
                        description="Fit a calibrator (the ZCA whitener by default, or another --calibration) on "
                                    "the model's reference sample and save it as .npz with its metadata (no pickle), "
                                    "to apply later with --calibrator FILE in any command.",

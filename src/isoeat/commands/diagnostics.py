@@ -41,8 +41,6 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
 
     p = subparsers.add_parser(
         "anisotropy",
-        help="anisotropy before/after calibration: mean and SD of pairwise cosine, IsoScore, "
-             "partition ratio, explained variance (paper Table 2)",
         description="Is the space anisotropic, and does calibration fix it? Mean and SD of the pairwise cosine, "
                     "IsoScore, partition ratio and the explained variance of the top components, of the raw space "
                     "beside the calibrated one (default zca; none: raw only), over a sample of reference vectors "
@@ -64,8 +62,6 @@ def register(subparsers: Any, add_stat_options: Any = None) -> None:
 
     p = subparsers.add_parser(
         "similarity",
-        help="Spearman rho of cosine vs human scores on similarity benchmarks, raw vs calibrated, "
-             "paired bootstrap (paper Table 3)",
         description="Does calibration cost semantic quality? Spearman's rho between cosine and human similarity "
                     "scores on word-pair (and STS) benchmarks, raw beside calibrated (default zca; none: raw only), "
                     "with a paired bootstrap interval on the change in rho.",

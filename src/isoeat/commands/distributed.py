@@ -52,8 +52,6 @@ def register(sub: Any, add_stat_options: Any = None) -> None:
 
     p = sub.add_parser(
         "whiten-distributed",
-        help="fit a calibrator (the ZCA whitener) on a Dask cluster (--scheduler ADDRESS or --local-workers N), "
-             "save it (.npz)",
         description="Fit a calibrator (the ZCA whitener) from reference vectors encoded on Dask workers: the "
                     "reference sample is "
                     "drawn as 'isoeat whiten' draws it, split into ordered shards, each worker encodes its shards "

@@ -19,8 +19,7 @@ _LIST_SUFFIXES = frozenset({".txt", ".tsv", ".lst", ".list", ".vocab", ".words"}
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``export`` parser."""
-    p = sub.add_parser("export", help="write a model's vectors for words, or its top N rows, to .npy + vocabulary "
-                                      "or GloVe text",
+    p = sub.add_parser("export",
                        description="Write the raw vectors of a static model (GloVe, word2vec, npy:, a named model) "
                                    "for a list of words, or its first N rows, exactly as stored: X.npy (the "
                                    "matrix, its dtype kept, and its vocabulary X.vocab beside it; load it back "

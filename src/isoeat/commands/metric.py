@@ -31,8 +31,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``metric`` parser."""
     from ..cliargs import add, examples
 
-    p = sub.add_parser("metric", help="other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): "
-                                      "raw vs calibrated",
+    p = sub.add_parser("metric",
                        description="Bias metrics other than WEAT (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, "
                                    "RNSB) on the built-in tests or yours, raw beside calibrated (default zca; none: "
                                    "raw only), with a table of the conclusions calibration changes (docs/metrics.md). "

@@ -26,8 +26,7 @@ __all__ = ["register", "COMMANDS"]
 def register(sub: Any, add_stat_options: Any) -> None:
     from ..cliargs import add, examples
 
-    p = sub.add_parser("report", help="tables, figures and (--html) a self-contained report.html from an experiment "
-                                      "folder",
+    p = sub.add_parser("report",
                        description="Tables (CSV, Markdown, LaTeX), figures (PNG, PDF) and, with --html, a "
                                    "self-contained report.html from an experiment folder: the --out DIR of "
                                    "'isoeat run' (quick or CONFIG.yaml, --layers included) or of 'isoeat reproduce'.",

@@ -219,7 +219,6 @@ def register(sub: Any, add_stat_options: Any) -> None:
     from ..cliargs import add, add_eps_options, examples
 
     p = sub.add_parser("reproduce",
-                       help="the paper's protocol on every model available here, beside the paper's values",
                        description="Run the paper's protocol (10 WEATs raw vs ZCA, anisotropy, similarity) on every "
                                    "model available on this machine, or bound to a local file with --model, and print "
                                    "the paper's published values beside ours (labelled: the same model, mapped to a "

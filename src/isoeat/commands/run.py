@@ -42,7 +42,7 @@ _CONFIG_KEEP = {"command", "config", "out", "overwrite", "format", "progress", "
 
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``run`` parser."""
-    p = sub.add_parser("run", help="all tests raw vs ZCA-whitened, with change classes (paper Table A1)",
+    p = sub.add_parser("run",
                        description="The paper's comparison (Table A1): every test (default W1..W10) on one model, "
                                    "raw beside calibrated (default zca), with d, p, Holm-adjusted p, Cohen's "
                                    "magnitude, the change class and flags, and the isotropy check. Results go to "

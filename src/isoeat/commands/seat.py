@@ -30,8 +30,6 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
     p = subparsers.add_parser(
         "seat",
-        help="SEAT: WEAT on sentence embeddings of the words placed in templates, raw beside calibrated "
-             "(May et al. 2019)",
         description="Sentence Encoder Association Test: per-template d and p, with the mean and range of d "
                     "across templates. Sentence stimuli (sent-bias 'sent-*' files) are embedded as given. "
                     "Prints the raw sentence embeddings beside the calibrated ones (default zca, fitted on 100000 "

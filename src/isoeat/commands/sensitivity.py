@@ -94,7 +94,6 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
     p = subparsers.add_parser(
         "sensitivity",
-        help="robustness of calibrated WEAT to eps, reference size and reference corpus (paper §6.3)",
         description="Re-run the calibrated WEAT battery while varying one choice at a time around the default "
                     "(ZCA, eps=1e-3, the 100,000 most frequent words), and report per test the spread of d, "
                     "the share of settings whose significance agrees with the default, and a verdict.",

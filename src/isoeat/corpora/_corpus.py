@@ -125,6 +125,17 @@ def check_settings(min_tokens: Any, max_tokens: Any, max_sentences: Any, seed: A
     return s
 
 
+@dataclass(frozen=True)
+class TextOrigin:
+    """Where a corpus's text comes from: its name, its description, the counts of its reading, and the SHA-256 of
+    its bytes (``source_sha256()``, asked once the stream is read: a streamed source knows its hash only then)."""
+
+    name: str
+    source: str
+    stats: ReadStats
+    source_sha256: Callable[[], str | None] = lambda: None
+
+
 class _Reservoir:
     """Algorithm R with the seed's generator: a uniform sample of ``k`` items of a stream.
 
@@ -242,26 +253,11 @@ class Corpus:
     # -- construction ------------------------------------------------------
 
     @classmethod
-    def _build(
-        cls,
-        paragraphs: Iterable[str],
-        split: Callable[[str], list[str]],
-        *,
-        name: str,
-        source: str,
-        splitter_label: str,
-        stats: ReadStats,
-        min_tokens: int,
-        max_tokens: int,
-        max_sentences: int,
-        seed: int,
-        source_sha256: Callable[[], str | None] = lambda: None,
-    ) -> Corpus:
-        """Split, filter and sample a stream of paragraphs (settings already validated).
-
-        ``source_sha256()`` is asked once the stream is read (a streamed source
-        knows its hash only then).
-        """
+    def _build(cls, paragraphs: Iterable[str], split: Callable[[str], list[str]], splitter_label: str,
+               origin: TextOrigin, settings: dict[str, int]) -> Corpus:
+        """Split, filter and sample a stream of paragraphs (``settings``: :func:`check_settings`'s, validated)."""
+        min_tokens, max_tokens = settings["min_tokens"], settings["max_tokens"]
+        max_sentences, seed, stats = settings["max_sentences"], settings["seed"], origin.stats
         res = _Reservoir(max_sentences, seed)
         digest = hashlib.sha256()
         add = res.add
@@ -287,8 +283,8 @@ class Corpus:
         stats.formula += formula
         stats.candidates += res.n
         if res.n == 0:
-            raise DataFormatError(_no_sentences_message(source, stats, min_tokens, max_tokens))
-        settings = {
+            raise DataFormatError(_no_sentences_message(origin.source, stats, min_tokens, max_tokens))
+        recorded = {
             "min_tokens": min_tokens,
             "max_tokens": max_tokens,
             "max_sentences": max_sentences,
@@ -298,12 +294,12 @@ class Corpus:
         }
         return cls(
             res.result(),
-            name=name,
-            source=source,
-            settings=settings,
+            name=origin.name,
+            source=origin.source,
+            settings=recorded,
             content_sha256=digest.hexdigest(),
             stats=stats,
-            source_sha256=source_sha256(),
+            source_sha256=origin.source_sha256(),
         )
 
     @classmethod
@@ -364,16 +360,9 @@ class Corpus:
             if not isinstance(s, str):
                 raise ConfigError(f"sentences[{i}] must be a string, got {type(s).__name__}")
         stats = ReadStats()
-        return cls._build(
-            text_paragraphs(sentences, stats),
-            lambda s: [s],
-            name=str(name),
-            source="sentences given in memory",
-            splitter_label="none (one string per sentence)",
-            stats=stats,
-            source_sha256=lambda: texts_sha256(sentences),
-            **settings,
-        )
+        origin = TextOrigin(str(name), "sentences given in memory", stats, lambda: texts_sha256(sentences))
+        return cls._build(text_paragraphs(sentences, stats), lambda s: [s], "none (one string per sentence)", origin,
+                          settings)
 
     # -- basic protocol ------------------------------------------------------
 

@@ -10,12 +10,12 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .._env import env_path
 from .._errors import IsoeatFileNotFoundError, MissingDependencyError, UnknownNameError
 from .._registry import Registry
-from ._corpus import Corpus, check_settings
+from ._corpus import Corpus, TextOrigin, check_settings
 from ._files import file_sha256, files_sha256
 from ._readers import (
     _OPENERS,
@@ -511,26 +511,29 @@ def load_corpus(
         raise UnknownNameError(f"corpus spec must be a non-empty string or path, got {spec!r}")
     name, source = _resolve(spec.strip())
     key = (name, source.identity, tuple(sorted(settings.items())), split.label)
-    if cache:
-        with _CACHE_LOCK:
-            hit = _CACHE.get(key)
-            if hit is not None:
-                _CACHE.move_to_end(key)
-                return hit
+    hit = _cached(key) if cache else None
+    if hit is not None:
+        return hit
     stats = ReadStats()
-    corpus = Corpus._build(
-        source.paragraphs(stats),
-        split.split,
-        name=name,
-        source=source.description,
-        splitter_label=split.label,
-        stats=stats,
-        source_sha256=source.sha256,
-        **settings,
-    )
+    corpus = Corpus._build(source.paragraphs(stats), split.split, split.label,
+                           TextOrigin(name, source.description, stats, source.sha256), settings)
     if cache:
-        with _CACHE_LOCK:
-            _CACHE[key] = corpus
-            while len(_CACHE) > _CACHE_MAX:
-                _CACHE.popitem(last=False)
+        _remember(key, corpus)
     return corpus
+
+
+def _cached(key: tuple[Any, ...]) -> Corpus | None:
+    """The corpus this process loaded with ``key`` (source, settings, splitter), if it is still kept."""
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+        return hit
+
+
+def _remember(key: tuple[Any, ...], corpus: Corpus) -> None:
+    """Keep ``corpus`` under ``key``, the last :data:`_CACHE_MAX` loaded."""
+    with _CACHE_LOCK:
+        _CACHE[key] = corpus
+        while len(_CACHE) > _CACHE_MAX:
+            _CACHE.popitem(last=False)

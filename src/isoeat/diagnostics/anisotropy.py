@@ -92,11 +92,13 @@ from .._random import stream
 from .._surface import checked_bind, public, require_encoder
 from .._types import VocabularyModel
 from .._validate import check_bool, check_int
+from ..stats.options import own
 from ..stats.weat import resolve_calibration
 from .frames import check_frame_for, sample_reference  # noqa: F401 - sample_reference re-exported (frame "reference")
 
 __all__ = [
     "AnisotropyResult",
+    "AnisotropySettings",
     "anisotropy",
     "anisotropy_from_vectors",
     "compare_anisotropy",
@@ -554,21 +556,44 @@ def _cal_name(calibration: Any) -> str:
     return getattr(calibration, "name", type(calibration).__name__.lower())
 
 
+@dataclass(frozen=True)
+class AnisotropySettings:
+    """What :func:`compare_anisotropy` samples and measures, and what it returns (``settings=``, or each field by
+    name: ``compare_anisotropy(m, n_samples=500)``).
+
+    Attributes
+    ----------
+    n_samples : int
+        :math:`N` (paper §4.3), default 2000.
+    top_k : int
+        The top principal components of the explained variance, default 50.
+    frame : str
+        Which vectors are sampled (:mod:`isoeat.diagnostics.frames`), default ``"paper"``.
+    return_matrix : bool
+        Keep each space's cosine matrix (default False).
+    matrix_size : int or None
+        With ``return_matrix``, only its top-left ``matrix_size`` square.
+    """
+
+    n_samples: int = 2000
+    top_k: int = 50
+    frame: str = "paper"
+    return_matrix: bool = False
+    matrix_size: int | None = None
+
+
 @public
 def compare_anisotropy(
     model: Any,
     calibration: Any = None,
     *,
-    n_samples: int = 2000,
-    top_k: int = 50,
     rng: Any = None,
     n_reference: int = 100_000,
     reference_kwargs: dict | None = None,
     force: bool = False,
-    return_matrix: bool = False,
-    matrix_size: int | None = None,
-    frame: str = "paper",
     reference: Any = None,
+    settings: AnisotropySettings | None = None,
+    **options: Any,
 ) -> tuple[AnisotropyResult, ...]:
     """Anisotropy of the raw space and, when given, of the calibrated space on the *same* sample.
 
@@ -602,6 +627,9 @@ def compare_anisotropy(
     reference : ReferenceSpec, optional
         Frame ``reference`` only: the pool as a calibrator's reference sample
         (:func:`sample_reference`), instead of ``n_reference``/``reference_kwargs``.
+    settings : AnisotropySettings, optional
+        ``n_samples``, ``top_k``, ``frame``, ``return_matrix``, ``matrix_size`` as one object
+        (:class:`AnisotropySettings`); each is also a keyword of its own (``**options``), as documented above.
 
     Returns
     -------
@@ -614,20 +642,20 @@ def compare_anisotropy(
     >>> m = isoeat.load_model("glove-6b-50d")  # doctest: +SKIP
     >>> raw, zca = compare_anisotropy(m, isoeat.fit_calibrator(m, "zca"), rng=0)  # doctest: +SKIP
     """
+    chosen = own(AnisotropySettings, settings, options, where="compare_anisotropy", name="settings", last=True)
     require_encoder(model, "compare_anisotropy", needs=("reference_vectors",))
-    check_frame_for(model, frame)  # a frame the model has not: refused before a calibrator is fitted
+    check_frame_for(model, chosen.frame)  # a frame the model has not: refused before a calibrator is fitted
     cal = resolve_calibration(calibration, model, force=force, n_reference=n_reference,
                               reference_kwargs=reference_kwargs)[0]
-    return _anisotropy_results(model, cal, n_samples=n_samples, top_k=top_k, rng=rng, reference_size=n_reference,
-                               reference_kwargs=reference_kwargs, force=force, return_matrix=return_matrix,
-                               matrix_size=matrix_size, frame=frame, reference=reference)
+    return _anisotropy_results(model, cal, chosen, rng=rng, reference_size=n_reference,
+                               reference_kwargs=reference_kwargs, reference=reference, force=force)
 
 
-def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: int, rng: Any,
-                        reference_size: int, reference_kwargs: dict | None, force: bool, return_matrix: bool,
-                        matrix_size: int | None, frame: str, reference: Any = None, raw: bool = True
-                        ) -> tuple[AnisotropyResult, ...]:
+def _anisotropy_results(model: Any, calibration: Any, settings: AnisotropySettings, *, rng: Any,
+                        reference_size: int, reference_kwargs: dict | None, reference: Any, force: bool,
+                        raw: bool = True) -> tuple[AnisotropyResult, ...]:
     """:func:`compare_anisotropy`; ``raw=False`` with a calibrator measures only the calibrated space."""
+    n_samples, frame = settings.n_samples, settings.frame
     if calibration is not None:
         from ..calibration import check_compatible
 
@@ -657,8 +685,8 @@ def _anisotropy_results(model: Any, calibration: Any, *, n_samples: int, top_k: 
         seed = root
         desc = desc.replace(f"seed {rng}", f"seed {root}, stream anisotropy/{frame}")
     name = getattr(model, "name", "model")
-    common: dict[str, Any] = dict(top_k=top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
-                                  return_matrix=return_matrix, matrix_size=matrix_size)
+    common: dict[str, Any] = dict(top_k=settings.top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
+                                  return_matrix=settings.return_matrix, matrix_size=settings.matrix_size)
     used = "reference" if why else frame  # the frame measured: the pool where paper could not be
     out = [with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, used)
            ] if raw or calibration is None else []
@@ -695,6 +723,9 @@ def anisotropy(model: Any, calibration: Any = None, **options: Any) -> Anisotrop
     bound = checked_bind(inspect.signature(compare_anisotropy), "anisotropy", model, calibration, **options)
     bound.apply_defaults()
     a = dict(bound.arguments)
-    size, kw, force = a.pop("n_reference"), a["reference_kwargs"], a["force"]
-    a["calibration"] = resolve_calibration(calibration, model, force=force, n_reference=size, reference_kwargs=kw)[0]
-    return _anisotropy_results(raw=False, reference_size=size, **a)[-1]
+    chosen = own(AnisotropySettings, a["settings"], dict(a["options"]), where="anisotropy", name="settings",
+                 last=True)
+    size, kw, force = a["n_reference"], a["reference_kwargs"], a["force"]
+    cal = resolve_calibration(calibration, model, force=force, n_reference=size, reference_kwargs=kw)[0]
+    return _anisotropy_results(model, cal, chosen, rng=a["rng"], reference_size=size, reference_kwargs=kw,
+                               reference=a["reference"], force=force, raw=False)[-1]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .._names import printable
@@ -250,6 +251,47 @@ def magnitude_cell(d_raw: float, d_calibrated: float) -> str:
     return "/".join(_MAG_SHORT.get(m, m) for m in (cohen_magnitude(d_raw), cohen_magnitude(d_calibrated)))
 
 
+@dataclass(frozen=True)
+class _Columns:
+    """Which optional columns a comparison table has: adjusted p, intervals, reference-SE, stability, corpora."""
+
+    adjust: str
+    with_ci: bool
+    with_se: bool
+    with_firm: bool
+    with_corpora: bool
+
+    @property
+    def adj_field(self) -> str | None:
+        return {"holm": "p_holm", "bh": "p_bh", "none": None}[self.adjust]
+
+    @property
+    def adj_label(self) -> str:
+        return {"holm": "Holm", "bh": "BH", "none": ""}[self.adjust]
+
+    @classmethod
+    def of(cls, comp: Any, adjust: str) -> _Columns:
+        rows = comp.rows
+        return cls(adjust, with_ci=any(r.raw.effect_size_ci is not None for r in rows),
+                   with_se=any(getattr(r, "reference_se", None) is not None for r in rows),
+                   with_firm=any(getattr(r, "replicates_same", None) is not None for r in rows),
+                   with_corpora=any(getattr(r, "across_corpora", None) is not None for r in rows))
+
+    def header(self) -> list[str]:
+        header = ["ID", "Bias"]
+        for side in "RW":
+            header.append(f"d_{side}")
+            if self.with_se and side == "W":
+                header.append("SE_ref")
+            if self.with_ci:
+                header.append(f"CI_{side}")
+            header.append(f"p_{side}")
+            if self.adj_field:
+                header.append(f"{self.adj_label}_{side}")
+        header += ["Mag", "Chg"]
+        return header + ["Firm"] * self.with_firm + ["Corpora"] * self.with_corpora + ["Flags"]
+
+
 def comparison_table(comp: Any, adjust: str = "holm") -> str:
     """Table A1 layout: d and p raw (R) and calibrated (W), change class, flags.
 
@@ -257,60 +299,36 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     space next to its raw p; ``ci`` columns appear when bootstrap intervals
     were computed.
     """
-    from ..labels import MAGNITUDE_RULE
+    cols = _Columns.of(comp, adjust)
+    rows = [_comparison_cells(r, comp.alpha, cols) for r in comp.rows]
+    foot = _comparison_footer(comp, cols)
+    return "\n".join([_comparison_title(comp), "", _render(cols.header(), rows, last_left=True), "", *foot])
 
-    adj_field = {"holm": "p_holm", "bh": "p_bh", "none": None}[adjust]
-    adj_label = {"holm": "Holm", "bh": "BH", "none": ""}[adjust]
-    with_ci = any(r.raw.effect_size_ci is not None for r in comp.rows)
-    with_se = any(getattr(r, "reference_se", None) is not None for r in comp.rows)
-    header = ["ID", "Bias", "d_R"]
-    if with_ci:
-        header.append("CI_R")
-    header.append("p_R")
-    if adj_field:
-        header.append(f"{adj_label}_R")
-    header.append("d_W")
-    if with_se:
-        header.append("SE_ref")
-    if with_ci:
-        header.append("CI_W")
-    header.append("p_W")
-    if adj_field:
-        header.append(f"{adj_label}_W")
-    header += ["Mag", "Chg"]
-    with_firm = any(getattr(r, "replicates_same", None) is not None for r in comp.rows)
-    if with_firm:
-        header.append("Firm")
-    with_corpora = any(getattr(r, "across_corpora", None) is not None for r in comp.rows)
-    if with_corpora:
-        header.append("Corpora")
-    header.append("Flags")
-    rows = []
-    for r in comp.rows:
-        flags = []
-        if r.large_shift:
-            flags.append("|dd|>0.5")
-        if r.sign_reversal:
-            flags.append("sign")
-        mark_r = "*" if is_significant(r.raw.p_value, comp.alpha) else " "
-        mark_w = "*" if is_significant(r.calibrated.p_value, comp.alpha) else " "
-        cells = [r.test, r.bias_type]
-        for res, mark in ((r.raw, mark_r), (r.calibrated, mark_w)):
-            cells.append(format_d(res.effect_size) + mark)
-            if with_se and res is r.calibrated:
-                cells.append("-" if r.reference_se is None else f"{r.reference_se:.3f}")
-            if with_ci:
-                cells.append(format_ci(res.effect_size_ci))
-            cells.append(format_p(res.p_value))
-            if adj_field:
-                cells.append(format_p(getattr(res, adj_field)))
-        cells += [magnitude_cell(r.raw.effect_size, r.calibrated.effect_size), _CHG.get(r.change, r.change)]
-        if with_firm:
-            cells.append(holds_mark(r.replicates_same, r.replicates))
-        if with_corpora:
-            cells.append(corpora_cell(getattr(r, "across_corpora", None)))
-        cells.append(",".join(flags) or "-")
-        rows.append(cells)
+
+def _comparison_cells(r: Any, alpha: float, cols: _Columns) -> list[str]:
+    """One test's cells of the comparison table (``cols.header()``'s order)."""
+    flags = ["|dd|>0.5"] * bool(r.large_shift) + ["sign"] * bool(r.sign_reversal)
+    cells = [r.test, r.bias_type]
+    for res in (r.raw, r.calibrated):
+        cells.append(format_d(res.effect_size) + ("*" if is_significant(res.p_value, alpha) else " "))
+        if cols.with_se and res is r.calibrated:
+            cells.append("-" if r.reference_se is None else f"{r.reference_se:.3f}")
+        if cols.with_ci:
+            cells.append(format_ci(res.effect_size_ci))
+        cells.append(format_p(res.p_value))
+        if cols.adj_field:
+            cells.append(format_p(getattr(res, cols.adj_field)))
+    cells += [magnitude_cell(r.raw.effect_size, r.calibrated.effect_size), _CHG.get(r.change, r.change)]
+    if cols.with_firm:
+        cells.append(holds_mark(r.replicates_same, r.replicates))
+    if cols.with_corpora:
+        cells.append(corpora_cell(getattr(r, "across_corpora", None)))
+    cells.append(",".join(flags) or "-")
+    return cells
+
+
+def _comparison_title(comp: Any) -> str:
+    """The model, the calibration, its parameters and reference (and a model not verified)."""
     meta = comp.calibrator_metadata
     label = "ZCA-whitened" if comp.calibration == "zca" else f"calibrated with {comp.calibration}"
     title = printable(f"{comp.model}: raw (R) vs {label} (W)")
@@ -321,6 +339,15 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
         if meta.get("model_check"):  # a calibrator file without a model fingerprint (calibration/io.py)
             title += "; model not verified (the calibrator file records no model fingerprint)"
+    return title
+
+
+def _comparison_footer(comp: Any, cols: _Columns) -> list[str]:
+    """The lines under the comparison table: the legend and counts, then what each optional column and each
+    departure from the exact, full protocol needs said."""
+    from ..labels import MAGNITUDE_RULE
+
+    meta = comp.calibrator_metadata
     s = comp.summary()
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
     foot = [
@@ -329,20 +356,28 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         f"Stable {s['Stable']}, Disappearing {s['Disappearing']}, Emerging {s['Emerging']}; "
         f"|dd|>0.5 in {s['large_shift']}, sign reversals {s['sign_reversal']}.",
     ]
-    if adj_field:
-        foot.append(f"{adj_label}_R, {adj_label}_W: {'Holm' if adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
+    if cols.adj_field:
+        foot.append(f"{cols.adj_label}_R, {cols.adj_label}_W: "
+                    f"{'Holm' if cols.adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
                     f"p across the {len(comp.rows)} tests of each space (change classes use unadjusted p).")
     foot.append("Mag: raw/calibrated " + MAGNITUDE_RULE.replace("negligible", "negl").replace("medium", "med"))
-    if with_ci:
+    if cols.with_ci:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
                               [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
-    if with_se:
+    if cols.with_se:
         foot.append(reference_footer(meta))
-    foot += [stability_footer(meta)] if with_firm else [str(n) for n in [meta.get("reference_replicates_note")] if n]
-    if with_corpora:
+    foot += [stability_footer(meta)] if cols.with_firm else [
+        str(n) for n in [meta.get("reference_replicates_note")] if n]
+    if cols.with_corpora:
         foot.append(corpora_footer([r.across_corpora for r in comp.rows if r.across_corpora is not None]))
     elif getattr(comp, "contexts", False):
         foot += one_corpus_footer(getattr(comp, "corpus", ""))
+    return foot + _p_method_footer(comp) + _words_footer(comp)
+
+
+def _p_method_footer(comp: Any) -> list[str]:
+    """Reach, undefined d, the sanity check, and where p is Monte Carlo or a certified bracket."""
+    foot = []
     both = [res for r in comp.rows for res in (r.raw, r.calibrated)]
     sides = [(r.test, x) for r in comp.rows for x in "RW"]
     foot += [line for line in (reach_footer(both, [t for t, _ in sides], comp.alpha),
@@ -360,6 +395,12 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     if cert:
         foot.append(f"Certified (p = upper end of a bracket that holds the exact p) for: {', '.join(cert)}; "
                     f"{'exact elsewhere.' if len(cert) + 2 * len(mc) < 2 * len(comp.rows) else 'none exact.'}")
+    return foot
+
+
+def _words_footer(comp: Any) -> list[str]:
+    """Words dropped, template fallbacks, and the departures from the paper's protocol."""
+    foot = []
     dropped = [f"{r.test} {w}" for r in comp.rows
                for w in with_suggestions(r.raw.dropped, getattr(r.raw, "suggestions", ()))]
     if dropped:
@@ -369,8 +410,7 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         foot.append(f"{label[0].upper()}{label[1:]}: " + "; ".join(dropped))
     foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False),
                             corpus=getattr(comp, "corpus", ""))
-    foot += protocol_footer(getattr(comp, "departures", ()))
-    return "\n".join([title, "", _render(header, rows, last_left=True), "", *foot])
+    return foot + protocol_footer(getattr(comp, "departures", ()))
 
 
 def protocol_footer(departures: Sequence[str]) -> list[str]:

@@ -320,6 +320,33 @@ def _split(line: str, delimiter: str | None) -> list[str]:
 _SCORE_HEADER = re.compile(r"simlex|mean|score|sim|gold|human|rating", re.IGNORECASE)
 
 
+def _layout(path: Path, lineno: int, line: str, delimiter: str | None, score_column: int | str | None
+            ) -> tuple[str | None, list[str], int, bool]:
+    """What the first data line of a word-pair file sets: the delimiter (detected when not given), the fields of
+    every line, the score column, and whether the line is a header (the score column is then read from it)."""
+    if delimiter is None:
+        delimiter = "\t" if "\t" in line else ("," if "," in line else None)
+    fields = _split(line, delimiter)
+    n_fields = len(fields)
+    if n_fields < 3:
+        raise DataFormatError(
+            f"{path}:{lineno}: expected 'word1 word2 score' ({_delim_name(delimiter)}-separated), "
+            f"got {n_fields} field(s): {line[:80]!r}"
+        )
+    col = score_column if isinstance(score_column, int) else None
+    default_col = 2 if col is None else col
+    if default_col < n_fields and _float(fields[default_col]) is not None:
+        return delimiter, fields, default_col, False
+    # a header line: pick the score column from it
+    if isinstance(score_column, str):
+        if score_column not in fields:
+            raise DataFormatError(f"{path}:{lineno}: no column named {score_column!r} in the header {fields}")
+        return delimiter, fields, fields.index(score_column), True
+    if col is None:
+        col = next((i for i in range(2, n_fields) if _SCORE_HEADER.search(fields[i])), 2)
+    return delimiter, fields, col, True
+
+
 def read_word_pairs(
     path: str | Path,
     *,
@@ -369,35 +396,16 @@ def read_word_pairs(
     lines: list[int] = []
     n_fields: int | None = None
     first_line = 0
-    col: int | None = score_column if isinstance(score_column, int) else None
+    col: int | None = None
     header_seen = False
     for lineno, line in _lines(path):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if n_fields is None:
-            if delimiter is None:
-                delimiter = "\t" if "\t" in line else ("," if "," in line else None)
-            fields = _split(line, delimiter)
+            delimiter, fields, col, header_seen = _layout(path, lineno, line, delimiter, score_column)
             n_fields, first_line = len(fields), lineno
-            if n_fields < 3:
-                raise DataFormatError(
-                    f"{path}:{lineno}: expected 'word1 word2 score' ({_delim_name(delimiter)}-separated), "
-                    f"got {n_fields} field(s): {line[:80]!r}"
-                )
-            default_col = 2 if col is None else col
-            if default_col >= n_fields or _float(fields[default_col]) is None:
-                # a header line: pick the score column from it
-                header_seen = True
-                if isinstance(score_column, str):
-                    if score_column not in fields:
-                        raise DataFormatError(
-                            f"{path}:{lineno}: no column named {score_column!r} in the header {fields}"
-                        )
-                    col = fields.index(score_column)
-                elif col is None:
-                    col = next((i for i in range(2, n_fields) if _SCORE_HEADER.search(fields[i])), 2)
+            if header_seen:
                 continue
-            col = default_col
         else:
             fields = _split(line, delimiter)
         if isinstance(score_column, str) and not header_seen:

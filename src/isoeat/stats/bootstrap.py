@@ -263,6 +263,33 @@ def _jackknife(x: np.ndarray, y: np.ndarray, ddof: int) -> np.ndarray:
     return np.concatenate(vals) if vals else np.empty(0)  # mutation: equivalent[const] (< 2 values either way)
 
 
+def _bca_levels(reps: np.ndarray, estimate: float, jack: np.ndarray,
+                levels: tuple[float, float]) -> tuple[tuple[float, float] | None, str | None]:
+    """The BCa quantile levels of the percentile ``levels`` (Efron 1987), from the replicates and the
+    jackknife values; else None and why the percentile interval is used instead."""
+    from scipy.special import ndtr, ndtri
+
+    z0 = float(ndtri(np.count_nonzero(reps < estimate) / reps.size))
+    jack = jack[np.isfinite(jack)]
+    if not math.isfinite(z0):
+        return None, "BCa bias correction infinite (all replicates on one side of the estimate)"
+    if jack.size < 2:
+        return None, "BCa acceleration undefined (fewer than 2 jackknife values)"
+    dev = jack.mean() - jack
+    denom = 6.0 * float(np.sum(dev**2)) ** 1.5
+    accel = float(np.sum(dev**3)) / denom if denom > 0 else math.nan
+    if not math.isfinite(accel):
+        return None, "BCa acceleration undefined (identical jackknife values)"
+    # Past the pole of w / (1 - a w) (a w >= 1) the levels wrap round: the interval would
+    # come out inverted, so that level is NaN and the interval falls back to percentile.
+    # (A level is in [0, 1] exactly when it is finite: ndtr of a finite number, or NaN.)
+    ws = [z0 + float(ndtri(q)) for q in levels]
+    adj = [float(ndtr(z0 + w / (1.0 - accel * w))) if accel * w < 1.0 else math.nan for w in ws]
+    if all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in adj):  # mutation: equivalent[bool] (ndtr or NaN)
+        return (adj[0], adj[1]), None
+    return None, "BCa transformation not monotone (1 - a(z0 + z_q) <= 0 at a level)"
+
+
 # ---------------------------------------------------------------------------
 # public
 # ---------------------------------------------------------------------------
@@ -335,20 +362,11 @@ def bootstrap_effect_size(
     gen = as_generator(rng)
 
     estimate = float(_d_rows(x[None, :], y[None, :], ddof)[0])
-    base: dict[str, Any] = dict(
-        estimate=estimate,
-        confidence=conf,
-        n_resamples=n_resamples,
-        resample_attributes=mats is not None,
-    )
+    base: dict[str, Any] = dict(estimate=estimate, confidence=conf, n_resamples=n_resamples,
+                                resample_attributes=mats is not None)
     if not math.isfinite(estimate):
-        return BootstrapResult(
-            ci_low=math.nan,
-            ci_high=math.nan,
-            method=method,
-            note="effect size undefined (zero pooled standard deviation)",
-            **base,
-        )
+        return BootstrapResult(ci_low=math.nan, ci_high=math.nan, method=method,
+                               note="effect size undefined (zero pooled standard deviation)", **base)
 
     reps = _replicates(x, y, ddof, n_resamples, gen, mats)
     finite = np.isfinite(reps)
@@ -357,48 +375,17 @@ def bootstrap_effect_size(
         notes.append(f"{int((~finite).sum())} replicates with zero pooled SD dropped")
         reps = reps[finite]
     if reps.size == 0:
-        return BootstrapResult(
-            ci_low=math.nan, ci_high=math.nan, method=method, note="; ".join(notes), **base
-        )
+        return BootstrapResult(ci_low=math.nan, ci_high=math.nan, method=method, note="; ".join(notes), **base)
 
     alpha = 1.0 - conf
     levels = (alpha / 2.0, 1.0 - alpha / 2.0)
     used = "percentile"
     if method == "bca":
-        from scipy.special import ndtr, ndtri
-
-        z0 = float(ndtri(np.count_nonzero(reps < estimate) / reps.size))
-        jack = _jackknife(x, y, ddof)
-        jack = jack[np.isfinite(jack)]
-        reason = None
-        if not math.isfinite(z0):
-            reason = "BCa bias correction infinite (all replicates on one side of the estimate)"
-        elif jack.size < 2:
-            reason = "BCa acceleration undefined (fewer than 2 jackknife values)"
+        bca, reason = _bca_levels(reps, estimate, _jackknife(x, y, ddof), levels)
+        if bca is not None:
+            levels, used = bca, "bca"
         else:
-            dev = jack.mean() - jack
-            denom = 6.0 * float(np.sum(dev**2)) ** 1.5
-            accel = float(np.sum(dev**3)) / denom if denom > 0 else math.nan
-            if not math.isfinite(accel):
-                reason = "BCa acceleration undefined (identical jackknife values)"
-            else:
-                # Past the pole of w / (1 - a w) (a w >= 1) the levels wrap round: the interval would
-                # come out inverted, so that level is NaN and the interval falls back to percentile.
-                # (A level is in [0, 1] exactly when it is finite: ndtr of a finite number, or NaN.)
-                ws = [z0 + float(ndtri(q)) for q in levels]
-                adj = [float(ndtr(z0 + w / (1.0 - accel * w))) if accel * w < 1.0 else math.nan for w in ws]
-                if all(math.isfinite(a) and 0.0 <= a <= 1.0 for a in adj):  # mutation: equivalent[bool] (ndtr or NaN)
-                    levels = (adj[0], adj[1])
-                    used = "bca"
-                else:
-                    reason = "BCa transformation not monotone (1 - a(z0 + z_q) <= 0 at a level)"
-        if reason is not None:
             notes.append(f"fell back to percentile: {reason}")
     low, high = np.quantile(reps, levels)
-    return BootstrapResult(
-        ci_low=float(low),
-        ci_high=float(high),
-        method=used,
-        note="; ".join(notes) if notes else None,
-        **base,
-    )
+    return BootstrapResult(ci_low=float(low), ci_high=float(high), method=used,
+                           note="; ".join(notes) if notes else None, **base)

@@ -78,11 +78,12 @@ from .._surface import public
 from .._types import ContextEncoder
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
+from .options import own
 
 __all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "VARIANCES", "ALTERNATIVES", "CEATResult", "MetaAnalysis",
            "effect_size_variance", "within_draw_variances", "random_effects", "log10_two_sided_p",
            "log10_normal_p", "normal_p", "draw_indices", "draw_scores", "draw_effect_sizes",
-           "ceat_from_contexts", "ceat"]
+           "ceat_from_contexts", "ceat", "CEATLabels"]
 
 #: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
 DEFAULT_DRAWS = 1000
@@ -467,6 +468,27 @@ def _spaces(calibration: Any) -> dict[str, Any]:
                       f"got {show(calibration)}")
 
 
+@dataclass(frozen=True)
+class CEATLabels:
+    """What :func:`ceat_from_contexts` labels its results with (``labels=``, or each field by name).
+
+    Attributes
+    ----------
+    test, model : str
+        The test's id and the model's name.
+    words : mapping role -> words, optional
+        The words of each role, in the order of the contexts (the labels of ``n_contexts``).
+    dropped, fallback : tuple of str
+        ``"ROLE:word"`` for words with no context vector, and for words encoded in a template.
+    """
+
+    test: str = "custom"
+    model: str = ""
+    words: Mapping[str, Sequence[str]] | None = None
+    dropped: tuple[str, ...] = ()
+    fallback: tuple[str, ...] = ()
+
+
 @public
 def ceat_from_contexts(
     contexts: Mapping[str, Sequence[np.ndarray]],
@@ -477,11 +499,8 @@ def ceat_from_contexts(
     ddof: int = 1,
     variance: str = "published",
     alternative: str = "two-sided",
-    test: str = "custom",
-    model: str = "",
-    words: Mapping[str, Sequence[str]] | None = None,
-    dropped: tuple[str, ...] = (),
-    fallback: tuple[str, ...] = (),
+    labels: CEATLabels | None = None,
+    **options: Any,
 ) -> list[CEATResult]:
     """CEAT in the raw space and in every calibrated one, from the same draws.
 
@@ -505,14 +524,17 @@ def ceat_from_contexts(
     alternative : {"two-sided", "greater", "less"}, default "two-sided"
         Side of the combined p (the supplement's text is two-sided; the
         released code computes ``"greater"``).
-    words : mapping role -> words, optional
-        Labels for ``n_contexts`` in the result.
+    labels : CEATLabels, optional
+        What the results are labelled with (:class:`CEATLabels`), or by name: ``test``, ``model``, ``words``
+        (mapping role -> words: the labels of ``n_contexts``), ``dropped``, ``fallback``.
 
     Returns
     -------
     list of CEATResult
         Raw first, then one per calibrator, in the mapping's order.
     """
+    lab = own(CEATLabels, labels, options, where="ceat_from_contexts", name="labels", last=True)
+    test, words = lab.test, lab.words
     spaces_given = _spaces(calibration)
     variance = check_choice("variance", variance, VARIANCES)
     alternative = check_choice("alternative", alternative, ALTERNATIVES)
@@ -527,8 +549,8 @@ def ceat_from_contexts(
                                "(|X| + |Y|) whose associations each draw's standard deviation pools")
     check_draw_memory(n_draws, len(counts), sizes["X"] + sizes["Y"], max(sizes["A"], sizes["B"]))
     idx, seed = draw_indices(counts, n_draws, rng)
-    labels = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
-    n_ctx = dict(zip(labels, counts))
+    names = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
+    n_ctx = dict(zip(names, counts))
     spaces: list[tuple[str, Mapping[str, Sequence[np.ndarray]]]] = [("none", sets)]
     for name, cal in spaces_given.items():
         spaces.append((name, {r: [np.asarray(cal.transform(a), dtype=np.float64) for a in sets[r]] for r in ROLES}))
@@ -540,10 +562,10 @@ def ceat_from_contexts(
             raise ConfigError(f"CEAT ({name}): {int(np.sum(~np.isfinite(d)))} draw(s) have an undefined effect "
                               "size (all associations equal)")
         v = within_draw_variances(s, n_x, d, variance, ddof)
-        out.append(CEATResult(test=test, model=model, calibration=name, meta=random_effects(d, v, alternative),
+        out.append(CEATResult(test=test, model=lab.model, calibration=name, meta=random_effects(d, v, alternative),
                               n_x=sizes["X"], n_y=sizes["Y"], n_a=sizes["A"], n_b=sizes["B"], seed=seed,
                               effect_sizes=tuple(float(x) for x in d), variances=tuple(float(x) for x in v),
-                              n_contexts=n_ctx, dropped=tuple(dropped), fallback=tuple(fallback),
+                              n_contexts=n_ctx, dropped=tuple(lab.dropped), fallback=tuple(lab.fallback),
                               variance=variance))
     return out
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from .._errors import ConfigError
 
-__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather", "ineffective"]
+__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather", "ineffective", "own"]
 
 
 @dataclass(frozen=True)
@@ -176,3 +176,23 @@ def gather(options: Mapping[str, Any], *, where: str, permutation: PermutationOp
         if mine:
             out[kind] = replace(out[kind], **{k: tuple(v) if isinstance(v, list) else v for k, v in mine.items()})
     return out["permutation"], out["interval"], out["labels"]
+
+
+def own(cls: type[Any], given: Any, options: dict[str, Any], *, where: str, name: str,
+        last: bool = False) -> Any:
+    """A parameter object given as ``name=`` (or ``cls()``), updated with its fields given by name among
+    ``options``, which are taken out of it (``seat(..., mode="templates")`` is ``sentences=SentenceOptions(
+    mode="templates")``). ``last``: no other object takes the rest, so a keyword left over is a
+    :class:`ConfigError` naming ``where`` and the keyword, with a did-you-mean."""
+    from .._surface import keywords
+    from .._validate import suggest
+
+    if given is not None and not isinstance(given, cls):
+        raise ConfigError(f"{where}: {name}= takes a {cls.__name__}(...), got {type(given).__name__}")
+    names = [f.name for f in fields(cls)]
+    mine = {k: options.pop(k) for k in names if k in options}
+    if last and options:
+        unknown = next(iter(options))
+        raise ConfigError(f"{where}: unknown keyword {unknown!r}"  # as a keyword of the signature is said
+                          f"{suggest(unknown, [*names, *keywords(where)], n=2, quote=False)}")
+    return replace(given or cls(), **{k: tuple(v) if isinstance(v, list) else v for k, v in mine.items()})

@@ -50,7 +50,7 @@ import math
 import warnings
 from dataclasses import asdict, dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from isoeat._errors import ConfigError, IsoeatWarning
 from isoeat._validate import check_choice, check_int, check_real
@@ -68,6 +68,9 @@ from ._exact import (
     exact_memory_bytes,
 )
 from ._montecarlo import _monte_carlo, _random_subset_masks, clopper_pearson  # noqa: F401 (_random_subset_masks re-exported)
+
+if TYPE_CHECKING:
+    from .options import PermutationOptions
 
 __all__ = [
     "DEFAULT_EXACT_BUDGET",
@@ -333,10 +336,7 @@ def partition_test(s: Any, n_x: int, *, rng: Any = None, options: Any = None, **
     from .options import gather
 
     o, _, _ = gather(fields, where="partition_test", permutation=options, takes=("permutation",))
-    return _partition_test(s, n_x, rng=rng, alternative=o.alternative, method=o.method, n_permutations=o.n_permutations,
-                           rtol=DEFAULT_RTOL if o.rtol is None else o.rtol, exact_budget=o.exact_budget,
-                           sequential_alpha=o.sequential_alpha, confidence=o.confidence, batch_size=o.batch_size,
-                           exact_memory=o.exact_memory)
+    return _partition_test(s, n_x, rng, o)
 
 
 #: said when ``method="auto"`` counted p although early stopping was asked for (it stops only a sampled p)
@@ -344,10 +344,12 @@ _COUNTED = ("method='auto' counted p (no Monte Carlo sample to stop): early stop
             "where p was counted")
 
 
-def _partition_test(s: Any, n_x: int, *, rng: Any, alternative: str, method: str, n_permutations: int, rtol: float,
-                    exact_budget: float | None, sequential_alpha: float | None, confidence: float,
-                    batch_size: int | None, exact_memory: int | None) -> PermutationResult:
-    """:func:`partition_test` with every option spelled out (the options are :class:`PermutationOptions`'s)."""
+def _partition_test(s: Any, n_x: int, rng: Any, o: PermutationOptions) -> PermutationResult:
+    """:func:`partition_test` with its options gathered in one :class:`PermutationOptions` (checked here)."""
+    alternative, method, n_permutations = o.alternative, o.method, o.n_permutations
+    rtol = DEFAULT_RTOL if o.rtol is None else o.rtol
+    exact_budget, sequential_alpha, confidence = o.exact_budget, o.sequential_alpha, o.confidence
+    batch_size, exact_memory = o.batch_size, o.exact_memory
     arr = _as_scores(s)
     n = arr.size
     n_x = _check_n_x(n_x, n)

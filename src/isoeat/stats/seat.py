@@ -23,7 +23,7 @@ The command line (``isoeat seat``) is :mod:`isoeat.commands.seat`.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from .._random import spawn_seeds, stream
 from .._surface import public, require_encoder
 from .._types import Calibrator, SentenceEncoder
 from .._validate import check_bool, check_choice, check_int, check_real
-from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
+from .options import IntervalOptions, PermutationOptions, ResultLabels, gather, own
 from .results import ResultIdentity, WEATResult, records_frame
 from .validity import check_test
 from .weat import documents_calibration, resolve_calibration, weat_from_vectors
@@ -41,9 +41,33 @@ from .weat import documents_calibration, resolve_calibration, weat_from_vectors
 if TYPE_CHECKING:
     from ..wordsets import AssociationTest
 
-__all__ = ["SEATResult", "seat", "MODES"]
+__all__ = ["SEATResult", "SentenceOptions", "seat", "MODES"]
 
 MODES = ("auto", "templates", "sentences")
+
+
+@dataclass(frozen=True)
+class SentenceOptions:
+    """How SEAT makes its sentences and counts its templates (:func:`seat`'s ``sentences=``; each field is also
+    accepted as a keyword of its own, ``seat(model, "W6", mode="templates")``).
+
+    Attributes
+    ----------
+    templates : sequence of str or None
+        Each with exactly one ``{}``; None: :data:`~isoeat.wordsets._templates.DEFAULT_TEMPLATES`.
+    mode : {"auto", "templates", "sentences"}
+        ``"auto"``: stimuli that all contain white space are sentences and
+        are embedded as given; otherwise words go into templates.
+    capitalize : bool
+        Upper-case the first letter of sentences that start with the slot.
+    alpha : float
+        Level for counting significant templates.
+    """
+
+    templates: Sequence[str] | None = None
+    mode: str = "auto"
+    capitalize: bool = True
+    alpha: float = 0.05
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,17 +184,14 @@ def seat(
     model: SentenceEncoder,
     test: AssociationTest | str,
     *,
-    templates: Sequence[str] | None = None,
     calibration: Calibrator | str | None = None,
-    mode: str = "auto",
-    capitalize: bool = True,
-    alpha: float = 0.05,
     rng: int | np.random.Generator | None = None,
     ddof: int = 1,
     allow_overlap: bool = False,
     force: bool = False,
     permutation: PermutationOptions | None = None,
     interval: IntervalOptions | None = None,
+    sentences: SentenceOptions | None = None,
     **options: Any,
 ) -> SEATResult:
     """SEAT of ``test`` on a sentence encoder, per template, with mean and range of d.
@@ -184,16 +205,7 @@ def seat(
     test : AssociationTest or str
         A test, a registered id (``"W6"``), or the path of a test file
         holding one test (isoeat's YAML/JSON or a sent-bias ``.jsonl``).
-    templates : sequence of str, optional
-        Each with exactly one ``{}``; default :data:`~isoeat.wordsets._templates.DEFAULT_TEMPLATES`.
     calibration : see CALIBRATION_DOC
-    mode : {"auto", "templates", "sentences"}
-        ``"auto"``: stimuli that all contain white space are sentences and
-        are embedded as given; otherwise words go into templates.
-    capitalize : bool, default True
-        Upper-case the first letter of sentences that start with the slot.
-    alpha : float, default 0.05
-        Level for counting significant templates.
     rng : None, int or Generator, default None
         The root seed (the SEAT result's ``seed``; None: a fresh one, drawn
         from the operating system's entropy and recorded, so the result can be
@@ -207,6 +219,13 @@ def seat(
     allow_overlap : bool, default False
         As in :func:`~isoeat.stats.weat.weat`: stimuli shared between sets
         are refused unless ``True`` (then a warning).
+    sentences : SentenceOptions, optional
+        How the sentences are made and the templates counted (:class:`SentenceOptions`), or by name:
+        ``templates`` (each with exactly one ``{}``; default
+        :data:`~isoeat.wordsets._templates.DEFAULT_TEMPLATES`), ``mode`` (``"auto"``, ``"templates"``,
+        ``"sentences"``; auto: stimuli that all contain white space are sentences, embedded as given),
+        ``capitalize`` (default True: upper-case the first letter of sentences that start with the slot),
+        ``alpha`` (default 0.05: the level for counting significant templates).
 
     Returns
     -------
@@ -215,24 +234,18 @@ def seat(
     from ..wordsets import as_test
 
     test = as_test(test)
-    permutation, interval, _ = gather(options, where="seat", permutation=permutation, interval=interval)
-    mode = check_choice("mode", mode, MODES)
-    alpha = check_real("alpha", alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
+    stim = own(SentenceOptions, sentences, options, where="seat", name="sentences")
+    permutation, interval, _ = gather(options, where="seat", permutation=permutation, interval=interval,
+                                      others=tuple(f.name for f in fields(SentenceOptions)))
+    mode = check_choice("mode", stim.mode, MODES)
+    alpha = check_real("alpha", stim.alpha, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     encode = _encoder_fn(model)
     if mode == "auto":
         mode = "sentences" if _is_sentences(test) else "templates"
     sets = test.sets()
     check_test(test.id, words={role: list(ws.words) for role, ws in sets.items()},
                ddof=check_int("ddof", ddof, lo=0), allow_overlap=check_bool("allow_overlap", allow_overlap))
-    if mode == "sentences":
-        templates_t: tuple[str, ...] = ()
-        filled = [{role: list(ws.words) for role, ws in sets.items()}]
-    else:
-        from ..wordsets._templates import DEFAULT_TEMPLATES, fill_template, validate_templates
-
-        templates_t = validate_templates(DEFAULT_TEMPLATES if templates is None else templates)
-        filled = [{role: [fill_template(t, w, capitalize=capitalize) for w in ws.words]
-                   for role, ws in sets.items()} for t in templates_t]
+    templates_t, filled = _filled(sets, mode, stim)
     cal, cal_name = resolve_calibration(calibration, model, force=force)  # after the cheap checks: may fit
     texts = list(dict.fromkeys(s for f in filled for ss in f.values() for s in ss))
     vecs = np.asarray(encode(texts), dtype=np.float64)
@@ -266,3 +279,15 @@ def seat(
         n_x=results[0].n_x, n_y=results[0].n_y, n_a=results[0].n_a, n_b=results[0].n_b,
         alpha=float(alpha),
     )
+
+
+def _filled(sets: dict[str, Any], mode: str, stim: SentenceOptions
+            ) -> tuple[tuple[str, ...], list[dict[str, list[str]]]]:
+    """The templates used (none in sentences mode) and, for each, every set's sentences."""
+    if mode == "sentences":
+        return (), [{role: list(ws.words) for role, ws in sets.items()}]
+    from ..wordsets._templates import DEFAULT_TEMPLATES, fill_template, validate_templates
+
+    templates_t = validate_templates(DEFAULT_TEMPLATES if stim.templates is None else stim.templates)
+    return templates_t, [{role: [fill_template(t, w, capitalize=stim.capitalize) for w in ws.words]
+                          for role, ws in sets.items()} for t in templates_t]

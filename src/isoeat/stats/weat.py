@@ -219,6 +219,22 @@ def _validate(alternative: str, ddof: Any) -> int:
     return check_int("ddof", ddof, lo=0)
 
 
+def _four_sets(test: str | None, **sets: Any) -> dict[str, np.ndarray]:
+    """The four sets X, Y, A, B as float64 matrices: each 2-D, of at least 2 vectors, all of one dimension."""
+    mats = {}
+    for role, M in sets.items():
+        M = np.asarray(M, dtype=np.float64)
+        if M.ndim != 2:
+            raise ConfigError(f"set {role}: expected a 2-D array of vectors, got shape {M.shape}")
+        if M.shape[0] < 2:
+            raise CoverageError(f"test {test}: set {role} has {M.shape[0]} word(s); at least 2 are needed")
+        mats[role] = M
+    dims = {M.shape[1] for M in mats.values()}
+    if len(dims) != 1:
+        raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
+    return mats
+
+
 def weat_from_vectors(
     X: np.ndarray,
     Y: np.ndarray,
@@ -278,17 +294,7 @@ def weat_from_vectors(
                                 labels=labels, takes=("permutation", "interval", "labels"))
     test = lab.test
     ddof = _validate(perm_o.alternative, ddof)
-    mats = {}
-    for role, M in (("X", X), ("Y", Y), ("A", A), ("B", B)):
-        M = np.asarray(M, dtype=np.float64)
-        if M.ndim != 2:
-            raise ConfigError(f"set {role}: expected a 2-D array of vectors, got shape {M.shape}")
-        if M.shape[0] < 2:
-            raise CoverageError(f"test {test}: set {role} has {M.shape[0]} word(s); at least 2 are needed")
-        mats[role] = M
-    dims = {M.shape[1] for M in mats.values()}
-    if len(dims) != 1:
-        raise ConfigError(f"test {test}: the four sets have different dimensions {sorted(dims)}")
+    mats = _four_sets(test, X=X, Y=Y, A=A, B=B)
     check_test(test, vectors=mats, ddof=ddof)
     request = ivl_o.request()
     gen, seed = resolve_seed(rng)
