@@ -48,7 +48,7 @@ from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
 from .._validate import check_bool
 
-__all__ = ["EmbeddingCache", "FingerprintCache", "file_stamp", "cache_key", "default_cache_dir",
+__all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "file_stamp", "cache_key", "default_cache_dir",
            "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
            "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes"]
 
@@ -479,3 +479,68 @@ class FingerprintCache:
         except OSError:
             return False
         return True
+
+
+class WordListCache:
+    """A model file's vocabulary as read and checked once, keyed by the files' stamps (:func:`file_stamp`).
+
+    Reading a vocabulary of 400,000 words (parquet, NFC check, duplicate check) costs more than the rest of
+    loading a memory-mapped model; a word list that was clean (already NFC, no duplicate) is stored as one
+    array of UTF-8 bytes (the words joined by newlines) in an :class:`EmbeddingCache` entry of kind
+    ``vocabulary``, keyed by the stamps of every file (resolved path, size, mtime_ns, ctime_ns, inode) and
+    ``parts``: replacing, editing or touching a file reads it again. A racy stamp (a file modified within
+    :data:`RACY_SECONDS`), a word holding a newline, or a disabled cache: nothing is stored.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> c = WordListCache(tempfile.mkdtemp())
+    >>> stamps = [{"path": "/v.parquet", "size": 1, "mtime_ns": 0, "ctime_ns": 0, "inode": 1, "racy": False}]
+    >>> c.get(stamps, {"model": "toy"}, 2) is None
+    True
+    >>> c.put(stamps, {"model": "toy"}, ("a", "b"))
+    True
+    >>> c.get(stamps, {"model": "toy"}, 2)
+    ('a', 'b')
+    """
+
+    KIND = "vocabulary"
+    FORMAT = 1
+
+    def __init__(self, root: str | os.PathLike | None = None, *, enabled: bool | None = None) -> None:
+        self.cache = EmbeddingCache(root, enabled=enabled)
+
+    def _parts(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any]) -> dict[str, Any]:
+        files = [{k: v for k, v in s.items() if k != "racy"} for s in stamps]
+        return {"word_list_cache": self.FORMAT, "files": files, **parts}
+
+    def get(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any], count: int) -> tuple[str, ...] | None:
+        """The words stored for these stamps and parts when there are exactly ``count`` of them, else ``None``."""
+        if not stamps or not self.cache.enabled:
+            return None
+        with warnings.catch_warnings():  # a bad entry is removed and the file read again: nothing to tell
+            warnings.simplefilter("ignore", IsoeatWarning)
+            found = self.cache.get(self.KIND, self._parts(stamps, parts))
+        if found is None or set(found) != {"words", "count"} or int(found["count"]) != count:
+            return None
+        try:
+            words = tuple(found["words"].tobytes().decode("utf-8").split("\n")) if count else ()
+        except UnicodeDecodeError:
+            return None
+        return words if len(words) == count else None
+
+    def put(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any], words: Sequence[str]) -> bool:
+        """Store ``words``; returns whether they were stored (never raises for I/O)."""
+        if not stamps or not self.cache.enabled or any(s.get("racy") for s in stamps) or not words:
+            return False
+        if any("\n" in w for w in words):
+            return False
+        blob = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
+        said = str(self.cache.root) in _UNWRITABLE
+        with warnings.catch_warnings():  # an unwritable folder: the next run reads the file again, silently
+            warnings.simplefilter("ignore", IsoeatWarning)
+            done = self.cache.put(self.KIND, self._parts(stamps, parts),
+                                  {"words": blob, "count": np.int64(len(words))}) is not None
+        if not said:  # the embedding cache still says once that it cannot write
+            _UNWRITABLE.discard(str(self.cache.root))
+        return done
