@@ -93,3 +93,56 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+def _toy_model(seed=3, n=300, dim=6):
+    from isoeat.wordsets import AssociationTest, WordSet
+
+    rng = np.random.default_rng(seed)
+    words = [f"w{i}" for i in range(n)]
+    vecs = rng.normal(size=(n, dim)) + np.linspace(0, 2, dim)
+    vecs[0:5, 0] += 0.8
+    model = StaticVectors(words, vecs, name="toy")
+    test = AssociationTest("T1", "Toy", WordSet("x", tuple(words[0:5])), WordSet("y", tuple(words[5:10])),
+                           WordSet("a", tuple(words[20:25])), WordSet("b", tuple(words[25:30])))
+    return model, test
+
+
+def test_redraws_cached_by_content_are_the_redraws_float_for_float(tmp_path, monkeypatch):
+    import isoeat.experiments.stability as stab
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    model, test = _toy_model()
+    monkeypatch.setenv("ISOEAT_NO_CACHE", "1")
+    plain = stab.fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)  # computed: no cache
+    monkeypatch.delenv("ISOEAT_NO_CACHE")
+    first = stab.fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)
+    assert first.replicate_d == plain.replicate_d
+    assert list((tmp_path / "cache" / "embeddings" / "redraws").rglob("*.npz"))
+
+    def never(*a, **k):
+        raise AssertionError("recomputed")
+
+    monkeypatch.setattr(stab, "redraw_d", never)
+    again = stab.fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)
+    assert again.replicate_d == plain.replicate_d  # == on tuples of floats: bit for bit
+    assert all(type(x) is float for x in again.replicate_d["T1"])
+    for other in ({"seed": 1}, {"replicates": 24}, {"shards": 29}, {"params": {"eps": 0.01}}):
+        with pytest.raises(AssertionError, match="recomputed"):  # any input changed: a miss
+            stab.fit_stability(model, [test], **{"size": 60, "shards": 30, "replicates": 25, "seed": 0, **other})
+    shifted = StaticVectors(model.words, model.vectors + 1e-12, name="toy")
+    with pytest.raises(AssertionError, match="recomputed"):  # a vector changed in its last bits: a miss
+        stab.fit_stability(shifted, [test], size=60, shards=30, replicates=25, seed=0)
+
+
+def test_speed_caches_say_nothing_and_count_nothing_in_the_run_output(tmp_path, monkeypatch):
+    """A stored speed-up leaves the command's output as it was: no growth line, no warning."""
+    from isoeat.backends import cache as c
+
+    c.reset_cache_growth()
+    assert c.quiet_put(c.EmbeddingCache(tmp_path), "redraws", {"k": 1}, {"d": np.ones((1, 2))})
+    assert c.cache_growth() == {} and list(tmp_path.rglob("*.npz"))
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    assert not c.quiet_put(c.EmbeddingCache(blocked), "redraws", {"k": 1}, {"d": np.ones((1, 2))})
+    assert str(blocked) not in c._UNWRITABLE  # the embedding cache still says it once when it cannot write

@@ -48,7 +48,8 @@ from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
 from .._validate import check_bool
 
-__all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "file_stamp", "cache_key", "default_cache_dir",
+__all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "quiet_get", "quiet_put",
+           "file_stamp", "cache_key", "default_cache_dir",
            "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
            "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes"]
 
@@ -481,6 +482,33 @@ class FingerprintCache:
         return True
 
 
+def quiet_get(cache: EmbeddingCache, kind: str, parts: Mapping[str, Any]) -> dict[str, np.ndarray] | None:
+    """:meth:`EmbeddingCache.get` for a value that is cheap to recompute: a bad entry is removed and recomputed
+    without a warning (a speed-up, not something the user asked to keep)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IsoeatWarning)
+        return cache.get(kind, parts)
+
+
+def quiet_put(cache: EmbeddingCache, kind: str, parts: Mapping[str, Any], arrays: Mapping[str, Any]) -> bool:
+    """:meth:`EmbeddingCache.put` without its warning; an unwritable folder is left for the embedding cache's
+    own once-said warning (the next run recomputes), and the bytes are not counted in :func:`cache_growth`
+    (a command's output stays the same whether or not this speed-up was stored; ``isoeat cache info`` counts
+    them). Returns whether the entry was stored."""
+    root = str(cache.root)
+    said, grown = root in _UNWRITABLE, _GROWTH.get(root)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IsoeatWarning)
+        done = cache.put(kind, parts, arrays) is not None
+    if not said:
+        _UNWRITABLE.discard(root)
+    if grown is None:  # not in the command's "cache grew by" line: the user asked for no embedding
+        _GROWTH.pop(root, None)
+    else:
+        _GROWTH[root] = grown
+    return done
+
+
 class WordListCache:
     """A model file's vocabulary as read and checked once, keyed by the files' stamps (:func:`file_stamp`).
 
@@ -518,9 +546,7 @@ class WordListCache:
         """The words stored for these stamps and parts when there are exactly ``count`` of them, else ``None``."""
         if not stamps or not self.cache.enabled:
             return None
-        with warnings.catch_warnings():  # a bad entry is removed and the file read again: nothing to tell
-            warnings.simplefilter("ignore", IsoeatWarning)
-            found = self.cache.get(self.KIND, self._parts(stamps, parts))
+        found = quiet_get(self.cache, self.KIND, self._parts(stamps, parts))
         if found is None or set(found) != {"words", "count"} or int(found["count"]) != count:
             return None
         try:
@@ -536,11 +562,5 @@ class WordListCache:
         if any("\n" in w for w in words):
             return False
         blob = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
-        said = str(self.cache.root) in _UNWRITABLE
-        with warnings.catch_warnings():  # an unwritable folder: the next run reads the file again, silently
-            warnings.simplefilter("ignore", IsoeatWarning)
-            done = self.cache.put(self.KIND, self._parts(stamps, parts),
-                                  {"words": blob, "count": np.int64(len(words))}) is not None
-        if not said:  # the embedding cache still says once that it cannot write
-            _UNWRITABLE.discard(str(self.cache.root))
-        return done
+        return quiet_put(self.cache, self.KIND, self._parts(stamps, parts),
+                         {"words": blob, "count": np.int64(len(words))})

@@ -48,8 +48,8 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics",
-           "redraw_weights", "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns",
-           "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA", "corpus_groups", "folder_corpora"]
+           "redraw_weights", "redraw_d", "cached_redraw_d", "StabilityFit", "fit_stability", "row_stability",
+           "stability_columns", "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA", "corpus_groups", "folder_corpora"]
 
 from ..labels import CORPORA_COLUMNS, MAX_CORPORA  # noqa: F401 - the across-corpora marks, defined with their rule
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
@@ -111,9 +111,78 @@ def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca",
         parts = [acc for acc, _ in stream]
     if len(parts) < MIN_REDRAW_SHARDS:  # a small reference: no marks from a handful of shards, and a note
         return StabilityFit(replicate_d={}, replicates=0, shards=len(parts), seconds=time.perf_counter() - t0)
-    reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
+    reps = cached_redraw_d(parts, cal, vectors, replicates, seed, ddof)
     return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
                         seconds=time.perf_counter() - t0)
+
+
+#: The modules whose code makes a redraw's d (their bytes key :func:`cached_redraw_d`'s entries).
+_REDRAW_CODE = ("isoeat.experiments.reference", "isoeat.calibration.moments", "isoeat.calibration._base",
+                "isoeat.stats.weat", "isoeat.stats.bootstrap", "isoeat._cosine")
+
+
+def _redraw_key(parts: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, Any]], replicates: int,
+                seed: int, ddof: int) -> dict[str, Any] | None:
+    """Everything a redraw's d depends on, as cache key parts (None where something is not plain data)."""
+    import hashlib
+    import importlib
+    import sys
+
+    import numpy as np
+
+    from .._records import canonical_json
+
+    h = hashlib.sha256()
+    for s in parts:  # the shards' statistics, byte for byte
+        h.update(f"{s.n}:{s.dim}|".encode())
+        h.update(np.ascontiguousarray(s.mean, dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(s.comoment, dtype=np.float64).tobytes())
+    for t, roles in vectors.items():
+        for role, v in roles.items():
+            a = np.ascontiguousarray(v)
+            h.update(f"|{t}/{role}:{a.dtype.str}:{a.shape}|".encode())
+            h.update(a.tobytes())
+    code = hashlib.sha256()
+    for name in (*_REDRAW_CODE, type(calibrator).__module__):
+        file = getattr(sys.modules.get(name) or importlib.import_module(name), "__file__", None)
+        if not file:
+            return None
+        with open(file, "rb") as fh:
+            code.update(fh.read())
+    try:
+        params = canonical_json(calibrator.get_params())
+    except (TypeError, ValueError):
+        return None
+    return {"redraws": 1, "inputs": h.hexdigest(), "tests": list(vectors), "code": code.hexdigest(),
+            "calibrator": f"{type(calibrator).__module__}.{type(calibrator).__qualname__}", "params": params,
+            "replicates": int(replicates), "seed": int(seed), "ddof": int(ddof), "numpy": np.__version__}
+
+
+def cached_redraw_d(parts: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, Any]], replicates: int,
+                    seed: int, ddof: int = 1) -> dict[str, tuple[float, ...]]:
+    """:func:`~isoeat.experiments.reference.redraw_d`, kept in the embedding cache (kind ``redraws``) by content.
+
+    The key holds every input byte for byte (the shards' statistics, the tests' raw vectors, the calibrator's
+    type and parameters, ``replicates``, ``seed``, ``ddof``) and the bytes of the code that computes a redraw's
+    d, with numpy's version: a stored entry is what :func:`redraw_d` would return here, float for float.
+    ``$ISOEAT_NO_CACHE`` (or an unreadable cache) computes them.
+    """
+    import numpy as np
+
+    from ..backends.cache import EmbeddingCache, quiet_get, quiet_put
+
+    key = _redraw_key(parts, calibrator, vectors, replicates, seed, ddof)
+    cache = EmbeddingCache()
+    if key is None or not cache.enabled:
+        return redraw_d(parts, calibrator, vectors, replicates, seed, ddof)
+    found = quiet_get(cache, "redraws", key)
+    if found is not None and found.get("d") is not None and found["d"].shape == (len(vectors), replicates):
+        return {t: tuple(float(x) for x in row) for t, row in zip(vectors, found["d"])}
+    reps = redraw_d(parts, calibrator, vectors, replicates, seed, ddof)
+    d = np.array([reps[t] for t in vectors], dtype=np.float64).reshape(len(vectors), replicates)
+    if np.isfinite(d).all():  # the cache holds finite arrays only
+        quiet_put(cache, "redraws", key, {"d": d})
+    return reps
 
 
 def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: float) -> tuple[int, int] | None:
