@@ -146,3 +146,70 @@ def test_speed_caches_say_nothing_and_count_nothing_in_the_run_output(tmp_path, 
     blocked.write_text("")
     assert not c.quiet_put(c.EmbeddingCache(blocked), "redraws", {"k": 1}, {"d": np.ones((1, 2))})
     assert str(blocked) not in c._UNWRITABLE  # the embedding cache still says it once when it cannot write
+
+
+def test_certified_bracket_cached_by_content_is_the_computed_one(tmp_path, monkeypatch):
+    """A slow bracket is stored and read back field for field (ints of any size, the float tolerance); a
+    fast one is not stored; a changed input computes again."""
+    from isoeat.stats import _certified as c
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    s = np.random.default_rng(5).normal(size=40)
+    computed = c._certified_tail_count(s, 20, "greater", 1e-12, 2**30)  # the reference: no cache involved
+    monkeypatch.setattr(c, "CACHE_SECONDS", 0.0)  # every bracket is slow enough to keep
+    assert c.certified_tail_count(s, 20, "greater", 1e-12, 2**30) == computed
+    calls = []
+    real = c._certified_tail_count
+    monkeypatch.setattr(c, "_certified_tail_count", lambda *a: calls.append(a) or real(*a))
+    again = c.certified_tail_count(s, 20, "greater", 1e-12, 2**30)
+    assert again == computed and calls == []
+    assert [type(x) for x in again] == [type(x) for x in computed]
+    for args in ((s, 20, "less", 1e-12, 2**30), (s, 19, "greater", 1e-12, 2**30), (s, 20, "greater", 1e-11, 2**30),
+                 (s, 20, "greater", 1e-12, 2**29), (np.nextafter(s, 9), 20, "greater", 1e-12, 2**30)):
+        c.certified_tail_count(*args)
+    assert len(calls) == 5  # each changed input: computed
+
+
+def test_certified_bracket_fast_ones_are_not_stored(tmp_path, monkeypatch):
+    from isoeat.stats import _certified as c
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(c, "CACHE_SECONDS", 1e9)
+    s = np.random.default_rng(5).normal(size=30)
+    assert c.certified_tail_count(s, 15, "greater", 1e-12, 2**30) == c._certified_tail_count(
+        s, 15, "greater", 1e-12, 2**30)
+    assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").rglob("*.npz"))
+
+
+def test_frame_text_counts_kept_by_content_for_the_next_process(tmp_path, monkeypatch):
+    """A slow text's counts are stored and read back in their first-seen order (the frame's row order, so
+    its sums are the same); a changed text is counted again; a fast text is not stored."""
+    from collections import Counter
+
+    import isoeat.backends.static as static
+    from isoeat.diagnostics import frames
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    text = tmp_path / "t.txt"
+    text.write_text("zeta alpha zeta beta\nalpha zeta gamma\n", encoding="utf-8")
+    expected = Counter()  # the reference: every token in file order, counted from scratch
+    for token in text.read_text(encoding="utf-8").split():
+        expected[token] += 1
+    calls = []
+    real = static._word_counts
+    monkeypatch.setattr(static, "_word_counts", lambda path: calls.append(path) or real(path))
+    monkeypatch.setattr(frames, "COUNTS_CACHE_SECONDS", 0.0)
+    monkeypatch.setattr(frames, "_COUNTS", {})
+    first = frames._text_counts(text, False)
+    monkeypatch.setattr(frames, "_COUNTS", {})  # a new process: nothing in memory
+    second = frames._text_counts(text, False)
+    assert calls == [text] and list(first.items()) == list(second.items()) == list(expected.items())
+    text.write_text("zeta alpha\n", encoding="utf-8")
+    monkeypatch.setattr(frames, "_COUNTS", {})
+    assert frames._text_counts(text, False) == Counter({"zeta": 1, "alpha": 1}) and len(calls) == 2
+    monkeypatch.setattr(frames, "COUNTS_CACHE_SECONDS", 1e9)
+    text.write_text("other words\n", encoding="utf-8")
+    for _ in range(2):
+        monkeypatch.setattr(frames, "_COUNTS", {})
+        frames._text_counts(text, False)
+    assert len(calls) == 4  # too fast to keep: counted in each process
