@@ -213,3 +213,25 @@ def test_frame_text_counts_kept_by_content_for_the_next_process(tmp_path, monkey
         monkeypatch.setattr(frames, "_COUNTS", {})
         frames._text_counts(text, False)
     assert len(calls) == 4  # too fast to keep: counted in each process
+
+
+def test_frame_rows_looked_up_once_per_text_and_vocabulary(tmp_path, monkeypatch):
+    """The raw and calibrated cells of frame paper share the text's rows; another vocabulary (or fallback rule)
+    looks them up itself."""
+    from isoeat.diagnostics import frames
+
+    monkeypatch.setattr(frames, "_COUNTS", {})
+    monkeypatch.setattr(frames, "_ROWS", {})
+    text = tmp_path / "t.txt"
+    text.write_text("b a b c zz\n", encoding="utf-8")
+    m = StaticVectors(["a", "b", "c"], np.eye(3), name="m")
+    rows, n = frames._text_rows(m, text)
+    # the reference: first-seen order of the in-vocabulary words, their token counts
+    assert rows.tolist() == [1, 0, 2] and n.tolist() == [2, 1, 1] and not rows.flags.writeable
+    calls = []
+    real = StaticVectors._row  # what row() calls (patching row itself would change the memo's key)
+    monkeypatch.setattr(StaticVectors, "_row", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+    again = frames._text_rows(m, text)
+    assert again[0] is rows and again[1] is n and calls == []  # no lookup again
+    other = StaticVectors(["c", "b"], np.eye(2), name="m2")
+    assert frames._text_rows(other, text)[0].tolist() == [1, 0] and calls  # its own rows, looked up
