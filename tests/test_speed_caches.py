@@ -235,3 +235,52 @@ def test_frame_rows_looked_up_once_per_text_and_vocabulary(tmp_path, monkeypatch
     assert again[0] is rows and again[1] is n and calls == []  # no lookup again
     other = StaticVectors(["c", "b"], np.eye(2), name="m2")
     assert frames._text_rows(other, text)[0].tolist() == [1, 0] and calls  # its own rows, looked up
+
+
+_FIG_CONFIG = """\
+name: memo
+models: [{spec: glove-6b-50d, label: g}]
+tests: [W6]
+calibrations: [none, zca]
+settings: {permutations: 100}
+report: {figure_formats: [png, pdf], dpi: 50}
+"""
+
+
+@pytest.fixture(scope="module")
+def small_experiment(tmp_path_factory, glove):
+    from isoeat.experiments import runner as R
+
+    base = tmp_path_factory.mktemp("memo")
+    (base / "exp.yaml").write_text(_FIG_CONFIG, encoding="utf-8")
+    R.run_experiment(base / "exp.yaml", base / "out")
+    return base / "out"
+
+
+def test_figures_of_the_same_inputs_in_the_same_folder_are_kept_not_drawn(small_experiment, tmp_path, monkeypatch):
+    """A second report of the same results into the same folder draws nothing and returns the same files, whose
+    bytes are those a fresh drawing gives; a file edited, another dpi or another folder draws again."""
+    pytest.importorskip("matplotlib")
+    from isoeat.experiments import runner as R
+    from isoeat.reporting import figures as F
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    res = R.load_experiment(small_experiment)
+    first = F.write_figures(res, tmp_path / "figs")
+    drawn = {p: p.read_bytes() for p in first}
+    fresh = F.write_figures(res, tmp_path / "other")  # the reference: a drawing into a new folder (no memo)
+    assert [p.relative_to(tmp_path / "other") for p in fresh] == [p.relative_to(tmp_path / "figs") for p in first]
+    assert all(q.read_bytes() == drawn[p] for p, q in zip(first, fresh))  # drawing is reproducible, byte for byte
+    calls = []
+    real = F._save_all
+    monkeypatch.setattr(F, "_save_all", lambda built, *a, **k: calls.append([n for n, _ in built]) or real(built, *a, **k))
+    again = F.write_figures(res, tmp_path / "figs")
+    assert again == first and calls == [[]]  # nothing drawn, the same list in the plan's order
+    assert all(p.read_bytes() == drawn[p] for p in again)
+    edited = first[0]
+    edited.write_bytes(drawn[edited][:-1])  # one file changed: its figure is drawn again, the others kept
+    F.write_figures(res, tmp_path / "figs")
+    assert calls[-1] == [edited.relative_to(tmp_path / "figs").with_suffix("").as_posix()]
+    assert edited.read_bytes() == drawn[edited]
+    F.write_figures(res, tmp_path / "figs", dpi=60)
+    assert len(calls[-1]) == len(first) // 2  # another dpi: every figure drawn
