@@ -284,3 +284,38 @@ def test_figures_of_the_same_inputs_in_the_same_folder_are_kept_not_drawn(small_
     assert edited.read_bytes() == drawn[edited]
     F.write_figures(res, tmp_path / "figs", dpi=60)
     assert len(calls[-1]) == len(first) // 2  # another dpi: every figure drawn
+
+
+def _speed():
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    if str(bench) not in sys.path:
+        sys.path.insert(0, str(bench))
+    spec = importlib.util.spec_from_file_location("bench_speed", bench / "speed.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _speed_figures(run=1.5, first=1.0, again=1.0):
+    """Fabricated figures (nothing timed): each target at the bound the docstring states, 1.5 s and 1x."""
+    return {"run": {"wall": run, "cpu": run, "n": 7},
+            "first": {"ratio": first, "cpu_ratio": first, "wall": 3.0 * first, "grid": 3.0},
+            "again": {"ratio": again, "cpu_ratio": again, "wall": 3.0 * again, "grid": 3.0}}
+
+
+@pytest.mark.parametrize("kw, missed", [
+    ({}, []),                                                  # every target met at its bound
+    ({"run": 1.5001}, ["isoeat run"]), ({"first": 1.0001}, ["isoeat report / its grid"]),
+    ({"again": 1.0001}, ["isoeat report again / its grid"]), ({"run": 0.9, "first": 0.5, "again": 0.1}, []),
+])
+def test_speed_benchmark_targets_at_their_bounds(kw, missed):
+    sp = _speed()
+    assert [m.split(" (")[0].split(":")[0] for m in sp.check(_speed_figures(**kw))] == missed
+    run_row, first_row, again_row = sp.rows(_speed_figures(**kw))
+    assert run_row["target"] == "<= 1.5 s" and first_row["target"] == again_row["target"] == "<= 1x"
+    assert run_row["value"] == round(kw.get("run", 1.5), 3) and first_row["unit"] == "x"
