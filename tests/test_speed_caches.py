@@ -114,9 +114,9 @@ def test_redraws_cached_by_content_are_the_redraws_float_for_float(tmp_path, mon
     monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
     model, test = _toy_model()
     monkeypatch.setenv("ISOEAT_NO_CACHE", "1")
-    plain = stab.fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)  # computed: no cache
+    plain = stab.fit_stability(model, [test], stab.RedrawPlan(size=60, shards=30, replicates=25, seed=0))  # computed: no cache
     monkeypatch.delenv("ISOEAT_NO_CACHE")
-    first = stab.fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)
+    first = stab.fit_stability(model, [test], stab.RedrawPlan(size=60, shards=30, replicates=25, seed=0))
     assert first.replicate_d == plain.replicate_d
     assert list((tmp_path / "cache" / "embeddings" / "redraws").rglob("*.npz"))
 
@@ -124,15 +124,16 @@ def test_redraws_cached_by_content_are_the_redraws_float_for_float(tmp_path, mon
         raise AssertionError("recomputed")
 
     monkeypatch.setattr(stab, "redraw_d", never)
-    again = stab.fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)
+    again = stab.fit_stability(model, [test], stab.RedrawPlan(size=60, shards=30, replicates=25, seed=0))
     assert again.replicate_d == plain.replicate_d  # == on tuples of floats: bit for bit
     assert all(type(x) is float for x in again.replicate_d["T1"])
-    for other in ({"seed": 1}, {"replicates": 24}, {"shards": 29}, {"params": {"eps": 0.01}}):
+    for other, kw in (({"seed": 1}, {}), ({"replicates": 24}, {}), ({"shards": 29}, {}), ({}, {"params": {"eps": 0.01}})):
         with pytest.raises(AssertionError, match="recomputed"):  # any input changed: a miss
-            stab.fit_stability(model, [test], **{"size": 60, "shards": 30, "replicates": 25, "seed": 0, **other})
+            plan = stab.RedrawPlan(**{"size": 60, "shards": 30, "replicates": 25, "seed": 0, **other})
+            stab.fit_stability(model, [test], plan, **kw)
     shifted = StaticVectors(model.words, model.vectors + 1e-12, name="toy")
     with pytest.raises(AssertionError, match="recomputed"):  # a vector changed in its last bits: a miss
-        stab.fit_stability(shifted, [test], size=60, shards=30, replicates=25, seed=0)
+        stab.fit_stability(shifted, [test], stab.RedrawPlan(size=60, shards=30, replicates=25, seed=0))
 
 
 def test_speed_caches_say_nothing_and_count_nothing_in_the_run_output(tmp_path, monkeypatch):

@@ -48,8 +48,9 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics",
-           "redraw_weights", "redraw_d", "cached_redraw_d", "StabilityFit", "fit_stability", "row_stability",
-           "stability_columns", "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA", "corpus_groups", "folder_corpora"]
+           "redraw_weights", "redraw_d", "cached_redraw_d", "StabilityFit", "RedrawPlan", "fit_stability",
+           "row_stability", "stability_columns", "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA",
+           "corpus_groups", "folder_corpora"]
 
 from ..labels import CORPORA_COLUMNS, MAX_CORPORA  # noqa: F401 - the across-corpora marks, defined with their rule
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
@@ -85,21 +86,40 @@ class StabilityFit:
         return redraw_metadata(self.replicate_d, self.replicates, self.shards)
 
 
-def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca", params: dict | None = None,
-                  size: int = 100_000, shards: int = STABILITY_SHARDS, replicates: int = DEFAULT_REPLICATES,
-                  reference_kwargs: dict | None = None, seed: int = 0, ddof: int = 1,
-                  min_coverage: float = 0.8) -> StabilityFit:
-    """The redraws of a fixed-size reference sample of ``model`` (its rows in ``shards`` shards; no jackknife).
+@dataclass(frozen=True)
+class RedrawPlan:
+    """What the redraws resample: the top ``size`` rows (or units) of the reference in ``shards`` shards, drawn
+    ``replicates`` times from the stream ``("reference-replicates",)`` of ``seed`` (the run's seed).
 
-    The shards are those of :func:`~isoeat.experiments.reference.fit_reference` for the same ``size``,
-    ``shards`` and ``seed``; a contextual model's reference is encoded again (use ``fit_reference(...,
-    replicates=R)`` instead, which keeps the shards of its one pass).
+    Examples
+    --------
+    >>> RedrawPlan(size=60, shards=30, replicates=25).seed
+    0
     """
+
+    size: int = 100_000
+    shards: int = STABILITY_SHARDS
+    replicates: int = DEFAULT_REPLICATES
+    seed: int = 0
+
+
+def fit_stability(model: Any, tests: Sequence[Any], plan: RedrawPlan | None = None, *, calibration: str = "zca",
+                  params: dict | None = None, reference_kwargs: dict | None = None, ddof: int = 1,
+                  min_coverage: float = 0.8) -> StabilityFit:
+    """The redraws of a fixed-size reference sample of ``model`` (its rows in ``plan.shards`` shards; no jackknife).
+
+    The shards are those of :func:`~isoeat.experiments.reference.fit_reference` for the same size, shards and
+    seed (``plan``: :class:`RedrawPlan`, default its defaults); a contextual model's reference is encoded again
+    (use ``fit_reference(..., replicates=R)`` instead, which keeps the shards of its one pass). The redraws' d
+    are kept in the cache by content (:func:`cached_redraw_d`).
+    """
+    plan = plan or RedrawPlan()
+    size, shards, seed = plan.size, plan.shards, plan.seed
     from ..calibration import make_calibrator
     from .reference import _one_blas_thread, _shard_stream, _test_vectors, check_shards
 
     t0 = time.perf_counter()
-    replicates = check_replicates(replicates)
+    replicates = check_replicates(plan.replicates)
     static = not hasattr(model, "reference_batches")
     if static:  # a small reference: shards of at least 2 rows
         shards = max(2, min(int(shards), int(size) // 2))
