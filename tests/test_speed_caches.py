@@ -320,3 +320,23 @@ def test_speed_benchmark_targets_at_their_bounds(kw, missed):
     run_row, first_row, again_row = sp.rows(_speed_figures(**kw))
     assert run_row["target"] == "<= 1.5 s" and first_row["target"] == again_row["target"] == "<= 1x"
     assert run_row["value"] == round(kw.get("run", 1.5), 3) and first_row["unit"] == "x"
+
+
+def test_a_change_to_isoeat_code_computes_every_kept_value_again(monkeypatch):
+    """The key of each value kept by content holds code_digest(): another code, another key."""
+    from isoeat.backends import cache as c
+    from isoeat.calibration import make_calibrator
+    from isoeat.diagnostics import frames
+    from isoeat.experiments import stability as stab
+    from isoeat.stats import _certified
+
+    s = np.random.default_rng(5).normal(size=30)
+
+    def keys():
+        return (stab._redraw_key([], make_calibrator("zca"), {}, 5, 0, 1),
+                _certified._cache_key(s, 15, "greater", 1e-12, 2**30), frames._counts_parts(("file", "x", "plain")))
+
+    before = keys()
+    assert all(k is not None and k["code"] == c.code_digest() for k in before)
+    monkeypatch.setattr(c, "_CODE", ["another version of the code"])
+    assert all(a["code"] == "another version of the code" and a != b for a, b in zip(keys(), before))

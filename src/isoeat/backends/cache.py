@@ -48,7 +48,7 @@ from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
 from .._validate import check_bool
 
-__all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "quiet_get", "quiet_put",
+__all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "quiet_get", "quiet_put", "code_digest",
            "file_stamp", "cache_key", "default_cache_dir",
            "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
            "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes"]
@@ -480,6 +480,22 @@ class FingerprintCache:
         except OSError:
             return False
         return True
+
+
+_CODE: list[str] = []  # code_digest(), computed once per process
+
+
+def code_digest() -> str:
+    """SHA-256 of every source file of the isoeat package (~8 ms, once per process): part of the key of every
+    value kept by content, so any change to the code that computes a value computes it again."""
+    if not _CODE:
+        root = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256()
+        for p in sorted(root.rglob("*.py")):
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
 
 
 def quiet_get(cache: EmbeddingCache, kind: str, parts: Mapping[str, Any]) -> dict[str, np.ndarray] | None:

@@ -189,19 +189,11 @@ def _text_counts(text: Path | str, corpus: bool) -> Any:
 
 def _counts_parts(key: tuple[str, ...]) -> dict[str, Any]:
     """The cache key parts of a text's counts: its content key and the bytes of the code that counts."""
-    import hashlib
     import unicodedata
 
-    from .. import _textio
-    from ..backends import static
+    from ..backends.cache import code_digest
 
-    code = hashlib.sha256()
-    for mod in (static, _textio):
-        with open(str(mod.__file__), "rb") as fh:
-            code.update(fh.read())
-    with open(__file__, "rb") as fh:
-        code.update(fh.read())
-    return {"text_counts": 1, "text": list(key), "code": code.hexdigest(), "unicode": unicodedata.unidata_version}
+    return {"text_counts": 1, "text": list(key), "code": code_digest(), "unicode": unicodedata.unidata_version}
 
 
 def _stored_counts(key: tuple[str, ...]) -> Any:

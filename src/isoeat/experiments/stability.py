@@ -136,21 +136,16 @@ def fit_stability(model: Any, tests: Sequence[Any], plan: RedrawPlan | None = No
                         seconds=time.perf_counter() - t0)
 
 
-#: The modules whose code makes a redraw's d (their bytes key :func:`cached_redraw_d`'s entries).
-_REDRAW_CODE = ("isoeat.experiments.reference", "isoeat.calibration.moments", "isoeat.calibration._base",
-                "isoeat.stats.weat", "isoeat.stats.bootstrap", "isoeat._cosine")
-
-
 def _redraw_key(parts: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, Any]], replicates: int,
                 seed: int, ddof: int) -> dict[str, Any] | None:
     """Everything a redraw's d depends on, as cache key parts (None where something is not plain data)."""
     import hashlib
-    import importlib
     import sys
 
     import numpy as np
 
     from .._records import canonical_json
+    from ..backends.cache import code_digest
 
     h = hashlib.sha256()
     for s in parts:  # the shards' statistics, byte for byte
@@ -162,18 +157,19 @@ def _redraw_key(parts: Sequence[Any], calibrator: Any, vectors: dict[str, dict[s
             a = np.ascontiguousarray(v)
             h.update(f"|{t}/{role}:{a.dtype.str}:{a.shape}|".encode())
             h.update(a.tobytes())
-    code = hashlib.sha256()
-    for name in (*_REDRAW_CODE, type(calibrator).__module__):
-        file = getattr(sys.modules.get(name) or importlib.import_module(name), "__file__", None)
+    code = code_digest()  # isoeat's code
+    name = type(calibrator).__module__
+    if not name.startswith("isoeat."):  # a calibrator registered from elsewhere: its module's bytes too
+        file = getattr(sys.modules.get(name), "__file__", None)
         if not file:
             return None
         with open(file, "rb") as fh:
-            code.update(fh.read())
+            code = hashlib.sha256(code.encode() + fh.read()).hexdigest()
     try:
         params = canonical_json(calibrator.get_params())
     except (TypeError, ValueError):
         return None
-    return {"redraws": 1, "inputs": h.hexdigest(), "tests": list(vectors), "code": code.hexdigest(),
+    return {"redraws": 1, "inputs": h.hexdigest(), "tests": list(vectors), "code": code,
             "calibrator": f"{type(calibrator).__module__}.{type(calibrator).__qualname__}", "params": params,
             "replicates": int(replicates), "seed": int(seed), "ddof": int(ddof), "numpy": np.__version__}
 
@@ -183,8 +179,9 @@ def cached_redraw_d(parts: Sequence[Any], calibrator: Any, vectors: dict[str, di
     """:func:`~isoeat.experiments.reference.redraw_d`, kept in the embedding cache (kind ``redraws``) by content.
 
     The key holds every input byte for byte (the shards' statistics, the tests' raw vectors, the calibrator's
-    type and parameters, ``replicates``, ``seed``, ``ddof``) and the bytes of the code that computes a redraw's
-    d, with numpy's version: a stored entry is what :func:`redraw_d` would return here, float for float.
+    type and parameters, ``replicates``, ``seed``, ``ddof``), the bytes of isoeat's code
+    (:func:`~isoeat.backends.cache.code_digest`) and numpy's version: a stored entry is what
+    :func:`redraw_d` would return here, float for float.
     ``$ISOEAT_NO_CACHE`` (or an unreadable cache) computes them.
     """
     import numpy as np

@@ -29,7 +29,6 @@ import numpy as np
 
 __all__ = ["FigureMemo"]
 
-_CODE: list[str] = []  # the digest of isoeat's code, computed once per process
 
 
 def _plain(obj: Any) -> Any:
@@ -42,18 +41,6 @@ def _plain(obj: Any) -> Any:
     if isinstance(obj, (set, frozenset)):
         return sorted(obj, key=repr)
     raise TypeError(f"not plain data: {type(obj).__name__}")
-
-
-def _code_digest() -> str:
-    """SHA-256 of every source file of the isoeat package (any change to the code draws again)."""
-    if not _CODE:
-        root = Path(__file__).resolve().parent.parent
-        h = hashlib.sha256()
-        for p in sorted(root.rglob("*.py")):
-            h.update(str(p.relative_to(root)).encode())
-            h.update(p.read_bytes())
-        _CODE.append(h.hexdigest())
-    return _CODE[0]
 
 
 def results_digest(res: Any) -> str | None:
@@ -86,7 +73,7 @@ class FigureMemo:
     KIND = "figures"
 
     def __init__(self, res: Any, folder: Path, formats: Sequence[str], dpi: int) -> None:
-        from ..backends.cache import EmbeddingCache, quiet_get
+        from ..backends.cache import EmbeddingCache, code_digest, quiet_get
 
         self.folder, self.formats = Path(folder), tuple(formats)
         self.cache = EmbeddingCache()
@@ -106,7 +93,7 @@ class FigureMemo:
         except (TypeError, ValueError):
             return
         self.key = {"figure_memo": 1, "folder": str(self.folder.resolve()), "results": digest,
-                    "formats": list(self.formats), "dpi": int(dpi), "code": _code_digest(),
+                    "formats": list(self.formats), "dpi": int(dpi), "code": code_digest(),
                     "matplotlib": matplotlib.__version__, "pillow": PIL.__version__,
                     "settings": hashlib.sha256(settings.encode()).hexdigest()}
         found = quiet_get(self.cache, self.KIND, self.key)

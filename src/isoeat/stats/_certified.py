@@ -504,9 +504,10 @@ CACHE_SECONDS = 0.05
 def _cache_key(s: np.ndarray, n_x: int, alternative: str, rtol: float, memory: int) -> dict[str, Any]:
     import hashlib
 
+    from ..backends.cache import code_digest
+
     h = hashlib.sha256(np.ascontiguousarray(s, dtype=np.float64).tobytes())
-    with open(__file__, "rb") as fh:  # this module's code: a change to it computes again
-        code = hashlib.sha256(fh.read()).hexdigest()
+    code = code_digest()  # isoeat's code: a change to it computes again
     return {"certified": 1, "values": h.hexdigest(), "n": int(s.size), "n_x": int(n_x), "alternative": alternative,
             "rtol": float(rtol).hex(), "memory": int(memory), "rel_width": DEFAULT_REL_WIDTH.hex(),
             "abs_width": DEFAULT_ABS_WIDTH.hex(), "code": code}
@@ -517,7 +518,7 @@ def certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float,
 
     A bracket whose tables took :data:`CACHE_SECONDS` or more (about 0.4 s for the 64 values of a test of
     16 words a side) is stored under every input byte for byte (the values, ``n_x``, ``alternative``,
-    ``rtol``, ``memory``, the widths) and the bytes of this module's code: a stored entry is what the
+    ``rtol``, ``memory``, the widths) and the bytes of isoeat's code: a stored entry is what the
     computation gives, field for field. ``$ISOEAT_NO_CACHE`` (or an unreadable cache) computes it.
     """
     import json
