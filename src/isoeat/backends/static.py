@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
 from .._textio import iter_lines, nfc
-from .._validate import check_bool, check_int, suggest_words
+from .._validate import check_bool, check_choice, check_int, suggest_words
 from ._static_readers import (
     PICKLE_RISK,
     RAW_READERS,
@@ -36,9 +36,9 @@ from ._static_readers import (
     read_word2vec_binary,
     read_word2vec_text,
 )
-from ._vocab import DUPLICATE_POLICIES, Locate, build_vocabulary, row_locator
+from ._vocab import DUPLICATE_POLICIES, Locate, Vocabulary, build_vocabulary, row_locator
 from .base import Lookup
-from .cache import FingerprintCache
+from .cache import FingerprintCache, WordListCache
 
 __all__ = [
     "StaticVectors",
@@ -147,7 +147,7 @@ class StaticVectors:
 
     def __init__(
         self,
-        words: Sequence[str],
+        words: Sequence[str] | Vocabulary,
         vectors: np.ndarray,
         *,
         name: str = "vectors",
@@ -161,13 +161,16 @@ class StaticVectors:
         where = source or name
         if vectors.ndim != 2:
             raise DataFormatError(f"{where}: vectors must be a 2-D matrix, got shape {vectors.shape}")
-        if len(words) != vectors.shape[0]:
-            raise DataFormatError(f"{where}: {len(words)} vocabulary entries but {vectors.shape[0]} vector rows")
+        # words: a list, or a vocabulary built before (:meth:`from_stamped_files`)
+        n_words = len(words.words) if isinstance(words, Vocabulary) else len(words)
+        if n_words != vectors.shape[0]:
+            raise DataFormatError(f"{where}: {n_words} vocabulary entries but {vectors.shape[0]} vector rows")
         if vectors.shape[0] == 0:
             raise DataFormatError(f"{where}: no vectors")
         if vectors.shape[1] == 0:
             raise DataFormatError(f"{where}: the matrix has 0 columns (vectors of dimension 0)")
-        vocab = build_vocabulary(words, duplicates=duplicates, locate=locate or row_locator(where), source=where)
+        vocab = words if isinstance(words, Vocabulary) else build_vocabulary(
+            words, duplicates=duplicates, locate=locate or row_locator(where), source=where)
         self.words: tuple[str, ...] = vocab.words
         self.vectors = vectors
         self.name = name
@@ -183,6 +186,29 @@ class StaticVectors:
         self.lowercase_fallback = check_bool("lowercase_fallback", lowercase_fallback)
         self._file_stamps = [dict(s) for s in file_stamps] if file_stamps else []
         self._fingerprint: str | None = None
+
+    @classmethod
+    def from_stamped_files(cls, read_words: Callable[[], Sequence[str]], vectors: np.ndarray, *,
+                           file_stamps: Sequence[Mapping[str, Any]], name: str, **kwargs: Any) -> StaticVectors:
+        """A model read from files whose words ``read_words()`` returns, read once per version of the files.
+
+        A clean vocabulary (every word already NFC, none twice) is kept in the :class:`WordListCache` keyed
+        by ``file_stamps`` (taken before reading) and ``name``; the next load of the same files takes it
+        from there without calling ``read_words``. Its words are then exactly those read (and its index the
+        one :func:`build_vocabulary` gives a clean list): the model is the same either way.
+        """
+        cache, parts, rows = WordListCache(), {"model": name}, int(vectors.shape[0])
+        cached = cache.get(file_stamps, parts, rows)
+        if cached is not None:
+            index = dict(zip(cached, range(rows)))
+            if len(index) == rows:  # clean, as stored: no duplicate (the policy has nothing to choose)
+                vocab = Vocabulary(cached, index, check_choice("duplicates", kwargs.pop("duplicates", "error"),
+                                                               DUPLICATE_POLICIES), 0, (), 0, ())
+                return cls(vocab, vectors, name=name, file_stamps=file_stamps, **kwargs)
+        model = cls(read_words(), vectors, name=name, file_stamps=file_stamps, **kwargs)
+        if not model._vocab.n_normalized and not model.n_duplicates:
+            cache.put(file_stamps, parts, model.words)
+        return model
 
     # -- basic container behaviour -------------------------------------
     def __len__(self) -> int:

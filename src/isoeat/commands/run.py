@@ -423,14 +423,15 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     if not sharded:
         calibrator = calibrator_from_args(args, model)
         if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
-            from ..experiments.stability import fit_stability
+            from ..experiments.stability import RedrawPlan, fit_stability
             from ..wordsets import resolve_tests
 
             size = args.reference_size
-            st = fit_stability(model, resolve_tests(args.test), calibration=args.calibration,
-                               params=calibration_params(args), size=size, replicates=replicates,
+            st = fit_stability(model, resolve_tests(args.test), RedrawPlan(size=size, replicates=replicates,
+                                                                           seed=args.seed),
+                               calibration=args.calibration, params=calibration_params(args),
                                reference_kwargs={"text": args.reference_text} if args.reference_text else {},
-                               seed=args.seed, ddof=args.ddof, min_coverage=args.min_coverage)
+                               ddof=args.ddof, min_coverage=args.min_coverage)
             calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
         return calibrator, args
     if auto:

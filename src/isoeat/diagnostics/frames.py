@@ -37,6 +37,7 @@ result names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisot
 
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -176,6 +177,11 @@ def _corpus_counts(corpus: Any) -> Any:
 #: its reference text once per run, not once per anisotropy cell (raw and each calibrated space).
 _COUNTS: dict[tuple[str, ...], Any] = {}
 _COUNTS_KEPT = 2
+#: :func:`_text_rows` of the last texts and vocabularies in this process.
+_ROWS: dict[tuple[Any, ...], tuple[Any, np.ndarray, np.ndarray]] = {}
+#: A text whose counting took at least this long is kept for later processes in the embedding cache (kind
+#: ``counts``), by the same content key and the bytes of the code that counts (:func:`_counts_parts`).
+COUNTS_CACHE_SECONDS = 0.05
 
 
 def _text_counts(text: Path | str, corpus: bool) -> Any:
@@ -199,25 +205,85 @@ def _text_counts(text: Path | str, corpus: bool) -> Any:
         # named .gz are decompressed, named otherwise are not
         key = ("file", file_sha256(text, fresh=True), "gzip" if is_gzip_name(text) else "plain")
     if key not in _COUNTS:
-        counts = _corpus_counts(source) if corpus else _word_counts(Path(text))
+        counts = _stored_counts(key)
+        if counts is None:
+            t0 = time.perf_counter()
+            counts = _corpus_counts(source) if corpus else _word_counts(Path(text))
+            if time.perf_counter() - t0 >= COUNTS_CACHE_SECONDS:  # a text worth keeping (WikiText-2: 0.2 s)
+                _store_counts(key, counts)
         while len(_COUNTS) >= _COUNTS_KEPT:
             _COUNTS.pop(next(iter(_COUNTS)))
         _COUNTS[key] = counts
     return _COUNTS[key]
 
 
+def _counts_parts(key: tuple[str, ...]) -> dict[str, Any]:
+    """The cache key parts of a text's counts: its content key and the bytes of the code that counts."""
+    import unicodedata
+
+    from ..backends.cache import code_digest
+
+    return {"text_counts": 1, "text": list(key), "code": code_digest(), "unicode": unicodedata.unidata_version}
+
+
+def _stored_counts(key: tuple[str, ...]) -> Any:
+    """The counts of the text with content ``key`` as counted by an earlier process (first-seen order), or None."""
+    from collections import Counter
+
+    from ..backends.cache import EmbeddingCache, quiet_get
+
+    cache = EmbeddingCache()
+    found = quiet_get(cache, "counts", _counts_parts(key)) if cache.enabled else None
+    if found is None or set(found) != {"words", "counts"}:
+        return None
+    try:
+        words = found["words"].tobytes().decode("utf-8").split("\n") if found["counts"].size else []
+    except UnicodeDecodeError:
+        return None
+    counts = found["counts"]
+    if len(words) != counts.size or counts.dtype.kind != "i":
+        return None
+    return Counter(dict(zip(words, (int(c) for c in counts))))
+
+
+def _store_counts(key: tuple[str, ...], counts: Any) -> None:
+    """Keep ``counts`` for the next process (words joined by newlines: a token never holds one)."""
+    from ..backends.cache import EmbeddingCache, quiet_put
+
+    cache = EmbeddingCache()
+    if not cache.enabled or any("\n" in w for w in counts):
+        return
+    quiet_put(cache, "counts", _counts_parts(key), {
+        "words": np.frombuffer("\n".join(counts).encode("utf-8"), dtype=np.uint8),
+        "counts": np.fromiter(counts.values(), dtype=np.int64, count=len(counts))})
+
+
 def _text_rows(model: Any, text: Path | str, corpus: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Vocabulary rows of a text's distinct in-vocabulary words and their token counts (first-seen order);
     ``corpus``: ``text`` names a reference corpus whose sentences are counted."""
     counts = _text_counts(text, corpus)
+    row = model.row
+    # the same counts (this object) looked up in the same vocabulary (content, fallback rule, lookup code): the
+    # rows of the raw cell serve the calibrated ones (a space changes the vectors, not which row a word is)
+    memo_key = (id(counts), model.fingerprint, bool(getattr(model, "lowercase_fallback", False)),
+                getattr(getattr(row, "__func__", row), "__qualname__", repr(row)))
+    memo = _ROWS.get(memo_key)
+    if memo is not None and memo[0] is counts:
+        return memo[1], memo[2]
     by_row: dict[int, int] = {}
     for w, c in counts.items():
-        i, _ = model.row(w)
+        i, _ = row(w)
         if i is not None:
             by_row[i] = by_row.get(i, 0) + c
     if len(by_row) < 2:
         raise ConfigError(f"{text}: fewer than 2 words of the text are in the vocabulary of {model.name}")
-    return np.fromiter(by_row.keys(), dtype=np.int64), np.fromiter(by_row.values(), dtype=np.int64)
+    rows, n = np.fromiter(by_row.keys(), dtype=np.int64), np.fromiter(by_row.values(), dtype=np.int64)
+    rows.setflags(write=False)
+    n.setflags(write=False)
+    while len(_ROWS) >= _COUNTS_KEPT:
+        _ROWS.pop(next(iter(_ROWS)))
+    _ROWS[memo_key] = (counts, rows, n)  # the counts held: their id names them while the entry lives
+    return rows, n
 
 
 def _top_n(arg: str) -> int:

@@ -487,10 +487,10 @@ def compare_calibration(
             size = int(n_reference)  # not "auto" (the branch above)
             calibrator = engine.fit(calibration, calibration_params, ReferenceSpec(size))
             if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
-                from .stability import fit_stability
+                from .stability import RedrawPlan, fit_stability
 
-                st = fit_stability(model, tests, calibration=calibration, params=calibration_params,
-                                   size=size, replicates=replicates, seed=root,
+                st = fit_stability(model, tests, RedrawPlan(size=size, replicates=replicates, seed=root),
+                                   calibration=calibration, params=calibration_params,
                                    ddof=weat_opts.get("ddof", 1), min_coverage=weat_opts.get("min_coverage", 0.8))
                 calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
     pairs: list[tuple[WEATResult, WEATResult]] = []

@@ -48,8 +48,9 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics",
-           "redraw_weights", "redraw_d", "StabilityFit", "fit_stability", "row_stability", "stability_columns",
-           "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA", "corpus_groups", "folder_corpora"]
+           "redraw_weights", "redraw_d", "cached_redraw_d", "StabilityFit", "RedrawPlan", "fit_stability",
+           "row_stability", "stability_columns", "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA",
+           "corpus_groups", "folder_corpora"]
 
 from ..labels import CORPORA_COLUMNS, MAX_CORPORA  # noqa: F401 - the across-corpora marks, defined with their rule
 from .reference import (  # noqa: F401 - re-exported: the redraws live beside the shards they resample
@@ -85,21 +86,40 @@ class StabilityFit:
         return redraw_metadata(self.replicate_d, self.replicates, self.shards)
 
 
-def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca", params: dict | None = None,
-                  size: int = 100_000, shards: int = STABILITY_SHARDS, replicates: int = DEFAULT_REPLICATES,
-                  reference_kwargs: dict | None = None, seed: int = 0, ddof: int = 1,
-                  min_coverage: float = 0.8) -> StabilityFit:
-    """The redraws of a fixed-size reference sample of ``model`` (its rows in ``shards`` shards; no jackknife).
+@dataclass(frozen=True)
+class RedrawPlan:
+    """What the redraws resample: the top ``size`` rows (or units) of the reference in ``shards`` shards, drawn
+    ``replicates`` times from the stream ``("reference-replicates",)`` of ``seed`` (the run's seed).
 
-    The shards are those of :func:`~isoeat.experiments.reference.fit_reference` for the same ``size``,
-    ``shards`` and ``seed``; a contextual model's reference is encoded again (use ``fit_reference(...,
-    replicates=R)`` instead, which keeps the shards of its one pass).
+    Examples
+    --------
+    >>> RedrawPlan(size=60, shards=30, replicates=25).seed
+    0
     """
+
+    size: int = 100_000
+    shards: int = STABILITY_SHARDS
+    replicates: int = DEFAULT_REPLICATES
+    seed: int = 0
+
+
+def fit_stability(model: Any, tests: Sequence[Any], plan: RedrawPlan | None = None, *, calibration: str = "zca",
+                  params: dict | None = None, reference_kwargs: dict | None = None, ddof: int = 1,
+                  min_coverage: float = 0.8) -> StabilityFit:
+    """The redraws of a fixed-size reference sample of ``model`` (its rows in ``plan.shards`` shards; no jackknife).
+
+    The shards are those of :func:`~isoeat.experiments.reference.fit_reference` for the same size, shards and
+    seed (``plan``: :class:`RedrawPlan`, default its defaults); a contextual model's reference is encoded again
+    (use ``fit_reference(..., replicates=R)`` instead, which keeps the shards of its one pass). The redraws' d
+    are kept in the cache by content (:func:`cached_redraw_d`).
+    """
+    plan = plan or RedrawPlan()
+    size, shards, seed = plan.size, plan.shards, plan.seed
     from ..calibration import make_calibrator
     from .reference import _one_blas_thread, _shard_stream, _test_vectors, check_shards
 
     t0 = time.perf_counter()
-    replicates = check_replicates(replicates)
+    replicates = check_replicates(plan.replicates)
     static = not hasattr(model, "reference_batches")
     if static:  # a small reference: shards of at least 2 rows
         shards = max(2, min(int(shards), int(size) // 2))
@@ -111,9 +131,75 @@ def fit_stability(model: Any, tests: Sequence[Any], *, calibration: str = "zca",
         parts = [acc for acc, _ in stream]
     if len(parts) < MIN_REDRAW_SHARDS:  # a small reference: no marks from a handful of shards, and a note
         return StabilityFit(replicate_d={}, replicates=0, shards=len(parts), seconds=time.perf_counter() - t0)
-    reps = redraw_d(parts, cal, vectors, replicates, seed, ddof)
+    reps = cached_redraw_d(parts, cal, vectors, replicates, seed, ddof)
     return StabilityFit(replicate_d=reps, replicates=replicates, shards=len(parts),
                         seconds=time.perf_counter() - t0)
+
+
+def _redraw_key(parts: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, Any]], replicates: int,
+                seed: int, ddof: int) -> dict[str, Any] | None:
+    """Everything a redraw's d depends on, as cache key parts (None where something is not plain data)."""
+    import hashlib
+    import sys
+
+    import numpy as np
+
+    from .._records import canonical_json
+    from ..backends.cache import code_digest
+
+    h = hashlib.sha256()
+    for s in parts:  # the shards' statistics, byte for byte
+        h.update(f"{s.n}:{s.dim}|".encode())
+        h.update(np.ascontiguousarray(s.mean, dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(s.comoment, dtype=np.float64).tobytes())
+    for t, roles in vectors.items():
+        for role, v in roles.items():
+            a = np.ascontiguousarray(v)
+            h.update(f"|{t}/{role}:{a.dtype.str}:{a.shape}|".encode())
+            h.update(a.tobytes())
+    code = code_digest()  # isoeat's code
+    name = type(calibrator).__module__
+    if not name.startswith("isoeat."):  # a calibrator registered from elsewhere: its module's bytes too
+        file = getattr(sys.modules.get(name), "__file__", None)
+        if not file:
+            return None
+        with open(file, "rb") as fh:
+            code = hashlib.sha256(code.encode() + fh.read()).hexdigest()
+    try:
+        params = canonical_json(calibrator.get_params())
+    except (TypeError, ValueError):
+        return None
+    return {"redraws": 1, "inputs": h.hexdigest(), "tests": list(vectors), "code": code,
+            "calibrator": f"{type(calibrator).__module__}.{type(calibrator).__qualname__}", "params": params,
+            "replicates": int(replicates), "seed": int(seed), "ddof": int(ddof), "numpy": np.__version__}
+
+
+def cached_redraw_d(parts: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str, Any]], replicates: int,
+                    seed: int, ddof: int = 1) -> dict[str, tuple[float, ...]]:
+    """:func:`~isoeat.experiments.reference.redraw_d`, kept in the embedding cache (kind ``redraws``) by content.
+
+    The key holds every input byte for byte (the shards' statistics, the tests' raw vectors, the calibrator's
+    type and parameters, ``replicates``, ``seed``, ``ddof``), the bytes of isoeat's code
+    (:func:`~isoeat.backends.cache.code_digest`) and numpy's version: a stored entry is what
+    :func:`redraw_d` would return here, float for float.
+    ``$ISOEAT_NO_CACHE`` (or an unreadable cache) computes them.
+    """
+    import numpy as np
+
+    from ..backends.cache import EmbeddingCache, quiet_get, quiet_put
+
+    key = _redraw_key(parts, calibrator, vectors, replicates, seed, ddof)
+    cache = EmbeddingCache()
+    if key is None or not cache.enabled:
+        return redraw_d(parts, calibrator, vectors, replicates, seed, ddof)
+    found = quiet_get(cache, "redraws", key)
+    if found is not None and found.get("d") is not None and found["d"].shape == (len(vectors), replicates):
+        return {t: tuple(float(x) for x in row) for t, row in zip(vectors, found["d"])}
+    reps = redraw_d(parts, calibrator, vectors, replicates, seed, ddof)
+    d = np.array([reps[t] for t in vectors], dtype=np.float64).reshape(len(vectors), replicates)
+    if np.isfinite(d).all():  # the cache holds finite arrays only
+        quiet_put(cache, "redraws", key, {"d": d})
+    return reps
 
 
 def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: float) -> tuple[int, int] | None:

@@ -558,11 +558,20 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
     from matplotlib import rc_context
 
-    built = []
+    from ._figure_memo import FigureMemo
+
+    built, names = [], []
+    memo = FigureMemo(res, folder, formats, dpi)  # figures drawn into this folder before from these very inputs
     with rc_context({"figure.dpi": dpi, **_RC}):  # built at the resolution they are saved at, measured as drawn
         for name, draw in figure_plan(res, test_heatmaps=sel):  # built once; all sizes checked before any is rendered
+            if memo.kept(name):  # its files are there, with the bytes drawing them gives
+                names.append(name)
+                continue
             fig = draw()
             if fig is not None:
                 _check_pixels(fig, folder / name, dpi)
                 built.append((name, fig))
-    return _save_all(built, folder, formats, dpi, jobs, progress)
+                names.append(name)
+    _save_all(built, folder, formats, dpi, jobs, progress)
+    memo.record([name for name, _ in built])
+    return [p for name in names for p in memo.paths(name)]  # the plan's order

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any
 from isoeat._errors import ConfigError, IsoeatWarning
 from isoeat._validate import check_choice, check_int, check_real
 
-from ._certified import DEFAULT_ABS_WIDTH, DEFAULT_REL_WIDTH, CertifiedCount, _certified_tail_count
+from ._certified import DEFAULT_ABS_WIDTH, DEFAULT_REL_WIDTH, CertifiedCount, certified_tail_count
 from ._checks import _as_scores, _check_level, _check_n_x
 from ._exact import (
     DEFAULT_EXACT_BUDGET,
@@ -402,7 +402,7 @@ def _partition_test(s: Any, n_x: int, rng: Any, o: PermutationOptions) -> Permut
         count, tol = _exact_tail_count(arr, n_x, alternative, rtol_f)
         return _result(alternative, n_partitions, tol, count, count / n_partitions)
     if method in ("auto", "certified"):
-        cert = _certified_tail_count(arr, n_x, alternative, rtol_f, mem_budget)
+        cert = certified_tail_count(arr, n_x, alternative, rtol_f, mem_budget)  # kept by content when slow
         sampled = FALLBACK_PERMUTATIONS if n_permutations >= n_partitions else n_permutations
         if cert.reached or (cert.bits is not None and (
                 method == "certified" or _narrower_than_sampling(cert, sampled, confidence))):
