@@ -6,8 +6,6 @@ of vectors a frame must hold, when the frame holds no more than the sample size 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 

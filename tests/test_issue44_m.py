@@ -7,7 +7,6 @@ import contextlib
 import gzip
 import hashlib
 import io
-import os
 from pathlib import Path
 
 import pytest
@@ -90,3 +89,41 @@ def test_a_shared_copy_with_a_training_split_still_comes_first(monkeypatch: pyte
     (folder / "wiki.test.raw").write_text(" = A = \n the cat sat on the mat .\n", "utf-8")
     path, desc = _paper_text()  # a shared copy without a training split: the bundled test split, same bytes
     assert path.name == "wiki.test.raw.gz" and desc.startswith("WikiText-2 (test split, bundled)")
+
+
+# --- item 7: small wrong words -------------------------------------------------------------------------------
+
+def _glove_top(glove, n: int, drop: set[str]):
+    """``rank`` of a vocabulary of GloVe 6B 50d's ``n`` most frequent words without ``drop``."""
+    def rank(w: str) -> int | None:
+        i = glove.row(w)[0]
+        return i if i is not None and i < n and w not in drop else None
+    return rank
+
+
+def test_did_you_mean_needs_real_similarity_on_glove(glove) -> None:
+    """uncle (GloVe row 5152) missing from a 5,000-word GloVe vocabulary: nothing one edit away is a word there;
+    two edits away are once, unable, unclear (five letters, two edits: little in common) - no suggestion now.
+    A word of 8 letters (two edits = a quarter of them) still gets its two-edit neighbour."""
+    from isoeat._validate import SUGGEST_TWO_EDITS_MIN_LENGTH, suggest_words
+
+    assert SUGGEST_TWO_EDITS_MIN_LENGTH == 8
+    assert suggest_words("uncle", _glove_top(glove, 5000, {"uncle"})) == ()
+    rank = lambda w: glove.row(w)[0]  # noqa: E731
+    assert suggest_words("gladiola", rank)[:1] == ("gladioli",)  # one edit: unchanged
+    # the boundary, on GloVe: "govermnt" (8 letters) is two insertions from government, still suggested
+    assert "government" in suggest_words("govermnt", _glove_top(glove, 400_000, {"goverment"}))
+    assert suggest_words("abcdefxy", {"abcdefgh": 0}.get) == ("abcdefgh",)  # 8 letters, two edits: suggested
+    rows = {"abcdefg": 0}
+    assert suggest_words("abcdexy", rows.get) == ()  # 7 letters, two substitutions: not
+
+
+def test_corpus_advice_without_other_corpora_has_no_dangling_or(monkeypatch: pytest.MonkeyPatch) -> None:
+    import isoeat.corpora as corpora
+    from isoeat.reporting.tables import corpus_advice
+
+    monkeypatch.setattr(corpora, "offline_corpora", lambda: [])
+    assert corpus_advice() == "use a larger corpus: --corpus PATH, a text file or folder of your own"
+    monkeypatch.setattr(corpora, "offline_corpora", lambda: [{"name": "gensim-wiki"}, {"name": "x"}])
+    assert corpus_advice("x") == ("use a larger corpus: present offline: gensim-wiki (--corpus NAME); or "
+                                  "--corpus PATH, a text file or folder of your own")

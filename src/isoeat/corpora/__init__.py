@@ -26,8 +26,8 @@ from ._corpus import Contexts, Corpus, Sample
 from ._files import file_sha256
 from ._index import WordIndex, word_pattern
 from ._load import (
-    FORMAT_PREFIXES,
     BUNDLED_WIKITEXT2_NAME,
+    FORMAT_PREFIXES,
     NAMED_CORPORA,
     available_corpora,
     bundled_wikitext2_test,

@@ -431,8 +431,8 @@ def corpus_advice(current: str = "") -> str:
         present = [c["name"] for c in offline_corpora() if c["name"] != current]
     except Exception:  # noqa: BLE001 - advice never fails a table
         present = []
-    have = f"present offline: {', '.join(present)} (--corpus NAME); " if present else ""
-    return f"use a larger corpus: {have}or --corpus PATH, a text file or folder of your own"
+    have = f"present offline: {', '.join(present)} (--corpus NAME); or " if present else ""
+    return f"use a larger corpus: {have}--corpus PATH, a text file or folder of your own"
 
 
 def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[str]:
