@@ -165,6 +165,21 @@ def reference_footer(meta: dict[str, Any]) -> str:
     return line + "."
 
 
+def negative_d_footer(rows: Sequence[Any]) -> str:
+    """The line under a table that shows a negative d (``""`` where none is): what its sign means, and that a
+    one-sided p of the other side never calls it significant (a d of -1.53 then -1.50 is Stable and unflagged:
+    the same direction, the same call)."""
+    neg = [f"{r.test}_{x}" for r in rows for x, res in (("R", r.raw), ("W", r.calibrated))
+           if isinstance(res.effect_size, float) and res.effect_size < 0]
+    if not neg:
+        return ""
+    line = f"d < 0 ({', '.join(neg)}): the association runs the other way (X with B, Y with A)"
+    if rows[0].raw.alternative == "greater":
+        line += ("; the one-sided p (greater) tests only d > 0, so a negative d is never significant here: "
+                 "--alternative two-sided tests both directions")
+    return line + "."
+
+
 def stability_footer(meta: dict[str, Any]) -> str:
     """The footer line of the ``Firm`` column: the rule, the redraws and the rule's measured track record (marks
     asked for and not made: no column, the calibrator's ``reference_replicates_note`` instead)."""
@@ -321,14 +336,16 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
         title += f"; {shown + ', ' if shown else ''}reference: {meta.get('reference')}"
         if meta.get("model_check"):  # a calibrator file without a model fingerprint (calibration/io.py)
             title += "; model not verified (the calibrator file records no model fingerprint)"
-    s = comp.summary()
+    s = comp.summary
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
     foot = [
         f"* p < {comp.alpha:g} (one-sided unless stated: {comp.rows[0].raw.alternative}). "
         f"Chg: S=Stable, D=Disappearing, E=Emerging. p: {' / '.join(methods)}.",
         f"Stable {s['Stable']}, Disappearing {s['Disappearing']}, Emerging {s['Emerging']}; "
-        f"|dd|>0.5 in {s['large_shift']}, sign reversals {s['sign_reversal']}.",
+        f"Flags: |dd|>0.5 (dd = d_W - d_R) in {s['large_shift']}, sign (d_R, d_W of opposite signs) in "
+        f"{s['sign_reversal']}.",
     ]
+    foot += [line for line in [negative_d_footer(comp.rows)] if line]
     if adj_field:
         foot.append(f"{adj_label}_R, {adj_label}_W: {'Holm' if adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
                     f"p across the {len(comp.rows)} tests of each space (change classes use unadjusted p).")
