@@ -127,3 +127,89 @@ def test_corpus_advice_without_other_corpora_has_no_dangling_or(monkeypatch: pyt
     monkeypatch.setattr(corpora, "offline_corpora", lambda: [{"name": "gensim-wiki"}, {"name": "x"}])
     assert corpus_advice("x") == ("use a larger corpus: present offline: gensim-wiki (--corpus NAME); or "
                                   "--corpus PATH, a text file or folder of your own")
+
+
+def _cos(u, v):
+    import numpy as np
+
+    return float(u @ v / (np.linalg.norm(u) * np.linalg.norm(v)))
+
+
+def test_run_footer_defines_flags_and_explains_a_negative_d(tmp_path: Path, glove) -> None:
+    """A test written the other way round (insects as X, flowers as Y): d < 0 raw and calibrated, the same
+    direction, so Stable and unflagged (the decision of issue 44: no flag is right); the footer says what a
+    negative d means and that the one-sided p (greater) never calls it significant."""
+    import numpy as np
+
+    p = tmp_path / "swapped.yaml"
+    p.write_text("id: insects-first\nbias_type: Valence\nX: [ant, flea, wasp, moth, roach]\n"
+                 "Y: [rose, tulip, daisy, lily, orchid]\nA: [love, peace, joy, happy, gentle]\n"
+                 "B: [hatred, war, agony, filth, ugly]\n", "utf-8")
+    rc, out, _ = _run(["run", "--tests", str(p), "--stability", "off"])
+    assert rc == 0
+    # d_R from scratch on the raw GloVe rows: s(w) = mean cos(w, A) - mean cos(w, B), d = (mean s_X - mean s_Y)
+    # / SD(s over X u Y, ddof 1)
+    vec = {w: np.asarray(glove.vectors[glove.row(w)[0]], float) for w in
+           "ant flea wasp moth roach rose tulip daisy lily orchid love peace joy happy gentle hatred war agony filth "
+           "ugly".split()}
+    A, B = "love peace joy happy gentle".split(), "hatred war agony filth ugly".split()
+    s = {w: np.mean([_cos(vec[w], vec[a]) for a in A]) - np.mean([_cos(vec[w], vec[b]) for b in B]) for w in vec
+         if w not in A + B}
+    X, Y = "ant flea wasp moth roach".split(), "rose tulip daisy lily orchid".split()
+    d = (np.mean([s[w] for w in X]) - np.mean([s[w] for w in Y])) / np.std([s[w] for w in X + Y], ddof=1)
+    assert d < -1.0
+    row = next(line for line in out.splitlines() if line.startswith("insects-first"))
+    assert f"{d:.2f}" in row.split() and row.split()[-1] == "-"  # printed d_R; no flag
+    assert ("d < 0 (insects-first_R, insects-first_W): the association runs the other way (X with B, Y with A); "
+            "the one-sided p (greater) tests only d > 0, so a negative d is never significant here: "
+            "--alternative two-sided tests both directions.") in out
+    assert "Flags: |dd|>0.5 (dd = d_W - d_R) in 0, sign (d_R, d_W of opposite signs) in 0." in out
+
+
+def test_negative_d_footer_only_where_a_d_is_negative_and_at_zero_none() -> None:
+    from types import SimpleNamespace as NS
+
+    from isoeat.reporting.tables import negative_d_footer
+
+    def row(dr: float, dw: float, alt: str = "greater") -> NS:
+        return NS(test="T", raw=NS(effect_size=dr, alternative=alt), calibrated=NS(effect_size=dw, alternative=alt))
+
+    assert negative_d_footer([row(0.0, 0.5)]) == ""  # d = 0 is not negative: the boundary
+    assert negative_d_footer([row(float("nan"), 0.5)]) == ""
+    assert negative_d_footer([row(-1.53, -1.50, "two-sided")]) == (
+        "d < 0 (T_R, T_W): the association runs the other way (X with B, Y with A).")
+
+
+def test_firm_footnote_is_two_lines_and_points_to_sensitivity(glove) -> None:
+    rc, out, _ = _run(["run", "--tests", "W9"])
+    assert rc == 0
+    lines = out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("Firm: "))
+    assert lines[i].startswith("Firm: yes when the calibrated call (p_W < alpha), and so Chg, is the same in at least "
+                               "95% of 100 redraws of the reference sample (its 100 shards resampled); no (k/R)")
+    assert "Track record (benchmarks/stability.py" in lines[i]
+    assert lines[i + 1] == ("Firm asks whether a fresh draw of this reference keeps the call; 'isoeat sensitivity' "
+                            "asks whether other eps and reference sizes keep it, so a firm call can be fragile there.")
+
+
+def test_comparison_summary_prints_as_counts_and_is_still_callable(glove) -> None:
+    from isoeat import compare_calibration
+
+    comp = compare_calibration(glove, ["W6"], n_reference=5000, stability="off", rng=0)
+    text = str(comp.summary)
+    assert text.startswith("{'Stable': ") and "bound method" not in text
+    assert comp.summary() == comp.summary and sum(comp.summary[c] for c in ("Stable", "Disappearing", "Emerging")) == 1
+
+
+@pytest.mark.parametrize("types,advice", [
+    (["OSError"], "rerun with --overwrite failed to retry them"),
+    (["CoverageError"], "1 CoverageError cell(s) would fail again (too few of a set's words are in the model: change "
+                        "the word lists or the model, or lower --min-coverage)"),
+    (["CoverageError", "OSError", "MemoryError"], "rerun with --overwrite failed to retry the other 2; 1 CoverageError "
+                                                  "cell(s) would fail again (too few of a set's words are in the model: "
+                                                  "change the word lists or the model, or lower --min-coverage)"),
+])
+def test_retry_advice_never_offers_a_retry_that_cannot_help(types: list[str], advice: str) -> None:
+    from isoeat.reporting.tables import retry_advice
+
+    assert retry_advice([{"type": t} for t in types]) == advice

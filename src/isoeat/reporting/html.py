@@ -202,8 +202,10 @@ def _failures(res: Any) -> str:
         f"<td class='l'>{_e(f.get('stage', ''))}</td>"
         f"<td class='l bad'>{_e(f.get('type'))}: {_e(f.get('message'))}</td></tr>"
         for f in res.failures)
-    return ("<p class='bad'>These cells raised; the rest of the grid went on. Rerun with "
-            "<code>isoeat run CONFIG --out DIR --overwrite failed</code> to retry them.</p>"
+    from .tables import retry_advice
+
+    return ("<p class='bad'>These cells raised; the rest of the grid went on: "
+            f"{_e(retry_advice(res.failures))} (<code>isoeat run CONFIG --out DIR</code>).</p>"
             "<div class='scroll'><table><thead><tr><th class='l'>kind</th><th class='l'>model</th>"
             "<th class='l'>calibration</th><th class='l'>item</th><th class='l'>stage</th><th class='l'>error</th>"
             f"</tr></thead><tbody>{rows}</tbody></table></div>")

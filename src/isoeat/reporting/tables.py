@@ -180,6 +180,22 @@ def negative_d_footer(rows: Sequence[Any]) -> str:
     return line + "."
 
 
+#: Failures that a rerun cannot mend: the same words, model and options fail the same way.
+_LASTING_FAILURES = {"CoverageError": "too few of a set's words are in the model: change the word lists or the model, "
+                                      "or lower --min-coverage"}
+
+
+def retry_advice(failures: Sequence[dict]) -> str:
+    """What to do about a run's failed cells (``failures.json`` records): ``--overwrite failed`` retries the cells
+    that may succeed on a rerun; a coverage failure would fail again, so it is named with its remedy instead."""
+    lasting = {f.get("type") for f in failures} & set(_LASTING_FAILURES)
+    retry = sum(f.get("type") not in _LASTING_FAILURES for f in failures)
+    parts = [f"rerun with --overwrite failed to retry {'them' if not lasting else f'the other {retry}'}"] if retry else []
+    parts += [f"{sum(f.get('type') == t for f in failures)} {t} cell(s) would fail again ({_LASTING_FAILURES[t]})"
+              for t in sorted(lasting)]
+    return "; ".join(parts)
+
+
 def stability_footer(meta: dict[str, Any]) -> str:
     """The footer line of the ``Firm`` column: the rule, the redraws and the rule's measured track record (marks
     asked for and not made: no column, the calibrator's ``reference_replicates_note`` instead)."""
