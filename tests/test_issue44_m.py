@@ -213,3 +213,37 @@ def test_retry_advice_never_offers_a_retry_that_cannot_help(types: list[str], ad
     from isoeat.reporting.tables import retry_advice
 
     assert retry_advice([{"type": t} for t in types]) == advice
+
+
+# --- item 6: Firm and sensitivity speak of each other ---------------------------------------------------------
+
+def test_sensitivity_names_the_firm_mark_and_why_it_differs(glove) -> None:
+    """W9 on GloVe: run marks it Firm yes (a fresh draw of the 100,000-word reference keeps p_W < 0.05), the
+    sweep calls it fragile (the ε and size sweep moves p across 0.05): the verdict line says both and why."""
+    rc, run_out, _ = _run(["run", "--tests", "W1,W9"])
+    assert rc == 0
+    run_marks = {line.split()[0]: line.split()[-2] for line in run_out.splitlines() if line.startswith(("W1 ", "W9 "))}
+    rc, out, _ = _run(["sensitivity", "--repeats", "2", "--test", "W1,W9"])
+    assert rc == 0
+    lines = out.splitlines()
+    header = next(line for line in lines if line.startswith("ID "))
+    assert header.split()[-2:] == ["Verdict", "Firm"]
+    rows = {line.split()[0]: line.split() for line in lines if line.split()[:2] in (["W1", "Valence"], ["W9", "Health"])}
+    assert rows["W1"][-2:] == ["robust", run_marks["W1"]] and rows["W9"][-2:] == ["fragile", run_marks["W9"]]
+    assert run_marks["W9"] == "yes"
+    w9 = next(line for line in lines if line.startswith("W9 fragile: "))
+    assert w9.endswith("; Firm yes in isoeat run: it asks whether a fresh draw of the default reference keeps the "
+                       "call, this sweep whether other eps and reference sizes do.")
+    assert not any(line.startswith("W1 ") and "Firm" in line for line in lines)  # the same answer: no line
+
+
+def test_firm_line_at_each_combination() -> None:
+    from types import SimpleNamespace as NS
+
+    from isoeat.commands.sensitivity import firm_line
+
+    robust, fragile = NS(test="T", verdict="robust", reason="r"), NS(test="T", verdict="fragile", reason="f")
+    assert firm_line(robust, "yes") == "" and firm_line(robust, None) == ""
+    assert firm_line(fragile, None) == "T fragile: f"
+    assert firm_line(fragile, "no (90/100)") == "T fragile: f; Firm no (90/100) too (isoeat run)"
+    assert firm_line(robust, "no (94/100)").startswith("T robust; Firm no (94/100) in isoeat run: it asks")

@@ -108,7 +108,8 @@ def readme() -> ReadmeTable:
     tab = ReadmeTable(lines=lines, title=lines[0], rows=rows, footer=footer)
     foot = "\n".join(footer)
     m = re.search(
-        r"^Stable (\d+), Disappearing (\d+), Emerging (\d+); \|dd\|>0\.5 in (\d+), sign reversals (\d+)\.$",
+        r"^Stable (\d+), Disappearing (\d+), Emerging (\d+); Flags: \|dd\|>0\.5 \(dd = d_W - d_R\) in (\d+), "
+        r"sign \(d_R, d_W of opposite signs\) in (\d+)\.$",
         foot, flags=re.M,
     )
     assert m, "README footer: no 'Stable .., Disappearing .., Emerging ..' line"
