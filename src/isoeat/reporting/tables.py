@@ -190,7 +190,8 @@ def retry_advice(failures: Sequence[dict]) -> str:
     that may succeed on a rerun; a coverage failure would fail again, so it is named with its remedy instead."""
     lasting = {f.get("type") for f in failures} & set(_LASTING_FAILURES)
     retry = sum(f.get("type") not in _LASTING_FAILURES for f in failures)
-    parts = [f"rerun with --overwrite failed to retry {'them' if not lasting else f'the other {retry}'}"] if retry else []
+    which = "them" if not lasting else f"the other {retry}"
+    parts = [f"rerun with --overwrite failed to retry {which}"] if retry else []
     parts += [f"{sum(f.get('type') == t for f in failures)} {t} cell(s) would fail again ({_LASTING_FAILURES[t]})"
               for t in sorted(lasting)]
     return "; ".join(parts)
