@@ -247,3 +247,21 @@ def test_firm_line_at_each_combination() -> None:
     assert firm_line(fragile, None) == "T fragile: f"
     assert firm_line(fragile, "no (90/100)") == "T fragile: f; Firm no (90/100) too (isoeat run)"
     assert firm_line(robust, "no (94/100)").startswith("T robust; Firm no (94/100) in isoeat run: it asks")
+
+
+def test_weat_ci_says_the_p_is_one_sided_beside_a_two_sided_interval_holding_0(glove) -> None:
+    """W4 after ZCA on GloVe: the 95% interval on d holds 0 (printed [-0.25, 1.00]); the p beside it is one-sided.
+    The line names exactly the intervals that hold 0 (low <= 0 <= high, read from the printed cells)."""
+    rc, out, _ = _run(["weat", "--test", "W4,W1", "--ci"])
+    assert rc == 0
+    cells = {}
+    for line in out.splitlines():
+        if line.startswith(("W4 ", "W1 ")) and "[" in line:
+            lo, hi = line[line.index("[") + 1:line.index("]")].split(",")
+            cells.setdefault(line.split()[0], []).append(float(lo) <= 0 <= float(hi))
+    assert cells == {"W4": [False, True], "W1": [False, False]}
+    assert ("p is one-sided (greater), the intervals two-sided: a one-sided p < alpha matches a two-sided interval "
+            "at level 1 - 2 alpha (90% for alpha 0.05), so a p < alpha can sit beside a 95% interval that holds 0 "
+            "(here: W4).") in out
+    rc, out, _ = _run(["weat", "--test", "W4", "--ci", "--alternative", "two-sided"])
+    assert rc == 0 and "p is one-sided" not in out

@@ -97,8 +97,10 @@ def format_ci(ci: Any) -> str:
     return cell + ("!" if ci.warning else "")
 
 
-def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
-    """Footer lines naming what the intervals estimate, how, and every warning or missing interval."""
+def ci_footer(intervals: Sequence[Any], names: Sequence[str], alternative: str | None = None) -> str:
+    """Footer lines naming what the intervals estimate, how, and every warning or missing interval; with a
+    one-sided ``alternative`` (the p beside them), that the p is one-sided and the interval two-sided, naming the
+    intervals that hold 0 (a one-sided p < 0.05 matches a two-sided 90% interval, not a 95% one)."""
     shown = [(n, c) for n, c in zip(names, intervals) if c is not None]
     if not shown:
         return ""
@@ -110,6 +112,12 @@ def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
                      f"estimand {estimand} ({how}).")
         if estimand == "populations" and label == "jackknife":
             lines.append("    The value before it estimates d without the attribute words' noise (it can exceed d).")
+    holds0 = [n for n, c in shown if math.isfinite(c.low) and math.isfinite(c.high) and c.low <= 0 <= c.high]
+    if alternative in ("greater", "less") and holds0:
+        lines.append(f"p is one-sided ({alternative}), the intervals two-sided: a one-sided p < alpha matches a "
+                     "two-sided interval at level 1 - 2 alpha (90% for alpha 0.05), so a p < alpha can sit beside a "
+                     f"{shown[0][1].level * 100:.10g}% interval that holds 0 (here: "
+                     f"{', '.join(dict.fromkeys(holds0))}).")
     for warning in dict.fromkeys(c.warning for _, c in shown if c.warning):
         which = ", ".join(n for n, c in shown if c.warning == warning)
         lines.append(f"! {warning} ({which}).")
@@ -369,7 +377,8 @@ def comparison_table(comp: Any, adjust: str = "holm") -> str:
     foot.append("Mag: raw/calibrated " + MAGNITUDE_RULE.replace("negligible", "negl").replace("medium", "med"))
     if with_ci:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
-                              [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
+                              [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")],
+                              comp.rows[0].raw.alternative))
     if with_se:
         foot.append(reference_footer(meta))
     foot += [stability_footer(meta)] if with_firm else [str(n) for n in [meta.get("reference_replicates_note")] if n]
@@ -500,7 +509,8 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
                      str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)])
     table = _render(header, rows, align_left=4)
     if with_ci:
-        table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results])
+        table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results],
+                                   results[0].alternative)
     if any(r.p_method == "certified" for r in results):
         table += "\ncertified: the p interval is a bracket that holds the exact p with certainty; p is its upper end."
     reach = reach_footer(results, [r.test for r in results], alpha)
