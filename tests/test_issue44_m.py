@@ -265,3 +265,62 @@ def test_weat_ci_says_the_p_is_one_sided_beside_a_two_sided_interval_holding_0(g
             "(here: W4).") in out
     rc, out, _ = _run(["weat", "--test", "W4", "--ci", "--alternative", "two-sided"])
     assert rc == 0 and "p is one-sided" not in out
+
+
+# --- item 3: a reference capped by the corpus is a reduced protocol, marked; the report says its real size -----
+
+@pytest.mark.slow
+def test_minilm_on_a_corpus_smaller_than_the_reference_is_marked_reduced(tmp_path: Path, shared_data: Path) -> None:
+    pytest.importorskip("transformers")
+    from isoeat.corpora import load_corpus
+    from isoeat.experiments.results import load_experiment
+    from isoeat.reporting.html import reference_sizes
+
+    text = (shared_data / "corpora" / "wikitext-2-raw-v1" / "wiki.valid.raw").read_bytes()[:20_000]
+    small = tmp_path / "small.raw"
+    small.write_bytes(text[:text.rindex(b"\n") + 1])
+    n_sentences = len(load_corpus(f"wikitext:{small}"))
+    assert 20 < n_sentences < 100_000
+    out = tmp_path / "run"
+    rc, printed, _ = _run(["run", "--model", "minilm", "--tests", "W6", "--corpus", f"wikitext:{small}",
+                           "--allow-fallback", "--reference-size", "100000", "--stability", "off", "--out", str(out)])
+    assert rc == 0
+    assert (f"! Reduced protocol, not the paper's: reference {n_sentences:,} (asked 100,000, only {n_sentences:,} "
+            "available; the paper: 100,000).") in printed
+    assert reference_sizes(load_experiment(out)) == f"{n_sentences:,} sentences (asked 100,000)"
+
+
+def test_report_conventions_name_each_model_s_real_reference() -> None:
+    from types import SimpleNamespace as NS
+
+    from isoeat.reporting.html import reference_sizes
+
+    res = NS(settings={"reference": {"size": 100_000}}, manifest={"calibrators": {
+        "glove-6b-50d/zca": {"n": 100_000, "reference_asked": 100_000},
+        "minilm/zca": {"n": 401_233, "reference_units": 17_162, "reference_asked": 100_000}}})
+    assert reference_sizes(res) == "glove-6b-50d: 100,000 vectors; minilm: 17,162 sentences (asked 100,000)"
+    res.manifest["calibrators"].pop("minilm/zca")
+    assert reference_sizes(res) == "100,000 vectors"
+
+
+def test_reproduce_headline_leaves_out_tests_over_the_fallback_gate() -> None:
+    """A test whose words fell back to the template for more than 10% (strictly) is left out of the counts and
+    named; at exactly 10% it counts (the gate's boundary, labels.too_many_fallbacks)."""
+    from types import SimpleNamespace as NS
+
+    from isoeat.commands.reproduce import agreement_headline, over_fallback
+
+    def rec(test: str, fell: int) -> dict:  # 40 entries: 10 words in each of X, Y, A, B
+        return {"model": "minilm", "calibration": "none", "test": test, "n_x": 10, "n_y": 10, "n_a": 10, "n_b": 10,
+                "fallback": [f"X:w{i}" for i in range(fell)]}
+
+    res = NS(weat=[rec("W1", 4), rec("W2", 5), rec("W3", 0), rec("W4", 0), rec("W5", 0)])
+    assert over_fallback(res, "minilm") == ["W2"]  # 4/40 = 10% counts, 5/40 = 12.5% does not
+    rows = [{"test": t, "change_agrees": t != "W2", "digits_agree": 2, "d_raw": d, "paper_d_raw": d + 0.1,
+             "d_zca": d, "paper_d_zca": d - 0.1} for t, d in (("W1", 1.0), ("W2", 0.5), ("W3", 0.2), ("W4", 1.4),
+                                                                 ("W5", 0.7))]
+    line = agreement_headline(rows, ["W2"])
+    assert line == ("change class agrees with the paper in 4 of 4 tests whose words had corpus contexts; 8 of 16 "
+                    "numbers print the same digits; Pearson r of d with the paper's: raw 1.00, whitened 1.00 "
+                    "(left out: W2, over 10% of their words in the fallback template; 0 of 1 agree)")
+    assert agreement_headline(rows).startswith("change class agrees with the paper in 4 of 5 tests; 10 of 20 ")
