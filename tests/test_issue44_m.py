@@ -324,3 +324,22 @@ def test_reproduce_headline_leaves_out_tests_over_the_fallback_gate() -> None:
                     "numbers print the same digits; Pearson r of d with the paper's: raw 1.00, whitened 1.00 "
                     "(left out: W2, over 10% of their words in the fallback template; 0 of 1 agree)")
     assert agreement_headline(rows).startswith("change class agrees with the paper in 4 of 5 tests; 10 of 20 ")
+
+
+def test_isotropy_line_names_a_contextual_model_s_reference_corpus() -> None:
+    """MiniLM's frame paper is its reference sample: the line names the corpus the sentences came from (a fresh
+    machine's gensim-wiki and a shared enwiki-sample give different figures, so the reader must see which)."""
+    from isoeat.diagnostics.isotropy_check import isotropy_lines
+
+    raw = {"frame": "paper", "n_samples": 2000, "frame_size": 45_878, "cosine_method": "exact", "mean_cosine": 0.018,
+           "isoscore": 0.403, "explained_variance_ratio": [0.0215], "dim": 384,
+           "sampling": "frame reference: 2000 of 45878 vectors drawn uniformly without replacement (seed 0) from the "
+                       "pool: unit=word: pooled vectors of every word occurrence (letters-only words, subword-mean) of "
+                       "2000 sentences sampled (seed 0) from corpus gensim-wiki (fingerprint 8358fbebc7bd02db); "
+                       "layer 6 of minilm"}
+    head = isotropy_lines("minilm", raw)[0]
+    assert head == ("Isotropy check, minilm raw space: anisotropic (frame paper: word vectors of reference sentences "
+                    "of corpus gensim-wiki; mean cosine exact over its 45,878 vectors; IsoScore and top-PC share of "
+                    "2,000 sampled).")
+    raw["sampling"] = "vectors as given"  # a record that names no corpus: the frame's words as before
+    assert "(frame paper, the paper's protocol: mean cosine exact" in isotropy_lines("minilm", raw)[0]

@@ -49,7 +49,8 @@ from .._random import resolve_seed
 from .._validate import check_int
 
 __all__ = ["FRAMES", "FramePopulation", "parse_frame", "frame_population", "sample_frame", "sample_reference",
-           "paper_variables", "PAPER_CORPORA", "paper_corpus"]
+           "paper_variables", "PAPER_CORPORA", "paper_corpus",
+           "sentence_corpus"]
 
 #: Frame kinds (``KIND`` or ``KIND:ARGUMENT``).
 FRAMES = ("reference", "vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens", "paper")
@@ -134,6 +135,15 @@ def paper_corpus(sampling: str) -> str | None:
     """The name (one of :data:`PAPER_CORPORA`) of the text a frame ``paper`` sample was drawn from, read from its
     ``sampling`` description; None where it names none (a record written before isoeat named it)."""
     return next((name for name in PAPER_CORPORA if name in (sampling or "")), None)
+
+
+def sentence_corpus(sampling: str) -> str | None:
+    """The corpus whose sentences a contextual model's reference sample was drawn from, read from an anisotropy
+    record's ``sampling`` description (``... from corpus NAME (fingerprint ...``); None where it names none."""
+    import re
+
+    m = re.search(r"sentences sampled \([^)]*\) from corpus (.+?) \(fingerprint", sampling or "")
+    return m.group(1) if m else None
 
 
 def _static(model: Any, kind: str) -> Any:
