@@ -196,7 +196,7 @@ _LASTING_FAILURES = {"CoverageError": "too few of a set's words are in the model
 def retry_advice(failures: Sequence[dict]) -> str:
     """What to do about a run's failed cells (``failures.json`` records): ``--overwrite failed`` retries the cells
     that may succeed on a rerun; a coverage failure would fail again, so it is named with its remedy instead."""
-    lasting = {f.get("type") for f in failures} & set(_LASTING_FAILURES)
+    lasting = {str(f.get("type")) for f in failures} & set(_LASTING_FAILURES)
     retry = sum(f.get("type") not in _LASTING_FAILURES for f in failures)
     which = "them" if not lasting else f"the other {retry}"
     parts = [f"rerun with --overwrite failed to retry {which}"] if retry else []
