@@ -6,8 +6,6 @@ of vectors a frame must hold, when the frame holds no more than the sample size 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -165,16 +163,16 @@ def test_the_paper_frame_of_a_static_model_is_the_vocabulary_items_of_the_refere
     """Frame paper (the default of run's isotropy check and of anisotropy): the distinct in-vocabulary words of
     WikiText-2 here (no WikiText-103), each once; its mean cosine computed from scratch: unit rows u_i of the
     distinct words, mean over i != j of u_i.u_j = (|sum u|^2 - N) / (N (N - 1))."""
+    import gzip
     import re
 
-    from isoeat.corpora import shared_wikitext2_path
+    from isoeat.diagnostics.frames import _paper_text
 
-    w2 = shared_wikitext2_path()
-    if w2 is None:
-        pytest.skip("WikiText-2 is not here: frame paper falls back to the auto corpus")
     monkeypatch.delenv("ISOEAT_WIKITEXT103", raising=False)
-    text = (Path(w2) / "wiki.train.raw") if (Path(w2) / "wiki.train.raw").exists() else Path(w2) / "wiki.test.raw"
-    words = set(re.findall(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", text.read_text(encoding="utf-8")))
+    path, _ = _paper_text()  # a shared copy's training split, else the WikiText-2 test split bundled (never skipped)
+    data = path.read_bytes()
+    text = (gzip.decompress(data) if path.name.endswith(".gz") else data).decode("utf-8")
+    words = set(re.findall(r"[^\W\d_]+(?:['’-][^\W\d_]+)*", text))
     rows = sorted({glove.row(w)[0] for w in words} - {None})
     u = np.asarray(glove.vectors[rows], dtype=float)
     u /= np.linalg.norm(u, axis=1, keepdims=True)
@@ -194,7 +192,8 @@ def test_run_checks_isotropy_on_the_paper_frame_and_names_it(glove, tmp_path, ca
     out = tmp_path / "r"
     assert main(["run", "--tests", "W6", "--permutations", "1000", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "raw space: anisotropic (frame paper, the paper's protocol: mean cosine exact over its" in printed
+    assert ("raw space: anisotropic (frame paper: vocabulary items of WikiText-2 (test split, bundled); mean cosine "
+            "exact over its") in printed
     raw = next(a for a in load_experiment(out).anisotropy if a["calibration"] == "none")
     assert raw["frame"] == "paper"
     alone = compare_anisotropy(glove, None, rng=0)[0]
@@ -222,7 +221,7 @@ def test_the_paper_frame_of_a_model_without_the_corpus_words_is_the_reference_po
 
 
 def test_the_paper_frame_without_any_reference_corpus_here_is_the_pool_and_says_so(glove, monkeypatch):
-    """A fresh machine without WikiText and without gensim: frame paper falls back to the reference pool (the
+    """No reference text readable (an install that lost its bundled WikiText-2): frame paper falls back to the reference pool (the
     run's isotropy check still measures, and names what it measured) instead of failing the run."""
     import isoeat.diagnostics.frames as frames
     from isoeat._errors import IsoeatFileNotFoundError

@@ -133,7 +133,7 @@ def _check_table(text: str) -> None:
     n_large = sum(1 for v in CASES.values() if v[5])
     n_sign = sum(1 for v in CASES.values() if v[6])
     assert (f"Stable {n['Stable']}, Disappearing {n['Disappearing']}, Emerging {n['Emerging']}; "
-            f"|dd|>0.5 in {n_large}, sign reversals {n_sign}.") in text
+            f"Flags: |dd|>0.5 (dd = d_W - d_R) in {n_large}, sign (d_R, d_W of opposite signs) in {n_sign}.") in text
 
 
 def test_engine_labels_every_case_at_its_boundary():

@@ -240,7 +240,9 @@ def test_failing_cells_are_recorded_and_the_grid_goes_on(tmp_path, glove, monkey
     proc = _cli("run", "exp.yaml", "--out", "out", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     assert "2 cell(s) failed" in proc.stderr and "GloVe/none/BAD: CoverageError" in proc.stderr
-    assert "--overwrite failed" in proc.stderr and "Traceback" not in proc.stderr
+    # a coverage failure fails again on a rerun: named with its remedy, never offered --overwrite failed
+    assert "2 CoverageError cell(s) would fail again (too few of a set's words are in the model" in proc.stderr
+    assert "--overwrite failed" not in proc.stderr and "Traceback" not in proc.stderr
     assert "W6" in proc.stdout  # the table of the cells that finished is printed
     out = tmp_path / "out"
     fails = json.loads((out / "failures.json").read_text())

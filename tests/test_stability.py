@@ -239,7 +239,7 @@ def test_firm_column_and_footer():
     t1 = next(line for line in text.splitlines() if line.startswith("T1 "))
     assert " yes " in t0 and "no (94/100)" in t1
     foot = next(line for line in text.splitlines() if line.startswith("Firm:"))
-    assert "95% of 100 redraws" in foot and "100 shards" in foot and "Raw calls do not depend" in foot
+    assert "95% of 100 redraws" in foot and "100 shards" in foot and "isoeat sensitivity" in text
     assert "Track record" in foot
 
 

@@ -48,7 +48,8 @@ def test_the_distance_of_the_check_itself():
 
 
 def brute_force(word: str, vocab: list[str], n: int = 3) -> tuple[str, ...]:
-    """The nearest vocabulary words by Damerau–Levenshtein distance (1, else 2), lowest row first.
+    """The nearest vocabulary words by Damerau–Levenshtein distance (1, else 2 for a word of 8 letters or more),
+    lowest row first.
 
     Only words made of a-z and the word's own characters can be reached (the documented alphabet).
     """
@@ -64,7 +65,7 @@ def brute_force(word: str, vocab: list[str], n: int = 3) -> tuple[str, ...]:
         if sum(((cw - cv) + (cv - cw)).values()) > 4:  # each edit changes the letter counts by at most 2
             continue
         near.append((dl(word, v), row, v))
-    for dist in (1, 2):
+    for dist in (1, 2) if len(word) >= 8 else (1,):  # two edits only for words of 8 letters or more
         hits = sorted((row, v) for d, row, v in near if d == dist)
         if hits:
             return tuple(v for _, v in hits[:n])

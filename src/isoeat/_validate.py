@@ -38,7 +38,8 @@ from ._errors import InvalidValueError
 
 __all__ = [
     "check_bytes", "check_path", "check_int", "check_real", "check_choice", "check_bool", "suggest", "suggest_words",
-    "show", "describe_range", "SUGGEST_PROBES", "SUGGEST_WORDS", "SUGGEST_NOTE"]
+    "show", "describe_range", "SUGGEST_PROBES", "SUGGEST_WORDS", "SUGGEST_NOTE",
+    "SUGGEST_TWO_EDITS_MIN_LENGTH"]
 
 
 # --------------------------------------------------------------------------- presentation
@@ -364,6 +365,11 @@ def suggest(word: str, candidates: Iterable[str], *, n: int = 1, cutoff: float =
 #: 10 letters fits; longer queries get every word one edit away and the two-edit words the budget reaches).
 SUGGEST_PROBES = 300_000
 
+#: The shortest missing word whose did-you-mean may reach two edits away (:func:`suggest_words`): two edits are
+#: at most a quarter of its letters. A shorter word two edits from a vocabulary word has little in common with it
+#: (``uncle`` -> ``once``, ``unable`` on a vocabulary without it): one edit or no suggestion.
+SUGGEST_TWO_EDITS_MIN_LENGTH = 8
+
 
 #: Most dropped words of one test (its four sets together; the target words of SC-WEAT) that get a
 #: did-you-mean: each costs up to :data:`SUGGEST_PROBES` lookups, so a test's suggestions cost at most
@@ -389,7 +395,8 @@ def suggest_words(word: str, rank: Any, *, n: int = 3, probes: int = SUGGEST_PRO
     The strings one edit from ``word`` (Damerau–Levenshtein: delete, insert,
     substitute, swap two adjacent characters; inserted and substituted
     characters from a–z and the word's own) are looked up with ``rank``; if
-    none is a word, the strings two edits away. The words found are ordered by
+    none is a word and ``word`` has at least :data:`SUGGEST_TWO_EDITS_MIN_LENGTH` characters, the strings two
+    edits away (so two edits are at most a quarter of its letters). The words found are ordered by
     ``rank`` (a vocabulary row: frequency order for GloVe and word2vec files)
     and the first ``n`` returned. The cost depends on the word's length, never
     on the vocabulary's size: at most ``probes`` calls of ``rank``
@@ -413,6 +420,8 @@ def suggest_words(word: str, rank: Any, *, n: int = 3, probes: int = SUGGEST_PRO
     ('salary', 'saler')
     >>> suggest_words("egzecutive", rows.get)   # two edits: g -> x, z deleted
     ('executive',)
+    >>> suggest_words("salxrz", rows.get)   # two edits from salary, but six letters: no suggestion
+    ()
     """
     letters = "".join(sorted(set("abcdefghijklmnopqrstuvwxyz") | set(word)))
     budget = [check_int("probes", probes, lo=1)]
@@ -430,7 +439,7 @@ def suggest_words(word: str, rank: Any, *, n: int = 3, probes: int = SUGGEST_PRO
 
     ring1 = [c for c in _one_edit(word, letters) if c != word]
     hits = found(ring1)
-    if not hits:
+    if not hits and len(word) >= SUGGEST_TWO_EDITS_MIN_LENGTH:
         seen = {word, *ring1}
 
         def ring2() -> Iterable[str]:

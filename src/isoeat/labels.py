@@ -539,19 +539,19 @@ def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: 
 
 
 #: The rule's measured track record (benchmarks/stability.py, docs/reference-size.md), printed after it.
-STABILITY_TRACK_RECORD = ("Track record (benchmarks/stability.py, glove-6b-50d W1-W10, 2026-12-04): on references of "
-                          "2,000 and 5,000 words, calls marked yes flipped in 1.6% of fresh reference draws (281 "
-                          "calls; the rule allows 5%) and none of the 21 calls that flip in over 25% of fresh draws "
-                          "was marked yes; at 20,000 and 100,000 words no call flipped.")
+STABILITY_TRACK_RECORD = ("Track record (benchmarks/stability.py, glove-6b-50d W1-W10, 2026-12-04): calls marked yes "
+                          "flipped in 1.6% of fresh draws of 2,000-5,000 words (the rule allows 5%), none at 20,000 "
+                          "and 100,000.")
 
 #: :func:`call_holds`'s rule in words, printed under every table with a ``Firm`` column (``{R}``, ``{K}``,
-#: ``{record}`` filled in).
-STABILITY_RULE = ("Firm: the calibrated call (p_W < alpha), and so the change class, is the same in at least "
-                  f"{STABILITY_SHARE:.0%} of {{R}} redraws of the reference sample (its {{K}} shards resampled "
-                  "with replacement; each redraw's p is the cell's p moved to the redraw's d_W along the "
-                  "permutation null's slope, its deviation from d_W scaled by sqrt(2): a fresh draw differs from this "
-                  "one by two draws' error); no (k/R): only k agree. Raw calls do not depend on the reference "
-                  "sample. {record}")
+#: ``{record}`` filled in): two lines, the rule and its record, then how it differs from ``isoeat sensitivity``.
+#: (How a redraw's p is found - the cell's p moved to the redraw's d_W along the permutation null's slope, the
+#: deviation scaled by :data:`FRESH_DRAW_SCALE` - is in docs/reference-size.md.)
+STABILITY_RULE = ("Firm: yes when the calibrated call (p_W < alpha), and so Chg, is the same in at least "
+                  f"{STABILITY_SHARE:.0%} of {{R}} redraws of the reference sample (its {{K}} shards resampled); "
+                  "no (k/R): only k agree. {record}\n"
+                  "Firm asks whether a fresh draw of this reference keeps the call; 'isoeat sensitivity' asks whether "
+                  "other eps and reference sizes keep it, so a firm call can be fragile there.")
 
 
 #: The most corpora one run compares, its own included (each is a whole run of the model: its contexts and its

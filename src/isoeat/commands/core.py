@@ -212,7 +212,8 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
                        + [format_p(r.p_value), r.p_method, f"{r.n_permutations:,}"] for r in results],
                       align_left=2))
         if with_ci:
-            print(ci_footer([r.effect_size_ci for r in results], [f"{r.word} {r.calibration}" for r in results]))
+            print(ci_footer([r.effect_size_ci for r in results], [f"{r.word} {r.calibration}" for r in results],
+                            results[0].alternative))
         reach = reach_footer(results, [r.word for r in results], args.alpha)
         if reach:
             print(reach)

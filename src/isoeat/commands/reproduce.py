@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,7 @@ from ..experiments.paper import (
     parse_paper_p,  # paper_values, parse_paper_p, paper_rows: re-exported (__all__)
     same_printed_p,
 )
+from ..labels import FALLBACK_WARN_SHARE
 from ._paper_models import candidate_models, paper_model_names, parse_model_mapping, select_auto, what_is_needed
 
 __all__ = ["register", "COMMANDS", "paper_values", "parse_paper_p", "paper_rows", "candidate_models",
@@ -167,24 +169,52 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                  format_paper_d(r["paper_d_zca"]), r["paper_p_zca"], r["paper_change"][0],
                  f"{r['digits_agree']}/4"] for r in rs]
         lines.append(render(header, body))
-        agree = sum(r["change_agrees"] for r in rs)
-        import numpy as np
-
-        dr = np.array([[r["d_raw"], r["paper_d_raw"]] for r in rs], dtype=float)
-        dw = np.array([[r["d_zca"], r["paper_d_zca"]] for r in rs], dtype=float)
-
-        def corr(a: Any) -> str:
-            ok = np.isfinite(a).all(axis=1)
-            if ok.sum() < 3 or np.ptp(a[ok, 0]) == 0 or np.ptp(a[ok, 1]) == 0:
-                return "-"
-            return f"{np.corrcoef(a[ok, 0], a[ok, 1])[0, 1]:.2f}"
-
-        lines += ["", f"change class agrees with the paper in {agree} of {len(rs)} tests; "
-                      f"{sum(r['digits_agree'] for r in rs)} of {4 * len(rs)} numbers print the same digits; "
-                      f"Pearson r of d with the paper's: raw {corr(dr)}, whitened {corr(dw)}", ""]
+        lines += ["", agreement_headline(rs, m.get("over_fallback") or ()), ""]
         if m.get("fallback_line"):
             lines.insert(len(lines) - 1, m["fallback_line"])
     return "\n".join(lines)
+
+
+def over_fallback(res: Any, label: str) -> list[str]:
+    """The tests of model ``label`` whose raw WEAT encoded more than :data:`~isoeat.labels.FALLBACK_WARN_SHARE` of
+    its words in the fallback template (no corpus context): their d says little about the words in context."""
+    from ..labels import fallback_counts, too_many_fallbacks
+
+    out = []
+    for r in getattr(res, "weat", ()):
+        if r["model"] == label and r["calibration"] == "none":
+            n, total, _ = fallback_counts([r])
+            if too_many_fallbacks(n, total):
+                out.append(r["test"])
+    return out
+
+
+def agreement_headline(rs: list[dict], over: Sequence[str] = ()) -> str:
+    """The line under a model's comparison with the paper: how many change classes agree, how many numbers print
+    the same digits, Pearson r of d; tests in ``over`` (:func:`over_fallback`) are left out of the counts and
+    named, with how many of them agree."""
+    import numpy as np
+
+    kept = [r for r in rs if r["test"] not in set(over)]
+    dr = np.array([[r["d_raw"], r["paper_d_raw"]] for r in kept], dtype=float).reshape(-1, 2)
+    dw = np.array([[r["d_zca"], r["paper_d_zca"]] for r in kept], dtype=float).reshape(-1, 2)
+
+    def corr(a: Any) -> str:
+        ok = np.isfinite(a).all(axis=1)
+        if ok.sum() < 3 or np.ptp(a[ok, 0]) == 0 or np.ptp(a[ok, 1]) == 0:
+            return "-"
+        return f"{np.corrcoef(a[ok, 0], a[ok, 1])[0, 1]:.2f}"
+
+    line = (f"change class agrees with the paper in {sum(r['change_agrees'] for r in kept)} of {len(kept)} tests"
+            f"{' whose words had corpus contexts' if len(kept) < len(rs) else ''}; "
+            f"{sum(r['digits_agree'] for r in kept)} of {4 * len(kept)} numbers print the same digits; "
+            f"Pearson r of d with the paper's: raw {corr(dr)}, whitened {corr(dw)}")
+    left = [r for r in rs if r["test"] in set(over)]
+    if left:
+        line += (f" (left out: {', '.join(r['test'] for r in left)}, over "
+                 f"{FALLBACK_WARN_SHARE:.0%} of their words in the fallback template; "
+                 f"{sum(r['change_agrees'] for r in left)} of {len(left)} agree)")
+    return line
 
 
 def _render_t2_t3(res: Any, chosen: list[dict]) -> str:
@@ -442,6 +472,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     _note_dimensions(res, chosen)
     for c in chosen:
         c["fallback_line"] = _fallback_line(res, c["label"])
+        c["over_fallback"] = over_fallback(res, c["label"])
     text = _render(rows, chosen)
     print()
     print(text)

@@ -283,7 +283,9 @@ def _print_failures(summary: Any, out: Path | None) -> None:
         where = f" (see {out / 'failures.json'})" if out else ""
         sys.stderr.write(f"  ... and {len(summary.failed) - 20} more{where}\n")
     if out:
-        sys.stderr.write("rerun with --overwrite failed to retry them\n")
+        from ..reporting.tables import retry_advice
+
+        sys.stderr.write(retry_advice(summary.failed) + "\n")
 
 
 def _run(config: Any, out: Path, args: argparse.Namespace, **given: Any) -> Any:

@@ -173,15 +173,61 @@ def _fmt(v: float, spec: str = ".2f") -> str:
     return "nan" if v is None or (isinstance(v, float) and math.isnan(v)) else format(v, spec)
 
 
-def summary_table(res: Any) -> str:
-    """The per-test summary as text."""
+def firm_marks(model: Any, tests: Any, res: Any, args: argparse.Namespace) -> dict[str, str]:
+    """The ``Firm`` mark that ``isoeat run`` gives each test's default calibrated cell (``yes`` / ``no (k/R)``), by
+    the same engine (:func:`~isoeat.experiments.compare.compare_calibration`, its stability redraws); empty where
+    run gives none (a contextual model, a default reference other than the model's own) or where its default cell
+    is not the sweep's (another d): a mark is never shown beside a d it was not computed for."""
+    import math as _math
+
+    from .._errors import IsoeatError
+    from ..experiments.compare import compare_calibration
+    from ..labels import holds_mark
+
+    d = res.default
+    if d.get("reference") != "top" or hasattr(model, "reference_batches"):
+        return {}
+    params = dict(res.calibrator_metadata.get("params") or {})
+    if isinstance(d.get("eps"), float) and _math.isfinite(d["eps"]):
+        params["eps"] = d["eps"]
+    po = res.p_options
+    try:
+        comp = compare_calibration(model, tests, calibration={res.calibration: params},
+                                   n_reference=int(d["n_reference_used"]), alpha=args.alpha, rng=args.seed,
+                                   method=po["method"], n_permutations=po["n_permutations"],
+                                   alternative=po["alternative"], ddof=po["ddof"], min_coverage=args.min_coverage)
+    except (IsoeatError, ValueError):  # no marks rather than no table
+        return {}
+    default_d = {s.test: s.d_default for s in res.summary}
+    return {r.test: holds_mark(r.replicates_same, r.replicates) for r in comp.rows
+            if r.replicates and r.test in default_d
+            and abs(float(r.calibrated.effect_size) - float(default_d[r.test])) <= 1e-9}
+
+
+def firm_line(s: Any, mark: str | None) -> str:
+    """One test's verdict beside its Firm mark: they answer different questions, said where they differ."""
+    if mark is None:
+        return f"{s.test} fragile: {s.reason}" if s.verdict == "fragile" else ""
+    firm = mark == "yes"
+    if (s.verdict == "robust") == firm:
+        return (f"{s.test} fragile: {s.reason}; Firm {mark} too (isoeat run)" if not firm else "")
+    why = ("it asks whether a fresh draw of the default reference keeps the call, this sweep whether other eps "
+           "and reference sizes do")
+    return (f"{s.test} {s.verdict}" + (f": {s.reason}" if s.verdict == "fragile" else "")
+            + f"; Firm {mark} in isoeat run: {why}.")
+
+
+def summary_table(res: Any, firm: dict[str, str] | None = None) -> str:
+    """The per-test summary as text (``firm``: :func:`firm_marks`, a ``Firm`` column and the lines that relate it
+    to the verdict)."""
     from ..reporting.tables import _render, format_p
 
     kinds = [(k, label) for k, label in (("eps", "ag_eps"), ("reference_size", "ag_n"), ("reference", "ag_ref"),
                                           ("calibration", "ag_cal"))
              if any(r.kind == k for r in res.rows)]
+    firm = firm or {}
     header = ["ID", "Bias", "d_raw", "p_raw", "d_def", "p_def", "d_min", "d_max", "SD", "max|Δd|", "agree",
-              *(label for _, label in kinds), "Verdict"]
+              *(label for _, label in kinds), "Verdict", *(["Firm"] if firm else [])]
 
     def pct(v: float) -> str:
         return "nan" if math.isnan(v) else f"{v:.0%}"
@@ -190,7 +236,8 @@ def summary_table(res: Any) -> str:
     for s in res.summary:
         rows.append([s.test, s.bias_type, _fmt(s.d_raw), format_p(s.p_raw), _fmt(s.d_default),
                      format_p(s.p_default), _fmt(s.d_min), _fmt(s.d_max), _fmt(s.d_sd), _fmt(s.max_abs_shift),
-                     pct(s.share_agree), *(pct(getattr(s, f"share_agree_{k}")) for k, _ in kinds), s.verdict])
+                     pct(s.share_agree), *(pct(getattr(s, f"share_agree_{k}")) for k, _ in kinds), s.verdict,
+                     *([firm.get(s.test, "-")] if firm else [])])
     d = res.default
     eps = "" if isinstance(d["eps"], float) and math.isnan(d["eps"]) else f"eps={d['eps']:g}, "
     head = (f"{res.model}: sensitivity of {res.calibration}-calibrated WEAT; default {eps}n={d['n_reference_used']:,}, "
@@ -211,9 +258,10 @@ def summary_table(res: Any) -> str:
              f"Rule: {res.rule}.",
              f"{_p_line(res)}; d_def/p_def: the default setting; "
              f"d_min..max, SD, max|Δd|, agree: over the sweep's cells; ag_*: agreement within one swept choice."]
-    for s in res.summary:
-        if s.verdict == "fragile":
-            lines.append(f"{s.test} fragile: {s.reason}")
+    if firm:
+        lines.append("Firm: the mark isoeat run gives the default cell (yes: the calibrated call is the same in at "
+                     "least 95% of redraws of the default reference sample).")
+    lines += [line for line in (firm_line(s, firm.get(s.test) if firm else None) for s in res.summary) if line]
     if not fragile:
         lines.append("All tests robust under this sweep.")
     for n in res.notes:
@@ -319,7 +367,7 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     if args.format in ("json", "csv"):
         emit_records(res.to_dict() if args.format == "json" else res.records(), args.format)
     else:
-        print(summary_table(res))
+        print(summary_table(res, firm_marks(model, tests, res, args)))
         print(f"({len(res.rows):,} rows, {time.perf_counter() - t0:.1f} s"
               + (f"; written to {args.out}: {', '.join(p.name for p in written)})" if args.out else ")"))
     return 0

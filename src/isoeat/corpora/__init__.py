@@ -26,9 +26,11 @@ from ._corpus import Contexts, Corpus, Sample
 from ._files import file_sha256
 from ._index import WordIndex, word_pattern
 from ._load import (
+    BUNDLED_WIKITEXT2_NAME,
     FORMAT_PREFIXES,
     NAMED_CORPORA,
     available_corpora,
+    bundled_wikitext2_test,
     clear_corpus_cache,
     corpus_list,
     corpus_variables,
@@ -61,6 +63,8 @@ __all__ = [
     "NAMED_CORPORA",
     "FORMAT_PREFIXES",
     "shared_wikitext2_path",
+    "bundled_wikitext2_test",
+    "BUNDLED_WIKITEXT2_NAME",
     "shared_enwiki_sample_path",
     "offline_corpora",
     "corpus_variables",

@@ -36,6 +36,8 @@ __all__ = [
     "NAMED_CORPORA",
     "FORMAT_PREFIXES",
     "shared_wikitext2_path",
+    "bundled_wikitext2_test",
+    "BUNDLED_WIKITEXT2_NAME",
     "shared_enwiki_sample_path",
     "offline_corpora",
     "corpus_variables",
@@ -111,6 +113,17 @@ def shared_wikitext2_path() -> Path | None:
     only serves ``"wikitext-2"``.
     """
     return _shared_corpus("wikitext-2-raw-v1", "wiki.*.raw")
+
+
+#: How the bundled WikiText-2 test split is named beside a figure measured on it.
+BUNDLED_WIKITEXT2_NAME = "WikiText-2 (test split, bundled)"
+
+
+def bundled_wikitext2_test() -> Path:
+    """The WikiText-2 raw test split shipped inside isoeat (``corpora/data/wiki.test.raw.gz``: Merity et al. 2016,
+    CC BY-SA 3.0, see NOTICE.md; gzip-compressed, otherwise byte-identical, 1,290,590 bytes, SHA-256
+    ``173c87a5...dd08``): the text frame ``paper`` reads when no larger WikiText is here, the same on every machine."""
+    return Path(__file__).resolve().parent / "data" / "wiki.test.raw.gz"
 
 
 def shared_enwiki_sample_path() -> Path | None:

@@ -9,9 +9,9 @@ result names it. Frames (``frame=`` of :func:`~isoeat.diagnostics.compare_anisot
     The paper's protocol (§4.1, §4.3, Table 2: "2,000 randomly sampled embedding vectors from WikiText-103";
     "for static models, we sample up to 100,000 vocabulary items"). A static model: the distinct words of the
     reference corpus that are in the vocabulary, each once (``corpus-types``) — WikiText-103's training text
-    when ``$ISOEAT_WIKITEXT103`` names its folder, else WikiText-2 (``$ISOEAT_WIKITEXT2`` or the project's
-    shared copy), else the largest reference corpus present offline (``corpus="auto"``), said in the
-    description; with no corpus here at all (no gensim), or a vocabulary lacking the corpus's words, the
+    when ``$ISOEAT_WIKITEXT103`` names its folder, else WikiText-2 (``$ISOEAT_WIKITEXT2``, or a shared copy that
+    holds its training split), else the WikiText-2 test split shipped inside isoeat (the same figures on every
+    machine), named in the description (:data:`PAPER_CORPORA`); for a vocabulary lacking the corpus's words the
     reference pool stands in (``frame_or_pool``), said in the description and recorded as ``reference``.
     A contextual model: its reference sample's vectors (``reference``: vectors of reference-corpus tokens in
     their sentences). Why types, not tokens, for a static model: the paper samples
@@ -50,7 +50,8 @@ from .._random import resolve_seed
 from .._validate import check_int
 
 __all__ = ["FRAMES", "STATIC_FRAMES", "FramePopulation", "parse_frame", "static_frame_refusal", "check_frame_for",
-           "frame_population", "sample_frame", "sample_reference", "paper_variables"]
+           "frame_population", "sample_frame", "sample_reference", "paper_variables", "PAPER_CORPORA",
+           "paper_corpus", "sentence_corpus"]
 
 #: Frame kinds (``KIND`` or ``KIND:ARGUMENT``).
 FRAMES = ("reference", "vocabulary-top", "vocabulary-all", "corpus-types", "corpus-tokens", "paper")
@@ -129,26 +130,51 @@ def check_frame_for(model: Any, frame: str) -> None:
         raise ConfigError(why)
 
 
+#: The names of the texts frame ``paper`` reads, as its descriptions (and so the isotropy line) give them.
+PAPER_CORPORA = ("WikiText-103 (train split)", "WikiText-2 (train split)", "WikiText-2 (test split, bundled)",
+                 "WikiText-2 (test split)")
+
+
 def _paper_text() -> tuple[Path | str, str]:
-    """The token source of frame ``paper``: the paper's WikiText-103, else WikiText-2 (the same kind of text),
-    else the largest reference corpus present offline (``corpus="auto"``: gensim's Wikipedia sample on any
-    machine with gensim). A path, or a corpus name (its indexed sentences are counted)."""
-    from ..corpora import resolve_auto_corpus, shared_wikitext2_path
+    """The text of frame ``paper``: the paper's WikiText-103 (``$ISOEAT_WIKITEXT103``), else WikiText-2
+    (``$ISOEAT_WIKITEXT2``, or a shared copy holding the training split), else the WikiText-2 test split
+    shipped inside isoeat (the same on every machine: a shared copy's test split is the same bytes).
+    A path and its description, which starts with one of :data:`PAPER_CORPORA`."""
+    from ..corpora import BUNDLED_WIKITEXT2_NAME, bundled_wikitext2_test, shared_wikitext2_path
 
     w103, w2 = paper_variables()
     if w103 is not None:
-        return w103 / "wiki.train.raw", "WikiText-103 train (the paper's corpus)"
-    w2 = w2 or shared_wikitext2_path()
+        return w103 / "wiki.train.raw", "WikiText-103 (train split; the paper's corpus)"
     if w2 is None:
-        name = resolve_auto_corpus("auto")
-        return str(name), f"the {name} corpus (the paper used WikiText-103; neither it nor WikiText-2 is here)"
+        shared = shared_wikitext2_path()
+        if shared is not None and (shared / "wiki.train.raw").is_file():
+            w2 = shared
+    later = " (the paper used WikiText-103, not available here)"
+    if w2 is None:
+        return bundled_wikitext2_test(), BUNDLED_WIKITEXT2_NAME + later
     p = Path(w2)
     if p.is_dir():
         cands = [p / n for n in _W2_FILES if (p / n).exists()]
         if not cands:
             raise ConfigError(f"frame paper: {p} holds no wiki.train.raw or wiki.test.raw")
         p = cands[0]
-    return p, f"{p.name} of WikiText-2 (the paper used WikiText-103, not available here)"
+    split = "train" if p.name.startswith("wiki.train") else "test"
+    return p, f"WikiText-2 ({split} split){later}"
+
+
+def paper_corpus(sampling: str) -> str | None:
+    """The name (one of :data:`PAPER_CORPORA`) of the text a frame ``paper`` sample was drawn from, read from its
+    ``sampling`` description; None where it names none (a record written before isoeat named it)."""
+    return next((name for name in PAPER_CORPORA if name in (sampling or "")), None)
+
+
+def sentence_corpus(sampling: str) -> str | None:
+    """The corpus whose sentences a contextual model's reference sample was drawn from, read from an anisotropy
+    record's ``sampling`` description (``... from corpus NAME (fingerprint ...``); None where it names none."""
+    import re
+
+    m = re.search(r"sentences sampled \([^)]*\) from corpus (.+?) \(fingerprint", sampling or "")
+    return m.group(1) if m else None
 
 
 def _static(model: Any, frame: str) -> Any:

@@ -37,6 +37,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .frames import paper_corpus, sentence_corpus
+
 __all__ = ["MEAN_COSINE_MAX", "ISOSCORE_MIN", "TOP_PC_FACTOR", "VERDICTS", "IsotropyCheck", "isotropy_check",
            "check_from_record", "isotropy_lines", "rank_limited"]
 
@@ -164,7 +166,14 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
     head = f"Isotropy check, {model} raw space: {c.verdict}"
     if raw and raw.get("n_samples"):
         n, size = raw["n_samples"], raw.get("frame_size") or 0
-        head += f" ({frame_words(raw.get('frame') or 'reference')}: " + (
+        frame = raw.get("frame") or "reference"
+        sampling = raw.get("sampling") or ""
+        corpus = paper_corpus(sampling) if frame == "paper" else None
+        sentences = sentence_corpus(sampling) if frame == "paper" and not corpus else None
+        words = (f"frame paper: vocabulary items of {corpus};" if corpus else
+                 f"frame paper: word vectors of reference sentences of corpus {sentences};" if sentences else
+                 f"{frame_words(frame)}:")
+        head += f" ({words} " + (
             f"mean cosine exact over its {size:,} vectors; IsoScore and top-PC share of {n:,} sampled)"
             if raw.get("cosine_method") == "exact" and size > n else f"{n:,} sampled vectors)")
     lines = [head + ".",

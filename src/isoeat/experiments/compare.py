@@ -235,6 +235,14 @@ class ComparisonRow:
         return out
 
 
+class _Counts(dict):
+    """:attr:`Comparison.summary`: a dict, also callable (``summary()`` returns it) for code written when
+    ``summary`` was a method."""
+
+    def __call__(self) -> _Counts:
+        return self
+
+
 @dataclass(frozen=True)
 class Comparison:
     """Raw vs calibrated results for a battery of tests on one model."""
@@ -292,8 +300,11 @@ class Comparison:
                 out.append(rec)
         return out
 
-    def summary(self) -> dict[str, int]:
-        counts = {c: 0 for c in CHANGE_CLASSES}
+    @property
+    def summary(self) -> _Counts:
+        """The counts of the change classes, of |Δd| > 0.5 (``large_shift``) and of sign reversals: a dict that
+        prints as one (``print(comparison.summary)``); calling it (``summary()``, the earlier spelling) gives it."""
+        counts = _Counts({c: 0 for c in CHANGE_CLASSES})
         for r in self.rows:
             counts[r.change] += 1
         counts["large_shift"] = sum(r.large_shift for r in self.rows)
@@ -305,7 +316,7 @@ class Comparison:
             "model": self.model,
             "calibration": self.calibration,
             "alpha": self.alpha,
-            "summary": self.summary(),
+            "summary": dict(self.summary),
             "calibrator": self.calibrator_metadata,
             "protocol": protocol_text(self.departures),
             "rows": [r.to_dict() for r in self.rows],

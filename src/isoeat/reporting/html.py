@@ -41,7 +41,7 @@ CONVENTIONS = (
                  "p = (k+1)/(N+1), with a Clopper-Pearson interval."),
     ("Adjusted p", "Holm and Benjamini-Hochberg across the tests of each (model, space); reported next to p, "
                    "never instead; change classes use unadjusted p, as the paper."),
-    ("Calibration", "ZCA: mu and Sigma (n - 1) of {ref_size:,} reference vectors, Sigma = U Lambda U^T, "
+    ("Calibration", "ZCA: mu and Sigma (n - 1) of the reference sample ({ref_size}), Sigma = U Lambda U^T, "
                     "W = U (Lambda + eps I)^(-1/2) U^T, z = W (x - mu), eps = {eps} (unless a calibration sets "
                     "its own). Reference: {reference}."),
     ("Change classes", "at alpha = {alpha:g}: Stable (significance unchanged), Disappearing (significant raw, not "
@@ -144,12 +144,37 @@ def _fmt_s(x: Any) -> str:
     return f"{x:.3f} s" if x < 10 else f"{x:.1f} s" if x < 600 else f"{x / 60:.1f} min"
 
 
+def reference_sizes(res: Any) -> str:
+    """The reference each calibrator of a folder was really fitted on (:func:`isoeat.labels.reference_used`: a
+    contextual model counts sentences, and a short corpus caps them below the size asked), per model where they
+    differ: ``"100,000 vectors"``, ``"glove-6b-50d: 100,000 vectors; minilm: 17,162 sentences (asked 100,000)"``."""
+    from ..labels import reference_used
+
+    asked = ((res.settings or {}).get("reference") or {}).get("size")
+    said: dict[str, str] = {}
+    for key, meta in sorted(((res.manifest or {}).get("calibrators") or {}).items()):
+        if not isinstance(meta, dict):
+            continue
+        used = reference_used(meta, asked)
+        if used is None:
+            continue
+        unit = "sentences" if meta.get("reference_units") is not None else "vectors"
+        want = meta.get("reference_asked") or asked
+        more = f" (asked {want:,})" if isinstance(want, int) and want > used else ""
+        said.setdefault(str(key).split("/")[0], f"{used:,} {unit}{more}")
+    if not said:
+        return f"{asked:,} asked" if isinstance(asked, int) else "size not recorded"
+    if len(set(said.values())) == 1:
+        return next(iter(said.values()))
+    return "; ".join(f"{m}: {v}" for m, v in said.items())
+
+
 def _conventions(res: Any) -> str:
     s = res.settings
     ref = s.get("reference") or {}
     corpus = ref.get("corpus") or "the model's default sample (static vectors: the top-N vocabulary rows by frequency)"
     fields = dict(ddof=s.get("ddof", 1), alternative=s.get("alternative", "greater"),
-                  permutations=int(s.get("permutations", 0)), ref_size=int(ref.get("size", 0)),
+                  permutations=int(s.get("permutations", 0)), ref_size=reference_sizes(res),
                   eps=(f"{float(s['eps_relative']):g} x the mean eigenvalue of the reference covariance"
                        if s.get("eps_relative") is not None else f"{float(s.get('eps', 0)):g}"),
                   reference=corpus, alpha=float(s.get("alpha", 0.05)), min_coverage=float(s.get("min_coverage", 0.8)),
@@ -202,8 +227,10 @@ def _failures(res: Any) -> str:
         f"<td class='l'>{_e(f.get('stage', ''))}</td>"
         f"<td class='l bad'>{_e(f.get('type'))}: {_e(f.get('message'))}</td></tr>"
         for f in res.failures)
-    return ("<p class='bad'>These cells raised; the rest of the grid went on. Rerun with "
-            "<code>isoeat run CONFIG --out DIR --overwrite failed</code> to retry them.</p>"
+    from .tables import retry_advice
+
+    return ("<p class='bad'>These cells raised; the rest of the grid went on: "
+            f"{_e(retry_advice(res.failures))} (<code>isoeat run CONFIG --out DIR</code>).</p>"
             "<div class='scroll'><table><thead><tr><th class='l'>kind</th><th class='l'>model</th>"
             "<th class='l'>calibration</th><th class='l'>item</th><th class='l'>stage</th><th class='l'>error</th>"
             f"</tr></thead><tbody>{rows}</tbody></table></div>")

@@ -98,8 +98,10 @@ def format_ci(ci: Any) -> str:
     return cell + ("!" if ci.warning else "")
 
 
-def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
-    """Footer lines naming what the intervals estimate, how, and every warning or missing interval."""
+def ci_footer(intervals: Sequence[Any], names: Sequence[str], alternative: str | None = None) -> str:
+    """Footer lines naming what the intervals estimate, how, and every warning or missing interval; with a
+    one-sided ``alternative`` (the p beside them), that the p is one-sided and the interval two-sided, naming the
+    intervals that hold 0 (a one-sided p < 0.05 matches a two-sided 90% interval, not a 95% one)."""
     shown = [(n, c) for n, c in zip(names, intervals) if c is not None]
     if not shown:
         return ""
@@ -111,6 +113,12 @@ def ci_footer(intervals: Sequence[Any], names: Sequence[str]) -> str:
                      f"estimand {estimand} ({how}).")
         if estimand == "populations" and label == "jackknife":
             lines.append("    The value before it estimates d without the attribute words' noise (it can exceed d).")
+    holds0 = [n for n, c in shown if math.isfinite(c.low) and math.isfinite(c.high) and c.low <= 0 <= c.high]
+    if alternative in ("greater", "less") and holds0:
+        lines.append(f"p is one-sided ({alternative}), the intervals two-sided: a one-sided p < alpha matches a "
+                     "two-sided interval at level 1 - 2 alpha (90% for alpha 0.05), so a p < alpha can sit beside a "
+                     f"{shown[0][1].level * 100:.10g}% interval that holds 0 (here: "
+                     f"{', '.join(dict.fromkeys(holds0))}).")
     for warning in dict.fromkeys(c.warning for _, c in shown if c.warning):
         which = ", ".join(n for n, c in shown if c.warning == warning)
         lines.append(f"! {warning} ({which}).")
@@ -164,6 +172,38 @@ def reference_footer(meta: dict[str, Any]) -> str:
                  f"{meta.get('reference_size')} of the top {population} {unit}, drawn without replacement, "
                  f"so it is the spread of d_W around the top-{population} d_W")
     return line + "."
+
+
+def negative_d_footer(rows: Sequence[Any]) -> str:
+    """The line under a table that shows a negative d (``""`` where none is): what its sign means, and that a
+    one-sided p of the other side never calls it significant (a d of -1.53 then -1.50 is Stable and unflagged:
+    the same direction, the same call)."""
+    neg = [f"{r.test}_{x}" for r in rows for x, res in (("R", r.raw), ("W", r.calibrated))
+           if isinstance(res.effect_size, float) and res.effect_size < 0]
+    if not neg:
+        return ""
+    line = f"d < 0 ({', '.join(neg)}): the association runs the other way (X with B, Y with A)"
+    if rows[0].raw.alternative == "greater":
+        line += ("; the one-sided p (greater) tests only d > 0, so a negative d is never significant here: "
+                 "--alternative two-sided tests both directions")
+    return line + "."
+
+
+#: Failures that a rerun cannot mend: the same words, model and options fail the same way.
+_LASTING_FAILURES = {"CoverageError": "too few of a set's words are in the model: change the word lists or the model, "
+                                      "or lower --min-coverage"}
+
+
+def retry_advice(failures: Sequence[dict]) -> str:
+    """What to do about a run's failed cells (``failures.json`` records): ``--overwrite failed`` retries the cells
+    that may succeed on a rerun; a coverage failure would fail again, so it is named with its remedy instead."""
+    lasting = {str(f.get("type")) for f in failures} & set(_LASTING_FAILURES)
+    retry = sum(f.get("type") not in _LASTING_FAILURES for f in failures)
+    which = "them" if not lasting else f"the other {retry}"
+    parts = [f"rerun with --overwrite failed to retry {which}"] if retry else []
+    parts += [f"{sum(f.get('type') == t for f in failures)} {t} cell(s) would fail again ({_LASTING_FAILURES[t]})"
+              for t in sorted(lasting)]
+    return "; ".join(parts)
 
 
 def stability_footer(meta: dict[str, Any]) -> str:
@@ -348,14 +388,16 @@ def _comparison_footer(comp: Any, cols: _Columns) -> list[str]:
     from ..labels import MAGNITUDE_RULE
 
     meta = comp.calibrator_metadata
-    s = comp.summary()
+    s = comp.summary
     methods = sorted({r.raw.p_method for r in comp.rows} | {r.calibrated.p_method for r in comp.rows})
     foot = [
         f"* p < {comp.alpha:g} (one-sided unless stated: {comp.rows[0].raw.alternative}). "
         f"Chg: S=Stable, D=Disappearing, E=Emerging. p: {' / '.join(methods)}.",
         f"Stable {s['Stable']}, Disappearing {s['Disappearing']}, Emerging {s['Emerging']}; "
-        f"|dd|>0.5 in {s['large_shift']}, sign reversals {s['sign_reversal']}.",
+        f"Flags: |dd|>0.5 (dd = d_W - d_R) in {s['large_shift']}, sign (d_R, d_W of opposite signs) in "
+        f"{s['sign_reversal']}.",
     ]
+    foot += [line for line in [negative_d_footer(comp.rows)] if line]
     if cols.adj_field:
         foot.append(f"{cols.adj_label}_R, {cols.adj_label}_W: "
                     f"{'Holm' if cols.adjust == 'holm' else 'Benjamini-Hochberg'}-adjusted "
@@ -363,7 +405,8 @@ def _comparison_footer(comp: Any, cols: _Columns) -> list[str]:
     foot.append("Mag: raw/calibrated " + MAGNITUDE_RULE.replace("negligible", "negl").replace("medium", "med"))
     if cols.with_ci:
         foot.append(ci_footer([res.effect_size_ci for r in comp.rows for res in (r.raw, r.calibrated)],
-                              [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")]))
+                              [f"{r.test}{side}" for r in comp.rows for side in ("_R", "_W")],
+                              comp.rows[0].raw.alternative))
     if cols.with_se:
         foot.append(reference_footer(meta))
     foot += [stability_footer(meta)] if cols.with_firm else [
@@ -474,8 +517,8 @@ def corpus_advice(current: str = "") -> str:
         present = [c["name"] for c in offline_corpora() if c["name"] != current]
     except Exception:  # noqa: BLE001 - advice never fails a table
         present = []
-    have = f"present offline: {', '.join(present)} (--corpus NAME); " if present else ""
-    return f"use a larger corpus: {have}or --corpus PATH, a text file or folder of your own"
+    have = f"present offline: {', '.join(present)} (--corpus NAME); or " if present else ""
+    return f"use a larger corpus: {have}--corpus PATH, a text file or folder of your own"
 
 
 def folder_fallback_lines(res: Any, label: str, *, words: bool = False) -> list[str]:
@@ -509,7 +552,8 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
                      str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)])
     table = _render(header, rows, align_left=4)
     if with_ci:
-        table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results])
+        table += "\n" + ci_footer([r.effect_size_ci for r in results], [r.test for r in results],
+                                   results[0].alternative)
     if any(r.p_method == "certified" for r in results):
         table += "\ncertified: the p interval is a bracket that holds the exact p with certainty; p is its upper end."
     reach = reach_footer(results, [r.test for r in results], alpha)
