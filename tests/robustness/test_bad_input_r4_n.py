@@ -1,0 +1,161 @@
+"""Bad-input catalogue, round 4 (issue 40), group N: the adversary of round 4's fixes. Variations of its cases
+through other calibrators, other commands and the Python API reaching the same code.
+
+CLI cases end in a one-line isoeat error, exit 2, a message naming the cause, no traceback, nothing written
+in the temporary folder. Library cases raise an IsoeatError subclass with a one-line message. Value cases
+derive the expected number independently in the test (exact arithmetic, mpmath).
+
+Counts: CLI_CASES + LIBRARY_CASES + REFERENCE_CASES = TOTAL_CASES bad-input cases.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from isoeat import DataFormatError, IsoeatError, NotFittedError
+from isoeat.cli import main
+
+from .test_bad_input_more import _snapshot
+from .test_bad_input_r4_a import _EPS, _exact_calibrated_d, _glove_text, _scaled_reference, _toy_d
+
+_TOY_TEST = "id: toy\nbias_type: toy\nX: [w0, w1, w2, w3]\nY: [w4, w5, w6, w7]\nA: [w8, w9, w10, w11]\nB: [w12, w13, w14, w15]\n"
+
+
+def _weat(s, *calibration):
+    return ({"v.txt": _glove_text(_scaled_reference(s)), "t.yaml": _TOY_TEST},
+            ["weat", "--model", "glove:{d}/v.txt", "--test", "{d}/t.yaml", "--reference-size", "60", *calibration])
+
+
+CLI_CASES = [
+    # item 1 through the shrinkage whitener: shrinkage 0 is ZCA, its extreme row gave a wrong d with exit 0
+    ("shrinkage 0 reference row scaled by 1e8", *_weat(1e8, "--calibration", "zca-shrinkage",
+                                                       "--calibration-param", "shrinkage=0"),
+     "zca-shrinkage: the reference covariance"),
+    ("shrinkage 0 reference row scaled by 1e8 named", *_weat(1e8, "--calibration", "zca-shrinkage",
+                                                             "--calibration-param", "shrinkage=0"),
+     "reference row 21 causes it"),
+    # item 1 through whiten: the same row refused, no calibrator file written
+    ("whiten reference row scaled by 1e10", {"v.txt": _glove_text(_scaled_reference(1e10))},
+     ["whiten", "--model", "glove:{d}/v.txt", "--reference-size", "60", "--out", "{d}/w.npz"],
+     "reference row 21 causes it"),
+]
+
+
+@pytest.mark.parametrize("name, files, args, expected", CLI_CASES, ids=[c[0] for c in CLI_CASES])
+def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
+    for fname, content in files.items():
+        (tmp_path / fname).write_text(content)
+    before = _snapshot(tmp_path)
+    code = main([a.replace("{d}", str(tmp_path)) for a in args])
+    err = capsys.readouterr().err
+    assert code == 2, (name, err)
+    assert err.startswith("isoeat: error: ") and err.count("\n") == 1, err
+    assert expected.replace("{d}", str(tmp_path)) in err, err
+    assert "Traceback" not in err
+    assert _snapshot(tmp_path) == before
+
+
+# --- library cases ------------------------------------------------------------------------------------
+def _streamed_eps0(R):
+    """ZCA with eps=0 fitted batch by batch (partial_fit), then used."""
+    from isoeat import ZCAWhitener
+
+    w = ZCAWhitener(eps=0).partial_fit(R[:30]).partial_fit(R[30:])
+    return w.transform(R[:16])
+
+
+def _singular():
+    R = np.random.default_rng(0).normal(size=(60, 8))
+    R[:, 3] = 0.0  # one dimension constant: the covariance is singular, eps=0 cannot whiten it
+    return R
+
+
+LIBRARY_CASES = [
+    # item 1 through partial_fit with eps=0: the condition was never checked (an inf whitening matrix, NaN d)
+    ("partial_fit eps 0 on a singular covariance", lambda: _streamed_eps0(_singular()), NotFittedError,
+     "zca: eps=0 but the covariance has a zero eigenvalue"),
+    ("partial_fit eps 0 with a row scaled by 1e12", lambda: _streamed_eps0(_scaled_reference(1e12)),
+     NotFittedError, "not fitted yet"),
+    ("partial_fit eps 0 with a row scaled by 1e8", lambda: _streamed_eps0(_scaled_reference(1e8)),
+     NotFittedError, "has condition number"),
+]
+
+
+@pytest.mark.parametrize("name, call, exc, expected", LIBRARY_CASES, ids=[c[0] for c in LIBRARY_CASES])
+def test_library_case(name, call, exc, expected):
+    with pytest.raises(exc) as info:
+        call()
+    msg = str(info.value)
+    assert expected in msg and "\n" not in msg, msg
+
+
+def test_partial_fit_eps0_recovers_when_later_batches_fill_the_space():
+    """A first batch smaller than the dimension is singular; the batches after it make the fit usable, and
+    it is the fit on all rows (the same whitener as fit())."""
+    from isoeat import ZCAWhitener
+
+    R = _scaled_reference(1.0)
+    w = ZCAWhitener(eps=0).partial_fit(R[:5])
+    with pytest.raises(NotFittedError):
+        w.transform(R[:2])
+    w.partial_fit(R[5:])
+    np.testing.assert_allclose(w.transform(R), ZCAWhitener(eps=0).fit(R).transform(R), atol=1e-9)
+
+
+# --- value cases: the shrinkage whitener at shrinkage 0 is ZCA; its d is exact or the row is named -----
+REFERENCE_CASES = [
+    ("shrinkage 0 reference row x 1e8", 1e8),
+    ("shrinkage 0 reference row x 1e12", 1e12),
+    ("shrinkage 0 reference row x 1e30", 1e30),
+]
+
+
+@pytest.mark.parametrize("name, s", REFERENCE_CASES, ids=[c[0] for c in REFERENCE_CASES])
+def test_shrinkage_extreme_row_gives_the_exact_d_or_is_named(name, s):
+    from isoeat.calibration import make_calibrator
+
+    R = _scaled_reference(s)
+    try:
+        got = _toy_d(make_calibrator("zca-shrinkage", eps=_EPS, shrinkage=0.0).fit(R).transform(R[:16]))
+    except DataFormatError as exc:
+        msg = str(exc)
+        assert "zca-shrinkage" in msg and "reference row 21 causes it" in msg and "\n" not in msg, msg
+        return
+    # shrinkage 0: the shrunk covariance is the covariance, so the exact ZCA d (mpmath, test_bad_input_r4_a)
+    assert got == pytest.approx(_exact_calibrated_d(R), abs=1e-6)
+
+
+@pytest.mark.parametrize("factor, refused", [(1 - 1e-9, False), (1 + 1e-9, True)])
+def test_shrinkage_condition_bound_at_its_boundary(factor, refused):
+    """Shrinkage 0 on diag(a, 1) with ε = 1e-3: condition (a + ε)/(1 + ε) just below and above the bound
+    1e-4 / float64 machine epsilon (the same bound as zca's)."""
+    from isoeat.calibration import make_calibrator
+    from isoeat.calibration.moments import CovarianceAccumulator
+
+    bound = 1e-4 / np.finfo(np.float64).eps
+    a = bound * (1 + _EPS) * factor - _EPS
+    acc = CovarianceAccumulator.from_arrays({"n": 3, "mean": np.zeros(2), "comoment": np.diag([2 * a, 2.0])})
+    cal = make_calibrator("zca-shrinkage", eps=_EPS, shrinkage=0.0)
+    if refused:
+        with pytest.raises(DataFormatError, match="has condition number"):
+            cal._fit_moments(acc.mean, acc.covariance(), acc.n, None)
+    else:
+        cal._fit_moments(acc.mean, acc.covariance(), acc.n, None)
+
+
+def test_shrinkage_well_conditioned_still_fits():
+    """Ledoit-Wolf shrinkage (auto) on the extreme row: the shrunk covariance is well conditioned, so it fits."""
+    from isoeat.calibration import make_calibrator
+
+    make_calibrator("zca-shrinkage", eps=_EPS).fit(_scaled_reference(1e8))
+
+
+TOTAL_CASES = len(CLI_CASES) + len(LIBRARY_CASES) + len(REFERENCE_CASES)
+
+
+def test_catalogue_names_unique():
+    names = [c[0] for c in CLI_CASES + LIBRARY_CASES + REFERENCE_CASES]
+    assert len(names) == len(set(names)) == TOTAL_CASES
+    assert all(isinstance(e, type) and issubclass(e, IsoeatError) for *_, e, _ in LIBRARY_CASES)
