@@ -159,3 +159,31 @@ def test_catalogue_names_unique():
     names = [c[0] for c in CLI_CASES + LIBRARY_CASES + REFERENCE_CASES]
     assert len(names) == len(set(names)) == TOTAL_CASES
     assert all(isinstance(e, type) and issubclass(e, IsoeatError) for *_, e, _ in LIBRARY_CASES)
+
+
+# --- item 6 through reproduce: paper_comparison.csv said 'paper' for a mapped model smaller than the reference ----
+def test_reproduce_says_a_small_mapped_model_is_not_the_papers_protocol(tmp_path, monkeypatch, capsys):
+    """The paper's GloVe mapped to a stand-in of every W1-W10 word and 300 fillers: its reference is all its rows,
+    far fewer than the paper's 100,000, so neither paper_comparison.csv nor the printout may call it the paper's."""
+    import csv
+
+    from isoeat.wordsets import get_test
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    tests = [get_test(f"W{i}") for i in range(1, 11)]
+    words = list(dict.fromkeys(w for t in tests for s in (t.X, t.Y, t.A, t.B) for w in s.words))
+    words += [f"filler{i}" for i in range(300)]
+    vecs = np.random.default_rng(7).standard_normal((len(words), 12)) + np.eye(12)[0] * 3.0
+    (tmp_path / "g.txt").write_text("".join(w + " " + " ".join(f"{x:.6f}" for x in v) + "\n"
+                                            for w, v in zip(words, vecs)), encoding="utf-8")
+    rows = len(words)  # the file's rows (counted here): every one is in the reference sample
+    assert main(["reproduce", "--model", "GloVe=glove:g.txt", "--models", "GloVe", "--no-extras", "--offline",
+                 "--out", "rep"]) == 0
+    out = capsys.readouterr().out
+    said = f"reference {rows:,} (asked 100,000, only {rows:,} available; the paper: 100,000)"
+    with open(tmp_path / "rep" / "paper_comparison.csv", newline="") as fh:
+        protocols = {r["protocol"] for r in csv.DictReader(fh)}
+    assert protocols == {f"not the paper's: {said}"}, protocols
+    assert f"GloVe: not the paper's protocol: {said}" in out
+    assert f"GloVe: not the paper's protocol: {said}" in (tmp_path / "rep" / "paper_comparison.md").read_text()
