@@ -187,3 +187,25 @@ def test_reproduce_says_a_small_mapped_model_is_not_the_papers_protocol(tmp_path
     assert protocols == {f"not the paper's: {said}"}, protocols
     assert f"GloVe: not the paper's protocol: {said}" in out
     assert f"GloVe: not the paper's protocol: {said}" in (tmp_path / "rep" / "paper_comparison.md").read_text()
+
+
+# --- item 6 through seat: its records carried no protocol field, its table no reduced-protocol line -----------
+from test_sentence import tiny_st  # noqa: E402,F401  (a fixture: the tiny sentence-transformers model)
+
+
+@pytest.mark.filterwarnings("ignore::isoeat.IsoeatWarning")  # the tiny model truncates sentences
+def test_seat_records_say_their_protocol(tiny_st, tmp_path, monkeypatch, capsys):
+    """SEAT's calibrator fitted on 40 reference sentences (the paper: 100,000) is not the paper's protocol: each
+    record says so in ``protocol`` (as weat's, scweat's and run's do), the raw space's too, and the table's footer."""
+    import json
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    base = ["seat", "--model", f"st:{tiny_st}", "--test", "W7", "--reference-size", "40", "--permutations", "200",
+            "--device", "cpu"]
+    assert main(base + ["--format", "json"]) == 0
+    recs = json.loads(capsys.readouterr().out)
+    by_space = {r["calibration"]: r["protocol"] for r in recs}
+    assert by_space["none"] == "paper" or "reference" not in by_space["none"], by_space
+    assert by_space["zca"].startswith("reduced: reference 40 (") and "the paper: 100,000" in by_space["zca"], by_space
+    assert main(base) == 0
+    assert "! Reduced protocol, not the paper's: reference 40 (" in capsys.readouterr().out
