@@ -209,3 +209,36 @@ def test_seat_records_say_their_protocol(tiny_st, tmp_path, monkeypatch, capsys)
     assert by_space["zca"].startswith("reduced: reference 40 (") and "the paper: 100,000" in by_space["zca"], by_space
     assert main(base) == 0
     assert "! Reduced protocol, not the paper's: reference 40 (" in capsys.readouterr().out
+
+
+# --- item 6 through ceat: its records carried no protocol field either --------------------------------------
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory):
+    pytest.importorskip("torch")
+    from test_transformer import build_tiny
+
+    return build_tiny(tmp_path_factory.mktemp("r4n-tiny") / "bert", "bert-uncased")
+
+
+@pytest.mark.filterwarnings("ignore::isoeat.IsoeatWarning")  # the tiny model's small reference: singular
+def test_ceat_records_say_their_protocol(tiny_bert, tmp_path, capsys):
+    """CEAT on a contextual model with 5 contexts per word (the paper: 20) and a calibrator fitted on 40 sentences:
+    both spaces' records say the contexts, the calibrated one the reference too; the table a '!' line."""
+    import json
+
+    from test_transformer import CORPUS
+
+    corpus_file = tmp_path / "corpus.txt"
+    corpus_file.write_text("\n".join(f"{s[:-1]} on day {n}." for n in ("one two three four five six seven "
+                                                                        "eight").split() for s in CORPUS) + "\n")
+    test_file = tmp_path / "tiny.yaml"
+    test_file.write_text("id: tiny\nbias_type: custom\nX: [quokka, fox]\nY: [doctor, nurse]\n"
+                         "A: [garden, flowers]\nB: [hospital, violin]\n")
+    base = ["ceat", "--model", f"hf:{tiny_bert}", "--test", str(test_file), "--corpus", str(corpus_file),
+            "--device", "cpu", "--no-cache", "--draws", "20", "--reference-size", "40", "--contexts", "5"]
+    assert main(base + ["--format", "json"]) == 0
+    recs = {r["calibration"]: r["protocol"] for r in json.loads(capsys.readouterr().out)}
+    assert recs["none"] == "reduced: 5 contexts per word (the paper: 20)", recs
+    assert recs["zca"].startswith("reduced: reference 40 (") and "5 contexts per word" in recs["zca"], recs
+    assert main(base) == 0
+    assert "! Reduced protocol, not the paper's: reference 40 (" in capsys.readouterr().out
