@@ -10,6 +10,10 @@ Counts: CLI_CASES + LIBRARY_CASES + REFERENCE_CASES = TOTAL_CASES bad-input case
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
+
 import numpy as np
 import pytest
 
@@ -36,6 +40,18 @@ CLI_CASES = [
                                                              "--calibration-param", "shrinkage=0"),
      "reference row 21 causes it"),
     # item 1 through whiten: the same row refused, no calibrator file written
+    # item 34 through the small text files (test files, configs, SEAT templates): "not valid UTF-8 (byte 13)"
+    ("bz2 test file", {"v.txt": _glove_text(_scaled_reference(1.0)), "t.yaml.bz2": bz2.compress(_TOY_TEST.encode())},
+     ["weat", "--model", "glove:{d}/v.txt", "--test", "{d}/t.yaml.bz2"],
+     "{d}/t.yaml.bz2: bzip2 compression is not supported (a word-set or config file is read as plain UTF-8 text; "
+     "decompress it first)"),
+    ("gzip test file", {"v.txt": _glove_text(_scaled_reference(1.0)), "t.json.gz": gzip.compress(b'{"id": "x"}')},
+     ["weat", "--model", "glove:{d}/v.txt", "--test", "{d}/t.json.gz"], "{d}/t.json.gz: gzip compression is not"),
+    ("xz config under a plain name", {"c.yaml": lzma.compress(b"models: [glove-6b-50d]\ntests: [W6]\n")},
+     ["run", "{d}/c.yaml", "--out", "{d}/o"], "{d}/c.yaml: xz compression is not supported"),
+    ("bz2 SEAT templates", {"tpl.txt.bz2": bz2.compress(b"This is {}.\n")},
+     ["seat", "--model", "minilm", "--test", "W6", "--templates", "{d}/tpl.txt.bz2"],
+     "{d}/tpl.txt.bz2: bzip2 compression is not supported (a templates file is read as plain UTF-8 text"),
     ("whiten reference row scaled by 1e10", {"v.txt": _glove_text(_scaled_reference(1e10))},
      ["whiten", "--model", "glove:{d}/v.txt", "--reference-size", "60", "--out", "{d}/w.npz"],
      "reference row 21 causes it"),
@@ -46,7 +62,8 @@ CLI_CASES = [
 def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
     monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
     for fname, content in files.items():
-        (tmp_path / fname).write_text(content)
+        p = tmp_path / fname
+        p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content)
     before = _snapshot(tmp_path)
     code = main([a.replace("{d}", str(tmp_path)) for a in args])
     err = capsys.readouterr().err
