@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, InvalidValueError, UnknownNameError
+from .._names import check_distinct
 from .._registry import Registry
 from .._validate import show, suggest
 from ._loaders import load_tests_from_file
@@ -262,4 +263,5 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
     dups = sorted({i for i in ids if ids.count(i) > 1})
     if dups:
         raise ConfigError(f"test id(s) selected more than once: {', '.join(dups)}")
+    check_distinct(ids, "test ids")  # ids that only look alike (Unicode form, invisible characters, case): one row
     return out
