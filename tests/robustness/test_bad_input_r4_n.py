@@ -52,6 +52,18 @@ CLI_CASES = [
     ("bz2 SEAT templates", {"tpl.txt.bz2": bz2.compress(b"This is {}.\n")},
      ["seat", "--model", "minilm", "--test", "W6", "--templates", "{d}/tpl.txt.bz2"],
      "{d}/tpl.txt.bz2: bzip2 compression is not supported (a templates file is read as plain UTF-8 text"),
+    # item 16 through weat: two tests of one file whose ids differ only in Unicode form printed as one
+    ("test ids NFC and NFD in one file", {"t.yaml": "- id: T\u00e9\n  X: [w0, w1]\n  Y: [w2, w3]\n  A: [w4, w5]\n"
+                                                   "  B: [w6, w7]\n- id: Te\u0301\n  X: [w0, w1]\n  Y: [w2, w3]\n"
+                                                   "  A: [w4, w5]\n  B: [w6, w7]\n",
+                                          "v.txt": _glove_text(_scaled_reference(1.0))},
+     ["weat", "--model", "glove:{d}/v.txt", "--test", "{d}/t.yaml", "--calibration", "none"],
+     "test ids 'T\\xe9' and 'Te\\u0301' look alike"),
+    ("test ids with a zero-width space across files",
+     {"a.yaml": _TOY_TEST, "b.yaml": _TOY_TEST.replace("id: toy", "id: to\u200by"),
+      "v.txt": _glove_text(_scaled_reference(1.0))},
+     ["weat", "--model", "glove:{d}/v.txt", "--test", "{d}/a.yaml,{d}/b.yaml", "--calibration", "none"],
+     "test ids 'toy' and 'to\\u200by' look alike"),
     ("whiten reference row scaled by 1e10", {"v.txt": _glove_text(_scaled_reference(1e10))},
      ["whiten", "--model", "glove:{d}/v.txt", "--reference-size", "60", "--out", "{d}/w.npz"],
      "reference row 21 causes it"),
@@ -63,7 +75,7 @@ def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, fil
     monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
     for fname, content in files.items():
         p = tmp_path / fname
-        p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content)
+        p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content, encoding="utf-8")
     before = _snapshot(tmp_path)
     code = main([a.replace("{d}", str(tmp_path)) for a in args])
     err = capsys.readouterr().err
@@ -259,3 +271,53 @@ def test_ceat_records_say_their_protocol(tiny_bert, tmp_path, capsys):
     assert recs["zca"].startswith("reduced: reference 40 (") and "5 contexts per word" in recs["zca"], recs
     assert main(base) == 0
     assert "! Reduced protocol, not the paper's: reference 40 (" in capsys.readouterr().out
+
+
+# --- items 1 and 13 through centring: one extreme reference row leaves every test vector on one direction -------
+# The centred vectors x - mean all point along the extreme row (the mean holds 1/60 of it): their cosines are 1
+# within 1e-20, below float64's resolution of 1.1e-16 near 1, so their association scores are rounding noise and
+# d was printed as a number (0.71, with a "sign reversal" against the raw -0.97), exit 0.
+def _scores(Z):
+    """s(w) of the toy test (rows 0-3 X, 4-7 Y, 8-11 A, 12-15 B), from the definition (Caliskan et al. 2017)."""
+    U = Z / np.linalg.norm(Z, axis=1, keepdims=True)
+    X, Y, A, B = U[:4], U[4:8], U[8:12], U[12:16]
+    return np.concatenate([(W @ A.T).mean(1) - (W @ B.T).mean(1) for W in (X, Y)])
+
+
+@pytest.mark.parametrize("s, undefined", [(1e4, False), (1e6, False), (1e10, True), (1e12, True)])
+def test_scores_within_cosine_rounding_leave_d_undefined(s, undefined):
+    from isoeat.stats.weat import weat_from_vectors
+
+    R = _scaled_reference(s)
+    Z = R[:16] - R.mean(axis=0)  # centring, from scratch
+    sc = _scores(Z)
+    spread = np.sort(sc)[-4:].sum() - np.sort(sc)[:4].sum()
+    assert bool(spread <= 4 * 1e-10) == undefined  # the premise: the X-side sums span at most 4 x 1e-10 or not
+    r = weat_from_vectors(Z[:4], Z[4:8], Z[8:12], Z[12:16], rng=0)
+    if undefined:
+        assert np.isnan(r.effect_size) and np.isnan(r.p_value) and "float64 rounding" in r.undefined, r
+    else:  # d from scratch (ddof 1)
+        assert r.undefined == "" and r.effect_size == pytest.approx((sc[:4].mean() - sc[4:].mean()) / np.std(sc, ddof=1))
+
+
+@pytest.mark.parametrize("factor, undefined", [(1.0, True), (1.0 + 1e-9, False)])
+def test_score_resolution_at_its_boundary(factor, undefined):
+    """The rule: X-side sums spanning at most n x 1e-10 (n the X-side size) are undefined, inclusive."""
+    from isoeat.labels import SCORE_RESOLUTION, undefined_reason
+
+    assert SCORE_RESOLUTION == 1e-10
+    why = undefined_reason(0.5, "weat", 4 * 1e-10 * factor, 1e-30, n=4)
+    assert bool(why) is undefined
+
+
+def test_centred_extreme_row_prints_no_d(tmp_path, capsys, monkeypatch):
+    import json
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "v.txt").write_text(_glove_text(_scaled_reference(1e12)))
+    (tmp_path / "t.yaml").write_text(_TOY_TEST)
+    assert main(["weat", "--model", f"glove:{tmp_path}/v.txt", "--test", f"{tmp_path}/t.yaml", "--calibration",
+                 "center", "--reference-size", "60", "--format", "json"]) == 0
+    recs = {r["calibration"]: r for r in json.loads(capsys.readouterr().out)}
+    assert recs["none"]["effect_size"] is not None
+    assert recs["center"]["effect_size"] is None and "float64 rounding" in recs["center"]["undefined"]
