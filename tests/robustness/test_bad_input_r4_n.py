@@ -321,3 +321,42 @@ def test_centred_extreme_row_prints_no_d(tmp_path, capsys, monkeypatch):
     recs = {r["calibration"]: r for r in json.loads(capsys.readouterr().out)}
     assert recs["none"]["effect_size"] is not None
     assert recs["center"]["effect_size"] is None and "float64 rounding" in recs["center"]["undefined"]
+
+
+# --- item 29 through --test: a test file whose path holds a comma was split into "unknown test id" -------------
+def test_a_test_file_with_a_comma_in_its_path_is_read_whole(tmp_path, capsys, monkeypatch):
+    import json
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "a,b"
+    folder.mkdir()
+    (folder / "t,1.yaml").write_text(_TOY_TEST)
+    (tmp_path / "v.txt").write_text(_glove_text(_scaled_reference(1.0)))
+    for spec in (f"{folder}/t,1.yaml", f"{folder}/t,1.yaml:toy"):
+        assert main(["weat", "--model", f"glove:{tmp_path}/v.txt", "--test", spec, "--calibration", "none",
+                     "--format", "json"]) == 0, capsys.readouterr().err
+        (rec,) = json.loads(capsys.readouterr().out)
+        assert rec["test"] == "toy"
+    # a list still splits at its commas (W6 and the file), and a missing path with a comma says it was split
+    assert main(["weat", "--model", f"glove:{tmp_path}/v.txt", "--test", f"{folder}/nope,2.yaml",
+                 "--calibration", "none"]) == 2
+    assert "split at its commas" in capsys.readouterr().err
+
+
+
+def test_sensitivity_reference_text_with_a_comma_in_its_path_is_read_whole(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    folder = tmp_path / "a,b"
+    folder.mkdir()
+    names = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(60)]  # letters only: reference-text words
+    (folder / "ref,1.txt").write_text(" ".join(names) + " .\n")
+    (tmp_path / "v.txt").write_text("".join(f"{w} " + " ".join(repr(float(x)) for x in row) + "\n"
+                                            for w, row in zip(names, _scaled_reference(1.0))))
+    (tmp_path / "t.yaml").write_text(f"id: toy\nX: {names[0:4]}\nY: {names[4:8]}\nA: {names[8:12]}\n"
+                                     f"B: {names[12:16]}\n")
+    code = main(["sensitivity", "--model", f"glove:{tmp_path}/v.txt", "--test", f"{tmp_path}/t.yaml",
+                 "--reference-text", f"{folder}/ref,1.txt", "--eps", "none", "--reference-sizes", "none",
+                 "--permutations", "100", "--format", "json"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "ref,1.txt" in captured.out
