@@ -360,3 +360,26 @@ def test_sensitivity_reference_text_with_a_comma_in_its_path_is_read_whole(tmp_p
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "ref,1.txt" in captured.out
+
+
+# --- item 20 across a grid: 20 did-you-means per test, but no bound per model over many tests -----------------
+def test_suggestions_are_bounded_per_model_across_tests(tmp_path, capsys, monkeypatch):
+    """Ten tests of one file, each dropping 20 words of its own: each test's suggestions are bounded (20 words),
+    and the model's too, whatever the number of tests (SUGGEST_MODEL_WORDS distinct words at most)."""
+    import isoeat.backends.static as static
+    from isoeat._validate import SUGGEST_MODEL_WORDS, SUGGEST_WORDS
+
+    assert SUGGEST_MODEL_WORDS == 5 * SUGGEST_WORDS
+    calls = []
+    real = static.suggest_words
+    monkeypatch.setattr(static, "suggest_words", lambda w, *a, **k: calls.append(w) or real(w, *a, **k))
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "v.txt").write_text(_glove_text(_scaled_reference(1.0)))
+    tests = "".join(f"- id: t{k}\n  X: [w0, w1, w2, w3, {', '.join(f'missing{k}x{j}' for j in range(20))}]\n"
+                    "  Y: [w4, w5, w6, w7]\n  A: [w8, w9, w10, w11]\n  B: [w12, w13, w14, w15]\n" for k in range(10))
+    (tmp_path / "t.yaml").write_text(tests)
+    assert main(["weat", "--model", f"glove:{tmp_path}/v.txt", "--test", f"{tmp_path}/t.yaml", "--calibration",
+                 "none", "--min-coverage", "0.1", "--permutations", "100"]) == 0
+    out = capsys.readouterr().out
+    assert len(calls) == SUGGEST_MODEL_WORDS == len(set(calls)), len(calls)
+    assert "t9: " in out and "X:missing9x19" in out  # later tests: their dropped words are listed still
