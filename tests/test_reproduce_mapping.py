@@ -306,16 +306,20 @@ def test_eps_relative_reproduction_records_the_absolute_eps(tmp_path):
     assert md.splitlines()[1] == proc.stdout.splitlines()[0]
     with open(tmp_path / "rep" / "paper_comparison.csv", newline="") as fh:
         recs = list(csv.DictReader(fh))
+    # the stand-in's rows, all of them the reference (the quick run asks 2,000): said too (issue 40 #6)
+    short = f"reference {len(vecs)} (asked 2,000, only {len(vecs)} available; the paper: 100,000)"
     assert {r["protocol"] for r in recs} == {"not the paper's: --quick; epsilon 0.05 x the mean eigenvalue of each "
-                                             "reference covariance"}
+                                             f"reference covariance; {short}"}
 
 
 def test_comparison_files_say_a_quick_run_is_not_the_papers_protocol(mapped_run):
-    tmp, _, _, proc = mapped_run
+    tmp, _, vecs, proc = mapped_run
     md = (tmp / "rep" / "paper_comparison.md").read_text(encoding="utf-8").splitlines()
     assert md[1].startswith("isoeat reproduce: 1 model(s): GloVe; epsilon absolute 0.001; QUICK settings")
+    short = f"reference {len(vecs)} (asked 2,000, only {len(vecs)} available; the paper: 100,000)"  # every row
     with open(tmp / "rep" / "paper_comparison.csv", newline="") as fh:
-        assert {r["protocol"] for r in csv.DictReader(fh)} == {"not the paper's: --quick"}
+        assert {r["protocol"] for r in csv.DictReader(fh)} == {f"not the paper's: --quick; {short}"}
+    assert f"! GloVe: not the paper's protocol: {short}" in proc.stdout
 
 
 @pytest.mark.parametrize("p, printed, agrees", [

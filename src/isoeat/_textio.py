@@ -47,8 +47,8 @@ from typing import IO
 
 from ._errors import DataFormatError, IsoeatFileNotFoundError
 
-__all__ = ["MAX_LINE_BYTES", "BOM", "check_regular_file", "check_compression", "is_gzip_name", "open_binary",
-           "read_error", "iter_lines", "nfc", "strip_bom"]
+__all__ = ["MAX_LINE_BYTES", "BOM", "check_regular_file", "check_compression", "compression_kind", "is_gzip_name",
+           "open_binary", "read_error", "iter_lines", "nfc", "strip_bom"]
 
 #: Longest line (in bytes, without its line ending) :func:`iter_lines` accepts by default: 1 MiB.
 MAX_LINE_BYTES = 1 << 20
@@ -131,8 +131,7 @@ def check_compression(path: str | os.PathLike) -> None:
     ...
     isoeat._errors.DataFormatError: vectors.txt.bz2: bzip2 compression is not supported (this file is read ...)
     """
-    name = str(path).lower()
-    if name.endswith(".gz"):
+    if str(path).lower().endswith(".gz"):
         return
     head = b""
     try:
@@ -140,12 +139,28 @@ def check_compression(path: str | os.PathLike) -> None:
             head = fh.read(8)
     except OSError:
         pass  # opening it again reports the cause
+    kind = compression_kind(path, head)
+    if kind is not None:
+        raise DataFormatError(f"{path}: {kind} compression is not supported ({SUPPORTED_COMPRESSION})")
+    if head.startswith(b"\x1f\x8b"):
+        raise DataFormatError(f"{path}: a gzip file without a .gz name; rename it to end in .gz")
+
+
+def compression_kind(path: str | os.PathLike, head: bytes, *, gzip: bool = False) -> str | None:
+    """The compression a file's name or first bytes ``head`` say it has, other than gzip (``gzip``: gzip too,
+    for a reader of plain text only); None: none of them.
+
+    >>> compression_kind("t.yaml.bz2", b""), compression_kind("t.yaml", b"BZh91AY"), compression_kind("t.yaml", b"id")
+    ('bzip2', 'bzip2', None)
+    """
+    name = str(path).lower()
+    if gzip and (name.endswith(".gz") or head.startswith(b"\x1f\x8b")):
+        return "gzip"
     for suffix, magic, kind in _UNSUPPORTED_COMPRESSION:
         by_content = head.startswith(magic) and (magic != b"BZh" or head[3:4].isdigit())
         if name.endswith(suffix) or (by_content and len(magic) >= 3):
-            raise DataFormatError(f"{path}: {kind} compression is not supported ({SUPPORTED_COMPRESSION})")
-    if head.startswith(b"\x1f\x8b"):
-        raise DataFormatError(f"{path}: a gzip file without a .gz name; rename it to end in .gz")
+            return kind
+    return None
 
 
 def open_binary(path: str | os.PathLike) -> IO[bytes]:

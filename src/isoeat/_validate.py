@@ -378,6 +378,11 @@ SUGGEST_TWO_EDITS_MIN_LENGTH = 8
 SUGGEST_WORDS = 20
 SUGGEST_NOTE = f"(suggestions for the first {SUGGEST_WORDS})"
 
+#: Most distinct dropped words one model looks up did-you-means for, over all the tests of a command or a run
+#: (a grid of many tests, each dropping its own words, stays bounded too): after them, dropped words are listed
+#: without suggestions.
+SUGGEST_MODEL_WORDS = 5 * SUGGEST_WORDS
+
 
 def _one_edit(word: str, letters: str) -> dict[str, None]:
     """Every string one edit from ``word`` (delete, swap two adjacent, substitute, insert), in that order."""

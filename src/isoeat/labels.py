@@ -38,7 +38,8 @@ __all__ = [
     "protocol_text", "reference_used", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p",
     "replicate_agreement",
     "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
-    "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA", "UNDEFINED_D", "undefined_reason",
+    "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA", "UNDEFINED_D", "undefined_reason", "SCORE_RESOLUTION",
+    "UNDEFINED_ROUNDING",
 ]
 
 #: Why an effect size is undefined: the SD in its denominator is 0, the scores the permutation null shuffles
@@ -52,18 +53,40 @@ UNDEFINED_D = {
 }
 
 
-def undefined_reason(d: float, test: str = "weat", spread: float = math.inf, tolerance: float = 0.0) -> str:
+#: The finest spread of association scores a d is computed from (1e-10). Scores are differences of mean cosines,
+#: each cosine in [-1, 1] rounded to about 1e-16 (float64 near 1, more over many dimensions); scores whose
+#: partitions' X-side sums span no more than ``n`` times this are mostly rounding (vectors sharing one dominant
+#: direction, e.g. one extreme reference row after centring), and their d a ratio of rounding errors.
+SCORE_RESOLUTION = 1e-10
+
+#: Why such a d is undefined (:data:`SCORE_RESOLUTION`), by the scores' test.
+UNDEFINED_ROUNDING = (
+    "d undefined: the {what} differ by at most 1e-10 (vectors on nearly one direction, e.g. one extreme reference "
+    "row after centring): float64 rounding of their cosines is a sizeable share of that, so d would be a ratio of "
+    "rounding errors; p undefined too")
+
+
+def undefined_reason(d: float, test: str = "weat", spread: float = math.inf, tolerance: float = 0.0,
+                     n: int = 0) -> str:
     """Why ``d`` is undefined (:data:`UNDEFINED_D` of ``test``), or ``""`` when it is a number.
 
     Undefined: ``d`` is not a number (the SD is 0), or the scores differ by no more than rounding: ``spread``, the
     range of the X-side sum over the partitions (the largest ``n_x`` scores' sum minus the smallest ``n_x``'
     sum), is at most the p-value's tie ``tolerance`` (:mod:`isoeat.stats.permutation`), so every partition ties
-    with the observed one and d is a ratio of rounding errors (inclusive: ``spread == tolerance`` is undefined).
+    with the observed one and d is a ratio of rounding errors (inclusive: ``spread == tolerance`` is undefined);
+    or ``spread`` is at most ``n`` (the X-side size) times :data:`SCORE_RESOLUTION`: the scores are mostly the
+    rounding of cosines near ±1 (:data:`UNDEFINED_ROUNDING`; inclusive too).
 
+    >>> undefined_reason(0.4, spread=4e-10, n=4)[:35]
+    'd undefined: the association scores'
     >>> undefined_reason(0.4), undefined_reason(float("nan"))[:13], undefined_reason(0.0, spread=0.0)[:13]
     ('', 'd undefined: ', 'd undefined: ')
     """
-    return "" if math.isfinite(d) and spread > tolerance else UNDEFINED_D[test]
+    if not (math.isfinite(d) and spread > tolerance):
+        return UNDEFINED_D[test]
+    if spread <= n * SCORE_RESOLUTION:  # inclusive, as the tie rule
+        return UNDEFINED_ROUNDING.format(what="association scores" if test == "weat" else "cosines")
+    return ""
 
 
 def check_alpha(alpha: Any) -> float:

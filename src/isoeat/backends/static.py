@@ -26,7 +26,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
 from .._textio import iter_lines, nfc
-from .._validate import check_bool, check_choice, check_int, suggest_words
+from .._validate import SUGGEST_MODEL_WORDS, check_bool, check_choice, check_int, suggest_words
 from ._static_readers import (
     PICKLE_RISK,
     RAW_READERS,
@@ -314,7 +314,8 @@ class StaticVectors:
         :func:`isoeat._validate.suggest_words` over this vocabulary (the
         lowercased word when the lowercase fallback is on), nearest edits
         first, then the vocabulary's order (frequency for GloVe and word2vec
-        files); words with no near entry are left out. Remembered per model.
+        files); words with no near entry are left out. Remembered per model, and at most
+        :data:`~isoeat._validate.SUGGEST_MODEL_WORDS` distinct words looked up per model (later ones get none).
 
         Examples
         --------
@@ -327,6 +328,8 @@ class StaticVectors:
         for w in words:
             key = (w, n)
             if key not in memo:
+                if len(memo) >= SUGGEST_MODEL_WORDS:  # the model's budget over every test is spent
+                    continue
                 query = nfc(w.lower()) if self.lowercase_fallback else nfc(w)
                 memo[key] = suggest_words(query, self._index.get, n=n)
             if memo[key]:

@@ -300,6 +300,7 @@ class _Calibrator:
         for k in [k for k in vars(self) if k.endswith("_") and not k.startswith("_")]:
             delattr(self, k)
         self.__dict__.pop("_accumulator", None)
+        self.__dict__.pop("_unfitted_because", None)
 
     def _finish_fit(self, n: int, d: int) -> None:
         self.n_samples_seen_ = int(n)
@@ -309,7 +310,9 @@ class _Calibrator:
 
     def _check(self, X: Any, what: str) -> np.ndarray:
         if not all(hasattr(self, k) for k in self._state_arrays) or not hasattr(self, "n_features_in_"):
-            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: call fit(reference_vectors) first")
+            why = getattr(self, "_unfitted_because", None)
+            raise NotFittedError(f"this {type(self).__name__} is not fitted yet: "
+                                 + (why if why else "call fit(reference_vectors) first"))
         X = _as_matrix(X, what)
         if X.shape[1] != self.n_features_in_:
             raise DimensionMismatchError(

@@ -20,6 +20,8 @@ from ._base import (
     _moments,
     _warn_singular,
     _Whitener,
+    check_condition,
+    refit_naming_row,
 )
 
 __all__ = ["ShrinkageZCAWhitener", "ledoit_wolf_shrinkage"]
@@ -122,7 +124,7 @@ class ShrinkageZCAWhitener(_Whitener):
         X = _as_matrix(X, "reference vectors")
         mean, Xc, cov = _moments(X)
         rho = ledoit_wolf_shrinkage(Xc) if fixed is None else fixed
-        return self._fit_moments(mean, cov, X.shape[0], rho)
+        return refit_naming_row(lambda: self._fit_moments(mean, cov, X.shape[0], rho), X, mean)
 
     def fit_batches(self, batches: Any) -> ShrinkageZCAWhitener:
         """Fit from an iterable of batches without materialising the n×d matrix (one pass); forgets any earlier fit."""
@@ -147,6 +149,7 @@ class ShrinkageZCAWhitener(_Whitener):
         eps = self._eps_for(evals)  # relative: to the mean eigenvalue of the covariance (the shrunk one's too)
         if eps == 0 and shrunk.min() <= 0:
             raise ConfigError("zca-shrinkage: eps=0 but the shrunk covariance has a zero eigenvalue; use eps > 0")
+        check_condition(shrunk, eps, "zca-shrinkage")  # shrunk is descending, as evals (1 - rho >= 0)
         self.mean_, self.covariance_ = mean, cov
         self.shrinkage_ = float(rho)
         self.eigenvalues_, self.eigenvectors_ = shrunk, evecs

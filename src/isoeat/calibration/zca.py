@@ -144,10 +144,15 @@ class ZCAWhitener(_Whitener):
         cov = (cov + cov.T) / 2.0
         evals, evecs = _eigh_desc(cov, fix_signs=False)
         eps = self._eps_for(evals) if eps > 0 else eps
-        if eps == 0 and evals.min() <= 0 and not streaming:
-            raise ConfigError("zca: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
-        if not streaming or eps > 0:  # an early partial_fit with eps=0 may be singular; its later ones are checked
+        try:
+            if eps == 0 and evals.min() <= 0:
+                raise ConfigError("zca: eps=0 but the covariance has a zero eigenvalue; use eps > 0")
             check_condition(evals, eps, "zca")
+        except (ConfigError, DataFormatError) as exc:
+            if not (streaming and eps == 0):
+                raise
+            return self._unfitted(exc)  # an early partial_fit with eps=0 may be singular: later batches may fix it
+        self.__dict__.pop("_unfitted_because", None)
         scale = 1.0 / np.sqrt(evals + eps)
         self.mean_ = mean
         self.covariance_ = cov
@@ -156,6 +161,13 @@ class ZCAWhitener(_Whitener):
         self.whitening_ = (evecs * scale) @ evecs.T
         self.eps_ = eps
         self._finish_fit(n, d)
+        return self
+
+    def _unfitted(self, exc: Exception) -> ZCAWhitener:
+        """Drop the fitted arrays (the statistics stay), saying why when it is used: a streamed eps=0 fit."""
+        for k in self._state_arrays:
+            self.__dict__.pop(k, None)
+        self._unfitted_because = f"{exc} (after {self._accumulator.n} streamed reference vectors)"
         return self
 
     def _check_state(self) -> None:

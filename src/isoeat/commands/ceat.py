@@ -166,8 +166,10 @@ def _check_early(args: argparse.Namespace, tests: list[Any]) -> None:
 
 def _cmd_ceat(args: argparse.Namespace) -> int:
     from ..cliargs import calibrator_mark
-    from ..reporting.tables import emit_records
+    from ..labels import protocol_text
+    from ..reporting.tables import emit_records, protocol_footer
     from ..wordsets import resolve_tests
+    from ._spaces import space_protocols
 
     tests = resolve_tests(args.test)
     if args.figure and len(tests) > 1:
@@ -186,12 +188,20 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
         with glyphs_for([r0.test, r0.model, *r0.n_contexts]):  # words or labels the font lacks: said once
             write_ceat_figure(results[0], args.figure)
     corpus = str(getattr(model, "corpus_name", ""))
+    # every record says whether it is the paper's protocol (as weat's and run's: contexts per word, the reference
+    # the calibrator's fit really used, its eps; CEAT samples no permutations), raw first, then calibrated
+    departures = space_protocols([[]] * (1 + len(cals)), cal, model, None)
+    spaces = [protocol_text(d) for d in departures]
     if args.format in ("json", "csv"):  # the corpus the contexts came from, in every record
-        emit_records([{**r.to_dict(draws=True), "corpus": corpus} for rs in results for r in rs]
+        emit_records([{**r.to_dict(draws=True), "corpus": corpus, "protocol": spaces[j]}
+                      for rs in results for j, r in enumerate(rs)]
                      if args.format == "json" else
-                     [{**rec, "corpus": corpus} for rs in results for r in rs for rec in r.records()], args.format)
+                     [{**rec, "corpus": corpus, "protocol": spaces[j]} for rs in results for j, r in enumerate(rs)
+                      for rec in r.records()], args.format)
     else:
         print("\n\n".join(_table(rs, args.ddof, corpus) for rs in results))
+        for line in protocol_footer(departures[-1]):
+            print(line)
         if cal is not None:
             meta = getattr(cal, "metadata_", {}) or {}
             print(f"calibrator: {getattr(cal, 'name', '?')}, n={meta.get('n', '?')}; "

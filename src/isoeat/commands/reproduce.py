@@ -390,15 +390,36 @@ def _config(chosen: list[dict[str, Any]], args: argparse.Namespace, corpus: str 
     return cfg
 
 
-def _write_comparison(out: Path, rows: list[dict], departures: list[str], head: str, text: str, extra: str,
-                      missing: list[str]) -> None:
-    """``paper_comparison.csv`` and ``.md``: the files say how they were made (quick or another ε: not the paper's)."""
+def _model_departures(res: Any, chosen: list[dict], own: list[str]) -> dict[str, list[str]]:
+    """Per model label: the reproduction's own departures (``--quick``, ε as its first line says it), then the
+    folder's for the model's raw and ZCA spaces (:func:`~isoeat.experiments.results.folder_departures`: the
+    reference the fit really used, a small model or corpus giving fewer rows than asked; contexts per word;
+    sampled permutations), the folder's ε left out (said once, by the reproduction's)."""
+    out = {}
+    for c in chosen:
+        folder = [d for cal in ("none", "zca") for d in res.departures(c["label"], cal)
+                  if not d.startswith(("epsilon ", "relative epsilon"))]
+        out[c["label"]] = list(dict.fromkeys([*own, *folder]))
+    return out
+
+
+def _departure_lines(per_model: dict[str, list[str]], own: list[str]) -> str:
+    """One line per model whose run departs from the paper's protocol beyond what the first line says."""
+    return "\n".join(f"! {label}: not the paper's protocol: {'; '.join(d for d in deps if d not in own)}"
+                     for label, deps in per_model.items() if any(d not in own for d in deps))
+
+
+def _write_comparison(out: Path, rows: list[dict], departures: dict[str, list[str]], head: str, text: str,
+                      extra: str, missing: list[str]) -> None:
+    """``paper_comparison.csv`` and ``.md``: the files say how they were made (quick, another ε, a reference
+    smaller than the paper's: not the paper's protocol; ``departures``: per model label)."""
     from .._io import atomic_write_text
     from .._records import records_to_csv
     from .._version import versioned
 
     for r in rows:  # the files say how they were made: a quick or other-epsilon run is not the paper's protocol
-        r["protocol"] = "paper" if not departures else "not the paper's: " + "; ".join(departures)
+        deps = departures.get(r["model"], [])
+        r["protocol"] = "paper" if not deps else "not the paper's: " + "; ".join(deps)
     atomic_write_text(out / "paper_comparison.csv", records_to_csv(versioned(rows)))
     tail = "\n".join(["", "the paper's models not compared like with like here:", *missing]) if missing else ""
     atomic_write_text(out / "paper_comparison.md",
@@ -473,7 +494,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     for c in chosen:
         c["fallback_line"] = _fallback_line(res, c["label"])
         c["over_fallback"] = over_fallback(res, c["label"])
-    text = _render(rows, chosen)
+    per_model = _model_departures(res, chosen, departures)
+    text = "\n".join(filter(None, [_render(rows, chosen), _departure_lines(per_model, departures)]))
     print()
     print(text)
     extra = _render_t2_t3(res, chosen)
@@ -485,7 +507,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             print(f"{c['label']}: not in the paper ({c.get('note', '')}); its results are in {args.out}/tables")
             if c.get("fallback_line"):
                 print(c["fallback_line"])
-    _write_comparison(Path(args.out), rows, departures, head, text, extra, missing)
+    _write_comparison(Path(args.out), rows, per_model, head, text, extra, missing)
     print(_paper_checks_text())
     out = Path(args.out)
     atomic_write_text(out / "paper_checks.csv", records_to_csv(versioned([f.to_dict() for f in paper_consistency()])))

@@ -135,8 +135,10 @@ def _table(res: SEATResult) -> str:
 
 def _cmd_seat(args: argparse.Namespace) -> int:
     from ..cliargs import calibrator_mark, weat_kwargs
-    from ..reporting.tables import emit_records
+    from ..labels import protocol_text
+    from ..reporting.tables import emit_records, protocol_footer
     from ..wordsets import resolve_tests
+    from ._spaces import space_protocols
 
     tests = resolve_tests(args.test)
     templates = load_templates(args.templates) if args.templates else None
@@ -150,11 +152,19 @@ def _cmd_seat(args: argparse.Namespace) -> int:
                        alpha=args.alpha, rng=args.seed, force=args.force, **kw) for t in tests]
                  for c in ([None] if cal is None else [None, cal])]
     results = [r for pair in zip(*per_space) for r in pair]  # test by test: raw, then calibrated
+    # every record says whether it is the paper's protocol (as weat's, scweat's and run's): the reference the
+    # calibrator's fit really used, its eps, the permutations where a template's p was sampled
+    departures = space_protocols([[x for r in rs for x in r.results] for rs in per_space], cal, model,
+                                 args.permutations)
+    protocols = [protocol_text(departures[i % len(per_space)]) for i in range(len(results))]
     if args.format in ("json", "csv"):
-        emit_records([r.to_dict() for r in results] if args.format == "json"
-                     else [rec for r in results for rec in r.records()], args.format)
+        emit_records([{**r.to_dict(), "protocol": p} for r, p in zip(results, protocols)] if args.format == "json"
+                     else [{**rec, "protocol": p} for r, p in zip(results, protocols) for rec in r.records()],
+                     args.format)
     else:
         print("\n\n".join(_table(r) for r in results))
+        for line in protocol_footer(departures[-1]):
+            print(line)
         if cal is not None:
             from ._spaces import change_lines
 

@@ -17,6 +17,7 @@ import math
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 __all__ = ["register", "COMMANDS"]
@@ -338,7 +339,9 @@ def _cmd_sensitivity(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     eps = _parse_floats(eps_sweep(args)[0], "--eps-relative" if args.eps_relative is not None else "--eps")
     sizes = _parse_ints(args.reference_sizes, "--reference-sizes")
-    refs = _split(args.reference_text, "--reference-text")
+    whole = str(args.reference_text or "").strip()  # a path with a comma: taken whole where it exists
+    refs = [whole] if "," in whole and Path(whole).expanduser().is_file() else _split(args.reference_text,
+                                                                                     "--reference-text")
     cals = _split(args.calibrations, "--calibrations")
     params = _params(args.calibration_param, args.calibration)
     _check_early(refs, cals, args.default_reference)

@@ -199,7 +199,7 @@ def _p_fields(perm: PermutationResult, d: float, scores: np.ndarray, n: int, tes
     undefined (its SD is 0, or the ``scores`` the null splits into ``n`` and the rest differ by no more than the tie
     tolerance: :func:`isoeat.labels.undefined_reason`), d and p — every partition gives the same S — are ``nan``."""
     ranked = np.sort(scores)
-    why = undefined_reason(d, test, float(ranked[-n:].sum() - ranked[:n].sum()), float(perm.tolerance))
+    why = undefined_reason(d, test, float(ranked[-n:].sum() - ranked[:n].sum()), float(perm.tolerance), n)
     return dict(
         effect_size=math.nan if why else d,
         p_value=math.nan if why else float(perm.p_value),

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, InvalidValueError, UnknownNameError
+from .._names import check_distinct
 from .._registry import Registry
 from .._validate import show, suggest
 from ._loaders import load_tests_from_file
@@ -121,6 +122,15 @@ def split_file_id(spec: Any) -> tuple[str, str] | None:
         return None
     path, test_id = spec.rsplit(":", 1)
     return (path, test_id.strip()) if test_id.strip() and Path(path).suffix.lower() in TEST_FILE_SUFFIXES else None
+
+
+def _existing_file_spec(spec: str) -> bool:
+    """``spec`` names an existing path, or is ``FILE:ID`` of an existing FILE."""
+    pair = _file_and_id(spec)
+    try:
+        return Path(pair[0] if pair else spec).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _file_and_id(spec: Any) -> tuple[str, str] | None:
@@ -248,18 +258,30 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
     """
     if specs is None:
         return list(_builtin().values())
+    split = False
     if isinstance(specs, str):
-        specs = [s for s in (part.strip() for part in specs.split(",")) if s]
+        if "," in specs and _existing_file_spec(specs.strip()):  # a path with a comma: whole, where it exists
+            specs = [specs.strip()]
+        else:
+            split = "," in specs
+            specs = [s for s in (part.strip() for part in specs.split(",")) if s]
     out: list[AssociationTest] = []
     for spec in specs:
         if _is_file_spec(spec) or _file_and_id(spec):
             out.extend(_file_tests(spec))
-        else:
+            continue
+        try:
             out.append(get_test(spec))
+        except UnknownNameError as exc:
+            if not split:
+                raise
+            raise UnknownNameError(f"{exc}; the list was split at its commas (a path with a comma is taken whole "
+                                   "only where it exists)") from None
     if not out:
         raise ConfigError("no tests selected (parameter 'tests' is empty)")
     ids = [t.id for t in out]
     dups = sorted({i for i in ids if ids.count(i) > 1})
     if dups:
         raise ConfigError(f"test id(s) selected more than once: {', '.join(dups)}")
+    check_distinct(ids, "test ids")  # ids that only look alike (Unicode form, invisible characters, case): one row
     return out

@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .._errors import IsoeatFileNotFoundError
-from .._textio import check_regular_file
+from .._errors import DataFormatError, IsoeatFileNotFoundError
+from .._textio import check_regular_file, compression_kind
 from .._validate import _REPR, show
 
 __all__ = ["UniqueKeyLoader", "SafeLoadError", "NotUTF8Error", "read_regular_text", "load_yaml", "load_json",
@@ -97,6 +97,10 @@ def read_regular_text(path: Path, *, what: str = "file") -> str:
         raw = Path(path).read_bytes()
     except OSError as exc:
         raise IsoeatFileNotFoundError(f"{path}: cannot read ({exc.strerror})") from None
+    compressed = compression_kind(path, raw[:8], gzip=True)  # a .bz2, .gz, ...: said, not "not valid UTF-8"
+    if compressed is not None:
+        raise DataFormatError(f"{path}: {compressed} compression is not supported (a {kind_of} is read as plain "
+                              "UTF-8 text; decompress it first)")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

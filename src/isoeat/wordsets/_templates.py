@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
+from .._textio import compression_kind
 
 __all__ = ["DEFAULT_TEMPLATES", "fill_template", "validate_templates", "load_templates"]
 
@@ -85,8 +86,13 @@ def load_templates(path: str | os.PathLike) -> tuple[str, ...]:
         raise IsoeatFileNotFoundError(f"{path}: no such templates file")
     if path.is_dir():
         raise IsoeatFileNotFoundError(f"{path}: is a folder, expected a text file with one template per line")
+    raw = path.read_bytes()
+    compressed = compression_kind(path, raw[:8], gzip=True)  # a .bz2, .gz, ...: said, not "not valid UTF-8"
+    if compressed is not None:
+        raise DataFormatError(f"{path}: {compressed} compression is not supported (a templates file is read as "
+                              "plain UTF-8 text; decompress it first)")
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataFormatError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     out: list[str] = []
