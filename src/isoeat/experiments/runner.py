@@ -358,8 +358,9 @@ def run_experiment(
         status = "interrupted"  # until the work is done, whatever stops it
         try:
             write_manifest(work, _build_manifest(**manifest_args, cells=cells))
-            computed, reused = _run_cells(config, cells, work, overwrite, prog, log, run_id, models_meta, cal_meta,
-                                          dict(models or {}), dict(calibration or {}), force)
+            computed, reused = _run_cells(_RunContext(config, work, overwrite, prog, log, run_id, models_meta,
+                                                      cal_meta, dict(models or {}), dict(calibration or {}), force),
+                                          cells)
             if write_tables:
                 try:
                     # the calibrators' records first: the tidy files read them (the stability marks' redraws)
@@ -457,120 +458,177 @@ def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
     return rec.get("status") != "ok"
 
 
-def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite: str, prog: Progress,
-               log: Callable[[str], None], run_id: str, models_meta: dict, cal_meta: dict,
-               given_models: dict, given_calibrators: dict, force: bool) -> tuple[int, int]:
+@dataclass
+class _RunContext:
+    """What every stage of one run shares (the parameter object of :func:`_run_cells`)."""
+
+    config: ExperimentConfig
+    out: Path
+    overwrite: str
+    prog: Progress
+    log: Callable[[str], None]
+    run_id: str
+    models_meta: dict
+    cal_meta: dict
+    given_models: dict
+    given_calibrators: dict
+    force: bool
+
+
+def _run_cells(ctx: _RunContext, cells: list[Cell]) -> tuple[int, int]:
+    """Every model's cells, one model at a time: load it, check its finished cells, fit its calibrators, compute."""
     from .layers import SharedLayers
 
     computed = reused = 0
-    shared = SharedLayers(config, skip=given_models)  # entries that differ only in their layer: one sweep
-    for mspec in config.models:
+    shared = SharedLayers(ctx.config, skip=ctx.given_models)  # entries that differ only in their layer: one sweep
+    for mspec in ctx.config.models:
         mcells = [c for c in cells if c.model == mspec.label]
-        if not mcells:
-            continue
-        pending = [c for c in mcells if _needs_run(c, overwrite, log)]
-        # the model is loaded even when every cell is finished: finished cells are checked against its content
-        prog.show(f"loading {mspec.label}")
-        t0 = time.perf_counter()
-        try:
-            model = given_models.get(mspec.label) or shared.get(mspec.label) or load_model_for(mspec, config)
-        except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
-            log(f"{mspec.label}: cannot load ({type(exc).__name__}: {exc})")
-            kept = len(mcells) - len(pending)
-            reused += kept
-            prog.advance(f"{mspec.label}: {kept} finished cells kept", n=kept)
-            computed += _fail_cells(pending, _error_record(exc, "load model"), run_id, None, prog)
-            continue
-        load_s = time.perf_counter() - t0
-        try:
-            desc = model.describe() if hasattr(model, "describe") else {"name": getattr(model, "name", mspec.spec)}
-        except Exception as exc:  # noqa: BLE001 - a description never fails a run
-            desc = {"name": getattr(model, "name", mspec.spec), "describe_error": str(exc)}
-        family = mspec.family
-        kind_family = family_from_kind(kind_of(model))
-        if not mspec.family_given and family == "static" and kind_family not in (None, "static"):
-            family = kind_family  # a path or spec that turned out to be a contextual encoder
-        models_meta[mspec.label] = {**jsonable(desc), "spec": mspec.spec, "label": mspec.label, "family": family,
-                                    "load_seconds": round(load_s, 3), "loaded_by_run": run_id}
-        fp = fingerprint_of(model)
-        try:
-            corpus_fp = corpus_content(model)
-        except Exception as exc:  # noqa: BLE001 - the cells that need it fail below; finished ones are kept
-            corpus_fp = None
-            log(f"{mspec.label}: corpus unreadable ({exc}); finished cells kept, unchecked against it")
-        try:
-            requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
-                        if cs.name != "none" and (mspec.label, cs.label) not in given_calibrators}
-        except Exception as exc:  # noqa: BLE001 - a fit needing it fails its cells below; finished ones are kept
-            requests = {}
-            log(f"{mspec.label}: calibrator inputs unreadable ({exc}); finished cells kept, unchecked against them")
-        pending_ids = {id(c) for c in pending}
-        todo = pending + [c for c in mcells if id(c) not in pending_ids and stale_cell(c, fp, requests, log, corpus_fp)]
-        skipped = len(mcells) - len(todo)
-        if skipped:
-            reused += skipped
-            prog.advance(f"{mspec.label}: {skipped} finished cells reused", n=skipped)
-        if not todo:
-            del model
-            continue
-        engine = Engine(model, seed=config.settings.seed, weat_kwargs=config.settings.weat_kwargs(), force=force)
-        # the isotropy check samples the pool the model's calibrators are fitted on (a given one: its own)
-        pool = _pool(config, mspec, [given_calibrators.get((mspec.label, cs.label)) for cs in config.calibrations])
-        for cspec in config.calibrations:
-            ccells = [c for c in todo if c.calibration == cspec.label]
-            if not ccells:
-                continue
-            calibrator = None
-            cal_record: dict[str, Any] = {}
-            if cspec.name != "none":
-                prog.show(f"{mspec.label}: fitting {cspec.label}")
-                try:
-                    given = given_calibrators.get((mspec.label, cspec.label))
-                    if given is not None:
-                        calibrator = given_calibrator(given, model, mspec, cspec, out, force, cal_record)
-                    else:
-                        calibrator = calibrator_for(engine, mspec, cspec, config, out, overwrite, log, cal_record)
-                    cal_meta[f"{mspec.label}/{cspec.label}"] = jsonable(cal_record)
-                except Exception as exc:  # noqa: BLE001
-                    log(f"{mspec.label}: calibrator {cspec.label} failed ({type(exc).__name__}: {exc})")
-                    computed += _fail_cells(ccells, _error_record(exc, f"fit calibrator {cspec.label}"), run_id,
-                                            fp, prog)
-                    continue
-            cal_info = {"label": cspec.label, "name": cspec.name, "params": cspec.params,
-                        **({k: cal_record.get(k) for k in ("reference", "n", "path")} if cal_record else {}),
-                        **({"request_hash": requests[cspec.label]} if cspec.label in requests else {})}
-            for c in ccells:
-                prog.show(c.label)
-                t1 = time.perf_counter()
-                started = now_iso()
-                try:
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always", IsoeatWarning)
-                        payload = compute_cell(engine, c, calibrator, config, pool)
-                    payload["warnings"] = [str(w.message) for w in caught if issubclass(w.category, IsoeatWarning)]
-                    payload["calibrator"] = cal_info
-                    payload["family"] = family
-                    if corpus_fp is not None:
-                        payload["corpus_fingerprint"] = corpus_fp
-                    status, err = "ok", None
-                except Exception as exc:  # noqa: BLE001 - one failing cell never stops the grid
-                    payload, status, err = ({"calibrator": cal_info, "family": family}, "failed",
-                                            _error_record(exc, c.kind))
-                dt = time.perf_counter() - t1
-                _write_cell(c, run_id, status, payload, err, dt, fp, started)
-                computed += 1
-                prog.advance(c.label, seconds=dt)
-        # describe again: contextual encoders load their corpus lazily (its fingerprint is known only now)
-        try:
-            desc = model.describe() if hasattr(model, "describe") else {}
-            models_meta[mspec.label].update(jsonable(desc))
-            corp = getattr(model, "loaded_corpus", None)
-            if corp is not None and hasattr(corp, "describe"):
-                models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
-        except Exception:  # noqa: BLE001 - a manifest never fails a run
-            pass
-        del engine, model
+        if mcells:
+            c, r = _run_model(ctx, mspec, mcells, shared)
+            computed, reused = computed + c, reused + r
     return computed, reused
+
+
+def _run_model(ctx: _RunContext, mspec: Any, mcells: list[Cell], shared: Any) -> tuple[int, int]:
+    """One model's cells: ``(computed, reused)``."""
+    config, log, prog = ctx.config, ctx.log, ctx.prog
+    pending = [c for c in mcells if _needs_run(c, ctx.overwrite, log)]
+    # the model is loaded even when every cell is finished: finished cells are checked against its content
+    prog.show(f"loading {mspec.label}")
+    t0 = time.perf_counter()
+    try:
+        model = ctx.given_models.get(mspec.label) or shared.get(mspec.label) or load_model_for(mspec, config)
+    except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
+        log(f"{mspec.label}: cannot load ({type(exc).__name__}: {exc})")
+        kept = len(mcells) - len(pending)
+        prog.advance(f"{mspec.label}: {kept} finished cells kept", n=kept)
+        return _fail_cells(pending, _error_record(exc, "load model"), ctx.run_id, None, prog), kept
+    family = _describe_model(ctx, mspec, model, time.perf_counter() - t0)
+    fp = fingerprint_of(model)
+    try:
+        corpus_fp = corpus_content(model)
+    except Exception as exc:  # noqa: BLE001 - the cells that need it fail below; finished ones are kept
+        corpus_fp = None
+        log(f"{mspec.label}: corpus unreadable ({exc}); finished cells kept, unchecked against it")
+    try:
+        requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
+                    if cs.name != "none" and (mspec.label, cs.label) not in ctx.given_calibrators}
+    except Exception as exc:  # noqa: BLE001 - a fit needing it fails its cells below; finished ones are kept
+        requests = {}
+        log(f"{mspec.label}: calibrator inputs unreadable ({exc}); finished cells kept, unchecked against them")
+    pending_ids = {id(c) for c in pending}
+    todo = pending + [c for c in mcells if id(c) not in pending_ids and stale_cell(c, fp, requests, log, corpus_fp)]
+    skipped = len(mcells) - len(todo)
+    if skipped:
+        prog.advance(f"{mspec.label}: {skipped} finished cells reused", n=skipped)
+    if not todo:
+        return 0, skipped
+    engine = Engine(model, seed=config.settings.seed, weat_kwargs=config.settings.weat_kwargs(), force=ctx.force)
+    fitted, failed, computed = _fit_calibrators(ctx, engine, mspec, todo, fp)
+    # the isotropy check samples the pool the model's calibrators are fitted on (a given one, or a sharded fit:
+    # the sample it recorded)
+    pool = _pool(config, mspec, [ctx.given_calibrators.get((mspec.label, cs.label)) or
+                                 _sharded(fitted.get(cs.label, (None, {}))[0]) for cs in config.calibrations])
+    base = {"family": family, **({"corpus_fingerprint": corpus_fp} if corpus_fp is not None else {})}
+    for cspec in config.calibrations:
+        if cspec.label in failed:
+            continue
+        calibrator, cal_record = fitted.get(cspec.label, (None, {}))
+        cal_info = {"label": cspec.label, "name": cspec.name, "params": cspec.params,
+                    **({k: cal_record.get(k) for k in ("reference", "n", "path")} if cal_record else {}),
+                    **({"request_hash": requests[cspec.label]} if cspec.label in requests else {})}
+        for c in (c for c in todo if c.calibration == cspec.label):
+            _compute_and_write(ctx, engine, c, calibrator, pool, {**base, "calibrator": cal_info}, fp)
+            computed += 1
+    _describe_again(ctx, mspec, model)
+    del engine, model
+    return computed, skipped
+
+
+def _sharded(calibrator: Any) -> Any:
+    """A calibrator fitted by the sharded route (its recorded sample is the isotropy check's pool), else None."""
+    meta = getattr(calibrator, "metadata_", None) or {}
+    return calibrator if "reference_mode" in meta else None
+
+
+def _fit_calibrators(ctx: _RunContext, engine: Engine, mspec: Any, todo: list[Cell], fp: str | None
+                     ) -> tuple[dict[str, tuple[Any, dict]], set[str], int]:
+    """The calibrators ``todo`` needs (by calibration label, with their manifest record), the labels whose fit
+    failed (their cells recorded as failed), and how many cells that was."""
+    config = ctx.config
+    fitted: dict[str, tuple[Any, dict]] = {}
+    failed: set[str] = set()
+    computed = 0
+    wanted = {c.calibration for c in todo}
+    for cspec in config.calibrations:
+        if cspec.name == "none" or cspec.label not in wanted:
+            continue
+        ccells = [c for c in todo if c.calibration == cspec.label]
+        ctx.prog.show(f"{mspec.label}: fitting {cspec.label}")
+        cal_record: dict[str, Any] = {}
+        try:
+            given = ctx.given_calibrators.get((mspec.label, cspec.label))
+            if given is not None:
+                calibrator = given_calibrator(given, engine.model, mspec, cspec, ctx.out, ctx.force, cal_record)
+            else:
+                calibrator = calibrator_for(engine, mspec, cspec, config, ctx.out, ctx.overwrite, ctx.log,
+                                            cal_record)
+            ctx.cal_meta[f"{mspec.label}/{cspec.label}"] = jsonable(cal_record)
+            fitted[cspec.label] = (calibrator, cal_record)
+        except Exception as exc:  # noqa: BLE001
+            ctx.log(f"{mspec.label}: calibrator {cspec.label} failed ({type(exc).__name__}: {exc})")
+            computed += _fail_cells(ccells, _error_record(exc, f"fit calibrator {cspec.label}"), ctx.run_id, fp,
+                                    ctx.prog)
+            failed.add(cspec.label)
+    return fitted, failed, computed
+
+
+def _compute_and_write(ctx: _RunContext, engine: Engine, c: Cell, calibrator: Any, pool: Any, extra: dict,
+                       fp: str | None) -> None:
+    """One cell computed (its IsoeatWarnings kept) and written, ok or failed."""
+    ctx.prog.show(c.label)
+    t1 = time.perf_counter()
+    started = now_iso()
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IsoeatWarning)
+            payload = compute_cell(engine, c, calibrator, ctx.config, pool)
+        payload["warnings"] = [str(w.message) for w in caught if issubclass(w.category, IsoeatWarning)]
+        payload.update(extra)
+        status, err = "ok", None
+    except Exception as exc:  # noqa: BLE001 - one failing cell never stops the grid
+        payload, status, err = ({"calibrator": extra["calibrator"], "family": extra["family"]}, "failed",
+                                _error_record(exc, c.kind))
+    dt = time.perf_counter() - t1
+    _write_cell(c, ctx.run_id, status, payload, err, dt, fp, started)
+    ctx.prog.advance(c.label, seconds=dt)
+
+
+def _describe_model(ctx: _RunContext, mspec: Any, model: Any, load_s: float) -> str:
+    """The manifest's record of a loaded model; returns its family (a spec that turned out contextual: its kind's)."""
+    try:
+        desc = model.describe() if hasattr(model, "describe") else {"name": getattr(model, "name", mspec.spec)}
+    except Exception as exc:  # noqa: BLE001 - a description never fails a run
+        desc = {"name": getattr(model, "name", mspec.spec), "describe_error": str(exc)}
+    family = mspec.family
+    kind_family = family_from_kind(kind_of(model))
+    if not mspec.family_given and family == "static" and kind_family not in (None, "static"):
+        family = kind_family  # a path or spec that turned out to be a contextual encoder
+    ctx.models_meta[mspec.label] = {**jsonable(desc), "spec": mspec.spec, "label": mspec.label, "family": family,
+                                    "load_seconds": round(load_s, 3), "loaded_by_run": ctx.run_id}
+    return family
+
+
+def _describe_again(ctx: _RunContext, mspec: Any, model: Any) -> None:
+    """Describe again: contextual encoders load their corpus lazily (its fingerprint is known only now)."""
+    try:
+        desc = model.describe() if hasattr(model, "describe") else {}
+        ctx.models_meta[mspec.label].update(jsonable(desc))
+        corp = getattr(model, "loaded_corpus", None)
+        if corp is not None and hasattr(corp, "describe"):
+            ctx.models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
+    except Exception:  # noqa: BLE001 - a manifest never fails a run
+        pass
 
 
 def compute_cell(engine: Engine, cell: Cell, calibrator: Any, config: ExperimentConfig, pool: Any) -> dict:
