@@ -103,3 +103,40 @@ def test_stability_default_keeps_the_protocol_hash():
     assert plain.protocol_hash() == same.protocol_hash() != other.protocol_hash()
     assert "stability" not in plain.protocol()["settings"]
     assert set(plain.protocol()["settings"]["reference"]) == {"corpus", "size", "sentences"}
+
+
+def test_reproduce_prints_the_firm_column(tmp_path, monkeypatch, capsys):
+    """``reproduce`` runs a config through the same route: its calibrated calls get the Firm marks of ``run``
+    (a tiny mapped GloVe stand-in, --quick --no-extras: tests/test_reproduce_mapping.py's small run)."""
+    import numpy as np
+
+    from isoeat.wordsets import get_test
+
+    words: list[str] = []
+    for i in range(1, 11):
+        t = get_test(f"W{i}")
+        for ws in (t.X, t.Y, t.A, t.B):
+            words += [w for w in ws.words if w not in words]
+    words += [f"filler{i}" for i in range(200)]
+    vecs = np.random.default_rng(7).normal(size=(len(words), 12))
+    (tmp_path / "g.txt").write_text("".join(w + " " + " ".join(f"{x:.6f}" for x in v) + "\n"
+                                            for w, v in zip(words, vecs)))
+    monkeypatch.chdir(tmp_path)
+    code = main(["reproduce", "--model", "glove-6b-100d=glove:g.txt", "--models", "GloVe", "--quick", "--no-extras",
+                 "--offline", "--out", "rep"])
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.split() == ["ID", "Chg", "Firm"])
+    firm = lines[at + 2:at + 12]
+    assert "redraws of the reference sample" in lines[at + 12]
+    marks = [ln.split()[0] for ln in firm]
+    assert marks == [f"W{i}" for i in range(1, 11)]
+    # the marks are the folder's: comparison.json's replicate shares, read by the Firm rule
+    from isoeat.labels import holds_mark
+
+    recs = json.loads((tmp_path / "rep" / "comparison.json").read_text())
+    for rec in recs:
+        same, total = map(int, rec["replicate_share"].split("/"))
+        line = next(ln for ln in firm if ln.split()[:1] == [rec["test"]])
+        assert line.rstrip().endswith(holds_mark(same, total))

@@ -110,7 +110,15 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
     :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``,
     ``substitute (...)``).
     """
+    from ..labels import holds_mark
+    from .run import comparisons
+
     paper = {(r["model"], r["test"]): r for r in paper_rows()}
+    comps = [c for c in comparisons(res) if c.calibration == "zca"]
+    marks = {(c.model, row.test): holds_mark(row.replicates_same, row.replicates)  # the Firm column, as `run`'s
+             for c in comps for row in c.rows if row.replicates}
+    for m in chosen:  # the redraws behind a model's marks (the footer states them)
+        m["firm_meta"] = next((c.calibrator_metadata for c in comps if c.model == m["label"]), {})
     out = []
     for m in chosen:
         if not m.get("paper"):
@@ -128,6 +136,7 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
                 "d_zca": r["d_calibrated"], "paper_d_zca": p["d_calibrated"], "p_zca": r["p_calibrated"],
                 "paper_p_zca": p["p_calibrated_printed"], "change": r["change"], "paper_change": p["change"],
                 "change_agrees": r["change"] == p["change"],
+                **({"firm": marks[(m["label"], r["test"])]} if (m["label"], r["test"]) in marks else {}),
             }
             agree = 0
             for ours, theirs, fmt in _CELLS:
@@ -141,6 +150,7 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
 
 def _render(rows: list[dict], chosen: list[dict]) -> str:
     from ..reporting.tables import _render as render
+    from ..reporting.tables import stability_footer
 
     lines: list[str] = []
     by_model: dict[str, list[dict]] = {}
@@ -167,6 +177,9 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                  format_paper_d(r["paper_d_zca"]), r["paper_p_zca"], r["paper_change"][0],
                  f"{r['digits_agree']}/4"] for r in rs]
         lines.append(render(header, body))
+        if any("firm" in r for r in rs):  # isoeat run's Firm column: does our calibrated call hold on redraws?
+            lines += ["", render(["ID", "Chg", "Firm"], [[r["test"], r["change"], r.get("firm", "-")] for r in rs]),
+                      stability_footer(m.get("firm_meta") or {})]
         agree = sum(r["change_agrees"] for r in rs)
         import numpy as np
 
