@@ -451,7 +451,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print("the paper's models not compared like with like here:", *missing, sep="\n")
     sys.stdout.flush()
     summary = run_experiment(config, args.out, overwrite=args.overwrite, argv=sys.argv[1:])
-    res = load_experiment(args.out)
+    res = summary.results or load_experiment(args.out)  # what the run wrote, not read again
     rows = compare_with_paper(res, chosen)
     _note_dimensions(res, chosen)
     for c in chosen:

@@ -449,6 +449,12 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     if sharded and given:
         raise ConfigError("--reference-size auto and --reference-shards fit the calibrator here; not with "
                           "--whitener or --scheduler")
+    if sharded:
+        from ..calibration import make_calibrator
+
+        if not hasattr(type(make_calibrator(args.calibration)), "from_statistics"):
+            raise ConfigError(f"reference-SE and --reference-size auto need a calibration fitted from mergeable "
+                              f"statistics (zca); {args.calibration!r} is not")
     if given:
         return calibrator_from_args(args, model), args
     if contextual and args.reference_text:  # the encoder reads this text as its reference: fitted here
@@ -540,7 +546,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _print_failures(summary, None)
             sys.stderr.write(f"isoeat: --overwrite all: nothing replaced; {out} still holds its earlier results\n")
             return 1
-        res = load_experiment(out)
+        res = summary.results or load_experiment(out)  # what the run wrote, not read again
         shown = {config.models[0].label} if getattr(args, "across_corpora", None) else None
         comps = _print(res, getattr(args, "format", "table"), adjust, shown)
         if sweep is not None:

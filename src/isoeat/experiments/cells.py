@@ -363,11 +363,18 @@ def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: Experiment
         try:
             cal = load_calibrator(path, require_hash=True)  # one saved before content hashes: refit
             meta = getattr(cal, "metadata_", {}) or {}
-            fresh = not _redraws_wanted(meta, config_route(config, mspec).replicates(model, cspec.name), config.tests)
-            if meta.get("request_hash") == req_hash and fresh:
+            if meta.get("request_hash") == req_hash:
                 from ..calibration import check_compatible
 
                 check_compatible(cal, model)
+                route = config_route(config, mspec)
+                if _redraws_wanted(meta, route.replicates(model, cspec.name), config.tests):
+                    from .route import with_redraws  # a grown grid: the new tests' redraws too (the same rows)
+
+                    cal = with_redraws(engine, cal, config.tests, cspec.name, cspec.params, route,
+                                       _fit_options(config, log))
+                    save_calibrator(cal, path)
+                    meta = cal.metadata_
                 record.update(path=str(path.relative_to(out)), reused=True, seconds=time.perf_counter() - t0,
                               **_route_record(meta))
                 log(f"{mspec.label}: reusing calibrator {cspec.label} ({path.relative_to(out)})")
@@ -375,19 +382,25 @@ def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: Experiment
             log(f"{mspec.label}: saved calibrator {cspec.label} does not match this config; refitting")
         except IsoeatError as exc:
             log(f"{mspec.label}: saved calibrator {cspec.label} unusable ({exc}); refitting")
-    from .route import FitOptions, fit_route
+    from .route import fit_route
 
-    s = config.settings
-    p_kwargs = {k: v for k, v in s.weat_kwargs().items() if k in ("alternative", "method", "n_permutations",
-                                                                    "exact_memory")}
     cal, _ = fit_route(engine, config.tests, cspec.name, cspec.params, config_route(config, mspec),
-                       reference_spec(mspec, config, model),
-                       FitOptions(alpha=s.alpha, ddof=s.ddof, min_coverage=s.min_coverage, p_kwargs=p_kwargs, log=log))
+                       reference_spec(mspec, config, model), _fit_options(config, log))
     cal.metadata_ = {**(getattr(cal, "metadata_", {}) or {}), "request_hash": req_hash}
     save_calibrator(cal, path)
     record.update(path=str(path.relative_to(out)), reused=False, seconds=time.perf_counter() - t0,
                   **_route_record(cal.metadata_))
     return cal
+
+
+def _fit_options(config: ExperimentConfig, log: Callable[[str], None]) -> Any:
+    """The cells' WEAT options as the calibrator route's :class:`~isoeat.experiments.route.FitOptions`."""
+    from .route import FitOptions
+
+    s = config.settings
+    p_kwargs = {k: v for k, v in s.weat_kwargs().items() if k in ("alternative", "method", "n_permutations",
+                                                                    "exact_memory")}
+    return FitOptions(alpha=s.alpha, ddof=s.ddof, min_coverage=s.min_coverage, p_kwargs=p_kwargs, log=log)
 
 
 def _route_record(meta: dict) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -420,6 +420,7 @@ def parse_config(data: Any, *, source: str | None = None, base_dir: str | Path |
     models = _parse_models(ck, data.get("models"))
     tests, specs = _parse_tests(ck, data.get("tests"), base)
     calibrations = _parse_calibrations(ck, data.get("calibrations"), settings)
+    _check_route(ck, settings, calibrations)
     metrics = _parse_metrics(ck, data.get("metrics"))
     anisotropy = _parse_anisotropy(ck, data.get("anisotropy"))
     similarity = _parse_similarity(ck, data.get("similarity"))
@@ -531,6 +532,22 @@ def _route_settings(ck: _Checker, r: dict, size: Any) -> dict[str, Any]:
             raise ck.fail("settings.reference.max_size", str(exc).removeprefix("settings.reference.max_size ")) \
                 from None
     return out
+
+
+def _check_route(ck: _Checker, settings: Settings, calibrations: Sequence[CalibrationSpec]) -> None:
+    """Shards, ``size: auto`` and a number of redraws refit from merged statistics (zca): another calibration
+    is refused here, in one line, not in every cell."""
+    from ..calibration import make_calibrator
+
+    r = settings.reference
+    key = ("settings.reference.size" if r.size == "auto" else "settings.reference.shards" if r.shards is not None
+           else "settings.stability" if isinstance(settings.stability, int) else None)
+    if key is None:
+        return
+    for c in calibrations:
+        if c.name != "none" and not hasattr(type(make_calibrator(c.name)), "from_statistics"):
+            raise ck.fail(key, f"needs calibrations fitted from mergeable statistics (zca); {c.label!r} is not "
+                          "(reference-SE, size auto and the stability redraws refit from merged shard statistics)")
 
 
 def _stability_setting(ck: _Checker, value: Any) -> int | str:

@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errors import ConfigError
 from .reference import DEFAULT_SHARDS, ReferenceOptions
 
-__all__ = ["Route", "FitOptions", "fit_route"]
+__all__ = ["Route", "FitOptions", "fit_route", "with_redraws", "stability_replicates"]
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,14 @@ class Route:
         return self.size == "auto"
 
     def replicates(self, model: Any, calibration: Any, calibrator: Any = None) -> int:
-        """The redraws of the stability marks (0: none; :func:`~isoeat.experiments.compare.stability_replicates`)."""
-        from .compare import stability_replicates
-
+        """The redraws of the stability marks (0: none; :func:`stability_replicates`)."""
         return stability_replicates(self.stability, model, calibrator, calibration,
                                     self.auto or self.reference.shards is not None)
 
     def sharded(self, model: Any, replicates: int) -> bool:
         """Whether the fit is :func:`fit_reference`'s: ``auto``, shards given, or a contextual model's redraws."""
-        return self.auto or self.reference.shards is not None or bool(replicates and hasattr(model, "reference_batches"))
+        contextual = hasattr(model, "reference_batches")
+        return self.auto or self.reference.shards is not None or bool(replicates and contextual)
 
     def key(self, model: Any, calibration: Any, tests: Sequence[Any]) -> dict[str, Any] | None:
         """What a sharded fit adds to its calibrator's request (None: a plain fit, whose request is as before)."""
@@ -92,7 +92,7 @@ def fit_route(engine: Any, tests: Sequence[Any], name: str, params: dict[str, An
     replicates = route.replicates(model, name)
     reference_kwargs = {"text": route.text} if route.text else {}
     if route.sharded(model, replicates):
-        from .compare import classify_change
+        from ..labels import classify_change
         from .reference import fit_reference
 
         ref = route.reference
@@ -103,12 +103,47 @@ def fit_route(engine: Any, tests: Sequence[Any], name: str, params: dict[str, An
             min_coverage=o.min_coverage, p_kwargs=o.p_kwargs, classify=classify_change, log=o.log,
             replicates=replicates)
         return fit.calibrator, dict(fit.reference_se)
-    calibrator = engine.fit(name, params, spec)
-    if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
+    return with_redraws(engine, engine.fit(name, params, spec), tests, name, params, route, o), {}
+
+
+def with_redraws(engine: Any, calibrator: Any, tests: Sequence[Any], name: str, params: dict[str, Any] | None,
+                 route: Route, options: FitOptions | None = None) -> Any:
+    """A plain fit with the stability redraws ``route`` asks for: a static model's rows in shards, redrawn (no
+    jackknife, no second fit; :func:`~isoeat.experiments.stability.fit_stability`), in its metadata. Also a saved
+    calibrator reused by a grid that grew: the redraws of every test are drawn again, the same for the old ones."""
+    o = options or FitOptions()
+    replicates = route.replicates(engine.model, name)
+    if replicates:
         from .stability import fit_stability
 
-        st = fit_stability(model, tests, calibration=name, params=params, size=int(route.size),
-                           replicates=replicates, reference_kwargs=reference_kwargs, seed=engine.seed,
-                           ddof=o.ddof, min_coverage=o.min_coverage)
+        st = fit_stability(engine.model, tests, calibration=name, params=params, size=int(route.size),
+                           replicates=replicates, reference_kwargs={"text": route.text} if route.text else {},
+                           seed=engine.seed, ddof=o.ddof, min_coverage=o.min_coverage)
         calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
-    return calibrator, {}
+    return calibrator
+
+
+def stability_replicates(stability: Any, model: Any, calibrator: Any, calibration: Any, sharded: bool) -> int:
+    """The redraws of the stability marks ``stability`` asks for (0: none): ``compare_calibration(stability=...)``
+    and ``isoeat run --stability`` (``calibrator``: one fitted elsewhere, else None)."""
+    from ..calibration import make_calibrator
+    from .reference import DEFAULT_REPLICATES, check_replicates
+
+    if stability in ("off", 0, None, False):
+        return 0
+    fitted_here = calibrator is None and isinstance(calibration, str) and calibration != "none"
+    if stability == "auto":
+        if not fitted_here:
+            return 0
+        if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
+            return 0
+        return DEFAULT_REPLICATES if sharded or not hasattr(model, "reference_batches") else 0
+    r = check_replicates(stability, "stability")
+    if not fitted_here:
+        raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "
+                          "a calibrator fitted elsewhere (give a calibration name such as 'zca')")
+    if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
+        raise ConfigError(f"stability is not available with calibration {calibration!r}: the marks refit the "
+                          "calibrator from the merged statistics of redraws of its reference shards, which only "
+                          "'zca' can; drop the marks or calibrate with 'zca'")
+    return r

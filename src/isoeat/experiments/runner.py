@@ -47,7 +47,7 @@ import traceback
 import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +225,9 @@ class RunSummary:
     seconds: float
     interrupted: bool = False
     kept_old: bool = False  #: ``--overwrite all`` failed: the folder still holds the earlier results
+    #: what the run wrote (its tidy records, tables' source and final manifest), read once from its cells to
+    #: write the tables; None without ``write_tables`` or when nothing was published (``kept_old``)
+    results: ExperimentResults | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -355,6 +358,7 @@ def run_experiment(
         manifest_args: dict[str, Any] = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta,
                                              out=work)
         computed = reused = 0
+        results: ExperimentResults | None = None
         status = "interrupted"  # until the work is done, whatever stops it
         try:
             write_manifest(work, _build_manifest(**manifest_args, cells=cells))
@@ -365,7 +369,8 @@ def run_experiment(
                 try:
                     # the calibrators' records first: the tidy files read them (the stability marks' redraws)
                     write_manifest(work, _build_manifest(**manifest_args, cells=cells))
-                    write_results(work)
+                    results = load_experiment(work)  # read once: the tables and the caller's print share it
+                    write_results(work, results)
                 except IsoeatError as exc:  # pragma: no cover - defensive
                     log(f"could not write tables: {exc}")
             status = "finished"
@@ -383,10 +388,13 @@ def run_experiment(
             this_run.update(ended=now_iso(), status=status, computed=computed, reused=reused,
                             failed=sum(1 for s in failed if s.get("run_id") == run_id),
                             seconds=round(time.perf_counter() - t_start, 3))
+            final = _build_manifest(**manifest_args, cells=cells)
             try:
-                write_manifest(work, _build_manifest(**manifest_args, cells=cells))
+                write_manifest(work, final)
             except OSError:  # disk full: the next run marks this one interrupted
                 pass
+            if results is not None:
+                results = replace(results, out=out, manifest=final)
             if staged and status != "finished":
                 import shutil
 
@@ -404,7 +412,7 @@ def run_experiment(
     return RunSummary(out=out, run_id=run_id, total=len(cells), computed=computed, reused=reused,
                       failed=[{"key": f.get("key"), "kind": f.get("kind"), **(f.get("error") or {})} for f in failed],
                       seconds=time.perf_counter() - t_start, interrupted=status == "interrupted",
-                      kept_old=staged and bool(failed))
+                      kept_old=staged and bool(failed), results=None if staged and failed else results)
 
 
 def _say(note: str | None, notes: list[str]) -> None:
