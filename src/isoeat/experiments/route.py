@@ -16,11 +16,12 @@ command's ``--reference-size/--reference-shards/--reference-tolerance/--referenc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._errors import ConfigError
+from ._fitoptions import FitOptions
 from .reference import DEFAULT_SHARDS, ReferenceOptions
 
 __all__ = ["Route", "FitOptions", "fit_route", "with_redraws", "stability_replicates"]
@@ -72,17 +73,6 @@ class Route:
                     "tests": sorted(test_hash(t) for t in tests)} if self.auto else {})}
 
 
-@dataclass(frozen=True)
-class FitOptions:
-    """The WEAT options a sharded fit's ``auto`` stopping rule and the redraws use (the cells' own)."""
-
-    alpha: float = 0.05
-    ddof: int = 1
-    min_coverage: float = 0.8
-    p_kwargs: dict[str, Any] = field(default_factory=dict)
-    log: Callable[[str], None] | None = None
-
-
 def fit_route(engine: Any, tests: Sequence[Any], name: str, params: dict[str, Any] | None, route: Route,
               spec: Any, options: FitOptions | None = None) -> tuple[Any, dict[str, float]]:
     """The calibrator ``name`` (``params``) of ``engine``'s model fitted by ``route``, and its reference-SE by
@@ -96,12 +86,10 @@ def fit_route(engine: Any, tests: Sequence[Any], name: str, params: dict[str, An
         from .reference import fit_reference
 
         ref = route.reference
-        fit = fit_reference(
-            model, tests, calibration=name, params=params, size=route.size,
-            shards=DEFAULT_SHARDS if ref.shards is None else ref.shards, tolerance=ref.tolerance,
-            max_size=ref.max_size, reference_kwargs=reference_kwargs, seed=engine.seed, alpha=o.alpha, ddof=o.ddof,
-            min_coverage=o.min_coverage, p_kwargs=o.p_kwargs, classify=classify_change, log=o.log,
-            replicates=replicates)
+        fit = fit_reference(model, tests, calibration=name, params=params, size=route.size,
+                            reference=replace(ref, shards=DEFAULT_SHARDS if ref.shards is None else ref.shards),
+                            fit=replace(o, classify=classify_change, reference_kwargs=reference_kwargs),
+                            seed=engine.seed, replicates=replicates)
         return fit.calibrator, dict(fit.reference_se)
     return with_redraws(engine, engine.fit(name, params, spec), tests, name, params, route, o), {}
 
