@@ -140,3 +140,39 @@ def test_reproduce_prints_the_firm_column(tmp_path, monkeypatch, capsys):
         same, total = map(int, rec["replicate_share"].split("/"))
         line = next(ln for ln in firm if ln.split()[:1] == [rec["test"]])
         assert line.rstrip().endswith(holds_mark(same, total))
+
+
+@pytest.mark.parametrize("settings, ok", [
+    ({"stability": 1}, False), ({"stability": 2}, True), ({"stability": 1000}, True), ({"stability": 1001}, False),
+    ({"stability": "off"}, True), ({"stability": True}, False),
+    ({"reference": {"shards": 1}}, False), ({"reference": {"shards": 2}}, True),
+    ({"reference": {"size": "auto", "max_size": 39}}, False), ({"reference": {"size": "auto", "max_size": 40}}, True),
+    ({"reference": {"size": "auto", "tolerance": 0}}, False),
+    ({"reference": {"size": "auto", "tolerance": 1e-9}}, True),
+    ({"reference": {"max_size": 5000}}, False),  # only with size auto
+])
+def test_route_settings_at_their_bounds(settings, ok):
+    """The config's route settings take what ``isoeat run``'s options take (--stability 2..1000, shards >= 2,
+    --reference-max >= 40 = 2 x the 20 shards of auto, tolerance > 0), and refuse the rest in one line."""
+    from isoeat import ConfigError
+    from isoeat.experiments.config import parse_config
+
+    data = {"models": ["glove-6b-50d"], "tests": ["W6"], "calibrations": ["none", "zca"], "settings": settings}
+    if ok:
+        parse_config(data)
+        return
+    with pytest.raises(ConfigError) as err:
+        parse_config(data)
+    key = "settings.stability" if "stability" in settings else "settings.reference."
+    assert key in str(err.value) and "\n" not in str(err.value)
+
+
+def test_route_settings_refused_for_a_calibration_without_merged_statistics():
+    from isoeat import ConfigError
+    from isoeat.experiments.config import parse_config
+
+    for settings in ({"stability": 20}, {"reference": {"shards": 20}}, {"reference": {"size": "auto"}}):
+        with pytest.raises(ConfigError, match="mergeable statistics"):
+            parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "calibrations": ["none", "abtt"],
+                          "settings": settings})
+    parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "calibrations": ["none", "abtt"]})  # auto: no marks
