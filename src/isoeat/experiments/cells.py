@@ -140,9 +140,9 @@ def reference_spec(mspec: ModelSpec, config: ExperimentConfig, model: Any = None
     """
     from ..calibration.sample import ReferenceSpec
 
-    size = config.settings.reference.size
-    if size == "auto":  # the pool auto draws its shards from (a fitted calibrator records the sample it used)
-        size = config.settings.reference.max_size
+    r = config.settings.reference
+    # auto: the pool it draws its shards from (a fitted calibrator records the sample it used)
+    size = r.max_size if isinstance(r.size, str) else int(r.size)
     static = mspec.is_static if model is None else not _contextual(model)
     if for_check and not static and config.anisotropy is not None:
         size = min(size, config.anisotropy.sample)

@@ -315,7 +315,8 @@ class ExperimentConfig:
             s.pop("stability", None)
         ref = s.get("reference")
         if isinstance(ref, dict):
-            for k, default in (("shards", None), ("tolerance", 0.02), ("max_size", 100_000)):
+            defaults: dict[str, Any] = {"shards": None, "tolerance": 0.02, "max_size": 100_000}
+            for k, default in defaults.items():  # added later: absent, as in folders written before
                 if ref.get(k) == default:
                     ref.pop(k, None)
         if not (self.settings.ci or self.settings.bootstrap):
