@@ -393,12 +393,18 @@ def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list
 _TIDY_DROP = ("s_x", "s_y", "cell", "duration_s", "warnings")
 
 
-def write_results(out: str | Path, results: ExperimentResults | None = None) -> list[Path]:
-    """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``."""
+def write_results(out: str | Path | ExperimentResults, results: ExperimentResults | None = None) -> list[Path]:
+    """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``.
+
+    ``out``: the folder (its cells read, unless ``results`` holds them already), or the results of a folder
+    read once (the runner's: :attr:`~isoeat.experiments.runner.RunSummary.results`), written into theirs.
+    """
     from .._version import versioned
     from ..reporting.paper_tables import write_tables
     from ..reporting.tables import records_to_csv, to_json
 
+    if isinstance(out, ExperimentResults):
+        out, results = out.out, out
     out = Path(out)
     res = results or load_experiment(out)
     written: list[Path] = []

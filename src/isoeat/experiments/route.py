@@ -87,8 +87,9 @@ def fit_route(engine: Any, tests: Sequence[Any], name: str, params: dict[str, An
 
         ref = route.reference
         fit = fit_reference(model, tests, calibration=name, params=params, size=route.size,
-                            reference=replace(ref, shards=DEFAULT_SHARDS if ref.shards is None else ref.shards),
-                            fit=replace(o, classify=classify_change, reference_kwargs=reference_kwargs),
+                            shards=DEFAULT_SHARDS if ref.shards is None else ref.shards, tolerance=ref.tolerance,
+                            max_size=ref.max_size, fit=replace(o, classify=classify_change,
+                                                               reference_kwargs=reference_kwargs),
                             seed=engine.seed, replicates=replicates)
         return fit.calibrator, dict(fit.reference_se)
     return with_redraws(engine, engine.fit(name, params, spec), tests, name, params, route, o), {}

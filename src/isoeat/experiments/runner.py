@@ -323,7 +323,7 @@ def run_experiment(
         runs, this_run = _run_records(folder.previous, run_id, started, argv, overwrite, notes)
         ctx = _RunContext(config, work, overwrite, prog, log, run_id, _mapping(folder.previous.get("models")),
                           _mapping(folder.previous.get("calibrators")), dict(models or {}), dict(calibration or {}),
-                          force)
+                          force, compute=lambda *a: compute_cell(*a))  # this module's, as patched
         done = _execute(ctx, cells, gate, runs, this_run, write_tables=write_tables, t_start=t_start,
                         staged=folder.staged)
         failed = done["failed"]
@@ -406,7 +406,7 @@ def _execute(ctx: _RunContext, cells: list[Cell], gate: SignalGate, runs: list[d
                 # the calibrators' records first: the tidy files read them (the stability marks' redraws)
                 write_manifest(work, _build_manifest(**manifest_args, cells=cells))
                 results = load_experiment(work)  # read once: the tables and the caller's print share it
-                write_results(work, results)
+                write_results(results)
             except IsoeatError as exc:  # pragma: no cover - defensive
                 ctx.log(f"could not write tables: {exc}")
         status = "finished"
