@@ -404,9 +404,11 @@ def write_results(out: str | Path | ExperimentResults, results: ExperimentResult
     from ..reporting.tables import records_to_csv, to_json
 
     if isinstance(out, ExperimentResults):
-        out, results = out.out, out
-    out = Path(out)
-    res = results or load_experiment(out)
+        results, folder = out, Path(out.out)
+    else:
+        folder = Path(out)
+    out = folder
+    res = results or load_experiment(folder)
     written: list[Path] = []
 
     def both(stem: str, records: list[dict]) -> None:
