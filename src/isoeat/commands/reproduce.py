@@ -112,7 +112,15 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
     :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``,
     ``substitute (...)``).
     """
+    from ..labels import holds_mark
+    from .run import comparisons
+
     paper = {(r["model"], r["test"]): r for r in paper_rows()}
+    comps = [c for c in comparisons(res) if c.calibration == "zca"]
+    marks = {(c.model, row.test): holds_mark(row.replicates_same, row.replicates)  # the Firm column, as `run`'s
+             for c in comps for row in c.rows if row.replicates}
+    for m in chosen:  # the redraws behind a model's marks (the footer states them)
+        m["firm_meta"] = next((c.calibrator_metadata for c in comps if c.model == m["label"]), {})
     out = []
     for m in chosen:
         if not m.get("paper"):
@@ -130,6 +138,7 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
                 "d_zca": r["d_calibrated"], "paper_d_zca": p["d_calibrated"], "p_zca": r["p_calibrated"],
                 "paper_p_zca": p["p_calibrated_printed"], "change": r["change"], "paper_change": p["change"],
                 "change_agrees": r["change"] == p["change"],
+                **({"firm": marks[(m["label"], r["test"])]} if (m["label"], r["test"]) in marks else {}),
             }
             agree = 0
             for ours, theirs, fmt in _CELLS:
@@ -143,6 +152,7 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
 
 def _render(rows: list[dict], chosen: list[dict]) -> str:
     from ..reporting.tables import _render as render
+    from ..reporting.tables import stability_footer
 
     lines: list[str] = []
     by_model: dict[str, list[dict]] = {}
@@ -169,6 +179,9 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                  format_paper_d(r["paper_d_zca"]), r["paper_p_zca"], r["paper_change"][0],
                  f"{r['digits_agree']}/4"] for r in rs]
         lines.append(render(header, body))
+        if any("firm" in r for r in rs):  # isoeat run's Firm column: does our calibrated call hold on redraws?
+            lines += ["", render(["ID", "Chg", "Firm"], [[r["test"], r["change"], r.get("firm", "-")] for r in rs]),
+                      stability_footer(m.get("firm_meta") or {})]
         lines += ["", agreement_headline(rs, m.get("over_fallback") or ()), ""]
         if m.get("fallback_line"):
             lines.insert(len(lines) - 1, m["fallback_line"])
@@ -488,7 +501,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         print("the paper's models not compared like with like here:", *missing, sep="\n")
     sys.stdout.flush()
     summary = run_experiment(config, args.out, overwrite=args.overwrite, argv=sys.argv[1:])
-    res = load_experiment(args.out)
+    res = summary.results or load_experiment(args.out)  # what the run wrote, not read again
     rows = compare_with_paper(res, chosen)
     _note_dimensions(res, chosen)
     for c in chosen:

@@ -243,7 +243,9 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
         "ci": bool(args.ci), "ci_estimand": args.ci_estimand,
         "allow_overlap": bool(args.allow_overlap),
         **({"exact_memory": args.exact_memory} if args.exact_memory is not None else {}),
-        "reference": {"size": args.reference_size, **({"corpus": args.reference_text} if args.reference_text else {})},
+        "reference": {"size": args.reference_size, **({"corpus": args.reference_text} if args.reference_text else {}),
+                      **_route_options(args, calibrator)},
+        "stability": args.stability if calibrator is None else "off",
     }
     label = getattr(model, "name", None) or args.model
     models = [{"spec": args.model, "label": label, "options": options}] if not layers else [
@@ -268,6 +270,19 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
         if str(exc).startswith("metrics"):
             raise ConfigError("--" + str(exc)) from None
         raise
+
+
+def _route_options(args: argparse.Namespace, calibrator: Any) -> dict[str, Any]:
+    """The reference settings of the calibrator route (shards, ``auto``'s tolerance and cap) the options give;
+    none for a calibrator fitted before the run (``--whitener``, ``--scheduler``: its own record says them)."""
+    if calibrator is not None:
+        return {}
+    out: dict[str, Any] = {}
+    if args.reference_shards is not None:
+        out["shards"] = args.reference_shards
+    if args.reference_size == "auto":
+        out.update(tolerance=args.reference_tolerance, max_size=args.reference_max)
+    return out
 
 
 def layer_label(label: str, layer: int) -> str:
@@ -405,9 +420,9 @@ def _print(res: Any, fmt: str, adjust: str, shown: set[str] | None = None) -> li
 
 
 def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Namespace]:
-    """The run's calibrator; with --reference-size auto or --reference-shards, fitted on shards with SE_ref.
-
-    Returns the calibrator and the options with ``reference_size`` set to the size used.
+    """The run's calibrator when it is fitted before the run (``--whitener``, ``--scheduler``, a contextual model's
+    ``--reference-text``), else None: the runner fits it by the calibrator route (:mod:`isoeat.experiments.route`)
+    from the config's settings, as a CONFIG's. The reference options are checked here, before anything is encoded.
     """
     from .._errors import ConfigError
     from ..experiments.compare import stability_replicates
@@ -422,20 +437,6 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         for opt, default in (("reference_tolerance", 0.02), ("reference_max", 100_000)):
             if getattr(args, opt) != default:
                 raise ConfigError(f"--{opt.replace('_', '-')}: only used with --reference-size auto")
-    if not sharded:
-        calibrator = calibrator_from_args(args, model)
-        if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
-            from ..experiments.stability import RedrawPlan, fit_stability
-            from ..wordsets import resolve_tests
-
-            size = args.reference_size
-            st = fit_stability(model, resolve_tests(args.test), RedrawPlan(size=size, replicates=replicates,
-                                                                           seed=args.seed),
-                               calibration=args.calibration, params=calibration_params(args),
-                               reference_kwargs={"text": args.reference_text} if args.reference_text else {},
-                               ddof=args.ddof, min_coverage=args.min_coverage)
-            calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
-        return calibrator, args
     if auto:
         from ..experiments.reference import check_auto_max
 
@@ -452,18 +453,28 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
                      size_name="--reference-size", size=args.reference_size)
     if auto and args.reference_shards is not None:
         raise ConfigError("--reference-shards: --reference-size auto chooses its shards (the cap in 20); drop it")
-    if args.whitener or getattr(args, "_client", None) is not None:
+    if sharded and given:
         raise ConfigError("--reference-size auto and --reference-shards fit the calibrator here; not with "
                           "--whitener or --scheduler")
-    from ..cliargs import weat_kwargs
-    from ..experiments.compare import classify_change
-    from ..experiments.reference import DEFAULT_SHARDS, fit_reference
-    from ..wordsets import resolve_tests
+    if sharded:
+        from ..calibration import make_calibrator
 
-    kw = weat_kwargs(args)
-    p_kwargs: dict[str, Any] = {k: kw[k] for k in ("alternative", "method", "n_permutations") if k in kw}
-    if "exact_memory" in kw:
-        p_kwargs["exact_memory"] = kw["exact_memory"]
+        if not hasattr(type(make_calibrator(args.calibration)), "from_statistics"):
+            raise ConfigError(f"reference-SE and --reference-size auto need a calibration fitted from mergeable "
+                              f"statistics (zca); {args.calibration!r} is not")
+    if given:
+        return calibrator_from_args(args, model), args
+    if contextual and args.reference_text:  # the encoder reads this text as its reference: fitted here
+        return _fit_here(args, model, replicates, sharded)
+    return None, args
+
+
+def _fit_here(args: argparse.Namespace, model: Any, replicates: int, sharded: bool) -> tuple[Any, argparse.Namespace]:
+    """A contextual model's calibrator on ``--reference-text``, by the calibrator route, handed to the run."""
+    from ..experiments.engine import Engine
+    from ..experiments.reference import ReferenceOptions
+    from ..experiments.route import FitOptions, Route, fit_route
+    from ..wordsets import resolve_tests
 
     def log(msg: str) -> None:
         from .._progress import progress_enabled
@@ -471,15 +482,22 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         if progress_enabled(getattr(args, "progress", None)):
             sys.stderr.write(msg + "\n")
 
-    fit = fit_reference(
-        model, resolve_tests(args.test), calibration=args.calibration, params=calibration_params(args),
-        size=args.reference_size, shards=args.reference_shards or DEFAULT_SHARDS, tolerance=args.reference_tolerance,
-        max_size=args.reference_max, reference_kwargs={"text": args.reference_text} if args.reference_text else {},
-        seed=args.seed, alpha=args.alpha, ddof=args.ddof, min_coverage=args.min_coverage, p_kwargs=p_kwargs,
-        classify=classify_change, log=log, replicates=replicates)
+    if not sharded:
+        return calibrator_from_args(args, model), args
+    from ..cliargs import weat_kwargs
+
+    kw = weat_kwargs(args)
+    route = Route(size=args.reference_size, reference=ReferenceOptions(
+        shards=args.reference_shards, tolerance=args.reference_tolerance, max_size=args.reference_max),
+        stability=args.stability, text=args.reference_text)
+    options = FitOptions(alpha=args.alpha, ddof=args.ddof, min_coverage=args.min_coverage, log=log,
+                         p_kwargs={k: kw[k] for k in ("alternative", "method", "n_permutations", "exact_memory")
+                                   if k in kw})
+    cal, _ = fit_route(Engine(model, seed=args.seed), resolve_tests(args.test), args.calibration,
+                       calibration_params(args), route, None, options)
     used = argparse.Namespace(**vars(args))
-    used.reference_size = fit.size
-    return fit.calibrator, used
+    used.reference_size = cal.metadata_.get("reference_size", args.reference_size)
+    return cal, used
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -520,15 +538,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
         adjust = args.adjust
     elif not args.config:
         corpora = _other_corpora(args, model)  # checked before the calibrator is fitted
-        calibrator, args = _calibrator(args, model)
+        calibrator, args = _calibrator(args, model)  # None: the runner fits it, by the one calibrator route
         if args.whitener:  # another model's calibrator is a user error, said before any folder is written
             from ..calibration import check_compatible
 
             check_compatible(calibrator, model, force=bool(args.force))
         config = quick_config(args, model, calibrator, corpora=corpora)
         label = config.models[0].label
-        given = {"models": {label: model}, "calibration": {(label, config.calibrations[1].label): calibrator},
-                 "force": bool(args.force)}
+        given = {"models": {label: model}, "force": bool(args.force),
+                 **({"calibration": {(label, config.calibrations[1].label): calibrator}} if calibrator is not None
+                    else {})}
         adjust = args.adjust
     with tempfile.TemporaryDirectory(prefix="isoeat-run-") as tmp:
         out = Path(args.out) if args.out else Path(tmp) / "run"
@@ -537,7 +556,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             _print_failures(summary, None)
             sys.stderr.write(f"isoeat: --overwrite all: nothing replaced; {out} still holds its earlier results\n")
             return 1
-        res = load_experiment(out)
+        res = summary.results or load_experiment(out)  # what the run wrote, not read again
         shown = {config.models[0].label} if getattr(args, "across_corpora", None) else None
         comps = _print(res, getattr(args, "format", "table"), adjust, shown)
         if sweep is not None:

@@ -16,7 +16,7 @@ from .._validate import check_choice, check_int, check_real
 from ..calibration.moments import CovarianceAccumulator
 from . import _worker
 
-__all__ = ["INSTALL_LINE", "SchedulerUnreachableError", "require_dask", "connect", "ShardPlan",
+__all__ = ["INSTALL_LINE", "SchedulerUnreachableError", "require_dask", "connect", "ShardPlan", "ReferenceSample",
            "plan_reference_shards", "fit_calibrator_distributed", "encode_words_distributed",
            "worker_model_loads", "DEFAULT_SENTENCES_PER_SHARD", "DEFAULT_ROWS_PER_SHARD"]
 
@@ -292,15 +292,36 @@ def _check_calibration(calibration: str, params: dict[str, Any]) -> None:
         )
 
 
+@dataclass(frozen=True)
+class ReferenceSample:
+    """The reference sample of a distributed fit besides its size: what :func:`plan_reference_shards` takes
+    (``corpus``, ``shards``, ``unit``, ``seed``, ``model_options``, ``reference_kwargs``)."""
+
+    corpus: Any = None
+    shards: int | None = None
+    unit: str | None = None
+    seed: int = 0
+    model_options: dict[str, Any] | None = None
+    reference_kwargs: dict[str, Any] | None = None
+
+    @classmethod
+    def take(cls, options: dict[str, Any], base: ReferenceSample | None = None) -> ReferenceSample:
+        """``base`` (default: the defaults) with its fields given by name in ``options`` (removed from it)."""
+        from dataclasses import fields, replace
+
+        if base is not None and not isinstance(base, cls):
+            raise ConfigError(f"sample must be a ReferenceSample, got {type(base).__name__}")
+        return replace(base or cls(), **{f.name: options.pop(f.name) for f in fields(cls) if f.name in options})
+
+
 def fit_calibrator_distributed(
     model_spec: str,
     *,
     client: Any = None,
     scheduler: str | None = None,
     calibration: str = "zca",
-    # the reference sample, passed on to plan_reference_shards
-    n_reference: int = 100_000, corpus: Any = None, shards: int | None = None, unit: str | None = None,
-    seed: int = 0, model_options: dict[str, Any] | None = None, reference_kwargs: dict[str, Any] | None = None,
+    n_reference: int = 100_000,
+    sample: ReferenceSample | None = None,
     timeout: float = 10.0,
     retries: int = 0,
     **params: Any,
@@ -320,8 +341,11 @@ def fit_calibrator_distributed(
         single-process reference run on the same shards).
     calibration : str
         A calibrator that can be fitted from merged statistics (``"zca"``).
-    n_reference, corpus, shards, unit, seed, reference_kwargs
-        The reference sample (see :func:`plan_reference_shards`).
+    n_reference : int
+        The reference size (see :func:`plan_reference_shards`).
+    sample : ReferenceSample, optional
+        The rest of the reference sample (:class:`ReferenceSample`), also by name: ``corpus``, ``shards``,
+        ``unit``, ``seed``, ``model_options``, ``reference_kwargs`` (see :func:`plan_reference_shards`).
     retries : int
         Extra attempts for a shard task that raised (a worker that dies is
         always rescheduled by Dask, up to ``distributed.scheduler.allowed-failures``).
@@ -335,13 +359,16 @@ def fit_calibrator_distributed(
     shard sizes, workers, scheduler, corpus and its fingerprint, unit, seed,
     empty shards. The result does not depend on the number of workers.
     """
+    params = dict(params)
+    ref = ReferenceSample.take(params, sample)  # the rest are the calibrator's parameters
     _check_calibration(calibration, params)
     retries = check_int("retries", retries, lo=0)
     local = client is None and scheduler is None
     if not local and client is None:
         require_dask()
-    plan = plan_reference_shards(model_spec, n_reference=n_reference, corpus=corpus, shards=shards, unit=unit,
-                                 seed=seed, model_options=model_options, reference_kwargs=reference_kwargs)
+    plan = plan_reference_shards(model_spec, n_reference=n_reference, corpus=ref.corpus, shards=ref.shards,
+                                 unit=ref.unit, seed=ref.seed, model_options=ref.model_options,
+                                 reference_kwargs=ref.reference_kwargs)
     if local:
         return plan.fit_local(calibration, **params)
     with connect(client, scheduler, timeout=timeout) as c:

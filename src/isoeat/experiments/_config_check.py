@@ -42,9 +42,9 @@ _SETTINGS_KEYS = (
     "permutations", "method", "alternative", "ddof", "alpha", "seed", "eps", "eps_relative", "min_coverage", "adjust",
     "bootstrap", "ci", "ci_estimand", "ci_method", "ci_level", "resample_attributes", "exact_memory", "allow_overlap",
     "stop_early", "contexts_per_word", "layer",
-    "reference",
+    "reference", "stability",
 )
-_REFERENCE_KEYS = ("corpus", "size", "sentences")
+_REFERENCE_KEYS = ("corpus", "size", "sentences", "shards", "tolerance", "max_size")
 _ANISO_KEYS = ("sample", "components", "heatmap_size", "frame")
 _SIM_KEYS = ("benchmarks", "bootstrap")
 _REPORT_KEYS = ("test_heatmaps", "figure_formats", "dpi")

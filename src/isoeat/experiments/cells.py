@@ -140,7 +140,9 @@ def reference_spec(mspec: ModelSpec, config: ExperimentConfig, model: Any = None
     """
     from ..calibration.sample import ReferenceSpec
 
-    size = config.settings.reference.size
+    r = config.settings.reference
+    # auto: the pool it draws its shards from (a fitted calibrator records the sample it used)
+    size = r.max_size if isinstance(r.size, str) else int(r.size)
     static = mspec.is_static if model is None else not _contextual(model)
     if for_check and not static and config.anisotropy is not None:
         size = min(size, config.anisotropy.sample)
@@ -322,7 +324,29 @@ def calibration_request(model: Any, mspec: ModelSpec, cspec: Any, config: Experi
         # occurrences, corpus...) and on its corpus's content; static models keep their request as before
         request["model"] = model_identity(mspec)
         request["model_corpus"] = model_corpus_content(model)
+    route = config_route(config, mspec).key(model, cspec.name, config.tests)
+    if route is not None:  # a sharded fit (reference-SE, auto, a contextual model's redraws); a plain one as before
+        request["route"] = route
     return content_hash(request)
+
+
+def config_route(config: ExperimentConfig, mspec: ModelSpec) -> Any:
+    """The calibrator route (:class:`~isoeat.experiments.route.Route`) of ``mspec``'s calibrators in ``config``."""
+    from .route import Route
+
+    text = _corpus_file(config.settings.reference.corpus) if mspec.is_static else None
+    return Route.of_settings(config.settings, text)
+
+
+def _redraws_wanted(meta: dict, replicates: int, tests: Any) -> bool:
+    """A saved plain-fit calibrator lacks the stability redraws the config now asks for (of every test)."""
+    if not replicates:
+        return False
+    if meta.get("reference_replicates_note"):
+        return False
+    got = meta.get("reference_replicate_d")
+    return not (isinstance(got, dict) and meta.get("reference_replicates") == replicates
+                and all(t.id in got for t in tests))
 
 
 def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: ExperimentConfig, out: Path,
@@ -343,20 +367,47 @@ def calibrator_for(engine: Any, mspec: ModelSpec, cspec: Any, config: Experiment
                 from ..calibration import check_compatible
 
                 check_compatible(cal, model)
+                route = config_route(config, mspec)
+                if _redraws_wanted(meta, route.replicates(model, cspec.name), config.tests):
+                    from .route import with_redraws  # a grown grid: the new tests' redraws too (the same rows)
+
+                    cal = with_redraws(engine, cal, config.tests, cspec.name, cspec.params, route,
+                                       _fit_options(config, log))
+                    save_calibrator(cal, path)
+                    meta = cal.metadata_
                 record.update(path=str(path.relative_to(out)), reused=True, seconds=time.perf_counter() - t0,
-                              **_recorded(meta))
+                              **_route_record(meta))
                 log(f"{mspec.label}: reusing calibrator {cspec.label} ({path.relative_to(out)})")
                 return cal
             log(f"{mspec.label}: saved calibrator {cspec.label} does not match this config; refitting")
         except IsoeatError as exc:
             log(f"{mspec.label}: saved calibrator {cspec.label} unusable ({exc}); refitting")
-    cal = engine.fit(cspec.name, cspec.params, reference_spec(mspec, config, model))
+    from .route import fit_route
+
+    cal, _ = fit_route(engine, config.tests, cspec.name, cspec.params, config_route(config, mspec),
+                       reference_spec(mspec, config, model), _fit_options(config, log))
     cal.metadata_ = {**(getattr(cal, "metadata_", {}) or {}), "request_hash": req_hash}
     save_calibrator(cal, path)
-    meta = cal.metadata_
     record.update(path=str(path.relative_to(out)), reused=False, seconds=time.perf_counter() - t0,
-                  **_recorded(meta))
+                  **_route_record(cal.metadata_))
     return cal
+
+
+def _fit_options(config: ExperimentConfig, log: Callable[[str], None]) -> Any:
+    """The cells' WEAT options as the calibrator route's :class:`~isoeat.experiments.route.FitOptions`."""
+    from .route import FitOptions
+
+    s = config.settings
+    p_kwargs = {k: v for k, v in s.weat_kwargs().items() if k in ("alternative", "method", "n_permutations",
+                                                                    "exact_memory")}
+    return FitOptions(alpha=s.alpha, ddof=s.ddof, min_coverage=s.min_coverage, p_kwargs=p_kwargs, log=log)
+
+
+def _route_record(meta: dict) -> dict[str, Any]:
+    """The manifest's record of a calibrator: :func:`_recorded`, and its reference-SE, size used and redraws."""
+    sharded = "reference_mode" in meta  # fit_reference's: the sample it used is the isotropy check's pool too
+    return {**_recorded(meta), **{k: v for k, v in meta.items()
+                                  if k.startswith("reference_") and (sharded or k != "reference_spec")}}
 
 
 def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, out: Path, force: bool,
@@ -369,6 +420,5 @@ def given_calibrator(calibrator: Any, model: Any, mspec: ModelSpec, cspec: Any, 
     save_calibrator(calibrator, path)
     meta = getattr(calibrator, "metadata_", {}) or {}
     record.update(path=str(path.relative_to(out)), reused=False, given=True, seconds=0.0,
-                  **{**_recorded(meta),  # and the reference-SE, the size used
-                     **{k: v for k, v in meta.items() if k.startswith("reference_")}})
+                  **_route_record(meta))  # and the reference-SE, the size used
     return calibrator

@@ -54,6 +54,7 @@ from ..labels import (  # noqa: F401 - re-exported: the one home of every label 
 from ..stats.options import IntervalOptions, PermutationOptions, gather
 from ..stats.weat import WEATResult, resolve_calibration
 from .reference import ReferenceOptions
+from .route import stability_replicates  # noqa: F401 - re-exported: compare_calibration(stability=), run --stability
 
 __all__ = [
     "CHANGE_CLASSES", "LARGE_SHIFT", "is_significant", "classify_change", "change_flags", "adjust_family",
@@ -445,7 +446,6 @@ def compare_calibration(
     is one family of tests), and stored in ``p_holm``/``p_bh`` next to the
     unadjusted ``p_value``. Change classes use the unadjusted p, as the paper.
     """
-    from ..calibration.sample import ReferenceSpec
     from ..wordsets import as_tests
     from .engine import Engine
 
@@ -473,37 +473,16 @@ def compare_calibration(
         if calibrator is None:
             calibration = "none"
     reference_se: dict[str, float] = {}
-    replicates = stability_replicates(stability, model, calibrator, calibration, n_reference == "auto" or
-                             ref_o.shards is not None)
+    stability_replicates(stability, model, calibrator, calibration, n_reference == "auto" or
+                         ref_o.shards is not None)  # checked before anything is fitted
     root = root_seed(rng)  # every WEAT draws from its own named stream of the root seed (isoeat._random)
     engine = Engine(model, seed=root, force=force,
                     weat_kwargs=dict(permutation=permutation, interval=interval, **weat_opts))
     if calibrator is None:
         if calibration == "none":
             raise ConfigError("calibration='none' compares the raw space with itself; give a calibration such as 'zca'")
-        contextual = hasattr(model, "reference_batches")
-        if n_reference == "auto" or ref_o.shards is not None or (replicates and contextual):
-            from .reference import DEFAULT_SHARDS, fit_reference
-
-            p = permutation
-            ref = fit_reference(
-                model, tests, calibration=calibration, params=calibration_params, size=n_reference,
-                shards=DEFAULT_SHARDS if ref_o.shards is None else ref_o.shards, tolerance=ref_o.tolerance,
-                max_size=ref_o.max_size, seed=root, alpha=alpha, ddof=weat_opts.get("ddof", 1),
-                min_coverage=weat_opts.get("min_coverage", 0.8),
-                p_kwargs={"alternative": p.alternative, "method": p.method, "n_permutations": p.n_permutations},
-                classify=classify_change, replicates=replicates)
-            calibrator, reference_se = ref.calibrator, ref.reference_se
-        else:
-            size = int(n_reference)  # not "auto" (the branch above)
-            calibrator = engine.fit(calibration, calibration_params, ReferenceSpec(size))
-            if replicates:  # a static model: the same rows in shards, redrawn (no jackknife, no second fit)
-                from .stability import RedrawPlan, fit_stability
-
-                st = fit_stability(model, tests, RedrawPlan(size=size, replicates=replicates, seed=root),
-                                   calibration=calibration, params=calibration_params,
-                                   ddof=weat_opts.get("ddof", 1), min_coverage=weat_opts.get("min_coverage", 0.8))
-                calibrator.metadata_ = {**(getattr(calibrator, "metadata_", {}) or {}), **st.metadata()}
+        calibrator, reference_se = _fit(engine, tests, calibration, calibration_params, n_reference, ref_o,
+                                        stability, alpha, weat_opts, permutation)
     pairs: list[tuple[WEATResult, WEATResult]] = []
     total = 2 * len(tests)
     progress = progress_callback(progress, "isoeat compare")
@@ -532,33 +511,20 @@ def compare_calibration(
     )
 
 
-def stability_replicates(stability: Any, model: Any, calibrator: Any, calibration: Any, sharded: bool) -> int:
-    """The redraws of the stability marks ``stability`` asks for (0: none): ``compare_calibration(stability=...)``
-    and ``isoeat run --stability`` (``calibrator``: one fitted elsewhere, else None)."""
-    from .stability import DEFAULT_REPLICATES, check_replicates
+def _fit(engine: Any, tests: Sequence[Any], calibration: str, params: dict | None, n_reference: int | str,
+         ref_o: ReferenceOptions, stability: Any, alpha: float, weat_opts: dict, permutation: Any
+         ) -> tuple[Any, dict[str, float]]:
+    """:func:`compare_calibration`'s calibrator, by the one calibrator route (:mod:`isoeat.experiments.route`)."""
+    from ..calibration.sample import ReferenceSpec
+    from .route import FitOptions, Route, fit_route
 
-    if stability in ("off", 0, None, False):
-        return 0
-    fitted_here = calibrator is None and isinstance(calibration, str) and calibration != "none"
-    if stability == "auto":
-        if not fitted_here:
-            return 0
-        from ..calibration import make_calibrator
-
-        if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
-            return 0
-        return DEFAULT_REPLICATES if sharded or not hasattr(model, "reference_batches") else 0
-    r = check_replicates(stability, "stability")
-    if not fitted_here:
-        raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "
-                          "a calibrator fitted elsewhere (give a calibration name such as 'zca')")
-    from ..calibration import make_calibrator
-
-    if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
-        raise ConfigError(f"stability is not available with calibration {calibration!r}: the marks refit the "
-                          "calibrator from the merged statistics of redraws of its reference shards, which only "
-                          "'zca' can; drop the marks or calibrate with 'zca'")
-    return r
+    p = permutation
+    route = Route(size=n_reference, reference=ref_o, stability=stability)
+    options = FitOptions(alpha=alpha, ddof=weat_opts.get("ddof", 1), min_coverage=weat_opts.get("min_coverage", 0.8),
+                         p_kwargs={"alternative": p.alternative, "method": p.method,
+                                   "n_permutations": p.n_permutations})
+    spec = None if n_reference == "auto" else ReferenceSpec(int(n_reference))
+    return fit_route(engine, tests, calibration, params, route, spec, options)
 
 
 def space_departures(meta: dict | None, results: Sequence[Any], n_permutations: int | None,

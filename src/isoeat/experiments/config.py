@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -156,13 +156,18 @@ class ReferenceSettings:
     ``corpus``: a text file (its vocabulary by frequency for static vectors,
     its sentences for contextual encoders), or None for the model's default
     (the top-``size`` vocabulary rows for static vectors). ``size``: reference
-    vectors (paper: 100,000). ``sentences``: sentences indexed from the corpus
-    for contextual encoders (paper: up to 200,000).
+    vectors (paper: 100,000), or ``"auto"`` (shards encoded until every
+    reference-SE < ``tolerance``, capped at ``max_size``). ``sentences``: sentences indexed from the corpus
+    for contextual encoders (paper: up to 200,000). ``shards``: a fixed size split into this many shards for
+    the reference-SE (None: none). The calibrator route (:mod:`isoeat.experiments.route`) reads them.
     """
 
     corpus: str | None = None
-    size: int = 100_000
+    size: int | str = 100_000
     sentences: int = 200_000
+    shards: int | None = None
+    tolerance: float = 0.02
+    max_size: int = 100_000
 
 
 @dataclass(frozen=True)
@@ -191,6 +196,8 @@ class Settings:
     contexts_per_word: int = 20
     layer: int = -1
     reference: ReferenceSettings = field(default_factory=ReferenceSettings)
+    #: the Firm column's redraws: "auto" (R = 100 where cheap, as ``isoeat run --stability``), "off" or R
+    stability: int | str = "auto"
 
     def eps_params(self) -> dict[str, Any]:
         """The calibrators' ε: ``{"eps": eps}``, or ``{"eps": r, "eps_mode": "relative"}`` with ``eps_relative``."""
@@ -304,6 +311,14 @@ class ExperimentConfig:
                            ("allow_overlap", False), ("ci", False), ("ci_estimand", "given-attributes")):
             if s.get(k) == default:  # added later: the default keeps the hash of folders written before
                 s.pop(k, None)
+        if s.get("stability") == "auto":
+            s.pop("stability", None)
+        ref = s.get("reference")
+        if isinstance(ref, dict):
+            defaults: dict[str, Any] = {"shards": None, "tolerance": 0.02, "max_size": 100_000}
+            for k, default in defaults.items():  # added later: absent, as in folders written before
+                if ref.get(k) == default:
+                    ref.pop(k, None)
         if not (self.settings.ci or self.settings.bootstrap):
             # without an interval its method decides nothing: the former default keeps those folders' hash
             s["ci_method"] = "percentile"
@@ -406,6 +421,7 @@ def parse_config(data: Any, *, source: str | None = None, base_dir: str | Path |
     models = _parse_models(ck, data.get("models"))
     tests, specs = _parse_tests(ck, data.get("tests"), base)
     calibrations = _parse_calibrations(ck, data.get("calibrations"), settings)
+    _check_route(ck, settings, calibrations)
     metrics = _parse_metrics(ck, data.get("metrics"))
     anisotropy = _parse_anisotropy(ck, data.get("anisotropy"))
     if anisotropy is not None:  # a frame of static vectors on a contextual model: refused before anything runs
@@ -481,10 +497,13 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
         if r.get("corpus") is not None:
             rk["corpus"] = _check_corpus(ck, ck.string("settings.reference.corpus", r["corpus"]), base)
         if "size" in r:
-            rk["size"] = ck.integer("settings.reference.size", r["size"], lo=2)
+            rk["size"] = "auto" if r["size"] == "auto" else ck.integer("settings.reference.size", r["size"], lo=2)
         if "sentences" in r:
             rk["sentences"] = ck.integer("settings.reference.sentences", r["sentences"], lo=1)
+        rk.update(_route_settings(ck, r, rk.get("size")))
         kw["reference"] = ReferenceSettings(**rk)
+    if "stability" in raw:
+        kw["stability"] = _stability_setting(ck, raw["stability"])
     out = Settings(**{**asdict(d), "reference": d.reference, **kw})
     from ..stats.intervals import resolve_method
     from ..stats.options import ineffective
@@ -497,6 +516,59 @@ def _parse_settings(ck: _Checker, raw: Any, base: Path) -> Settings:
     except ConfigError as exc:
         raise ck.fail("settings.ci_method", str(exc)) from None
     return out
+
+
+def _route_settings(ck: _Checker, r: dict, size: Any) -> dict[str, Any]:
+    """``settings.reference``'s shards, tolerance and max_size, checked as ``isoeat run --reference-*`` is."""
+    from .reference import check_auto_max
+
+    out: dict[str, Any] = {}
+    if r.get("shards") is not None:
+        out["shards"] = ck.integer("settings.reference.shards", r["shards"], lo=2)
+        if size == "auto":
+            raise ck.fail("settings.reference.shards", "size auto chooses its shards (the cap in 20); drop it")
+    for key in ("tolerance", "max_size"):
+        if key in r and size != "auto":
+            raise ck.fail(f"settings.reference.{key}", "only used with settings.reference.size auto")
+    if "tolerance" in r:
+        out["tolerance"] = ck.number("settings.reference.tolerance", r["tolerance"], lo=0, lo_open=True)
+    if "max_size" in r:
+        n = ck.integer("settings.reference.max_size", r["max_size"], lo=2)
+        try:
+            out["max_size"] = check_auto_max(n, "settings.reference.max_size")
+        except ConfigError as exc:
+            raise ck.fail("settings.reference.max_size", str(exc).removeprefix("settings.reference.max_size ")) \
+                from None
+    return out
+
+
+def _check_route(ck: _Checker, settings: Settings, calibrations: Sequence[CalibrationSpec]) -> None:
+    """Shards, ``size: auto`` and a number of redraws refit from merged statistics (zca): another calibration
+    is refused here, in one line, not in every cell."""
+    from ..calibration import make_calibrator
+
+    r = settings.reference
+    key = ("settings.reference.size" if r.size == "auto" else "settings.reference.shards" if r.shards is not None
+           else "settings.stability" if isinstance(settings.stability, int) else None)
+    if key is None:
+        return
+    for c in calibrations:
+        if c.name != "none" and not hasattr(type(make_calibrator(c.name)), "from_statistics"):
+            raise ck.fail(key, f"needs calibrations fitted from mergeable statistics (zca); {c.label!r} is not "
+                          "(reference-SE, size auto and the stability redraws refit from merged shard statistics)")
+
+
+def _stability_setting(ck: _Checker, value: Any) -> int | str:
+    """``settings.stability``: auto, off, or a whole number of redraws (2 to 1000)."""
+    from .reference import MAX_REPLICATES
+
+    if value in ("auto", "off"):
+        return str(value)
+    try:
+        return ck.integer("settings.stability", value, lo=2, hi=MAX_REPLICATES)
+    except ConfigError:
+        raise ck.fail("settings.stability", f"auto, off or a whole number of redraws (2 to {MAX_REPLICATES}), "
+                      f"got {value!r}") from None
 
 
 def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:

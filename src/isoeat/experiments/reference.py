@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,6 +49,9 @@ import numpy as np
 from .._errors import ConfigError, IsoeatError
 from .._types import ChunkedReference, streams_reference
 from .._validate import check_int, check_real
+from ..calibration import make_calibrator
+from ..calibration.registry import calibrator_metadata
+from ._fitoptions import DEFAULT_MEMORY, DEFAULT_REFIT_SECONDS, FitOptions, ReferenceFit
 from ._shards import check_chunks, chunked_shards, reference_chunks  # noqa: F401 - re-exported
 
 __all__ = [
@@ -72,13 +75,9 @@ AUTO_SHARDS = 20
 MIN_AUTO_SHARDS = 5
 #: auto: no change class may flip over this many last shards
 STABLE_SHARDS = 2
-#: memory budget of the shard statistics and refits (checked before allocating)
-DEFAULT_MEMORY = 2 * 2**30
 #: the most shards: each is one more refit, and the jackknife SE's own relative error, about
 #: 1/sqrt(2(K-1)), is 5% at 200 (more shards buy little precision at a cost growing as K^2)
 MAX_SHARDS = 200
-#: the estimated seconds the K delete-one-shard refits may take (:func:`refit_seconds`), checked before encoding
-DEFAULT_REFIT_SECONDS = 600.0
 #: the cost model of :func:`refit_seconds`, measured on a loaded 2-core machine (benchmarks/reference_size.py
 #: --shards prints it against measured times): seconds per element of a merged d x d co-moment, per refit,
 #: per d^3 of an eigendecomposition
@@ -280,40 +279,6 @@ def calibrated_d(vectors: dict[str, np.ndarray], calibrator: Any, ddof: int = 1)
                        ddof)
 
 
-@dataclass(frozen=True)
-class ReferenceFit:
-    """A calibrator fitted on a sharded reference sample, with the reference-SE of every calibrated d."""
-
-    calibrator: Any
-    reference_se: dict[str, float]
-    d: dict[str, float]
-    size: int
-    mode: str
-    shards: int
-    max_size: int
-    tolerance: float
-    stopped: str
-    unit: str
-    seconds: float
-    steps: tuple[dict, ...] = field(default=())
-    #: the CV of one SE (:func:`se_precision` of the shards used)
-    se_precision: float = math.nan
-    #: the factor applied to the jackknife SE: :func:`finite_population_factor` under ``auto`` on a static model
-    se_factor: float = 1.0
-    #: ``auto`` on a static model: the rows its subset was drawn from
-    population: int | None = None
-
-    def metadata(self) -> dict[str, Any]:
-        """The fields recorded in the calibrator's ``metadata_`` (and so in the run's manifest)."""
-        return {"reference_se": dict(self.reference_se), "reference_size": self.size, "reference_mode": self.mode,
-                "reference_shards": self.shards, "reference_max_size": self.max_size,
-                "reference_tolerance": self.tolerance, "reference_stopped": self.stopped,
-                "reference_unit": self.unit, "reference_steps": [dict(s) for s in self.steps],
-                "reference_se_precision": self.se_precision, "reference_se_factor": self.se_factor,
-                "reference_population": self.population,
-                **({"reference_asked": self.max_size} if self.mode == "fixed" else {})}  # the size asked for
-
-
 def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
                   ) -> tuple[Iterator[tuple[Any, int]], str, str, int | None]:
     """``(iterator of (shard statistics, units so far), description, unit, population)``, encoding lazily.
@@ -406,20 +371,11 @@ def fit_reference(
     calibration: str = "zca",
     params: dict[str, Any] | None = None,
     size: int | str = DEFAULT_MAX_SIZE,
-    shards: int = DEFAULT_SHARDS,
-    tolerance: float = DEFAULT_TOLERANCE,
-    max_size: int = DEFAULT_MAX_SIZE,
-    reference_kwargs: dict[str, Any] | None = None,
+    reference: ReferenceOptions | None = None,
+    fit: FitOptions | None = None,
     seed: int = 0,
-    alpha: float = 0.05,
-    ddof: int = 1,
-    min_coverage: float = 0.8,
-    memory: int = DEFAULT_MEMORY,
-    max_seconds: float = DEFAULT_REFIT_SECONDS,
-    p_kwargs: dict[str, Any] | None = None,
-    classify: Any = None,
-    log: Any = None,
     replicates: int = 0,
+    **options: Any,
 ) -> ReferenceFit:
     """Fit ``calibration`` on a sharded reference sample and report the reference-SE of each calibrated d.
 
@@ -429,130 +385,178 @@ def fit_reference(
         A static model (``reference_vectors``) or a contextual one (``reference_batches``).
     tests : sequence of AssociationTest
     size : int or "auto"
-        ``N``: the reference of the fixed-size fit, split into ``shards``
-        shards. ``"auto"``: shards of ``max_size / 20`` encoded in order until
+        ``N``: the reference of the fixed-size fit, split into ``reference.shards``
+        shards (default :data:`DEFAULT_SHARDS`). ``"auto"``: shards of ``max_size / 20`` encoded in order until
         every reference-SE < ``tolerance`` and no change class flipped over
         the last two shards (at least 5 shards), or ``max_size`` is reached.
     calibration, params
         A calibration that can be fitted from merged statistics
         (``from_statistics``: ``"zca"``) and its parameters.
+    reference : ReferenceOptions, optional
+        ``shards``, and ``auto``'s ``tolerance`` and ``max_size`` (:class:`ReferenceOptions`).
+    fit : FitOptions, optional
+        The WEAT options of ``auto``'s change classes and of the redraws (``alpha``, ``ddof``,
+        ``min_coverage``, ``p_kwargs``, ``classify``: :func:`isoeat.experiments.compare.classify_change`, which
+        :func:`~isoeat.experiments.compare.compare_calibration` and ``isoeat run`` pass), the reference's source
+        (``reference_kwargs``), the budgets ``memory`` (bytes of the shard statistics and refits) and
+        ``max_seconds`` (the refits' estimated time, :func:`refit_seconds`, checked with the number of shards by
+        :func:`check_shards`), all checked before anything is encoded, and ``log``
+        (:class:`~isoeat.experiments._fitoptions.FitOptions`).
     seed : int
         The run's root seed: a static model's rows are shuffled by its stream ``("reference-shards",)``
         (:func:`shuffled`), and ``auto``'s p-values come from the tests' WEAT streams.
-    alpha, p_kwargs
-        ``auto`` only: significance level of the change classes, and
-        :func:`~isoeat.stats.weat.weat_from_vectors` options of their p
-        (``method``, ``n_permutations``, ``alternative``, ...).
-    classify : callable
-        ``auto`` only: ``classify(p_raw, p_calibrated, alpha)`` -> change class
-        (:func:`isoeat.experiments.compare.classify_change`, which
-        :func:`~isoeat.experiments.compare.compare_calibration` and ``isoeat run`` pass).
-    memory : int
-        Byte budget of the shard statistics and refits, checked before any is allocated.
-    max_seconds : float
-        Budget of the refits' estimated time (:func:`refit_seconds`), checked with the number of shards
-        (:func:`check_shards`) before anything is encoded.
     replicates : int
         Redraws of the reference sample for the stability marks (the group bootstrap of the shards used,
         :func:`redraw_d`); 0: none; none either when fewer than :data:`MIN_REDRAW_SHARDS` shards were used
         (``auto`` stopping early). Recorded in the calibrator's metadata.
+    **options
+        The fields of ``reference`` and ``fit`` by name (``shards=``, ``tolerance=``, ``max_size=``, ``alpha=``,
+        ``ddof=``, ``p_kwargs=``, ``classify=``, ``reference_kwargs=``, ``memory=``, ``max_seconds=``, ...).
     """
-    from ..calibration import make_calibrator
-    from ..calibration.registry import calibrator_metadata
-    from ..calibration.sample import ReferenceSpec
-
     t0 = time.perf_counter()
+    ref = replace(reference or ReferenceOptions(), **{k: options.pop(k) for k in ("shards", "tolerance", "max_size")
+                                                      if k in options})
+    ref = ref if ref.shards is not None else replace(ref, shards=DEFAULT_SHARDS)
+    o = FitOptions.take(options, fit)
     auto = size == "auto"
-    if not auto:
-        size = check_int("reference size", size, lo=2)
-    max_size = check_auto_max(max_size) if auto else check_int("reference maximum size", max_size, lo=2)
-    tolerance = check_real("reference tolerance", tolerance, lo=0.0, lo_open=True)
-    dim = getattr(model, "dim", None)
-    static = not hasattr(model, "reference_batches")
-    check_shards(shards, None, name="reference shards")  # a bad value, before the corpus is read
-    chunks = None if auto or static else reference_chunks(model, int(size), reference_kwargs)
-    shards = check_shards(shards, None if auto else dim, rows=int(size) if static and not auto else None,
-                          name="reference shards", max_seconds=max_seconds, chunks=chunks, size=size)
-    if auto and classify is None:
-        raise ConfigError("reference size 'auto' needs classify= (isoeat.experiments.compare.classify_change)")
+    plan = _shard_plan(model, size, ref, o, auto)
     cal = make_calibrator(calibration, **(params or {}))
     if not hasattr(type(cal), "from_statistics"):
         raise ConfigError(f"reference-SE and --reference-size auto need a calibration fitted from mergeable "
                           f"statistics (zca); {calibration!r} is not")
-    n = max_size if auto else int(size)
-    k_max = AUTO_SHARDS if auto else shards
+    n, k_max = plan
+    dim = getattr(model, "dim", None)
     if dim is not None:
-        _check_memory(int(dim), k_max, memory)
-    vectors = _test_vectors(model, tests, min_coverage)
-    p_kwargs = {"ddof": ddof, **(p_kwargs or {})}
+        _check_memory(int(dim), k_max, o.memory)
+    vectors = _test_vectors(model, tests, o.min_coverage)
+    p_kwargs = {"ddof": o.ddof, **o.p_kwargs}
     raw_p = {t: _p_value(v, None, p_kwargs, seed, t) for t, v in vectors.items()} if auto else {}
-    stream, desc, unit, population = _shard_stream(model, n, k_max, dict(reference_kwargs or {}), seed)
-    parts: list[Any] = []
-    steps: list[dict] = []
-    se: dict[str, float] = {}
-    d: dict[str, float] = {}
-    stopped, used = "size", 0
-    classes_at: dict[int, dict[str, str]] = {}  # change classes after k shards, computed when needed
+    stream, desc, unit, population = _shard_stream(model, n, k_max, dict(o.reference_kwargs), seed)
+    rule = _AutoRule(cal=cal, vectors=vectors, raw_p=raw_p, p_kwargs=p_kwargs, seed=seed, fit=o,
+                     tolerance=float(ref.tolerance), population=population, unit=unit)
+    walk = _walk(stream, rule, auto)
+    if len(walk.parts) < 2:
+        raise ConfigError(f"reference-SE: the reference sample gave {len(walk.parts)} shard(s); need at least 2")
+    if not auto:
+        walk.d, walk.se = _evaluate(walk.parts, cal, vectors, o.ddof)
+    fitted = type(cal).from_statistics(_merged(walk.parts), **cal.get_params())
+    used = walk.used
+    if auto:  # the header states the sample the fit used, not the pool it was cut from
+        desc = _used_description(desc, unit, shuffled(n, dict(o.reference_kwargs), seed), used, population) \
+            + f"; --reference-size auto: the first {used} {unit} ({walk.stopped})"
+    fitted.metadata_ = calibrator_metadata(fitted, calibration, model, desc, int(fitted.n_samples_seen_),
+                                           int(fitted.n_features_in_))
+    result = ReferenceFit(calibrator=fitted, reference_se=walk.se, d=walk.d, size=int(used),
+                          mode="auto" if auto else "fixed", shards=len(walk.parts), max_size=n,
+                          tolerance=float(ref.tolerance), stopped=walk.stopped, unit=unit,
+                          seconds=time.perf_counter() - t0, steps=tuple(walk.steps),
+                          se_precision=se_precision(len(walk.parts)),
+                          se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
+                          population=population if auto else None)
+    fitted.metadata_.update(result.metadata())
+    if replicates:  # the stability marks' redraws of the same shards (too few shards: a note saying so)
+        fitted.metadata_.update(_redraws(walk.parts, cal, vectors, check_replicates(replicates), seed, o.ddof))
+    spec = _used_spec(unit, n, dict(o.reference_kwargs), seed, int(used))
+    if spec is not None:
+        fitted.metadata_["reference_spec"] = spec
+    return result
 
-    def classes(k: int) -> dict[str, str]:
-        if k not in classes_at:
-            full = type(cal).from_statistics(_merged(parts[:k]), **cal.get_params())
-            classes_at[k] = {t: classify(raw_p[t], _p_value(v, full, p_kwargs, seed, t), alpha)
-                             for t, v in vectors.items()}
-        return classes_at[k]
 
+def _shard_plan(model: Any, size: Any, ref: ReferenceOptions, o: FitOptions, auto: bool) -> tuple[int, int]:
+    """The options checked before anything is encoded; ``(rows or sentences to encode at most, shards at most)``."""
+    if not auto:
+        size = check_int("reference size", size, lo=2)
+    max_size = check_auto_max(ref.max_size) if auto else check_int("reference maximum size", ref.max_size, lo=2)
+    check_real("reference tolerance", ref.tolerance, lo=0.0, lo_open=True)
+    static = not hasattr(model, "reference_batches")
+    check_shards(ref.shards, None, name="reference shards")  # a bad value, before the corpus is read
+    chunks = None if auto or static else reference_chunks(model, int(size), o.reference_kwargs)
+    shards = check_shards(ref.shards, None if auto else getattr(model, "dim", None),
+                          rows=int(size) if static and not auto else None, name="reference shards",
+                          max_seconds=o.max_seconds, chunks=chunks, size=size)
+    if auto and o.classify is None:
+        raise ConfigError("reference size 'auto' needs classify= (isoeat.experiments.compare.classify_change)")
+    return (max_size, AUTO_SHARDS) if auto else (int(size), shards)
+
+
+def _used_spec(unit: str, n: int, kw: dict, seed: int, used: int) -> Any:
+    """The sample the fit saw, for the isotropy check (a static model's first ``used`` shuffled rows; a contextual
+    encoder's first ``used`` reference sentences, which are its sample of that size)."""
+    from ..calibration.sample import ReferenceSpec
+
+    if unit == "words":
+        return shuffled(n, kw, seed, size=used).key()
+    return ReferenceSpec(size=used, text=kw.get("text")).key() if unit == "sentences" else None
+
+
+@dataclass
+class _AutoRule:
+    """What ``auto``'s stopping rule reads at each shard: the calibration, the tests' vectors and raw p, the
+    p options and seed, the fit options, the tolerance, and a static reference's population and unit."""
+
+    cal: Any
+    vectors: dict
+    raw_p: dict
+    p_kwargs: dict
+    seed: int
+    fit: FitOptions
+    tolerance: float
+    population: int | None
+    unit: str
+    classes_at: dict[int, dict[str, str]] = field(default_factory=dict)  # change classes after k shards
+
+    def classes(self, parts: list, k: int) -> dict[str, str]:
+        if k not in self.classes_at:
+            full = type(self.cal).from_statistics(_merged(parts[:k]), **self.cal.get_params())
+            classify = self.fit.classify
+            assert classify is not None  # _shard_plan: auto needs it
+            self.classes_at[k] = {t: classify(self.raw_p[t], _p_value(v, full, self.p_kwargs, self.seed, t),
+                                              self.fit.alpha) for t, v in self.vectors.items()}
+        return self.classes_at[k]
+
+
+@dataclass
+class _Walk:
+    """The shards encoded: their statistics, ``auto``'s steps, the last d and SE, why it stopped, the units used."""
+
+    parts: list = field(default_factory=list)
+    steps: list = field(default_factory=list)
+    se: dict = field(default_factory=dict)
+    d: dict = field(default_factory=dict)
+    stopped: str = "size"
+    used: int = 0
+
+
+def _walk(stream: Any, rule: _AutoRule, auto: bool) -> _Walk:
+    """Encode the shards in order; ``auto``: stop when the SEs are below the tolerance and no class flipped."""
+    w = _Walk()
     try:
-        for acc, used in stream:
-            parts.append(acc)
-            if not auto or len(parts) < 2:
+        for acc, w.used in stream:
+            w.parts.append(acc)
+            if not auto or len(w.parts) < 2:
                 continue
-            d, se = _evaluate(parts, cal, vectors, ddof)
-            se = _for_the_sample(se, used, population)
-            k = len(parts)
-            steps.append({"size": used, "shards": k, "max_se": max(se.values(), default=math.nan)})
-            if log:
-                log(f"reference auto: {used} {unit}, {k} shards, max reference-SE {steps[-1]['max_se']:.4f}")
+            w.d, se = _evaluate(w.parts, rule.cal, rule.vectors, rule.fit.ddof)
+            w.se = _for_the_sample(se, w.used, rule.population)
+            k = len(w.parts)
+            w.steps.append({"size": w.used, "shards": k, "max_se": max(w.se.values(), default=math.nan)})
+            if rule.fit.log:
+                rule.fit.log(f"reference auto: {w.used} {rule.unit}, {k} shards, max reference-SE "
+                             f"{w.steps[-1]['max_se']:.4f}")
             # the stopping rule: SE first (cheap), then no class flip over the last STABLE_SHARDS shards
             # (the whole population of a static model is the cap, not a stop: its corrected SE is 0 there)
-            if k >= MIN_AUTO_SHARDS and steps[-1]["max_se"] < tolerance and used != population:
-                for step in steps[-(STABLE_SHARDS + 1):]:
-                    step.setdefault("classes", classes(step["shards"]))
-                if _stable(steps, tolerance):
-                    stopped = "stable"
+            if k >= MIN_AUTO_SHARDS and w.steps[-1]["max_se"] < rule.tolerance and w.used != rule.population:
+                for step in w.steps[-(STABLE_SHARDS + 1):]:
+                    step.setdefault("classes", rule.classes(w.parts, step["shards"]))
+                if _stable(w.steps, rule.tolerance):
+                    w.stopped = "stable"
                     break
         else:
-            stopped = "cap" if auto else "size"
+            w.stopped = "cap" if auto else "size"
     finally:
         close = getattr(stream, "close", None)
         if close is not None:
             close()
-    if len(parts) < 2:
-        raise ConfigError(f"reference-SE: the reference sample gave {len(parts)} shard(s); need at least 2")
-    if not auto:
-        d, se = _evaluate(parts, cal, vectors, ddof)
-    merged = _merged(parts)
-    fitted = type(cal).from_statistics(merged, **cal.get_params())
-    if auto:  # the header states the sample the fit used, not the pool it was cut from
-        desc = _used_description(desc, unit, shuffled(n, dict(reference_kwargs or {}), seed), used, population) \
-            + f"; --reference-size auto: the first {used} {unit} ({stopped})"
-    fitted.metadata_ = calibrator_metadata(fitted, calibration, model, desc, int(fitted.n_samples_seen_),
-                                           int(fitted.n_features_in_))
-    fit = ReferenceFit(calibrator=fitted, reference_se=se, d=d, size=int(used), mode="auto" if auto else "fixed",
-                       shards=len(parts), max_size=n, tolerance=tolerance, stopped=stopped, unit=unit,
-                       seconds=time.perf_counter() - t0, steps=tuple(steps), se_precision=se_precision(len(parts)),
-                       se_factor=finite_population_factor(int(used), population) if auto and population else 1.0,
-                       population=population if auto else None)
-    fitted.metadata_.update(fit.metadata())
-    if replicates:  # the stability marks' redraws of the same shards (too few shards: a note saying so)
-        fitted.metadata_.update(_redraws(parts, cal, vectors, check_replicates(replicates), seed, ddof))
-    # the sample the fit saw, for the isotropy check (a static model's first `used` shuffled rows; a contextual
-    # encoder's first `used` reference sentences, which are its sample of that size)
-    kw = dict(reference_kwargs or {})
-    if unit == "words":
-        fitted.metadata_["reference_spec"] = shuffled(n, kw, seed, size=int(used)).key()
-    elif unit == "sentences":
-        fitted.metadata_["reference_spec"] = ReferenceSpec(size=int(used), text=kw.get("text")).key()
-    return fit
+    return w
 
 
 #: Redraws of the reference sample behind each mark (the rule's 95% is then 95 of 100).

@@ -220,62 +220,21 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     cdirs = {c["label"]: slug(c["label"]) for c in cfg["calibrations"]}
     for m in cfg["models"]:
         for c in cfg["calibrations"]:
+            labels = dict(model=m["label"], family=family_of[m["label"]], calibration=c["label"],
+                          calibration_name=cal_name[c["label"]])
             for t in cfg["tests"]:
                 if cfg.get("metrics"):
                     _read_metric_cell(out, out / "metrics" / mdirs[m["label"]] / cdirs[c["label"]] /
-                                      f"{slug(t['id'])}.json", t["id"], dict(
-                                          model=m["label"], family=family_of[m["label"]], calibration=c["label"],
-                                          calibration_name=cal_name[c["label"]]), metric_recs, failures)
+                                      f"{slug(t['id'])}.json", t["id"], dict(labels), metric_recs, failures)
                 p = check_inside(out, out / "cells" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(t['id'])}.json")
-                rec = read_json(p) if p.exists() else None
-                if not rec:
-                    continue
-                if cell_problem(rec) or not cell_is_whole(rec, "weat"):
-                    failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
-                                     "cell": str(p.relative_to(out)), **_unused(rec)})
-                    continue
-                if rec.get("status") != "ok":
-                    failures.append({"kind": "weat", "model": m["label"], "calibration": c["label"], "item": t["id"],
-                                     "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
-                    continue
-                r = dict(rec["result"])
-                for k in _FLOAT_FIELDS:
-                    if k in r:
-                        r[k] = nan_of(r[k])
-                r.update(model=m["label"], model_name=r.get("model"), family=family_of[m["label"]],
-                         calibration=c["label"], calibration_name=cal_name[c["label"]], seed=rec.get("seed"),
-                         cell=str(p.relative_to(out)), duration_s=rec.get("duration_s"),
-                         warnings=rec.get("warnings", []))
-                weat_recs.append(r)
+                _read_weat_cell(out, p, t["id"], labels, weat_recs, failures)
             if cfg.get("anisotropy"):
-                p = out / "anisotropy" / mdirs[m["label"]] / f"{cdirs[c['label']]}.json"
-                rec = read_json(p) if p.exists() else None
-                if rec and (cell_problem(rec) or not cell_is_whole(rec, "anisotropy")):
-                    rec = {"status": "failed", "error": _unused(rec)}
-                if rec and rec.get("status") == "ok":
-                    a = dict(rec["result"])
-                    a.update(model=m["label"], model_name=a.get("model"), family=family_of[m["label"]],
-                             calibration=c["label"], calibration_name=cal_name[c["label"]])
-                    if a.get("heatmap_file"):
-                        a["heatmap_path"] = str((p.parent / a["heatmap_file"]).relative_to(out))
-                    aniso.append(a)
-                elif rec:
-                    failures.append({"kind": "anisotropy", "model": m["label"], "calibration": c["label"],
-                                     "item": "anisotropy", "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
+                _read_anisotropy_cell(out, out / "anisotropy" / mdirs[m["label"]] / f"{cdirs[c['label']]}.json",
+                                      labels, aniso, failures)
             if cfg.get("similarity") and c["name"] != "none":
                 for b in cfg["similarity"]["benchmarks"]:
-                    p = out / "similarity" / mdirs[m["label"]] / cdirs[c["label"]] / f"{slug(b)}.json"
-                    rec = read_json(p) if p.exists() else None
-                    if rec and (cell_problem(rec) or not cell_is_whole(rec, "similarity")):
-                        rec = {"status": "failed", "error": _unused(rec)}
-                    if rec and rec.get("status") == "ok":
-                        s = dict(rec["result"])
-                        s.update(model=m["label"], family=family_of[m["label"]], calibration=c["label"],
-                                 calibration_name=cal_name[c["label"]], benchmark=b)
-                        sims.append(s)
-                    elif rec:
-                        failures.append({"kind": "similarity", "model": m["label"], "calibration": c["label"],
-                                         "item": b, "cell": str(p.relative_to(out)), **(rec.get("error") or {})})
+                    _read_similarity_cell(out, out / "similarity" / mdirs[m["label"]] / cdirs[c["label"]] /
+                                          f"{slug(b)}.json", b, labels, sims, failures)
     notes = [n for n in [manifest_note(out, manifest, manifest_why)] if n]
     unused = [f["message"] for f in failures if f.get("type") == FORMAT_TYPE]
     notes += [f"{out}: {unused.count(m)} cell(s) {m} (listed in failures.json)" for m in dict.fromkeys(unused)]
@@ -348,6 +307,64 @@ def folder_departures(cfg: dict, manifest: dict, model: str, calibration: str, w
         contexts_per_word=contexts if contextual else None)
 
 
+def _failure(out: Path, p: Path, kind: str, labels: dict, item: str, detail: dict) -> dict:
+    """One ``failures`` record of a cell (its kind, model, calibration, item, path and why)."""
+    return {"kind": kind, "model": labels["model"], "calibration": labels["calibration"], "item": item,
+            "cell": str(p.relative_to(out)), **detail}
+
+
+def _read_weat_cell(out: Path, p: Path, test: str, labels: dict, records: list[dict], failures: list[dict]) -> None:
+    """One WEAT cell into a tidy record (its result's fields, the float fields as numbers), or a failure."""
+    rec = read_json(p) if p.exists() else None
+    if not rec:
+        return
+    if cell_problem(rec) or not cell_is_whole(rec, "weat"):
+        failures.append(_failure(out, p, "weat", labels, test, _unused(rec)))
+        return
+    if rec.get("status") != "ok":
+        failures.append(_failure(out, p, "weat", labels, test, rec.get("error") or {}))
+        return
+    r = dict(rec["result"])
+    for k in _FLOAT_FIELDS:
+        if k in r:
+            r[k] = nan_of(r[k])
+    r.update(model=labels["model"], model_name=r.get("model"), family=labels["family"],
+             calibration=labels["calibration"], calibration_name=labels["calibration_name"], seed=rec.get("seed"),
+             cell=str(p.relative_to(out)), duration_s=rec.get("duration_s"), warnings=rec.get("warnings", []))
+    records.append(r)
+
+
+def _read_anisotropy_cell(out: Path, p: Path, labels: dict, records: list[dict], failures: list[dict]) -> None:
+    """One anisotropy cell into a record (its heatmap's path), or a failure."""
+    rec = read_json(p) if p.exists() else None
+    if rec and (cell_problem(rec) or not cell_is_whole(rec, "anisotropy")):
+        rec = {"status": "failed", "error": _unused(rec)}
+    if rec and rec.get("status") == "ok":
+        a = dict(rec["result"])
+        a.update(model=labels["model"], model_name=a.get("model"), family=labels["family"],
+                 calibration=labels["calibration"], calibration_name=labels["calibration_name"])
+        if a.get("heatmap_file"):
+            a["heatmap_path"] = str((p.parent / a["heatmap_file"]).relative_to(out))
+        records.append(a)
+    elif rec:
+        failures.append(_failure(out, p, "anisotropy", labels, "anisotropy", rec.get("error") or {}))
+
+
+def _read_similarity_cell(out: Path, p: Path, bench: str, labels: dict, records: list[dict],
+                          failures: list[dict]) -> None:
+    """One similarity cell into a record, or a failure."""
+    rec = read_json(p) if p.exists() else None
+    if rec and (cell_problem(rec) or not cell_is_whole(rec, "similarity")):
+        rec = {"status": "failed", "error": _unused(rec)}
+    if rec and rec.get("status") == "ok":
+        s = dict(rec["result"])
+        s.update(model=labels["model"], family=labels["family"], calibration=labels["calibration"],
+                 calibration_name=labels["calibration_name"], benchmark=bench)
+        records.append(s)
+    elif rec:
+        failures.append(_failure(out, p, "similarity", labels, bench, rec.get("error") or {}))
+
+
 def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list[dict], failures: list[dict]) -> None:
     """The metric records of one metrics cell (a failed or damaged cell, or a failed metric, goes to ``failures``)."""
     check_inside(out, p)
@@ -376,14 +393,22 @@ def _read_metric_cell(out: Path, p: Path, test: str, labels: dict, records: list
 _TIDY_DROP = ("s_x", "s_y", "cell", "duration_s", "warnings")
 
 
-def write_results(out: str | Path, results: ExperimentResults | None = None) -> list[Path]:
-    """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``."""
+def write_results(out: str | Path | ExperimentResults, results: ExperimentResults | None = None) -> list[Path]:
+    """Write the tidy files (results, comparison, anisotropy, similarity, summary, failures) and ``tables/``.
+
+    ``out``: the folder (its cells read, unless ``results`` holds them already), or the results of a folder
+    read once (the runner's: :attr:`~isoeat.experiments.runner.RunSummary.results`), written into theirs.
+    """
     from .._version import versioned
     from ..reporting.paper_tables import write_tables
     from ..reporting.tables import records_to_csv, to_json
 
-    out = Path(out)
-    res = results or load_experiment(out)
+    if isinstance(out, ExperimentResults):
+        results, folder = out, Path(out.out)
+    else:
+        folder = Path(out)
+    out = folder
+    res = results or load_experiment(folder)
     written: list[Path] = []
 
     def both(stem: str, records: list[dict]) -> None:

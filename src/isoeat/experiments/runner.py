@@ -43,11 +43,10 @@ from __future__ import annotations
 import os
 import socket
 import time
-import traceback
 import uuid
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,14 +63,12 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
 from .._io import atomic_write_text
 from .._progress import Progress, progress_bar
 from .._surface import public
-from .._types import fingerprint_of, kind_of
 from .._validate import check_path
 from ..diagnostics.frames import paper_variables, parse_frame
 from ._formats import (
     EXPERIMENT_FORMAT,
     MANIFEST_FORMAT,
     check_cells,
-    is_older_cell,
     manifest_note,
     read_record,
     refuse_newer,
@@ -79,6 +76,7 @@ from ._formats import (
     version_problem,
 )
 from ._signals import SignalGate
+from ._stages import _cell_states, _run_cells, _RunContext, compute_cell  # noqa: F401 - compute_cell: this module's API
 from ._staging import SCRATCH, is_scratch, make_scratch, recover_scratch, swap_in
 from ._store import OWNED, _protocol_diff, check_owned, jsonable, read_json, same_protocol, seal, write_json  # noqa: F401
 from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module's API
@@ -97,8 +95,7 @@ from .cells import (  # noqa: F401 - plan_cells and Cell are part of this module
     reference_spec,
     stale_cell,
 )
-from .config import ExperimentConfig, as_config, family_from_kind, test_hash
-from .engine import Engine, metric_options
+from .config import ExperimentConfig, as_config, test_hash
 from .lock import LOCK_NAME, DirLock
 from .manifest import environment, file_fingerprint, now_iso, package_versions, read_manifest, write_manifest
 from .results import EXPERIMENT_NAME, ExperimentResults, cell_is_whole, load_experiment, write_results  # noqa: F401
@@ -225,6 +222,9 @@ class RunSummary:
     seconds: float
     interrupted: bool = False
     kept_old: bool = False  #: ``--overwrite all`` failed: the folder still holds the earlier results
+    #: what the run wrote (its tidy records, tables' source and final manifest), read once from its cells to
+    #: write the tables; None without ``write_tables`` or when nothing was published (``kept_old``)
+    results: ExperimentResults | None = field(default=None, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -233,13 +233,6 @@ class RunSummary:
     def line(self) -> str:
         return (f"{self.total} cells: {self.computed} computed, {self.reused} reused from earlier runs, "
                 f"{len(self.failed)} failed ({self.seconds:.1f} s); results in {self.out}")
-
-
-def _error_record(exc: BaseException, stage: str) -> dict[str, Any]:
-    rec = {"type": type(exc).__name__, "message": str(exc), "stage": stage, "user_error": isinstance(exc, IsoeatError)}
-    if not isinstance(exc, IsoeatError):
-        rec["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-4000:]
-    return rec
 
 
 @public
@@ -322,88 +315,138 @@ def run_experiment(
     t_start = time.perf_counter()
     started = now_iso()
     with DirLock(out, run_id), SignalGate() as gate:  # a signal after the work waits for the records (_signals)
-        old = _check_folder(out, config, overwrite)
-        if old is not None and same_protocol(old, config):  # the grid grows: its labels join the folder's
-            check_labels(config, _folder_labels(old))
-        older = check_cells(out) if out.is_dir() else {}  # a newer cell is refused before anything is written
-        recover_scratch(out, log)
-        _remove_stale_temporaries(out)
-        same = old is not None and same_protocol(old, config)
-        staged = overwrite == "all" and old is not None
-        work = make_scratch(out / f"{SCRATCH}staging-{run_id}", "staging") if staged else out
-        if staged:
-            log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
-        prev, prev_why = read_record(out / "manifest.json") if same else (None, None)
-        previous_manifest = prev if isinstance(prev, dict) else {}
-        _say(manifest_note(out, previous_manifest or None, prev_why), notes)
-        work.mkdir(parents=True, exist_ok=True)
-        _write_identity(work, config, old if same else None)
+        folder = _open_folder(out, config, overwrite, run_id, log, notes)
+        work = folder.work
         cells = plan_cells(config, work, {k: calibrator_digest(v) for k, v in (calibration or {}).items()})
-        _say(upgrade_note(older, (str(c.path.relative_to(work)) for c in cells)), notes)
+        _say(upgrade_note(folder.older, (str(c.path.relative_to(work)) for c in cells)), notes)
         prog = progress_bar(len(cells), "", progress, prefix="isoeat run")
-        old_runs = previous_manifest.get("runs")
-        runs = [dict(r, status="interrupted") if r.get("status") == "running" else r  # we hold the lock
-                for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
-        this_run: dict[str, Any] = {
-            "run_id": run_id, "started": started, "ended": None, "status": "running",
-            "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
-            "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": __version__, "computed": 0,
-            "reused": 0, "failed": 0, "notes": notes}
-        runs.append(this_run)
-        models_meta = _mapping(previous_manifest.get("models"))
-        cal_meta = _mapping(previous_manifest.get("calibrators"))
-        manifest_args: dict[str, Any] = dict(config=config, runs=runs, models=models_meta, calibrators=cal_meta,
-                                             out=work)
-        computed = reused = 0
-        status = "interrupted"  # until the work is done, whatever stops it
-        try:
-            write_manifest(work, _build_manifest(**manifest_args, cells=cells))
-            computed, reused = _run_cells(config, cells, work, overwrite, prog, log, run_id, models_meta, cal_meta,
-                                          dict(models or {}), dict(calibration or {}), force)
-            if write_tables:
-                try:
-                    # the calibrators' records first: the tidy files read them (the stability marks' redraws)
-                    write_manifest(work, _build_manifest(**manifest_args, cells=cells))
-                    write_results(work)
-                except IsoeatError as exc:  # pragma: no cover - defensive
-                    log(f"could not write tables: {exc}")
-            status = "finished"
-            gate.close()
-        except BaseException as exc:  # SIGTERM (as KeyboardInterrupt), disk full, ...: the record says so
-            gate.close()
-            status = "interrupted"
-            this_run["reason"] = f"{type(exc).__name__}: {exc}"[:300]
-            raise
-        finally:
-            gate.close()
-            prog.close()
-            states = _cell_states(cells)
-            failed = [s for s in states if s.get("status") == "failed"]
-            this_run.update(ended=now_iso(), status=status, computed=computed, reused=reused,
-                            failed=sum(1 for s in failed if s.get("run_id") == run_id),
-                            seconds=round(time.perf_counter() - t_start, 3))
-            try:
-                write_manifest(work, _build_manifest(**manifest_args, cells=cells))
-            except OSError:  # disk full: the next run marks this one interrupted
-                pass
-            if staged and status != "finished":
-                import shutil
-
-                shutil.rmtree(work, ignore_errors=True)
-        if staged:
-            if failed:
-                import shutil
-
-                shutil.rmtree(work, ignore_errors=True)
-                log(f"{out}: {len(failed)} cell(s) failed; the old results are kept unchanged")
-            else:
-                kept = swap_in(work, out, run_id, OWNED)
-                if kept.exists():
-                    log(f"{out}: the replaced results are kept in {kept.name} (remove it when you no longer need it)")
-    return RunSummary(out=out, run_id=run_id, total=len(cells), computed=computed, reused=reused,
+        runs, this_run = _run_records(folder.previous, run_id, started, argv, overwrite, notes)
+        ctx = _RunContext(config, work, overwrite, prog, log, run_id, _mapping(folder.previous.get("models")),
+                          _mapping(folder.previous.get("calibrators")), dict(models or {}), dict(calibration or {}),
+                          force, compute=lambda *a: compute_cell(*a))  # this module's, as patched
+        done = _execute(ctx, cells, gate, runs, this_run, write_tables=write_tables, t_start=t_start,
+                        staged=folder.staged)
+        failed = done["failed"]
+        if folder.staged:
+            _publish(out, work, failed, run_id, log)
+    results = done["results"]
+    return RunSummary(out=out, run_id=run_id, total=len(cells), computed=done["computed"], reused=done["reused"],
                       failed=[{"key": f.get("key"), "kind": f.get("kind"), **(f.get("error") or {})} for f in failed],
-                      seconds=time.perf_counter() - t_start, interrupted=status == "interrupted",
-                      kept_old=staged and bool(failed))
+                      seconds=time.perf_counter() - t_start, interrupted=done["status"] == "interrupted",
+                      kept_old=folder.staged and bool(failed),
+                      results=None if folder.staged and failed else
+                      (replace(results, out=out) if results is not None else None))
+
+
+@dataclass
+class _Folder:
+    """The output folder as a run found it: its identity record (``old``), whether it holds the same protocol,
+    whether the run computes into a staging folder (``work``), its manifest and its cells of older formats."""
+
+    old: dict | None
+    same: bool
+    staged: bool
+    work: Path
+    previous: dict
+    older: dict
+
+
+def _open_folder(out: Path, config: ExperimentConfig, overwrite: str, run_id: str, log: Callable[[str], None],
+                 notes: list[str]) -> _Folder:
+    """Check the folder (under its lock), recover what a killed run left, and write the run's identity file."""
+    old = _check_folder(out, config, overwrite)
+    if old is not None and same_protocol(old, config):  # the grid grows: its labels join the folder's
+        check_labels(config, _folder_labels(old))
+    older = check_cells(out) if out.is_dir() else {}  # a newer cell is refused before anything is written
+    recover_scratch(out, log)
+    _remove_stale_temporaries(out)
+    same = old is not None and same_protocol(old, config)
+    staged = overwrite == "all" and old is not None
+    work = make_scratch(out / f"{SCRATCH}staging-{run_id}", "staging") if staged else out
+    if staged:
+        log(f"{out}: --overwrite all: computing every cell anew; the old results stay until all succeed")
+    prev, prev_why = read_record(out / "manifest.json") if same else (None, None)
+    previous = prev if isinstance(prev, dict) else {}
+    _say(manifest_note(out, previous or None, prev_why), notes)
+    work.mkdir(parents=True, exist_ok=True)
+    _write_identity(work, config, old if same else None)
+    return _Folder(old=old, same=same, staged=staged, work=work, previous=previous, older=older)
+
+
+def _run_records(previous: dict, run_id: str, started: str, argv: Sequence[str] | None, overwrite: str,
+                 notes: list[str]) -> tuple[list[dict], dict[str, Any]]:
+    """The manifest's runs: the earlier ones (one found running is marked interrupted: we hold the lock) and this."""
+    old_runs = previous.get("runs")
+    runs = [dict(r, status="interrupted") if r.get("status") == "running" else r
+            for r in (old_runs if isinstance(old_runs, list) else []) if isinstance(r, dict)]
+    this_run: dict[str, Any] = {
+        "run_id": run_id, "started": started, "ended": None, "status": "running",
+        "argv": list(argv) if argv is not None else None, "overwrite": overwrite,
+        "pid": os.getpid(), "host": socket.gethostname(), "isoeat_version": __version__, "computed": 0,
+        "reused": 0, "failed": 0, "notes": notes}
+    runs.append(this_run)
+    return runs, this_run
+
+
+def _execute(ctx: _RunContext, cells: list[Cell], gate: SignalGate, runs: list[dict], this_run: dict, *,
+             write_tables: bool, t_start: float, staged: bool) -> dict[str, Any]:
+    """The cells, the tidy files and tables, and the manifest: written when the run starts, when its cells are
+    done (the tables read the calibrators' records) and when it ends, whatever ends it (the run's status)."""
+    work = ctx.out
+    manifest_args: dict[str, Any] = dict(config=ctx.config, runs=runs, models=ctx.models_meta,
+                                         calibrators=ctx.cal_meta, out=work)
+    computed = reused = 0
+    results: ExperimentResults | None = None
+    status = "interrupted"  # until the work is done, whatever stops it
+    try:
+        write_manifest(work, _build_manifest(**manifest_args, cells=cells))
+        computed, reused = _run_cells(ctx, cells)
+        if write_tables:
+            try:
+                # the calibrators' records first: the tidy files read them (the stability marks' redraws)
+                write_manifest(work, _build_manifest(**manifest_args, cells=cells))
+                results = load_experiment(work)  # read once: the tables and the caller's print share it
+                write_results(results)
+            except IsoeatError as exc:  # pragma: no cover - defensive
+                ctx.log(f"could not write tables: {exc}")
+        status = "finished"
+        gate.close()
+    except BaseException as exc:  # SIGTERM (as KeyboardInterrupt), disk full, ...: the record says so
+        gate.close()
+        status = "interrupted"
+        this_run["reason"] = f"{type(exc).__name__}: {exc}"[:300]
+        raise
+    finally:
+        gate.close()
+        ctx.prog.close()
+        failed = [s for s in _cell_states(cells) if s.get("status") == "failed"]
+        this_run.update(ended=now_iso(), status=status, computed=computed, reused=reused,
+                        failed=sum(1 for s in failed if s.get("run_id") == ctx.run_id),
+                        seconds=round(time.perf_counter() - t_start, 3))
+        final = _build_manifest(**manifest_args, cells=cells)
+        try:
+            write_manifest(work, final)
+        except OSError:  # disk full: the next run marks this one interrupted
+            pass
+        if staged and status != "finished":
+            import shutil
+
+            shutil.rmtree(work, ignore_errors=True)
+    return {"status": status, "computed": computed, "reused": reused, "failed": failed,
+            "results": replace(results, manifest=final) if results is not None else None}
+
+
+def _publish(out: Path, work: Path, failed: list[dict], run_id: str, log: Callable[[str], None]) -> None:
+    """``--overwrite all``: swap the staged results in when every cell succeeded, else keep the old ones."""
+    import shutil
+
+    if failed:
+        shutil.rmtree(work, ignore_errors=True)
+        log(f"{out}: {len(failed)} cell(s) failed; the old results are kept unchanged")
+        return
+    kept = swap_in(work, out, run_id, OWNED)
+    if kept.exists():
+        log(f"{out}: the replaced results are kept in {kept.name} (remove it when you no longer need it)")
 
 
 def _say(note: str | None, notes: list[str]) -> None:
@@ -423,211 +466,6 @@ def _write_identity(out: Path, config: ExperimentConfig, old: dict | None) -> No
     write_json(out / EXPERIMENT_NAME, rec)
     if config.text is not None:
         atomic_write_text(out / "config.yaml", config.text)
-
-
-def _cell_states(cells: list[Cell]) -> list[dict[str, Any]]:
-    out = []
-    for c in cells:
-        rec = read_json(c.path) if c.path.exists() else None
-        if rec and cell_is_whole(rec, c.kind):
-            out.append({"key": c.key, "kind": c.kind, "status": rec.get("status"), "run_id": rec.get("run_id"),
-                        "seed": rec.get("seed"), "seed_stream": rec.get("seed_stream"),
-                        "duration_s": rec.get("duration_s"), "started": rec.get("started"),
-                        "ended": rec.get("ended"), "error": rec.get("error")})
-        else:
-            out.append({"key": c.key, "kind": c.kind, "status": "pending", "seed": c.seed,
-                        "seed_stream": list(c.stream)})
-    return out
-
-
-def _needs_run(cell: Cell, overwrite: str, log: Callable[[str], None]) -> bool:
-    if overwrite == "all" or not cell.path.exists():
-        return True
-    rec = read_json(cell.path)
-    if not cell_is_whole(rec, cell.kind) or rec.get("format_version") != CELL_FORMAT:
-        if rec and not is_older_cell(rec):  # older formats: one line for all (_formats.upgrade_note)
-            log(f"{cell.key}: its file is damaged or was edited (its content does not match its hash); recomputing")
-        return True
-    if rec.get("cell_hash") != cell.cell_hash:
-        log(f"{cell.key}: its inputs changed since it was computed (test words, model options, seed or the "
-            "calibrator given to the run); recomputing")
-        return True
-    if rec.get("status") == "failed":
-        return overwrite == "failed"
-    return rec.get("status") != "ok"
-
-
-def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite: str, prog: Progress,
-               log: Callable[[str], None], run_id: str, models_meta: dict, cal_meta: dict,
-               given_models: dict, given_calibrators: dict, force: bool) -> tuple[int, int]:
-    from .layers import SharedLayers
-
-    computed = reused = 0
-    shared = SharedLayers(config, skip=given_models)  # entries that differ only in their layer: one sweep
-    for mspec in config.models:
-        mcells = [c for c in cells if c.model == mspec.label]
-        if not mcells:
-            continue
-        pending = [c for c in mcells if _needs_run(c, overwrite, log)]
-        # the model is loaded even when every cell is finished: finished cells are checked against its content
-        prog.show(f"loading {mspec.label}")
-        t0 = time.perf_counter()
-        try:
-            model = given_models.get(mspec.label) or shared.get(mspec.label) or load_model_for(mspec, config)
-        except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
-            log(f"{mspec.label}: cannot load ({type(exc).__name__}: {exc})")
-            kept = len(mcells) - len(pending)
-            reused += kept
-            prog.advance(f"{mspec.label}: {kept} finished cells kept", n=kept)
-            computed += _fail_cells(pending, _error_record(exc, "load model"), run_id, None, prog)
-            continue
-        load_s = time.perf_counter() - t0
-        try:
-            desc = model.describe() if hasattr(model, "describe") else {"name": getattr(model, "name", mspec.spec)}
-        except Exception as exc:  # noqa: BLE001 - a description never fails a run
-            desc = {"name": getattr(model, "name", mspec.spec), "describe_error": str(exc)}
-        family = mspec.family
-        kind_family = family_from_kind(kind_of(model))
-        if not mspec.family_given and family == "static" and kind_family not in (None, "static"):
-            family = kind_family  # a path or spec that turned out to be a contextual encoder
-        models_meta[mspec.label] = {**jsonable(desc), "spec": mspec.spec, "label": mspec.label, "family": family,
-                                    "load_seconds": round(load_s, 3), "loaded_by_run": run_id}
-        fp = fingerprint_of(model)
-        try:
-            corpus_fp = corpus_content(model)
-        except Exception as exc:  # noqa: BLE001 - the cells that need it fail below; finished ones are kept
-            corpus_fp = None
-            log(f"{mspec.label}: corpus unreadable ({exc}); finished cells kept, unchecked against it")
-        try:
-            requests = {cs.label: calibration_request(model, mspec, cs, config) for cs in config.calibrations
-                        if cs.name != "none" and (mspec.label, cs.label) not in given_calibrators}
-        except Exception as exc:  # noqa: BLE001 - a fit needing it fails its cells below; finished ones are kept
-            requests = {}
-            log(f"{mspec.label}: calibrator inputs unreadable ({exc}); finished cells kept, unchecked against them")
-        pending_ids = {id(c) for c in pending}
-        todo = pending + [c for c in mcells if id(c) not in pending_ids and stale_cell(c, fp, requests, log, corpus_fp)]
-        skipped = len(mcells) - len(todo)
-        if skipped:
-            reused += skipped
-            prog.advance(f"{mspec.label}: {skipped} finished cells reused", n=skipped)
-        if not todo:
-            del model
-            continue
-        engine = Engine(model, seed=config.settings.seed, weat_kwargs=config.settings.weat_kwargs(), force=force)
-        # the isotropy check samples the pool the model's calibrators are fitted on (a given one: its own)
-        pool = _pool(config, mspec, [given_calibrators.get((mspec.label, cs.label)) for cs in config.calibrations])
-        for cspec in config.calibrations:
-            ccells = [c for c in todo if c.calibration == cspec.label]
-            if not ccells:
-                continue
-            calibrator = None
-            cal_record: dict[str, Any] = {}
-            if cspec.name != "none":
-                prog.show(f"{mspec.label}: fitting {cspec.label}")
-                try:
-                    given = given_calibrators.get((mspec.label, cspec.label))
-                    if given is not None:
-                        calibrator = given_calibrator(given, model, mspec, cspec, out, force, cal_record)
-                    else:
-                        calibrator = calibrator_for(engine, mspec, cspec, config, out, overwrite, log, cal_record)
-                    cal_meta[f"{mspec.label}/{cspec.label}"] = jsonable(cal_record)
-                except Exception as exc:  # noqa: BLE001
-                    log(f"{mspec.label}: calibrator {cspec.label} failed ({type(exc).__name__}: {exc})")
-                    computed += _fail_cells(ccells, _error_record(exc, f"fit calibrator {cspec.label}"), run_id,
-                                            fp, prog)
-                    continue
-            cal_info = {"label": cspec.label, "name": cspec.name, "params": cspec.params,
-                        **({k: cal_record.get(k) for k in ("reference", "n", "path")} if cal_record else {}),
-                        **({"request_hash": requests[cspec.label]} if cspec.label in requests else {})}
-            for c in ccells:
-                prog.show(c.label)
-                t1 = time.perf_counter()
-                started = now_iso()
-                try:
-                    with warnings.catch_warnings(record=True) as caught:
-                        warnings.simplefilter("always", IsoeatWarning)
-                        payload = compute_cell(engine, c, calibrator, config, pool)
-                    payload["warnings"] = [str(w.message) for w in caught if issubclass(w.category, IsoeatWarning)]
-                    payload["calibrator"] = cal_info
-                    payload["family"] = family
-                    if corpus_fp is not None:
-                        payload["corpus_fingerprint"] = corpus_fp
-                    status, err = "ok", None
-                except Exception as exc:  # noqa: BLE001 - one failing cell never stops the grid
-                    payload, status, err = ({"calibrator": cal_info, "family": family}, "failed",
-                                            _error_record(exc, c.kind))
-                dt = time.perf_counter() - t1
-                _write_cell(c, run_id, status, payload, err, dt, fp, started)
-                computed += 1
-                prog.advance(c.label, seconds=dt)
-        # describe again: contextual encoders load their corpus lazily (its fingerprint is known only now)
-        try:
-            desc = model.describe() if hasattr(model, "describe") else {}
-            models_meta[mspec.label].update(jsonable(desc))
-            corp = getattr(model, "loaded_corpus", None)
-            if corp is not None and hasattr(corp, "describe"):
-                models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
-        except Exception:  # noqa: BLE001 - a manifest never fails a run
-            pass
-        del engine, model
-    return computed, reused
-
-
-def compute_cell(engine: Engine, cell: Cell, calibrator: Any, config: ExperimentConfig, pool: Any) -> dict:
-    """One cell of the grid, by the engine (``pool``: the reference sample the isotropy check draws from)."""
-    s = config.settings
-    if cell.kind == "weat":
-        return engine.weat_cell(cell.extra["test"], calibrator)
-    if cell.kind == "metrics":
-        return engine.metrics_cell(cell.extra["test"], calibrator, config.metrics,
-                                   metric_options(s.method, s.permutations))
-    if cell.kind == "anisotropy":
-        a = config.anisotropy
-        assert a is not None
-        return engine.anisotropy_cell(calibrator, pool, sample=a.sample, components=a.components,
-                                      heatmap_size=a.heatmap_size, heatmap=cell.path.with_suffix(".npz"), frame=a.frame)
-    assert config.similarity is not None
-    return engine.similarity_cell(cell.item, calibrator, config.similarity.bootstrap)
-
-
-def _pool(config: ExperimentConfig, mspec: Any, given: list[Any]) -> Any:
-    """The reference sample of the model's calibrators: a given calibrator's recorded one, else the config's."""
-    from ..calibration.sample import ReferenceSpec
-
-    for cal in given:
-        spec = (getattr(cal, "metadata_", None) or {}).get("reference_spec") if cal is not None else None
-        if isinstance(spec, dict):
-            try:
-                return ReferenceSpec.from_key(spec)
-            except (IsoeatError, KeyError, TypeError, ValueError):
-                break  # a spec this isoeat cannot read: the config's sample
-    return reference_spec(mspec, config, for_check=True)
-
-
-def _fail_cells(cells: list[Cell], err: dict, run_id: str, fingerprint: str | None, prog: Progress) -> int:
-    """Record every cell of a stage that could not start (model or calibrator failed) as failed."""
-    for c in cells:
-        _write_cell(c, run_id, "failed", {}, err, 0.0, fingerprint, None)
-        prog.advance(c.label, seconds=0.0)
-    return len(cells)
-
-
-def _write_cell(cell: Cell, run_id: str, status: str, payload: dict, error: dict | None, seconds: float,
-                fingerprint: str | None, started: str | None) -> None:
-    from .._version import __version__
-
-    rec = {
-        "format": "isoeat-cell", "format_version": CELL_FORMAT, "kind": cell.kind,
-        "key": {"model": cell.model, "calibration": cell.calibration, "item": cell.item},
-        "status": status, "cell_hash": cell.cell_hash, "seed": cell.seed, "seed_stream": list(cell.stream),
-        "model_fingerprint": fingerprint, "run_id": run_id, "isoeat_version": __version__,
-        "started": started or now_iso(), "ended": now_iso(), "duration_s": round(seconds, 6), **payload,
-    }
-    if cell.kind in ("weat", "metrics"):
-        rec["test_sha256"] = test_hash(cell.extra["test"])
-    if error:
-        rec["error"] = error
-    write_json(cell.path, seal(rec), compact=True)
 
 
 def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calibrators: dict, out: Path,

@@ -116,7 +116,8 @@ from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exp
     SensitivityRow,
     TestSensitivity,
 )
-from ._verdicts import _summarise, agrees, is_significant
+from ._sensitivity_rows import _rows
+from ._verdicts import _summarise
 
 __all__ = [
     "sensitivity_analysis",
@@ -497,24 +498,83 @@ def sensitivity_analysis(
     >>> res.verdicts()                                            # doctest: +SKIP
     {'W6': 'robust', 'W9': 'fragile'}
     """
+    t0 = time.perf_counter()
+    su = _setup(model, tests, {"sweep": sweep, "baseline": baseline, "rule": rule}, n_reference, rng, permutation,
+                options)
+    plan, base, rule, engine, seed, tests = su.plan, su.base, su.rule, su.engine, su.seed, su.tests
+    cells = _plan_cells(plan, base)
+    notes = list(plan.notes)
+    default, n_default = _default_fit(engine, plan, base, seed, notes)
+    raw_res = [engine.weat(t) for t in tests]
+    def_res = [engine.weat(t, default) for t in tests]
+    pools = _pools(engine, cells, plan.draw, notes)
+    cell_out = _sweep(engine, cells, plan, pools, seed, tests, notes, progress_callback(progress, "isoeat sensitivity"))
+    rows = _rows(getattr(model, "name", ""), tests, cells, cell_out, raw_res, def_res, plan, base, rule, n_default)
+    summary = tuple(_summarise(rows, t.id, rule.alpha, rule.agreement_threshold, rule.max_shift) for t in tests)
+    return SensitivityResult(
+        model=getattr(model, "name", ""), calibration=base.calibration, calibration_params=plan.params,
+        alpha=rule.alpha, **_settings_records(su, pools, n_default), seed=seed, rule=_rule_text(rule),
+        agreement_threshold=rule.agreement_threshold, max_shift=rule.max_shift, rows=tuple(rows), summary=summary,
+        notes=tuple(notes), calibrator_metadata=dict(getattr(default, "metadata_", {}) or {}),
+        elapsed_s=float(time.perf_counter() - t0),
+    )
+
+
+def _settings_records(su: _Setup, pools: dict[str, np.ndarray], n_default: int) -> dict[str, dict]:
+    """The result's ``default``, ``sweep`` and ``p_options`` records."""
+    plan, base, p = su.plan, su.base, su.permutation
+    d_eps = base.eps if plan.has_eps else float("nan")
+    return {
+        "default": {"calibration": base.calibration, "eps": d_eps, "eps_mode": "absolute", "n_reference": base.size,
+                    "n_reference_used": n_default, "reference": base.reference, "draw": "fixed"},
+        "sweep": {"eps": list(plan.eps), "eps_mode": su.sweep.eps_mode, "reference_sizes": list(plan.sizes),
+                  "references": list(plan.sources), "calibrations": list(plan.others), "repeats": plan.repeats,
+                  "draw": plan.draw, "pool_sizes": {s: int(v.shape[0]) for s, v in pools.items()}},
+        "p_options": {"method": p.method, "n_permutations": int(p.n_permutations), "exact_max_n": su.exact_max_n,
+                      "alternative": p.alternative, "ddof": su.weat_opts.get("ddof", 1),
+                      "test_seeds": {t.id: su.seed for t in su.tests}},
+    }
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """A sensitivity analysis checked and ready: its plan, default, verdict rule, engine, root seed and tests."""
+
+    plan: Any
+    base: Any
+    rule: Any
+    sweep: Any
+    engine: Any
+    seed: int
+    tests: list
+    permutation: Any
+    weat_opts: dict
+    exact_max_n: Any
+
+
+def _setup(model: Any, tests: Any, objects: dict[str, Any], n_reference: int | None, rng: Any, permutation: Any,
+           options: dict[str, Any]) -> _Setup:
+    """Every option of :func:`sensitivity_analysis` checked (before anything is fitted), and its engine."""
     from ..wordsets import as_tests
     from .engine import Engine
 
-    t0 = time.perf_counter()
     require_encoder(model, "sensitivity_analysis")
     options = dict(options, **({} if n_reference is None else {"n_reference": n_reference}))
-    sweep, baseline, rule, p, weat_opts, exact_max_n = _options(
-        {"sweep": sweep, "baseline": baseline, "rule": rule}, permutation, options)
+    sweep, baseline, rule, p, weat_opts, exact_max_n = _options(objects, permutation, options)
     if isinstance(tests, (list, tuple)) and not tests:
         raise ConfigError("no tests given")
     tests = as_tests(tests)
     plan, base, rule = _validated(model, sweep, baseline, rule)
-    cells = _plan_cells(plan, base)
     if rng is not None and (isinstance(rng, bool) or not isinstance(rng, (int, np.integer)) or rng < 0):
         raise ConfigError(f"rng (seed) must be None or a non-negative int, got {rng!r}")
     seed = root_seed(rng)  # every draw and every p comes from its own named stream of it (isoeat._random)
     engine = Engine(model, seed=seed, weat_kwargs=dict(permutation=p, **weat_opts))
-    notes = list(plan.notes)
+    return _Setup(plan=plan, base=base, rule=rule, sweep=sweep, engine=engine, seed=seed, tests=list(tests),
+                  permutation=p, weat_opts=weat_opts, exact_max_n=exact_max_n)
+
+
+def _default_fit(engine: Any, plan: Any, base: Any, seed: int, notes: list[str]) -> tuple[Any, int]:
+    """The default setting's calibrator (the run's cell) and the reference size it used (a note when short)."""
     eps_of = {"eps": base.eps} if plan.has_eps else {}
     default = engine.fit(base.calibration, {**plan.params, **eps_of}, _spec(base.reference, base.size, "fixed", 0,
                                                                            None, seed))
@@ -522,29 +582,7 @@ def sensitivity_analysis(
     if n_default < base.size:
         notes.append(f"default reference {base.reference!r}: asked for {base.size:,} vectors, "
                      f"{n_default:,} available; the default was fitted on {n_default:,}")
-    raw_res = [engine.weat(t) for t in tests]
-    def_res = [engine.weat(t, default) for t in tests]
-    pools = _pools(engine, cells, plan.draw, notes)
-    cell_out = _sweep(engine, cells, plan, pools, seed, tests, notes, progress_callback(progress, "isoeat sensitivity"))
-    rows = _rows(getattr(model, "name", ""), tests, cells, cell_out, raw_res, def_res, plan, base, rule, n_default)
-    summary = tuple(_summarise(rows, t.id, rule.alpha, rule.agreement_threshold, rule.max_shift) for t in tests)
-    d_eps = base.eps if plan.has_eps else float("nan")
-    return SensitivityResult(
-        model=getattr(model, "name", ""), calibration=base.calibration, calibration_params=plan.params,
-        alpha=rule.alpha,
-        default={"calibration": base.calibration, "eps": d_eps, "eps_mode": "absolute", "n_reference": base.size,
-                 "n_reference_used": n_default, "reference": base.reference, "draw": "fixed"},
-        sweep={"eps": list(plan.eps), "eps_mode": sweep.eps_mode, "reference_sizes": list(plan.sizes),
-               "references": list(plan.sources), "calibrations": list(plan.others), "repeats": plan.repeats,
-               "draw": plan.draw, "pool_sizes": {s: int(v.shape[0]) for s, v in pools.items()}},
-        seed=seed, rule=_rule_text(rule), agreement_threshold=rule.agreement_threshold, max_shift=rule.max_shift,
-        rows=tuple(rows), summary=summary, notes=tuple(notes),
-        calibrator_metadata=dict(getattr(default, "metadata_", {}) or {}),
-        p_options={"method": p.method, "n_permutations": int(p.n_permutations), "exact_max_n": exact_max_n,
-                   "alternative": p.alternative, "ddof": weat_opts.get("ddof", 1),
-                   "test_seeds": {t.id: seed for t in tests}},
-        elapsed_s=float(time.perf_counter() - t0),
-    )
+    return default, n_default
 
 
 def _rule_text(rule: VerdictRule) -> str:
@@ -624,45 +662,3 @@ def _fit_and_measure(engine: Any, c: _Cell, plan: _Plan, spec: ReferenceSpec, te
         else:  # pragma: no cover - pass foreign warnings through
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return [engine.weat(t, cal) for t in tests], float(getattr(cal, "eps_", c.eps)), int(cal.n_samples_seen_)
-
-
-def _rows(model_name: str, tests: Sequence[Any], cells: Sequence[_Cell], cell_out: dict, raw_res: list,
-          def_res: list, plan: _Plan, base: Baseline, rule: VerdictRule, n_default: int) -> list[SensitivityRow]:
-    """The result rows: per test, the raw row, the default row, then one per sweep cell."""
-    nan = float("nan")
-
-    def make_row(j: int, res: Any, kind: str, setting: str, eps: tuple[float, str, float], reference: str,
-                 sizes: tuple[int, int], drw: str, rep: int, ref_seed: int | None, cal_name: str) -> SensitivityRow:
-        d0 = def_res[j]
-        return SensitivityRow(
-            model=model_name, calibration=cal_name, test=res.test, bias_type=res.bias_type, kind=kind,
-            setting=setting, value=_value(kind, eps[0], sizes[0]), eps=float(eps[0]), eps_mode=eps[1],
-            eps_effective=float(eps[2]), reference=reference, n_requested=int(sizes[0]), n_reference=int(sizes[1]),
-            draw=drw, repeat=int(rep), effect_size=float(res.effect_size), statistic=float(res.statistic),
-            p_value=float(res.p_value), p_method=res.p_method, n_permutations=int(res.n_permutations),
-            p_ci_low=float(res.p_ci_low), p_ci_high=float(res.p_ci_high),
-            significant=is_significant(res.p_value, rule.alpha),
-            agrees_with_default=agrees(res.p_value, d0.p_value, rule.alpha),
-            delta_d=float(res.effect_size - d0.effect_size), reference_seed=ref_seed, seed=res.seed,
-            n_x=res.n_x, n_y=res.n_y, n_a=res.n_a, n_b=res.n_b,
-        )
-
-    d_eps = (base.eps, "absolute", base.eps) if plan.has_eps else (nan, "", nan)
-    rows: list[SensitivityRow] = []
-    for j in range(len(tests)):
-        rows.append(make_row(j, raw_res[j], "raw", "none", (nan, "", nan), "", (0, 0), "", 0, None, "none"))
-        rows.append(make_row(j, def_res[j], "default", "default", d_eps, base.reference, (base.size, n_default),
-                             "fixed", 0, None, base.calibration))
-        for i, c in enumerate(cells):
-            res_list, eps_eff, n_used, ref_seed = cell_out[i]
-            rows.append(make_row(j, res_list[j], c.kind, c.setting, (c.eps, c.eps_mode, eps_eff), c.source,
-                                 (c.n_requested, n_used), plan.draw, c.repeat, ref_seed, c.calibration))
-    return rows
-
-
-def _value(kind: str, eps: float, n: int) -> float:
-    if kind == "eps":
-        return float(eps)
-    if kind == "reference_size":
-        return float(n)
-    return float("nan")
