@@ -8,10 +8,20 @@ total, label)`` callback that library functions accept.
 Two forms, one stage = one :class:`Progress`:
 
 * ``bar``: a line rewritten in place (stderr is a terminal);
-* ``log``: plain lines for log files (CI, ``nohup``, SLURM): at most one every
-  :data:`LOG_INTERVAL` seconds while steps are left, plus a final line with the
-  count and elapsed time. Left to itself (stderr not a terminal, nothing asked), a stage shorter
-  than :data:`LOG_INTERVAL` prints nothing.
+* ``log``: plain lines for log files (CI, ``nohup``, SLURM): a line once
+  :data:`LOG_INTERVAL` seconds have passed since the last one, or earlier when the
+  longest step seen so far, taken once more, would pass that interval (so a log
+  is never silent for longer than it while steps last no longer than those
+  seen), plus a final line with the count and elapsed time. Left to itself
+  (stderr not a terminal, nothing asked), a stage shorter than
+  :data:`LOG_INTERVAL` prints nothing.
+
+A long stage can be announced: a :class:`Progress` with an ``announce``
+callable writes the line it returns once, when the steps computed for
+:data:`ESTIMATE_AFTER` seconds project the whole stage to :data:`LONG_STEP`
+seconds or more (the contextual encoders' reference pass: its size, estimated
+time and how to get a shorter one; :func:`purpose` and
+:func:`set_pass_advice` supply the words of the caller and of the command line).
 
 Which form, if any: ``--quiet`` (:func:`set_quiet`) silences everything; else
 an explicit ``progress=True/False``; else ``$ISOEAT_PROGRESS``: ``0``/``off``
@@ -25,17 +35,57 @@ it by hand.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Progress", "progress_enabled", "progress_mode", "progress_bar", "terminal_progress", "format_duration",
-           "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback"]
+           "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback", "LONG_STEP",
+           "ESTIMATE_AFTER", "purpose", "current_purpose", "set_pass_advice", "pass_advice"]
 
 #: Seconds between two log lines (and before the first one of a stage nobody asked to see).
 LOG_INTERVAL = 10.0
+#: Seconds of computed steps after which a stage's whole time is estimated (for its announcement).
+ESTIMATE_AFTER = 5.0
+#: A stage estimated to take this many seconds or more is announced (``Progress.announce``), once.
+LONG_STEP = 60.0
+
+_PURPOSE: contextvars.ContextVar[str | None] = contextvars.ContextVar("isoeat_purpose", default=None)
+_ADVICE: str | None = None
+
+
+@contextlib.contextmanager
+def purpose(text: str) -> Iterator[None]:
+    """What the long steps run inside this block are for (``"fitting zca"``), named by their announcement."""
+    token = _PURPOSE.set(text)
+    try:
+        yield
+    finally:
+        _PURPOSE.reset(token)
+
+
+def current_purpose(default: str) -> str:
+    """The innermost :func:`purpose`, else ``default``."""
+    return _PURPOSE.get() or default
+
+
+def set_pass_advice(template: str | None) -> str | None:
+    """How a caller gets a shorter reference pass, with ``{size}`` for a smaller size (the command line sets its
+    options' words; None: the Python API's); returns the previous setting."""
+    global _ADVICE
+    old, _ADVICE = _ADVICE, template
+    return old
+
+
+def pass_advice(size: int) -> str:
+    """The advice of :func:`set_pass_advice` for a smaller reference of ``size`` sentences."""
+    template = _ADVICE or ("n_reference={size} for a smaller sample, or isoeat.load_calibrator(PATH) to reuse a "
+                           "saved calibrator")
+    return template.format(size=f"{size}")
 
 _OFF = ("", "0", "false", "no", "off")
 _ON = ("1", "true", "yes", "on")
@@ -128,6 +178,10 @@ class Progress:
         self._closed = False
         self.label = ""
         self.listener: Callable[[int, int, str], None] | None = None  # a caller's progress(done, total, label)
+        self.longest = 0.0  # the longest computed step so far (update()'s, or advance(seconds=) per call)
+        #: ``announce(estimated_seconds)``: the line announcing a long stage (None: none), asked once
+        self.announce: Callable[[float], str | None] | None = None
+        self._estimated = False
 
     def eta(self) -> float:
         """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done)."""
@@ -141,9 +195,36 @@ class Progress:
         if seconds is not None:
             self.computed += n
             self.compute_time += seconds
+            self.longest = max(self.longest, seconds)
+            self._estimate()
         self.show(label)
         if self.listener is not None:
             self.listener(self.done, self.total, label)
+
+    def skip(self, n: int, label: str | None = None) -> None:
+        """``n`` steps reused (read from a cache): done, but not in the mean step time, nor in the next step's."""
+        self._last = self.clock()
+        self.advance(self.label if label is None else label, n=n)
+
+    def _estimate(self) -> None:
+        """Once ``ESTIMATE_AFTER`` seconds of steps are measured: the announcement of a stage estimated at
+        ``LONG_STEP`` seconds or more (written when progress is shown at all)."""
+        if self._estimated or self.announce is None or self.compute_time < ESTIMATE_AFTER:
+            return
+        self._estimated = True
+        whole = self.clock() - self.t0 + self.eta()
+        if self.mode is None or not whole >= LONG_STEP:
+            return
+        text = self.announce(whole)
+        if text:
+            if self.mode == "bar" and self._width:
+                self.stream.write("\r" + " " * self._width + "\r")
+                self._width = 0
+            self._write_line(text)
+
+    def rate(self) -> float:
+        """Computed steps per second so far (NaN before the first)."""
+        return self.computed / self.compute_time if self.compute_time > 0 else float("nan")
 
     def _text(self, label: str, final: bool = False) -> str:
         elapsed = self.clock() - self.t0
@@ -161,7 +242,8 @@ class Progress:
             self.label = label
         if self.mode == "log":
             now = self.clock()
-            if now - self._logged >= self.interval and self.done < self.total:  # at the end: the final line
+            since = now - self._logged  # a line now when the next step, as long as the longest, would pass it
+            if (since >= self.interval or since + self.longest > self.interval) and self.done < self.total:
                 self._logged = now
                 self._write_line(self._text(self.label))
             return

@@ -184,20 +184,32 @@ def _main(argv: Sequence[str] | None) -> int:
     handlers: dict[str, Any] = {}
     for mod in _command_modules():
         handlers.update(mod.COMMANDS)
-    from ._progress import set_quiet
+    from ._progress import set_pass_advice, set_quiet
     from .backends.cache import reset_cache_growth
 
     was_quiet = set_quiet(vars(args).pop("quiet", False))
+    old_advice = set_pass_advice(_pass_advice(getattr(args, "_parser", None)))
     reset_cache_growth()
     _say_unknown_variables()
     try:
         return _dispatch(args, handlers)
     finally:
+        set_pass_advice(old_advice)
         try:
             _report_cache()
         except OSError:  # a closed stderr: nothing to tell
             pass
         set_quiet(was_quiet)
+
+
+def _pass_advice(parser: Any) -> str | None:
+    """How this command gets a shorter reference pass, in its own options (announced before a long pass): only
+    where it has both ``--reference-size`` and ``--calibrator``; None: the Python API's words."""
+    options = getattr(parser, "_option_string_actions", {})
+    if "--reference-size" in options and "--calibrator" in options:
+        return ("--reference-size {size} for a smaller (marked) protocol, or --calibrator FILE to reuse a saved "
+                "one ('isoeat whiten --save FILE' saves one)")
+    return None
 
 
 def _say_unknown_variables() -> None:

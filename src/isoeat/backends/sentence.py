@@ -16,11 +16,12 @@ corpus sentences for whitening (paper §4.1: sentence inputs).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +94,29 @@ def _st_dim(folder: Path) -> int | None:
         d = cfg.get("hidden_size") or cfg.get("d_model") or cfg.get("dim")
         dim = int(d) if isinstance(d, int) else None
     return dim
+
+
+@contextlib.contextmanager
+def _counting_batches(model: Any, bar: Any, total: int) -> Iterator[list[int]]:
+    """While the block runs, each forward pass of ``model`` (a ``torch.nn.Module``) counts its batch's texts into
+    ``bar`` (at most ``total`` in all); yields the count so far, ``[n]``. The progress line then advances per
+    batch, not per call, without changing how sentence-transformers batches the texts."""
+    counted = [0]
+
+    def hook(_module: Any, _args: Any, out: Any) -> None:
+        rows = out.get("sentence_embedding") if callable(getattr(out, "get", None)) else None  # a BatchEncoding
+        n = min(int(getattr(rows, "shape", (0,))[0]) if rows is not None else 0, total - counted[0])
+        if n > 0:
+            counted[0] += n
+            bar.update(n)
+
+    register = getattr(model, "register_forward_hook", None)
+    handle = register(hook) if callable(register) else None
+    try:
+        yield counted
+    finally:
+        if handle is not None:
+            handle.remove()
 
 
 class SentenceEncoder(_ContextualBase):
@@ -234,15 +258,16 @@ class SentenceEncoder(_ContextualBase):
         self._load()
         import torch
 
-        # one call for all texts (sentence-transformers batches them by length: the numbers depend on it),
-        # so the bar advances once per call, or once per chunk of a reference pass
+        # one call for all texts (sentence-transformers batches them by length: the numbers depend on it); the bar
+        # advances after each batch's forward pass (a hook on the model), the rest of the call at its end
         with (self._progress(len(texts), "sentences", self._show_progress(len(texts))) as bar, torch.inference_mode(),
-              self._precision()):
+              self._precision(), _counting_batches(self._model, bar, len(texts)) as counted):
             emb = self._model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize_embeddings,
                 convert_to_numpy=True, show_progress_bar=False,
             )
-            bar.update(len(texts))
+            if len(texts) > counted[0]:
+                bar.update(len(texts) - counted[0])
         emb = np.asarray(emb, dtype=np.float32).reshape(len(texts), -1)
         if self._dim is None:
             self._dim = emb.shape[1]
