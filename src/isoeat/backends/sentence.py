@@ -149,8 +149,9 @@ class SentenceEncoder(_ContextualBase):
         Progress line on stderr, the one reporter of :mod:`isoeat._progress`
         (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``, for
         calls of more than four batches). sentence-transformers encodes all
-        texts of a call at once, so the line advances per call, or per chunk
-        of a reference pass.
+        texts of a call at once (its own length sorting and batches); the
+        line advances after each batch's forward pass (a hook on the model,
+        which changes no batch).
     cache_dir, use_cache
         Embedding cache (see :class:`~isoeat.backends.cache.EmbeddingCache`).
     """
