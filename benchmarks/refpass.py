@@ -1,4 +1,4 @@
-"""Benchmark: the reference pass against a bare encode of the same sentences (issue 41 item 7).
+"""Benchmark: the reference pass against a bare encode of the same sentences.
 
 The reference pass is what a first calibrated contextual answer waits for
 (``isoeat seat --model st:minilm``, ``isoeat run --model minilm``): the
