@@ -31,14 +31,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 import isoeat._progress as P  # noqa: E402
 from test_layers import _cli_files, bert  # noqa: E402,F401  (fixtures)
 from test_sentence import tiny_st  # noqa: E402,F401  (a fixture: the tiny sentence-transformers model)
-from test_transformer import CORPUS  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
 #: fake seconds per padded token of a forward pass: ~0.4-1.4 s per batch of 8 sentences of the corpus below
 SECONDS_PER_TOKEN = 0.01
-SENTENCES = [f"{s[:-1]} {' '.join(['and more'] * (k % 5))} number {k}." for k in range(600)
-             for s in CORPUS[k % len(CORPUS):][:1]]  # different lengths, none over the tiny model's 60 tokens
+#: lengths from about 5 to 45 tokens (none over the tiny model's 60), as corpus sentences of 7 to 75 words spread
+SENTENCES = [f"The fox and the dog {'and more ' * (k % 10)}slept in the garden {k}." for k in range(600)]
 
 
 class Clock:
@@ -74,14 +73,15 @@ def _timeline(err: str) -> list[tuple[float, float | None]]:
     return out
 
 
+@pytest.mark.parametrize("chunk_size", [128, 600])  # 600: one chunk, sorted longest first by sentence-transformers
 def test_a_slow_encoder_is_never_silent_over_ten_seconds_and_its_eta_is_honest(tiny_st, tmp_path, monkeypatch,
-                                                                                 capsys):
+                                                                                 capsys, chunk_size):
     import isoeat
 
     monkeypatch.setenv("ISOEAT_PROGRESS", "log")
     clock = Clock()
     enc = isoeat.load_model(f"st:{tiny_st}", corpus=SENTENCES, use_cache=False, device="cpu", batch_size=8,
-                            chunk_size=128)
+                            chunk_size=chunk_size)
     enc.clock = clock
     enc._load()
     _slow(enc._model, clock)
@@ -101,6 +101,12 @@ def test_a_slow_encoder_is_never_silent_over_ten_seconds_and_its_eta_is_honest(t
     for t, eta in late:  # after the first minute: within 3x of the time really left
         left = total - t
         assert eta is not None and left / 3 <= eta <= 3 * left, (t, eta, left)
+    # the announcement, from the first batches (the longest: sentence-transformers sorts them first), within 1.25x
+    # (the bar is weighed by characters; counted in sentences, the 600-sentence chunk is announced at 1.45x)
+    notes = [x for x in err.splitlines() if "reference sentences of corpus" in x]
+    assert len(notes) == 1, err
+    about = _timeline("isoeat: [0/0] elapsed " + re.search(r"about (\S+) on this machine", notes[0]).group(1))
+    assert total / 1.25 <= about[0][0] <= 1.25 * total, (about, total)
 
 
 def test_progress_log_lines_come_before_the_next_step_would_pass_the_interval():
@@ -221,3 +227,22 @@ def test_a_second_command_reuses_the_reference_statistics(first, second, bert, t
     asked.clear()
     assert main([second, *common, *extra[second]]) == 0, capsys.readouterr().err
     assert sum(asked) == 0, asked  # the second read every chunk's statistics from the cache
+
+
+def test_a_weighed_eta_is_time_per_unit_of_work_times_work_left():
+    """By hand: 100 work units in 10 steps; 2 steps of 60 units in all took 12 s (0.2 s a unit); 3 steps of 30 units
+    read from a cache (done, not timed): 100 - 60 - 30 = 10 units left -> 2 s. Counted in steps it would be
+    12 s / 2 x 5 left = 30 s."""
+    import io
+
+    clock = Clock()
+    bar = P.Progress(10, "log", io.StringIO(), clock=clock)
+    bar.weigh(100)
+    bar.skip(3, work=30)
+    clock.t += 12.0
+    bar.update(2, work=60)
+    assert bar.eta() == pytest.approx(2.0)
+    assert bar.rate() == pytest.approx(60 / 12 / (100 / 10))  # steps per second at the stage's mean step: 0.5
+    clock.t += 1.0
+    bar.update(1)  # no work given: the stage's mean step, 10 units; 0 left
+    assert bar.eta() == pytest.approx(0.0)

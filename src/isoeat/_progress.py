@@ -170,6 +170,9 @@ class Progress:
         self.done = 0
         self.computed = 0
         self.compute_time = 0.0
+        self.work_total: float | None = None  # the stage's work (weigh()): the ETA then scales time by work
+        self.work_done = 0.0
+        self.work_computed = 0.0
         self.t0 = self.clock()
         self._last = self.t0  # time of the last update (for update()'s step time)
         self._logged = self.t0  # time of the last log line
@@ -184,16 +187,33 @@ class Progress:
         self._estimated = False
 
     def eta(self) -> float:
-        """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done)."""
+        """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done);
+        for a weighed stage (:meth:`weigh`), time per unit of computed work x work left."""
         left = self.total - self.done
         if left <= 0:
             return 0.0
+        if self.work_total is not None and self.work_computed > 0:
+            return self.compute_time / self.work_computed * max(self.work_total - self.work_done, 0.0)
         return (self.compute_time / self.computed) * left if self.computed else float("nan")
 
-    def advance(self, label: str, *, seconds: float | None = None, n: int = 1) -> None:
+    def weigh(self, work_total: float) -> None:
+        """Steps of unequal cost: the stage holds ``work_total`` units of work (e.g. characters of the sentences),
+        and each step says its own (``update(n, work=w)``; a step that does not: the mean work of a step), so that
+        the ETA of a stage whose costly steps come first (length-sorted batches) is not off by their share."""
+        self.work_total = float(work_total)
+
+    def _work(self, n: int, work: float | None) -> float:
+        if work is not None:
+            return float(work)
+        return n * self.work_total / self.total if self.work_total is not None and self.total else 0.0
+
+    def advance(self, label: str, *, seconds: float | None = None, n: int = 1, work: float | None = None) -> None:
         self.done += n
+        w = self._work(n, work)
+        self.work_done += w
         if seconds is not None:
             self.computed += n
+            self.work_computed += w
             self.compute_time += seconds
             self.longest = max(self.longest, seconds)
             self._estimate()
@@ -201,10 +221,10 @@ class Progress:
         if self.listener is not None:
             self.listener(self.done, self.total, label)
 
-    def skip(self, n: int, label: str | None = None) -> None:
+    def skip(self, n: int, label: str | None = None, *, work: float | None = None) -> None:
         """``n`` steps reused (read from a cache): done, but not in the mean step time, nor in the next step's."""
         self._last = self.clock()
-        self.advance(self.label if label is None else label, n=n)
+        self.advance(self.label if label is None else label, n=n, work=work)
 
     def _estimate(self) -> None:
         """Once ``ESTIMATE_AFTER`` seconds of steps are measured: the announcement of a stage estimated at
@@ -223,8 +243,13 @@ class Progress:
             self._write_line(text)
 
     def rate(self) -> float:
-        """Computed steps per second so far (NaN before the first)."""
-        return self.computed / self.compute_time if self.compute_time > 0 else float("nan")
+        """Steps per second at the measured pace (NaN before the first): for a weighed stage, the stage's mean step
+        at the time per unit of work measured so far."""
+        if self.compute_time <= 0:
+            return float("nan")
+        if self.work_total is not None and self.work_computed > 0 and self.total:
+            return self.work_computed / self.compute_time / (self.work_total / self.total)
+        return self.computed / self.compute_time
 
     def _text(self, label: str, final: bool = False) -> str:
         elapsed = self.clock() - self.t0
@@ -262,11 +287,12 @@ class Progress:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def update(self, n: int = 1, label: str | None = None) -> None:
-        """``n`` more steps computed since the last call (the tqdm-style interface encoders use)."""
+    def update(self, n: int = 1, label: str | None = None, *, work: float | None = None) -> None:
+        """``n`` more steps computed since the last call (the tqdm-style interface encoders use); ``work``: their
+        work in a weighed stage (:meth:`weigh`)."""
         now = self.clock()
         seconds, self._last = now - self._last, now
-        self.advance(self.label if label is None else label, seconds=seconds, n=n)
+        self.advance(self.label if label is None else label, seconds=seconds, n=n, work=work)
 
     def __enter__(self) -> Progress:
         return self

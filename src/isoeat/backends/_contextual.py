@@ -101,6 +101,12 @@ def _as_corpus(corpus: Any, seed: int) -> Any:
     )
 
 
+def _chars(texts: Sequence[str]) -> float:
+    """The work of encoding ``texts`` for a weighed progress bar: their characters (the length sentence-transformers
+    sorts by; a forward pass costs about its padded tokens)."""
+    return float(sum(len(t) for t in texts))
+
+
 def _stats_hit(hit: Any, dim: int) -> TypeGuard[dict[str, np.ndarray]]:
     """Whether a cache entry holds per-chunk statistics of dimension ``dim``."""
     return (hit is not None and {"n", "mean", "comoment"} <= set(hit) and hit["mean"].shape == (dim,)
@@ -376,11 +382,17 @@ class _ContextualBase:
         with progress_bar(total, label, self.progress if enabled is None else enabled, clock=self.clock) as bar:
             yield bar
 
-    def _announce(self, bar: Progress, n: int, corpus: str) -> None:
-        """Before a long reference pass over ``n`` sentences of ``corpus``: once its first batches give a rate,
-        one line with its size, its estimated time on this machine and how to get a shorter one
-        (:attr:`isoeat._progress.Progress.announce`: only for a pass estimated at ``LONG_STEP`` seconds or more)."""
+    def _announce(self, bar: Progress, sents: Sequence[str], corpus: str) -> None:
+        """Before a long reference pass over ``sents`` of ``corpus``: once its first batches give a rate, one line
+        with its size, its estimated time on this machine and how to get a shorter one
+        (:attr:`isoeat._progress.Progress.announce`: only for a pass estimated at ``LONG_STEP`` seconds or more).
+        The bar is weighed by the sentences' characters (:func:`_chars`), so that length-sorted batches, the costly
+        ones first, do not skew the estimate and the ETA."""
         from .._progress import current_purpose, format_duration, pass_advice
+
+        n = len(sents)
+        if bar.work_total is None and bar.done == 0:
+            bar.weigh(_chars(sents))
 
         def line(seconds: float) -> str:
             minute = bar.rate() * 60.0  # sentences encoded in about a minute, one significant digit
@@ -395,15 +407,16 @@ class _ContextualBase:
     def _chunk_in_pass(self, bar: Progress, chunk: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
         """:meth:`_chunk_vectors` of one chunk of a reference pass, counted in the pass's bar."""
         target = bar.done + len(chunk)
-        start, self._bar = bar.done, bar
+        start, work, self._bar = bar.done, bar.work_done, bar
         try:
             out = self._chunk_vectors(chunk, unit)
         finally:
             self._bar = None
+        left = max(_chars(chunk) - (bar.work_done - work), 0.0)
         if bar.done == start:  # nothing counted: read from the cache (reused: not in the ETA's mean step)
-            bar.skip(target - bar.done)
+            bar.skip(target - bar.done, work=left)
         elif target > bar.done:  # an encoder that counted part of it
-            bar.update(target - bar.done)
+            bar.update(target - bar.done, work=left)
         return out
 
     # -- reference vectors for calibration ------------------------------------
@@ -483,7 +496,7 @@ class _ContextualBase:
     def _reference_iter(self, sents: Sequence[str], unit: str, corpus: str = "?") -> Iterator[np.ndarray]:
         n_trunc = 0
         with self._progress(len(sents), f"reference ({unit})") as bar:
-            self._announce(bar, len(sents), corpus)
+            self._announce(bar, sents, corpus)
             for chunk in self._chunks(sents):
                 vecs, nt = self._chunk_in_pass(bar, chunk, unit)
                 n_trunc += nt
@@ -517,13 +530,13 @@ class _ContextualBase:
         truncated = [0] * len(chunks)
         keys = [{**self._reference_key(chunk, unit), "kind": self._stats_kind} for chunk in chunks]
         with self._progress(len(sents), f"reference statistics ({unit})") as bar, _in_background() as submit:
+            self._announce(bar, sents, getattr(corp, "name", "?"))
             for i, chunk in enumerate(chunks):  # cached statistics: O(d^2) numbers per chunk, no pass
                 hit = self.cache.get(self._stats_kind, keys[i])
                 if _stats_hit(hit, self.dim):
                     parts[i], truncated[i] = CovarianceAccumulator.from_arrays(hit), int(hit.get("truncated", 0))
-                    bar.skip(len(chunk))
+                    bar.skip(len(chunk), work=_chars(chunk))
             todo = [i for i, p in enumerate(parts) if p is None]
-            self._announce(bar, len(sents), getattr(corp, "name", "?"))
             keep = _Kept(VECTORS_MEMO)  # every chunk's vectors, while they fit: for reference_vectors
             if known is not None:
                 computed: Iterable[tuple[int, Any, int, Any]] = (
@@ -536,7 +549,7 @@ class _ContextualBase:
                 if known is None:
                     keep.add(i, vecs, nt)
                 else:
-                    bar.skip(len(chunks[i]))
+                    bar.skip(len(chunks[i]), work=_chars(chunks[i]))
                 submit(self.cache.put, self._stats_kind, keys[i], {**acc.to_arrays(), "truncated": np.int64(nt)})
                 parts[i], truncated[i] = acc, nt
         acc = _merged(parts)
@@ -604,5 +617,5 @@ class _ContextualBase:
     def _vectors_here(self, sents: Sequence[str], unit: str, corpus: str = "?") -> list[tuple[np.ndarray, int]]:
         """Every chunk's reference vectors and truncation count, in order."""
         with self._progress(len(sents), f"reference ({unit})") as bar:
-            self._announce(bar, len(sents), corpus)
+            self._announce(bar, sents, corpus)
             return [self._chunk_in_pass(bar, chunk, unit) for chunk in self._chunks(sents)]

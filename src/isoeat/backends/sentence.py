@@ -97,18 +97,21 @@ def _st_dim(folder: Path) -> int | None:
 
 
 @contextlib.contextmanager
-def _counting_batches(model: Any, bar: Any, total: int) -> Iterator[list[int]]:
+def _counting_batches(model: Any, bar: Any, texts: Sequence[str]) -> Iterator[list[int]]:
     """While the block runs, each forward pass of ``model`` (a ``torch.nn.Module``) counts its batch's texts into
-    ``bar`` (at most ``total`` in all); yields the count so far, ``[n]``. The progress line then advances per
-    batch, not per call, without changing how sentence-transformers batches the texts."""
+    ``bar`` (at most ``len(texts)`` in all); yields the count so far, ``[n]``. The progress line then advances per
+    batch, not per call, without changing how sentence-transformers batches the texts. Each batch's work (for a
+    weighed bar, :meth:`isoeat._progress.Progress.weigh`) is the characters of its texts: sentence-transformers
+    sorts a call's texts by characters, longest first, so the k-th batch holds the k-th run of those lengths."""
     counted = [0]
+    lengths = sorted((len(t) for t in texts), reverse=True)
 
     def hook(_module: Any, _args: Any, out: Any) -> None:
         rows = out.get("sentence_embedding") if callable(getattr(out, "get", None)) else None  # a BatchEncoding
-        n = min(int(getattr(rows, "shape", (0,))[0]) if rows is not None else 0, total - counted[0])
+        n = min(int(getattr(rows, "shape", (0,))[0]) if rows is not None else 0, len(texts) - counted[0])
         if n > 0:
+            bar.update(n, work=float(sum(lengths[counted[0]:counted[0] + n])))
             counted[0] += n
-            bar.update(n)
 
     register = getattr(model, "register_forward_hook", None)
     handle = register(hook) if callable(register) else None
@@ -262,13 +265,13 @@ class SentenceEncoder(_ContextualBase):
         # one call for all texts (sentence-transformers batches them by length: the numbers depend on it); the bar
         # advances after each batch's forward pass (a hook on the model), the rest of the call at its end
         with (self._progress(len(texts), "sentences", self._show_progress(len(texts))) as bar, torch.inference_mode(),
-              self._precision(), _counting_batches(self._model, bar, len(texts)) as counted):
+              self._precision(), _counting_batches(self._model, bar, texts) as counted):
             emb = self._model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize_embeddings,
                 convert_to_numpy=True, show_progress_bar=False,
             )
             if len(texts) > counted[0]:
-                bar.update(len(texts) - counted[0])
+                bar.update(len(texts) - counted[0], work=float(sum(len(t) for t in texts[counted[0]:])))
         emb = np.asarray(emb, dtype=np.float32).reshape(len(texts), -1)
         if self._dim is None:
             self._dim = emb.shape[1]
