@@ -3,8 +3,8 @@
 Every time here comes from a hand-driven clock (no sleeps, no timing luck);
 expected lines and ETAs are worked out by hand from the documented rule:
 a log line when at least ``interval`` seconds passed since the last one (or
-the stage's start), or when the longest step so far, taken once more, would
-pass it (strictly; tests/test_refpass_speed.py), a final line at close;
+the stage's start), or when the longest of the last 32 steps, taken once more,
+would pass it (strictly; tests/test_refpass_speed.py), a final line at close;
 ETA = mean computed step time x steps left.
 """
 

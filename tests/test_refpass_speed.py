@@ -110,9 +110,9 @@ def test_a_slow_encoder_is_never_silent_over_ten_seconds_and_its_eta_is_honest(t
 
 
 def test_progress_log_lines_come_before_the_next_step_would_pass_the_interval():
-    """The log form's rule: a line when ``interval`` seconds passed since the last one, or when the longest step
-    seen so far, taken once more, would pass it (strictly): so no silence over ``interval`` while steps are no
-    longer than those seen. Boundaries by hand."""
+    """The log form's rule: a line when ``interval`` seconds passed since the last one, or when the longest of the
+    last ``RECENT_STEPS`` steps, taken once more, would pass it (strictly): so no silence over ``interval`` while
+    steps are no longer than those. Boundaries by hand."""
     import io
 
     clock, buf = Clock(), io.StringIO()
@@ -246,3 +246,23 @@ def test_a_weighed_eta_is_time_per_unit_of_work_times_work_left():
     clock.t += 1.0
     bar.update(1)  # no work given: the stage's mean step, 10 units; 0 left
     assert bar.eta() == pytest.approx(0.0)
+
+
+def test_a_slow_first_step_does_not_make_the_log_print_every_step():
+    """A first step of 20 s (a model warming up), then steps of 1 s: after ``RECENT_STEPS`` of them the 20 s no
+    longer counts, and lines come when 9 s + 1 s would pass 10 s, i.e. at 10 s apart (by hand), not once a step."""
+    import io
+
+    clock, buf = Clock(), io.StringIO()
+    bar = P.Progress(1000, "log", buf, clock=clock, interval=10.0)
+    start = clock.t
+    clock.t += 20.0
+    bar.update(1)  # 20 s: a line (20 >= 10)
+    for _ in range(200):
+        clock.t += 1.0
+        bar.update(1)
+    lines = buf.getvalue().splitlines()
+    # while the 20 s step is among the last 32 (steps 1..32: t = 20 ... 51 s): a line at every step, 32 lines;
+    # then one when 10 s have passed since the last (t = 61, 71, ..., 211): 16 more
+    assert len(lines) == 32 + 16, len(lines)
+    assert "elapsed 3:31" in lines[-1] and clock.t - start == 220.0  # the last at t = 211 s

@@ -10,9 +10,10 @@ Two forms, one stage = one :class:`Progress`:
 * ``bar``: a line rewritten in place (stderr is a terminal);
 * ``log``: plain lines for log files (CI, ``nohup``, SLURM): a line once
   :data:`LOG_INTERVAL` seconds have passed since the last one, or earlier when the
-  longest step seen so far, taken once more, would pass that interval (so a log
-  is never silent for longer than it while steps last no longer than those
-  seen), plus a final line with the count and elapsed time. Left to itself
+  longest of the last :data:`RECENT_STEPS` steps, taken once more, would pass that
+  interval (so a log is never silent for longer than it while steps last no
+  longer than those recent ones; a slow first step, the model warming up, stops
+  counting after them), plus a final line with the count and elapsed time. Left to itself
   (stderr not a terminal, nothing asked), a stage shorter than
   :data:`LOG_INTERVAL` prints nothing.
 
@@ -35,6 +36,7 @@ it by hand.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import math
@@ -45,10 +47,13 @@ from typing import Any
 
 __all__ = ["Progress", "progress_enabled", "progress_mode", "progress_bar", "terminal_progress", "format_duration",
            "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback", "LONG_STEP",
-           "ESTIMATE_AFTER", "purpose", "current_purpose", "set_pass_advice", "pass_advice"]
+           "ESTIMATE_AFTER", "RECENT_STEPS", "purpose", "current_purpose", "set_pass_advice", "pass_advice"]
 
 #: Seconds between two log lines (and before the first one of a stage nobody asked to see).
 LOG_INTERVAL = 10.0
+#: Steps whose longest the log form expects the next one to last at most (a reference pass's chunk of 2,048
+#: sentences is 32 batches of 64: its first, longest batch is among them when the next chunk starts).
+RECENT_STEPS = 32
 #: Seconds of computed steps after which a stage's whole time is estimated (for its announcement).
 ESTIMATE_AFTER = 5.0
 #: A stage estimated to take this many seconds or more is announced (``Progress.announce``), once.
@@ -181,7 +186,7 @@ class Progress:
         self._closed = False
         self.label = ""
         self.listener: Callable[[int, int, str], None] | None = None  # a caller's progress(done, total, label)
-        self.longest = 0.0  # the longest computed step so far (update()'s, or advance(seconds=) per call)
+        self.recent: collections.deque[float] = collections.deque(maxlen=RECENT_STEPS)  # the last steps' seconds
         #: ``announce(estimated_seconds)``: the line announcing a long stage (None: none), asked once
         self.announce: Callable[[float], str | None] | None = None
         self._estimated = False
@@ -215,7 +220,7 @@ class Progress:
             self.computed += n
             self.work_computed += w
             self.compute_time += seconds
-            self.longest = max(self.longest, seconds)
+            self.recent.append(seconds)
             self._estimate()
         self.show(label)
         if self.listener is not None:
@@ -267,8 +272,9 @@ class Progress:
             self.label = label
         if self.mode == "log":
             now = self.clock()
-            since = now - self._logged  # a line now when the next step, as long as the longest, would pass it
-            if (since >= self.interval or since + self.longest > self.interval) and self.done < self.total:
+            since = now - self._logged  # a line now when the next step, as long as the longest recent, would pass it
+            longest = max(self.recent, default=0.0)
+            if (since >= self.interval or since + longest > self.interval) and self.done < self.total:
                 self._logged = now
                 self._write_line(self._text(self.label))
             return
