@@ -266,3 +266,23 @@ def test_a_slow_first_step_does_not_make_the_log_print_every_step():
     # then one when 10 s have passed since the last (t = 61, 71, ..., 211): 16 more
     assert len(lines) == 32 + 16, len(lines)
     assert "elapsed 3:31" in lines[-1] and clock.t - start == 220.0  # the last at t = 211 s
+
+
+@pytest.mark.parametrize("command, expected", [
+    ("seat", "--reference-size 900 for a smaller (marked) protocol, or --calibrator FILE to reuse a saved one"),
+    ("whiten", "--reference-size 900 for a smaller (marked) protocol"),  # it has no --calibrator: not named
+    ("reproduce", "the encoder's reference statistics are cached: a rerun reads them"),  # neither option
+])
+def test_the_announcement_names_only_options_of_the_command_that_prints_it(command, expected):
+    from isoeat._progress import pass_advice, set_pass_advice
+    from isoeat.cli import _pass_advice, build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.__class__.__name__.endswith("SubParsersAction")).choices[command]
+    old = set_pass_advice(_pass_advice(sub))
+    try:
+        advice = pass_advice(900)
+    finally:
+        set_pass_advice(old)
+    assert advice.startswith(expected), advice
+    assert ("--calibrator" in advice) == ("--calibrator" in sub._option_string_actions)

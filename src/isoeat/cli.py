@@ -202,14 +202,16 @@ def _main(argv: Sequence[str] | None) -> int:
         set_quiet(was_quiet)
 
 
-def _pass_advice(parser: Any) -> str | None:
-    """How this command gets a shorter reference pass, in its own options (announced before a long pass): only
-    where it has both ``--reference-size`` and ``--calibrator``; None: the Python API's words."""
+def _pass_advice(parser: Any) -> str:
+    """How this command gets a shorter reference pass, in its own options only (announced before a long pass):
+    ``--reference-size`` and ``--calibrator`` where it has them."""
     options = getattr(parser, "_option_string_actions", {})
+    size = "--reference-size {size} for a smaller (marked) protocol"
     if "--reference-size" in options and "--calibrator" in options:
-        return ("--reference-size {size} for a smaller (marked) protocol, or --calibrator FILE to reuse a saved "
-                "one ('isoeat whiten --save FILE' saves one)")
-    return None
+        return f"{size}, or --calibrator FILE to reuse a saved one ('isoeat whiten --save FILE' saves one)"
+    if "--reference-size" in options:
+        return size
+    return "the encoder's reference statistics are cached: a rerun reads them"
 
 
 def _say_unknown_variables() -> None:
