@@ -238,6 +238,23 @@ def test_encoders_each_target(change, what) -> None:
     assert _missed_whats(enc, f) == [what]
 
 
+def refpass_figures(ratios=(1.0, 1.2, 1.5)) -> dict:
+    # the median of 1.0, 1.2, 1.5 is 1.2: exactly at the bound
+    return {"passes": [{"label": "st:minilm unit=sentence", "n": 1000, "pass_s": 12.0, "bare_s": 10.0,
+                        "ratios": list(ratios)}]}
+
+
+def test_refpass_target_met_at_its_bound() -> None:
+    assert load("refpass").check(refpass_figures()) == []
+
+
+def test_refpass_target_missed_just_past_it() -> None:
+    missed = _missed_whats(load("refpass"), refpass_figures((1.0, 1.2001, 1.5)))
+    assert missed == ["st"]  # the row's "what" starts "st:minilm unit=sentence: ..." (split at the first colon)
+    rows = load("refpass").rows(refpass_figures((0.9, 1.3, 1.31)))  # the median, not the best ratio, is checked
+    assert rows[0]["value"] == 1.3 and rows[0]["ok"] is False
+
+
 def test_corpora_index_target_only() -> None:
     cor = load("corpora")
     f = {"load_s": 500.0, "sentences_split": 1000, "index_best_s": 6.0, "sentences": 200_000, "words": 359,

@@ -3,8 +3,9 @@
 Every time here comes from a hand-driven clock (no sleeps, no timing luck);
 expected lines and ETAs are worked out by hand from the documented rule:
 a log line when at least ``interval`` seconds passed since the last one (or
-the stage's start), a final line at close; ETA = mean computed step time x
-steps left.
+the stage's start), or when the longest of the last 32 steps, taken once more,
+would pass it (strictly; tests/test_refpass_speed.py), a final line at close;
+ETA = mean computed step time x steps left.
 """
 
 from __future__ import annotations
@@ -55,19 +56,29 @@ def test_log_lines_at_most_one_per_interval_and_a_final_line():
 
 def test_log_line_boundary_exactly_at_the_interval():
     clock, buf = Clock(), io.StringIO()
-    bar = P.Progress(3, "log", buf, clock=clock, interval=10.0)
-    clock.t = 9.999
+    bar = P.Progress(4, "log", buf, clock=clock, interval=10.0)
+    clock.t = 5.0
     bar.update(1, label="a")
-    assert buf.getvalue() == ""  # just under 10 s: nothing yet
+    assert buf.getvalue() == ""  # 5 s, and a next step of 5 s would make 10, not over 10: nothing yet
     clock.t = 10.0
     bar.update(1, label="b")
     assert len(_lines(buf)) == 1  # at 10 s exactly: the first line
-    clock.t = 19.999
+    clock.t = 15.0
     bar.update(1, label="c")
-    assert len(_lines(buf)) == 1  # 9.999 s after it: still one
+    assert len(_lines(buf)) == 1  # 5 s after it, 5 + 5 = 10: still one
+    clock.t = 15.001
+    bar.update(1, label="c")
+    assert len(_lines(buf)) == 1  # the last step: no periodic line, the final one follows
     clock.t = 20.0
+    bar = P.Progress(3, "log", buf, clock=clock, interval=10.0)
+    for t in (25.0, 25.001):  # 5.001 s after the start, with a step of 5 s seen: 10.001 > 10, a line now
+        clock.t = t
+        bar.update(1, label="d")
+    assert len(_lines(buf)) == 2
+    clock.t = 30.0
+    bar.update(1, label="d")
     bar.close()
-    assert _lines(buf)[-1] == "isoeat run: [3/3] 100%  done in 0:20  c"
+    assert _lines(buf)[-1] == "isoeat run: [3/3] 100%  done in 0:10  d"
 
 
 def test_a_short_stage_nobody_asked_to_see_prints_nothing_in_a_log(monkeypatch):
@@ -154,12 +165,12 @@ def test_terminal_progress_callback_logs_one_stage(monkeypatch):
     clock, buf = Clock(), io.StringIO()
     cb = P.terminal_progress("isoeat sensitivity", clock=clock, stream=buf)
     for done in range(1, 5):
-        clock.t = 6.0 * done  # 6 s a step: a line at 12 s; at 24 s the stage is done: only the final line
+        clock.t = 6.0 * done  # 6 s a step: 6 + 6 > 10, a line after every step; at 24 s only the final line
         cb(done, 4, f"repeat {done}")
     lines = _lines(buf)
-    assert lines[0].startswith("isoeat sensitivity: [2/4]  50%  elapsed 0:12  ETA 0:12")
+    assert lines[1].startswith("isoeat sensitivity: [2/4]  50%  elapsed 0:12  ETA 0:12")
     assert lines[-1] == "isoeat sensitivity: [4/4] 100%  done in 0:24  repeat 4"
-    assert len(lines) == 2
+    assert len(lines) == 4
 
 
 def _run_stderr(capsys, monkeypatch, argv):

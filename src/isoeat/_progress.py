@@ -8,10 +8,21 @@ total, label)`` callback that library functions accept.
 Two forms, one stage = one :class:`Progress`:
 
 * ``bar``: a line rewritten in place (stderr is a terminal);
-* ``log``: plain lines for log files (CI, ``nohup``, SLURM): at most one every
-  :data:`LOG_INTERVAL` seconds while steps are left, plus a final line with the
-  count and elapsed time. Left to itself (stderr not a terminal, nothing asked), a stage shorter
-  than :data:`LOG_INTERVAL` prints nothing.
+* ``log``: plain lines for log files (CI, ``nohup``, SLURM): a line once
+  :data:`LOG_INTERVAL` seconds have passed since the last one, or earlier when the
+  longest of the last :data:`RECENT_STEPS` steps, taken once more, would pass that
+  interval (so a log is never silent for longer than it while steps last no
+  longer than those recent ones; a slow first step, the model warming up, stops
+  counting after them), plus a final line with the count and elapsed time. Left to itself
+  (stderr not a terminal, nothing asked), a stage shorter than
+  :data:`LOG_INTERVAL` prints nothing.
+
+A long stage can be announced: a :class:`Progress` with an ``announce``
+callable writes the line it returns once, when the steps computed for
+:data:`ESTIMATE_AFTER` seconds project the whole stage to :data:`LONG_STEP`
+seconds or more (the contextual encoders' reference pass: its size, estimated
+time and how to get a shorter one; :func:`purpose` and
+:func:`set_pass_advice` supply the words of the caller and of the command line).
 
 Which form, if any: ``--quiet`` (:func:`set_quiet`) silences everything; else
 an explicit ``progress=True/False``; else ``$ISOEAT_PROGRESS``: ``0``/``off``
@@ -25,17 +36,61 @@ it by hand.
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import contextvars
 import math
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = ["Progress", "progress_enabled", "progress_mode", "progress_bar", "terminal_progress", "format_duration",
-           "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback"]
+           "set_quiet", "is_quiet", "LOG_INTERVAL", "PROGRESS_DOC", "progress_callback", "LONG_STEP",
+           "ESTIMATE_AFTER", "RECENT_STEPS", "purpose", "current_purpose", "set_pass_advice", "pass_advice"]
 
 #: Seconds between two log lines (and before the first one of a stage nobody asked to see).
 LOG_INTERVAL = 10.0
+#: Steps whose longest the log form expects the next one to last at most (a reference pass's chunk of 2,048
+#: sentences is 32 batches of 64: its first, longest batch is among them when the next chunk starts).
+RECENT_STEPS = 32
+#: Seconds of computed steps after which a stage's whole time is estimated (for its announcement).
+ESTIMATE_AFTER = 5.0
+#: A stage estimated to take this many seconds or more is announced (``Progress.announce``), once.
+LONG_STEP = 60.0
+
+_PURPOSE: contextvars.ContextVar[str | None] = contextvars.ContextVar("isoeat_purpose", default=None)
+_ADVICE: str | None = None
+
+
+@contextlib.contextmanager
+def purpose(text: str) -> Iterator[None]:
+    """What the long steps run inside this block are for (``"fitting zca"``), named by their announcement."""
+    token = _PURPOSE.set(text)
+    try:
+        yield
+    finally:
+        _PURPOSE.reset(token)
+
+
+def current_purpose(default: str) -> str:
+    """The innermost :func:`purpose`, else ``default``."""
+    return _PURPOSE.get() or default
+
+
+def set_pass_advice(template: str | None) -> str | None:
+    """How a caller gets a shorter reference pass, with ``{size}`` for a smaller size (the command line sets its
+    options' words; None: the Python API's); returns the previous setting."""
+    global _ADVICE
+    old, _ADVICE = _ADVICE, template
+    return old
+
+
+def pass_advice(size: int) -> str:
+    """The advice of :func:`set_pass_advice` for a smaller reference of ``size`` sentences."""
+    template = _ADVICE or ("n_reference={size} for a smaller sample, or isoeat.load_calibrator(PATH) to reuse a "
+                           "saved calibrator")
+    return template.format(size=f"{size}")
 
 _OFF = ("", "0", "false", "no", "off")
 _ON = ("1", "true", "yes", "on")
@@ -120,6 +175,9 @@ class Progress:
         self.done = 0
         self.computed = 0
         self.compute_time = 0.0
+        self.work_total: float | None = None  # the stage's work (weigh()): the ETA then scales time by work
+        self.work_done = 0.0
+        self.work_computed = 0.0
         self.t0 = self.clock()
         self._last = self.t0  # time of the last update (for update()'s step time)
         self._logged = self.t0  # time of the last log line
@@ -128,22 +186,75 @@ class Progress:
         self._closed = False
         self.label = ""
         self.listener: Callable[[int, int, str], None] | None = None  # a caller's progress(done, total, label)
+        self.recent: collections.deque[float] = collections.deque(maxlen=RECENT_STEPS)  # the last steps' seconds
+        #: ``announce(estimated_seconds)``: the line announcing a long stage (None: none), asked once
+        self.announce: Callable[[float], str | None] | None = None
+        self._estimated = False
 
     def eta(self) -> float:
-        """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done)."""
+        """Seconds left: mean computed step time x steps left (NaN before the first computed step, 0 when done);
+        for a weighed stage (:meth:`weigh`), time per unit of computed work x work left."""
         left = self.total - self.done
         if left <= 0:
             return 0.0
+        if self.work_total is not None and self.work_computed > 0:
+            return self.compute_time / self.work_computed * max(self.work_total - self.work_done, 0.0)
         return (self.compute_time / self.computed) * left if self.computed else float("nan")
 
-    def advance(self, label: str, *, seconds: float | None = None, n: int = 1) -> None:
+    def weigh(self, work_total: float) -> None:
+        """Steps of unequal cost: the stage holds ``work_total`` units of work (e.g. characters of the sentences),
+        and each step says its own (``update(n, work=w)``; a step that does not: the mean work of a step), so that
+        the ETA of a stage whose costly steps come first (length-sorted batches) is not off by their share."""
+        self.work_total = float(work_total)
+
+    def _work(self, n: int, work: float | None) -> float:
+        if work is not None:
+            return float(work)
+        return n * self.work_total / self.total if self.work_total is not None and self.total else 0.0
+
+    def advance(self, label: str, *, seconds: float | None = None, n: int = 1, work: float | None = None) -> None:
         self.done += n
+        w = self._work(n, work)
+        self.work_done += w
         if seconds is not None:
             self.computed += n
+            self.work_computed += w
             self.compute_time += seconds
+            self.recent.append(seconds)
+            self._estimate()
         self.show(label)
         if self.listener is not None:
             self.listener(self.done, self.total, label)
+
+    def skip(self, n: int, label: str | None = None, *, work: float | None = None) -> None:
+        """``n`` steps reused (read from a cache): done, but not in the mean step time, nor in the next step's."""
+        self._last = self.clock()
+        self.advance(self.label if label is None else label, n=n, work=work)
+
+    def _estimate(self) -> None:
+        """Once ``ESTIMATE_AFTER`` seconds of steps are measured: the announcement of a stage estimated at
+        ``LONG_STEP`` seconds or more (written when progress is shown at all)."""
+        if self._estimated or self.announce is None or self.compute_time < ESTIMATE_AFTER:
+            return
+        self._estimated = True
+        whole = self.clock() - self.t0 + self.eta()
+        if self.mode is None or not whole >= LONG_STEP:
+            return
+        text = self.announce(whole)
+        if text:
+            if self.mode == "bar" and self._width:
+                self.stream.write("\r" + " " * self._width + "\r")
+                self._width = 0
+            self._write_line(text)
+
+    def rate(self) -> float:
+        """Steps per second at the measured pace (NaN before the first): for a weighed stage, the stage's mean step
+        at the time per unit of work measured so far."""
+        if self.compute_time <= 0:
+            return float("nan")
+        if self.work_total is not None and self.work_computed > 0 and self.total:
+            return self.work_computed / self.compute_time / (self.work_total / self.total)
+        return self.computed / self.compute_time
 
     def _text(self, label: str, final: bool = False) -> str:
         elapsed = self.clock() - self.t0
@@ -161,7 +272,9 @@ class Progress:
             self.label = label
         if self.mode == "log":
             now = self.clock()
-            if now - self._logged >= self.interval and self.done < self.total:  # at the end: the final line
+            since = now - self._logged  # a line now when the next step, as long as the longest recent, would pass it
+            longest = max(self.recent, default=0.0)
+            if (since >= self.interval or since + longest > self.interval) and self.done < self.total:
                 self._logged = now
                 self._write_line(self._text(self.label))
             return
@@ -180,11 +293,12 @@ class Progress:
         self.stream.write(text + "\n")
         self.stream.flush()
 
-    def update(self, n: int = 1, label: str | None = None) -> None:
-        """``n`` more steps computed since the last call (the tqdm-style interface encoders use)."""
+    def update(self, n: int = 1, label: str | None = None, *, work: float | None = None) -> None:
+        """``n`` more steps computed since the last call (the tqdm-style interface encoders use); ``work``: their
+        work in a weighed stage (:meth:`weigh`)."""
         now = self.clock()
         seconds, self._last = now - self._last, now
-        self.advance(self.label if label is None else label, seconds=seconds, n=n)
+        self.advance(self.label if label is None else label, seconds=seconds, n=n, work=work)
 
     def __enter__(self) -> Progress:
         return self

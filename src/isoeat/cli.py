@@ -248,10 +248,11 @@ def _main(argv: Sequence[str] | None) -> int:
     handlers: dict[str, Any] = {}
     for mod in _command_modules(args.command):
         handlers.update(mod.COMMANDS)
-    from ._progress import set_quiet
+    from ._progress import set_pass_advice, set_quiet
     from .backends.cache import reset_cache_growth
 
     was_quiet = set_quiet(vars(args).pop("quiet", False))
+    old_advice = set_pass_advice(_pass_advice(getattr(args, "_parser", None)))
     reset_cache_growth()
     _say_unknown_variables()
     parser_of_command = getattr(args, "_parser", None)
@@ -262,11 +263,24 @@ def _main(argv: Sequence[str] | None) -> int:
     finally:
         if parser_of_command is not None:
             _COMMAND_PARSER.pop()
+        set_pass_advice(old_advice)
         try:
             _report_cache()
         except OSError:  # a closed stderr: nothing to tell
             pass
         set_quiet(was_quiet)
+
+
+def _pass_advice(parser: Any) -> str:
+    """How this command gets a shorter reference pass, in its own options only (announced before a long pass):
+    ``--reference-size`` and ``--calibrator`` where it has them."""
+    options = getattr(parser, "_option_string_actions", {})
+    size = "--reference-size {size} for a smaller (marked) protocol"
+    if "--reference-size" in options and "--calibrator" in options:
+        return f"{size}, or --calibrator FILE to reuse a saved one ('isoeat whiten --save FILE' saves one)"
+    if "--reference-size" in options:
+        return size
+    return "the encoder's reference statistics are cached: a rerun reads them"
 
 
 def _say_unknown_variables() -> None:

@@ -23,6 +23,7 @@ The small validators and digests both backends use live here too.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
@@ -98,6 +99,12 @@ def _as_corpus(corpus: Any, seed: int) -> Any:
         f"corpus must be a corpus spec (e.g. {DEFAULT_CORPUS!r} or a path), a list of sentences or a "
         f"Corpus, got {type(corpus).__name__}"
     )
+
+
+def _chars(texts: Sequence[str]) -> float:
+    """The work of encoding ``texts`` for a weighed progress bar: their characters (the length sentence-transformers
+    sorts by; a forward pass costs about its padded tokens)."""
+    return float(sum(len(t) for t in texts))
 
 
 def _stats_hit(hit: Any, dim: int) -> TypeGuard[dict[str, np.ndarray]]:
@@ -213,6 +220,8 @@ class _ContextualBase:
     _torch: Any
     device: Any
     _parent: Any
+    #: The progress lines' clock (None: :func:`time.perf_counter`); tests drive it by hand.
+    clock: Any = None
 
     if TYPE_CHECKING:
         @property
@@ -374,19 +383,44 @@ class _ContextualBase:
         if self._bar is not None:
             yield self._bar
             return
-        with progress_bar(total, label, self.progress if enabled is None else enabled) as bar:
+        with progress_bar(total, label, self.progress if enabled is None else enabled, clock=self.clock) as bar:
             yield bar
+
+    def _announce(self, bar: Progress, sents: Sequence[str], corpus: str) -> None:
+        """Before a long reference pass over ``sents`` of ``corpus``: once its first batches give a rate, one line
+        with its size, its estimated time on this machine and how to get a shorter one
+        (:attr:`isoeat._progress.Progress.announce`: only for a pass estimated at ``LONG_STEP`` seconds or more).
+        The bar is weighed by the sentences' characters (:func:`_chars`), so that length-sorted batches, the costly
+        ones first, do not skew the estimate and the ETA."""
+        from .._progress import current_purpose, format_duration, pass_advice
+
+        n = len(sents)
+        if bar.work_total is None and bar.done == 0:
+            bar.weigh(_chars(sents))
+
+        def line(seconds: float) -> str:
+            minute = bar.rate() * 60.0  # sentences encoded in about a minute, one significant digit
+            step = 10 ** math.floor(math.log10(minute)) if minute >= 1 else 1
+            smaller = int(max(1, min(n - 1, step * math.floor(minute / step)))) if minute >= 1 else 1
+            return (f"isoeat: {current_purpose('reference pass')} on {n:,} reference sentences of corpus {corpus} "
+                    f"(about {format_duration(seconds)} on this machine, from the first batches' rate); "
+                    f"{pass_advice(smaller)}")
+
+        bar.announce = line
 
     def _chunk_in_pass(self, bar: Progress, chunk: Sequence[str], unit: str) -> tuple[np.ndarray, int]:
         """:meth:`_chunk_vectors` of one chunk of a reference pass, counted in the pass's bar."""
         target = bar.done + len(chunk)
-        self._bar = bar
+        start, work, self._bar = bar.done, bar.work_done, bar
         try:
             out = self._chunk_vectors(chunk, unit)
         finally:
             self._bar = None
-        if target > bar.done:  # a cached chunk, or an encoder that counts whole calls
-            bar.update(target - bar.done)
+        left = max(_chars(chunk) - (bar.work_done - work), 0.0)
+        if bar.done == start:  # nothing counted: read from the cache (reused: not in the ETA's mean step)
+            bar.skip(target - bar.done, work=left)
+        elif target > bar.done:  # an encoder that counted part of it
+            bar.update(target - bar.done, work=left)
         return out
 
     # -- reference vectors for calibration ------------------------------------
@@ -452,7 +486,7 @@ class _ContextualBase:
         """
         n, unit, corp, seed, sents = self._reference_setup(n, unit, corpus, text, seed)
         meta = self._meta(n, unit, corp, seed, sents)
-        return self._reference_iter(sents, unit), self._describe_reference(meta)
+        return self._reference_iter(sents, unit, getattr(corp, "name", "?")), self._describe_reference(meta)
 
     def _chunks(self, sents: Sequence[str]) -> Iterator[Sequence[str]]:
         for c0 in range(0, len(sents), self.chunk_size):
@@ -463,9 +497,10 @@ class _ContextualBase:
             warnings.warn(f"{self.name}: {n_trunc} reference sentence(s) {self._truncation_note}",
                           IsoeatWarning, stacklevel=3)
 
-    def _reference_iter(self, sents: Sequence[str], unit: str) -> Iterator[np.ndarray]:
+    def _reference_iter(self, sents: Sequence[str], unit: str, corpus: str = "?") -> Iterator[np.ndarray]:
         n_trunc = 0
         with self._progress(len(sents), f"reference ({unit})") as bar:
+            self._announce(bar, sents, corpus)
             for chunk in self._chunks(sents):
                 vecs, nt = self._chunk_in_pass(bar, chunk, unit)
                 n_trunc += nt
@@ -499,11 +534,12 @@ class _ContextualBase:
         truncated = [0] * len(chunks)
         keys = [{**self._reference_key(chunk, unit), "kind": self._stats_kind} for chunk in chunks]
         with self._progress(len(sents), f"reference statistics ({unit})") as bar, _in_background() as submit:
+            self._announce(bar, sents, getattr(corp, "name", "?"))
             for i, chunk in enumerate(chunks):  # cached statistics: O(d^2) numbers per chunk, no pass
                 hit = self.cache.get(self._stats_kind, keys[i])
                 if _stats_hit(hit, self.dim):
                     parts[i], truncated[i] = CovarianceAccumulator.from_arrays(hit), int(hit.get("truncated", 0))
-                    bar.update(len(chunk))
+                    bar.skip(len(chunk), work=_chars(chunk))
             todo = [i for i, p in enumerate(parts) if p is None]
             keep = _Kept(VECTORS_MEMO)  # every chunk's vectors, while they fit: for reference_vectors
             if known is not None:
@@ -517,7 +553,7 @@ class _ContextualBase:
                 if known is None:
                     keep.add(i, vecs, nt)
                 else:
-                    bar.update(len(chunks[i]))
+                    bar.skip(len(chunks[i]), work=_chars(chunks[i]))
                 submit(self.cache.put, self._stats_kind, keys[i], {**acc.to_arrays(), "truncated": np.int64(nt)})
                 parts[i], truncated[i] = acc, nt
         acc = _merged(parts)
@@ -577,12 +613,13 @@ class _ContextualBase:
         key = self._vectors_key(sents, unit)
         chunks = self.__dict__.setdefault("_vectors_memo", {}).get(key)
         if chunks is None:
-            chunks = self._swept_vectors(sents, unit) or self._vectors_here(sents, unit)
+            chunks = self._swept_vectors(sents, unit) or self._vectors_here(sents, unit, getattr(corp, "name", "?"))
             self._remember_vectors(key, chunks)
         self._warn_truncated(sum(nt for _, nt in chunks))
         return chunks_matrix(chunks, self.name), desc
 
-    def _vectors_here(self, sents: Sequence[str], unit: str) -> list[tuple[np.ndarray, int]]:
+    def _vectors_here(self, sents: Sequence[str], unit: str, corpus: str = "?") -> list[tuple[np.ndarray, int]]:
         """Every chunk's reference vectors and truncation count, in order."""
         with self._progress(len(sents), f"reference ({unit})") as bar:
+            self._announce(bar, sents, corpus)
             return [self._chunk_in_pass(bar, chunk, unit) for chunk in self._chunks(sents)]

@@ -249,7 +249,7 @@ class LayerSweep:
                     for layer, h in hits.items():
                         parts[layer].append(CovarianceAccumulator.from_arrays(h))
                     n_trunc += int(next(iter(hits.values())).get("truncated", 0))
-                    bar.update(len(chunk))
+                    bar.skip(len(chunk))
                     kept = None
                     continue
                 accs = {layer: CovarianceAccumulator(dim) for layer in self.layers}
@@ -257,7 +257,7 @@ class LayerSweep:
                     nt = known[view.layer][i][1]
                     for layer in self.layers:
                         accs[layer].update(known[layer][i][0])
-                    bar.update(len(chunk))
+                    bar.skip(len(chunk))
                 else:  # kept: the chunk's vectors too (and cached, as a single-layer pass caches them)
                     nt, vecs = self._pool_chunk(view, chunk, unit, bar, vkeys if kept is not None else None,
                                                 each=lambda layer, v: accs[layer].update(v))  # noqa: B023 - called in the pass
@@ -346,7 +346,7 @@ class LayerSweep:
                 if all(_vectors_hit(h, dim) for h in hits.values()):
                     for layer, h in hits.items():
                         parts[layer].append((np.asarray(h["vectors"], dtype=np.float32), int(h.get("truncated", 0))))
-                    bar.update(len(chunk))
+                    bar.skip(len(chunk))
                     continue
                 nt, vecs = self._pool_chunk(view, chunk, unit, bar, keys)
                 for layer in self.layers:

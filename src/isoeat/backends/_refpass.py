@@ -186,8 +186,8 @@ def statistics_pass(
 
     ``enc`` is a loaded :class:`~isoeat.backends.transformer.TransformerEncoder`.
     The vectors (``(rows with a token, dim)`` float32, in row order) come back
-    only with ``keep``. ``bar.update(k)`` is called after each batch of ``k``
-    sentences. ``prefetch``: tokenize ahead in a background thread;
+    only with ``keep``. ``bar.update(k, work=c)`` is called after each batch of ``k``
+    sentences of ``c`` characters. ``prefetch``: tokenize ahead in a background thread;
     ``window``: sentences sorted into batches together (default
     :func:`window_sentences`: one chunk on CPU).
     """
@@ -198,6 +198,7 @@ def statistics_pass(
     produce = windows(enc, chunks, unit, sentences=window)
     source = prefetched(produce, name="isoeat-reference-tokenizer") if prefetch else produce
     hidden = enc._hidden()
+    chars = np.array([len(s) for c in chunks for s in c] or [0], dtype=np.float64)  # a batch's work, for the ETA
 
     def to_device(a: Any) -> Any:
         return (a if isinstance(a, torch.Tensor) else torch.from_numpy(a)).to(device, non_blocking=cuda)
@@ -211,7 +212,7 @@ def statistics_pass(
                     states = hidden(to_device(b.ids), to_device(b.mask))
                     sums.index_add_(0, to_device(b.rows),
                                     states.reshape(-1, dim).index_select(0, to_device(b.pos)).float())
-                    bar.update(b.n)
+                    bar.update(b.n, work=float(chars[b.sentences].sum()))
                 counts = torch.from_numpy(w.counts).to(device)
                 for k, i in enumerate(w.chunks):
                     lo, hi = w.starts[k], w.starts[k + 1]

@@ -16,11 +16,12 @@ corpus sentences for whitening (paper §4.1: sentence inputs).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,32 @@ def _st_dim(folder: Path) -> int | None:
     return dim
 
 
+@contextlib.contextmanager
+def _counting_batches(model: Any, bar: Any, texts: Sequence[str]) -> Iterator[list[int]]:
+    """While the block runs, each forward pass of ``model`` (a ``torch.nn.Module``) counts its batch's texts into
+    ``bar`` (at most ``len(texts)`` in all); yields the count so far, ``[n]``. The progress line then advances per
+    batch, not per call, without changing how sentence-transformers batches the texts. Each batch's work (for a
+    weighed bar, :meth:`isoeat._progress.Progress.weigh`) is the characters of its texts: sentence-transformers
+    sorts a call's texts by characters, longest first, so the k-th batch holds the k-th run of those lengths."""
+    counted = [0]
+    lengths = sorted((len(t) for t in texts), reverse=True)
+
+    def hook(_module: Any, _args: Any, out: Any) -> None:
+        rows = out.get("sentence_embedding") if callable(getattr(out, "get", None)) else None  # a BatchEncoding
+        n = min(int(getattr(rows, "shape", (0,))[0]) if rows is not None else 0, len(texts) - counted[0])
+        if n > 0:
+            bar.update(n, work=float(sum(lengths[counted[0]:counted[0] + n])))
+            counted[0] += n
+
+    register = getattr(model, "register_forward_hook", None)
+    handle = register(hook) if callable(register) else None
+    try:
+        yield counted
+    finally:
+        if handle is not None:
+            handle.remove()
+
+
 class SentenceEncoder(_ContextualBase):
     """A sentence-transformers model (``st:NAME_OR_PATH``).
 
@@ -125,8 +152,9 @@ class SentenceEncoder(_ContextualBase):
         Progress line on stderr, the one reporter of :mod:`isoeat._progress`
         (default None: when stderr is a terminal or ``ISOEAT_PROGRESS=1``, for
         calls of more than four batches). sentence-transformers encodes all
-        texts of a call at once, so the line advances per call, or per chunk
-        of a reference pass.
+        texts of a call at once (its own length sorting and batches); the
+        line advances after each batch's forward pass (a hook on the model,
+        which changes no batch).
     cache_dir, use_cache
         Embedding cache (see :class:`~isoeat.backends.cache.EmbeddingCache`).
     """
@@ -234,15 +262,16 @@ class SentenceEncoder(_ContextualBase):
         self._load()
         import torch
 
-        # one call for all texts (sentence-transformers batches them by length: the numbers depend on it),
-        # so the bar advances once per call, or once per chunk of a reference pass
+        # one call for all texts (sentence-transformers batches them by length: the numbers depend on it); the bar
+        # advances after each batch's forward pass (a hook on the model), the rest of the call at its end
         with (self._progress(len(texts), "sentences", self._show_progress(len(texts))) as bar, torch.inference_mode(),
-              self._precision()):
+              self._precision(), _counting_batches(self._model, bar, texts) as counted):
             emb = self._model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=self.normalize_embeddings,
                 convert_to_numpy=True, show_progress_bar=False,
             )
-            bar.update(len(texts))
+            if len(texts) > counted[0]:
+                bar.update(len(texts) - counted[0], work=float(sum(len(t) for t in texts[counted[0]:])))
         emb = np.asarray(emb, dtype=np.float32).reshape(len(texts), -1)
         if self._dim is None:
             self._dim = emb.shape[1]

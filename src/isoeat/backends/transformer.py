@@ -619,7 +619,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
             hit = self.cache.get("hf-reference", self._reference_key(chunk, unit))
             if _vectors_hit(hit, self.dim):
                 vecs = hit["vectors"].astype(np.float64)
-                bar.update(len(chunk))
+                bar.skip(len(chunk), work=float(sum(len(s) for s in chunk)))
                 yield j, self._moments(vecs), int(hit.get("truncated", 0)), vecs
             else:
                 run.append(j)

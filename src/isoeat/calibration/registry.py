@@ -76,6 +76,14 @@ def fit_calibrator(
     model name and fingerprint, reference description, n, dim, isoeat version.
     """
     cal = make_calibrator(name, **params)
+    from .._progress import purpose
+
+    with purpose(f"fitting {name}"):  # named by the announcement of a long reference pass
+        return _fit(cal, model, name, n_reference, reference_kwargs)
+
+
+def _fit(cal: Any, model: Any, name: str, n_reference: int, reference_kwargs: dict[str, Any] | None) -> Any:
+    """:func:`fit_calibrator`'s fit of the made calibrator ``cal``."""
     from .._types import StatisticsReference, streams_reference
 
     if isinstance(model, StatisticsReference) and hasattr(type(cal), "from_statistics"):
