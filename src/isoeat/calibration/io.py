@@ -69,7 +69,7 @@ def _array_sha256(name: str, a: Any) -> str:
     return h.hexdigest()
 
 
-def calibrator_digest(calibrator: Any, /) -> str:
+def calibrator_digest(calibrator: Any) -> str:
     """SHA-256 (hex) of a fitted calibrator's content: class name, parameters and every fitted array.
 
     Every array named in the class's ``_state_arrays`` enters whole, with its
@@ -252,7 +252,7 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
         warnings.warn(why, IsoeatWarning, stacklevel=2)
 
 
-def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
+def save_calibrator(calibrator: Any, path: str | Path) -> Path:
     """Write a fitted calibrator to ``path`` (``.npz``) atomically.
 
     The archive holds the calibrator's fitted arrays (``_state_arrays``), a
