@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import ConfigError, IsoeatError
-from .._types import ChunkedReference, streams_reference
+from .._types import ChunkedReference, dim_of, streams_reference
 from .._validate import check_int, check_real
 from ._shards import check_chunks, chunked_shards, reference_chunks  # noqa: F401 - re-exported
 
@@ -335,9 +335,9 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
 
         return static(), desc, "words", len(vecs)
     batches, desc = model.reference_batches(n, **reference_kwargs)
-    chunk = getattr(model, "chunk_size", None)
-    total = None
-    if chunk is not None and isinstance(model, ChunkedReference):
+    total, chunk = None, None
+    if isinstance(model, ChunkedReference) and model.chunk_size is not None:
+        chunk = model.chunk_size
         total = int(model.reference_metadata(n, **reference_kwargs)["n_sentences"])
     shard_size = max(1, -(-(n if total is None else total) // k))
 
@@ -467,8 +467,8 @@ def fit_reference(
         size = check_int("reference size", size, lo=2)
     max_size = check_auto_max(max_size) if auto else check_int("reference maximum size", max_size, lo=2)
     tolerance = check_real("reference tolerance", tolerance, lo=0.0, lo_open=True)
-    dim = getattr(model, "dim", None)
-    static = not hasattr(model, "reference_batches")
+    dim = dim_of(model)
+    static = not streams_reference(model)
     check_shards(shards, None, name="reference shards")  # a bad value, before the corpus is read
     chunks = None if auto or static else reference_chunks(model, int(size), reference_kwargs)
     shards = check_shards(shards, None if auto else dim, rows=int(size) if static and not auto else None,

@@ -64,7 +64,7 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
 from .._io import atomic_write_text
 from .._progress import Progress, progress_bar
 from .._surface import public
-from .._types import fingerprint_of, kind_of
+from .._types import CorpusModel, DescribedModel, fingerprint_of, kind_of, name_of
 from .._validate import check_path
 from ..diagnostics.frames import paper_variables, parse_frame
 from ._formats import (
@@ -483,9 +483,9 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
             continue
         load_s = time.perf_counter() - t0
         try:
-            desc = model.describe() if hasattr(model, "describe") else {"name": getattr(model, "name", mspec.spec)}
+            desc = model.describe() if isinstance(model, DescribedModel) else {"name": name_of(model, mspec.spec)}
         except Exception as exc:  # noqa: BLE001 - a description never fails a run
-            desc = {"name": getattr(model, "name", mspec.spec), "describe_error": str(exc)}
+            desc = {"name": name_of(model, mspec.spec), "describe_error": str(exc)}
         family = mspec.family
         kind_family = family_from_kind(kind_of(model))
         if not mspec.family_given and family == "static" and kind_family not in (None, "static"):
@@ -562,9 +562,9 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
                 prog.advance(c.label, seconds=dt)
         # describe again: contextual encoders load their corpus lazily (its fingerprint is known only now)
         try:
-            desc = model.describe() if hasattr(model, "describe") else {}
+            desc = model.describe() if isinstance(model, DescribedModel) else {}
             models_meta[mspec.label].update(jsonable(desc))
-            corp = getattr(model, "loaded_corpus", None)
+            corp = model.loaded_corpus if isinstance(model, CorpusModel) else None
             if corp is not None and hasattr(corp, "describe"):
                 models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
         except Exception:  # noqa: BLE001 - a manifest never fails a run
