@@ -25,7 +25,8 @@ contextual (:func:`streams_reference`: ``hf:``, ``st:``, ``minilm``, ``mpnet``; 
 :func:`isoeat.backends._registry.spec_kind`), does it give a word's contexts (``isinstance(model,
 ContextEncoder)``), how does it embed a whole text (:func:`sentence_pooling_of`, :func:`sentence_encoder_of`),
 and its optional values: :func:`name_of`, :func:`dim_of`, :func:`fingerprint_of`, :func:`kind_of`,
-:func:`corpus_name_of`, :func:`contexts_per_word_of`, :func:`reference_unit_of`, :func:`lowercase_fallback_of`.
+:func:`corpus_name_of`, :func:`loaded_corpus_of`, :func:`contexts_per_word_of`, :func:`reference_unit_of`,
+:func:`lowercase_fallback_of`.
 
 These Protocols sit in a neutral module so that :mod:`isoeat.stats` can name
 them in its signatures without importing :mod:`isoeat.backends` or
@@ -54,8 +55,8 @@ import numpy as np
 __all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference",
            "StatisticsReference", "ChunkedReference", "ContextEncoder", "CorpusModel", "VocabularyModel",
            "LayeredModel", "DescribedModel", "SuggestingModel", "fingerprint_of", "layer_of", "kind_of",
-           "streams_reference", "name_of", "dim_of", "corpus_name_of", "contexts_per_word_of", "reference_unit_of",
-           "n_layers_of", "lowercase_fallback_of", "sentence_pooling_of", "sentence_encoder_of"]
+           "streams_reference", "name_of", "dim_of", "corpus_name_of", "loaded_corpus_of", "contexts_per_word_of",
+           "reference_unit_of", "n_layers_of", "lowercase_fallback_of", "sentence_pooling_of", "sentence_encoder_of"]
 
 
 class WordLookup(Protocol):
@@ -216,6 +217,12 @@ def dim_of(model: Any) -> Any:
 def corpus_name_of(model: Any) -> str:
     """The name of the corpus a contextual encoder reads (its contexts, its reference), "" for static vectors."""
     return str(getattr(model, "corpus_name", "") or "")
+
+
+def loaded_corpus_of(model: Any) -> Any:
+    """The corpus a contextual encoder has loaded, None before it has (or for static vectors). Never loads it:
+    ``isinstance(model, CorpusModel)`` evaluates the ``corpus`` property on Python < 3.12, which loads it."""
+    return getattr(model, "loaded_corpus", None)
 
 
 def contexts_per_word_of(model: Any) -> Any:

@@ -64,7 +64,7 @@ from .._errors import (  # noqa: F401 - re-exported: isoeat.experiments.runner.E
 from .._io import atomic_write_text
 from .._progress import Progress, progress_bar
 from .._surface import public
-from .._types import CorpusModel, DescribedModel, fingerprint_of, kind_of, name_of
+from .._types import DescribedModel, fingerprint_of, kind_of, loaded_corpus_of, name_of
 from .._validate import check_path
 from ..diagnostics.frames import paper_variables, parse_frame
 from ._formats import (
@@ -564,7 +564,7 @@ def _run_cells(config: ExperimentConfig, cells: list[Cell], out: Path, overwrite
         try:
             desc = model.describe() if isinstance(model, DescribedModel) else {}
             models_meta[mspec.label].update(jsonable(desc))
-            corp = model.loaded_corpus if isinstance(model, CorpusModel) else None
+            corp = loaded_corpus_of(model)  # never loads it
             if corp is not None and hasattr(corp, "describe"):
                 models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
         except Exception:  # noqa: BLE001 - a manifest never fails a run
