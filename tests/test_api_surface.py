@@ -4,8 +4,8 @@
   TypeError or KeyError, never a huge repr);
 * a test file's path is accepted wherever a test id is;
 * one keyword per concept in every public signature (``calibration``, ``n_reference``, ``rng=None``): the old
-  spellings are deprecation shims, listed once (``isoeat._surface.RENAMED``, ``DEPRECATED_FUNCTIONS``), that warn
-  naming the new keyword and give the same numbers.
+  spellings are deprecation shims, listed once per function (``isoeat._surface.RENAMED``, ``DEPRECATED_FUNCTIONS``),
+  that warn naming the new keyword and the version that removes them, and give the same numbers.
 
 Expected values are computed here from the vectors (cosine, s, d by the paper's eq. 1-3), not read from isoeat.
 """
@@ -171,8 +171,8 @@ def test_no_public_signature_holds_an_old_spelling():
     seen = []
     for name, fn in _public_callables():
         params = {n: p for n, p in inspect.signature(fn).parameters.items() if p.kind is not p.POSITIONAL_ONLY}
-        old = sorted(set(params) & set(RENAMED))
-        assert not old, f"isoeat.{name} takes {old}: use {[RENAMED[o] for o in old]} (old spellings: shims only)"
+        old = sorted(set(params) & set(RENAMED.get(name, {})))
+        assert not old, f"isoeat.{name} takes {old}: use {[RENAMED[name][o][0] for o in old]} (shims only)"
         if "rng" in params:
             assert params["rng"].default is None, f"isoeat.{name}: rng defaults to {params['rng'].default!r}"
             seen.append(name)
@@ -191,9 +191,81 @@ def test_the_concepts_have_their_one_keyword():
 
 
 def test_the_shims_are_listed_once_and_name_their_successor():
-    assert RENAMED == {"calibrator": "calibration", "calibrators": "calibration", "reference_size": "n_reference",
-                       "default_size": "n_reference"}
+    # per function: the old keywords each function accepted before issue 33 (git show 860f7ae^), and nothing else
+    assert {fn: {old: new for old, (new, _) in shims.items()} for fn, shims in RENAMED.items()} == {
+        "compare_calibration": {"calibrator": "calibration"},
+        "ceat": {"calibrators": "calibration"}, "ceat_from_contexts": {"calibrators": "calibration"},
+        "run_experiment": {"calibrators": "calibration"},
+        "anisotropy": {"reference_size": "n_reference"}, "compare_anisotropy": {"reference_size": "n_reference"},
+        "sensitivity_analysis": {"default_size": "n_reference"}}
     assert set(DEPRECATED_FUNCTIONS) == {"fit_whitener"}
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split("."))
+
+
+def test_every_shim_says_the_version_that_removes_it(glove):
+    """Each shim's DeprecationWarning names its removal version, a later one than this isoeat's (issue 41 item 5)."""
+    removals = [r for shims in RENAMED.values() for _, r in shims.values()] + \
+        [r for _, r in DEPRECATED_FUNCTIONS.values()]
+    assert removals and all(_version(r) > _version(isoeat.__version__) for r in removals), removals
+    cal = isoeat.fit_calibrator(glove, "center", n_reference=2000)
+    calls = {
+        "compare_calibration": lambda: isoeat.compare_calibration(glove, ["W6"], calibrator=cal, rng=0,
+                                                                  n_permutations=100),
+        "anisotropy": lambda: isoeat.anisotropy(glove, n_samples=50, reference_size=2000, rng=0, frame="reference"),
+        "fit_whitener": lambda: isoeat.fit_whitener(glove, n_reference=2000),
+    }
+    for where, call in calls.items():
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            call()
+        msg = " ".join(str(x.message) for x in w if issubclass(x.category, DeprecationWarning))
+        removal = RENAMED[where][next(iter(RENAMED[where]))][1] if where in RENAMED else \
+            DEPRECATED_FUNCTIONS[where][1]
+        assert f"removed in isoeat {removal}" in msg and where in msg, msg
+
+
+def test_a_renamed_keyword_applies_only_to_the_functions_that_had_it(glove):
+    # weat and fit_calibrator never took calibrator=/reference_size=: a typo of today's keyword, not a shim
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        with pytest.raises(isoeat.ConfigError) as e:
+            isoeat.weat(glove, "W6", calibrator="center")
+        _one_line(e.value, "calibrator", "calibration")
+        with pytest.raises(isoeat.ConfigError) as e:
+            isoeat.fit_calibrator(glove, "zca", reference_size=2000)
+        _one_line(e.value, "reference_size")  # its calibration's parameters are listed
+
+
+def test_save_calibrator_takes_calibrator_by_keyword(glove, tmp_path):
+    """``calibrator`` is save_calibrator's own first parameter, not an old spelling of calibration= (issue 41):
+    by keyword it saves the same file as by position, and never answers "did you mean calibrator?"."""
+    cal = isoeat.fit_calibrator(glove, "center", n_reference=2000)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        a = isoeat.save_calibrator(cal, tmp_path / "a.npz")
+        b = isoeat.save_calibrator(calibrator=cal, path=tmp_path / "b.npz")
+    la, lb = isoeat.load_calibrator(a), isoeat.load_calibrator(b)
+    assert np.array_equal(la.mean_, lb.mean_) and np.array_equal(la.mean_, cal.mean_)
+    assert isoeat.calibrator_digest(calibrator=cal) == isoeat.calibrator_digest(cal)
+    with pytest.raises(isoeat.ConfigError) as e:
+        isoeat.save_calibrator(calibratr=cal, path=tmp_path / "c.npz")
+    _one_line(e.value, "calibratr", "did you mean calibrator")
+
+
+def test_a_positional_only_argument_given_by_keyword_is_named_so():
+    from isoeat._surface import public
+
+    @public
+    def f(x, /, *, y=1):
+        return x + y
+
+    with pytest.raises(isoeat.ConfigError) as e:
+        f(x=1)
+    msg = _one_line(e.value, "f:", "x", "by position")
+    assert "did you mean" not in msg
 
 
 def _warns(new: str, call):
@@ -358,5 +430,5 @@ def test_the_package_never_calls_its_own_deprecated_keywords():
             if isinstance(node, ast.Call):
                 fn = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", None)
                 bad += [f"{f.name}:{node.lineno} {fn}({kw.arg}=)" for kw in node.keywords
-                        if fn in wrapped and kw.arg in _surface.RENAMED]
+                        if fn in wrapped and kw.arg in _surface.RENAMED.get(fn, {})]
     assert bad == []

@@ -152,9 +152,11 @@ def test_speed_caches_say_nothing_and_count_nothing_in_the_run_output(tmp_path, 
 def test_certified_bracket_cached_by_content_is_the_computed_one(tmp_path, monkeypatch):
     """A slow bracket is stored and read back field for field (ints of any size, the float tolerance); a
     fast one is not stored; a changed input computes again."""
+    from isoeat.backends.cache import BracketStore
     from isoeat.stats import _certified as c
 
     monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(c, "_STORE", BracketStore())  # the engine installs it (the statistics import no backend)
     s = np.random.default_rng(5).normal(size=40)
     computed = c._certified_tail_count(s, 20, "greater", 1e-12, 2**30)  # the reference: no cache involved
     monkeypatch.setattr(c, "CACHE_SECONDS", 0.0)  # every bracket is slow enough to keep
@@ -172,9 +174,11 @@ def test_certified_bracket_cached_by_content_is_the_computed_one(tmp_path, monke
 
 
 def test_certified_bracket_fast_ones_are_not_stored(tmp_path, monkeypatch):
+    from isoeat.backends.cache import BracketStore
     from isoeat.stats import _certified as c
 
     monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(c, "_STORE", BracketStore())
     monkeypatch.setattr(c, "CACHE_SECONDS", 1e9)
     s = np.random.default_rng(5).normal(size=30)
     assert c.certified_tail_count(s, 15, "greater", 1e-12, 2**30) == c._certified_tail_count(
@@ -334,9 +338,27 @@ def test_a_change_to_isoeat_code_computes_every_kept_value_again(monkeypatch):
 
     def keys():
         return (stab._redraw_key([], make_calibrator("zca"), {}, 5, 0, 1),
-                _certified._cache_key(s, 15, "greater", 1e-12, 2**30), frames._counts_parts(("file", "x", "plain")))
+                _certified._cache_key(s, 15, "greater", 1e-12, 2**30, c.BracketStore().code()), frames._counts_parts(("file", "x", "plain")))
 
     before = keys()
     assert all(k is not None and k["code"] == c.code_digest() for k in before)
     monkeypatch.setattr(c, "_CODE", ["another version of the code"])
     assert all(a["code"] == "another version of the code" and a != b for a, b in zip(keys(), before))
+
+
+def test_without_a_store_the_statistics_compute_every_bracket(monkeypatch):
+    """The statistics import no backend: with no store installed a bracket is computed, never looked up."""
+    from isoeat.stats import _certified as c
+
+    monkeypatch.setattr(c, "_STORE", None)
+    s = np.random.default_rng(6).normal(size=30)
+    assert c.certified_tail_count(s, 15, "greater", 1e-12, 2**30) == c._certified_tail_count(
+        s, 15, "greater", 1e-12, 2**30)
+
+
+def test_the_engine_installs_the_embedding_cache_as_the_bracket_store():
+    import isoeat.experiments.engine  # noqa: F401 - installs it on import
+    from isoeat.backends.cache import BracketStore
+    from isoeat.stats import _certified as c
+
+    assert isinstance(c._STORE, BracketStore)

@@ -35,7 +35,7 @@ from ._errors import IsoeatWarning
 from ._io import atomic_write_text
 
 __all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "finite_or_none", "nan_of",
-           "canonical_json", "content_hash", "record_digest", "seal", "is_sealed", "CONTENT_KEY",
+           "canonical_json", "digest_json", "content_hash", "record_digest", "seal", "is_sealed", "CONTENT_KEY",
            "write_json", "read_json", "write_outputs"]
 
 
@@ -195,6 +195,20 @@ def canonical_json(obj: Any) -> str:
     """
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False,
                       default=_json_default)
+
+
+def digest_json(obj: Any, default: Any = None) -> str:
+    """:func:`canonical_json` for a digest of data that may hold NaN or infinity (a result's undefined d):
+    written as JSON's ``NaN`` / ``Infinity`` tokens (each reads back as itself, never as another value);
+    ``default`` turns other objects into plain data (else they are refused, as by :func:`canonical_json`).
+
+    Examples
+    --------
+    >>> digest_json({"d": float("nan"), "a": 1})
+    '{"a":1,"d":NaN}'
+    """
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=True,
+                      default=default or _json_default)
 
 
 def content_hash(obj: Any, length: int | None = 16) -> str:

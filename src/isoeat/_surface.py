@@ -3,15 +3,18 @@
 Every public function speaks the same words (issue 33): ``calibration=`` (a
 name, a fitted calibrator, or a mapping where a function takes several),
 ``n_reference=`` (the reference sample's size), ``rng=`` (None, an int, a
-Generator). The spellings they replaced are listed once, in :data:`RENAMED`
-(keyword -> the keyword that replaced it) and :data:`DEPRECATED_FUNCTIONS`;
-``tests/test_api_surface.py`` checks that no public signature holds an old
-spelling and that each shim warns and gives the same numbers.
+Generator). The spellings they replaced are listed once, per function, in
+:data:`RENAMED` (function -> old keyword -> the keyword that replaced it and the
+version that removes the old one: a keyword renamed in one function is no old
+spelling in another) and :data:`DEPRECATED_FUNCTIONS`; ``tests/test_api_surface.py``
+checks that no public signature holds an old spelling of its own and that each
+shim warns, naming its removal version, and gives the same numbers.
 
 :func:`public` wraps a public function so that
 
-* an old keyword is renamed, with one :class:`DeprecationWarning` naming the
-  new keyword (giving both is a :class:`~isoeat.ConfigError`);
+* an old keyword of that function is renamed, with one :class:`DeprecationWarning`
+  naming the new keyword and the version that removes the old one (giving both is
+  a :class:`~isoeat.ConfigError`);
 * an unknown keyword, a missing argument or one argument too many is a
   one-line :class:`~isoeat.ConfigError` naming the function and the argument,
   with a did-you-mean, never a raw ``TypeError`` (a function with
@@ -20,17 +23,18 @@ spelling and that each shim warns and gives the same numbers.
 Examples
 --------
 >>> @public
-... def f(model, *, n_reference=10):
+... def sensitivity_analysis(model, *, n_reference=10):
 ...     return n_reference
 >>> import warnings
 >>> with warnings.catch_warnings(record=True) as w:
 ...     warnings.simplefilter("always")
-...     f(None, reference_size=5), str(w[0].message)
-(5, 'f: reference_size= is deprecated; use n_reference= (same meaning)')
->>> f(None, n_refrence=5)
+...     sensitivity_analysis(None, default_size=5), str(w[0].message)  # doctest: +NORMALIZE_WHITESPACE
+(5, 'sensitivity_analysis: default_size= is deprecated; use n_reference= (same meaning; default_size= is
+removed in isoeat 0.3.0)')
+>>> sensitivity_analysis(None, n_refrence=5)
 Traceback (most recent call last):
 ...
-isoeat._errors.ConfigError: f: unknown keyword 'n_refrence'; did you mean n_reference?
+isoeat._errors.ConfigError: sensitivity_analysis: unknown keyword 'n_refrence'; did you mean n_reference?
 """
 
 from __future__ import annotations
@@ -44,20 +48,28 @@ from typing import Any, TypeVar
 from ._errors import ConfigError
 from ._validate import show, suggest
 
-__all__ = ["RENAMED", "DEPRECATED_FUNCTIONS", "public", "checked_bind", "keywords", "renamed",
+__all__ = ["REMOVED_IN", "RENAMED", "DEPRECATED_FUNCTIONS", "public", "checked_bind", "keywords", "renamed",
            "deprecated_function", "require_encoder"]
 
-#: Old keyword -> the keyword of the public API that replaced it (the one list of the shims).
-RENAMED: dict[str, str] = {
-    "calibrator": "calibration",
-    "calibrators": "calibration",
-    "reference_size": "n_reference",
-    "default_size": "n_reference",
+#: The release that removes the shims of issue 33 (deprecated in 0.1.0: one minor release of warnings).
+REMOVED_IN = "0.3.0"
+
+#: Public function -> {old keyword: (the keyword that replaced it, the version that removes the old one)}: the
+#: keywords each function took before issue 33 (the one list of the shims). A keyword is renamed only in the
+#: functions listed with it: ``calibrator`` is :func:`isoeat.save_calibrator`'s own first parameter.
+RENAMED: dict[str, dict[str, tuple[str, str]]] = {
+    "compare_calibration": {"calibrator": ("calibration", REMOVED_IN)},
+    "ceat": {"calibrators": ("calibration", REMOVED_IN)},
+    "ceat_from_contexts": {"calibrators": ("calibration", REMOVED_IN)},
+    "run_experiment": {"calibrators": ("calibration", REMOVED_IN)},
+    "anisotropy": {"reference_size": ("n_reference", REMOVED_IN)},
+    "compare_anisotropy": {"reference_size": ("n_reference", REMOVED_IN)},
+    "sensitivity_analysis": {"default_size": ("n_reference", REMOVED_IN)},
 }
 
-#: Old public function -> what replaced it (a deprecation shim that warns, then does the same thing).
-DEPRECATED_FUNCTIONS: dict[str, str] = {
-    "fit_whitener": "fit_calibrator(model, 'zca', n_reference=..., eps=..., reference_kwargs={...})",
+#: Old public function -> (what replaced it, the version that removes it): a shim that warns, then does the same.
+DEPRECATED_FUNCTIONS: dict[str, tuple[str, str]] = {
+    "fit_whitener": ("fit_calibrator(model, 'zca', n_reference=..., eps=..., reference_kwargs={...})", REMOVED_IN),
 }
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -86,22 +98,22 @@ def _caller_level(where: str) -> int:
     return level
 
 
-def _warn(where: str, old: str, new: str) -> None:
-    warnings.warn(f"{where}: {old}= is deprecated; use {new}= (same meaning)", DeprecationWarning,
-                  stacklevel=_caller_level(where))
+def _warn(where: str, old: str, new: str, removal: str) -> None:
+    warnings.warn(f"{where}: {old}= is deprecated; use {new}= (same meaning; {old}= is removed in isoeat {removal})",
+                  DeprecationWarning, stacklevel=_caller_level(where))
 
 
 def renamed(kwargs: dict[str, Any], where: str, accepts: Any) -> dict[str, Any]:
-    """``kwargs`` with each old keyword of :data:`RENAMED` that ``accepts`` holds the new name of, renamed (warned).
-
-    Giving an old keyword and its new one together is a :class:`~isoeat.ConfigError`.
+    """``kwargs`` with each old keyword of ``where`` (:data:`RENAMED`) whose new name ``accepts`` holds, renamed
+    (warned, naming the version that removes it). Giving an old keyword and its new one together is a
+    :class:`~isoeat.ConfigError`; a function not listed renames nothing.
     """
     out = dict(kwargs)
-    for old, new in RENAMED.items():
+    for old, (new, removal) in RENAMED.get(where, {}).items():
         if old in out and new in accepts:
             if new in out:
                 raise ConfigError(f"{where}: give {new}= only ({old}= is its deprecated spelling)")
-            _warn(where, old, new)
+            _warn(where, old, new, removal)
             out[new] = out.pop(old)
     return out
 
@@ -113,7 +125,9 @@ def _bind_error(where: str, sig: inspect.Signature, args: tuple, kwargs: dict[st
     names = [n for n, p in params.items() if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
     if not takes_var_kw:
         for k in kwargs:
-            if k not in params or params[k].kind is inspect.Parameter.POSITIONAL_ONLY:
+            if k in params and params[k].kind is inspect.Parameter.POSITIONAL_ONLY:
+                return ConfigError(f"{where}: give {k} by position ({where}({k}, ...)), not as {k}=")
+            if k not in params:
                 return ConfigError(f"{where}: unknown keyword {k!r}{suggest(k, names, n=2, quote=False)}")
     positional = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(args) > len(positional) and not any(p.kind is p.VAR_POSITIONAL for p in params.values()):
@@ -162,8 +176,9 @@ def public(fn: _F) -> _F:
 
 def deprecated_function(name: str) -> None:
     """Warn once per call that ``name`` (a key of :data:`DEPRECATED_FUNCTIONS`) is deprecated, naming its successor."""
-    warnings.warn(f"{name} is deprecated; use {DEPRECATED_FUNCTIONS[name]}", DeprecationWarning,
-                  stacklevel=_caller_level(name))
+    successor, removal = DEPRECATED_FUNCTIONS[name]
+    warnings.warn(f"{name} is deprecated; use {successor} ({name} is removed in isoeat {removal})",
+                  DeprecationWarning, stacklevel=_caller_level(name))
 
 
 def require_encoder(model: Any, where: str, *, needs: tuple[str, ...] = ("lookup",),

@@ -15,7 +15,18 @@ only for what these Protocols declare, never for a private attribute:
 * :class:`CorpusModel`: ``corpus``, ``loaded_corpus`` — the corpus an encoder reads (provenance, cell reuse);
 * :class:`VocabularyModel`: ``vectors``, ``words``, ``row(word)`` — static vectors (anisotropy frames);
 * :class:`LayeredModel`: ``layer_sweep(layers)`` — ``--layers``; its ``layer`` read with :func:`layer_of`
-  (recorded by a calibrator, checked against the model it is applied to).
+  (recorded by a calibrator, checked against the model it is applied to), its ``n_layers`` with :func:`n_layers_of`;
+* :class:`DescribedModel` (``describe()``), :class:`SuggestingModel` (``suggest(words)``: near entries of a
+  missing word).
+
+Each question about a model has one function here, and no other module asks it by a string probe
+(``getattr(model, "...")``, ``hasattr(model, "...")``; ``tests/test_capabilities.py`` checks the sources): is it
+contextual (:func:`streams_reference`: ``hf:``, ``st:``, ``minilm``, ``mpnet``; before loading, a spec's
+:func:`isoeat.backends._registry.spec_kind`), does it give a word's contexts (``isinstance(model,
+ContextEncoder)``), how does it embed a whole text (:func:`sentence_pooling_of`, :func:`sentence_encoder_of`),
+and its optional values: :func:`name_of`, :func:`dim_of`, :func:`fingerprint_of`, :func:`kind_of`,
+:func:`corpus_name_of`, :func:`loaded_corpus_of`, :func:`contexts_per_word_of`, :func:`reference_unit_of`,
+:func:`lowercase_fallback_of`.
 
 These Protocols sit in a neutral module so that :mod:`isoeat.stats` can name
 them in its signatures without importing :mod:`isoeat.backends` or
@@ -36,14 +47,16 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 __all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference",
            "StatisticsReference", "ChunkedReference", "ContextEncoder", "CorpusModel", "VocabularyModel",
-           "LayeredModel", "fingerprint_of", "layer_of", "kind_of", "streams_reference"]
+           "LayeredModel", "DescribedModel", "SuggestingModel", "fingerprint_of", "layer_of", "kind_of",
+           "streams_reference", "name_of", "dim_of", "corpus_name_of", "loaded_corpus_of", "contexts_per_word_of",
+           "reference_unit_of", "n_layers_of", "lowercase_fallback_of", "sentence_pooling_of", "sentence_encoder_of"]
 
 
 class WordLookup(Protocol):
@@ -174,6 +187,80 @@ class LayeredModel(Protocol):
     """A transformer whose layers can be swept (``isoeat run --layers``)."""
 
     def layer_sweep(self, layers: Any, *, name: str = ...) -> Any: ...
+
+
+@runtime_checkable
+class DescribedModel(Protocol):
+    """A model that describes its own provenance (a loaded model's ``describe()``: name, source, sha256, ...)."""
+
+    def describe(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class SuggestingModel(Protocol):
+    """A model that names near vocabulary entries of words it lacks (``suggest(words)``: word -> entries)."""
+
+    def suggest(self, words: Iterable[str], n: int = ...) -> dict[str, tuple[str, ...]]: ...
+
+
+def name_of(model: Any, default: str = "") -> str:
+    """The model's ``name`` (its label in results and messages), ``default`` for an object that has none."""
+    name = getattr(model, "name", None)
+    return default if name is None else str(name)
+
+
+def dim_of(model: Any) -> Any:
+    """The model's vector dimension as it states it (``dim``), None for an object that does not say."""
+    return getattr(model, "dim", None)
+
+
+def corpus_name_of(model: Any) -> str:
+    """The name of the corpus a contextual encoder reads (its contexts, its reference), "" for static vectors."""
+    return str(getattr(model, "corpus_name", "") or "")
+
+
+def loaded_corpus_of(model: Any) -> Any:
+    """The corpus a contextual encoder has loaded, None before it has (or for static vectors). Never loads it:
+    ``isinstance(model, CorpusModel)`` evaluates the ``corpus`` property on Python < 3.12, which loads it."""
+    return getattr(model, "loaded_corpus", None)
+
+
+def contexts_per_word_of(model: Any) -> Any:
+    """How many contexts a contextual encoder averages per word (``contexts_per_word``), None for other models."""
+    return getattr(model, "contexts_per_word", None) if isinstance(model, ContextEncoder) else None
+
+
+def reference_unit_of(model: Any) -> str:
+    """What a contextual encoder's reference vectors are (``"word"`` or ``"sentence"``); ``"sentence"`` for a
+    model that does not say (static vectors, ``st:`` encoders: one unit only)."""
+    return str(getattr(model, "reference_unit", None) or "sentence")
+
+
+def n_layers_of(model: Any) -> int | None:
+    """How many hidden layers a layered encoder has (``n_layers``), None for other models or before it says."""
+    if not isinstance(model, LayeredModel):
+        return None
+    n = getattr(model, "n_layers", None)
+    return None if n is None else int(n)
+
+
+def lowercase_fallback_of(model: Any) -> bool:
+    """Whether a vocabulary looks a word up lowercased when its own case is missing (``lowercase_fallback``)."""
+    return bool(getattr(model, "lowercase_fallback", False))
+
+
+def sentence_pooling_of(model: Any) -> Callable[..., Any] | None:
+    """The model's own pooling of whole texts (``encode_sentences``: ``hf:`` and ``st:`` encoders), else None
+    (static vectors: a text is pooled from its words' vectors by the caller)."""
+    fn = getattr(model, "encode_sentences", None)
+    return fn if callable(fn) else None
+
+
+def sentence_encoder_of(model: Any) -> Callable[..., Any] | None:
+    """How SEAT embeds a text with ``model``: :func:`sentence_pooling_of`, else its ``encode`` (a
+    :class:`SentenceEncoder`, e.g. a user's wrapper), else None (static word vectors only)."""
+    fn = sentence_pooling_of(model) or getattr(model, "encode", None)
+    return fn if callable(fn) else None
 
 
 def fingerprint_of(model: Any) -> str | None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._errors import ConfigError, CoverageError
 from .._io import atomic_write
-from .._types import VocabularyModel
+from .._types import VocabularyModel, name_of
 from .._validate import check_bool, check_int, check_path, show
 
 __all__ = ["export_vectors", "out_paths", "CHUNK_ROWS", "EXPORT_FORMATS"]
@@ -75,7 +75,7 @@ def _rows_of_words(model: Any, words: Any, skip_missing: bool) -> tuple[list[int
 
 
 def _name(model: Any) -> str:
-    return str(getattr(model, "name", "the model"))
+    return name_of(model, "the model")
 
 
 def _unsafe(word: str, text: bool) -> str:

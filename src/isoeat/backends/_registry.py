@@ -28,7 +28,7 @@ from .static import PICKLE_RISK, StaticVectors, open_static, split_npy_spec
 from .transformer import INSTALL_LINE
 
 __all__ = ["load_model", "available_models", "NAMED_MODELS", "FORMAT_PREFIXES", "CONTEXTUAL_PREFIXES",
-           "minilm_folder", "mpnet_folder", "is_contextual_spec"]
+           "minilm_folder", "mpnet_folder", "spec_kind"]
 
 
 def _load_glove_6b_50d(**kwargs: Any) -> StaticVectors:
@@ -349,14 +349,23 @@ def load_model(spec: str | os.PathLike[str], **kwargs: Any) -> Any:
     raise NAMED_MODELS.unknown(spec, what=f"{what} {spec!r}")
 
 
-def is_contextual_spec(spec: str) -> bool:
-    """Whether ``spec`` names a contextual encoder (``hf:``, ``st:``, ``minilm``, ``mpnet``), without loading it."""
+def spec_kind(spec: str) -> str:
+    """What ``spec`` loads, without loading it: ``"transformer"`` (``hf:``, the packaged ``minilm`` and ``mpnet`` by
+    any of their names), ``"sentence"`` (``st:``) or ``"static"`` (anything else) — the words of
+    :func:`isoeat._types.kind_of` on the loaded model. The one rule for a spec; a loaded model is asked with
+    :func:`isoeat._types.streams_reference`.
+
+    >>> [spec_kind(s) for s in ("glove-6b-50d", "hf:bert-base-uncased", "ST:minilm", "all-MiniLM-L6-v2")]
+    ['static', 'transformer', 'sentence', 'transformer']
+    """
     spec = str(spec).strip()
     key = NAMED_MODELS.resolve(spec)
     if key is not None:
-        return key in _contextual_named()
+        return "transformer" if key in _contextual_named() else "static"
     prefix, sep, _ = spec.partition(":")
-    return bool(sep) and prefix.lower() in CONTEXTUAL_PREFIXES
+    if not sep or prefix.lower() not in CONTEXTUAL_PREFIXES:
+        return "static"
+    return "sentence" if prefix.lower() == "st" else "transformer"
 
 
 def _contextual_named() -> set[str]:

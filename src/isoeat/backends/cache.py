@@ -51,7 +51,7 @@ from .._validate import check_bool
 __all__ = ["EmbeddingCache", "FingerprintCache", "WordListCache", "quiet_get", "quiet_put", "code_digest",
            "file_stamp", "cache_key", "default_cache_dir",
            "cache_enabled_by_default", "CACHE_FORMAT", "cache_max_bytes", "cache_entries", "evict",
-           "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes"]
+           "cache_growth", "reset_cache_growth", "clear_cache", "format_bytes", "BracketStore"]
 
 #: Bumped whenever the meaning of a cached array changes (invalidates old entries).
 CACHE_FORMAT = 1
@@ -580,3 +580,24 @@ class WordListCache:
         blob = np.frombuffer("\n".join(words).encode("utf-8"), dtype=np.uint8)
         return quiet_put(self.cache, self.KIND, self._parts(stamps, parts),
                          {"words": blob, "count": np.int64(len(words))})
+
+
+class BracketStore:
+    """The embedding cache as the certified brackets' store (:func:`isoeat.stats._certified.set_bracket_store`):
+    kind ``certified``, the cache folder read at each call (``$ISOEAT_CACHE_DIR``, ``$ISOEAT_NO_CACHE``), quiet
+    (:func:`quiet_get`, :func:`quiet_put`): a bad entry is computed again."""
+
+    KIND = "certified"
+
+    def code(self) -> str:
+        return code_digest()
+
+    def get(self, key: Mapping[str, Any]) -> str | None:
+        cache = EmbeddingCache()
+        found = quiet_get(cache, self.KIND, key) if cache.enabled else None
+        return None if found is None or "record" not in found else str(found["record"])
+
+    def put(self, key: Mapping[str, Any], record: str) -> None:
+        cache = EmbeddingCache()
+        if cache.enabled:
+            quiet_put(cache, self.KIND, key, {"record": np.array(record)})

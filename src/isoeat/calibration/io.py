@@ -32,6 +32,7 @@ from .._errors import (
 )
 from .._io import atomic_write_with
 from .._records import canonical_json, clean
+from .._types import dim_of, fingerprint_of, layer_of, name_of
 from .._validate import check_bool, check_int, check_path, check_real, show
 from .._version import __version__
 from ._base import effective_eps
@@ -69,7 +70,7 @@ def _array_sha256(name: str, a: Any) -> str:
     return h.hexdigest()
 
 
-def calibrator_digest(calibrator: Any, /) -> str:
+def calibrator_digest(calibrator: Any) -> str:
     """SHA-256 (hex) of a fitted calibrator's content: class name, parameters and every fitted array.
 
     Every array named in the class's ``_state_arrays`` enters whole, with its
@@ -186,13 +187,13 @@ def unverified_model(calibrator: Any, model: Any) -> str | None:
     meta = getattr(calibrator, "metadata_", None) or {}
     if not meta:
         return None
-    fp_w, fp_m = meta.get("model_fingerprint"), getattr(model, "fingerprint", None)
+    fp_w, fp_m = meta.get("model_fingerprint"), fingerprint_of(model)
     if fp_w and fp_m:
         return None
     source = getattr(calibrator, "_source_path", None)
     who = f"{source}: the calibrator" if source else "the calibrator"
-    name = getattr(model, "name", "this model")
-    dim = getattr(model, "dim", None)
+    name = name_of(model, "this model")
+    dim = dim_of(model)
     if not fp_w:
         return (f"{who} records no model fingerprint (a format-1 file, or its metadata was edited): isoeat cannot "
                 f"tell which model it was fitted on; applied to {name!r} because the dimensions match"
@@ -215,11 +216,9 @@ def recorded_layer(meta: dict[str, Any]) -> int | None:
 
 def _mismatch(calibrator: Any, meta: dict[str, Any], model: Any, fp_w: str, fp_m: str) -> str:
     """Why a calibrator fitted on another model (or another layer of this one) is refused, in one line."""
-    from .._types import layer_of
-
     source = getattr(calibrator, "_source_path", None)
     who = f"{source}: the calibrator" if source else "the calibrator"
-    name = getattr(model, "name", "this model")
+    name = name_of(model, "this model")
     fitted, here = recorded_layer(meta), layer_of(model)
     if fitted is not None and here is not None and fitted != here:
         return (f"{who} was fitted on layer {fitted} of {meta.get('model')}, and the model here is layer {here} of "
@@ -236,15 +235,15 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
     the calibrator has provenance but isoeat cannot tell whether it belongs to
     ``model``.
     """
-    dim = getattr(model, "dim", None)
+    dim = dim_of(model)
     if dim is not None and hasattr(calibrator, "n_features_in_") and dim != calibrator.n_features_in_:
         raise DimensionMismatchError(
             f"calibrator fitted on dimension {calibrator.n_features_in_} cannot be applied to "
-            f"{getattr(model, 'name', 'model')} (dimension {dim})"
+            f"{name_of(model, 'model')} (dimension {dim})"
         )
     meta = getattr(calibrator, "metadata_", {}) or {}
     fp_w = meta.get("model_fingerprint")
-    fp_m = getattr(model, "fingerprint", None)
+    fp_m = fingerprint_of(model)
     if fp_w and fp_m and fp_w != fp_m and not force:
         raise FingerprintMismatchError(_mismatch(calibrator, meta, model, fp_w, fp_m))
     why = unverified_model(calibrator, model)
@@ -252,7 +251,7 @@ def check_compatible(calibrator: Any, model: Any, *, force: bool = False) -> Non
         warnings.warn(why, IsoeatWarning, stacklevel=2)
 
 
-def save_calibrator(calibrator: Any, /, path: str | Path) -> Path:
+def save_calibrator(calibrator: Any, path: str | Path) -> Path:
     """Write a fitted calibrator to ``path`` (``.npz``) atomically.
 
     The archive holds the calibrator's fitted arrays (``_state_arrays``), a

@@ -21,7 +21,7 @@ from typing import Any
 
 from .._errors import ConfigError, DataFormatError
 from .._registry import Registry
-from .._types import fingerprint_of, layer_of
+from .._types import ChunkedReference, fingerprint_of, layer_of, name_of
 from ._base import _Calibrator
 from .zca import ZCAWhitener
 
@@ -120,10 +120,9 @@ def _fit(cal: Any, model: Any, name: str, n_reference: int, reference_kwargs: di
 
 def _reference_units(model: Any, n_reference: int, reference_kwargs: dict[str, Any] | None) -> int | None:
     """The sentences of a contextual encoder's reference (a short corpus gives fewer than asked); None: static."""
-    describe = getattr(model, "reference_metadata", None)
-    if not callable(describe):
+    if not isinstance(model, ChunkedReference):
         return None
-    found = describe(n_reference, **(reference_kwargs or {})).get("n_sentences")
+    found = model.reference_metadata(n_reference, **(reference_kwargs or {})).get("n_sentences")
     return int(found) if isinstance(found, int) else None
 
 
@@ -134,7 +133,7 @@ def calibrator_metadata(cal: Any, name: str, model: Any, description: str, n_see
     meta = {
         "calibration": name,
         "params": {k: v for k, v in cal.get_params().items()},
-        "model": getattr(model, "name", "?"),
+        "model": name_of(model, "?"),
         "model_fingerprint": fingerprint_of(model),
         "reference": description,
         "n": n_seen,

@@ -113,10 +113,10 @@ def reference_sample(model: Any, spec: ReferenceSpec, pool: tuple[np.ndarray, st
         return np.asarray(vecs, dtype=np.float64), desc
     seed, _ = stream(spec.seed, *spec.stream)
     if spec.draw == "encoder":
-        from .._types import streams_reference
+        from .._types import name_of, streams_reference
 
         if not streams_reference(model):
-            raise ConfigError(f"draw 'encoder' re-samples reference sentences: {getattr(model, 'name', model)!r} "
+            raise ConfigError(f"draw 'encoder' re-samples reference sentences: {name_of(model, str(model))!r} "
                               "has none (static vectors: use 'bootstrap' or 'subset')")
         vecs, desc = model.reference_vectors(spec.size, **kw, seed=seed)
         return np.asarray(vecs, dtype=np.float64), f"{desc}; re-sampled with seed {seed}"

@@ -11,6 +11,7 @@ import math
 from typing import Any
 
 from .._errors import ConfigError
+from .._types import corpus_name_of
 from ..stats.ceat import DEFAULT_DRAWS, VARIANCES, CEATResult, ceat
 
 __all__ = ["register", "COMMANDS"]
@@ -53,13 +54,13 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
 def _load(args: argparse.Namespace) -> Any:
     from ..backends import load_model
-    from ..backends._registry import is_contextual_spec
+    from ..backends._registry import spec_kind
     from ..cliargs import dtype_option
 
     spec = args.model.strip()
-    if spec.lower().startswith("st:"):
+    if spec_kind(spec) == "sentence":
         raise ConfigError("CEAT needs word vectors in context: use hf:NAME or minilm, not an st: sentence encoder")
-    if not is_contextual_spec(spec):  # said before loading, and not as an option the user never gave
+    if spec_kind(spec) == "static":  # said before loading, and not as an option the user never gave
         raise ConfigError(f"CEAT needs a contextual model (hf:NAME or minilm); {spec} gives one vector per word")
     # the table's options say "default" by None: CEAT's defaults, as before (20 contexts, the last layer, fallback)
     model = load_model(spec, corpus=args.corpus, contexts_per_word=args.contexts_per_word or 20,
@@ -187,7 +188,7 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
         r0 = results[0][0]
         with glyphs_for([r0.test, r0.model, *r0.n_contexts]):  # words or labels the font lacks: said once
             write_ceat_figure(results[0], args.figure)
-    corpus = str(getattr(model, "corpus_name", ""))
+    corpus = corpus_name_of(model)
     # every record says whether it is the paper's protocol (as weat's and run's: contexts per word, the reference
     # the calibrator's fit really used, its eps; CEAT samples no permutations), raw first, then calibrated
     departures = space_protocols([[]] * (1 + len(cals)), cal, model, None)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from .._errors import ConfigError
-from .._types import ContextEncoder
+from .._types import ContextEncoder, corpus_name_of
 from ..cliargs import (
     add,
     add_calibration_options,
@@ -144,7 +144,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
                  for c in ([None] if cal is None else [None, cal])]
     results = [r for pair in zip(*per_space) for r in pair]  # test by test: raw, then calibrated
     contexts = isinstance(model, ContextEncoder)
-    corpus = str(getattr(model, "corpus_name", "")) if contexts else ""
+    corpus = corpus_name_of(model) if contexts else ""
     departures = space_protocols(per_space, cal, model, args.permutations)
     # every record says whether it is the paper's protocol (as isoeat run's), and the corpus its contexts came from
     records = [{**r.to_dict(), "protocol": protocol_text(departures[i % len(per_space)])}
@@ -224,7 +224,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
             print("\n".join(change_lines([(r.word, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
                                          per_space[1][0].calibration, args.alpha, "Word")))
         if results[0].dropped:
-            corpus = str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else ""
+            corpus = corpus_name_of(model) if isinstance(model, ContextEncoder) else ""
             print(f"{dropped_label(corpus)}: " + ", ".join(with_suggestions(results[0].dropped,
                                                                             results[0].suggestions)))
         for line in protocol_footer(departures[-1]):

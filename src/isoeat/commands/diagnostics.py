@@ -129,11 +129,12 @@ def _sentence_calibrator(args: argparse.Namespace, model: Any, benches: list[Any
     and the model's reference unit is word occurrences (hf: models); else ``None`` (the one calibrator
     serves all: static models have no sentence unit, st: encoders no other).
     """
+    from .._types import reference_unit_of
     from ..calibration import fit_calibrator
     from ..cliargs import calibration_params
 
     if (args.calibration == "none" or args.whitener or args.reference_unit is not None
-            or getattr(model, "reference_unit", "sentence") == "sentence"  # static models, st: encoders
+            or reference_unit_of(model) == "sentence"  # static models, st: encoders
             or not any(b.kind == "sentence" for b in benches)):
         return None
     kwargs = {"unit": "sentence", **({"text": args.reference_text} if args.reference_text else {})}

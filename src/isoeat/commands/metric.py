@@ -176,10 +176,10 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         dropped.setdefault(r.test, [])
         dropped[r.test] += [w for w in with_suggestions(r.dropped, r.suggestions) if w not in dropped[r.test]]
     if any(dropped.values()):
-        from .._types import ContextEncoder
+        from .._types import ContextEncoder, corpus_name_of
         from ..labels import dropped_label
 
-        corpus = str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else ""
+        corpus = corpus_name_of(model) if isinstance(model, ContextEncoder) else ""
         print()
         for t, d in dropped.items():
             if d:

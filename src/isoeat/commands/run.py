@@ -116,6 +116,7 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     from pathlib import PurePath
 
     from .._errors import ConfigError, IsoeatError
+    from .._types import CorpusModel, name_of, streams_reference
     from ..backends._contextual import DEFAULT_CORPUS
     from ..corpora import NAMED_CORPORA, corpus_list, load_corpus, offline_corpora, resolve_corpus_spec
 
@@ -126,7 +127,7 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     if config is not None:
         raise ConfigError(f"--across-corpora: {config!r} looks like a CONFIG file, read as the list of "
                           "corpora; a CONFIG lists the model once per corpus under 'models' instead")
-    if not hasattr(model, "reference_batches"):
+    if not streams_reference(model):
         raise ConfigError("--across-corpora: a static model's vectors, and its reference sample (the vocabulary's "
                           "top words, the paper's protocol), read no corpus; to compare reference texts: isoeat "
                           "sensitivity --reference-text top,PATH")
@@ -163,7 +164,7 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
                           "is a whole run of the model)")
     # each read now (a corpus without usable sentences is an error here, not a failed cell later), and one
     # vote per content: a file named twice, or as FORMAT:PATH and PATH, is one corpus
-    seen = {str(getattr(getattr(model, "corpus", None), "fingerprint", own))}
+    seen = {str(getattr(model.corpus if isinstance(model, CorpusModel) else None, "fingerprint", own))}
     distinct = []
     for corpus in others:
         try:
@@ -176,7 +177,7 @@ def _other_corpora(args: argparse.Namespace, model: Any) -> tuple[tuple[str, str
     if not distinct:
         raise ConfigError(f"--across-corpora: every corpus named has the content of this run's ({own})")
     others = distinct
-    label = getattr(model, "name", None) or args.model
+    label = name_of(model) or args.model
     out: list[tuple[str, str]] = []
     for corpus in others:
         short = corpus if corpus in NAMED_CORPORA else PurePath(corpus).name
@@ -220,6 +221,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
     runner on that corpus's reference sample.
     """
     from .._errors import ConfigError
+    from .._types import name_of
     from ..experiments.config import parse_config
 
     params = calibration_params(args)
@@ -247,7 +249,7 @@ def quick_config(args: argparse.Namespace, model: Any, calibrator: Any, layers: 
                       **_route_options(args, calibrator)},
         "stability": args.stability if calibrator is None else "off",
     }
-    label = getattr(model, "name", None) or args.model
+    label = name_of(model) or args.model
     models = [{"spec": args.model, "label": label, "options": options}] if not layers else [
         {"spec": args.model, "label": layer_label(label, layer), "options": {**options, "layer": layer}}
         for layer in layers]
@@ -425,13 +427,14 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
     from the config's settings, as a CONFIG's. The reference options are checked here, before anything is encoded.
     """
     from .._errors import ConfigError
+    from .._types import dim_of, streams_reference
     from ..experiments.compare import stability_replicates
 
     auto = args.reference_size == "auto"
     given = bool(args.whitener) or getattr(args, "_client", None) is not None
     replicates = stability_replicates(args.stability, model, given or None, args.calibration,
                                       auto or args.reference_shards is not None)
-    contextual = hasattr(model, "reference_batches")
+    contextual = streams_reference(model)
     sharded = auto or args.reference_shards is not None or bool(replicates and contextual)
     if not auto:
         for opt, default in (("reference_tolerance", 0.02), ("reference_max", 100_000)):
@@ -448,7 +451,7 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         kw = {"text": args.reference_text} if args.reference_text else {}
         chunks = reference_chunks(model, args.reference_size, kw) if contextual and not auto else None
         name = "--reference-shards" if args.reference_shards is not None else "--stability's --reference-shards"
-        check_shards(args.reference_shards or DEFAULT_SHARDS, getattr(model, "dim", None), name=name,
+        check_shards(args.reference_shards or DEFAULT_SHARDS, dim_of(model), name=name,
                      rows=None if contextual or auto else args.reference_size, chunks=chunks,
                      size_name="--reference-size", size=args.reference_size)
     if auto and args.reference_shards is not None:
@@ -598,11 +601,11 @@ def _check_layer_options(args: argparse.Namespace) -> None:
 def _layer_sweep(args: argparse.Namespace, model: Any) -> Any:
     """The sweep of the layers ``--layers`` asks for (checked against the model's layers)."""
     from .._errors import ConfigError
-    from .._types import LayeredModel
+    from .._types import LayeredModel, kind_of
 
     if not isinstance(model, LayeredModel):
         raise ConfigError(f"--layers: only hf: models (and minilm) have layers; {args.model!r} is a "
-                          f"{getattr(model, 'kind', 'static')} model")
+                          f"{kind_of(model)} model")
     return model.layer_sweep(args.layers, name="--layers")
 
 

@@ -54,6 +54,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
 
 def _load_encoder(args: argparse.Namespace) -> Any:
     from ..backends import load_model
+    from ..backends._registry import spec_kind
     from ..cliargs import dtype_option
 
     spec = args.model.strip()
@@ -65,9 +66,9 @@ def _load_encoder(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
     if spec.lower() in _MINILM or spec.lower() == "st:minilm":
         spec = "st:minilm"
-    if spec.lower().startswith("st:"):
+    if spec_kind(spec) == "sentence":
         return load_model(spec, normalize_embeddings=args.normalize, seed=args.seed, **common)
-    if spec.lower().startswith("hf:"):
+    if spec_kind(spec) == "transformer":  # hf:, and mpnet by any of its names (minilm is st:minilm above)
         return load_model(spec, seed=args.seed, reference_unit="sentence", **common)
     model = load_model(spec, cache_dir=args.cache_dir, allow_pickle=args.allow_pickle)
     _encoder_fn(model)

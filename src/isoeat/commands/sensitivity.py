@@ -182,11 +182,12 @@ def firm_marks(model: Any, tests: Any, res: Any, args: argparse.Namespace) -> di
     import math as _math
 
     from .._errors import IsoeatError
+    from .._types import streams_reference
     from ..experiments.compare import compare_calibration
     from ..labels import holds_mark
 
     d = res.default
-    if d.get("reference") != "top" or hasattr(model, "reference_batches"):
+    if d.get("reference") != "top" or streams_reference(model):
         return {}
     params = dict(res.calibrator_metadata.get("params") or {})
     if isinstance(d.get("eps"), float) and _math.isfinite(d["eps"]):

@@ -90,7 +90,7 @@ from .._cosine import unit_rows
 from .._errors import ConfigError, DataFormatError
 from .._random import stream
 from .._surface import checked_bind, public, require_encoder
-from .._types import VocabularyModel
+from .._types import VocabularyModel, name_of
 from .._validate import check_bool, check_int
 from ..stats.options import own
 from ..stats.weat import resolve_calibration
@@ -684,7 +684,7 @@ def _anisotropy_results(model: Any, calibration: Any, settings: AnisotropySettin
     if root is not None:
         seed = root
         desc = desc.replace(f"seed {rng}", f"seed {root}, stream anisotropy/{frame}")
-    name = getattr(model, "name", "model")
+    name = name_of(model, "model")
     common: dict[str, Any] = dict(top_k=settings.top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                                   return_matrix=settings.return_matrix, matrix_size=settings.matrix_size)
     used = "reference" if why else frame  # the frame measured: the pool where paper could not be

@@ -47,6 +47,7 @@ import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError, IsoeatWarning
 from .._random import resolve_seed
+from .._types import lowercase_fallback_of, name_of
 from .._validate import check_int
 
 __all__ = ["FRAMES", "STATIC_FRAMES", "FramePopulation", "parse_frame", "static_frame_refusal", "check_frame_for",
@@ -125,7 +126,7 @@ def check_frame_for(model: Any, frame: str) -> None:
     if isinstance(model, VocabularyModel):
         parse_frame(frame)
         return
-    why = static_frame_refusal(frame, str(getattr(model, "name", "model")))
+    why = static_frame_refusal(frame, name_of(model, "model"))
     if why:
         raise ConfigError(why)
 
@@ -291,7 +292,7 @@ def _text_rows(model: Any, text: Path | str, corpus: bool = False) -> tuple[np.n
     row = model.row
     # the same counts (this object) looked up in the same vocabulary (content, fallback rule, lookup code): the
     # rows of the raw cell serve the calibrated ones (a space changes the vectors, not which row a word is)
-    memo_key = (id(counts), model.fingerprint, bool(getattr(model, "lowercase_fallback", False)),
+    memo_key = (id(counts), model.fingerprint, lowercase_fallback_of(model),
                 getattr(getattr(row, "__func__", row), "__qualname__", repr(row)))
     memo = _ROWS.get(memo_key)
     if memo is not None and memo[0] is counts:
@@ -494,11 +495,11 @@ def sample_reference(
     m = vectors.shape[0]
     seed_txt = f"seed {seed}" if seed is not None else "a caller-supplied Generator"
     if m < 2:
-        raise DataFormatError(f"{getattr(model, 'name', 'model')}: only {m} reference vector(s); need at least 2")
+        raise DataFormatError(f"{name_of(model, 'model')}: only {m} reference vector(s); need at least 2")
     if m <= n:
         if m < n:
             warnings.warn(
-                f"{getattr(model, 'name', 'model')}: asked for {n} reference vectors but only {m} are "
+                f"{name_of(model, 'model')}: asked for {n} reference vectors but only {m} are "
                 f"available; using all {m}",
                 IsoeatWarning,
                 stacklevel=2,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError, IsoeatWarning, MissingDependencyError, SchedulerUnreachableError
+from .._types import fingerprint_of, name_of, reference_unit_of, streams_reference
 from .._validate import check_choice, check_int, check_real
 from ..calibration.moments import CovarianceAccumulator
 from . import _worker
@@ -176,7 +177,7 @@ def plan_reference_shards(
     ref_kwargs = dict(reference_kwargs or {})
     if unit is not None:
         unit = check_choice("unit", unit, ("word", "sentence"))
-    if hasattr(model, "reference_batches"):
+    if streams_reference(model):
         if "text" in ref_kwargs:
             if corpus is not None:
                 raise ConfigError("give the reference corpus as corpus= or reference_kwargs text=, not both")
@@ -187,7 +188,7 @@ def plan_reference_shards(
         if len(corp) == 0:
             raise DataFormatError(f"corpus {getattr(corp, 'name', '?')}: no usable sentences")
         sents = tuple(corp.sample(int(n_reference), rng=int(seed)))
-        unit_used = unit or getattr(model, "reference_unit", None) or "sentence"
+        unit_used = unit or reference_unit_of(model)
         parts = _split(len(sents), shards, DEFAULT_SENTENCES_PER_SHARD)
         name, cfp, sha = getattr(corp, "name", "?"), corp.fingerprint, getattr(corp, "source_sha256", None)
         payloads = [{"kind": "sentences", "index": i, "sentences": sents[a:b], "unit": unit,
@@ -197,7 +198,7 @@ def plan_reference_shards(
                 "seed": int(seed), "n_requested": int(n_reference), "n_sentences": len(sents),
                 "shard_sizes": [b - a for a, b in parts]}
         desc = (f"unit={unit_used}: reference vectors of {len(sents)} sentences sampled (seed {seed}) from corpus "
-                f"{name} (fingerprint {cfp}) by {getattr(model, 'name', model_spec)}, in {len(parts)} shards")
+                f"{name} (fingerprint {cfp}) by {name_of(model, model_spec)}, in {len(parts)} shards")
         if len(sents) < n_reference:
             desc += f" (asked for {n_reference}; the corpus has {len(sents)})"
     else:
@@ -222,8 +223,8 @@ def plan_reference_shards(
                 "seed": None, "n_requested": int(n_reference), "n_rows": m, "shard_sizes": [b - a for a, b in parts]}
         desc = f"{desc}, in {len(parts)} shards"
     meta["shards"] = len(parts)
-    return ShardPlan(model_spec, options, payloads, desc, meta, getattr(model, "name", model_spec),
-                     getattr(model, "fingerprint", None))
+    return ShardPlan(model_spec, options, payloads, desc, meta, name_of(model, model_spec),
+                     fingerprint_of(model))
 
 
 # -- running ---------------------------------------------------------------------------------------------

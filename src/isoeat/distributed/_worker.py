@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import DataFormatError, DimensionMismatchError, FingerprintMismatchError
+from .._types import VocabularyModel, fingerprint_of
 from ..calibration.moments import CovarianceAccumulator
 
 __all__ = ["get_model", "model_load_counts", "clear_model_cache", "shard_statistics", "merge_packed", "pack",
@@ -162,7 +163,7 @@ def _shard_batches(model: Any, shard: dict[str, Any]) -> Iterator[np.ndarray]:
         if stop <= start:
             return iter(())
         ref_kwargs = shard.get("reference_kwargs") or {}
-        if ref_kwargs or not hasattr(model, "vectors"):
+        if ref_kwargs or not isinstance(model, VocabularyModel):
             vecs, _ = model.reference_vectors(stop, **ref_kwargs)
             vecs = np.asarray(vecs[start:stop], dtype=np.float64)
         else:
@@ -199,7 +200,7 @@ def shard_statistics(spec: str, options: dict[str, Any] | None, shard: dict[str,
                     f"shard {index}: a batch has dimension {b.shape[1]}, earlier batches {acc.dim}"
                 )
             acc.update(b)
-        fp = getattr(model, "fingerprint", None)
+        fp = fingerprint_of(model)
     out = pack(acc, index, index, fp)
     return out
 
@@ -209,7 +210,7 @@ def lookup_words(spec: str, options: dict[str, Any] | None, words: Sequence[str]
     model, lock = get_model(spec, options)
     with lock:
         lk = model.lookup(list(words))
-        fp = getattr(model, "fingerprint", None)
+        fp = fingerprint_of(model)
         dim = int(model.dim)
     vec = {w: np.asarray(v, dtype=np.float64) for w, v in zip(lk.found, lk.vectors)}
     n_ctx = dict(zip(lk.found, getattr(lk, "n_contexts", ()) or ()))

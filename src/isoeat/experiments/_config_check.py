@@ -211,12 +211,12 @@ def read_yaml(path: Path) -> tuple[Any, str]:
 
 
 # --------------------------------------------------------------------------- models and corpora
-def _is_contextual_spec(spec: str) -> bool:
-    """The one rule (:func:`isoeat.backends.is_contextual_spec`): ``hf:``, ``st:`` and the packaged minilm and mpnet
-    by any of their names."""
-    from ..backends._registry import is_contextual_spec
+def _spec_kind(spec: str) -> str:
+    """The one rule (:func:`isoeat.backends._registry.spec_kind`, imported when a config is checked): ``"static"``,
+    or ``"transformer"``/``"sentence"`` for ``hf:``, ``st:`` and the packaged minilm and mpnet by any of their names."""
+    from ..backends._registry import spec_kind
 
-    return is_contextual_spec(spec)
+    return spec_kind(spec)
 
 
 def _check_corpus(ck: _Checker, spec: str, base: Path, key: str = "settings.reference.corpus") -> str:
@@ -248,7 +248,7 @@ def _preflight_model(ck: _Checker, key: str, spec: str) -> None:
     """Catch an unknown model name before a long grid starts (loading happens later, once per model)."""
     from ..backends import FORMAT_PREFIXES, NAMED_MODELS
 
-    if spec in NAMED_MODELS or _is_contextual_spec(spec):
+    if spec in NAMED_MODELS or _spec_kind(spec) != "static":
         return
     prefix, sep, rest = spec.partition(":")
     prefixes = {p.lower() for p in FORMAT_PREFIXES}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._errors import ConfigError
+from .._types import name_of, streams_reference
 
 __all__ = ["check_draw"]
 
@@ -18,8 +19,8 @@ def check_draw(model: Any, draw: str) -> None:
     Static vectors return the same top rows every time, so the repeats would
     be identical and their band zero-wide behind a robust/fragile verdict.
     """
-    if draw == "encoder" and not hasattr(model, "reference_batches"):
-        name = getattr(model, "name", "the model")
+    if draw == "encoder" and not streams_reference(model):
+        name = name_of(model, "the model")
         raise ConfigError(f"draw='encoder' (--draw encoder) re-samples an encoder's reference sentences, but {name} "
                           "is static vectors: its reference sample is the same top rows in every repeat, so the "
                           "repeats could not vary; use draw='bootstrap' or 'subset' (resampled reference rows), "

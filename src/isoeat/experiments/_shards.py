@@ -35,7 +35,7 @@ def chunked_shards(total: int, chunk: int, shards: int) -> int:
 def reference_chunks(model: Any, n: int, reference_kwargs: dict | None = None) -> tuple[int, int] | None:
     """``(sentences, chunk size)`` of a contextual model's reference of ``n`` sentences (read from the corpus,
     nothing encoded), or None for a reference not encoded in chunks (static vectors)."""
-    if not isinstance(model, ChunkedReference) or getattr(model, "chunk_size", None) is None:
+    if not isinstance(model, ChunkedReference) or model.chunk_size is None:
         return None
     meta = model.reference_metadata(int(n), **dict(reference_kwargs or {}))
     return int(meta["n_sentences"]), int(model.chunk_size)

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import IsoeatError, IsoeatWarning
 from .._progress import Progress
-from .._types import fingerprint_of, kind_of
+from .._types import DescribedModel, fingerprint_of, kind_of, loaded_corpus_of, name_of
 from ._formats import is_older_cell
 from ._store import jsonable, read_json, seal, write_json
 from .cells import (
@@ -224,9 +224,9 @@ def _compute_and_write(ctx: _RunContext, engine: Engine, c: Cell, calibrator: An
 def _describe_model(ctx: _RunContext, mspec: Any, model: Any, load_s: float) -> str:
     """The manifest's record of a loaded model; returns its family (a spec that turned out contextual: its kind's)."""
     try:
-        desc = model.describe() if hasattr(model, "describe") else {"name": getattr(model, "name", mspec.spec)}
+        desc = model.describe() if isinstance(model, DescribedModel) else {"name": name_of(model, mspec.spec)}
     except Exception as exc:  # noqa: BLE001 - a description never fails a run
-        desc = {"name": getattr(model, "name", mspec.spec), "describe_error": str(exc)}
+        desc = {"name": name_of(model, mspec.spec), "describe_error": str(exc)}
     family = mspec.family
     kind_family = family_from_kind(kind_of(model))
     if not mspec.family_given and family == "static" and kind_family not in (None, "static"):
@@ -239,9 +239,9 @@ def _describe_model(ctx: _RunContext, mspec: Any, model: Any, load_s: float) -> 
 def _describe_again(ctx: _RunContext, mspec: Any, model: Any) -> None:
     """Describe again: contextual encoders load their corpus lazily (its fingerprint is known only now)."""
     try:
-        desc = model.describe() if hasattr(model, "describe") else {}
+        desc = model.describe() if isinstance(model, DescribedModel) else {}
         ctx.models_meta[mspec.label].update(jsonable(desc))
-        corp = getattr(model, "loaded_corpus", None)
+        corp = loaded_corpus_of(model)
         if corp is not None and hasattr(corp, "describe"):
             ctx.models_meta[mspec.label]["corpus_description"] = jsonable(corp.describe())
     except Exception:  # noqa: BLE001 - a manifest never fails a run

@@ -151,7 +151,7 @@ def reference_spec(mspec: ModelSpec, config: ExperimentConfig, model: Any = None
 
 
 def _contextual(model: Any) -> bool:
-    return kind_of(model) != "static" and streams_reference(model)
+    return streams_reference(model)  # the one question (_types): an encoder that streams its reference
 
 
 _CORPORA: dict[tuple, Any] = {}
@@ -174,9 +174,10 @@ def reference_corpus(config: ExperimentConfig) -> Any:
 
 
 def _encoder_class(spec: str) -> Any:
-    low = spec.strip().lower()
     try:
-        if low.startswith("st:"):
+        from ..backends._registry import spec_kind
+
+        if spec_kind(spec) == "sentence":
             from ..backends.sentence import SentenceEncoder
 
             return SentenceEncoder

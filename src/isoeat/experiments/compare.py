@@ -26,7 +26,7 @@ from .._errors import ConfigError
 from .._progress import progress_callback
 from .._random import root_seed
 from .._surface import public, require_encoder
-from .._types import ContextEncoder
+from .._types import ContextEncoder, contexts_per_word_of, corpus_name_of, name_of
 from ..labels import (  # noqa: F401 - re-exported: the one home of every label is isoeat.labels
     CHANGE_CLASSES,
     COHEN_BOUNDS,
@@ -500,14 +500,14 @@ def compare_calibration(
     redraws = meta.get("reference_replicate_d") or {}
     rows = [_row(r, c, alpha, reference_se.get(r.test), redraws.get(r.test)) for r, c in zip(raws, cals)]
     return Comparison(
-        model=getattr(model, "name", ""),
+        model=name_of(model),
         calibration=getattr(calibrator, "name", "calibrated"),
         alpha=alpha,
         rows=tuple(rows),
         calibrator_metadata=meta,
         contexts=isinstance(model, ContextEncoder),
         **_departures(meta, permutation, rows, model),
-        corpus=str(getattr(model, "corpus_name", "")) if isinstance(model, ContextEncoder) else "",
+        corpus=corpus_name_of(model) if isinstance(model, ContextEncoder) else "",
     )
 
 
@@ -535,7 +535,7 @@ def space_departures(meta: dict | None, results: Sequence[Any], n_permutations: 
     meta = meta if isinstance(meta, dict) else None
     asked = meta.get("reference_asked") if meta is not None else None
     sampled = any(getattr(r, "p_method", None) == "monte-carlo" for r in results)
-    contexts = getattr(model, "contexts_per_word", None) if isinstance(model, ContextEncoder) else None
+    contexts = contexts_per_word_of(model)
     return protocol_departures(
         reference_size=reference_used(meta) if meta is not None else None,
         reference_asked=asked if isinstance(asked, int) else None,

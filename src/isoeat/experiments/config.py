@@ -42,10 +42,10 @@ from ._config_check import (  # noqa: F401 - _UniqueKeyLoader, similarity_benchm
     _TOP_KEYS,
     _check_corpus,
     _Checker,
-    _is_contextual_spec,
     _parse_metrics,
     _preflight_model,
     _show,
+    _spec_kind,
     _UniqueKeyLoader,
     _where,
     read_yaml,
@@ -131,7 +131,7 @@ class ModelSpec:
     @property
     def is_static(self) -> bool:
         """Whether the spec names static vectors (no sentence contexts, no layer)."""
-        return not _is_contextual_spec(self.spec)
+        return _spec_kind(self.spec) == "static"
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "family_given"}
@@ -588,7 +588,7 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
         layer = ck.integer(f"{key}.layer", m["layer"]) if m.get("layer") is not None else None
         cpw = ck.integer(f"{key}.contexts_per_word", m["contexts_per_word"], lo=1) \
             if m.get("contexts_per_word") is not None else None
-        if (layer is not None or cpw is not None) and not _is_contextual_spec(spec):
+        if (layer is not None or cpw is not None) and _spec_kind(spec) == "static":
             which = "layer" if layer is not None else "contexts_per_word"
             raise ck.fail(f"{key}.{which}", f"only applies to contextual encoders (hf:, st:, minilm); "
                           f"{spec!r} is static vectors")

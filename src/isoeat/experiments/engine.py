@@ -40,7 +40,13 @@ import numpy as np
 
 from .._errors import ConfigError, IsoeatError
 from .._io import atomic_write_bytes
+from ..backends.cache import BracketStore
 from ..calibration.sample import ReferenceSpec
+from ..stats._certified import set_bracket_store
+
+#: The engine's slow certified brackets are kept in the embedding cache by content (the statistics take any
+#: store and import no backend: ``stats._certified.set_bracket_store``).
+set_bracket_store(BracketStore())
 
 __all__ = ["Engine", "CachedEncoder", "metric_options", "space_key"]
 

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._types import kind_of, n_layers_of, name_of
 from ..reporting.layer_section import PROFILE_COLUMNS
 
 __all__ = ["PROFILE_COLUMNS", "SharedLayers", "test_words", "word_anisotropy", "profile_rows", "profile_table",
@@ -147,7 +148,7 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
     from .compare import compare_calibration
 
     if not isinstance(model, LayeredModel):
-        raise ConfigError(f"layers: only hf: models (and minilm) have layers; {getattr(model, 'name', model)!r} "
+        raise ConfigError(f"layers: only hf: models (and minilm) have layers; {name_of(model, str(model))!r} "
                           "has none")
     resolved = list(tests) if tests is not None and not isinstance(tests, str) and \
         not all(isinstance(t, str) for t in tests) else resolve_tests(tests)
@@ -159,7 +160,7 @@ def layer_profile(model: Any, tests: Sequence[Any] | None = None, *, layers: Any
         cal = fit_calibrator(view, calibration, n_reference=n_reference)
         comps[layer] = compare_calibration(view, resolved, calibration=cal, **compare_kwargs)
         aniso[layer] = word_anisotropy(view.lookup(test_words(resolved)).vectors, cal)
-    return profile_rows(comps, aniso, model=str(getattr(model, "name", "")))
+    return profile_rows(comps, aniso, model=name_of(model))
 
 
 def _layers_per_sweep(dim: Any) -> int:
@@ -214,8 +215,7 @@ class SharedLayers:
                 kwargs = model_kwargs(mspec, config)
             except Exception:  # noqa: BLE001 - the runner loads it again and reports the error per cell
                 continue
-            if getattr(enc, "kind", None) != "transformer" or getattr(enc, "n_layers", None) is None \
-                    or not hasattr(enc, "layer_sweep"):
+            if kind_of(enc) != "transformer" or n_layers_of(enc) is None:  # n_layers_of: a LayeredModel
                 continue
             key = (type(enc).__name__, mspec.spec,
                    tuple(sorted((k, _key_part(v)) for k, v in kwargs.items() if k != "layer")))

@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import ConfigError, IsoeatError
-from .._types import ChunkedReference, streams_reference
+from .._types import ChunkedReference, dim_of, streams_reference
 from .._validate import check_int, check_real
 from ..calibration import make_calibrator
 from ..calibration.registry import calibrator_metadata
@@ -300,9 +300,9 @@ def _shard_stream(model: Any, n: int, k: int, reference_kwargs: dict, seed: Any
 
         return static(), desc, "words", len(vecs)
     batches, desc = model.reference_batches(n, **reference_kwargs)
-    chunk = getattr(model, "chunk_size", None)
-    total = None
-    if chunk is not None and isinstance(model, ChunkedReference):
+    total, chunk = None, None
+    if isinstance(model, ChunkedReference) and model.chunk_size is not None:
+        chunk = model.chunk_size
         total = int(model.reference_metadata(n, **reference_kwargs)["n_sentences"])
     shard_size = max(1, -(-(n if total is None else total) // k))
 
@@ -425,7 +425,7 @@ def fit_reference(
         raise ConfigError(f"reference-SE and --reference-size auto need a calibration fitted from mergeable "
                           f"statistics (zca); {calibration!r} is not")
     n, k_max = plan
-    dim = getattr(model, "dim", None)
+    dim = dim_of(model)
     if dim is not None:
         _check_memory(int(dim), k_max, o.memory)
     vectors = _test_vectors(model, tests, o.min_coverage)
@@ -468,10 +468,10 @@ def _shard_plan(model: Any, size: Any, ref: ReferenceOptions, o: FitOptions, aut
         size = check_int("reference size", size, lo=2)
     max_size = check_auto_max(ref.max_size) if auto else check_int("reference maximum size", ref.max_size, lo=2)
     check_real("reference tolerance", ref.tolerance, lo=0.0, lo_open=True)
-    static = not hasattr(model, "reference_batches")
+    static = not streams_reference(model)
     check_shards(ref.shards, None, name="reference shards")  # a bad value, before the corpus is read
     chunks = None if auto or static else reference_chunks(model, int(size), o.reference_kwargs)
-    shards = check_shards(ref.shards, None if auto else getattr(model, "dim", None),
+    shards = check_shards(ref.shards, None if auto else dim_of(model),
                           rows=int(size) if static and not auto else None, name="reference shards",
                           max_seconds=o.max_seconds, chunks=chunks, size=size)
     if auto and o.classify is None:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .._errors import ConfigError
+from .._types import streams_reference
 from ._fitoptions import FitOptions
 from .reference import DEFAULT_SHARDS, ReferenceOptions
 
@@ -57,7 +58,7 @@ class Route:
 
     def sharded(self, model: Any, replicates: int) -> bool:
         """Whether the fit is :func:`fit_reference`'s: ``auto``, shards given, or a contextual model's redraws."""
-        contextual = hasattr(model, "reference_batches")
+        contextual = streams_reference(model)
         return self.auto or self.reference.shards is not None or bool(replicates and contextual)
 
     def key(self, model: Any, calibration: Any, tests: Sequence[Any]) -> dict[str, Any] | None:
@@ -128,7 +129,7 @@ def stability_replicates(stability: Any, model: Any, calibrator: Any, calibratio
             return 0
         if not hasattr(type(make_calibrator(calibration)), "from_statistics"):
             return 0
-        return DEFAULT_REPLICATES if sharded or not hasattr(model, "reference_batches") else 0
+        return DEFAULT_REPLICATES if sharded or not streams_reference(model) else 0
     r = check_replicates(stability, "stability")
     if not fitted_here:
         raise ConfigError("stability: the marks refit the calibrator on redraws of its reference sample; not with "

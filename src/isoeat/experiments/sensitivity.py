@@ -103,7 +103,7 @@ from .._errors import ConfigError, IsoeatFileNotFoundError, IsoeatWarning
 from .._progress import progress_callback
 from .._random import root_seed
 from .._surface import public, require_encoder
-from .._types import streams_reference
+from .._types import name_of, streams_reference
 from .._validate import check_choice, check_int, check_real
 from ..calibration._base import EPS_MODES  # one home of the modes
 from ..calibration.sample import ReferenceSpec
@@ -509,10 +509,10 @@ def sensitivity_analysis(
     def_res = [engine.weat(t, default) for t in tests]
     pools = _pools(engine, cells, plan.draw, notes)
     cell_out = _sweep(engine, cells, plan, pools, seed, tests, notes, progress_callback(progress, "isoeat sensitivity"))
-    rows = _rows(getattr(model, "name", ""), tests, cells, cell_out, raw_res, def_res, plan, base, rule, n_default)
+    rows = _rows(name_of(model), tests, cells, cell_out, raw_res, def_res, plan, base, rule, n_default)
     summary = tuple(_summarise(rows, t.id, rule.alpha, rule.agreement_threshold, rule.max_shift) for t in tests)
     return SensitivityResult(
-        model=getattr(model, "name", ""), calibration=base.calibration, calibration_params=plan.params,
+        model=name_of(model), calibration=base.calibration, calibration_params=plan.params,
         alpha=rule.alpha, **_settings_records(su, pools, n_default), seed=seed, rule=_rule_text(rule),
         agreement_threshold=rule.agreement_threshold, max_shift=rule.max_shift, rows=tuple(rows), summary=summary,
         notes=tuple(notes), calibrator_metadata=dict(getattr(default, "metadata_", {}) or {}),

@@ -47,6 +47,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .._types import dim_of, streams_reference
+
 __all__ = ["DEFAULT_REPLICATES", "STABILITY_SHARDS", "MAX_REPLICATES", "check_replicates", "redraw_statistics",
            "redraw_weights", "redraw_d", "cached_redraw_d", "StabilityFit", "RedrawPlan", "fit_stability",
            "row_stability", "stability_columns", "folder_stability", "CORPORA_COLUMNS", "MAX_CORPORA",
@@ -120,10 +122,10 @@ def fit_stability(model: Any, tests: Sequence[Any], plan: RedrawPlan | None = No
 
     t0 = time.perf_counter()
     replicates = check_replicates(plan.replicates)
-    static = not hasattr(model, "reference_batches")
+    static = not streams_reference(model)
     if static:  # a small reference: shards of at least 2 rows
         shards = max(2, min(int(shards), int(size) // 2))
-    shards = check_shards(shards, getattr(model, "dim", None), rows=int(size) if static else None)
+    shards = check_shards(shards, dim_of(model), rows=int(size) if static else None)
     cal = make_calibrator(calibration, **(params or {}))
     vectors = _test_vectors(model, tests, min_coverage)
     stream, _, _, _ = _shard_stream(model, int(size), shards, dict(reference_kwargs or {}), seed)

@@ -36,7 +36,7 @@ import numpy as np
 from .._errors import ConfigError, CoverageError, InvalidTestError, IsoeatError, IsoeatWarning
 from .._random import as_generator, resolve_seed, stream
 from .._surface import public, require_encoder
-from .._types import Calibrator, Encoder
+from .._types import Calibrator, Encoder, name_of
 from .._validate import check_bool
 from ..stats.permutation import exact_cost, partition_test
 from ..stats.validity import check_test, vocabulary_entries
@@ -219,7 +219,7 @@ class _Prepared:
         if not kept or len(kept) < self.min_coverage * len(spec.pairs):
             raise CoverageError(
                 f"test {self.test.id}: {len(dropped)} of {len(spec.pairs)} defining pairs have a word not in the "
-                f"vocabulary of {getattr(self.model, 'name', 'the model')} (minimum coverage "
+                f"vocabulary of {name_of(self.model, 'the model')} (minimum coverage "
                 f"{self.min_coverage:.0%}, and at least 1 pair): {', '.join(dropped[:10])}")
         same = [f"{a}-{b}" for a, b in kept if entry[a] == entry[b]]
         if same:
@@ -253,7 +253,7 @@ def _one(prep: _Prepared, spec: MetricSpec, cal: Calibrator | None, cal_name: st
     words = tuple(prep.found["X"][0] + prep.found["Y"][0])
     inp = Inputs(np.vstack([v["X"], v["Y"]]), len(v["X"]), v["A"], v["B"], P1, P2)
     return _result(spec, inp, opts, rng, words=words, pairs=pairs, labels=dict(
-        test=t.id, bias_type=t.bias_type, model=getattr(prep.model, "name", ""), calibration=cal_name,
+        test=t.id, bias_type=t.bias_type, model=name_of(prep.model), calibration=cal_name,
         dropped=dropped, case_folded=folded, suggestions=tuple(prep.near)))
 
 

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .._records import digest_json
+
 __all__ = ["FigureMemo"]
 
 
@@ -50,7 +52,7 @@ def results_digest(res: Any) -> str | None:
         return None
     try:
         doc = {f.name: getattr(res, f.name) for f in fields(res)}
-        text = json.dumps(doc, sort_keys=True, default=_plain, allow_nan=True, separators=(",", ":"))
+        text = digest_json(doc, _plain)
     except (TypeError, ValueError):
         return None
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -89,7 +91,7 @@ class FigureMemo:
         fonts = {k: rcParams[k] for k in sorted(rcParams.keys()) if k.startswith(("font.", "text.", "figure.",
                                                                                    "savefig.", "pdf.", "svg."))}
         try:
-            settings = json.dumps(fonts, sort_keys=True, default=repr)
+            settings = digest_json(fonts, repr)
         except (TypeError, ValueError):
             return
         self.key = {"figure_memo": 1, "folder": str(self.folder.resolve()), "results": digest,
@@ -127,4 +129,4 @@ class FigureMemo:
                 self.files[name] = {k: str(v) for k, v in shas.items()}
             else:
                 self.files.pop(name, None)
-        quiet_put(self.cache, self.KIND, self.key, {"record": np.array(json.dumps(self.files, sort_keys=True))})
+        quiet_put(self.cache, self.KIND, self.key, {"record": np.array(digest_json(self.files))})

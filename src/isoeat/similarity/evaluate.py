@@ -36,6 +36,7 @@ import numpy as np
 
 from .._errors import ConfigError, CoverageError, DataFormatError
 from .._surface import public, require_encoder
+from .._types import name_of, sentence_pooling_of
 from .._validate import check_int, check_real
 from ..stats.rank import rankdata, spearman  # noqa: F401 (rankdata re-exported: it lived here)
 from ..stats.weat import resolve_calibration
@@ -213,8 +214,8 @@ class _Encoded:
     def _init_sentences(self, model: Any, bench: SentencePairs, tokenizer: Callable | None) -> None:
         sents = list(dict.fromkeys(bench.sentence1 + bench.sentence2))
         pos = {s: i for i, s in enumerate(sents)}
-        encode = getattr(model, "encode_sentences", None)
-        if callable(encode):
+        encode = sentence_pooling_of(model)
+        if encode is not None:
             self.matrix = _check_encoded(encode(sents), len(sents), model)
             kept = np.ones(len(sents), dtype=bool)
             self.method = "encode_sentences"
@@ -257,7 +258,7 @@ class _Encoded:
 
 def _result(enc: _Encoded, model: Any, calibration: Any, min_coverage: float) -> SimilarityResult:
     b = enc.bench
-    name = getattr(model, "name", "model")
+    name = name_of(model, "model")
     n_total, n_pairs = len(b), len(enc.used)
     what = "word" if b.kind == "word" else "sentence"
     if n_pairs == 0:

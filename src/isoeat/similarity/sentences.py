@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from .._errors import ConfigError, DataFormatError
+from .._types import Encoder, dim_of, name_of, sentence_pooling_of
 
 __all__ = ["tokenize", "sentence_vectors", "SentenceVectors"]
 
@@ -125,7 +126,7 @@ class _StaticPooler:
         names = list(found_vecs)
         index = {w: i for i, w in enumerate(names)}
         self.matrix = (np.vstack([found_vecs[w] for w in names]) if names
-                       else np.empty((0, int(getattr(model, "dim", 0)))))
+                       else np.empty((0, int(dim_of(model) or 0))))
         rows: list[int] = []
         offsets: list[int] = []
         kept: list[bool] = []
@@ -173,10 +174,10 @@ def _check_encoded(V: Any, n: int, model: Any) -> np.ndarray:
     V = np.asarray(V, dtype=np.float64)
     if V.ndim != 2 or V.shape[0] != n:
         raise DataFormatError(
-            f"{getattr(model, 'name', 'model')}.encode_sentences returned shape {V.shape}, expected ({n}, dim)"
+            f"{name_of(model, 'model')}.encode_sentences returned shape {V.shape}, expected ({n}, dim)"
         )
     if not np.isfinite(V).all():
-        raise DataFormatError(f"{getattr(model, 'name', 'model')}: sentence vectors contain NaN or inf")
+        raise DataFormatError(f"{name_of(model, 'model')}: sentence vectors contain NaN or inf")
     return V
 
 
@@ -216,12 +217,12 @@ def sentence_vectors(
     if isinstance(sentences, str):
         raise ConfigError("sentences must be a sequence of strings, not one string")
     sentences = list(sentences)
-    encode = getattr(model, "encode_sentences", None)
-    if callable(encode):
+    encode = sentence_pooling_of(model)
+    if encode is not None:
         V = _check_encoded(encode(sentences), len(sentences), model) if sentences else np.empty((0, model.dim))
         if calibration is not None and len(V):
             V = np.asarray(calibration.transform(V), dtype=np.float64)
         return SentenceVectors(V, np.ones(len(sentences), dtype=bool), "encode_sentences")
-    if not hasattr(model, "lookup"):
-        raise ConfigError(f"{getattr(model, 'name', model)!r} has neither encode_sentences nor lookup")
+    if not isinstance(model, Encoder):
+        raise ConfigError(f"{name_of(model, str(model))!r} has neither encode_sentences nor lookup")
     return _StaticPooler(model, sentences, tokenizer).result(calibration)

@@ -105,7 +105,7 @@ from isoeat._errors import ConfigError
 from ._exact import describe_bytes
 
 __all__ = ["DEFAULT_ABS_WIDTH", "DEFAULT_REL_WIDTH", "CertifiedCount", "certified_bracket", "certified_memory_bytes",
-           "certified_tail_count"]
+           "certified_tail_count", "set_bracket_store"]
 
 DEFAULT_REL_WIDTH: float = 1e-3
 """Target relative width of a certified bracket: ``p_high - p_low <= 1e-3 * p_low``."""
@@ -497,43 +497,51 @@ def _certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float
         bits = min(_MAX_BITS, bits + min(12, max(1, math.ceil(math.log2(1.25 * (high - low) / goal)))))  # mutation: equivalent[const 1 -> 0] (not reached: high - low > goal, so the log2 is > 0.32 and its ceiling >= 1)
 
 
-#: A bracket that took at least this long is kept in the embedding cache (kind ``certified``) by content.
+#: A bracket that took at least this long is kept in the bracket store (kind ``certified``) by content.
 CACHE_SECONDS = 0.05
 
+#: Where slow brackets are kept: ``None`` (computed every time) or an object with ``code()`` (a digest of
+#: isoeat's code), ``get(key)`` (the stored record or None) and ``put(key, record)``. The statistics never
+#: import the backends (they take any encoder, and any store): the engine installs the embedding cache here
+#: (:func:`set_bracket_store`, called by :mod:`isoeat.experiments.engine`).
+_STORE: Any = None
 
-def _cache_key(s: np.ndarray, n_x: int, alternative: str, rtol: float, memory: int) -> dict[str, Any]:
+
+def set_bracket_store(store: Any) -> Any:
+    """Install ``store`` (see :data:`_STORE`; ``None``: none) for :func:`certified_tail_count`; returns the old one."""
+    global _STORE
+    old, _STORE = _STORE, store
+    return old
+
+
+def _cache_key(s: np.ndarray, n_x: int, alternative: str, rtol: float, memory: int, code: str) -> dict[str, Any]:
     import hashlib
 
-    from ..backends.cache import code_digest
-
     h = hashlib.sha256(np.ascontiguousarray(s, dtype=np.float64).tobytes())
-    code = code_digest()  # isoeat's code: a change to it computes again
     return {"certified": 1, "values": h.hexdigest(), "n": int(s.size), "n_x": int(n_x), "alternative": alternative,
             "rtol": float(rtol).hex(), "memory": int(memory), "rel_width": DEFAULT_REL_WIDTH.hex(),
             "abs_width": DEFAULT_ABS_WIDTH.hex(), "code": code}
 
 
 def certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float, memory: int) -> CertifiedCount:
-    """:func:`_certified_tail_count` at the default widths, kept in the embedding cache by content.
+    """:func:`_certified_tail_count` at the default widths, kept in the installed bracket store by content.
 
     A bracket whose tables took :data:`CACHE_SECONDS` or more (about 0.4 s for the 64 values of a test of
     16 words a side) is stored under every input byte for byte (the values, ``n_x``, ``alternative``,
-    ``rtol``, ``memory``, the widths) and the bytes of isoeat's code: a stored entry is what the
-    computation gives, field for field. ``$ISOEAT_NO_CACHE`` (or an unreadable cache) computes it.
+    ``rtol``, ``memory``, the widths) and the digest of isoeat's code: a stored entry is what the
+    computation gives, field for field. Without a store (:func:`set_bracket_store`) it is computed.
     """
     import json
     import time
 
-    from ..backends.cache import EmbeddingCache, quiet_get, quiet_put
-
-    cache = EmbeddingCache()
-    if not cache.enabled:
+    store = _STORE
+    if store is None:
         return _certified_tail_count(s, n_x, alternative, rtol, memory)
-    key = _cache_key(s, n_x, alternative, rtol, memory)
-    found = quiet_get(cache, "certified", key)
-    if found is not None and "record" in found:
+    key = _cache_key(s, n_x, alternative, rtol, memory, store.code())
+    found = store.get(key)
+    if found is not None:
         try:
-            low, high, total, tol, bits, reached, need, reason = json.loads(str(found["record"]))
+            low, high, total, tol, bits, reached, need, reason = json.loads(str(found))
             return CertifiedCount(int(low), int(high), int(total), float(tol), None if bits is None else int(bits),
                                   bool(reached), int(need), str(reason))
         except (ValueError, TypeError):  # not a record this code wrote: computed again
@@ -541,5 +549,5 @@ def certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float,
     t0 = time.perf_counter()
     out = _certified_tail_count(s, n_x, alternative, rtol, memory)
     if time.perf_counter() - t0 >= CACHE_SECONDS:
-        quiet_put(cache, "certified", key, {"record": np.array(json.dumps(list(out)))})
+        store.put(key, json.dumps(list(out)))
     return out

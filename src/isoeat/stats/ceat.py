@@ -75,7 +75,7 @@ from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._random import resolve_seed, stream
 from .._surface import public
-from .._types import ContextEncoder
+from .._types import ContextEncoder, name_of
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
 from .options import own
@@ -614,7 +614,7 @@ def ceat(
 
     if not isinstance(model, ContextEncoder):
         require_encoder(model, "ceat", needs=("context_vectors", "lookup"), example="minilm")
-        raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {getattr(model, 'name', '?')!r} "
+        raise ConfigError(f"CEAT needs a contextual model (hf: or minilm); {name_of(model, '?')!r} "
                           "gives one vector per word")
     test = as_test(test)
     n_draws = check_int("n_draws", n_draws, lo=2)  # before any word is encoded
@@ -645,6 +645,6 @@ def ceat(
     rng, root = stream(rng, *key)
     out = ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibration=spaces, ddof=ddof,
                              variance=variance, alternative=alternative, test=test_id,
-                             model=getattr(model, "name", ""), words=words, dropped=tuple(dropped),
+                             model=name_of(model), words=words, dropped=tuple(dropped),
                              fallback=tuple(fallback))
     return out if root is None else [replace(r, seed=root, seed_stream=key) for r in out]

@@ -16,6 +16,7 @@ from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar
 
 from .._errors import ConfigError
+from .._types import SuggestingModel
 from .._validate import SUGGEST_NOTE, SUGGEST_WORDS
 from .intervals import ConfidenceInterval
 
@@ -104,7 +105,7 @@ def suggestion_entries(model: Any, words: Any, role: str | None = None, *, limit
     of one test). ``role`` ``None`` leaves the ``ROLE:`` prefix out.
     """
     words = list(words)[:max(limit, 0)]
-    if not words or not hasattr(model, "suggest"):
+    if not words or not isinstance(model, SuggestingModel):
         return []
     near = model.suggest(words)
     lead = f"{role}:" if role else ""

@@ -31,7 +31,7 @@ import numpy as np
 from .._errors import ConfigError
 from .._random import spawn_seeds, stream
 from .._surface import public, require_encoder
-from .._types import Calibrator, SentenceEncoder
+from .._types import Calibrator, SentenceEncoder, name_of, sentence_encoder_of
 from .._validate import check_bool, check_choice, check_int, check_real
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather, own
 from .results import ResultIdentity, WEATResult, records_frame
@@ -168,12 +168,12 @@ def _is_sentences(test: Any) -> bool:
 
 def _encoder_fn(model: Any) -> Callable[[list[str]], Any]:
     """The model's ``encode_sentences`` (or ``encode``), or a ConfigError naming the model."""
-    fn = getattr(model, "encode_sentences", None) or getattr(model, "encode", None)
+    fn = sentence_encoder_of(model)
     require_encoder(model, "seat", needs=("encode_sentences", "encode", "lookup"), example="minilm")
-    if fn is None or not callable(fn):
+    if fn is None:
         raise ConfigError(
             f"SEAT needs a sentence encoder (st:NAME_OR_PATH, minilm) or a transformer (hf:NAME_OR_PATH); "
-            f"{getattr(model, 'name', 'this model')} gives static word vectors only"
+            f"{name_of(model, 'this model')} gives static word vectors only"
         )
     return fn
 
@@ -256,7 +256,7 @@ def seat(
     given = isinstance(rng, (np.random.Generator, np.random.SeedSequence))
     seeds: list[Any] = spawn_seeds(rng, len(filled)) if given else []
     seed = None if given else stream(rng)[1]
-    name = getattr(model, "name", "")
+    name = name_of(model)
     results = []
     for i, f in enumerate(filled):
         mats = {role: vecs[[row[s] for s in ss]] for role, ss in f.items()}

@@ -36,7 +36,7 @@ from .._cosine import cosine_matrix, unit_rows  # noqa: F401 - re-exported: the 
 from .._errors import ConfigError, CoverageError, InvalidTestError
 from .._random import as_generator, resolve_seed, resolve_seed_sequence, spawn_seeds, stream  # noqa: F401 - re-exported
 from .._surface import public, require_encoder
-from .._types import Calibrator, Encoder
+from .._types import Calibrator, Encoder, name_of
 from .._validate import SUGGEST_WORDS, check_bool, check_choice, check_int, check_real
 from ..labels import undefined_reason
 from .bootstrap import effect_size
@@ -367,7 +367,7 @@ def _lookup_sets(
             suggestions_out.extend(f"{role}:{s}" for s in near)
         shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
         where = f"test {test_id}, set {role} ({ws.name})"
-        name = getattr(model, "name", "the model")
+        name = name_of(model, "the model")
         corpus = getattr(lk, "corpus", "")  # a contextual model's missing words have no context in its corpus
         if lk.coverage < min_coverage:
             what = (f"have no context in corpus {corpus} ({name} drops them: missing='drop')" if corpus else
@@ -451,7 +451,7 @@ def weat(
         vecs = {role: cal.transform(v) for role, v in vecs.items()}
     key = ("weat", test.id)
     seed_of_stream, root = stream(rng, *key)
-    labels = ResultLabels(test=test.id, bias_type=test.bias_type, model=getattr(model, "name", ""),
+    labels = ResultLabels(test=test.id, bias_type=test.bias_type, model=name_of(model),
                           calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
                           fallback=tuple(fallback))
     res = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream,
@@ -612,7 +612,7 @@ def sc_weat(
     lk = model.lookup(words)
     if lk.missing:
         shown = with_suggestions(lk.missing, suggestion_entries(model, lk.missing))
-        corpus, name = getattr(lk, "corpus", ""), getattr(model, "name", "the model")
+        corpus, name = getattr(lk, "corpus", ""), name_of(model, "the model")
         what = f"with no context in corpus {corpus} ({name}, missing='drop')" if corpus else \
             f"not in the vocabulary of {name}"
         raise CoverageError(f"target word(s) {what}: {', '.join(shown)}")
@@ -635,7 +635,7 @@ def sc_weat(
         res = sc_weat_from_vectors(
             W[i], Av, Bv, word=w, ddof=ddof, rng=gen if gen is not None else stream(root, *key)[0],
             permutation=permutation, interval=interval, labels=ResultLabels(
-                test=test_id, model=getattr(model, "name", ""), calibration=cal_name, dropped=tuple(dropped),
+                test=test_id, model=name_of(model), calibration=cal_name, dropped=tuple(dropped),
                 case_folded=tuple(folded)))
         res = replace(res, suggestions=tuple(near))
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
