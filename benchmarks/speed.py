@@ -1,6 +1,6 @@
 """Benchmark of the first answer: ``isoeat run`` (the default job) and ``isoeat report`` against the grid it reports.
 
-Targets (the script exits with status 1 when one is missed; issue 41, item 6):
+Targets (the script exits with status 1 when one is missed):
 
 * ``isoeat run`` (the default job: W1-W10 on the bundled GloVe 6B 50d, raw vs
   ZCA, Firm marks, isotropy check) takes <= 1.5 s wall, median of ``--repeats``

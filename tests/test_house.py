@@ -26,7 +26,11 @@ MAX_PARAMETERS = 10
 MAX_EXCEPTIONS = 5
 
 #: functions allowed over 100 lines: "path/in/isoeat.py:Qualified.name" -> why
-LONG_EXCEPTIONS: dict[str, str] = {}
+LONG_EXCEPTIONS: dict[str, str] = {
+    "experiments/compare.py:compare_calibration":
+        "the public entry point: half of it is its numpydoc (every keyword, the formula, an example); the work is "
+        "in route.fit_route and the engine",
+}
 
 #: functions allowed over 10 parameters: "path/in/isoeat.py:Qualified.name" -> why
 WIDE_EXCEPTIONS: dict[str, str] = {
