@@ -169,9 +169,10 @@ def test_html_conventions_say_which_eps():
 
     from isoeat.reporting.html import _conventions
 
-    rel = _conventions(SimpleNamespace(settings={"eps": 0.001, "eps_relative": 0.01, "reference": {"size": 10}}))
+    rel = _conventions(SimpleNamespace(settings={"eps": 0.001, "eps_relative": 0.01, "reference": {"size": 10}},
+                                       manifest={}))
     assert "eps = 0.01 x the mean eigenvalue of the reference covariance" in rel and "eps = 0.001" not in rel
-    absolute = _conventions(SimpleNamespace(settings={"eps": 0.001, "reference": {"size": 10}}))
+    absolute = _conventions(SimpleNamespace(settings={"eps": 0.001, "reference": {"size": 10}}, manifest={}))
     assert "eps = 0.001 (unless" in absolute
 
 

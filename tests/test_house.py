@@ -40,6 +40,9 @@ WIDE_EXCEPTIONS: dict[str, str] = {
         "a model constructor's keywords are its options (load_model passes each spec option through by name)",
     "backends/_contextual.py:_ContextualBase._init_source":
         "the contextual constructors' shared options, received by name from both constructors",
+    "experiments/compare.py:compare_calibration":
+        "the public entry point's documented keywords (the statistics, reference and stability options each have "
+        "their parameter object too: PermutationOptions, ReferenceOptions, stability=)",
 }
 
 

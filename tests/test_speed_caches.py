@@ -362,3 +362,20 @@ def test_the_engine_installs_the_embedding_cache_as_the_bracket_store():
     from isoeat.stats import _certified as c
 
     assert isinstance(c._STORE, BracketStore)
+
+
+def test_certified_bracket_of_a_huge_count_is_stored_exactly(tmp_path, monkeypatch):
+    """Counts of any size (C(4000, 2000) has about 1,200 digits; larger sets pass str()'s 4,300-digit limit) are
+    stored exactly and read back equal."""
+    from isoeat.backends.cache import BracketStore
+    from isoeat.stats import _certified as c
+
+    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(c, "_STORE", BracketStore())
+    monkeypatch.setattr(c, "CACHE_SECONDS", 0.0)
+    big = c.CertifiedCount(10**5000 + 1, 10**5000 + 7, 3 * 10**5000, 1e-12, 19, True, 2**40, "")
+    monkeypatch.setattr(c, "_certified_tail_count", lambda *a: big)
+    s = np.random.default_rng(7).normal(size=20)
+    assert c.certified_tail_count(s, 10, "greater", 1e-12, 2**30) == big
+    monkeypatch.setattr(c, "_certified_tail_count", lambda *a: (_ for _ in ()).throw(AssertionError("computed")))
+    assert c.certified_tail_count(s, 10, "greater", 1e-12, 2**30) == big  # read back, not computed

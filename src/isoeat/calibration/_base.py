@@ -382,6 +382,11 @@ class _MomentCalibrator(_Calibrator):
     def _check_dim(self, d: int) -> None:
         """Hook: validate parameters against the dimension ``d`` (nothing by default)."""
 
+    def check_dimension(self, d: int) -> None:
+        """Refuse, before any reference vector is read, parameters that cannot fit vectors of dimension ``d``
+        (``abtt``'s ``n_components`` must be below it): a one-line ``ConfigError``, as ``fit`` would raise."""
+        self._check_dim(int(d))
+
     def fit(self, X: Any, y: Any = None) -> Any:
         """Fit on the reference vectors ``X`` (rows); forgets any earlier fit."""
         self._reset()

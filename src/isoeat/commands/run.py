@@ -503,6 +503,21 @@ def _fit_here(args: argparse.Namespace, model: Any, replicates: int, sharded: bo
     return cal, used
 
 
+def _check_calibration_params(args: argparse.Namespace, model: Any) -> None:
+    """The calibration's parameters against the model's dimension, before any cell runs (the runner fits it,
+    where a bad one would fail every calibrated cell instead of ending in one line)."""
+    if args.calibration == "none" or args.whitener:
+        return
+    from .._types import dim_of
+    from ..calibration import make_calibrator
+    from ..calibration._base import _MomentCalibrator
+
+    cal = make_calibrator(args.calibration, **calibration_params(args))
+    dim = dim_of(model)
+    if isinstance(cal, _MomentCalibrator) and dim is not None:
+        cal.check_dimension(int(dim))
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..experiments.config import load_config
@@ -534,6 +549,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from ..diagnostics.frames import check_frame_for
 
         check_frame_for(model, args.frame)  # the isotropy check's frame, before anything is encoded
+        _check_calibration_params(args, model)
     if not args.config and args.layers is not None:
         sweep = _layer_sweep(args, model)
         config = quick_config(args, model, None, sweep.layers)

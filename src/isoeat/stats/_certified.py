@@ -542,12 +542,13 @@ def certified_tail_count(s: np.ndarray, n_x: int, alternative: str, rtol: float,
     if found is not None:
         try:
             low, high, total, tol, bits, reached, need, reason = json.loads(str(found))
-            return CertifiedCount(int(low), int(high), int(total), float(tol), None if bits is None else int(bits),
-                                  bool(reached), int(need), str(reason))
+            return CertifiedCount(int(low, 16), int(high, 16), int(total, 16), float.fromhex(tol),
+                                  None if bits is None else int(bits), bool(reached), int(need, 16), str(reason))
         except (ValueError, TypeError):  # not a record this code wrote: computed again
             pass
     t0 = time.perf_counter()
     out = _certified_tail_count(s, n_x, alternative, rtol, memory)
-    if time.perf_counter() - t0 >= CACHE_SECONDS:
-        store.put(key, json.dumps(list(out)))
+    if time.perf_counter() - t0 >= CACHE_SECONDS:  # counts in hex: exact, and of any size (str() stops at 4,300 digits)
+        store.put(key, json.dumps([f"{out.low:x}", f"{out.high:x}", f"{out.total:x}", float(out.tolerance).hex(),
+                                   out.bits, bool(out.reached), f"{out.memory:x}", out.reason]))
     return out
