@@ -20,6 +20,7 @@ The speed of the pass against a bare encode is measured by ``benchmarks/refpass.
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from pathlib import Path
@@ -278,7 +279,7 @@ def test_the_announcement_names_only_options_of_the_command_that_prints_it(comma
     from isoeat.cli import _pass_advice, build_parser
 
     parser = build_parser()
-    sub = next(a for a in parser._actions if a.__class__.__name__.endswith("SubParsersAction")).choices[command]
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
     old = set_pass_advice(_pass_advice(sub))
     try:
         advice = pass_advice(900)

@@ -444,8 +444,8 @@ def _calibrator(args: argparse.Namespace, model: Any) -> tuple[Any, argparse.Nam
         from ..experiments.reference import check_auto_max
 
         check_auto_max(args.reference_max, "--reference-max")
-    if args.reference_shards is not None or (contextual and not auto):  # before anything is encoded: bounded,
-        # the refits estimated, and a contextual reference able to give them (its shards are whole chunks)
+    if args.reference_shards is not None or (contextual and sharded and not auto):  # before anything is
+        # encoded: bounded, the refits estimated, and a contextual reference able to give them (whole chunks)
         from ..experiments.reference import DEFAULT_SHARDS, check_shards, reference_chunks
 
         kw = {"text": args.reference_text} if args.reference_text else {}
