@@ -102,7 +102,8 @@ def missing_lines(expected: str, output: str) -> list[str]:
 def compare_transcript(block: Block, tmp: Path) -> None:
     """Each command of a transcript: the lines printed under it appear in its standard output, in order."""
     for i, (cmd, expected) in enumerate(block.expected()):
-        one = Block(block.path, block.line, "console", f"$ {cmd}\n", replaces=block.replaces, timeout=block.timeout)
+        one = Block(block.path, block.line, "console", f"$ {cmd}\n", replaces=block.replaces, timeout=block.timeout,
+                    needs_data=block.needs_data)
         proc = run_block(one, tmp / f"cmd{i}")
         miss = missing_lines(expected, proc.stdout)
         assert not miss, (f"{block.ident}: output of `{cmd}` differs from the doc; not found in order:\n"

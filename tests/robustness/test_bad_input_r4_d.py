@@ -314,7 +314,7 @@ def test_across_corpora_reads_a_path_with_a_comma_whole(tmp_path):
     own, other = tmp_path / "own.txt", tmp_path / "a,b.txt"
     own.write_text("".join(line.format(i) for i in range(30)))
     other.write_text("".join(line.format(100 + i) for i in range(30)))
-    model = SimpleNamespace(reference_batches=None, name="m", corpus=None)
+    model = SimpleNamespace(reference_batches=lambda n, **kw: None, name="m", corpus=None)  # a StreamingReference
     args = argparse.Namespace(across_corpora=[str(other)], whitener=None, reference_text=None, corpus=str(own),
                               model="m")
     assert _other_corpora(args, model) == (("m[a,b.txt]", str(other.resolve())),)
