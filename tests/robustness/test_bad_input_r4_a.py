@@ -12,7 +12,6 @@ Counts: CLI_CASES + LIBRARY_CASES + PAIR_CASES + FRAME_CASES (+ REFERENCE_CASES)
 from __future__ import annotations
 
 import bz2
-import hashlib
 import io
 import lzma
 
@@ -21,6 +20,9 @@ import pytest
 
 from isoeat import ConfigError, DataFormatError, IsoeatError
 from isoeat.cli import main
+
+from ._oneline import assert_one_line_error
+from ._oneline import snapshot as _snapshot
 
 _RNG = np.random.default_rng(40)
 _M = _RNG.normal(size=(50, 10)).astype(np.float32)
@@ -102,24 +104,9 @@ CLI_CASES = [
 ]
 
 
-def _snapshot(d):
-    return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in d.rglob("*")}
-
-
 @pytest.mark.parametrize("name, files, args, expected", CLI_CASES, ids=[c[0] for c in CLI_CASES])
 def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
-    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
-    for fname, content in files.items():
-        p = tmp_path / fname
-        p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content)
-    before = _snapshot(tmp_path)
-    code = main([a.replace("{d}", str(tmp_path)) for a in args])
-    err = capsys.readouterr().err
-    assert code == 2, (name, err)
-    assert err.startswith("isoeat: error: ") and err.count("\n") == 1, err
-    assert expected.replace("{d}", str(tmp_path)) in err, err
-    assert "Traceback" not in err
-    assert _snapshot(tmp_path) == before
+    assert_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected)
 
 
 # --- library cases ------------------------------------------------------------------------------

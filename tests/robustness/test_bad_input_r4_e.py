@@ -7,14 +7,14 @@ traceback and nothing written. Library cases raise one ConfigError line naming t
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import numpy as np
 import pytest
 
 import isoeat
-from isoeat.cli import main
+
+from ._oneline import assert_one_line_error
 
 SETS = "X: [he, him]\nY: [she, her]\nA: [work, job]\nB: [home, kid]\n"
 BASE = "tests: [W6]\ncalibrations: [none]\nsettings: {permutations: 100}\n"
@@ -84,28 +84,10 @@ WORDSET_KEY_CASES = [
 ]
 
 
-def _write(d, files):
-    for name, content in files.items():
-        (d / name).write_text(content, encoding="utf-8")
-
-
-def _snapshot(d):
-    return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in d.rglob("*")}
-
-
 @pytest.mark.parametrize("name, files, args, expected", LABEL_CASES + WORDSET_KEY_CASES,
                          ids=[c[0] for c in LABEL_CASES + WORDSET_KEY_CASES])
 def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
-    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not in the snapshot
-    _write(tmp_path, files)
-    before = _snapshot(tmp_path)
-    code = main([a.replace("{d}", str(tmp_path)) for a in args])
-    err = capsys.readouterr().err
-    assert code == 2, (name, err)
-    assert err.startswith("isoeat: error: ") and err.count("\n") == 1, err
-    assert expected in err, err
-    assert "Traceback" not in err
-    assert _snapshot(tmp_path) == before
+    assert_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected)
 
 
 def test_the_documented_word_set_keys_still_load(tmp_path):

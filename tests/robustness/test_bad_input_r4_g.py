@@ -7,12 +7,11 @@ traceback and nothing written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 import pytest
 
-from isoeat.cli import main
+from ._oneline import assert_one_line_error
 
 ONE = {"X": ["he", "him"], "Y": ["she", "her"], "A": ["work", "job"], "B": ["home", "kid"]}
 
@@ -85,27 +84,8 @@ EXPORT_CASES = [
 ]
 
 
-def _write(d, files):
-    for name, content in files.items():
-        (d / name).parent.mkdir(parents=True, exist_ok=True)
-        (d / name).write_text(content, encoding="utf-8")
-
-
-def _snapshot(d):
-    return {str(p): (hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "dir") for p in d.rglob("*")}
-
-
 def _one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
-    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))  # not in the snapshot
-    _write(tmp_path, files)
-    before = _snapshot(tmp_path)
-    code = main([a.replace("{d}", str(tmp_path)) for a in args])
-    err = capsys.readouterr().err
-    assert code == 2, (name, err)
-    assert err.startswith("isoeat: error: ") and err.count("\n") == 1, err
-    assert expected.replace("{d}", str(tmp_path)) in err, err
-    assert "Traceback" not in err
-    assert _snapshot(tmp_path) == before
+    assert_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected)
 
 
 @pytest.mark.parametrize("name, files, args, expected", TEST_FILE_CASES, ids=[c[0] for c in TEST_FILE_CASES])

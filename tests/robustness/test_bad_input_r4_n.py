@@ -20,7 +20,7 @@ import pytest
 from isoeat import DataFormatError, IsoeatError, NotFittedError
 from isoeat.cli import main
 
-from .test_bad_input_more import _snapshot
+from ._oneline import assert_one_line_error
 from .test_bad_input_r4_a import _EPS, _exact_calibrated_d, _glove_text, _scaled_reference, _toy_d
 
 _TOY_TEST = "id: toy\nbias_type: toy\nX: [w0, w1, w2, w3]\nY: [w4, w5, w6, w7]\nA: [w8, w9, w10, w11]\nB: [w12, w13, w14, w15]\n"
@@ -72,18 +72,7 @@ CLI_CASES = [
 
 @pytest.mark.parametrize("name, files, args, expected", CLI_CASES, ids=[c[0] for c in CLI_CASES])
 def test_bad_input_gives_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected):
-    monkeypatch.setenv("ISOEAT_CACHE_DIR", str(tmp_path.parent / f"{tmp_path.name}-cache"))
-    for fname, content in files.items():
-        p = tmp_path / fname
-        p.write_bytes(content) if isinstance(content, bytes) else p.write_text(content, encoding="utf-8")
-    before = _snapshot(tmp_path)
-    code = main([a.replace("{d}", str(tmp_path)) for a in args])
-    err = capsys.readouterr().err
-    assert code == 2, (name, err)
-    assert err.startswith("isoeat: error: ") and err.count("\n") == 1, err
-    assert expected.replace("{d}", str(tmp_path)) in err, err
-    assert "Traceback" not in err
-    assert _snapshot(tmp_path) == before
+    assert_one_line_error(tmp_path, capsys, monkeypatch, name, files, args, expected)
 
 
 # --- library cases ------------------------------------------------------------------------------------
