@@ -16,12 +16,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::isoeat._errors.IsoeatWarning")
 
 # W6's 32 words: this corpus mentions seven of them (John, Amy, office, executive, salary, family, wedding),
 # leaving 25 of 32 (78.1%) without a context
-_SENTENCES = [
-    "John went to the office early in the morning to work on the report for his manager.",
-    "Amy walked to the market to buy fresh bread and cheese for the family dinner tonight.",
-    "The executive signed the salary agreement after a long meeting with the whole board.",
-    "Their wedding was held in the garden behind the old house near the quiet river.",
-] * 3
+from _w6_corpus import W6_SENTENCES as _SENTENCES  # noqa: E402 - the 12-sentence W6 corpus
 
 
 @pytest.fixture(scope="module")

@@ -129,12 +129,7 @@ def test_the_reference_used_is_the_smallest_of_what_was_seen_and_asked(name, met
 
 
 # --- contextual models (MiniLM, a 12-sentence corpus) -------------------------------------------------------------
-_SENTENCES = [
-    "John went to the office early in the morning to work on the report for his manager.",
-    "Amy walked to the market to buy fresh bread and cheese for the family dinner tonight.",
-    "The executive signed the salary agreement after a long meeting with the whole board.",
-    "Their wedding was held in the garden behind the old house near the quiet river.",
-] * 3
+from _w6_corpus import W6_SENTENCES as _SENTENCES  # noqa: E402 - the 12-sentence W6 corpus
 
 CONTEXT_CASES = [  # (name, extra options, contexts per word, reference sentences asked)
     ("contextual folder records: corpus, fallback, --contexts 5", ["--contexts", "5"], 5, 200),

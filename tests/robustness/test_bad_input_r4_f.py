@@ -31,12 +31,8 @@ from isoeat.cli import main  # noqa: E402
 pytestmark = pytest.mark.filterwarnings("ignore::isoeat._errors.IsoeatWarning")
 
 # W6 words in context: John, Amy, office, executive, salary, family, wedding (25 of its 32 words have none)
-_SENTENCES = [
-    "John went to the office early in the morning to work on the report for his manager.",
-    "Amy walked to the market to buy fresh bread and cheese for the family dinner tonight.",
-    "The executive signed the salary agreement after a long meeting with the whole board.",
-    "Their wedding was held in the garden behind the old house near the quiet river.",
-] * 3
+from _w6_corpus import W6_SENTENCES as _SENTENCES  # noqa: E402 - the 12-sentence W6 corpus
+
 CORPUS = "\n".join(_SENTENCES) + "\n"
 _GRID = "models: [minilm]\ntests: [W6]\ncalibrations: [none]\nanisotropy: {frame: %s}\n"
 _MINI = ["--model", "minilm", "--corpus", "{d}/c.txt"]
