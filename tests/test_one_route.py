@@ -176,3 +176,34 @@ def test_route_settings_refused_for_a_calibration_without_merged_statistics():
             parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "calibrations": ["none", "abtt"],
                           "settings": settings})
     parse_config({"models": ["glove-6b-50d"], "tests": ["W6"], "calibrations": ["none", "abtt"]})  # auto: no marks
+
+
+def test_a_run_writes_its_manifest_once_per_stage_and_reads_its_folder_once(tmp_path, run_cli, monkeypatch):
+    """Issue 41 item 2: the manifest is written when the run starts and when it ends (not a third time between,
+    for the tables: they read it in memory), the cells are read into records once, and the command prints
+    from what ``run_experiment`` returned (the folder is not read again)."""
+    from isoeat.experiments import results as results_mod
+    from isoeat.experiments import runner as runner_mod
+
+    writes: list[str] = []
+    loads: list[str] = []
+    real_write, real_load = runner_mod.write_manifest, results_mod.load_experiment
+
+    def counting_write(out, manifest):
+        writes.append(str(out))
+        return real_write(out, manifest)
+
+    def counting_load(out, **kw):
+        loads.append(str(out))
+        return real_load(out, **kw)
+
+    monkeypatch.setattr(runner_mod, "write_manifest", counting_write)
+    monkeypatch.setattr(runner_mod, "load_experiment", counting_load)
+    monkeypatch.setattr(results_mod, "load_experiment", counting_load)
+    code, out, err = run_cli("run", "--tests", "W6", "--permutations", "2000", "--method", "monte-carlo",
+                             "--out", tmp_path / "r")
+    assert code == 0, err
+    assert len(writes) == 2, writes  # started, ended
+    assert len(loads) == 1, loads
+    manifest = json.loads((tmp_path / "r" / "manifest.json").read_text())
+    assert manifest["runs"][-1]["status"] == "finished"

@@ -186,8 +186,16 @@ def check_writable(out: Path) -> dict[str, Any]:
     return check_cells(out) if out.is_dir() else {}
 
 
-def load_experiment(out: str | Path) -> ExperimentResults:
+def load_experiment(out: str | Path, *, manifest: dict | None = None) -> ExperimentResults:
     """Read an experiment folder's cells into tidy records (no recomputation).
+
+    Parameters
+    ----------
+    out : str or Path
+        The experiment folder.
+    manifest : dict, optional
+        The manifest the run holds in memory (the runner, as its cells are done): used instead of reading
+        ``manifest.json`` back, so a run writes its manifest once per stage it records. Default: read it.
 
     Raises
     ------
@@ -199,8 +207,11 @@ def load_experiment(out: str | Path) -> ExperimentResults:
     out = check_path("load_experiment: out", out)
     exp = read_experiment(out)
     cfg = exp["config"]
-    manifest_read, manifest_why = read_record(check_inside(out, out / "manifest.json"))
-    manifest = manifest_read if isinstance(manifest_read, dict) else {}
+    if manifest is None:
+        manifest_read, manifest_why = read_record(check_inside(out, out / "manifest.json"))
+        manifest = manifest_read if isinstance(manifest_read, dict) else {}
+    else:
+        manifest_why = None
     alpha = float(cfg["settings"]["alpha"])
     mmeta = _as_dict(manifest.get("models"))
     models = []

@@ -390,8 +390,9 @@ def _run_records(previous: dict, run_id: str, started: str, argv: Sequence[str] 
 
 def _execute(ctx: _RunContext, cells: list[Cell], gate: SignalGate, runs: list[dict], this_run: dict, *,
              write_tables: bool, t_start: float, staged: bool) -> dict[str, Any]:
-    """The cells, the tidy files and tables, and the manifest: written when the run starts, when its cells are
-    done (the tables read the calibrators' records) and when it ends, whatever ends it (the run's status)."""
+    """The cells, the tidy files and tables, and the manifest: written when the run starts (a run cut short is
+    found "running") and when it ends, whatever ends it (the run's status); the tables read the calibrators'
+    records from the manifest in memory."""
     work = ctx.out
     manifest_args: dict[str, Any] = dict(config=ctx.config, runs=runs, models=ctx.models_meta,
                                          calibrators=ctx.cal_meta, out=work)
@@ -403,9 +404,9 @@ def _execute(ctx: _RunContext, cells: list[Cell], gate: SignalGate, runs: list[d
         computed, reused = _run_cells(ctx, cells)
         if write_tables:
             try:
-                # the calibrators' records first: the tidy files read them (the stability marks' redraws)
-                write_manifest(work, _build_manifest(**manifest_args, cells=cells))
-                results = load_experiment(work)  # read once: the tables and the caller's print share it
+                # the calibrators' records (the stability marks' redraws) from the manifest in memory: it is
+                # written once more, when the run ends
+                results = load_experiment(work, manifest=_build_manifest(**manifest_args, cells=cells))
                 write_results(results)
             except IsoeatError as exc:  # pragma: no cover - defensive
                 ctx.log(f"could not write tables: {exc}")
