@@ -99,3 +99,13 @@ def test_an_abbreviated_global_option_still_runs_its_command(capsys: pytest.Capt
 
     assert main(["--qu", "tests", "--format", "json"]) == 0
     assert '"W6"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_commands_help_imports_no_numpy(command: str) -> None:
+    """Issue 41 item 3: ``isoeat COMMAND --help`` builds that command's parser from the option table and its
+    module alone, loading none of the numerical stack (numpy, scipy, pandas, torch, matplotlib)."""
+    modules, out = _imported(command, "--help")
+    assert f"usage: isoeat {command}" in out
+    heavy = sorted(m for m in ("numpy", "scipy", "pandas", "torch", "matplotlib") if m in modules)
+    assert heavy == [], (command, heavy)

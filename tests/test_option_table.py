@@ -128,6 +128,11 @@ def test_table_constants_match_the_library() -> None:
     from isoeat.metrics.registry import CI_METHODS
 
     assert cliopts.METRIC_CI_METHODS == CI_METHODS
+    from isoeat.calibration import calibration_names
+    from isoeat.experiments.reference import DEFAULT_SHARDS
+
+    assert cliopts.CALIBRATIONS == calibration_names()  # the light copy the option table reads
+    assert cliopts.DEFAULT_SHARDS == DEFAULT_SHARDS
     assert cliopts.table()["--permutations"].kwargs["default"] == DEFAULT_PERMUTATIONS  # sensitivity too
     assert ",".join(f"{e:g}" for e in DEFAULT_EPS_GRID) in cliopts.DEVIATIONS["--eps"]["sensitivity"].changes["help"]
 

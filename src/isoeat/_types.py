@@ -47,10 +47,12 @@ True
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-import numpy as np
+if TYPE_CHECKING:  # annotations only: importing the protocols loads no numpy (``isoeat COMMAND --help``)
+    import numpy as np
 
 __all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceModel", "StreamingReference",
            "StatisticsReference", "ChunkedReference", "ContextEncoder", "CorpusModel", "VocabularyModel",
@@ -274,7 +276,7 @@ def layer_of(model: Any) -> int | None:
     if not isinstance(model, LayeredModel):
         return None
     layer = getattr(model, "layer", None)
-    return int(layer) if isinstance(layer, (int, np.integer)) and not isinstance(layer, bool) else None
+    return int(layer) if isinstance(layer, numbers.Integral) and not isinstance(layer, bool) else None
 
 
 def kind_of(model: Any) -> str:

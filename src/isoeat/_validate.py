@@ -28,11 +28,10 @@ import difflib
 import math
 import numbers
 import os
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ._errors import InvalidValueError
 
@@ -78,7 +77,8 @@ def show(value: Any, *, limit: int = 60) -> str:
 
 def _plain(value: Any) -> str:
     """``repr`` of a number as Python writes it (``np.float64(2.0)`` shows as ``2.0``)."""
-    return repr(value.item() if isinstance(value, np.generic) else value)
+    np = sys.modules.get("numpy")  # a numpy scalar exists only once numpy is loaded: this module loads none
+    return repr(value.item() if np is not None and isinstance(value, np.generic) else value)
 
 
 def _num(x: float) -> str:
@@ -119,7 +119,8 @@ def _real_requirement(lo: float | None, hi: float | None, lo_open: bool, hi_open
 
 # --------------------------------------------------------------------------- validators
 def _is_bool(value: Any) -> bool:
-    return isinstance(value, (bool, np.bool_))
+    np = sys.modules.get("numpy")
+    return isinstance(value, bool) or (np is not None and isinstance(value, np.bool_))
 
 
 def check_int(name: str, value: Any, *, lo: int | None = None, hi: int | None = None) -> int:

@@ -151,8 +151,6 @@ def table() -> dict[str, Option]:
 
 def _common_options() -> list[Option]:
     """What every measuring command takes: the model, the tests, the calibration, the seed, the output, alpha."""
-    from .calibration import calibration_names
-
     return [
         _o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
         _o(("--test", "--tests"), "the association tests measured", dest="test", default=None,
@@ -161,7 +159,7 @@ def _common_options() -> list[Option]:
                "(default: the ten built-in tests W1..W10; a test file's layout: isoeat tests --template)"),
         _o("--words", "words given one by one", required=True,
            help="comma-separated target words, e.g. nurse,engineer"),
-        _o("--calibration", "the calibration compared with the raw space", choices=calibration_names(),
+        _o("--calibration", "the calibration compared with the raw space", choices=CALIBRATIONS,
           default="zca", help="calibration measured beside the raw space, as the paper recommends (default zca; "
                               "none: the raw space only)"),
         _o("--seed", "the root seed of every random draw", type=nonneg_int("--seed"), default=0, metavar="S",
@@ -216,8 +214,6 @@ def _statistics_options() -> list[Option]:
 
 def _calibration_options() -> list[Option]:
     """How the calibrator is fitted (epsilon, parameters, the reference sample) or loaded."""
-    from .experiments.reference import DEFAULT_SHARDS
-
     return [
         _o("--eps", "the regulariser added to the eigenvalues", type=float_in("--eps", 0, float("inf")), default=1e-3,
           help="regulariser added to the eigenvalues of the reference covariance, absolute as in the paper "
@@ -319,11 +315,17 @@ def _output_options() -> list[Option]:
 METRIC_CI_METHODS = ("auto", "studentized", "welch-t", "jackknife-z", "percentile")
 
 
+#: every ``--calibration`` value (``isoeat.calibration.calibration_names()``; the option test checks it): the
+#: table loads no calibrator, so that ``isoeat COMMAND --help`` loads no numpy
+CALIBRATIONS = ("none", "zca", "center", "pca-whiten", "zca-shrinkage", "abtt", "rogue-standardize")
+
+#: ``--reference-shards``' default (``isoeat.experiments.reference.DEFAULT_SHARDS``; the option test checks it)
+DEFAULT_SHARDS = 100
+
+
 def _calibrators() -> tuple[str, ...]:
     """The calibrations, less ``none`` (choices of a command that needs a calibrated space)."""
-    from .calibration import calibration_names
-
-    return tuple(calibration_names()[1:])
+    return CALIBRATIONS[1:]
 
 
 _SENTENCES = "a sentence encoder's reference sample is sentences"

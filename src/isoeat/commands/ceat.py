@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
 from .._types import corpus_name_of
-from ..stats.ceat import DEFAULT_DRAWS, VARIANCES, CEATResult, ceat
+from ..stats.options import CEAT_DRAWS as DEFAULT_DRAWS
+from ..stats.options import CEAT_VARIANCES as VARIANCES
+
+if TYPE_CHECKING:  # the statistics load numpy: imported when the command runs (``--help`` loads none)
+    from ..stats.ceat import CEATResult
 
 __all__ = ["register", "COMMANDS"]
 
@@ -169,6 +173,7 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
     from ..cliargs import calibrator_mark
     from ..labels import protocol_text
     from ..reporting.tables import emit_records, protocol_footer
+    from ..stats.ceat import ceat
     from ..wordsets import resolve_tests
     from ._spaces import space_protocols
 

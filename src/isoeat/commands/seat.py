@@ -7,13 +7,23 @@ The statistics (:func:`seat`, :class:`SEATResult`) live in
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
-from ..backends.sentence import load_templates
-from ..stats.seat import MODES, SEATResult, _encoder_fn, seat
+from ..stats.options import SEAT_MODES as MODES
+
+if TYPE_CHECKING:  # the statistics load numpy: imported when the command runs (``--help`` loads none)
+    from ..stats.seat import SEATResult, seat
 
 __all__ = ["SEATResult", "seat", "register", "COMMANDS", "MODES"]
+
+
+def __getattr__(name: str) -> Any:  # PEP 562: ``seat`` and ``SEATResult`` importable from here, loaded on use
+    if name in ("seat", "SEATResult"):
+        from ..stats import seat as _stats_seat
+
+        return getattr(_stats_seat, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ----------------------------------------------------------------------------
@@ -71,6 +81,8 @@ def _load_encoder(args: argparse.Namespace) -> Any:
     if spec_kind(spec) == "transformer":  # hf:, and mpnet by any of its names (minilm is st:minilm above)
         return load_model(spec, seed=args.seed, reference_unit="sentence", **common)
     model = load_model(spec, cache_dir=args.cache_dir, allow_pickle=args.allow_pickle)
+    from ..stats.seat import _encoder_fn
+
     _encoder_fn(model)
     return model
 
@@ -135,9 +147,11 @@ def _table(res: SEATResult) -> str:
 
 
 def _cmd_seat(args: argparse.Namespace) -> int:
+    from ..backends.sentence import load_templates
     from ..cliargs import calibrator_mark, weat_kwargs
     from ..labels import protocol_text
     from ..reporting.tables import emit_records, protocol_footer
+    from ..stats.seat import seat
     from ..wordsets import resolve_tests
     from ._spaces import space_protocols
 

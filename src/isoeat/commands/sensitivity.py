@@ -86,7 +86,7 @@ def _params(items: list[str], name: str) -> dict[str, Any]:
 def register(subparsers: Any, add_stat_options: Any) -> None:
     """Add the ``sensitivity`` parser (its own options; the shared stat options do not fit a sweep)."""
     from ..cliargs import add, examples, float_in, positive_int
-    from ..experiments.sensitivity import (
+    from ..experiments._sensitivity_checks import (  # the defaults (light: --help loads no numpy)
         DEFAULT_EXACT_MAX_N,
         DEFAULT_REFERENCE_SIZES,
         DEFAULT_REPEATS,

@@ -108,7 +108,16 @@ from .._validate import check_choice, check_int, check_real
 from ..calibration._base import EPS_MODES  # one home of the modes
 from ..calibration.sample import ReferenceSpec
 from ..stats.options import PermutationOptions, gather
-from ._sensitivity_checks import check_draw
+from ._sensitivity_checks import (  # noqa: F401 - the defaults, re-exported here (their public home)
+    DEFAULT_EPS_GRID,
+    DEFAULT_EXACT_MAX_N,
+    DEFAULT_PERMUTATIONS,
+    DEFAULT_REFERENCE_SIZES,
+    DEFAULT_REPEATS,
+    DRAWS,
+    MAX_SWEEP_CELLS,
+    check_draw,
+)
 from ._sensitivity_records import (  # noqa: F401 (KINDS, TestSensitivity re-exported)
     KINDS,
     SWEEP_KINDS,
@@ -136,22 +145,7 @@ __all__ = [
     "DRAWS",
 ]
 
-#: ε values swept by default (paper: 1e-3).
-DEFAULT_EPS_GRID: tuple[float, ...] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
-#: reference sample sizes swept by default (paper: 100,000).
-DEFAULT_REFERENCE_SIZES: tuple[int, ...] = (1_000, 3_000, 10_000, 30_000, 100_000)
-#: reference draws per setting.
-DEFAULT_REPEATS = 10
-#: the most cells a sweep may hold (settings x repeats; each a calibrator fit and every test measured), checked
-#: before a cell is made: the default sweep holds 110
-MAX_SWEEP_CELLS = 10_000
-#: Monte Carlo permutations where p is not exact (the WEAT default, so the raw and default rows are the
-#: cells of ``isoeat run`` with the same seed).
-DEFAULT_PERMUTATIONS = 100_000
-#: p is counted exactly up to the library's budget (None: exact up to |X| + |Y| = 50, certified beyond).
-DEFAULT_EXACT_MAX_N = None
-
-DRAWS = ("auto", "bootstrap", "subset", "encoder", "fixed")
+# the defaults live in ._sensitivity_checks (light: `isoeat sensitivity --help` loads no numpy)
 TOP = "top"
 
 

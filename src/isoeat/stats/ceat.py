@@ -78,7 +78,7 @@ from .._surface import public
 from .._types import ContextEncoder, name_of
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
-from .options import own
+from .options import CEAT_DRAWS, CEAT_VARIANCES, own
 
 __all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "VARIANCES", "ALTERNATIVES", "CEATResult", "MetaAnalysis",
            "effect_size_variance", "within_draw_variances", "random_effects", "log10_two_sided_p",
@@ -86,7 +86,7 @@ __all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "VARIANCES", "ALTERNATIVES", "CEATRes
            "ceat_from_contexts", "ceat", "CEATLabels"]
 
 #: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
-DEFAULT_DRAWS = 1000
+DEFAULT_DRAWS = CEAT_DRAWS
 #: Bytes the draws may take (index arrays and per-draw association matrices) before they are refused.
 CEAT_MEMORY = 2 * 2**30
 #: The normal quantile of the 95% interval.
@@ -95,7 +95,7 @@ Z95 = 1.959963984540054
 ROLES = ("X", "Y", "A", "B")
 
 #: Within-draw variances: Guo & Caliskan's (the default) and Hedges & Olkin's variance of d.
-VARIANCES = ("published", "hedges-olkin")
+VARIANCES = CEAT_VARIANCES
 #: Sidedness of the combined p: the supplement's text (two-sided, the default) or one tail (their code: greater).
 ALTERNATIVES = ("two-sided", "greater", "less")
 

@@ -27,7 +27,17 @@ from typing import Any
 
 from .._errors import ConfigError
 
-__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather", "ineffective", "own"]
+__all__ = ["PermutationOptions", "IntervalOptions", "ResultLabels", "gather", "ineffective", "own", "CEAT_DRAWS",
+           "CEAT_VARIANCES", "SEAT_MODES"]
+
+# Choices and defaults the command line shows, here (no numpy) so that ``isoeat ceat --help`` and
+# ``isoeat seat --help`` load none; ``stats.ceat`` and ``stats.seat`` take them from here.
+#: Draws of one context vector per word (Guo & Caliskan 2021 use 10,000; 1,000 is the default here).
+CEAT_DRAWS = 1000
+#: Within-draw variances: Guo & Caliskan's (the default) and Hedges & Olkin's variance of d.
+CEAT_VARIANCES = ("published", "hedges-olkin")
+#: What SEAT encodes: templates filled with the words, sentences given as stimuli, or either by the test.
+SEAT_MODES = ("auto", "templates", "sentences")
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from .._random import spawn_seeds, stream
 from .._surface import public, require_encoder
 from .._types import Calibrator, SentenceEncoder, name_of, sentence_encoder_of
 from .._validate import check_bool, check_choice, check_int, check_real
-from .options import IntervalOptions, PermutationOptions, ResultLabels, gather, own
+from .options import SEAT_MODES, IntervalOptions, PermutationOptions, ResultLabels, gather, own
 from .results import ResultIdentity, WEATResult, records_frame
 from .validity import check_test
 from .weat import documents_calibration, resolve_calibration, weat_from_vectors
@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SEATResult", "SentenceOptions", "seat", "MODES"]
 
-MODES = ("auto", "templates", "sentences")
+MODES = SEAT_MODES
 
 
 @dataclass(frozen=True)
