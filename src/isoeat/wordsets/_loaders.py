@@ -4,7 +4,8 @@ Two layouts are accepted:
 
 * isoeat's own: a mapping with ``id``, ``bias_type`` and the four sets ``X``,
   ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}`` or a bare list),
-  optionally ``citation``, ``title``, ``provenance`` and ``pairs`` (defining
+  optionally ``citation``, ``title``, ``provenance``, the library's provenance
+  fields ``reference``, ``lists_from``, ``licence`` and ``composed``, and ``pairs`` (defining
   pairs of the word-pair metrics: ``[[she, he], [woman, man]]``); several
   tests are a list of such mappings, or ``{"tests": [<such mappings>]}``.
   ``isoeat tests --template`` prints a commented example and
@@ -29,14 +30,14 @@ from .._errors import ConfigError, DataFormatError, IsoeatWarning
 from .._names import check_label
 from .._validate import check_path, suggest
 from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
-from ._spec import AssociationTest, WordSet, pair_conflict
+from ._spec import LIBRARY_FIELDS, AssociationTest, WordSet, pair_conflict
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
 
 _SENT_BIAS_KEYS = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
 #: The keys each mapping of a test file may hold (anything else is refused with a did-you-mean).
 _ISOEAT_KEYS = frozenset({"id", "bias_type", "citation", "title", "provenance", "pairs", "source",
-                          "X", "Y", "A", "B"})
+                          "X", "Y", "A", "B", *LIBRARY_FIELDS})
 _SENT_BIAS_TOP = frozenset({*_SENT_BIAS_KEYS, "bias_type"})
 _LIST_KEYS = frozenset({"tests"})
 _SET_KEYS = frozenset({"name", "words", "category", "examples"})
@@ -233,6 +234,7 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             provenance=notes + _nfc_note(label, changed),
             source=where,
             pairs=_pairs(label, data.get("pairs"), changed),
+            **{k: _text(label, k, data.get(k), "") for k in LIBRARY_FIELDS},
             **sets,
         )
     ]

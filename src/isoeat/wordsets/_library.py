@@ -1,0 +1,84 @@
+"""The test library: the built-in tests beyond W1..W10, the licences of their lists, and the files bundled for them.
+
+The built-in W1..W10 (``data/weat.json``, Caliskan et al. 2017) are isoeat's default battery. The library adds
+tests that isoeat *composes* from published word lists bundled under their licences in
+``data/third_party/`` (Bolukbasi et al. 2016's lists from ``tolga-b/debiaswe``, MIT; Zhao et al. 2018's
+GN-GloVe seed words from ``uclanlp/gn_glove``, Apache-2.0), with sets of W6..W8. Every test carries
+``reference``, ``citation``, ``lists_from``, ``licence`` and, for a composed test, ``composed`` (never empty
+there: a composed test is not its sources' authors' own). Lists whose licence forbids bundling (sent-bias,
+CC BY-NC 4.0; WEATHub's GitHub copy, GPL-3.0) are read from the user's own copy by
+:func:`isoeat.load_tests_from_file` (the page is ``docs/library.md``).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+from .._errors import DataFormatError
+from ._spec import AssociationTest, WordSet
+
+__all__ = ["LICENCES", "BUNDLED_FILES", "licence_parts", "library_metadata", "library_tests", "bundled_text"]
+
+#: The licences a built-in test's lists may carry; a test's ``licence`` is one or more of them, ``" AND "``-joined.
+#: ``none-stated``: short stimulus lists printed in a paper whose authors state no licence (W1..W10's lists).
+LICENCES = ("MIT", "Apache-2.0", "none-stated")
+
+_DEBIASWE = "tolga-b/debiaswe @ 6bb03ee2a0d7214339e513ca71cd0a99069dc29c"
+_GN_GLOVE = "uclanlp/gn_glove @ 7e0c7cabb67875bef76b0d3026846e1c2029c860"
+
+#: Every third-party file bundled under ``isoeat/wordsets/data/``: path -> (licence, where it was copied from).
+#: Copied byte for byte; NOTICE.md lists each (``tests/test_library.py`` checks it does).
+BUNDLED_FILES: dict[str, tuple[str, str]] = {
+    "third_party/debiaswe/LICENSE": ("MIT", f"{_DEBIASWE} LICENSE (MIT, Copyright (c) 2016 Tolga)"),
+    **{f"third_party/debiaswe/{name}": ("MIT", f"{_DEBIASWE} data/{name}")
+       for name in ("definitional_pairs.json", "equalize_pairs.json", "gender_specific_seed.json",
+                    "gender_specific_full.json", "professions.json")},
+    "third_party/gn_glove/LICENSE": ("Apache-2.0", f"{_GN_GLOVE} LICENSE (Apache License 2.0)"),
+    **{f"third_party/gn_glove/{name}": ("Apache-2.0", f"{_GN_GLOVE} wordlist/{name}")
+       for name in ("male_word_file.txt", "female_word_file.txt")},
+}
+
+
+def licence_parts(licence: str) -> list[str]:
+    """The licences of a ``licence`` field: its ``" AND "``-separated parts.
+
+    Examples
+    --------
+    >>> licence_parts("MIT AND none-stated")
+    ['MIT', 'none-stated']
+    """
+    return [part.strip() for part in licence.split(" AND ")] if licence.strip() else []
+
+
+def bundled_text(name: str) -> str:
+    """The text of a bundled third-party file, ``name`` a key of :data:`BUNDLED_FILES`."""
+    if name not in BUNDLED_FILES:
+        raise KeyError(name)
+    return resources.files("isoeat.wordsets").joinpath(f"data/{name}").read_text("utf-8")
+
+
+@lru_cache(maxsize=1)
+def library_metadata() -> dict:
+    """The parsed ``library.json`` (notes and the composed tests)."""
+    return json.loads(resources.files("isoeat.wordsets").joinpath("data/library.json").read_text("utf-8"))
+
+
+def _test(t: dict) -> AssociationTest:
+    if not t.get("composed") or set(licence_parts(t["licence"])) - set(LICENCES):
+        raise DataFormatError(f"library.json: test {t.get('id')!r}: a composed test needs 'composed' and a "
+                              f"licence among {LICENCES}")
+    return AssociationTest(
+        id=t["id"], bias_type=t["bias_type"], title=t["title"], citation=t["citation"],
+        X=WordSet(t["X"]["name"], tuple(t["X"]["words"])), Y=WordSet(t["Y"]["name"], tuple(t["Y"]["words"])),
+        A=WordSet(t["A"]["name"], tuple(t["A"]["words"])), B=WordSet(t["B"]["name"], tuple(t["B"]["words"])),
+        provenance=tuple(t.get("provenance", ())), source="builtin", reference=t["reference"],
+        lists_from=t["lists_from"], licence=t["licence"], composed=t["composed"],
+    )
+
+
+@lru_cache(maxsize=1)
+def library_tests() -> dict[str, AssociationTest]:
+    """The library's tests by id, in the file's order (after W1..W10 in :func:`isoeat.list_tests`)."""
+    return {t["id"]: _test(t) for t in library_metadata()["tests"]}
