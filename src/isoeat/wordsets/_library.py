@@ -82,3 +82,34 @@ def _test(t: dict) -> AssociationTest:
 def library_tests() -> dict[str, AssociationTest]:
     """The library's tests by id, in the file's order (after W1..W10 in :func:`isoeat.list_tests`)."""
     return {t["id"]: _test(t) for t in library_metadata()["tests"]}
+
+
+def _wrapped(label: str, text: str, width: int = 100) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, initial_indent=f"  {label:<11} ", subsequent_indent=" " * 14,
+                         break_long_words=False, break_on_hyphens=False) or [f"  {label}"]
+
+
+def describe_test(test: AssociationTest) -> str:
+    """A test in full, as ``isoeat tests --show ID`` prints it: its four lists, then its provenance.
+
+    The lists are printed in their order, each with its name and size; then the source, citation, where the
+    lists come from, the licence, how isoeat composed the test (a composed test only), the provenance notes,
+    and the file a user test was read from. A field the test lacks is printed as ``(not stated)``.
+    """
+    lines = [f"{test.id}: {test.title or '(no title)'} [{test.bias_type}]"]
+    for role, ws in test.sets().items():
+        lines += _wrapped(f"{role} ({len(ws)})", f"{ws.name}: {', '.join(ws.words)}")
+    if test.pairs:
+        lines += _wrapped("pairs", ", ".join(f"{a}/{b}" for a, b in test.pairs))
+    for label, value in (("Source", test.reference), ("Citation", test.citation), ("Lists from", test.lists_from),
+                         ("Licence", test.licence)):
+        lines += _wrapped(label, value or "(not stated)")
+    if test.composed:
+        lines += _wrapped("Composed", test.composed)
+    for note in test.provenance:
+        lines += _wrapped("Provenance", note)
+    if test.source != "builtin":
+        lines += _wrapped("File", str(test.source))
+    return "\n".join(lines)
