@@ -15,7 +15,10 @@ Two layouts are accepted:
 * the sent-bias format of May et al. (2019):
   ``{"targ1": {"category": ..., "examples": [...]}, "targ2": ..., "attr1": ...,
   "attr2": ...}`` (their files end in ``.jsonl`` but hold one JSON object).
-  The test id is the file's stem.
+  The test id is the file's stem. sent-bias's own files are CC BY-NC 4.0 (non-commercial only; never
+  bundled): read them from your copy. WEATHub's GitHub files are in this layout too (GPL-3.0, never bundled).
+* WEATHub rows (Mukherjee et al. 2023; the Hugging Face release, CC BY 4.0), one JSON row or a list, or a
+  ``.jsonl`` file of one row a line: :mod:`._weathub`. The library's pages: ``docs/library.md``.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from .._names import check_label
 from .._validate import check_path, suggest
 from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
 from ._spec import LIBRARY_FIELDS, AssociationTest, WordSet, pair_conflict
+from ._weathub import is_weathub, json_lines, weathub_tests
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
 
@@ -96,6 +100,8 @@ def _parse(path: Path, text: str) -> Any:
     except SafeLoadError as exc:
         raise _refused(path, exc) from None
     except json.JSONDecodeError as exc:
+        if suffix == ".jsonl" and exc.msg == "Extra data":  # JSON lines: one value a line (WEATHub rows exported)
+            return json_lines(path, text)
         if suffix in {".json", ".jsonl"}:
             raise DataFormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
         try:  # files without a known suffix: try YAML after JSON
@@ -184,6 +190,8 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
     default_id : str
         Id for a test that has none (usually the file stem).
     """
+    if is_weathub(data):
+        return weathub_tests(where, data, default_id, tests_from_mapping)
     if isinstance(data, dict) and set(_SENT_BIAS_KEYS) <= set(data):
         label = f"{where}: test {default_id!r}"
         _known_keys(label, data, _SENT_BIAS_TOP)
