@@ -19,7 +19,7 @@ import pytest
 from isoeat._errors import DataFormatError
 from isoeat.cli import main
 from isoeat.wordsets import get_test, list_tests, load_tests_from_file, resolve_tests
-from isoeat.wordsets._library import BUNDLED_FILES, LICENCES, bundled_text, library_tests, licence_parts
+from isoeat.wordsets._library import BUNDLED_FILES, LICENCES, library_tests, licence_parts
 
 from _weat_head_lists import W_TESTS
 
@@ -44,6 +44,11 @@ UPSTREAM_SHA256_PREFIX = {
 LIBRARY_IDS = ["bolukbasi-career-family", "bolukbasi-math-arts", "bolukbasi-science-arts", "gnglove-career-family",
                "gnglove-math-arts", "gnglove-science-arts", "occupations-bolukbasi", "occupations-gnglove",
                "occupations-w7terms", "occupations-w8terms"]
+
+
+def bundled_text(name: str) -> str:
+    """A bundled third-party file as the installed package holds it."""
+    return DATA.joinpath(name).read_text("utf-8")
 
 
 def _out(capsys, argv: list[str]) -> str:

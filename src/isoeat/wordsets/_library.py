@@ -19,7 +19,7 @@ from importlib import resources
 from .._errors import DataFormatError
 from ._spec import AssociationTest, WordSet
 
-__all__ = ["LICENCES", "BUNDLED_FILES", "licence_parts", "library_metadata", "library_tests", "bundled_text"]
+__all__ = ["LICENCES", "BUNDLED_FILES", "licence_parts", "library_metadata", "library_tests", "describe_test"]
 
 #: The licences a built-in test's lists may carry; a test's ``licence`` is one or more of them, ``" AND "``-joined.
 #: ``none-stated``: short stimulus lists printed in a paper whose authors state no licence (W1..W10's lists).
@@ -50,13 +50,6 @@ def licence_parts(licence: str) -> list[str]:
     ['MIT', 'none-stated']
     """
     return [part.strip() for part in licence.split(" AND ")] if licence.strip() else []
-
-
-def bundled_text(name: str) -> str:
-    """The text of a bundled third-party file, ``name`` a key of :data:`BUNDLED_FILES`."""
-    if name not in BUNDLED_FILES:
-        raise KeyError(name)
-    return resources.files("isoeat.wordsets").joinpath(f"data/{name}").read_text("utf-8")
 
 
 @lru_cache(maxsize=1)
