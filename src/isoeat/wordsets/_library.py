@@ -90,6 +90,22 @@ def describe_test(test: AssociationTest) -> str:
     The lists are printed in their order, each with its name and size; then the source, citation, where the
     lists come from, the licence, how isoeat composed the test (a composed test only), the provenance notes,
     and the file a user test was read from. A field the test lacks is printed as ``(not stated)``.
+
+    Parameters
+    ----------
+    test : AssociationTest
+        A built-in test (:func:`isoeat.get_test`) or one read from a file.
+
+    Returns
+    -------
+    str
+        Lines wrapped at 100 columns (a list is wrapped between words only).
+
+    Examples
+    --------
+    >>> from isoeat.wordsets import get_test
+    >>> print(describe_test(get_test("occupations-bolukbasi")).splitlines()[3])
+      A (10)      Male terms (Bolukbasi): man, boy, he, father, son, guy, male, his, himself, John
     """
     lines = [f"{test.id}: {test.title or '(no title)'} [{test.bias_type}]"]
     for role, ws in test.sets().items():
