@@ -104,7 +104,8 @@ def describe_test(test: AssociationTest) -> str:
     Examples
     --------
     >>> from isoeat.wordsets import get_test
-    >>> print(describe_test(get_test("occupations-bolukbasi")).splitlines()[3])
+    >>> text = describe_test(get_test("occupations-bolukbasi"))
+    >>> print(next(line for line in text.splitlines() if line.startswith("  A ")))
       A (10)      Male terms (Bolukbasi): man, boy, he, father, son, guy, male, his, himself, John
     """
     lines = [f"{test.id}: {test.title or '(no title)'} [{test.bias_type}]"]
