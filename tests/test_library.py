@@ -16,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from _weat_head_lists import W_TESTS
 from isoeat._errors import DataFormatError
 from isoeat.cli import main
 from isoeat.wordsets import get_test, list_tests, load_tests_from_file, resolve_tests
 from isoeat.wordsets._library import BUNDLED_FILES, LICENCES, library_tests, licence_parts
-
-from _weat_head_lists import W_TESTS
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = resources.files("isoeat.wordsets").joinpath("data")
@@ -41,9 +40,18 @@ UPSTREAM_SHA256_PREFIX = {
     "third_party/gn_glove/female_word_file.txt": "5f0803f056de3fbc",
     "third_party/gn_glove/male_word_file.txt": "d431679ce3ef4134",
 }
-LIBRARY_IDS = ["bolukbasi-career-family", "bolukbasi-math-arts", "bolukbasi-science-arts", "gnglove-career-family",
-               "gnglove-math-arts", "gnglove-science-arts", "occupations-bolukbasi", "occupations-gnglove",
-               "occupations-w7terms", "occupations-w8terms"]
+LIBRARY_IDS = [
+    "bolukbasi-career-family",
+    "bolukbasi-math-arts",
+    "bolukbasi-science-arts",
+    "gnglove-career-family",
+    "gnglove-math-arts",
+    "gnglove-science-arts",
+    "occupations-bolukbasi",
+    "occupations-gnglove",
+    "occupations-w7terms",
+    "occupations-w8terms",
+]
 
 
 def bundled_text(name: str) -> str:
@@ -107,8 +115,11 @@ def test_w1_to_w10_unchanged_from_their_lists_before_the_library():
 
 # --- the bundled files ------------------------------------------------------------------------------------------
 def test_bundled_files_are_the_upstream_bytes_and_every_one_is_registered():
-    on_disk = {str(p.relative_to(ROOT / "src/isoeat/wordsets/data")) for p in
-               (ROOT / "src/isoeat/wordsets/data/third_party").rglob("*") if p.is_file()}
+    on_disk = {
+        str(p.relative_to(ROOT / "src/isoeat/wordsets/data"))
+        for p in (ROOT / "src/isoeat/wordsets/data/third_party").rglob("*")
+        if p.is_file()
+    }
     assert on_disk == set(BUNDLED_FILES) == set(UPSTREAM_SHA256_PREFIX)
     for name, prefix in UPSTREAM_SHA256_PREFIX.items():
         assert hashlib.sha256(DATA.joinpath(name).read_bytes()).hexdigest().startswith(prefix), name
@@ -150,9 +161,12 @@ def test_composed_lists_follow_their_stated_rules():
     occ_m = tuple(w for w, d, s in prof if s >= 0.8 and -0.2 <= d <= 0.2 and "_" not in w)
     occ_f = tuple(w for w, d, s in prof if s <= -0.8 and -0.2 <= d <= 0.2 and "_" not in w)
     assert (len(gn["male"]), len(gn["female"])) == (207, 202)  # 222 lines each, repeated words once
-    gender = {"bolukbasi": (male, female), "gnglove": (gn["male"], gn["female"]),
-              "w7terms": (get_test("W7").A.words, get_test("W7").B.words),
-              "w8terms": (get_test("W8").A.words, get_test("W8").B.words)}
+    gender = {
+        "bolukbasi": (male, female),
+        "gnglove": (gn["male"], gn["female"]),
+        "w7terms": (get_test("W7").A.words, get_test("W7").B.words),
+        "w8terms": (get_test("W8").A.words, get_test("W8").B.words),
+    }
     for src in ("bolukbasi", "gnglove"):
         t = get_test(f"{src}-career-family")
         assert (t.X.words, t.Y.words) == gender[src] and t.A == get_test("W6").A and t.B == get_test("W6").B
@@ -248,9 +262,18 @@ def test_provenance_fields_must_be_text(tmp_path):
 
 
 # --- readers for lists that cannot be bundled -------------------------------------------------------------------
-_ROW = {"language": "en", "weat": "WEAT1", "targ1.category": "Flowers", "targ1.examples": ["rose", "tulip"],
-        "targ2.category": "Insects", "targ2.examples": ["ant", "wasp"], "attr1.category": "Pleasant",
-        "attr1.examples": ["love", "peace"], "attr2.category": "Unpleasant", "attr2.examples": ["hatred", "war"]}
+_ROW = {
+    "language": "en",
+    "weat": "WEAT1",
+    "targ1.category": "Flowers",
+    "targ1.examples": ["rose", "tulip"],
+    "targ2.category": "Insects",
+    "targ2.examples": ["ant", "wasp"],
+    "attr1.category": "Pleasant",
+    "attr1.examples": ["love", "peace"],
+    "attr2.category": "Unpleasant",
+    "attr2.examples": ["hatred", "war"],
+}
 
 
 def test_weathub_rows_are_read_from_a_json_lines_file(tmp_path):
@@ -259,8 +282,12 @@ def test_weathub_rows_are_read_from_a_json_lines_file(tmp_path):
     f.write_text(json.dumps(_ROW) + "\n\n" + json.dumps(de) + "\n", "utf-8")
     en, de_test = load_tests_from_file(f)
     assert (en.id, de_test.id) == ("WEAT1-en", "WEAT1-de")
-    assert (en.X.name, en.X.words, en.B.name, en.B.words) == ("Flowers", ("rose", "tulip"), "Unpleasant",
-                                                              ("hatred", "war"))
+    assert (en.X.name, en.X.words, en.B.name, en.B.words) == (
+        "Flowers",
+        ("rose", "tulip"),
+        "Unpleasant",
+        ("hatred", "war"),
+    )
     assert de_test.X.words == ("Rose", "Tulpe")
     assert en.licence.startswith("CC-BY-4.0") and "Mukherjee" in en.citation and "EMNLP" in en.citation
     assert de_test.provenance == ("WEATHub columns not read: ['split']",)
@@ -268,13 +295,21 @@ def test_weathub_rows_are_read_from_a_json_lines_file(tmp_path):
     assert one is not None and one[0].id == "WEAT1-en"
 
 
-@pytest.mark.parametrize("text, message", [
-    (json.dumps(_ROW) + "\n{oops\n", r"weathub\.jsonl:2: invalid JSON line"),
-    (json.dumps({k: v for k, v in _ROW.items() if k != "attr2.examples"}) + "\n" + json.dumps(_ROW),
-     r"weathub\.jsonl \(row 1\): missing column\(s\) attr2\.examples"),
-    (json.dumps(_ROW) + "\n" + json.dumps(_ROW), r"weathub\.jsonl \(row 2\): test id 'WEAT1-en' is also the id of row 1"),
-    (json.dumps({**_ROW, "attr2.examples": ["war", "war"]}), r"\(row 1\).*duplicate word\(s\) \['war'\]"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (json.dumps(_ROW) + "\n{oops\n", r"weathub\.jsonl:2: invalid JSON line"),
+        (
+            json.dumps({k: v for k, v in _ROW.items() if k != "attr2.examples"}) + "\n" + json.dumps(_ROW),
+            r"weathub\.jsonl \(row 1\): missing column\(s\) attr2\.examples",
+        ),
+        (
+            json.dumps(_ROW) + "\n" + json.dumps(_ROW),
+            r"weathub\.jsonl \(row 2\): test id 'WEAT1-en' is also the id of row 1",
+        ),
+        (json.dumps({**_ROW, "attr2.examples": ["war", "war"]}), r"\(row 1\).*duplicate word\(s\) \['war'\]"),
+    ],
+)
 def test_bad_weathub_rows_are_one_line_errors(tmp_path, capsys, text, message):
     f = tmp_path / "weathub.jsonl"
     f.write_text(text + "\n", "utf-8")
@@ -287,15 +322,21 @@ def test_bad_weathub_rows_are_one_line_errors(tmp_path, capsys, text, message):
 
 def test_the_sent_bias_and_weathub_github_layout_is_read_and_a_repeated_word_refused(tmp_path):
     # the layout of sent-bias (CC BY-NC 4.0) and of WEATHub's GitHub files (GPL-3.0): the user's own copy
-    sets = {"targ1": {"category": "Male adjectives", "examples": ["brave", "skilled"]},
-            "targ2": {"category": "Female adjectives", "examples": ["shy", "sweet"]},
-            "attr1": {"category": "Male terms", "examples": ["man", "boy"]},
-            "attr2": {"category": "Female terms", "examples": ["woman", "girl"]}}
+    sets = {
+        "targ1": {"category": "Male adjectives", "examples": ["brave", "skilled"]},
+        "targ2": {"category": "Female adjectives", "examples": ["shy", "sweet"]},
+        "attr1": {"category": "Male terms", "examples": ["man", "boy"]},
+        "attr2": {"category": "Female terms", "examples": ["woman", "girl"]},
+    }
     f = tmp_path / "weat16.json"
     f.write_text(json.dumps(sets), "utf-8")
     (t,) = load_tests_from_file(f)
-    assert (t.id, t.X.name, t.X.words, t.B.words) == ("weat16", "Male adjectives", ("brave", "skilled"),
-                                                      ("woman", "girl"))
+    assert (t.id, t.X.name, t.X.words, t.B.words) == (
+        "weat16",
+        "Male adjectives",
+        ("brave", "skilled"),
+        ("woman", "girl"),
+    )
     sets["attr2"]["examples"] = ["woman", "woman", "girl"]  # as WEATHub's data/en_india/weat16.json has it
     f.write_text(json.dumps(sets), "utf-8")
     with pytest.raises(DataFormatError, match=r"weat16\.json.*duplicate word\(s\) \['woman'\]"):

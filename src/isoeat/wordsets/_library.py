@@ -32,12 +32,21 @@ _GN_GLOVE = "uclanlp/gn_glove @ 7e0c7cabb67875bef76b0d3026846e1c2029c860"
 #: Copied byte for byte; NOTICE.md lists each (``tests/test_library.py`` checks it does).
 BUNDLED_FILES: dict[str, tuple[str, str]] = {
     "third_party/debiaswe/LICENSE": ("MIT", f"{_DEBIASWE} LICENSE (MIT, Copyright (c) 2016 Tolga)"),
-    **{f"third_party/debiaswe/{name}": ("MIT", f"{_DEBIASWE} data/{name}")
-       for name in ("definitional_pairs.json", "equalize_pairs.json", "gender_specific_seed.json",
-                    "gender_specific_full.json", "professions.json")},
+    **{
+        f"third_party/debiaswe/{name}": ("MIT", f"{_DEBIASWE} data/{name}")
+        for name in (
+            "definitional_pairs.json",
+            "equalize_pairs.json",
+            "gender_specific_seed.json",
+            "gender_specific_full.json",
+            "professions.json",
+        )
+    },
     "third_party/gn_glove/LICENSE": ("Apache-2.0", f"{_GN_GLOVE} LICENSE (Apache License 2.0)"),
-    **{f"third_party/gn_glove/{name}": ("Apache-2.0", f"{_GN_GLOVE} wordlist/{name}")
-       for name in ("male_word_file.txt", "female_word_file.txt")},
+    **{
+        f"third_party/gn_glove/{name}": ("Apache-2.0", f"{_GN_GLOVE} wordlist/{name}")
+        for name in ("male_word_file.txt", "female_word_file.txt")
+    },
 }
 
 
@@ -60,14 +69,24 @@ def library_metadata() -> dict:
 
 def _test(t: dict) -> AssociationTest:
     if not t.get("composed") or set(licence_parts(t["licence"])) - set(LICENCES):
-        raise DataFormatError(f"library.json: test {t.get('id')!r}: a composed test needs 'composed' and a "
-                              f"licence among {LICENCES}")
+        raise DataFormatError(
+            f"library.json: test {t.get('id')!r}: a composed test needs 'composed' and a licence among {LICENCES}"
+        )
     return AssociationTest(
-        id=t["id"], bias_type=t["bias_type"], title=t["title"], citation=t["citation"],
-        X=WordSet(t["X"]["name"], tuple(t["X"]["words"])), Y=WordSet(t["Y"]["name"], tuple(t["Y"]["words"])),
-        A=WordSet(t["A"]["name"], tuple(t["A"]["words"])), B=WordSet(t["B"]["name"], tuple(t["B"]["words"])),
-        provenance=tuple(t.get("provenance", ())), source="builtin", reference=t["reference"],
-        lists_from=t["lists_from"], licence=t["licence"], composed=t["composed"],
+        id=t["id"],
+        bias_type=t["bias_type"],
+        title=t["title"],
+        citation=t["citation"],
+        X=WordSet(t["X"]["name"], tuple(t["X"]["words"])),
+        Y=WordSet(t["Y"]["name"], tuple(t["Y"]["words"])),
+        A=WordSet(t["A"]["name"], tuple(t["A"]["words"])),
+        B=WordSet(t["B"]["name"], tuple(t["B"]["words"])),
+        provenance=tuple(t.get("provenance", ())),
+        source="builtin",
+        reference=t["reference"],
+        lists_from=t["lists_from"],
+        licence=t["licence"],
+        composed=t["composed"],
     )
 
 
@@ -80,8 +99,14 @@ def library_tests() -> dict[str, AssociationTest]:
 def _wrapped(label: str, text: str, width: int = 100) -> list[str]:
     import textwrap
 
-    return textwrap.wrap(text, width=width, initial_indent=f"  {label:<11} ", subsequent_indent=" " * 14,
-                         break_long_words=False, break_on_hyphens=False) or [f"  {label}"]
+    return textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=f"  {label:<11} ",
+        subsequent_indent=" " * 14,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [f"  {label}"]
 
 
 def describe_test(test: AssociationTest) -> str:
@@ -113,8 +138,12 @@ def describe_test(test: AssociationTest) -> str:
         lines += _wrapped(f"{role} ({len(ws)})", f"{ws.name}: {', '.join(ws.words)}")
     if test.pairs:
         lines += _wrapped("pairs", ", ".join(f"{a}/{b}" for a, b in test.pairs))
-    for label, value in (("Source", test.reference), ("Citation", test.citation), ("Lists from", test.lists_from),
-                         ("Licence", test.licence)):
+    for label, value in (
+        ("Source", test.reference),
+        ("Citation", test.citation),
+        ("Lists from", test.lists_from),
+        ("Licence", test.licence),
+    ):
         lines += _wrapped(label, value or "(not stated)")
     if test.composed:
         lines += _wrapped("Composed", test.composed)

@@ -62,7 +62,7 @@ def _load_builtin(reg: Registry[AssociationTest]) -> None:
         reg.register(test_id, test)
 
 
-#: Every registered test: the built-in W1..W10 and the library (read at first use), then user tests. Ids are case-insensitive.
+#: Every registered test: W1..W10 and the library (read at first use), then user tests. Ids are case-insensitive.
 TESTS: Registry[AssociationTest] = Registry(
     "test id", fold_case=True, cutoff=0.4, also="or give a YAML/JSON file path", loader=_load_builtin
 )

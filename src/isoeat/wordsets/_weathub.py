@@ -30,10 +30,12 @@ from ._spec import AssociationTest
 
 __all__ = ["WEATHUB_CITATION", "is_weathub", "weathub_tests", "json_lines"]
 
-WEATHUB_CITATION = ("Mukherjee, A., Raj, C., Zhu, Z., & Anastasopoulos, A. (2023). Global Voices, Local Biases: "
-                    "Socio-Cultural Prejudices across Languages. Proceedings of the 2023 Conference on Empirical "
-                    "Methods in Natural Language Processing (EMNLP), 15828-15845. "
-                    "https://doi.org/10.18653/v1/2023.emnlp-main.981")
+WEATHUB_CITATION = (
+    "Mukherjee, A., Raj, C., Zhu, Z., & Anastasopoulos, A. (2023). Global Voices, Local Biases: "
+    "Socio-Cultural Prejudices across Languages. Proceedings of the 2023 Conference on Empirical "
+    "Methods in Natural Language Processing (EMNLP), 15828-15845. "
+    "https://doi.org/10.18653/v1/2023.emnlp-main.981"
+)
 _SETS = ("targ1", "targ2", "attr1", "attr2")
 _ROW_KEYS = frozenset(f"{s}.examples" for s in _SETS)
 
@@ -70,8 +72,9 @@ def _row_id(where: str, row: dict, default_id: str) -> str:
     return "-".join(parts) if parts else default_id
 
 
-def weathub_tests(where: str, data: Any, default_id: str,
-                  from_mapping: Callable[..., list[AssociationTest]]) -> list[AssociationTest]:
+def weathub_tests(
+    where: str, data: Any, default_id: str, from_mapping: Callable[..., list[AssociationTest]]
+) -> list[AssociationTest]:
     """The tests of WEATHub rows (one row or a list), each read as a sent-bias test by ``from_mapping``.
 
     A row must hold all four ``*.examples`` lists; ``*.category`` names a set (default: the key); ``weat``
@@ -89,20 +92,30 @@ def weathub_tests(where: str, data: Any, default_id: str,
             raise DataFormatError(f"{label}: expected a WEATHub row (a mapping), got {safe_show(row)}")
         missing = sorted(_ROW_KEYS - set(row))
         if missing:
-            raise DataFormatError(f"{label}: missing column(s) {', '.join(missing)}; a WEATHub row holds "
-                                  "targ1.examples, targ2.examples, attr1.examples and attr2.examples")
+            raise DataFormatError(
+                f"{label}: missing column(s) {', '.join(missing)}; a WEATHub row holds "
+                "targ1.examples, targ2.examples, attr1.examples and attr2.examples"
+            )
         test_id = _row_id(label, row, f"{default_id}-{i + 1}")
         j = seen.setdefault(test_id.casefold(), i)
         if j != i:
-            raise DataFormatError(f"{label}: test id {test_id!r} is also the id of row {j + 1}; the rows of a "
-                                  "file must differ in weat or language")
+            raise DataFormatError(
+                f"{label}: test id {test_id!r} is also the id of row {j + 1}; the rows of a "
+                "file must differ in weat or language"
+            )
         mapping = {s: {"category": row.get(f"{s}.category") or s, "examples": row[f"{s}.examples"]} for s in _SETS}
         (test,) = from_mapping(mapping, where=label, default_id=test_id)
         known = {*_ROW_KEYS, *(f"{s}.category" for s in _SETS), "weat", "language"}
         unread = sorted(str(k) for k in row if k not in known)
         notes = (f"WEATHub columns not read: {safe_repr(unread)}",) if unread else ()
-        out.append(replace(test, citation=WEATHUB_CITATION, provenance=test.provenance + notes,
-                           reference="WEATHub (Mukherjee et al. 2023), the user's copy",
-                           lists_from=f"row {i + 1} of the user's copy of WEATHub (Hugging Face iamshnoo/WEATHub)",
-                           licence="CC-BY-4.0 (WEATHub's Hugging Face release)"))
+        out.append(
+            replace(
+                test,
+                citation=WEATHUB_CITATION,
+                provenance=test.provenance + notes,
+                reference="WEATHub (Mukherjee et al. 2023), the user's copy",
+                lists_from=f"row {i + 1} of the user's copy of WEATHub (Hugging Face iamshnoo/WEATHub)",
+                licence="CC-BY-4.0 (WEATHub's Hugging Face release)",
+            )
+        )
     return out
