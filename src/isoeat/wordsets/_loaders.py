@@ -242,8 +242,11 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             provenance=notes + _nfc_note(label, changed),
             source=where,
             pairs=_pairs(label, data.get("pairs"), changed),
-            **{k: _text(label, k, data.get(k), "") for k in LIBRARY_FIELDS},
-            **sets,
+            reference=_text(label, "reference", data.get("reference"), ""),
+            lists_from=_text(label, "lists_from", data.get("lists_from"), ""),
+            licence=_text(label, "licence", data.get("licence"), ""),
+            composed=_text(label, "composed", data.get("composed"), ""),
+            X=sets["X"], Y=sets["Y"], A=sets["A"], B=sets["B"],
         )
     ]
 
