@@ -178,6 +178,16 @@ def test_composed_lists_follow_their_stated_rules():
         assert (t.X.words, t.Y.words, t.A.words, t.B.words) == (occ_m, occ_f, a, b)
 
 
+def test_library_json_is_what_the_composer_writes():
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "tools/compose_library.py"), "--check"], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_occupation_thresholds_at_their_boundaries():
     _, prof, _ = _upstream()
     scores = {w: (d, s) for w, d, s in prof}
