@@ -86,7 +86,7 @@ def test_every_builtin_test_carries_source_lists_licence_and_citation():
 
 def test_isoeat_tests_lists_at_least_20_tests_with_licence_and_source(capsys):
     out = _out(capsys, ["tests"]).splitlines()
-    rows = [line for line in out[2:] if re.match(r"^\S+\s+\d+/\d+/\d+/\d+\s", line)]
+    rows = [line for line in out[2:] if re.match(r"^\S+\s+\S+\s+\d+/\d+/\d+/\d+\s", line)]
     assert len(rows) >= 20
     for t in _builtins():
         (row,) = [r for r in rows if r.split()[0] == t.id]

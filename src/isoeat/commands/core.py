@@ -123,9 +123,9 @@ def _cmd_tests(args: argparse.Namespace) -> int:
     if args.show is not None:  # the tests named: every list and the full provenance
         print("\n\n".join(describe_test(t) for t in tests))
         return 0
-    rows = [[t.id, "/".join(str(n) for n in t.sizes), t.licence or "(not stated)", t.reference or str(t.source),
-             t.title] for t in tests]
-    print(_render(["ID", "|X|/|Y|/|A|/|B|", "Licence", "Source", "Name"], rows, align_left=5))
+    rows = [[t.id, t.bias_type, "/".join(str(n) for n in t.sizes), t.licence or "(not stated)",
+             t.reference or str(t.source), t.title] for t in tests]
+    print(_render(["ID", "Bias", "|X|/|Y|/|A|/|B|", "Licence", "Source", "Name"], rows, align_left=6))
     print("--show ID: the lists and full provenance of a test; the default battery (no --test) is W1..W10; "
           "where the lists come from and their licences: docs/library.md")
     return 0
