@@ -65,7 +65,7 @@ def test_run_writes_csv_and_json(run_out, glove, glove_zca):
 def test_tests_command(capsys):
     assert main(["tests"]) == 0
     out = capsys.readouterr().out
-    assert "W9" in out and "Mental disease" in out
+    assert "W9" in out and "Mental vs. physical disease" in out and "none-stated" in out
     assert main(["tests", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [t["id"] for t in data][:10] == [f"W{i}" for i in range(1, 11)]

@@ -16,6 +16,7 @@ import pytest
 import isoeat
 from isoeat.cli import main
 from isoeat.wordsets import get_test, load_tests_from_file, resolve_tests
+from isoeat.wordsets._library import library_tests
 
 ONE = {"X": ["he", "him"], "Y": ["she", "her"], "A": ["work", "job"], "B": ["home", "kid"]}
 
@@ -110,8 +111,9 @@ def test_builtin_tests_round_trip_with_the_same_words_and_d(tmp_path, capsys, gl
     f = tmp_path / f"w.{fmt}"
     f.write_text(_out(capsys, ["tests", "--format", fmt]))
     back = load_tests_from_file(f)
-    builtin = resolve_tests(None)
-    assert [t.id for t in back] == [f"W{i}" for i in range(1, 11)]
+    builtin = resolve_tests(None) + list(library_tests().values())  # W1..W10, then the library (docs/library.md)
+    assert [t.id for t in back][:10] == [f"W{i}" for i in range(1, 11)]
+    assert [t.id for t in back] == [t.id for t in builtin]
     for b, t in zip(back, builtin):
         assert (b.id, b.bias_type, b.title, b.citation, b.provenance, b.pairs) == \
                (t.id, t.bias_type, t.title, t.citation, t.provenance, t.pairs)

@@ -136,6 +136,7 @@ __all__ = [
         "SEATResult": "isoeat.stats.seat",
         "ceat": "isoeat.stats.ceat",
         "CEATResult": "isoeat.stats.ceat",
+        "describe_test": "isoeat.wordsets",
     }),
 ]
 

@@ -155,7 +155,8 @@ def _common_options() -> list[Option]:
         _o("--model", "the model measured", default="glove-6b-50d", help="model spec (default glove-6b-50d)"),
         _o(("--test", "--tests"), "the association tests measured", dest="test", default=None,
           metavar="IDS|FILES",
-          help="test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
+          help="test ids (W1..W10, or any id isoeat tests lists) and/or YAML/JSON files (FILE: all its tests, "
+               "FILE:ID: one), comma-separated "
                "(default: the ten built-in tests W1..W10; a test file's layout: isoeat tests --template)"),
         _o("--words", "words given one by one", required=True,
            help="comma-separated target words, e.g. nurse,engineer"),
@@ -346,7 +347,8 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
     },
     "--test": {
         c: Deviation("required here: name the tests to measure", {"required": True, "help": (
-            "test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
+            "test ids (W1..W10, or any id isoeat tests lists) and/or YAML/JSON files (FILE: all its tests, "
+            "FILE:ID: one), comma-separated "
             f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure; "
             "a test file's layout: isoeat tests --template)")})
         for c in ("weat", "seat", "ceat")

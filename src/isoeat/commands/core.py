@@ -42,19 +42,23 @@ _RAW_BESIDE = ("Prints the raw space beside the calibrated one (default zca, fit
 def register(sub: Any, add_stat_options_: Any = None) -> None:
     """Add the ``tests``, ``weat``, ``scweat`` and ``whiten`` parsers."""
     p = sub.add_parser("tests",
-                       description="The built-in association tests (W1..W10, Caliskan et al. 2017): id, bias type, "
-                                   "the four word sets and their sizes. Any command's --test takes these ids or a "
+                       description="The built-in association tests: W1..W10 (Caliskan et al. 2017, the default "
+                                   "battery) and the library's tests composed from published lists, each with its "
+                                   "set sizes, licence and source (--show ID: the lists and full provenance; "
+                                   "docs/library.md). Any command's --test takes these ids or a "
                                    "YAML/JSON file of your own (FILE: all its tests; FILE:ID: one): --template "
                                    "prints a commented example of one, --format yaml|json prints tests as one "
                                    "(docs/test-files.md).",
                        epilog=examples("isoeat tests",
                                        "isoeat tests --template                  # '> my.yaml', edit, then: isoeat "
                                        "weat --test my.yaml",
+                                       "isoeat tests --show W6                   # W6's lists and provenance",
                                        "isoeat tests --show W6,W7 --format yaml  # W6 and W7 as a test file",
-                                       "isoeat tests --show my.yaml              # check a file: its tests' sizes"))
+                                       "isoeat tests --show my.yaml              # check a file: its tests' lists"))
     add(p, "--format")
     p.add_argument("--show", metavar="IDS|FILES", default=None,
-                   help="the tests listed: ids and/or test files, comma-separated, as --test takes them (default: "
+                   help="the tests shown in full (their lists and provenance; with --format json|yaml|csv: those "
+                        "tests): ids and/or test files, comma-separated, as --test takes them (default: a table of "
                         "every registered test, the built-in W1..W10 first)")
     p.add_argument("--template", action="store_true",
                    help="print a commented YAML test file of two tests (every key) and nothing else: the layout "
@@ -100,6 +104,7 @@ def _cmd_tests(args: argparse.Namespace) -> int:
     from ..reporting.tables import _render, records_to_csv
     from ..wordsets import list_tests, resolve_tests
     from ..wordsets._format import TEMPLATE, dump_tests
+    from ..wordsets._library import describe_test
 
     if args.template:
         given = [o for o, v in (("--show", args.show is not None), ("--format", args.format != "table")) if v]
@@ -112,19 +117,26 @@ def _cmd_tests(args: argparse.Namespace) -> int:
     if args.format in ("json", "yaml"):
         sys.stdout.write(dump_tests(tests, args.format))
         return 0
-    recs: list[dict[str, Any]] = [
-        {"id": t.id, "bias_type": t.bias_type, "X": t.X.name, "Y": t.Y.name, "A": t.A.name, "B": t.B.name,
-         "n_x": len(t.X), "n_y": len(t.Y), "n_a": len(t.A), "n_b": len(t.B)}
-        for t in tests
-    ]
     if args.format == "csv":
-        sys.stdout.write(records_to_csv(recs))
+        sys.stdout.write(records_to_csv([_test_record(t) for t in tests]))
         return 0
-    rows = [[str(r["id"]), str(r["bias_type"]), str(r["X"]), str(r["Y"]), str(r["A"]), str(r["B"]),
-             str(r["n_x"]), str(r["n_y"]), str(r["n_a"]), str(r["n_b"])] for r in recs]
-    print(_render(["ID", "Bias", "Target X", "Target Y", "Attribute A", "Attribute B",
-                   "|X|", "|Y|", "|A|", "|B|"], rows, align_left=6))
+    if args.show is not None:  # the tests named: every list and the full provenance
+        print("\n\n".join(describe_test(t) for t in tests))
+        return 0
+    rows = [[t.id, t.bias_type, "/".join(str(n) for n in t.sizes), t.licence or "(not stated)",
+             t.reference or str(t.source), t.title] for t in tests]
+    print(_render(["ID", "Bias", "|X|/|Y|/|A|/|B|", "Licence", "Source", "Name"], rows, align_left=6))
+    print("--show ID: the lists and full provenance of a test; the default battery (no --test) is W1..W10; "
+          "where the lists come from and their licences: docs/library.md")
     return 0
+
+
+def _test_record(t: Any) -> dict[str, Any]:
+    """One row of ``isoeat tests --format csv``: the test's names, sizes and provenance fields."""
+    return {"id": t.id, "bias_type": t.bias_type, "title": t.title, "X": t.X.name, "Y": t.Y.name, "A": t.A.name,
+            "B": t.B.name, "n_x": len(t.X), "n_y": len(t.Y), "n_a": len(t.A), "n_b": len(t.B),
+            "reference": t.reference, "licence": t.licence, "lists_from": t.lists_from, "composed": t.composed,
+            "citation": t.citation}
 
 
 def _cmd_weat(args: argparse.Namespace) -> int:

@@ -606,11 +606,11 @@ def _parse_models(ck: _Checker, raw: Any) -> tuple[ModelSpec, ...]:
 
 
 def _parse_tests(ck: _Checker, raw: Any, base: Path) -> tuple[tuple[Any, ...], tuple[str, ...]]:
-    from ..wordsets import get_test, list_tests, load_tests_from_file
+    from ..wordsets import get_test, load_tests_from_file, resolve_tests
     from ..wordsets._registry import TEST_FILE_SUFFIXES, pick_test, split_file_id
 
     if raw is None:
-        tests = [t for t in list_tests() if t.source == "builtin"]
+        tests = resolve_tests(None)  # the default battery W1..W10 (not the library's composed tests)
         return tuple(tests), tuple(t.id for t in tests)
     items = ck.str_list("tests", raw)
     out: list[Any] = []

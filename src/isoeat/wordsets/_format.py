@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from ._spec import AssociationTest
+from ._spec import LIBRARY_FIELDS, AssociationTest
 
 __all__ = ["TEMPLATE", "file_dict", "dump_tests"]
 
@@ -27,6 +27,7 @@ TEMPLATE = """\
 #   {name: LABEL, words: [word, word, ...]}  or a bare list [word, word, ...] (named X, Y, A or B).
 # Optional: id (default: the file's stem; in a list, STEM-1, STEM-2, ...; ids must differ),
 #   bias_type (default Custom), title, citation, provenance (a text or a list of texts),
+#   reference, lists_from, licence, composed (where the lists come from: docs/library.md),
 #   pairs (defining pairs of RIPA, direct bias and SemAxis: [[word, word], ...], first word towards
 #   the positive direction; WEAT does not read them).
 # d > 0 means X is closer to A (and Y to B) than the reverse. Words are matched as written (a model
@@ -64,6 +65,7 @@ def file_dict(test: AssociationTest) -> dict[str, Any]:
         out["citation"] = test.citation
     if test.provenance:
         out["provenance"] = list(test.provenance)
+    out.update({k: getattr(test, k) for k in LIBRARY_FIELDS if getattr(test, k)})
     out.update({role: ws.to_dict() for role, ws in test.sets().items()})
     if test.pairs:
         out["pairs"] = [list(p) for p in test.pairs]

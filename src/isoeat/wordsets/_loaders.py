@@ -4,7 +4,8 @@ Two layouts are accepted:
 
 * isoeat's own: a mapping with ``id``, ``bias_type`` and the four sets ``X``,
   ``Y``, ``A``, ``B`` (each ``{"name": ..., "words": [...]}`` or a bare list),
-  optionally ``citation``, ``title``, ``provenance`` and ``pairs`` (defining
+  optionally ``citation``, ``title``, ``provenance``, the library's provenance
+  fields ``reference``, ``lists_from``, ``licence`` and ``composed``, and ``pairs`` (defining
   pairs of the word-pair metrics: ``[[she, he], [woman, man]]``); several
   tests are a list of such mappings, or ``{"tests": [<such mappings>]}``.
   ``isoeat tests --template`` prints a commented example and
@@ -14,7 +15,10 @@ Two layouts are accepted:
 * the sent-bias format of May et al. (2019):
   ``{"targ1": {"category": ..., "examples": [...]}, "targ2": ..., "attr1": ...,
   "attr2": ...}`` (their files end in ``.jsonl`` but hold one JSON object).
-  The test id is the file's stem.
+  The test id is the file's stem. sent-bias's own files are CC BY-NC 4.0 (non-commercial only; never
+  bundled): read them from your copy. WEATHub's GitHub files are in this layout too (GPL-3.0, never bundled).
+* WEATHub rows (Mukherjee et al. 2023; the Hugging Face release, CC BY 4.0), one JSON row or a list, or a
+  ``.jsonl`` file of one row a line: :mod:`._weathub`. The library's pages: ``docs/library.md``.
 """
 
 from __future__ import annotations
@@ -29,14 +33,15 @@ from .._errors import ConfigError, DataFormatError, IsoeatWarning
 from .._names import check_label
 from .._validate import check_path, suggest
 from ._safe_load import SafeLoadError, load_json, load_yaml, read_regular_text, safe_repr, safe_show
-from ._spec import AssociationTest, WordSet, pair_conflict
+from ._spec import LIBRARY_FIELDS, AssociationTest, WordSet, pair_conflict
+from ._weathub import is_weathub, json_lines, weathub_tests
 
 __all__ = ["load_tests_from_file", "tests_from_mapping"]
 
 _SENT_BIAS_KEYS = {"targ1": "X", "targ2": "Y", "attr1": "A", "attr2": "B"}
 #: The keys each mapping of a test file may hold (anything else is refused with a did-you-mean).
 _ISOEAT_KEYS = frozenset({"id", "bias_type", "citation", "title", "provenance", "pairs", "source",
-                          "X", "Y", "A", "B"})
+                          "X", "Y", "A", "B", *LIBRARY_FIELDS})
 _SENT_BIAS_TOP = frozenset({*_SENT_BIAS_KEYS, "bias_type"})
 _LIST_KEYS = frozenset({"tests"})
 _SET_KEYS = frozenset({"name", "words", "category", "examples"})
@@ -95,6 +100,8 @@ def _parse(path: Path, text: str) -> Any:
     except SafeLoadError as exc:
         raise _refused(path, exc) from None
     except json.JSONDecodeError as exc:
+        if suffix == ".jsonl" and exc.msg == "Extra data":  # JSON lines: one value a line (WEATHub rows exported)
+            return json_lines(path, text)
         if suffix in {".json", ".jsonl"}:
             raise DataFormatError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
         try:  # files without a known suffix: try YAML after JSON
@@ -183,6 +190,8 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
     default_id : str
         Id for a test that has none (usually the file stem).
     """
+    if is_weathub(data):
+        return weathub_tests(where, data, default_id, tests_from_mapping)
     if isinstance(data, dict) and set(_SENT_BIAS_KEYS) <= set(data):
         label = f"{where}: test {default_id!r}"
         _known_keys(label, data, _SENT_BIAS_TOP)
@@ -233,7 +242,11 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             provenance=notes + _nfc_note(label, changed),
             source=where,
             pairs=_pairs(label, data.get("pairs"), changed),
-            **sets,
+            reference=_text(label, "reference", data.get("reference"), ""),
+            lists_from=_text(label, "lists_from", data.get("lists_from"), ""),
+            licence=_text(label, "licence", data.get("licence"), ""),
+            composed=_text(label, "composed", data.get("composed"), ""),
+            X=sets["X"], Y=sets["Y"], A=sets["A"], B=sets["B"],
         )
     ]
 

@@ -14,6 +14,7 @@ from .._errors import ConfigError, InvalidValueError, UnknownNameError
 from .._names import check_distinct
 from .._registry import Registry
 from .._validate import show, suggest
+from ._library import library_tests
 from ._loaders import load_tests_from_file
 from ._spec import AssociationTest, WordSet
 
@@ -49,16 +50,19 @@ def _builtin() -> dict[str, AssociationTest]:
             B=WordSet(t["B"]["name"], tuple(t["B"]["words"])),
             provenance=tuple(prov),
             source="builtin",
+            reference=f"{data['library']['reference']}, {t['id']}",
+            lists_from=data["library"]["lists_from"],
+            licence=data["library"]["licence"],
         )
     return out
 
 
 def _load_builtin(reg: Registry[AssociationTest]) -> None:
-    for test_id, test in _builtin().items():
+    for test_id, test in {**_builtin(), **library_tests()}.items():  # W1..W10, then the library (_library.py)
         reg.register(test_id, test)
 
 
-#: Every registered test: the built-in W1..W10 (read at first use), then user tests. Ids are case-insensitive.
+#: Every registered test: W1..W10 and the library (read at first use), then user tests. Ids are case-insensitive.
 TESTS: Registry[AssociationTest] = Registry(
     "test id", fold_case=True, cutoff=0.4, also="or give a YAML/JSON file path", loader=_load_builtin
 )
@@ -237,7 +241,7 @@ def as_tests(tests: Any, *, argument: str = "tests") -> list[AssociationTest]:
 
 
 def list_tests() -> tuple[AssociationTest, ...]:
-    """All registered tests: the built-in ones in order W1..W10, then user tests."""
+    """All registered tests: W1..W10, the library's composed tests (docs/library.md), then user tests."""
     return tuple(TESTS.values())
 
 
@@ -253,8 +257,9 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
 
     An item that names an existing file (or ends in .json/.jsonl/.yaml/.yml)
     is read as a file (all its tests); ``FILE:ID`` is the one test ``ID`` of
-    the file; anything else is looked up as an id. ``None`` gives all
-    built-in tests.
+    the file; anything else is looked up as an id. ``None`` gives the ten
+    built-in WEATs W1..W10 (the default battery; the library's tests are
+    measured when named).
     """
     if specs is None:
         return list(_builtin().values())

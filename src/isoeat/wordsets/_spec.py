@@ -9,7 +9,10 @@ from .._errors import ConfigError
 from .._names import check_label
 from ._safe_load import safe_repr, safe_show
 
-__all__ = ["WordSet", "AssociationTest", "BIAS_TYPES", "pair_conflict"]
+__all__ = ["WordSet", "AssociationTest", "BIAS_TYPES", "pair_conflict", "LIBRARY_FIELDS"]
+
+#: The provenance fields of a test beside ``citation`` and ``provenance`` (read and written by test files).
+LIBRARY_FIELDS = ("reference", "lists_from", "licence", "composed")
 
 #: Bias categories of the ten standard WEATs (paper Table 1). User tests may
 #: use any other label; these are the ones the reports group by.
@@ -121,6 +124,15 @@ class AssociationTest:
         SemAxis; :mod:`isoeat.metrics._pairs`), e.g. ``(("she", "he"),)``;
         empty: those metrics zip A and B or use the gender defaults. WEAT
         does not read them.
+    reference : str
+        Short source: the paper the test is from, or ``"composed by isoeat: ..."``.
+    lists_from : str
+        Where the word lists were taken from (repository, commit and file, or the paper's table).
+    licence : str
+        The licence(s) of the lists, ``" AND "``-joined (:data:`isoeat.wordsets._library.LICENCES`).
+    composed : str
+        Empty for a test its authors published; else how isoeat composed it from published lists (such a test
+        is never the authors' own).
     """
 
     id: str
@@ -134,6 +146,10 @@ class AssociationTest:
     provenance: tuple[str, ...] = field(default=(), repr=False)
     source: str = "builtin"
     pairs: tuple[tuple[str, str], ...] = ()
+    reference: str = ""
+    lists_from: str = ""
+    licence: str = ""
+    composed: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id.strip():
@@ -143,6 +159,9 @@ class AssociationTest:
             if not isinstance(getattr(self, role), WordSet):
                 raise ConfigError(f"test {self.id!r}: {role} must be a WordSet")
         object.__setattr__(self, "provenance", tuple(self.provenance))
+        for key in LIBRARY_FIELDS:
+            if not isinstance(getattr(self, key), str):
+                raise ConfigError(f"test {self.id!r}: {key} must be a string, got {safe_show(getattr(self, key))}")
         pairs = tuple(tuple(p) if isinstance(p, (list, tuple)) else p for p in self.pairs)
         for p in pairs:
             if not (isinstance(p, tuple) and len(p) == 2 and all(isinstance(w, str) and w.strip() for w in p)):
@@ -180,4 +199,5 @@ class AssociationTest:
             "provenance": list(self.provenance),
             "source": self.source,
             **({"pairs": [list(p) for p in self.pairs]} if self.pairs else {}),
+            **{k: getattr(self, k) for k in LIBRARY_FIELDS if getattr(self, k)},
         }
