@@ -185,6 +185,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         ci_footer,
         emit_records,
         format_ci,
+        format_count,
         format_d,
         format_p,
         protocol_footer,
@@ -221,7 +222,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         print(_render(["Word", "Calibration", "d"] + (["CI on d"] if with_ci else []) + ["p", "p method", "N"],
                       [[r.word, r.calibration, format_d(r.effect_size)]
                        + ([format_ci(r.effect_size_ci)] if with_ci else [])
-                       + [format_p(r.p_value), r.p_method, f"{r.n_permutations:,}"] for r in results],
+                       + [format_p(r.p_value), r.p_method, format_count(r.n_permutations)] for r in results],
                       align_left=2))
         if with_ci:
             print(ci_footer([r.effect_size_ci for r in results], [f"{r.word} {r.calibration}" for r in results],

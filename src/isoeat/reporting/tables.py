@@ -35,6 +35,22 @@ __all__ = [
 _CHG = {"Stable": "S", "Disappearing": "D", "Emerging": "E"}
 
 
+#: counts above this print in scientific notation in tables (an exact test's number of partitions can have
+#: 150 digits); records keep the exact integer
+MAX_PLAIN_COUNT = 10**12
+
+
+def format_count(n: int) -> str:
+    """A count as tables print it: ``1,048,576`` up to :data:`MAX_PLAIN_COUNT` (inclusive), else
+    ``1.23e+149`` (three significant digits; the record keeps every digit)."""
+    n = int(n)
+    if abs(n) <= MAX_PLAIN_COUNT:
+        return f"{n:,}"
+    from decimal import Decimal
+
+    return format(Decimal(n), ".2e").replace("E", "e")  # exact integer, rounded once (a float would overflow)
+
+
 def format_p(p: float) -> str:
     """``.0098`` style for p >= 1e-4, ``3.2e-10`` below (the exact value, not a floor); ``-`` where there is none
     (undefined: :func:`undefined_footer` says why)."""
@@ -548,7 +564,7 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
         ci = [format_ci(r.effect_size_ci)] if with_ci else []
         p_ci = "exact" if r.p_method == "exact" else f"[{format_p(r.p_ci_low)}, {format_p(r.p_ci_high)}]"
         rows.append([r.test, r.bias_type, r.model, r.calibration, format_d(r.effect_size), *ci,
-                     format_p(r.p_value), p_ci, r.p_method, f"{r.n_permutations:,}",
+                     format_p(r.p_value), p_ci, r.p_method, format_count(r.n_permutations),
                      str(r.n_x), str(r.n_y), str(r.n_a), str(r.n_b)])
     table = _render(header, rows, align_left=4)
     if with_ci:
