@@ -36,6 +36,7 @@ from ._static_readers import (
     read_word2vec_binary,
     read_word2vec_text,
 )
+from ._phrases import compose, phrase_words
 from ._vocab import DUPLICATE_POLICIES, Locate, Vocabulary, build_vocabulary, row_locator
 from .base import Lookup
 from .cache import FingerprintCache, WordListCache
@@ -277,26 +278,43 @@ class StaticVectors:
         """Vectors of the words that are in the vocabulary, and a report.
 
         Exact match first (both sides in Unicode NFC), then (if enabled) the
-        lowercased word. Vectors with
+        lowercased word. A stimulus of several words (``"new york"``) that is
+        not an entry itself is a phrase: its ``_``-joined token (``new_york``)
+        if the vocabulary has one, else the mean of its words' raw vectors
+        (:mod:`isoeat.backends._phrases`; how each was embedded is in
+        :attr:`Lookup.embedded`, a missing phrase's missing word in
+        :attr:`Lookup.missing_parts`). Vectors with
         NaN/inf values or all zeros are refused, since cosine is undefined.
         """
         words = tuple(words)
-        rows: list[int] = []
+        rows: list[np.ndarray] = []
         found: list[str] = []
         missing: list[str] = []
         folded: list[tuple[str, str]] = []
+        embedded: list[tuple[str, str]] = []
+        parts: list[tuple[str, str]] = []
         for w in words:
             i, via = self._row(w)
+            if i is None and phrase_words(w):
+                how, vec, entry, gap = compose(w, self._row, self.vectors)
+                if vec is None:
+                    missing.append(w)
+                    parts.append((w, gap))
+                    continue
+                rows.append(vec)
+                found.append(w)
+                embedded.append((w, how))
+                if entry:
+                    folded.append((w, entry))
+                continue
             if i is None:
                 missing.append(w)
                 continue
-            rows.append(i)
+            rows.append(np.asarray(self.vectors[i], dtype=np.float64))
             found.append(w)
             if via is not None:
                 folded.append((w, via))
-        vecs = np.asarray(self.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64).reshape(
-            len(rows), self.dim
-        )
+        vecs = np.asarray(rows, dtype=np.float64).reshape(len(rows), self.dim)
         if vecs.size:
             bad = ~np.isfinite(vecs).all(axis=1)
             if bad.any():
@@ -306,7 +324,7 @@ class StaticVectors:
             if zero.any():
                 w = found[int(np.flatnonzero(zero)[0])]
                 raise DataFormatError(f"{self.source}: vector of {w!r} is all zeros (cosine undefined)")
-        return Lookup(words, vecs, tuple(found), tuple(missing), tuple(folded))
+        return Lookup(words, vecs, tuple(found), tuple(missing), tuple(folded), tuple(embedded), tuple(parts))
 
     def suggest(self, words: Iterable[str], n: int = 3) -> dict[str, tuple[str, ...]]:
         """Did-you-mean for words missing from the vocabulary: word -> up to ``n`` vocabulary words.
