@@ -332,7 +332,8 @@ class StaticVectors:
         :func:`isoeat._validate.suggest_words` over this vocabulary (the
         lowercased word when the lowercase fallback is on), nearest edits
         first, then the vocabulary's order (frequency for GloVe and word2vec
-        files); words with no near entry are left out. Remembered per model, and at most
+        files); words with no near entry are left out. For a phrase, the phrase with its first word
+        missing from the vocabulary replaced by that word's near entries. Remembered per model, and at most
         :data:`~isoeat._validate.SUGGEST_MODEL_WORDS` distinct words looked up per model (later ones get none).
 
         Examples
@@ -348,11 +349,19 @@ class StaticVectors:
             if key not in memo:
                 if len(memo) >= SUGGEST_MODEL_WORDS:  # the model's budget over every test is spent
                     continue
-                query = nfc(w.lower()) if self.lowercase_fallback else nfc(w)
-                memo[key] = suggest_words(query, self._index.get, n=n)
+                memo[key] = self._near(w, n)
             if memo[key]:
                 out[w] = memo[key]
         return out
+
+    def _near(self, word: str, n: int) -> tuple[str, ...]:
+        """Near vocabulary entries of ``word``; for a phrase, the phrase with its first missing word replaced."""
+        parts = phrase_words(word)
+        gap = next((i for i, p in enumerate(parts) if self._row(p)[0] is None), None)
+        if gap is not None:
+            return tuple(" ".join([*parts[:gap], near, *parts[gap + 1:]]) for near in self._near(parts[gap], n))
+        query = nfc(word.lower()) if self.lowercase_fallback else nfc(word)
+        return tuple(suggest_words(query, self._index.get, n=n))
 
     # -- reference sample for calibration ------------------------------
     def reference_vectors(

@@ -79,7 +79,7 @@ def embedded_footer(results: Sequence[Any], names: Sequence[str] | None = None) 
         seen.update({f"{lead}{e.replace('->', ': ')}": None for e in entries})
     if not seen:
         return ""
-    return f"Phrases ({PHRASE_RULE}): {'; '.join(seen)}."
+    return f"Phrases: {'; '.join(seen)}. Rule: {PHRASE_RULE}."
 
 
 def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: int = 2, last_left: bool = False) -> str:

@@ -287,5 +287,5 @@ def criterion_validity(
         attribute_a=A.name, attribute_b=B.name, **corr, words=tuple(r.word for r in kept),
         effect_sizes=tuple(r.effect_size for r in kept), values=tuple(value_of[r.word] for r in kept),
         missing=missing, undefined_words=tuple(r.word for r in res if not math.isfinite(r.effect_size)),
-        embedded=tuple(dict.fromkeys(e for r in res for e in r.embedded if e.startswith("w:"))),
+        embedded=tuple(dict.fromkeys(e for r in res for e in r.embedded if e.startswith("target:"))),
         ddof=int(ddof), seed=first.seed)

@@ -645,6 +645,6 @@ def sc_weat(
                 case_folded=tuple(folded)))
         how = dict(getattr(lk, "embedded", ())).get(w, "token")  # a lookup of static vectors says how
         res = replace(res, suggestions=tuple(near),
-                      embedded=tuple(embedded) + ((f"w:{w}->{how}",) if how != "token" else ()))
+                      embedded=tuple(embedded) + ((f"target:{w}->{how}",) if how != "token" else ()))
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
     return out
