@@ -136,6 +136,9 @@ __all__ = [
         "SEATResult": "isoeat.stats.seat",
         "ceat": "isoeat.stats.ceat",
         "CEATResult": "isoeat.stats.ceat",
+        "criterion_validity": "isoeat.stats.criterion",
+        "CriterionResult": "isoeat.stats.criterion",
+        "load_criterion": "isoeat.wordsets.criteria",
     }),
 ]
 
