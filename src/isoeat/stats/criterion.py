@@ -42,6 +42,7 @@ from .._errors import CoverageError
 from .._surface import public, require_encoder
 from .._types import Calibrator, Encoder, name_of
 from .._validate import check_real
+from .options import PermutationOptions, gather
 from .rank import spearman
 from .results import records_frame, suggestion_entries, with_suggestions
 from .validity import missing_parts_note
@@ -226,6 +227,7 @@ def criterion_validity(
     ci_level: float = 0.95,
     min_coverage: float = 0.8,
     force: bool = False,
+    permutation: PermutationOptions | None = None,
     **options: Any,
 ) -> CriterionResult:
     """Criterion validity (WEFAT) of one space: each criterion word's SC-WEAT d correlated with its value.
@@ -241,8 +243,11 @@ def criterion_validity(
     attributes : test, test id, test file or (WordSet, WordSet), default "W7"
         Where A and B come from, as in :func:`isoeat.sc_weat` (W7: A = male terms, B = female terms, the
         gender attribute words of Caliskan et al. 2017's WEFAT).
-    calibration, rng, ddof, min_coverage, force, **options
-        As in :func:`isoeat.sc_weat` (the permutation options of the words' p-values).
+    calibration, rng, ddof, min_coverage, force
+        As in :func:`isoeat.sc_weat`.
+    permutation, **options
+        How the words' SC-WEAT p-values are computed (:class:`~isoeat.stats.options.PermutationOptions`, or
+        its fields by name: ``alternative``, ``method``, ``n_permutations``, ...); r and ρ do not use them.
     ci_level : float, default 0.95
         The level of the Fisher-z intervals on r and ρ.
 
@@ -260,6 +265,7 @@ def criterion_validity(
     from ..wordsets.criteria import Criterion, load_criterion
     from .weat import _attribute_sets, sc_weat
 
+    permutation, _, _ = gather(options, where="criterion_validity", permutation=permutation, takes=("permutation",))
     require_encoder(model, "criterion_validity")
     ci_level = check_real("ci_level", ci_level, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
     crit = criterion if isinstance(criterion, Criterion) else load_criterion(criterion)
@@ -274,7 +280,7 @@ def criterion_validity(
                             f"(missing: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}"
                             f"{missing_parts_note(lk)})")
     res = sc_weat(model, found, attributes, calibration=calibration, rng=rng, ddof=ddof, min_coverage=min_coverage,
-                  force=force, **options)
+                  force=force, permutation=permutation)
     kept = [r for r in res if math.isfinite(r.effect_size)]
     if len(kept) < MIN_WORDS:
         raise CoverageError(f"criterion {crit.name}: only {len(kept)} of its words have a defined SC-WEAT d in "
