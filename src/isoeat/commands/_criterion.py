@@ -92,8 +92,9 @@ def run_criterion(args: argparse.Namespace, test: Any, model: Any, cal: Any) -> 
     if emit_records(recs, args.format):
         return 0
     r0 = results[0]
-    print(f"Criterion validity on {r0.model}: SC-WEAT d of each word of {crit.name} against its value "
-          f"({crit.value}); A = {r0.attribute_a}, B = {r0.attribute_b} (from {r0.test})")
+    what = f" ({crit.value})" if crit.source else ""
+    print(f"Criterion validity on {r0.model}: SC-WEAT d of each word of {crit.name} against its value{what}; "
+          f"A = {r0.attribute_a}, B = {r0.attribute_b} (from {r0.test})")
     print(_render(["Calibration", "n", "Pearson r", f"{r0.ci_level:.0%} CI", "p", "Spearman rho",
                    f"{r0.ci_level:.0%} CI", "p"], _rows(results), align_left=1))
     for line in _footer(results, crit) + protocol_footer(departures[-1]):
