@@ -36,5 +36,5 @@ def sc_weat_d(vec, word: str, A, B, ddof: int = 1) -> float:
     """SC-WEAT d from scratch (Caliskan et al. 2017): mean cos with A minus mean cos with B over the SD of all."""
     w = vec(word)
     cos = [float(vec(a) @ w / (np.linalg.norm(vec(a)) * np.linalg.norm(w))) for a in (*A, *B)]
-    ca, cb = np.asarray(cos[:len(A)]), np.asarray(cos[len(A):])
+    ca, cb = np.asarray(cos[: len(A)]), np.asarray(cos[len(A) :])
     return float((ca.mean() - cb.mean()) / np.asarray(cos).std(ddof=ddof))

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import math
 
-import _raw_glove  # tests/_raw_glove.py (rootdir-relative import, as _w6_corpus)
 import numpy as np
 import pytest
 from scipy import stats
 
+import _raw_glove  # tests/_raw_glove.py (rootdir-relative import, as _w6_corpus)
 import isoeat
 from isoeat import CoverageError, DataFormatError, StaticVectors
 from isoeat.cli import main
@@ -103,15 +103,18 @@ def _csv(tmp_path, text, name="c.csv"):
     return p
 
 
-@pytest.mark.parametrize("text, message", [
-    ("term,score\nnurse,1\n", r"c\.csv:1: the header must name the columns word and value .* missing: word, value"),
-    ("word,value\nnurse,abc\n", r"c\.csv:2: word 'nurse': value 'abc' is not a number"),
-    ("word,value\nnurse,nan\n", r"c\.csv:2: word 'nurse': value 'nan' is not finite"),
-    ("word,value\nnurse,1\n\ndoctor,2\nnurse,3\n", r"c\.csv:5: word 'nurse' is listed twice \(lines 2 and 5\)"),
-    ("word,value\n,4\n", r"c\.csv:2: an empty word \(value '4'\)"),
-    ("word,value\nnurse\n", r"c\.csv:2: 1 column\(s\), the header names 2"),
-    ("word,value\n", r"c\.csv: no rows of word,value \(only a header\)"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("term,score\nnurse,1\n", r"c\.csv:1: the header must name the columns word and value .* missing: word, value"),
+        ("word,value\nnurse,abc\n", r"c\.csv:2: word 'nurse': value 'abc' is not a number"),
+        ("word,value\nnurse,nan\n", r"c\.csv:2: word 'nurse': value 'nan' is not finite"),
+        ("word,value\nnurse,1\n\ndoctor,2\nnurse,3\n", r"c\.csv:5: word 'nurse' is listed twice \(lines 2 and 5\)"),
+        ("word,value\n,4\n", r"c\.csv:2: an empty word \(value '4'\)"),
+        ("word,value\nnurse\n", r"c\.csv:2: 1 column\(s\), the header names 2"),
+        ("word,value\n", r"c\.csv: no rows of word,value \(only a header\)"),
+    ],
+)
 def test_bad_csv_is_one_line_naming_file_line_and_word(tmp_path, text, message):
     with pytest.raises(DataFormatError, match=message) as err:
         load_criterion(_csv(tmp_path, text))
@@ -136,8 +139,18 @@ def test_a_word_with_undefined_d_is_listed_and_left_out():
     # A = e1, e2; B = e3, e4: "flat" (e5) has cosine 0 with every attribute word, so its SC-WEAT d is undefined
     E = np.eye(6)
     words = ["a1", "a2", "b1", "b2", "flat", "p", "q", "r"]
-    vecs = np.vstack([E[0], E[1], E[2], E[3], E[4], E[0] + 0.2 * E[2] + E[5], E[2] + 0.5 * E[1] + E[5],
-                      E[1] + E[3] + 0.3 * E[0] + E[5]])
+    vecs = np.vstack(
+        [
+            E[0],
+            E[1],
+            E[2],
+            E[3],
+            E[4],
+            E[0] + 0.2 * E[2] + E[5],
+            E[2] + 0.5 * E[1] + E[5],
+            E[1] + E[3] + 0.3 * E[0] + E[5],
+        ]
+    )
     m = StaticVectors(words, vecs, name="toy")
     A, B = isoeat.WordSet("A", ("a1", "a2")), isoeat.WordSet("B", ("b1", "b2"))
     crit = Criterion("toy", ("p", "q", "r", "flat"), (1.0, 2.0, 3.0, 4.0))
@@ -154,8 +167,12 @@ def test_cli_prints_r_with_interval_raw_and_calibrated(capsys, tmp_path):
     assert rows["none"][2] == "-0.498" and rows["none"][3:5] == ["[-0.701,", "-0.221]"]  # the API's, rounded
     assert "Fisher z" in out and "construction worker" in out and "Bureau of Labor Statistics" in out
     assert fig.is_file() and fig.read_bytes()[:4] == b"\x89PNG"
-    assert main(["scweat", "--criterion", "occupations", "--attributes", "W7", "--calibration", "none",
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            ["scweat", "--criterion", "occupations", "--attributes", "W7", "--calibration", "none", "--format", "json"]
+        )
+        == 0
+    )
     recs = json.loads(capsys.readouterr().out)
     assert [r["calibration"] for r in recs] == ["none"] and recs[0]["pearson_r"] == pytest.approx(-0.4979, abs=1e-4)
 
@@ -165,12 +182,15 @@ def test_cli_api_agree(occupations_raw):
     assert (round(occupations_raw.pearson_ci_low, 3), round(occupations_raw.pearson_ci_high, 3)) == (-0.701, -0.221)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["scweat", "--attributes", "W7"], "give the target words: --words"),
-    (["scweat", "--words", "nurse", "--criterion", "occupations", "--attributes", "W7"], "drop --words"),
-    (["scweat", "--words", "nurse", "--attributes", "W7", "--criterion-figure", "x.png"], "give --criterion"),
-    (["scweat", "--criterion", "ocupations", "--attributes", "W7"], "did you mean 'occupations'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["scweat", "--attributes", "W7"], "give the target words: --words"),
+        (["scweat", "--words", "nurse", "--criterion", "occupations", "--attributes", "W7"], "drop --words"),
+        (["scweat", "--words", "nurse", "--attributes", "W7", "--criterion-figure", "x.png"], "give --criterion"),
+        (["scweat", "--criterion", "ocupations", "--attributes", "W7"], "did you mean 'occupations'"),
+    ],
+)
 def test_cli_refuses_with_one_line(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()

@@ -10,13 +10,13 @@ cosine, s(w, A, B), d with ddof 1 (Caliskan et al. 2017, eq. 1-3).
 from __future__ import annotations
 
 import json
+
 import numpy as np
 import pytest
 
+import _raw_glove  # tests/_raw_glove.py (rootdir-relative import, as _w6_corpus)
 import isoeat
 from isoeat import CoverageError, StaticVectors
-
-import _raw_glove  # tests/_raw_glove.py (rootdir-relative import, as _w6_corpus)
 
 US = ["new york", "los angeles", "san francisco", "las vegas", "chicago"]
 EUROPE = ["paris", "london", "berlin", "rome", "madrid"]
@@ -31,6 +31,7 @@ def raw_glove():
 
 def _d(vec, X, Y, A, B, transform=lambda v: v) -> float:
     """WEAT d from scratch: unit rows, mean cosine differences, SD over X u Y with ddof 1."""
+
     def unit(words):
         M = transform(np.asarray([vec(w) for w in words]))
         return M / np.linalg.norm(M, axis=1, keepdims=True)
@@ -42,8 +43,14 @@ def _d(vec, X, Y, A, B, transform=lambda v: v) -> float:
 
 
 def _test():
-    return isoeat.AssociationTest(id="cities", bias_type="Custom", X=isoeat.WordSet("US cities", tuple(US)),
-                                  Y=isoeat.WordSet("European cities", tuple(EUROPE)), A=W1.A, B=W1.B)
+    return isoeat.AssociationTest(
+        id="cities",
+        bias_type="Custom",
+        X=isoeat.WordSet("US cities", tuple(US)),
+        Y=isoeat.WordSet("European cities", tuple(EUROPE)),
+        A=W1.A,
+        B=W1.B,
+    )
 
 
 def test_glove_has_no_phrase_tokens_for_these(raw_glove):
@@ -73,8 +80,9 @@ def test_calibrated_space_sees_the_composed_vector(glove, raw_glove):
     assert res.effect_size == pytest.approx(_d(vec, US, EUROPE, W1.A.words, W1.B.words, cal.transform), abs=1e-9)
     # ZCA is affine: compose then whiten == whiten each word then take the mean (the docstring's claim)
     words = np.asarray([vec(w) for w in "new york".split()])
-    np.testing.assert_allclose(cal.transform(words.mean(axis=0, keepdims=True))[0], cal.transform(words).mean(axis=0),
-                               rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(
+        cal.transform(words.mean(axis=0, keepdims=True))[0], cal.transform(words).mean(axis=0), rtol=1e-10, atol=1e-10
+    )
 
 
 def test_sc_weat_of_a_phrase_records_how_it_was_embedded(glove, raw_glove):
@@ -85,8 +93,7 @@ def test_sc_weat_of_a_phrase_records_how_it_was_embedded(glove, raw_glove):
     w = vec("new york")
     cos = lambda M: M @ w / (np.linalg.norm(M, axis=1) * np.linalg.norm(w))  # noqa: E731
     ca, cb = cos(A), cos(B)
-    assert res[0].effect_size == pytest.approx((ca.mean() - cb.mean()) / np.concatenate([ca, cb]).std(ddof=1),
-                                               abs=1e-9)
+    assert res[0].effect_size == pytest.approx((ca.mean() - cb.mean()) / np.concatenate([ca, cb]).std(ddof=1), abs=1e-9)
     assert res[0].embedded == ("target:new york->mean-of-words",) and res[1].embedded == ()
 
 
@@ -102,8 +109,11 @@ def test_the_phrase_token_comes_first():
     np.testing.assert_array_equal(lk.vectors[0], m.vectors[2])  # new_york, not the mean of new and york
     np.testing.assert_array_equal(lk.vectors[1], m.vectors[3])  # Los_Angeles as given (mixed-case vocabulary)
     np.testing.assert_allclose(lk.vectors[2], m.vectors[4:6].mean(axis=0))  # no los_angeles: the mean
-    assert lk.embedded == (("new york", "phrase-token"), ("Los Angeles", "phrase-token"),
-                           ("los angeles", "mean-of-words"))
+    assert lk.embedded == (
+        ("new york", "phrase-token"),
+        ("Los Angeles", "phrase-token"),
+        ("los angeles", "mean-of-words"),
+    )
     assert [lk.how(w) for w in lk.found] == ["phrase-token", "phrase-token", "mean-of-words", "token"]
 
 
@@ -136,12 +146,16 @@ def test_weat_and_scweat_tables_say_how_phrases_were_embedded(tmp_path, capsys):
     from isoeat.cli import main
 
     test = tmp_path / "cities.yaml"
-    test.write_text(f"id: cities\nX: {json.dumps(US)}\nY: {json.dumps(EUROPE)}\n"
-                    f"A: {json.dumps(list(W1.A.words))}\nB: {json.dumps(list(W1.B.words))}\n")
+    test.write_text(
+        f"id: cities\nX: {json.dumps(US)}\nY: {json.dumps(EUROPE)}\n"
+        f"A: {json.dumps(list(W1.A.words))}\nB: {json.dumps(list(W1.B.words))}\n"
+    )
     assert main(["weat", "--test", str(test), "--calibration", "none"]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("Phrases:"))
     assert "cities X:new york: mean-of-words" in line and "else the mean of its words' raw vectors" in line
-    assert main(["scweat", "--words", "new york,paris", "--attributes", "W7", "--calibration", "none",
-                 "--format", "json"]) == 0
+    assert (
+        main(["scweat", "--words", "new york,paris", "--attributes", "W7", "--calibration", "none", "--format", "json"])
+        == 0
+    )
     recs = json.loads(capsys.readouterr().out)
     assert [r["embedded"] for r in recs] == [["target:new york->mean-of-words"], []]

@@ -32,8 +32,10 @@ __all__ = ["PHRASE_RULE", "EMBEDDINGS", "phrase_words", "compose"]
 EMBEDDINGS = ("token", "phrase-token", "mean-of-words")
 
 #: The rule in one sentence (table footers, docs).
-PHRASE_RULE = ("a phrase is its vocabulary token with '_' between its words if there is one (as given, then "
-               "lowercased where the model folds case), else the mean of its words' raw vectors, before calibration")
+PHRASE_RULE = (
+    "a phrase is its vocabulary token with '_' between its words if there is one (as given, then "
+    "lowercased where the model folds case), else the mean of its words' raw vectors, before calibration"
+)
 
 Row = Callable[[str], "tuple[int | None, str | None]"]
 

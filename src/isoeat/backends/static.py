@@ -27,6 +27,7 @@ import numpy as np
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
 from .._textio import iter_lines, nfc
 from .._validate import SUGGEST_MODEL_WORDS, check_bool, check_choice, check_int, suggest_words
+from ._phrases import compose, phrase_words
 from ._static_readers import (
     PICKLE_RISK,
     RAW_READERS,
@@ -36,7 +37,6 @@ from ._static_readers import (
     read_word2vec_binary,
     read_word2vec_text,
 )
-from ._phrases import compose, phrase_words
 from ._vocab import DUPLICATE_POLICIES, Locate, Vocabulary, build_vocabulary, row_locator
 from .base import Lookup
 from .cache import FingerprintCache, WordListCache

@@ -12,15 +12,23 @@ __all__ = ["add_criterion_options", "run_criterion"]
 
 def add_criterion_options(p: argparse.ArgumentParser) -> None:
     """``--criterion`` and ``--criterion-figure`` of ``scweat``."""
-    p.add_argument("--criterion", metavar="FILE.csv|occupations", default=None,
-                   help="criterion validity (WEFAT, Caliskan et al. 2017): correlate each word's SC-WEAT d with a "
-                        "real-world value, Pearson r and Spearman rho with Fisher-z intervals, raw beside "
-                        "calibrated; a CSV with the columns word,value (its words are the target words), or "
-                        "occupations: the bundled share of women in 40 occupations (BLS 2017 via Zhao et al. 2018) "
-                        "(default: none; docs/criterion.md)")
-    p.add_argument("--criterion-figure", metavar="PATH", default=None,
-                   help="with --criterion: also write the scatter of d against the value, one panel per space "
-                        "(.png, .pdf or .svg; default: none)")
+    p.add_argument(
+        "--criterion",
+        metavar="FILE.csv|occupations",
+        default=None,
+        help="criterion validity (WEFAT, Caliskan et al. 2017): correlate each word's SC-WEAT d with a "
+        "real-world value, Pearson r and Spearman rho with Fisher-z intervals, raw beside "
+        "calibrated; a CSV with the columns word,value (its words are the target words), or "
+        "occupations: the bundled share of women in 40 occupations (BLS 2017 via Zhao et al. 2018) "
+        "(default: none; docs/criterion.md)",
+    )
+    p.add_argument(
+        "--criterion-figure",
+        metavar="PATH",
+        default=None,
+        help="with --criterion: also write the scatter of d against the value, one panel per space "
+        "(.png, .pdf or .svg; default: none)",
+    )
 
 
 def check_criterion_args(args: argparse.Namespace) -> None:
@@ -40,22 +48,33 @@ def _rows(results: list[Any]) -> list[list[str]]:
     def num(x: float) -> str:
         return "-" if x != x else f"{x:+.3f}"
 
-    return [[r.calibration, str(r.n), num(r.pearson_r), f"[{num(r.pearson_ci_low)}, {num(r.pearson_ci_high)}]",
-             format_p(r.pearson_p), num(r.spearman_rho), f"[{num(r.spearman_ci_low)}, {num(r.spearman_ci_high)}]",
-             format_p(r.spearman_p)] for r in results]
+    return [
+        [
+            r.calibration,
+            str(r.n),
+            num(r.pearson_r),
+            f"[{num(r.pearson_ci_low)}, {num(r.pearson_ci_high)}]",
+            format_p(r.pearson_p),
+            num(r.spearman_rho),
+            f"[{num(r.spearman_ci_low)}, {num(r.spearman_ci_high)}]",
+            format_p(r.spearman_p),
+        ]
+        for r in results
+    ]
 
 
 def _footer(results: list[Any], crit: Any) -> list[str]:
     from ..reporting.tables import embedded_footer
 
     r0 = results[0]
-    lines = [f"Intervals {r0.ci_level:.0%}, Fisher z: Pearson SE 1/sqrt(n-3), Spearman SE sqrt((1+rho^2/2)/(n-3)) "
-             "(Bonett-Wright); p two-sided, t on n-2 df. d > 0: closer to "
-             f"{r0.attribute_a} than to {r0.attribute_b}."]
+    lines = [
+        f"Intervals {r0.ci_level:.0%}, Fisher z: Pearson SE 1/sqrt(n-3), Spearman SE sqrt((1+rho^2/2)/(n-3)) "
+        "(Bonett-Wright); p two-sided, t on n-2 df. d > 0: closer to "
+        f"{r0.attribute_a} than to {r0.attribute_b}."
+    ]
     lines += [f"{r.calibration}: r and rho undefined: {r.undefined}." for r in results if r.undefined]
     if r0.missing:
-        lines.append(f"Not in {r0.model} (not correlated, {len(r0.missing)} of {len(crit)}): "
-                     + ", ".join(r0.missing))
+        lines.append(f"Not in {r0.model} (not correlated, {len(r0.missing)} of {len(crit)}): " + ", ".join(r0.missing))
     for r in results:
         if r.undefined_words:
             lines.append(f"{r.calibration}: SC-WEAT d undefined (not correlated): {', '.join(r.undefined_words)}")
@@ -69,18 +88,30 @@ def _footer(results: list[Any], crit: Any) -> list[str]:
 
 def run_criterion(args: argparse.Namespace, test: Any, model: Any, cal: Any) -> int:
     """Criterion validity in the raw space and, with a calibrator, the calibrated one; printed or emitted."""
+    from ..labels import protocol_text
     from ..reporting.tables import _render, emit_records, protocol_footer
     from ..stats.criterion import criterion_validity
     from ..wordsets.criteria import load_criterion
-    from ..labels import protocol_text
     from ._spaces import space_protocols
 
     crit = load_criterion(args.criterion)
-    results = [criterion_validity(model, crit, test, calibration=c, rng=args.seed, ddof=args.ddof,
-                                  ci_level=args.ci_level, min_coverage=args.min_coverage, force=args.force,
-                                  alternative=args.alternative, method=args.method,
-                                  n_permutations=args.permutations)
-               for c in ([None] if cal is None else [None, cal])]
+    results = [
+        criterion_validity(
+            model,
+            crit,
+            test,
+            calibration=c,
+            rng=args.seed,
+            ddof=args.ddof,
+            ci_level=args.ci_level,
+            min_coverage=args.min_coverage,
+            force=args.force,
+            alternative=args.alternative,
+            method=args.method,
+            n_permutations=args.permutations,
+        )
+        for c in ([None] if cal is None else [None, cal])
+    ]
     if args.criterion_figure:
         from ..reporting._glyphs import glyphs_for
         from ..reporting.criterion_figure import write_criterion_figure
@@ -93,10 +124,26 @@ def run_criterion(args: argparse.Namespace, test: Any, model: Any, cal: Any) -> 
         return 0
     r0 = results[0]
     what = f" ({crit.value})" if crit.source else ""
-    print(f"Criterion validity on {r0.model}: SC-WEAT d of each word of {crit.name} against its value{what}; "
-          f"A = {r0.attribute_a}, B = {r0.attribute_b} (from {r0.test})")
-    print(_render(["Calibration", "n", "Pearson r", f"{r0.ci_level:.0%} CI", "p", "Spearman rho",
-                   f"{r0.ci_level:.0%} CI", "p"], _rows(results), align_left=1))
+    print(
+        f"Criterion validity on {r0.model}: SC-WEAT d of each word of {crit.name} against its value{what}; "
+        f"A = {r0.attribute_a}, B = {r0.attribute_b} (from {r0.test})"
+    )
+    print(
+        _render(
+            [
+                "Calibration",
+                "n",
+                "Pearson r",
+                f"{r0.ci_level:.0%} CI",
+                "p",
+                "Spearman rho",
+                f"{r0.ci_level:.0%} CI",
+                "p",
+            ],
+            _rows(results),
+            align_left=1,
+        )
+    )
     for line in _footer(results, crit) + protocol_footer(departures[-1]):
         print(line)
     if args.criterion_figure:

@@ -26,8 +26,10 @@ def correlation_text(r: Any) -> str:
     """``r = -0.50 [-0.70, -0.22], rho = -0.48 [-0.70, -0.18], n = 40`` (``undefined: WHY`` when undefined)."""
     if r.undefined:
         return f"r and rho undefined: {r.undefined} (n = {r.n})"
-    return (f"r = {r.pearson_r:.2f} [{r.pearson_ci_low:.2f}, {r.pearson_ci_high:.2f}], rho = {r.spearman_rho:.2f} "
-            f"[{r.spearman_ci_low:.2f}, {r.spearman_ci_high:.2f}], n = {r.n}")
+    return (
+        f"r = {r.pearson_r:.2f} [{r.pearson_ci_low:.2f}, {r.pearson_ci_high:.2f}], rho = {r.spearman_rho:.2f} "
+        f"[{r.spearman_ci_low:.2f}, {r.spearman_ci_high:.2f}], n = {r.n}"
+    )
 
 
 def figure_criterion(results: Sequence[Any], value_label: str = "criterion value") -> Any:
@@ -51,16 +53,19 @@ def figure_criterion(results: Sequence[Any], value_label: str = "criterion value
         ax.set_xlabel(f"SC-WEAT d (> 0: closer to {r.attribute_a}; < 0: to {r.attribute_b})", fontsize=8)
         ax.set_ylabel(value_label, fontsize=8)
         ax.tick_params(labelsize=7)
-    fig.suptitle(f"Criterion validity on {results[0].model}: {results[0].criterion} ({results[0].ci_level:.0%} "
-                 "intervals, Fisher z)", fontsize=9)
+    fig.suptitle(
+        f"Criterion validity on {results[0].model}: {results[0].criterion} ({results[0].ci_level:.0%} "
+        "intervals, Fisher z)",
+        fontsize=9,
+    )
     fix_layout(fig)  # the constrained layout fixes the axes; labels are then placed in pixels
     for ax, r in zip(axes, results):
         place_labels(ax, list(zip(r.words, r.effect_sizes, r.values)), fontsize=6, marker_pt=4.0)
     return fig
 
 
-def write_criterion_figure(results: Sequence[Any], path: str | Path, *, value_label: str = "criterion value",
-                           dpi: int = 150) -> Path:
+def write_criterion_figure(
+    results: Sequence[Any], path: str | Path, *, value_label: str = "criterion value", dpi: int = 150
+) -> Path:
     """Write :func:`figure_criterion` to ``path`` (``.png``, ``.pdf`` or ``.svg``); returns the path."""
-    return write_figure_file(lambda: figure_criterion(results, value_label), path, dpi=dpi,
-                             what="criterion figure")
+    return write_figure_file(lambda: figure_criterion(results, value_label), path, dpi=dpi, what="criterion figure")

@@ -110,15 +110,29 @@ def correlate(x: Sequence[float], y: Sequence[float], *, ci_level: float = 0.95)
     if n != len(ys):
         raise CoverageError(f"criterion validity: {n} effect sizes but {len(ys)} criterion values")
     if n < MIN_WORDS:
-        raise CoverageError(f"criterion validity needs at least {MIN_WORDS} words with an effect size and a value, "
-                            f"got {n}")
+        raise CoverageError(
+            f"criterion validity needs at least {MIN_WORDS} words with an effect size and a value, got {n}"
+        )
     out: dict[str, Any] = {"n": n}
     nan = float("nan")
-    why = ("the criterion values are all equal" + f" ({ys[0]:g})" if np.all(ys == ys[0]) else
-           "every word has the same effect size" + f" ({xs[0]:g})" if np.all(xs == xs[0]) else "")
+    why = (
+        "the criterion values are all equal" + f" ({ys[0]:g})"
+        if np.all(ys == ys[0])
+        else "every word has the same effect size" + f" ({xs[0]:g})"
+        if np.all(xs == xs[0])
+        else ""
+    )
     if why:
-        for k in ("pearson_r", "pearson_ci_low", "pearson_ci_high", "pearson_p", "spearman_rho", "spearman_ci_low",
-                  "spearman_ci_high", "spearman_p"):
+        for k in (
+            "pearson_r",
+            "pearson_ci_low",
+            "pearson_ci_high",
+            "pearson_p",
+            "spearman_rho",
+            "spearman_ci_low",
+            "spearman_ci_high",
+            "spearman_p",
+        ):
             out[k] = nan
     else:
         dx, dy = xs - xs.mean(), ys - ys.mean()
@@ -128,8 +142,16 @@ def correlate(x: Sequence[float], y: Sequence[float], *, ci_level: float = 0.95)
         se_rho = math.sqrt((1.0 + rho * rho / 2.0) / (n - 3)) if n > 3 else math.inf
         lo, hi = _fisher(r, se, ci_level)
         rlo, rhi = _fisher(rho, se_rho, ci_level)
-        out.update(pearson_r=r, pearson_ci_low=lo, pearson_ci_high=hi, pearson_p=_p_two_sided(r, n),
-                   spearman_rho=rho, spearman_ci_low=rlo, spearman_ci_high=rhi, spearman_p=_p_two_sided(rho, n))
+        out.update(
+            pearson_r=r,
+            pearson_ci_low=lo,
+            pearson_ci_high=hi,
+            pearson_p=_p_two_sided(r, n),
+            spearman_rho=rho,
+            spearman_ci_low=rlo,
+            spearman_ci_high=rhi,
+            spearman_p=_p_two_sided(rho, n),
+        )
     out.update(ci_level=ci_level, ci_method=CI_METHOD, undefined=why)
     return out
 
@@ -206,8 +228,17 @@ class CriterionResult:
 
     def word_records(self) -> list[dict[str, Any]]:
         """One record per correlated word: word, d, value, model, calibration, criterion (tidy, for a plot)."""
-        return [{"word": w, "effect_size": d, "value": v, "model": self.model, "calibration": self.calibration,
-                 "criterion": self.criterion} for w, d, v in zip(self.words, self.effect_sizes, self.values)]
+        return [
+            {
+                "word": w,
+                "effect_size": d,
+                "value": v,
+                "model": self.model,
+                "calibration": self.calibration,
+                "criterion": self.criterion,
+            }
+            for w, d, v in zip(self.words, self.effect_sizes, self.values)
+        ]
 
 
 def first_space(results: Sequence[Any]) -> str:
@@ -275,23 +306,46 @@ def criterion_validity(
     value_of = dict(zip(crit.words, crit.values))
     found = list(lk.found)
     if len(found) < MIN_WORDS:
-        raise CoverageError(f"criterion {crit.name}: only {len(found)} of its {len(crit)} words are in "
-                            f"{name_of(model, 'the model')}; criterion validity needs at least {MIN_WORDS} "
-                            f"(missing: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}"
-                            f"{missing_parts_note(lk)})")
-    res = sc_weat(model, found, attributes, calibration=calibration, rng=rng, ddof=ddof, min_coverage=min_coverage,
-                  force=force, permutation=permutation)
+        raise CoverageError(
+            f"criterion {crit.name}: only {len(found)} of its {len(crit)} words are in "
+            f"{name_of(model, 'the model')}; criterion validity needs at least {MIN_WORDS} "
+            f"(missing: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}"
+            f"{missing_parts_note(lk)})"
+        )
+    res = sc_weat(
+        model,
+        found,
+        attributes,
+        calibration=calibration,
+        rng=rng,
+        ddof=ddof,
+        min_coverage=min_coverage,
+        force=force,
+        permutation=permutation,
+    )
     kept = [r for r in res if math.isfinite(r.effect_size)]
     if len(kept) < MIN_WORDS:
-        raise CoverageError(f"criterion {crit.name}: only {len(kept)} of its words have a defined SC-WEAT d in "
-                            f"{first_space(res)}; criterion validity needs at least {MIN_WORDS} (d undefined for: "
-                            f"{', '.join(r.word for r in res if not math.isfinite(r.effect_size))[:300]})")
+        raise CoverageError(
+            f"criterion {crit.name}: only {len(kept)} of its words have a defined SC-WEAT d in "
+            f"{first_space(res)}; criterion validity needs at least {MIN_WORDS} (d undefined for: "
+            f"{', '.join(r.word for r in res if not math.isfinite(r.effect_size))[:300]})"
+        )
     corr = correlate([r.effect_size for r in kept], [value_of[r.word] for r in kept], ci_level=ci_level)
     first = res[0]
     return CriterionResult(
-        criterion=crit.name, model=first.model, calibration=first.calibration, test=test_id,
-        attribute_a=A.name, attribute_b=B.name, **corr, words=tuple(r.word for r in kept),
-        effect_sizes=tuple(r.effect_size for r in kept), values=tuple(value_of[r.word] for r in kept),
-        missing=missing, undefined_words=tuple(r.word for r in res if not math.isfinite(r.effect_size)),
+        criterion=crit.name,
+        model=first.model,
+        calibration=first.calibration,
+        test=test_id,
+        attribute_a=A.name,
+        attribute_b=B.name,
+        **corr,
+        words=tuple(r.word for r in kept),
+        effect_sizes=tuple(r.effect_size for r in kept),
+        values=tuple(value_of[r.word] for r in kept),
+        missing=missing,
+        undefined_words=tuple(r.word for r in res if not math.isfinite(r.effect_size)),
         embedded=tuple(dict.fromkeys(e for r in res for e in r.embedded if e.startswith("target:"))),
-        ddof=int(ddof), seed=first.seed)
+        ddof=int(ddof),
+        seed=first.seed,
+    )

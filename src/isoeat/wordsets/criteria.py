@@ -68,24 +68,40 @@ class Criterion:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready record: name, what the value is, its provenance and the values by word."""
-        return {"name": self.name, "value": self.value, "source": self.source, "licence": self.licence,
-                "citation": self.citation, "values": dict(zip(self.words, self.values))}
+        return {
+            "name": self.name,
+            "value": self.value,
+            "source": self.source,
+            "licence": self.licence,
+            "citation": self.citation,
+            "values": dict(zip(self.words, self.values)),
+        }
 
 
 def _bundled(name: str) -> Criterion:
     text = resources.files("isoeat.wordsets").joinpath(f"data/{BUNDLED[name]}").read_text("utf-8")
     data = json.loads(text)
     values = data["values"]
-    return Criterion(name, tuple(values), tuple(float(v) for v in values.values()), (), data["value"],
-                     data["source"], data["licence"], data["citation"])
+    return Criterion(
+        name,
+        tuple(values),
+        tuple(float(v) for v in values.values()),
+        (),
+        data["value"],
+        data["source"],
+        data["licence"],
+        data["citation"],
+    )
 
 
 def _header(path: str, row: list[str]) -> tuple[int, int]:
     cols = [c.strip().lower() for c in row]
     missing = [c for c in ("word", "value") if c not in cols]
     if missing:
-        raise DataFormatError(f"{path}:1: the header must name the columns word and value (got "
-                              f"{', '.join(repr(c) for c in row) or 'an empty line'}); missing: {', '.join(missing)}")
+        raise DataFormatError(
+            f"{path}:1: the header must name the columns word and value (got "
+            f"{', '.join(repr(c) for c in row) or 'an empty line'}); missing: {', '.join(missing)}"
+        )
     return cols.index("word"), cols.index("value")
 
 
@@ -112,14 +128,17 @@ def load_criterion(spec: str | os.PathLike) -> Criterion:
     (40, ('carpenter', 'editor'), (2.0, 52.0))
     """
     if not isinstance(spec, (str, os.PathLike)):
-        raise ConfigError(f"criterion must be a bundled name ({', '.join(BUNDLED)}) or a CSV file, got "
-                          f"{type(spec).__name__}")
+        raise ConfigError(
+            f"criterion must be a bundled name ({', '.join(BUNDLED)}) or a CSV file, got {type(spec).__name__}"
+        )
     key = os.fspath(spec)
     if key.strip().lower() in BUNDLED and not os.path.exists(key):
         return _bundled(key.strip().lower())
     if not os.path.exists(key) and os.sep not in key and "." not in key:
-        raise ConfigError(f"criterion {key!r}: no such file or bundled criterion (bundled: {', '.join(BUNDLED)})"
-                          f"{suggest(key, BUNDLED, fold_case=True)}")
+        raise ConfigError(
+            f"criterion {key!r}: no such file or bundled criterion (bundled: {', '.join(BUNDLED)})"
+            f"{suggest(key, BUNDLED, fold_case=True)}"
+        )
     words: list[str] = []
     values: list[float] = []
     lines: list[int] = []
