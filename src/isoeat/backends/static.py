@@ -287,7 +287,8 @@ class StaticVectors:
         NaN/inf values or all zeros are refused, since cosine is undefined.
         """
         words = tuple(words)
-        rows: list[np.ndarray] = []
+        rows: list[int] = []  # a vocabulary row per found word; 0 where the word is a composed phrase
+        composed: dict[int, np.ndarray] = {}  # position among the found words -> the phrase's vector
         found: list[str] = []
         missing: list[str] = []
         folded: list[tuple[str, str]] = []
@@ -301,7 +302,8 @@ class StaticVectors:
                     missing.append(w)
                     parts.append((w, gap))
                     continue
-                rows.append(vec)
+                composed[len(found)] = vec
+                rows.append(0)
                 found.append(w)
                 embedded.append((w, how))
                 if entry:
@@ -310,11 +312,15 @@ class StaticVectors:
             if i is None:
                 missing.append(w)
                 continue
-            rows.append(np.asarray(self.vectors[i], dtype=np.float64))
+            rows.append(i)
             found.append(w)
             if via is not None:
                 folded.append((w, via))
-        vecs = np.asarray(rows, dtype=np.float64).reshape(len(rows), self.dim)
+        vecs = np.asarray(self.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64).reshape(
+            len(rows), self.dim
+        )
+        for k, vec in composed.items():
+            vecs[k] = vec
         if vecs.size:
             bad = ~np.isfinite(vecs).all(axis=1)
             if bad.any():
