@@ -159,3 +159,24 @@ def test_weat_and_scweat_tables_say_how_phrases_were_embedded(tmp_path, capsys):
     )
     recs = json.loads(capsys.readouterr().out)
     assert [r["embedded"] for r in recs] == [["target:new york->mean-of-words"], []]
+
+
+def test_metric_records_and_the_run_table_say_how_phrases_were_embedded(glove, capsys, tmp_path):
+    from isoeat.cli import main
+
+    res = isoeat.metric(glove, "mac", _test(), rng=0)
+    assert res.embedded == tuple(f"X:{w}->mean-of-words" for w in US if " " in w)
+    assert (
+        list(res.to_dict())[-1] == "embedded" and isoeat.MetricResult.from_dict(res.to_dict()).embedded == res.embedded
+    )
+    test = tmp_path / "cities.yaml"
+    test.write_text(
+        f"id: cities\nX: {json.dumps(US)}\nY: {json.dumps(EUROPE)}\n"
+        f"A: {json.dumps(list(W1.A.words))}\nB: {json.dumps(list(W1.B.words))}\n"
+    )
+    assert main(["metric", "mac", "--test", str(test), "--calibration", "none"]) == 0
+    assert "Phrases: cities X:new york: mean-of-words;" in capsys.readouterr().out
+    comp = isoeat.compare_calibration(glove, [_test()], calibration="zca", rng=0, n_reference=20_000)
+    from isoeat.reporting.tables import comparison_table
+
+    assert "Phrases: cities X:new york: mean-of-words;" in comparison_table(comp)
