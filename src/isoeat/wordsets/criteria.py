@@ -20,6 +20,7 @@ import csv
 import json
 import math
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -30,8 +31,14 @@ from .._validate import suggest
 
 __all__ = ["Criterion", "BUNDLED", "load_criterion"]
 
-#: Bundled criteria by name -> their file under ``isoeat/wordsets/data``.
-BUNDLED = {"occupations": "occupations.json"}
+
+def _occupations_text() -> str:
+    """``isoeat/wordsets/data/occupations.json`` (a literal path: ``tests/test_wheel.py`` checks it is shipped)."""
+    return resources.files("isoeat.wordsets").joinpath("data/occupations.json").read_text("utf-8")
+
+
+#: Bundled criteria by name -> the reader of their file under ``isoeat/wordsets/data``.
+BUNDLED: dict[str, Callable[[], str]] = {"occupations": _occupations_text}
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,7 @@ class Criterion:
 
 
 def _bundled(name: str) -> Criterion:
-    text = resources.files("isoeat.wordsets").joinpath(f"data/{BUNDLED[name]}").read_text("utf-8")
+    text = BUNDLED[name]()
     data = json.loads(text)
     values = data["values"]
     return Criterion(
