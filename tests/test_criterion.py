@@ -131,7 +131,10 @@ def test_words_missing_from_the_model_are_listed_not_dropped(glove, tmp_path):
     res = isoeat.criterion_validity(glove, p, "W7", rng=0)
     assert res.missing == ("zzqxv",) and res.n == 4 and "zzqxv" not in res.words
     few = _csv(tmp_path, "word,value\nnurse,90\nzzqxv,50\nqqzzv,3\n", "few.csv")
-    with pytest.raises(CoverageError, match=r"only 1 of its 3 words are in glove-6b-50d; .* at least 3"):
+    with pytest.raises(
+        CoverageError,
+        match=r"only 1 of its 3 words are in glove-6b-50d; criterion validity needs at least 3 \(left out: zzqxv, qqzzv\)",
+    ):
         isoeat.criterion_validity(glove, few, "W7", rng=0)
 
 
@@ -156,6 +159,13 @@ def test_a_word_with_undefined_d_is_listed_and_left_out():
     crit = Criterion("toy", ("p", "q", "r", "flat"), (1.0, 2.0, 3.0, 4.0))
     res = isoeat.criterion_validity(m, crit, (A, B), rng=0)
     assert res.undefined_words == ("flat",) and res.words == ("p", "q", "r") and res.n == 3
+    two = Criterion("toy2", ("p", "q", "flat"), (1.0, 2.0, 4.0))  # 2 defined: below MIN_WORDS, at the boundary
+    with pytest.raises(
+        CoverageError,
+        match=r"only 2 of its 3 words have a defined SC-WEAT d in toy \(none\); .* "
+        r"at least 3 \(left out: flat\)$",
+    ):
+        isoeat.criterion_validity(m, two, (A, B), rng=0)
 
 
 def test_cli_prints_r_with_interval_raw_and_calibrated(capsys, tmp_path):

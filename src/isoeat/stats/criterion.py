@@ -246,6 +246,16 @@ def first_space(results: Sequence[Any]) -> str:
     return f"{results[0].model} ({results[0].calibration})" if results else "the model"
 
 
+def _require(n: int, crit: Any, what: str, left_out: Sequence[str], note: str) -> None:
+    """Refuse, in one line naming the criterion and the words left out, fewer than :data:`MIN_WORDS` words."""
+    if n < MIN_WORDS:
+        shown = ", ".join(left_out[:10]) + (" ..." if len(left_out) > 10 else "")
+        raise CoverageError(
+            f"criterion {crit.name}: only {n} of its {len(crit)} words {what}; criterion validity "
+            f"needs at least {MIN_WORDS} (left out: {shown}{note})"
+        )
+
+
 @public
 def criterion_validity(
     model: Encoder,
@@ -305,13 +315,7 @@ def criterion_validity(
     missing = tuple(with_suggestions(lk.missing, suggestion_entries(model, lk.missing)))
     value_of = dict(zip(crit.words, crit.values))
     found = list(lk.found)
-    if len(found) < MIN_WORDS:
-        raise CoverageError(
-            f"criterion {crit.name}: only {len(found)} of its {len(crit)} words are in "
-            f"{name_of(model, 'the model')}; criterion validity needs at least {MIN_WORDS} "
-            f"(missing: {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''}"
-            f"{missing_parts_note(lk)})"
-        )
+    _require(len(found), crit, f"are in {name_of(model, 'the model')}", missing, missing_parts_note(lk))
     res = sc_weat(
         model,
         found,
@@ -324,12 +328,8 @@ def criterion_validity(
         permutation=permutation,
     )
     kept = [r for r in res if math.isfinite(r.effect_size)]
-    if len(kept) < MIN_WORDS:
-        raise CoverageError(
-            f"criterion {crit.name}: only {len(kept)} of its words have a defined SC-WEAT d in "
-            f"{first_space(res)}; criterion validity needs at least {MIN_WORDS} (d undefined for: "
-            f"{', '.join(r.word for r in res if not math.isfinite(r.effect_size))[:300]})"
-        )
+    undefined = [r.word for r in res if not math.isfinite(r.effect_size)]
+    _require(len(kept), crit, f"have a defined SC-WEAT d in {first_space(res)}", undefined, "")
     corr = correlate([r.effect_size for r in kept], [value_of[r.word] for r in kept], ci_level=ci_level)
     first = res[0]
     return CriterionResult(
@@ -344,7 +344,7 @@ def criterion_validity(
         effect_sizes=tuple(r.effect_size for r in kept),
         values=tuple(value_of[r.word] for r in kept),
         missing=missing,
-        undefined_words=tuple(r.word for r in res if not math.isfinite(r.effect_size)),
+        undefined_words=tuple(undefined),
         embedded=tuple(dict.fromkeys(e for r in res for e in r.embedded if e.startswith("target:"))),
         ddof=int(ddof),
         seed=first.seed,
