@@ -199,6 +199,7 @@ def test_cli_api_agree(occupations_raw):
         (["scweat", "--words", "nurse", "--criterion", "occupations", "--attributes", "W7"], "drop --words"),
         (["scweat", "--words", "nurse", "--attributes", "W7", "--criterion-figure", "x.png"], "give --criterion"),
         (["scweat", "--criterion", "ocupations", "--attributes", "W7"], "did you mean 'occupations'"),
+        (["scweat", "--criterion", "occupations", "--attributes", "W7", "--ci"], "intervals are on r and rho"),
     ],
 )
 def test_cli_refuses_with_one_line(capsys, argv, message):

@@ -40,6 +40,11 @@ def check_criterion_args(args: argparse.Namespace) -> None:
             raise ConfigError("give the target words: --words w1,w2,... or --criterion FILE.csv|occupations")
     elif args.words:
         raise ConfigError("--words and --criterion: the criterion file names the target words; drop --words")
+    elif args.ci or args.ci_method != "auto":
+        raise ConfigError(
+            "--ci and --ci-method ask for an interval on each word's d, which --criterion does not print: its "
+            "intervals are on r and rho (Fisher z; --ci-level sets their level); drop them"
+        )
 
 
 def _rows(results: list[Any]) -> list[list[str]]:
