@@ -138,6 +138,12 @@ def test_words_missing_from_the_model_are_listed_not_dropped(glove, tmp_path):
         isoeat.criterion_validity(glove, few, "W7", rng=0)
 
 
+def test_two_words_of_one_vocabulary_entry_are_refused(glove, tmp_path):
+    p = _csv(tmp_path, "word,value\nNurse,90\nengineer,10\nnurse,91\nteacher,78\n")
+    with pytest.raises(CoverageError, match=r"'Nurse' and 'nurse' are the same vocabulary entry 'nurse'"):
+        isoeat.criterion_validity(glove, p, "W7", rng=0)
+
+
 def test_a_word_with_undefined_d_is_listed_and_left_out():
     # A = e1, e2; B = e3, e4: "flat" (e5) has cosine 0 with every attribute word, so its SC-WEAT d is undefined
     E = np.eye(6)

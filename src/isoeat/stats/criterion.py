@@ -45,7 +45,7 @@ from .._validate import check_real
 from .options import PermutationOptions, gather
 from .rank import spearman
 from .results import records_frame, suggestion_entries, with_suggestions
-from .validity import missing_parts_note
+from .validity import missing_parts_note, vocabulary_entries
 
 __all__ = ["MIN_WORDS", "CriterionResult", "correlate", "criterion_validity"]
 
@@ -246,6 +246,18 @@ def first_space(results: Sequence[Any]) -> str:
     return f"{results[0].model} ({results[0].calibration})" if results else "the model"
 
 
+def _refuse_twice(crit: Any, words: Sequence[str], entries: Sequence[str]) -> None:
+    """Two criterion words that are one vocabulary entry (``Nurse`` and ``nurse`` on a lowercase model) would count
+    one vector twice: refused, naming both."""
+    seen: dict[str, str] = {}
+    for w, e in zip(words, entries):
+        if e in seen:
+            raise CoverageError(
+                f"criterion {crit.name}: {seen[e]!r} and {w!r} are the same vocabulary entry {e!r}; keep one of them"
+            )
+        seen[e] = w
+
+
 def _require(n: int, crit: Any, what: str, left_out: Sequence[str], note: str) -> None:
     """Refuse, in one line naming the criterion and the words left out, fewer than :data:`MIN_WORDS` words."""
     if n < MIN_WORDS:
@@ -315,6 +327,7 @@ def criterion_validity(
     missing = tuple(with_suggestions(lk.missing, suggestion_entries(model, lk.missing)))
     value_of = dict(zip(crit.words, crit.values))
     found = list(lk.found)
+    _refuse_twice(crit, found, vocabulary_entries(lk.found, lk.case_folded))
     _require(len(found), crit, f"are in {name_of(model, 'the model')}", missing, missing_parts_note(lk))
     res = sc_weat(
         model,
