@@ -91,6 +91,15 @@ def test_constant_values_or_effects_are_undefined_with_a_reason():
     assert c["undefined"] == "every word has the same effect size (0.2)" and math.isnan(c["pearson_r"])
 
 
+def test_cli_prints_an_undefined_correlation_as_a_dash_with_its_reason(tmp_path, capsys):
+    p = _csv(tmp_path, "word,value\nnurse,5\nengineer,5\nteacher,5\n")
+    assert main(["scweat", "--criterion", str(p), "--attributes", "W7", "--calibration", "none"]) == 0
+    out = capsys.readouterr().out
+    row = next(ln.split() for ln in out.splitlines() if ln.startswith("none "))
+    assert row == ["none", "3", "-", "-", "-", "-", "-", "-"]
+    assert "none: r and rho undefined: the criterion values are all equal (5)." in out
+
+
 def test_perfect_correlation_has_a_point_interval_and_p_zero():
     c = correlate([1.0, 2.0, 3.0, 4.0, 5.0], [2.0, 4.0, 6.0, 8.0, 10.0])
     assert c["pearson_r"] == pytest.approx(1.0) and c["pearson_ci_low"] == c["pearson_ci_high"] == c["pearson_r"]

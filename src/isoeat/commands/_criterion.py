@@ -53,15 +53,18 @@ def _rows(results: list[Any]) -> list[list[str]]:
     def num(x: float) -> str:
         return "-" if x != x else f"{x:+.3f}"
 
+    def ci(lo: float, hi: float) -> str:
+        return "-" if lo != lo else f"[{num(lo)}, {num(hi)}]"
+
     return [
         [
             r.calibration,
             str(r.n),
             num(r.pearson_r),
-            f"[{num(r.pearson_ci_low)}, {num(r.pearson_ci_high)}]",
+            ci(r.pearson_ci_low, r.pearson_ci_high),
             format_p(r.pearson_p),
             num(r.spearman_rho),
-            f"[{num(r.spearman_ci_low)}, {num(r.spearman_ci_high)}]",
+            ci(r.spearman_ci_low, r.spearman_ci_high),
             format_p(r.spearman_p),
         ]
         for r in results
