@@ -184,11 +184,13 @@ def test_minilm_words_encoded_on_workers(client2, wiki_sentences):
 
 
 def test_static_words_encoded_on_workers(client2):
-    words = ["Doctor", "nurse", "qqqzzzxx", "nurse", "engineer"]
+    words = ["Doctor", "nurse", "qqqzzzxx", "nurse", "engineer", "new york", "new yrok"]  # phrases: issue 42 #3
     lk = encode_words_distributed("glove-6b-50d", words, client=client2, shards=3)
     local = isoeat.load_model("glove-6b-50d").lookup(words)
     assert (lk.words, lk.found, lk.missing, lk.case_folded) == (local.words, local.found, local.missing,
                                                                 local.case_folded)
+    assert (lk.embedded, lk.missing_parts) == (local.embedded, local.missing_parts) == (
+        (("new york", "mean-of-words"),), (("new yrok", "yrok"),))
     assert np.array_equal(lk.vectors, local.vectors)
 
 

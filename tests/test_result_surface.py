@@ -31,6 +31,7 @@ WEAT_COLUMNS = [
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
     "effect_size_ci_warning", "p_holm", "p_bh", "seed_stream", "suggestions",
     "undefined",  # issue 40 #13: why d and p are undefined (appended: no column moved)
+    "embedded",  # issue 42 #3: how each phrase was embedded (appended: no column moved)
 ]
 SC_WEAT_COLUMNS = [
     "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
@@ -40,6 +41,7 @@ SC_WEAT_COLUMNS = [
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
     "effect_size_ci_warning",
     "undefined",  # issue 40 #13 (appended)
+    "embedded",  # issue 42 #3 (appended)
 ]
 
 
@@ -158,7 +160,8 @@ def test_identity_values_of_weat_and_sc_weat(glove):
     ident = w.identity()
     assert "John->john" in ident.pop("case_folded")  # GloVe 6B is lowercase: names are found case-folded
     assert ident == {"test": "W6", "model": "glove-6b-50d", "calibration": "none", "seed": 5,
-                     "n_a": 8, "n_b": 8, "dropped": [], "seed_stream": ["weat", "W6"], "suggestions": []}
+                     "n_a": 8, "n_b": 8, "dropped": [], "seed_stream": ["weat", "W6"], "suggestions": [],
+                     "embedded": []}
     sc = isoeat.sc_weat(glove, "doctor,nurse", "W6", rng=5)
     for r in sc:
         assert (r.test, r.model, r.calibration, r.n_a, r.n_b) == ("W6", "glove-6b-50d", "none", 8, 8)
@@ -175,7 +178,7 @@ def test_identity_values_of_seat():
     t = isoeat.get_test("W6")
     assert res.identity() == {"test": "W6", "model": "toy-encoder", "calibration": "none", "seed": 9,
                               "n_a": len(t.A.words), "n_b": len(t.B.words), "dropped": [], "case_folded": [],
-                              "seed_stream": ["seat", "W6"], "suggestions": []}
+                              "seed_stream": ["seat", "W6"], "suggestions": [], "embedded": []}
     assert (res.n_x, res.n_y) == (len(t.X.words), len(t.Y.words))
     d = res.to_dict()
     assert d["seed"] == 9 and d["n_x"] == len(t.X.words) and list(d)[-1] == "per_template"

@@ -137,6 +137,9 @@ __all__ = [
         "ceat": "isoeat.stats.ceat",
         "CEATResult": "isoeat.stats.ceat",
         "describe_test": "isoeat.wordsets",
+        "criterion_validity": "isoeat.stats.criterion",
+        "CriterionResult": "isoeat.stats.criterion",
+        "load_criterion": "isoeat.wordsets.criteria",
     }),
 ]
 

@@ -430,6 +430,10 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
                     "refused; sensitivity loads no calibrator: --force is about its folder)"}),
     },
     "--words": {
+        "scweat": Deviation("required unless --criterion names them", {
+            "required": False, "default": None,
+            "help": "comma-separated target words, e.g. nurse,engineer; a phrase of several words ('new york') is one "
+                    "word (default: none; required unless --criterion names them)"}),
         "export": Deviation("or a file of words, one a line", {
             "required": False, "default": None, "metavar": "WORDS|FILE",
             "help": "the words whose vectors are written, comma-separated, or a file of words, one a line "

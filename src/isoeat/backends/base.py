@@ -26,6 +26,13 @@ class Lookup:
         Words not in the vocabulary (out of vocabulary, OOV).
     case_folded : tuple of (str, str)
         ``(word, vocabulary entry)`` pairs found only by the lowercase fallback.
+    embedded : tuple of (str, str)
+        ``(stimulus, how)`` for every found stimulus not embedded as one vocabulary token: ``how`` is
+        ``"phrase-token"`` (its words joined by ``_``, ``new_york``) or ``"mean-of-words"`` (the mean of its
+        words' raw vectors); see :data:`isoeat.backends._phrases.PHRASE_RULE`. Every other found stimulus
+        is a ``"token"`` (:meth:`how`). Static vectors only; contextual models match phrases in their contexts.
+    missing_parts : tuple of (str, str)
+        ``(phrase, word)`` for every missing phrase: the first of its words not in the vocabulary.
     """
 
     words: tuple[str, ...]
@@ -33,6 +40,12 @@ class Lookup:
     found: tuple[str, ...]
     missing: tuple[str, ...]
     case_folded: tuple[tuple[str, str], ...] = ()
+    embedded: tuple[tuple[str, str], ...] = ()
+    missing_parts: tuple[tuple[str, str], ...] = ()
+
+    def how(self, word: str) -> str:
+        """How a found stimulus was embedded: ``"token"``, ``"phrase-token"`` or ``"mean-of-words"``."""
+        return dict(self.embedded).get(word, "token")
 
     @property
     def coverage(self) -> float:
@@ -46,6 +59,8 @@ class Lookup:
             "coverage": self.coverage,
             "missing": list(self.missing),
             "case_folded": [list(p) for p in self.case_folded],
+            "embedded": [list(p) for p in self.embedded],
+            "missing_parts": [list(p) for p in self.missing_parts],
         }
 
 

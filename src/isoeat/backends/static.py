@@ -27,6 +27,7 @@ import numpy as np
 from .._errors import ConfigError, DataFormatError, IsoeatFileNotFoundError
 from .._textio import iter_lines, nfc
 from .._validate import SUGGEST_MODEL_WORDS, check_bool, check_choice, check_int, suggest_words
+from ._phrases import compose, phrase_words
 from ._static_readers import (
     PICKLE_RISK,
     RAW_READERS,
@@ -277,16 +278,37 @@ class StaticVectors:
         """Vectors of the words that are in the vocabulary, and a report.
 
         Exact match first (both sides in Unicode NFC), then (if enabled) the
-        lowercased word. Vectors with
+        lowercased word. A stimulus of several words (``"new york"``) that is
+        not an entry itself is a phrase: its ``_``-joined token (``new_york``)
+        if the vocabulary has one, else the mean of its words' raw vectors
+        (:mod:`isoeat.backends._phrases`; how each was embedded is in
+        :attr:`Lookup.embedded`, a missing phrase's missing word in
+        :attr:`Lookup.missing_parts`). Vectors with
         NaN/inf values or all zeros are refused, since cosine is undefined.
         """
         words = tuple(words)
-        rows: list[int] = []
+        rows: list[int] = []  # a vocabulary row per found word; 0 where the word is a composed phrase
+        composed: dict[int, np.ndarray] = {}  # position among the found words -> the phrase's vector
         found: list[str] = []
         missing: list[str] = []
         folded: list[tuple[str, str]] = []
+        embedded: list[tuple[str, str]] = []
+        parts: list[tuple[str, str]] = []
         for w in words:
             i, via = self._row(w)
+            if i is None and phrase_words(w):
+                how, vec, entry, gap = compose(w, self._row, self.vectors)
+                if vec is None:
+                    missing.append(w)
+                    parts.append((w, gap))
+                    continue
+                composed[len(found)] = vec
+                rows.append(0)
+                found.append(w)
+                embedded.append((w, how))
+                if entry:
+                    folded.append((w, entry))
+                continue
             if i is None:
                 missing.append(w)
                 continue
@@ -297,6 +319,8 @@ class StaticVectors:
         vecs = np.asarray(self.vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64).reshape(
             len(rows), self.dim
         )
+        for k, vec in composed.items():
+            vecs[k] = vec
         if vecs.size:
             bad = ~np.isfinite(vecs).all(axis=1)
             if bad.any():
@@ -306,7 +330,7 @@ class StaticVectors:
             if zero.any():
                 w = found[int(np.flatnonzero(zero)[0])]
                 raise DataFormatError(f"{self.source}: vector of {w!r} is all zeros (cosine undefined)")
-        return Lookup(words, vecs, tuple(found), tuple(missing), tuple(folded))
+        return Lookup(words, vecs, tuple(found), tuple(missing), tuple(folded), tuple(embedded), tuple(parts))
 
     def suggest(self, words: Iterable[str], n: int = 3) -> dict[str, tuple[str, ...]]:
         """Did-you-mean for words missing from the vocabulary: word -> up to ``n`` vocabulary words.
@@ -314,7 +338,8 @@ class StaticVectors:
         :func:`isoeat._validate.suggest_words` over this vocabulary (the
         lowercased word when the lowercase fallback is on), nearest edits
         first, then the vocabulary's order (frequency for GloVe and word2vec
-        files); words with no near entry are left out. Remembered per model, and at most
+        files); words with no near entry are left out. For a phrase, the phrase with its first word
+        missing from the vocabulary replaced by that word's near entries. Remembered per model, and at most
         :data:`~isoeat._validate.SUGGEST_MODEL_WORDS` distinct words looked up per model (later ones get none).
 
         Examples
@@ -330,11 +355,19 @@ class StaticVectors:
             if key not in memo:
                 if len(memo) >= SUGGEST_MODEL_WORDS:  # the model's budget over every test is spent
                     continue
-                query = nfc(w.lower()) if self.lowercase_fallback else nfc(w)
-                memo[key] = suggest_words(query, self._index.get, n=n)
+                memo[key] = self._near(w, n)
             if memo[key]:
                 out[w] = memo[key]
         return out
+
+    def _near(self, word: str, n: int) -> tuple[str, ...]:
+        """Near vocabulary entries of ``word``; for a phrase, the phrase with its first missing word replaced."""
+        parts = phrase_words(word)
+        gap = next((i for i, p in enumerate(parts) if self._row(p)[0] is None), None)
+        if gap is not None:
+            return tuple(" ".join([*parts[:gap], near, *parts[gap + 1:]]) for near in self._near(parts[gap], n))
+        query = nfc(word.lower()) if self.lowercase_fallback else nfc(word)
+        return tuple(suggest_words(query, self._index.get, n=n))
 
     # -- reference sample for calibration ------------------------------
     def reference_vectors(

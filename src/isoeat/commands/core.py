@@ -23,6 +23,7 @@ from ..cliargs import (
     weat_kwargs,
 )
 from ..labels import dropped_label
+from ._criterion import add_criterion_options, check_criterion_args, run_criterion
 
 __all__ = ["register", "COMMANDS"]
 
@@ -80,8 +81,11 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                        description="SC-WEAT: the effect size of each single word (not a set) against the two "
                                    "attribute sets A and B of a test, with its permutation p. " + _RAW_BESIDE,
                        epilog=examples("isoeat scweat --words nurse,engineer --attributes W7",
-                                       "isoeat scweat --words nurse,engineer --attributes W7 --calibration none"))
+                                       "isoeat scweat --words nurse,engineer --attributes W7 --calibration none",
+                                       "isoeat scweat --words 'new york,los angeles' --attributes W7  # phrases",
+                                       "isoeat scweat --criterion occupations --attributes W7  # criterion validity"))
     add(p, "--words")
+    add_criterion_options(p)
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="the one test whose attribute sets A and B are used: an id (e.g. W6: career vs family), a "
                         "test file of one test, or FILE:ID (required; a test file's layout: isoeat tests --template)")
@@ -183,6 +187,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     from ..reporting.tables import (
         _render,
         ci_footer,
+        embedded_footer,
         emit_records,
         format_ci,
         format_count,
@@ -203,9 +208,12 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         raise ConfigError(f"{', '.join(unused)}: SC-WEAT has no bootstrap interval and one estimand (given-word); "
                           "these options apply to 'isoeat weat' and 'isoeat run': drop them (--ci gives SC-WEAT's "
                           "noncentral-t interval)")
+    check_criterion_args(args)
     test = as_test(args.attributes, argument="--attributes")  # one test: a file of several names one as FILE:ID
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if wants_calibrator(args) else None
+    if args.criterion is not None:
+        return run_criterion(args, test, model, cal)
     per_space = [sc_weat(model, args.words, test, calibration=c, ddof=args.ddof, alternative=args.alternative,
                          method=args.method, n_permutations=args.permutations, rng=args.seed,
                          min_coverage=args.min_coverage, force=args.force, ci=args.ci, ci_method=args.ci_method,
@@ -233,6 +241,8 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
         undefined = undefined_footer(results, [f"{r.word} ({r.calibration})" for r in results])
         if undefined:
             print(undefined)
+        if embedded_footer(per_space[0]):
+            print(embedded_footer(per_space[0]))
         if cal is not None:
             print("\n".join(change_lines([(r.word, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
                                          per_space[1][0].calibration, args.alpha, "Word")))

@@ -184,8 +184,11 @@ def _cmd_metric(args: argparse.Namespace) -> int:
         for t, d in dropped.items():
             if d:
                 print(f"{t}: {dropped_label(corpus)}: {', '.join(d)}")
-    from ..reporting.tables import protocol_footer
+    from ..reporting.tables import embedded_footer, protocol_footer
 
+    phrases = embedded_footer(raw, [r.test for r in raw])
+    if phrases:
+        print(phrases)
     for line in protocol_footer(departures[-1]):
         print(line)
     if cal is not None and calibrator_mark(cal):

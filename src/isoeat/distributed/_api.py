@@ -455,6 +455,8 @@ def encode_words_distributed(
     dim = dims.pop() if dims else 0
     vec: dict[str, np.ndarray] = {}
     folded: dict[str, str] = {}
+    how: dict[str, str] = {}
+    gaps: dict[str, str] = {}
     fb: set[str] = set()
     nctx: dict[str, int] = {}
     contextual = any(r["contextual"] for r in results)
@@ -462,6 +464,8 @@ def encode_words_distributed(
     for r in results:
         vec.update(r["vectors"])
         folded.update(r["case_folded"])
+        how.update(r.get("embedded", {}))
+        gaps.update(r.get("missing_parts", {}))
         fb.update(r["fallback"])
         nctx.update(r["n_contexts"])
         truncated += r["truncated"]
@@ -475,4 +479,5 @@ def encode_words_distributed(
         return ContextualLookup(words, mat, found, missing, case_folded,
                                 fallback=tuple(w for w in found if w in fb),
                                 n_contexts=tuple(int(nctx.get(w, 1)) for w in found), truncated=truncated)
-    return Lookup(words, mat, found, missing, case_folded)
+    return Lookup(words, mat, found, missing, case_folded, tuple((w, how[w]) for w in found if w in how),
+                  tuple((w, gaps[w]) for w in missing if w in gaps))

@@ -217,6 +217,8 @@ def lookup_words(spec: str, options: dict[str, Any] | None, words: Sequence[str]
     return {
         "vectors": vec,
         "case_folded": dict(lk.case_folded),
+        "embedded": dict(getattr(lk, "embedded", ())),  # phrases of static vectors (backends/_phrases.py)
+        "missing_parts": dict(getattr(lk, "missing_parts", ())),
         "fallback": list(getattr(lk, "fallback", ())),
         "n_contexts": n_ctx,
         "truncated": int(getattr(lk, "truncated", 0)),

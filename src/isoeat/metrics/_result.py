@@ -105,7 +105,7 @@ class MetricResult(ResultIdentity):
         "metric", "test", "bias_type", "model", "calibration", "estimate", "signed", "p_value", "p_method",
         "alternative", "n_permutations", "n_partitions", "n_x", "n_y", "n_a", "n_b", "pairs", "pairs_source",
         "settings", "note", "dropped", "case_folded", "seed", "ci_low", "ci_high", "ci_level", "ci_resamples",
-        "seed_stream", "suggestions", "ci_method", "ci_coverage_low", "ci_coverage_high",
+        "seed_stream", "suggestions", "ci_method", "ci_coverage_low", "ci_coverage_high", "embedded",
     )
 
     def to_dict(self, *, scores: bool = False) -> dict[str, Any]:

@@ -194,8 +194,9 @@ class _Prepared:
     def __init__(self, model: Encoder, test: Any, min_coverage: float, allow_overlap: bool) -> None:
         found: dict[str, tuple[list[str], list[str]]] = {}
         self.near: list[str] = []
+        self.embedded: list[str] = []  # how each phrase was embedded (static vectors)
         self.vecs, self.dropped, self.folded = _lookup_sets(model, test, min_coverage, words_out=found,
-                                                            suggestions_out=self.near)
+                                                            suggestions_out=self.near, embedded_out=self.embedded)
         check_test(test.id, words={r: w for r, (w, _) in found.items()},
                    entries={r: e for r, (_, e) in found.items()}, vectors=self.vecs, ddof=1,
                    allow_overlap=allow_overlap)
@@ -254,7 +255,7 @@ def _one(prep: _Prepared, spec: MetricSpec, cal: Calibrator | None, cal_name: st
     inp = Inputs(np.vstack([v["X"], v["Y"]]), len(v["X"]), v["A"], v["B"], P1, P2)
     return _result(spec, inp, opts, rng, words=words, pairs=pairs, labels=dict(
         test=t.id, bias_type=t.bias_type, model=name_of(prep.model), calibration=cal_name,
-        dropped=dropped, case_folded=folded, suggestions=tuple(prep.near)))
+        dropped=dropped, case_folded=folded, suggestions=tuple(prep.near), embedded=tuple(prep.embedded)))
 
 
 @public

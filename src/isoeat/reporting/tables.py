@@ -80,6 +80,24 @@ def undefined_footer(results: Sequence[Any], names: Sequence[str]) -> str:
     return "\n".join(f"-: {', '.join(dict.fromkeys(ns))}: {why}." for why, ns in by.items())
 
 
+def embedded_footer(results: Sequence[Any], names: Sequence[str] | None = None) -> str:
+    """The line under a table when a stimulus was a phrase (static vectors): how each was embedded, and the rule.
+
+    ``results`` carry ``embedded`` (``"ROLE:stimulus->how"``); ``names`` label each result (the test).
+    ``""`` when every stimulus was one vocabulary token.
+    """
+    from ..backends._phrases import PHRASE_RULE
+
+    seen: dict[str, None] = {}
+    for i, r in enumerate(results):
+        entries = r.get("embedded", ()) if isinstance(r, dict) else getattr(r, "embedded", ())
+        lead = f"{names[i]} " if names else ""
+        seen.update({f"{lead}{e.replace('->', ': ')}": None for e in entries})
+    if not seen:
+        return ""
+    return f"Phrases: {'; '.join(seen)}. Rule: {PHRASE_RULE}."
+
+
 def _render(header: Sequence[str], rows: Sequence[Sequence[str]], align_left: int = 2, last_left: bool = False) -> str:
     rows = [[printable(c) for c in r] for r in rows]  # a label's control characters and bidi overrides as escapes
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
@@ -469,6 +487,7 @@ def _words_footer(comp: Any) -> list[str]:
         foot.append(f"{label[0].upper()}{label[1:]}: " + "; ".join(dropped))
     foot += fallback_footer([r.raw for r in comp.rows], contexts=getattr(comp, "contexts", False),
                             corpus=getattr(comp, "corpus", ""))
+    foot += [line for line in [embedded_footer([r.raw for r in comp.rows], [r.test for r in comp.rows])] if line]
     return foot + protocol_footer(getattr(comp, "departures", ()))
 
 
@@ -576,6 +595,7 @@ def weat_table(results: Iterable[Any], alpha: float = 0.05, *, contexts: bool = 
     undefined = undefined_footer(results, [f"{r.test} ({r.calibration})" for r in results])
     one_space = [r for r in results if r.calibration == results[0].calibration] if results else []
     fallback = fallback_footer(one_space, contexts=contexts, corpus=corpus)
+    fallback += [line for line in [embedded_footer(one_space, [r.test for r in one_space])] if line]
     return (table + ("\n" + reach if reach else "") + ("\n" + undefined if undefined else "")
             + "".join("\n" + line for line in fallback))
 

@@ -25,7 +25,7 @@ __all__ = ["IDENTITY_FIELDS", "ResultIdentity", "WEATResult", "SCWEATResult", "r
 
 #: The identity fields every association-test result carries, in declaration order.
 IDENTITY_FIELDS = ("test", "model", "calibration", "seed", "n_a", "n_b", "dropped", "case_folded", "seed_stream",
-                   "suggestions")
+                   "suggestions", "embedded")
 
 _CI_PREFIX = "effect_size_ci"
 
@@ -61,6 +61,10 @@ class ResultIdentity:
         ``"ROLE:word->near1|near2|near3"``: did-you-mean for the dropped words
         that have near entries in the model's vocabulary (models with a word
         vocabulary; :func:`isoeat._validate.suggest_words`).
+    embedded : tuple of str
+        ``"ROLE:stimulus->how"`` for every stimulus not embedded as one vocabulary token (static vectors):
+        ``how`` is ``phrase-token`` or ``mean-of-words`` (:data:`isoeat.backends._phrases.PHRASE_RULE`);
+        every stimulus not listed is a ``token``. The record's last column.
     """
 
     test: str
@@ -73,6 +77,7 @@ class ResultIdentity:
     case_folded: tuple[str, ...] = ()
     seed_stream: tuple[str, ...] = ()
     suggestions: tuple[str, ...] = ()
+    embedded: tuple[str, ...] = ()
 
     def identity(self) -> dict[str, Any]:
         """The identity fields (:data:`IDENTITY_FIELDS`) as a JSON-ready dict."""
@@ -299,7 +304,7 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "embedded")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")
@@ -396,7 +401,7 @@ class SCWEATResult(_Outcome):
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record (tuples become lists), the interval's columns last."""
         return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX),
-                "undefined": self.undefined}
+                "undefined": self.undefined, "embedded": list(self.embedded)}
 
     def to_frame(self) -> Any:
         """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""

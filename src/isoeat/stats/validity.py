@@ -27,7 +27,7 @@ import numpy as np
 
 from .._errors import InvalidTestError, IsoeatWarning
 
-__all__ = ["check_test", "vocabulary_entries"]
+__all__ = ["check_test", "vocabulary_entries", "embedded_entries", "missing_parts_note"]
 
 TARGETS = ("X", "Y")
 ATTRIBUTES = ("A", "B")
@@ -43,6 +43,34 @@ def vocabulary_entries(found: Sequence[str], case_folded: Sequence[tuple[str, st
     """
     folded = dict(case_folded)
     return [folded.get(w, w) for w in found]
+
+
+def embedded_entries(lookup: object, role: str) -> list[str]:
+    """``"ROLE:stimulus->how"`` for each stimulus a lookup embedded other than as one token (phrases).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> embedded_entries(SimpleNamespace(embedded=(("new york", "mean-of-words"),)), "X")
+    ['X:new york->mean-of-words']
+    """
+    return [f"{role}:{w}->{how}" for w, how in getattr(lookup, "embedded", ())]
+
+
+def missing_parts_note(lookup: object) -> str:
+    """``" (phrase 'new yrok': 'yrok' not in the vocabulary)"`` for the missing phrases of a lookup, else ``""``.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> missing_parts_note(SimpleNamespace(missing_parts=(("new yrok", "yrok"),)))
+    " (phrase 'new yrok': its word 'yrok' is not in the vocabulary)"
+    """
+    parts = getattr(lookup, "missing_parts", ())
+    if not parts:
+        return ""
+    shown = "; ".join(f"phrase {p!r}: its word {w!r} is not in the vocabulary" for p, w in parts[:10])
+    return f" ({shown}{' ...' if len(parts) > 10 else ''})"
 
 
 def _shown(words: Sequence[str], limit: int = 8) -> str:

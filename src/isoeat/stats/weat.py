@@ -44,7 +44,7 @@ from .intervals import check_interval_options, interval_on_d
 from .options import IntervalOptions, PermutationOptions, ResultLabels, gather
 from .permutation import PermutationResult, partition_test
 from .results import SCWEATResult, WEATResult, suggestion_entries, with_suggestions
-from .validity import check_test, vocabulary_entries
+from .validity import check_test, embedded_entries, missing_parts_note, vocabulary_entries
 
 if TYPE_CHECKING:
     from ..wordsets import AssociationTest, WordSet
@@ -333,6 +333,7 @@ def weat_from_vectors(
 def _lookup_sets(
     model: Encoder, test: Any, min_coverage: float, fallback_out: list[str] | None = None,
     words_out: dict[str, tuple[list[str], list[str]]] | None = None, suggestions_out: list[str] | None = None,
+    embedded_out: list[str] | None = None,
 ) -> tuple[dict[str, np.ndarray], list[str], list[str]]:
     """Vectors per role, dropped and case-folded words; ``words_out`` gets role -> (found words, their entries).
 
@@ -356,6 +357,8 @@ def _lookup_sets(
         lk = model.lookup(ws.words)
         dropped.extend(f"{role}:{w}" for w in lk.missing)
         folded.extend(f"{w}->{entry}" for w, entry in lk.case_folded)
+        if embedded_out is not None:
+            embedded_out.extend(embedded_entries(lk, role))
         if fallback_out is not None:
             fallback_out.extend(f"{role}:{w}" for w in getattr(lk, "fallback", ()))
         # did-you-mean for the first SUGGEST_WORDS dropped words of the test, its sets in order (a bounded cost)
@@ -366,6 +369,7 @@ def _lookup_sets(
         if suggestions_out is not None:
             suggestions_out.extend(f"{role}:{s}" for s in near)
         shown = ", ".join(with_suggestions(lk.missing[:10], near)) + (" ..." if len(lk.missing) > 10 else "")
+        shown += missing_parts_note(lk)
         where = f"test {test_id}, set {role} ({ws.name})"
         name = name_of(model, "the model")
         corpus = getattr(lk, "corpus", "")  # a contextual model's missing words have no context in its corpus
@@ -443,7 +447,8 @@ def weat(
     fallback: list[str] = []
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
-    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found, near)
+    embedded: list[str] = []
+    vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found, near, embedded)
     check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
                vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
@@ -456,7 +461,7 @@ def weat(
                           fallback=tuple(fallback))
     res = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream,
                             permutation=permutation, interval=interval, labels=labels)
-    res = replace(res, suggestions=tuple(near))
+    res = replace(res, suggestions=tuple(near), embedded=tuple(embedded))
     return res if root is None else replace(res, seed=root, seed_stream=key)
 
 
@@ -607,15 +612,16 @@ def sc_weat(
         raise ConfigError("words: give at least one target word")
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
+    embedded: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
-                                         words_out=found, suggestions_out=near)
+                                         words_out=found, suggestions_out=near, embedded_out=embedded)
     lk = model.lookup(words)
     if lk.missing:
         shown = with_suggestions(lk.missing, suggestion_entries(model, lk.missing))
         corpus, name = getattr(lk, "corpus", ""), name_of(model, "the model")
         what = f"with no context in corpus {corpus} ({name}, missing='drop')" if corpus else \
             f"not in the vocabulary of {name}"
-        raise CoverageError(f"target word(s) {what}: {', '.join(shown)}")
+        raise CoverageError(f"target word(s) {what}: {', '.join(shown)}{missing_parts_note(lk)}")
     W = lk.vectors
     ddof = check_int("ddof", ddof, lo=0)
     for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
@@ -637,6 +643,8 @@ def sc_weat(
             permutation=permutation, interval=interval, labels=ResultLabels(
                 test=test_id, model=name_of(model), calibration=cal_name, dropped=tuple(dropped),
                 case_folded=tuple(folded)))
-        res = replace(res, suggestions=tuple(near))
+        how = dict(getattr(lk, "embedded", ())).get(w, "token")  # a lookup of static vectors says how
+        res = replace(res, suggestions=tuple(near),
+                      embedded=tuple(embedded) + ((f"target:{w}->{how}",) if how != "token" else ()))
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
     return out
