@@ -347,7 +347,7 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
             "test ids (W1..W10) and/or YAML/JSON files (FILE: all its tests, FILE:ID: one), comma-separated "
             f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure; "
             "a test file's layout: isoeat tests --template)")})
-        for c in ("weat", "seat", "ceat")
+        for c in ("weat", "seat", "ceat", "ngroup")
     },
     "--calibration": {
         "whiten": Deviation("whiten fits and saves one calibrator; it measures nothing", {

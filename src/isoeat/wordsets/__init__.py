@@ -1,6 +1,7 @@
 """Word sets and association tests: specification, registry, file loaders."""
 
 from ._loaders import load_tests_from_file
+from ._ngroup import NGroupTest, as_ngroup_tests, load_ngroup_tests
 from ._registry import as_test, as_tests, builtin_metadata, get_test, list_tests, register_test, resolve_tests
 from ._spec import BIAS_TYPES, AssociationTest, WordSet
 
@@ -16,4 +17,7 @@ __all__ = [
     "as_tests",
     "load_tests_from_file",
     "builtin_metadata",
+    "NGroupTest",
+    "as_ngroup_tests",
+    "load_ngroup_tests",
 ]

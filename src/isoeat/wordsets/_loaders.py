@@ -208,6 +208,10 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             f"{where}: expected a mapping with keys X, Y, A, B (or targ1/targ2/attr1/attr2) or a list of them, "
             f"got {type(data).__name__}"
         )
+    if "targets" in data or "attributes" in data:  # a k-group test: one line naming its command
+        from ._ngroup import ngroup_hint
+
+        raise DataFormatError(ngroup_hint(f"{where}: test {safe_show(data.get('id', default_id))}"))
     missing = [k for k in ("X", "Y", "A", "B") if k not in data]
     if missing:
         raise DataFormatError(
