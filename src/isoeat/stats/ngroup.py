@@ -210,13 +210,17 @@ def same_statistic(targets: Any, words: Any) -> float:
 
 def _same_batch(U: np.ndarray, sizes: np.ndarray, W: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
     k = len(sizes)
+    # every group mean lies in the span of the target rows: cosines with W need only W's part in that span
+    # (|w| = 1 is kept), so the work runs in r = rank <= min(N, dim) coordinates, not dim
+    Q, _ = np.linalg.qr(U.T)
+    U, W = U @ Q, W @ Q
 
     def stat(L: np.ndarray) -> np.ndarray:
-        onehot = (L[:, :, None] == np.arange(k)).astype(np.float64)  # (B, N, k)
-        means = np.einsum("bnk,nd->bkd", onehot, U) / sizes[None, :, None]
+        # group means by one matrix product per group (B x N indicators times N x dim), then B x (k-1) x |W| cosines
+        means = np.stack([(L == g).astype(np.float64) @ U for g in range(k)], axis=1) / sizes[None, :, None]
         units, weights = _directions(means)
-        cos = np.abs(np.einsum("bjd,wd->bjw", units, W))
-        return np.einsum("bjw,bj->b", cos, weights) / W.shape[0]
+        cos = np.abs(units @ W.T)
+        return (cos.sum(axis=2) * weights).sum(axis=1) / W.shape[0]
 
     return stat
 

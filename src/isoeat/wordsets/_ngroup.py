@@ -302,7 +302,7 @@ def load_ngroup_tests(path: str | Path) -> list[NGroupTest]:
 def as_ngroup_tests(tests: Any) -> list[NGroupTest]:
     """The tests an argument names: an :class:`NGroupTest`, an ``AssociationTest``, a built-in id, a file path
     (every test of it), or a list of those."""
-    from ._registry import TESTS
+    from ._registry import TESTS, pick_test, split_file_id
 
     if isinstance(tests, (list, tuple)):
         out = [t for item in tests for t in as_ngroup_tests(item)]
@@ -317,6 +317,9 @@ def as_ngroup_tests(tests: Any) -> list[NGroupTest]:
         text = str(tests)
         if isinstance(tests, str) and text in TESTS:
             return [NGroupTest.from_association_test(TESTS.get(text))]
+        split = split_file_id(text) if not Path(text).exists() else None
+        if split is not None:  # FILE:ID, one test of a file (the two-group spelling)
+            return pick_test(split[0], load_ngroup_tests(split[0]), split[1])  # type: ignore[arg-type]
         if Path(text).exists() or Path(text).suffix.lower() in (".yaml", ".yml", ".json", ".jsonl"):
             return load_ngroup_tests(text)
         if isinstance(tests, str) and "," in text:
