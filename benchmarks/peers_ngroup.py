@@ -1,4 +1,4 @@
-"""isoeat's multiclass MAC and RNSB beside WEFE's on the bundled GloVe vectors (issue 42, item 4).
+"""isoeat's multiclass MAC and RNSB beside WEFE's on the bundled GloVe vectors.
 
 Looks the words of three n-group tests up in glove-6b-50d (the 3 x 10 groups of ``benchmarks/ngroup.py`` against
 2 and 3 attribute sets, and a 3 x 3 one against 2 x 3), writes their vectors to a JSON file, runs

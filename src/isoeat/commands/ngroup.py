@@ -13,7 +13,6 @@ from ..cliargs import (
     calibration_params,
     calibrator_from_args,
     calibrator_mark,
-    float_in,
     load_model_from_args,
 )
 
@@ -45,14 +44,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
         help="gweat, same, mac, rnsb, or all (default all: a statistic the test's shape does not allow "
         "is shown as undefined)",
     )
-    p.add_argument(
-        "--rnsb-c",
-        type=float_in("--rnsb-c", 0, float("inf"), lo_open=True),
-        default=1.0,
-        metavar="C",
-        help="RNSB logistic regression inverse L2 strength (default 1)",
-    )
-    add(p, "--min-coverage", "--alpha", "--format")
+    add(p, "--rnsb-c", "--min-coverage", "--alpha", "--format")
     add_calibration_options(p)
     add_model_options(p)
 

@@ -169,20 +169,23 @@ def _directions(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """SAME's bias directions from group means ``(..., k, dim)``: unit directions and their weights.
 
     Returns unit directions ``(..., k-1, dim)`` and weights ``(..., k-1)`` (1 for the first, the norm of the
-    orthogonalised difference for the others), as in the authors' ``same.py``.
+    orthogonalised difference for the others), as in the authors' ``same.py``. Two groups with one mean (a
+    zero direction) make SAME undefined: a one-line error naming the direction.
     """
+    lead, dim = means.shape[:-2], means.shape[-1]
+
+    def unit(v: np.ndarray, j: int) -> np.ndarray:
+        return unit_rows(v.reshape(-1, dim), f"SAME bias direction {j} (group means)").reshape(v.shape)
+
     first = means[..., 1, :] - means[..., 0, :]
-    dirs = [first]
-    units = [first / np.linalg.norm(first, axis=-1, keepdims=True)]
-    weights = [np.ones(first.shape[:-1])]
+    units = [unit(first, 1)]
+    weights = [np.ones(lead)]
     for i in range(2, means.shape[-2]):
         v = means[..., i, :] - means[..., 0, :]
         for u in units:
             v = v - np.sum(v * u, axis=-1, keepdims=True) * u
-        norm = np.linalg.norm(v, axis=-1)
-        dirs.append(v)
-        units.append(v / norm[..., None])
-        weights.append(norm)
+        units.append(unit(v, i))
+        weights.append(np.linalg.norm(v, axis=-1))
     return np.stack(units, axis=-2), np.stack(weights, axis=-1)
 
 

@@ -15,7 +15,7 @@ The layout (YAML or JSON; one test, a list, or ``tests: [...]`` as for two-group
 A two-group file (``X``, ``Y``, ``A``, ``B``) is the same test with k = m = 2
 (:meth:`NGroupTest.from_association_test`): its targets are X then Y, its
 attributes A then B, each under its set's name. The two-group loader refuses a
-k-group mapping with one line naming ``isoeat ngroup`` (:func:`ngroup_hint`).
+k-group mapping with one line naming ``isoeat ngroup`` (``_loaders.ngroup_hint``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from ._spec import AssociationTest, WordSet
 __all__ = [
     "NGroupTest",
     "NGROUP_KEYS",
-    "ngroup_hint",
     "ngroup_tests_from_mapping",
     "load_ngroup_tests",
     "as_ngroup_tests",
@@ -42,14 +41,6 @@ __all__ = [
 
 #: The keys of a k-group test mapping.
 NGROUP_KEYS = frozenset({"id", "bias_type", "citation", "title", "provenance", "source", "targets", "attributes"})
-
-
-def ngroup_hint(where: str) -> str:
-    """The one line a two-group reader says about a k-group mapping (``targets:``/``attributes:``)."""
-    return (
-        f"{where}: a test with named groups (targets:/attributes:) is an n-group test; run it with "
-        "'isoeat ngroup --tests FILE' (Python: isoeat.ngroup), not with a two-group command"
-    )
 
 
 def _check_groups(test_id: str, role: str, groups: tuple[WordSet, ...]) -> None:
