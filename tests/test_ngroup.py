@@ -356,3 +356,22 @@ def test_cli_table_and_json(religion_file):
         ("mac", "zca"),
     ]
     assert recs[0]["groups"] == ["christian", "muslim", "jewish"] and len(recs[0]["per_word"]) == 30
+
+
+def test_benchmark_target_at_its_bound():
+    # benchmarks/ngroup.py: each test raw and calibrated in <= 2 s (fabricated figures, nothing timed)
+    import importlib.util
+    import sys
+
+    bench = HERE.parent / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_ngroup", bench / "ngroup.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(bench))
+    figures = {"stages": [("load", 1.0)], "tests": [("valence", 2.0, 1.0), ("regions", 1.5, 1.0)], "target": 2.0}
+    assert mod.check(figures) == []
+    figures["tests"][0] = ("valence", 2.001, 1.0)
+    assert [m.split(":")[0] for m in mod.check(figures)] == ["valence"]
