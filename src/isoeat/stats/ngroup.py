@@ -172,21 +172,18 @@ def _directions(means: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     orthogonalised difference for the others), as in the authors' ``same.py``. Two groups with one mean (a
     zero direction) make SAME undefined: a one-line error naming the direction.
     """
-    lead, dim = means.shape[:-2], means.shape[-1]
-
-    def unit(v: np.ndarray, j: int) -> np.ndarray:
-        return unit_rows(v.reshape(-1, dim), f"SAME bias direction {j} (group means)").reshape(v.shape)
-
-    first = means[..., 1, :] - means[..., 0, :]
-    units = [unit(first, 1)]
-    weights = [np.ones(lead)]
-    for i in range(2, means.shape[-2]):
+    lead, k, dim = means.shape[:-2], means.shape[-2], means.shape[-1]
+    units = np.empty((*lead, k - 1, dim))
+    weights = np.ones((*lead, k - 1))
+    for i in range(1, k):
         v = means[..., i, :] - means[..., 0, :]
-        for u in units:
+        for j in range(i - 1):  # Gram-Schmidt on the earlier unit directions
+            u = units[..., j, :]
             v = v - np.sum(v * u, axis=-1, keepdims=True) * u
-        units.append(unit(v, i))
-        weights.append(np.linalg.norm(v, axis=-1))
-    return np.stack(units, axis=-2), np.stack(weights, axis=-1)
+        if i > 1:
+            weights[..., i - 1] = np.linalg.norm(v, axis=-1)
+        units[..., i - 1, :] = unit_rows(v.reshape(-1, dim), f"SAME bias direction {i} (group means)").reshape(v.shape)
+    return units, weights
 
 
 def same_scores(targets: Any, words: Any) -> np.ndarray:
@@ -217,10 +214,15 @@ def _same_batch(U: np.ndarray, sizes: np.ndarray, W: np.ndarray) -> Callable[[np
     # (|w| = 1 is kept), so the work runs in r = rank <= min(N, dim) coordinates, not dim
     Q, _ = np.linalg.qr(U.T)
     U, W = U @ Q, W @ Q
+    total = U.sum(axis=0)
 
     def stat(L: np.ndarray) -> np.ndarray:
         # group means by one matrix product per group (B x N indicators times N x dim), then B x (k-1) x |W| cosines
-        means = np.stack([(L == g).astype(np.float64) @ U for g in range(k)], axis=1) / sizes[None, :, None]
+        means = np.empty((len(L), k, U.shape[1]))
+        for g in range(k - 1):
+            means[:, g] = (L == g).astype(np.float64) @ U
+        means[:, k - 1] = total - means[:, : k - 1].sum(axis=1)  # the last group's sum: the rest of the total
+        means /= sizes[None, :, None]
         units, weights = _directions(means)
         cos = np.abs(units @ W.T)
         return (cos.sum(axis=2) * weights).sum(axis=1) / W.shape[0]
