@@ -375,3 +375,18 @@ def test_benchmark_target_at_its_bound():
     assert mod.check(figures) == []
     figures["tests"][0] = ("valence", 2.001, 1.0)
     assert [m.split(":")[0] for m in mod.check(figures)] == ["valence"]
+
+
+def test_one_vocabulary_entry_in_two_groups_is_refused(glove, tmp_path):
+    # 'Church' is read as GloVe's lowercase 'church' (case folding): the same vector in two groups
+    p = _write(tmp_path, {"id": "fold", "targets": {"a": ["Church", "bible"], "b": ["church", "mosque"]},
+                          "attributes": {"p": ["love", "peace"], "q": ["war", "evil"]}})
+    with pytest.raises(isoeat.InvalidTestError, match="one vocabulary entry") as e:
+        isoeat.ngroup(glove, str(p), rng=0)
+    assert "\n" not in str(e.value)
+
+
+def test_a_named_statistic_the_shape_forbids_is_one_line_in_the_cli(religion_file):
+    rc, _, err = _run(["ngroup", "--test", f"{religion_file}:regions", "--statistics", "rnsb",
+                       "--calibration", "none"])
+    assert rc == 2 and "exactly 2 attribute sets" in err and len(err.strip().splitlines()) == 1
