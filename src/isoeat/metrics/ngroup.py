@@ -165,7 +165,7 @@ class NGroupResult:
         >>> NGroupResult.from_dict(r.to_dict(scores=True)) == r
         True
         """
-        kw = {
+        kw: dict[str, Any] = {
             k: tuple(v)
             if isinstance(v, list)
             else (math.nan if v is None and k in ("estimate", "p_value", "p_ci_low", "p_ci_high") else v)
@@ -336,7 +336,7 @@ def _prepare(model: Encoder, test: Any, min_coverage: float) -> tuple[dict[str, 
     vecs, dropped, folded = _lookup_sets(model, test, min_coverage, words_out=found, suggestions_out=near)
     owner: dict[str, str] = {}
     for role, (words, _) in found.items():
-        for w, e in zip(words, vocabulary_entries(words, [tuple(f.split("->", 1)) for f in folded])):
+        for w, e in zip(words, vocabulary_entries(words, [(a, b) for a, _, b in (f.partition("->") for f in folded)])):
             if e in owner:
                 raise InvalidTestError(
                     f"test {test.id}: {owner[e]} and {role}:{w} are one vocabulary entry "

@@ -310,7 +310,7 @@ def as_ngroup_tests(tests: Any) -> list[NGroupTest]:
             return [NGroupTest.from_association_test(TESTS.get(text))]
         split = split_file_id(text) if not Path(text).exists() else None
         if split is not None:  # FILE:ID, one test of a file (the two-group spelling)
-            return pick_test(split[0], load_ngroup_tests(split[0]), split[1])  # type: ignore[arg-type]
+            return pick_test(split[0], load_ngroup_tests(split[0]), split[1])  # type: ignore[arg-type, return-value]
         if Path(text).exists() or Path(text).suffix.lower() in (".yaml", ".yml", ".json", ".jsonl"):
             return load_ngroup_tests(text)
         if isinstance(tests, str) and "," in text:
