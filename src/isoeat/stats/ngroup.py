@@ -19,7 +19,8 @@ sets :math:`A_1, \dots, A_m`; :math:`\hat u = u / \lVert u\rVert`; a bar is the 
   :math:`d`, and its permutation p is WEAT's (it is computed by the same
   :func:`~isoeat.stats.permutation.partition_test`).
 * SAME (Schröder, Schulz, Kenneweg, Feldhans, Hinder & Hammer 2021, "Evaluating metrics for bias in word
-  embeddings"; the multiclass form of the authors' reference implementation, ``same.py``): the groups
+  embeddings"; the multiclass form of the authors' reference implementation, HammerLabML/EmbeddingBiasScores
+  ``geometrical_bias/same.py`` at 5e72d36, 2024; its directions' signs differ, which ``|cos|`` ignores): the groups
   are the target groups, the words measured are the attribute words :math:`W = \bigcup_j A_j`. Bias
   directions :math:`b_1 = \bar x_2 - \bar x_1` and, for :math:`i = 3..k`, :math:`b_{i-1}` = the part of
   :math:`\bar x_i - \bar x_1` orthogonal to :math:`b_1, \dots, b_{i-2}` (Gram–Schmidt); per word
