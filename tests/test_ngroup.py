@@ -390,3 +390,11 @@ def test_a_named_statistic_the_shape_forbids_is_one_line_in_the_cli(religion_fil
     rc, _, err = _run(["ngroup", "--test", f"{religion_file}:regions", "--statistics", "rnsb",
                        "--calibration", "none"])
     assert rc == 2 and "exactly 2 attribute sets" in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_ngroup_test_given_to_weat_names_ngroup(glove):
+    t = isoeat.NGroupTest("r", "Religion", tuple(isoeat.WordSet(g, tuple(ws[:3])) for g, ws in GROUPS.items()),
+                          tuple(isoeat.WordSet(a, tuple(ws[:3])) for a, ws in REGIONS.items()))
+    with pytest.raises(isoeat.ConfigError, match=r"isoeat\.ngroup") as e:
+        isoeat.weat(glove, t)
+    assert "\n" not in str(e.value)
