@@ -398,3 +398,15 @@ def test_an_ngroup_test_given_to_weat_names_ngroup(glove):
     with pytest.raises(isoeat.ConfigError, match=r"isoeat\.ngroup") as e:
         isoeat.weat(glove, t)
     assert "\n" not in str(e.value)
+
+
+def test_exact_cap_at_its_boundary(monkeypatch):
+    import isoeat.stats.ngroup as ng
+
+    T, A = _random_sets(14, [2, 2, 2]), _random_sets(15, [2, 2, 2])  # 90 assignments
+    monkeypatch.setattr(ng, "MAX_EXACT_ASSIGNMENTS", 90)
+    assert gweat_test(T, A, n_permutations=1000)[1].p_method == "exact"
+    monkeypatch.setattr(ng, "MAX_EXACT_ASSIGNMENTS", 89)
+    assert gweat_test(T, A, n_permutations=1000, rng=0)[1].p_method == "monte-carlo"
+    with pytest.raises(isoeat.ConfigError, match="at most 89"):
+        gweat_test(T, A, method="exact")
