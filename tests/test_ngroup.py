@@ -410,3 +410,20 @@ def test_exact_cap_at_its_boundary(monkeypatch):
     assert gweat_test(T, A, n_permutations=1000, rng=0)[1].p_method == "monte-carlo"
     with pytest.raises(isoeat.ConfigError, match="at most 89"):
         gweat_test(T, A, method="exact")
+
+
+def test_to_frame_and_csv(religion_file):
+    pytest.importorskip("pandas")
+    T, A = _random_sets(22, [2, 2, 2]), _random_sets(23, [2, 2])
+    r = ngroup_from_vectors(dict(zip("abc", T)), dict(zip("pq", A)), statistics="mac", test="t")[0]
+    assert list(r.to_frame().columns) == list(r.to_dict())
+    rc, out, err = _run(["ngroup", "--test", f"{religion_file}:regions", "--statistics", "mac", "--calibration",
+                         "none", "--format", "csv"])
+    assert rc == 0, err
+    import csv
+
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 1 and rows[0]["statistic"] == "mac" and rows[0]["groups"] == "christian;muslim;jewish"
+    Tv = [np.array(v) for v in (isoeat.load_model("glove-6b-50d").lookup(ws).vectors for ws in GROUPS.values())]
+    Av = [np.array(v) for v in (isoeat.load_model("glove-6b-50d").lookup(ws).vectors for ws in REGIONS.values())]
+    assert float(rows[0]["estimate"]) == pytest.approx(mac_scratch(Tv, Av), abs=1e-12)
