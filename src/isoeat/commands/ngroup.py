@@ -62,11 +62,20 @@ def _table(test: str, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
     groups = ", ".join(f"{g} {n}" for g, n in zip(r0.groups, r0.group_sizes))
     attrs = ", ".join(f"{a} {n}" for a, n in zip(r0.attributes, r0.attribute_sizes))
     head = f"{test} ({r0.bias_type}): {r0.k} target groups ({groups}) x {r0.m} attribute sets ({attrs})"
-    header = ["Statistic", "Raw", "p"] + ([str(cal[0].calibration).upper(), "p", "Change", "Chg"] if cal else [])
+    ci = "p 95% CI"
+
+    def interval(r: Any) -> str:  # a sampled p's Clopper-Pearson interval; "exact" where p was counted
+        if r.p_method == "monte-carlo":
+            return f"[{format_p(r.p_ci_low)}, {format_p(r.p_ci_high)}]"
+        return "-" if r.p_method == "none" else r.p_method
+
+    header = ["Statistic", "Raw", "p", ci] + (
+        [str(cal[0].calibration).upper(), "p", ci, "Change", "Chg"] if cal else []
+    )
     rows, notes = [], []
     for i, r in enumerate(raw):
         est = f"{r.estimate:.4f}" if math.isfinite(r.estimate) else "-"
-        row = [NGROUP_STATISTICS[r.statistic][0], est, format_p(r.p_value)]
+        row = [NGROUP_STATISTICS[r.statistic][0], est, format_p(r.p_value), interval(r)]
         if cal:
             c = cal[i]
             delta = c.estimate - r.estimate
@@ -74,6 +83,7 @@ def _table(test: str, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
             row += [
                 f"{c.estimate:.4f}" if math.isfinite(c.estimate) else "-",
                 format_p(c.p_value),
+                interval(c),
                 f"{delta:+.4f}" if math.isfinite(delta) else "-",
                 classify_change(r.p_value, c.p_value, alpha)[0] if has_p else "-",
             ]
