@@ -388,6 +388,7 @@ def _var_keyword_calls(m):
         "criterion_validity": lambda: isoeat.criterion_validity(m, "occupations", "W7", bogus_kw=1),
         "seat": lambda: isoeat.seat(m, "W6", bogus_kw=1),
         "metric": lambda: isoeat.metric(m, "mac", "W6", bogus_kw=1),
+        "ngroup": lambda: isoeat.ngroup(m, "W6", bogus_kw=1),
         "compare_calibration": lambda: isoeat.compare_calibration(m, ["W6"], bogus_kw=1),
         "sensitivity_analysis": lambda: isoeat.sensitivity_analysis(m, ["W6"], bogus_kw=1),
         "anisotropy": lambda: isoeat.anisotropy(m, bogus_kw=1),

@@ -51,6 +51,8 @@ _API = {
                      "register_test"), "isoeat.wordsets"),
     "metrics": "isoeat.metrics",  # the package itself, callable: isoeat.metrics(model, names, tests)
     **dict.fromkeys(("MetricResult", "metric", "metric_names"), "isoeat.metrics"),
+    **dict.fromkeys(("NGroupResult", "ngroup"), "isoeat.metrics.ngroup"),
+    **dict.fromkeys(("NGroupTest", "load_ngroup_tests"), "isoeat.wordsets"),
 }
 
 __all__ = [
@@ -92,6 +94,11 @@ __all__ = [
     "metrics",
     "metric_names",
     "MetricResult",
+    # tests of k >= 2 target groups (Generalized WEAT, SAME, multiclass MAC and RNSB)
+    "ngroup",
+    "NGroupResult",
+    "NGroupTest",
+    "load_ngroup_tests",
     # experiments
     "compare_calibration",
     "Comparison",

@@ -14,7 +14,8 @@ import errno
 import re
 from typing import Any
 
-__all__ = ["describe", "describe_chain", "underlying", "address_space_limit", "probe_numpy", "torch_headroom"]
+__all__ = ["describe", "describe_chain", "underlying", "address_space_limit", "probe_numpy", "torch_headroom",
+           "one_blas_thread"]
 
 _LIMIT = ("the process's memory limit (ulimit -v, prlimit --as, a container or job limit) or the machine's memory "
           "was reached")
@@ -227,3 +228,18 @@ def torch_headroom() -> str | None:
             f"out of memory before it could load (it needs about {need / mb:.0f} MB: {libraries / mb:.0f} MB of "
             f"libraries, thread stacks and a first batch; {used / mb:.0f} MB are in use); raise the limit to at "
             f"least {(used + need) / mb:.0f} MB")
+
+
+def one_blas_thread() -> Any:
+    """A context in which BLAS/LAPACK use one thread (threadpoolctl, when installed; else nothing changes).
+
+    For many small matrix products or decompositions, where BLAS threads only contend (the reference-SE refits,
+    the stability redraws, the permutations of ``stats.ngroup``); the numbers are the same either way.
+    """
+    import contextlib
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # an optional speed-up
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")

@@ -125,6 +125,7 @@ which command answers which question:
   a sentence encoder: the words in templates, or sentence stimuli     seat
   a contextual model: the effect over draws of contexts               ceat
   other bias metrics (MAC, RND, ECT, RIPA, SemAxis, ...)              metric
+  three or more groups (Generalized WEAT, SAME, multiclass MAC, RNSB) ngroup
   is the space anisotropic, and does calibration fix it?              anisotropy
   does calibration cost semantic similarity?                          similarity
   is the calibrated result robust to eps, reference size, corpus?     sensitivity

@@ -180,6 +180,8 @@ def _statistics_options() -> list[Option]:
           default="greater", help="permutation test alternative (default greater: P[S_i >= S], as Caliskan et al.)"),
         _o("--method", "how p is computed", choices=("auto", "exact", "certified", "monte-carlo"), default="auto",
           help="p-value method (default auto: exact when feasible, else a certified bracket, else Monte Carlo)"),
+        _o("--rnsb-c", "RNSB's inverse L2 strength", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True),
+          default=1.0, metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)"),
         _o("--ddof", "the SD's delta degrees of freedom", type=nonneg_int("--ddof"), default=1,
           help="delta degrees of freedom of the SD in d (default 1, as Caliskan et al.)"),
         _o("--min-coverage", "the share of words a set must keep", type=float_in("--min-coverage", 0, 1),
@@ -351,7 +353,7 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
             "FILE:ID: one), comma-separated "
             f"{'(or sent-bias .jsonl files) ' if c == 'seat' else ''}(required here: name the tests to measure; "
             "a test file's layout: isoeat tests --template)")})
-        for c in ("weat", "seat", "ceat")
+        for c in ("weat", "seat", "ceat", "ngroup")
     },
     "--calibration": {
         "whiten": Deviation("whiten fits and saves one calibrator; it measures nothing", {

@@ -38,6 +38,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                                           "ADDRESS or --local-workers N), save it (.npz)"),
     "metric": ("metric", "other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB): raw vs "
                          "calibrated"),
+    "ngroup": ("ngroup", "tests of k >= 2 target groups (Generalized WEAT, SAME, multiclass MAC and RNSB): raw vs "
+                         "calibrated"),
     "report": ("report", "tables, figures and (--html) a self-contained report.html from an experiment folder"),
     "reproduce": ("reproduce", "the paper's protocol on every model available here, beside the paper's values"),
     "seat": ("seat", "SEAT: WEAT on sentence embeddings of the words placed in templates, raw beside calibrated "

@@ -46,8 +46,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "she:he,woman:man (default: the test's pairs, else A and B zipped)")
     p.add_argument("--c", type=float_in("--c", 0, float("inf")), default=1.0,
                    help="the c of DirectBias_c (default 1)")
-    p.add_argument("--rnsb-c", type=float_in("--rnsb-c", 0, float("inf"), lo_open=True), default=1.0,
-                   metavar="C", help="RNSB logistic regression inverse L2 strength (default 1)")
+    add(p, "--rnsb-c")
     add(p, "--ci", "--ci-method", "--bootstrap", "--ci-level", "--min-coverage", "--allow-overlap", "--alpha",
         "--format")
     add_calibration_options(p)

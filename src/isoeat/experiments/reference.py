@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._errors import ConfigError, IsoeatError
+from .._resources import one_blas_thread as _one_blas_thread
 from .._types import ChunkedReference, dim_of, streams_reference
 from .._validate import check_int, check_real
 from ..calibration import make_calibrator
@@ -657,17 +658,6 @@ def redraw_d(shards: Sequence[Any], calibrator: Any, vectors: dict[str, dict[str
             for t, v in vectors.items():
                 out[t].append(calibrated_d(v, cal, ddof))
     return {t: tuple(vals) for t, vals in out.items()}
-
-
-def _one_blas_thread() -> Any:
-    """A context in which BLAS/LAPACK use one thread (threadpoolctl, when installed; else nothing changes)."""
-    import contextlib
-
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # an optional speed-up: the numbers are the same either way
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def redraw_metadata(replicate_d: Mapping[str, Sequence[float]], replicates: int, shards: int) -> dict[str, Any]:

@@ -56,6 +56,14 @@ def _known_keys(where: str, data: dict, allowed: frozenset[str]) -> None:
                               f"allowed: {sorted(allowed)}")
 
 
+def ngroup_hint(where: str) -> str:
+    """The one line a two-group reader says about a k-group mapping (``targets:``/``attributes:``)."""
+    return (
+        f"{where}: a test with named groups (targets:/attributes:) is an n-group test; run it with "
+        "'isoeat ngroup --tests FILE' (Python: isoeat.ngroup), not with a two-group command"
+    )
+
+
 def _test_id(where: str, value: Any, default: str) -> str:
     """The test's id: text without control characters or bidi overrides (it labels tables and files)."""
     test_id = _text(where, "id", value, default)
@@ -217,6 +225,8 @@ def tests_from_mapping(data: Any, *, where: str, default_id: str) -> list[Associ
             f"{where}: expected a mapping with keys X, Y, A, B (or targ1/targ2/attr1/attr2) or a list of them, "
             f"got {type(data).__name__}"
         )
+    if "targets" in data or "attributes" in data:  # a k-group test: one line naming its command
+        raise DataFormatError(ngroup_hint(f"{where}: test {safe_show(data.get('id', default_id))}"))
     missing = [k for k in ("X", "Y", "A", "B") if k not in data]
     if missing:
         raise DataFormatError(

@@ -207,6 +207,8 @@ YAML/JSON test file, got 123 (int)
         return get_test(test)
     hint = ("; a mapping is no test: build one with isoeat.AssociationTest(...) or write it to a YAML file"
             if isinstance(test, dict) else "")
+    if type(test).__name__ == "NGroupTest":  # a test of named groups: its own function
+        hint = "; a test of named groups (NGroupTest) is measured by isoeat.ngroup (the command: isoeat ngroup)"
     raise InvalidValueError(argument, TEST_FORMS, show(test), hint)
 
 
