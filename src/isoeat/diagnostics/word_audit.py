@@ -63,12 +63,16 @@ def frequency_ranks(model: Any, words: list[str]) -> tuple[np.ndarray | None, st
     if isinstance(model, VocabularyModel):
         rows = [model.row(w)[0] for w in words]
         ranks = np.array([math.nan if i is None else i + 1.0 for i in rows])
-        return ranks, (f"vocabulary row order of {name_of(model, 'the model')} (rank = row + 1; GloVe and word2vec "
-                       "files are in frequency order)")
+        return ranks, (
+            f"vocabulary row order of {name_of(model, 'the model')} (rank = row + 1; GloVe and word2vec "
+            "files are in frequency order)"
+        )
     corpus = corpus_name_of(model) if isinstance(model, ContextEncoder) else ""
     if not corpus:
-        return None, (f"not measured: {name_of(model, 'the model')} has no frequency order (no vocabulary rows) "
-                      "and no corpus to count its words in")
+        return None, (
+            f"not measured: {name_of(model, 'the model')} has no frequency order (no vocabulary rows) "
+            "and no corpus to count its words in"
+        )
     from .frames import _text_counts
 
     counts = _text_counts(corpus, True)
@@ -160,8 +164,17 @@ class WordListAudit:
     def records(self) -> list[dict[str, Any]]:
         """One flat record per left-out word, the panel numbers repeated on each (the CSV rows)."""
         head = {k: v for k, v in self.summary().items() if k not in ("sign_changers", "significance_changers")}
-        keep = ("role", "word", "effect_size", "p_value", "p_method", "delta", "sign_change", "significance_change",
-                "note")
+        keep = (
+            "role",
+            "word",
+            "effect_size",
+            "p_value",
+            "p_method",
+            "delta",
+            "sign_change",
+            "significance_change",
+            "note",
+        )
         return [{**head, **{f"loo_{k}": getattr(r, k) for k in keep}} for r in self.leave_one_out]
 
     def to_frame(self) -> Any:
@@ -188,7 +201,7 @@ def _frequency(model: Any, words: dict[str, list[str]], scores: np.ndarray) -> d
         at = 0
         ranks: dict[str, np.ndarray] = {}
         for r in ROLES:
-            ranks[r] = ranks_all[at:at + len(words[r])]
+            ranks[r] = ranks_all[at : at + len(words[r])]
             at += len(words[r])
             med[r] = _median_log(ranks[r])
         target = np.concatenate([ranks["X"], ranks["Y"]])
@@ -201,8 +214,7 @@ def _frequency(model: Any, words: dict[str, list[str]], scores: np.ndarray) -> d
     out["target_log_rank_gap"] = med["Y"] - med["X"]
     out["target_rank_ratio"] = math.exp(out["target_log_rank_gap"]) if math.isfinite(med["Y"] - med["X"]) else nan
     out["attribute_log_rank_gap"] = med["B"] - med["A"]
-    out["attribute_rank_ratio"] = (math.exp(out["attribute_log_rank_gap"]) if math.isfinite(med["B"] - med["A"])
-                                   else nan)
+    out["attribute_rank_ratio"] = math.exp(out["attribute_log_rank_gap"]) if math.isfinite(med["B"] - med["A"]) else nan
     return out
 
 
@@ -227,7 +239,9 @@ def word_list_audit(
     calibration: Any = None,
     rng: Any = None,
     alpha: float = 0.05,
+    ddof: int = 1,
     min_coverage: float = 0.8,
+    allow_overlap: bool = False,
     permutation: PermutationOptions | None = None,
     **options: Any,
 ) -> list[WordListAudit]:
@@ -247,8 +261,10 @@ def word_list_audit(
         ``("audit-baseline",)``.
     alpha : float, default 0.05
         Level of the significance flags (``p < alpha``).
-    min_coverage : float, default 0.8
+    ddof : int, default 1
         As in :func:`isoeat.weat`.
+    min_coverage, allow_overlap
+        As in :func:`isoeat.weat` (the same validity checks of the test).
     permutation, **options
         How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name).
 
@@ -258,19 +274,29 @@ def word_list_audit(
         One per space: raw, then calibrated.
     """
     from .._random import resolve_seed
-    from .._validate import check_real
+    from .._validate import check_bool, check_int, check_real
     from ..labels import check_alpha
     from ..stats.options import gather
+    from ..stats.validity import check_test
     from ..stats.weat import _lookup_sets, association_scores, resolve_calibration, weat_from_vectors
     from ..wordsets import as_test
 
     perm, _, _ = gather(options, where="word_list_audit", permutation=permutation, takes=("permutation",))
     check_alpha(alpha)
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
+    ddof = check_int("ddof", ddof, lo=0)
     test = as_test(test)
     found: dict[str, tuple[list[str], list[str]]] = {}
     raw, _, _ = _lookup_sets(model, test, min_coverage, words_out=found)
     words = {r: found[r][0] for r in ROLES}
+    check_test(
+        test.id,
+        words=words,
+        entries={r: e for r, (_, e) in found.items()},
+        vectors=raw,
+        ddof=ddof,
+        allow_overlap=check_bool("allow_overlap", allow_overlap),
+    )
     cal, cal_name = resolve_calibration(calibration, model)
     root = resolve_seed(rng)[1] if not isinstance(rng, np.random.Generator) else None
     base_raw, base_desc = _baseline(model, root)
@@ -278,15 +304,31 @@ def word_list_audit(
     out = []
     for name, c in spaces:
         vecs = raw if c is None else {r: c.transform(v) for r, v in raw.items()}
-        full = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], permutation=perm,
-                                 rng=stream(root, "weat", test.id)[0] if root is not None else rng,
-                                 labels=ResultLabels(test=test.id, model=name_of(model), calibration=name))
+        full = weat_from_vectors(
+            vecs["X"],
+            vecs["Y"],
+            vecs["A"],
+            vecs["B"],
+            permutation=perm,
+            ddof=ddof,
+            rng=stream(root, "weat", test.id)[0] if root is not None else rng,
+            labels=ResultLabels(test=test.id, model=name_of(model), calibration=name),
+        )
         scores = np.concatenate([association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"])
         base = base_raw if c is None else c.transform(base_raw)
-        out.append(WordListAudit(
-            test=test.id, model=name_of(model), calibration=name, effect_size=float(full.effect_size),
-            p_value=float(full.p_value), **_frequency(model, words, scores),
-            **{f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES},
-            baseline_cosine=mean_pair_cosine(base), baseline_source=base_desc, alpha=float(alpha),
-            leave_one_out=leave_one_out(vecs, words, full, alpha=alpha, rng=root, permutation=perm)))
+        out.append(
+            WordListAudit(
+                test=test.id,
+                model=name_of(model),
+                calibration=name,
+                effect_size=float(full.effect_size),
+                p_value=float(full.p_value),
+                **_frequency(model, words, scores),
+                **{f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES},
+                baseline_cosine=mean_pair_cosine(base),
+                baseline_source=base_desc,
+                alpha=float(alpha),
+                leave_one_out=leave_one_out(vecs, words, full, alpha=alpha, rng=root, permutation=perm),
+            )
+        )
     return out

@@ -64,8 +64,12 @@ def loo_options(full_method: str, permutation: PermutationOptions, alpha: float)
         return permutation
     from dataclasses import replace
 
-    return replace(permutation, method="monte-carlo", sequential_alpha=alpha,
-                   n_permutations=min(permutation.n_permutations, LOO_PERMUTATIONS))
+    return replace(
+        permutation,
+        method="monte-carlo",
+        sequential_alpha=alpha,
+        n_permutations=min(permutation.n_permutations, LOO_PERMUTATIONS),
+    )
 
 
 @dataclass(frozen=True)
@@ -169,25 +173,67 @@ def leave_one_out(
     for role in ROLES:
         for i, word in enumerate(words[role]):
             keep = {r: (np.delete(vectors[r], i, axis=0) if r == role else vectors[r]) for r in ROLES}
-            base = dict(test=full.test, model=full.model, calibration=full.calibration, role=role, word=word,
-                        full_effect_size=d0, full_p_value=p0, alpha=float(alpha))
+            base = dict(
+                test=full.test,
+                model=full.model,
+                calibration=full.calibration,
+                role=role,
+                word=word,
+                full_effect_size=d0,
+                full_p_value=p0,
+                alpha=float(alpha),
+            )
             if keep[role].shape[0] < 2:
-                out.append(LeaveOneOut(**base, effect_size=math.nan, p_value=math.nan, p_method="", delta=math.nan,
-                                       sign_change=False, significance_change=False,
-                                       note=f"set {role} keeps {keep[role].shape[0]} word without it: no WEAT set"))
+                out.append(
+                    LeaveOneOut(
+                        **base,
+                        effect_size=math.nan,
+                        p_value=math.nan,
+                        p_method="",
+                        delta=math.nan,
+                        sign_change=False,
+                        significance_change=False,
+                        note=f"set {role} keeps {keep[role].shape[0]} word without it: no WEAT set",
+                    )
+                )
                 continue
             seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
             try:
-                r = weat_from_vectors(keep["X"], keep["Y"], keep["A"], keep["B"], ddof=full.ddof, rng=seed,
-                                      permutation=perm, labels=ResultLabels(test=full.test))
+                r = weat_from_vectors(
+                    keep["X"],
+                    keep["Y"],
+                    keep["A"],
+                    keep["B"],
+                    ddof=full.ddof,
+                    rng=seed,
+                    permutation=perm,
+                    labels=ResultLabels(test=full.test),
+                )
             except CoverageError as exc:  # a reduced set the WEAT refuses: said, never raised
-                out.append(LeaveOneOut(**base, effect_size=math.nan, p_value=math.nan, p_method="", delta=math.nan,
-                                       sign_change=False, significance_change=False, note=str(exc)))
+                out.append(
+                    LeaveOneOut(
+                        **base,
+                        effect_size=math.nan,
+                        p_value=math.nan,
+                        p_method="",
+                        delta=math.nan,
+                        sign_change=False,
+                        significance_change=False,
+                        note=str(exc),
+                    )
+                )
                 continue
             d, p = float(r.effect_size), float(r.p_value)
-            out.append(LeaveOneOut(
-                **base, effect_size=d, p_value=p, p_method=r.p_method, delta=d - d0,
-                sign_change=bool(opposite_signs(d, d0)),
-                significance_change=is_significant(p, alpha) != is_significant(p0, alpha),
-                note=r.undefined or ""))
+            out.append(
+                LeaveOneOut(
+                    **base,
+                    effect_size=d,
+                    p_value=p,
+                    p_method=r.p_method,
+                    delta=d - d0,
+                    sign_change=bool(opposite_signs(d, d0)),
+                    significance_change=is_significant(p, alpha) != is_significant(p0, alpha),
+                    note=r.undefined or "",
+                )
+            )
     return tuple(out)
