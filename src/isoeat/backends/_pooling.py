@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SENTENCE_POOLINGS", "keep_one_token", "assign_tokens", "truncate_sequence", "encode_sequences", "encode_flat", "length_batches", "pad_batch",
+__all__ = ["SENTENCE_POOLINGS", "keep_one_token",
+           "assign_tokens", "truncate_sequence", "encode_sequences", "encode_flat", "length_batches", "pad_batch",
            "pool_rows", "pool_rows_layers"]
 
 

@@ -101,7 +101,17 @@ from ._hf import (  # noqa: F401  (importable from here, as before)
     resolve_model_folder,
     select_device,
 )
-from ._pooling import SENTENCE_POOLINGS, _Seq, assign_tokens, keep_one_token, encode_flat, encode_sequences, length_batches, pool_rows, pool_rows_layers
+from ._pooling import (
+    SENTENCE_POOLINGS,
+    _Seq,
+    assign_tokens,
+    encode_flat,
+    encode_sequences,
+    keep_one_token,
+    length_batches,
+    pool_rows,
+    pool_rows_layers,
+)
 from ._precision import check_dtype_device
 
 __all__ = [

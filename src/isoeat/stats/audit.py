@@ -172,7 +172,8 @@ def leave_one_out(
     out: list[LeaveOneOut] = []
     for role in ROLES:
         for i, word in enumerate(words[role]):
-            keep = {r: (np.delete(vectors[r], i, axis=0) if r == role else vectors[r]) for r in ROLES}
+            seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
+            r = _without(vectors, role, i, full, perm, seed)
             base = dict(
                 test=full.test,
                 model=full.model,
@@ -183,7 +184,7 @@ def leave_one_out(
                 full_p_value=p0,
                 alpha=float(alpha),
             )
-            if keep[role].shape[0] < 2:
+            if isinstance(r, str):  # no WEAT without the word: said in the row, never raised
                 out.append(
                     LeaveOneOut(
                         **base,
@@ -193,33 +194,7 @@ def leave_one_out(
                         delta=math.nan,
                         sign_change=False,
                         significance_change=False,
-                        note=f"set {role} keeps {keep[role].shape[0]} word without it: no WEAT set",
-                    )
-                )
-                continue
-            seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
-            try:
-                r = weat_from_vectors(
-                    keep["X"],
-                    keep["Y"],
-                    keep["A"],
-                    keep["B"],
-                    ddof=full.ddof,
-                    rng=seed,
-                    permutation=perm,
-                    labels=ResultLabels(test=full.test),
-                )
-            except CoverageError as exc:  # a reduced set the WEAT refuses: said, never raised
-                out.append(
-                    LeaveOneOut(
-                        **base,
-                        effect_size=math.nan,
-                        p_value=math.nan,
-                        p_method="",
-                        delta=math.nan,
-                        sign_change=False,
-                        significance_change=False,
-                        note=str(exc),
+                        note=r,
                     )
                 )
                 continue
@@ -237,3 +212,25 @@ def leave_one_out(
                 )
             )
     return tuple(out)
+
+
+def _without(
+    vectors: dict[str, np.ndarray], role: str, i: int, full: WEATResult, perm: PermutationOptions, seed: Any
+) -> WEATResult | str:
+    """The WEAT without row ``i`` of set ``role``, or why there is none (a set left with one word)."""
+    keep = {r: (np.delete(vectors[r], i, axis=0) if r == role else vectors[r]) for r in ROLES}
+    if keep[role].shape[0] < 2:
+        return f"set {role} keeps {keep[role].shape[0]} word without it: no WEAT set"
+    try:
+        return weat_from_vectors(
+            keep["X"],
+            keep["Y"],
+            keep["A"],
+            keep["B"],
+            ddof=full.ddof,
+            rng=seed,
+            permutation=perm,
+            labels=ResultLabels(test=full.test),
+        )
+    except CoverageError as exc:
+        return str(exc)
