@@ -164,11 +164,11 @@ class SEATResult(ResultIdentity):
             "effect_size_min": self.effect_size_min,
             "effect_size_max": self.effect_size_max,
             "effect_size_range": self.effect_size_range,
-            **self._re_record(),
-            "pooling": self.pooling,
             "alpha": self.alpha,
             "n_significant": self.n_significant,
             **self._record(("seed", "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "seed_stream")),
+            **self._re_record(),  # the across-template summary and the pooling: added last (the columns before keep
+            "pooling": self.pooling,  # their order)
             "per_template": self.records(),
         }
 
@@ -193,9 +193,9 @@ class SEATResult(ResultIdentity):
         """One tidy record per template (the WEAT fields plus ``template`` and ``mode``)."""
         out = []
         for i, r in enumerate(self.results):
-            rec = {"template": self.templates[i] if self.templates else "", "mode": self.mode,
-                   "pooling": self.pooling}
+            rec = {"template": self.templates[i] if self.templates else "", "mode": self.mode}
             rec.update(r.to_dict())
+            rec["pooling"] = self.pooling
             out.append(rec)
         return out
 
