@@ -136,6 +136,8 @@ __all__ = [
         "SEATResult": "isoeat.stats.seat",
         "ceat": "isoeat.stats.ceat",
         "CEATResult": "isoeat.stats.ceat",
+        "word_list_audit": "isoeat.diagnostics.word_audit",
+        "WordListAudit": "isoeat.diagnostics.word_audit",
     }),
 ]
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from .._cosine import unit_rows
 from .._random import stream
+from .._surface import public, require_encoder
 from .._types import ContextEncoder, VocabularyModel, corpus_name_of, name_of
 from ..stats.audit import ROLES, LeaveOneOut, leave_one_out
 from ..stats.options import PermutationOptions, ResultLabels
@@ -232,6 +233,7 @@ def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
     return vecs, desc
 
 
+@public
 def word_list_audit(
     model: Any,
     test: Any,
@@ -281,6 +283,7 @@ def word_list_audit(
     from ..stats.weat import _lookup_sets, association_scores, resolve_calibration, weat_from_vectors
     from ..wordsets import as_test
 
+    require_encoder(model, "word_list_audit")
     perm, _, _ = gather(options, where="word_list_audit", permutation=permutation, takes=("permutation",))
     check_alpha(alpha)
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
