@@ -33,7 +33,7 @@ def _frequency(audits: Sequence[Any]) -> list[str]:
         return [f"Frequency balance: {a0.frequency_source}"]
     rows = [[r, _num(getattr(a0, f"median_log_rank_{r.lower()}"))] for r in ("X", "Y", "A", "B")]
     out = [
-        f"Frequency balance; ranks from the {a0.frequency_source} (the same in every space):",
+        f"Frequency balance (the same ranks in every space), from the {a0.frequency_source}:",
         _render(["Set", "median ln rank"], rows, align_left=1),
     ]
     ratio = a0.target_rank_ratio
@@ -96,6 +96,11 @@ def _influence(audits: Sequence[Any]) -> list[str]:
         )
     notes = sorted({f"{r.role}:{r.word}: {r.note}" for a in audits for r in a.leave_one_out if r.note})
     out += notes
+    for a in audits:
+        top = sorted((r for r in a.leave_one_out if math.isfinite(r.delta)), key=lambda r: -abs(r.delta))[:3]
+        if top:
+            shown = ", ".join(f"{r.role}:{r.word} {r.delta:+.2f}" for r in top)
+            out.append(f"{a.calibration}: largest changes of d (delta) when one word is left out: {shown}")
     for a in audits:
         if not (a.sign_changers or a.significance_changers):
             out.append(f"{a.calibration}: no single word left out changes the sign of d or its significance")
