@@ -65,7 +65,7 @@ def frequency_ranks(model: Any, words: list[str]) -> tuple[np.ndarray | None, st
         rows = [model.row(w)[0] for w in words]
         ranks = np.array([math.nan if i is None else i + 1.0 for i in rows])
         return ranks, (
-            f"vocabulary row order of {name_of(model, 'the model')} , rank = row + 1 (GloVe and word2vec "
+            f"vocabulary row order of {name_of(model, 'the model')}, rank = row + 1 (GloVe and word2vec "
             "files are in frequency order)"
         )
     corpus = corpus_name_of(model) if isinstance(model, ContextEncoder) else ""
