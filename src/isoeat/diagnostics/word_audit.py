@@ -219,6 +219,21 @@ def _frequency(model: Any, words: dict[str, list[str]], scores: np.ndarray) -> d
     return out
 
 
+def _checked_sets(
+    model: Any, test: Any, min_coverage: float, ddof: int, allow_overlap: bool
+) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
+    """The found vectors and words of each set, checked as :func:`isoeat.weat` checks them."""
+    from ..stats.validity import check_test
+    from ..stats.weat import _lookup_sets
+
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    raw, _, _ = _lookup_sets(model, test, min_coverage, words_out=found)
+    words = {r: found[r][0] for r in ROLES}
+    entries = {r: e for r, (_, e) in found.items()}
+    check_test(test.id, words=words, entries=entries, vectors=raw, ddof=ddof, allow_overlap=allow_overlap)
+    return raw, words
+
+
 def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
     """:data:`BASELINE_SIZE` vectors for the random-pair baseline, and what they are."""
     from .frames import frame_or_pool, sample_frame, sample_reference
@@ -279,8 +294,7 @@ def word_list_audit(
     from .._validate import check_bool, check_int, check_real
     from ..labels import check_alpha
     from ..stats.options import gather
-    from ..stats.validity import check_test
-    from ..stats.weat import _lookup_sets, association_scores, resolve_calibration, weat_from_vectors
+    from ..stats.weat import association_scores, resolve_calibration, weat_from_vectors
     from ..wordsets import as_test
 
     require_encoder(model, "word_list_audit")
@@ -289,17 +303,7 @@ def word_list_audit(
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
     ddof = check_int("ddof", ddof, lo=0)
     test = as_test(test)
-    found: dict[str, tuple[list[str], list[str]]] = {}
-    raw, _, _ = _lookup_sets(model, test, min_coverage, words_out=found)
-    words = {r: found[r][0] for r in ROLES}
-    check_test(
-        test.id,
-        words=words,
-        entries={r: e for r, (_, e) in found.items()},
-        vectors=raw,
-        ddof=ddof,
-        allow_overlap=check_bool("allow_overlap", allow_overlap),
-    )
+    raw, words = _checked_sets(model, test, min_coverage, ddof, check_bool("allow_overlap", allow_overlap))
     cal, cal_name = resolve_calibration(calibration, model)
     root = resolve_seed(rng)[1] if not isinstance(rng, np.random.Generator) else None
     base_raw, base_desc = _baseline(model, root)
