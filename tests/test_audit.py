@@ -19,7 +19,7 @@ from scipy.stats import spearmanr
 
 from isoeat.diagnostics.word_audit import frequency_ranks, mean_pair_cosine, word_list_audit
 from isoeat.labels import is_significant
-from isoeat.stats.audit import leave_one_out, loo_options
+from isoeat.stats.audit import LOO_EXACT_PARTITIONS, leave_one_out, loo_options
 from isoeat.stats.options import PermutationOptions
 from isoeat.stats.weat import weat_from_vectors
 from isoeat.wordsets import as_test
@@ -150,10 +150,16 @@ def test_sign_change_flag_on_a_hand_example():
     assert any(r.sign_change for r in rows) and not all(r.sign_change for r in rows if r.role in "XY")
 
 
-def test_loo_p_method_where_the_full_test_is_not_exact():
-    opts = loo_options("certified", PermutationOptions(n_permutations=100_000), 0.05)
+def test_loo_p_method_by_the_reduced_test_size_at_its_bound():
+    # C(16, 8) = 12,870 and C(17, 8) = 24,310 partitions: exact up to LOO_EXACT_PARTITIONS = 20,000 inclusive
+    import math as m
+
+    assert m.comb(16, 8) <= LOO_EXACT_PARTITIONS < m.comb(17, 8)
+    assert loo_options(PermutationOptions(), 0.05, 16, 8).method == "exact"
+    opts = loo_options(PermutationOptions(n_permutations=100_000), 0.05, 17, 8)
     assert (opts.method, opts.n_permutations, opts.sequential_alpha) == ("monte-carlo", 10_000, 0.05)
-    assert loo_options("exact", PermutationOptions(), 0.05) == PermutationOptions()
+    at = loo_options(PermutationOptions(), 0.05, 20_000, 1)  # C(20000, 1) = 20,000: at the bound, exact
+    assert at.method == "exact" and loo_options(PermutationOptions(), 0.05, 20_001, 1).method == "monte-carlo"
 
 
 def test_a_model_without_frequency_order_is_said_not_measured():

@@ -153,7 +153,9 @@ def _cmd_weat(args: argparse.Namespace) -> int:
                for i, r in enumerate(results)]
     if contexts:
         records = [{**rec, "corpus": corpus} for rec in records]
-    audits = run_audit(args, model, tests, cal) if args.audit else []
+    # the audit's full test is the table's (the same results, not computed again)
+    audits = run_audit(args, model, tests, cal, {t.id: list(rs) for t, rs in zip(tests, zip(*per_space))}) \
+        if args.audit else []
     if audits:  # json: each record's audit (its test and space); csv: the audit's rows, one per left-out word
         from ..reporting.audit_text import audit_records
 

@@ -25,12 +25,14 @@ Coherence
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .._cosine import unit_rows
+from .._errors import ConfigError
 from .._random import stream
 from .._surface import public, require_encoder
 from .._types import ContextEncoder, VocabularyModel, corpus_name_of, name_of
@@ -219,6 +221,21 @@ def _frequency(model: Any, words: dict[str, list[str]], scores: np.ndarray) -> d
     return out
 
 
+def _given_full(res: Any, vecs: dict[str, np.ndarray], ddof: int, test: str, space: str) -> Any:
+    """A full result handed in, checked: its d is the d of ``vecs`` (relative 1e-9), relabelled for this space."""
+    from dataclasses import replace
+
+    from ..stats.bootstrap import effect_size
+    from ..stats.weat import association_scores
+
+    d = effect_size(*(association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"), ddof=ddof)
+    same = (math.isnan(d) and math.isnan(res.effect_size)) or math.isclose(d, res.effect_size, rel_tol=1e-9)
+    if not same or res.ddof != ddof:
+        raise ConfigError(f"full: the result given for {test} ({space}) has d {res.effect_size!r}, not this test's "
+                          f"{d!r} in that space")
+    return replace(res, test=test, calibration=space)
+
+
 def _checked_sets(
     model: Any, test: Any, min_coverage: float, ddof: int, allow_overlap: bool
 ) -> tuple[dict[str, np.ndarray], dict[str, list[str]]]:
@@ -260,6 +277,7 @@ def word_list_audit(
     min_coverage: float = 0.8,
     allow_overlap: bool = False,
     permutation: PermutationOptions | None = None,
+    full: Sequence[Any] | None = None,
     **options: Any,
 ) -> list[WordListAudit]:
     r"""The word-list audit of ``test`` on ``model``, raw first, then each calibrated space.
@@ -282,6 +300,10 @@ def word_list_audit(
         As in :func:`isoeat.weat`.
     min_coverage, allow_overlap
         As in :func:`isoeat.weat` (the same validity checks of the test).
+    full : sequence of WEATResult, optional
+        The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it): its d and p are
+        used instead of computing them again (a certified p costs seconds); each one's d is checked against the
+        d of these vectors (a ``ConfigError`` where it is another test's or space's).
     permutation, **options
         How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name).
 
@@ -309,18 +331,17 @@ def word_list_audit(
     base_raw, base_desc = _baseline(model, root)
     spaces = [("none", None)] + ([(cal_name, cal)] if cal is not None else [])
     out = []
-    for name, c in spaces:
+    if full is not None and len(full) != len(spaces):
+        raise ConfigError(f"full: {len(full)} result(s) for {len(spaces)} space(s) (raw first, then calibrated)")
+    for k, (name, c) in enumerate(spaces):
         vecs = raw if c is None else {r: c.transform(v) for r, v in raw.items()}
-        full = weat_from_vectors(
-            vecs["X"],
-            vecs["Y"],
-            vecs["A"],
-            vecs["B"],
-            permutation=perm,
-            ddof=ddof,
-            rng=stream(root, "weat", test.id)[0] if root is not None else rng,
-            labels=ResultLabels(test=test.id, model=name_of(model), calibration=name),
-        )
+        labels = ResultLabels(test=test.id, model=name_of(model), calibration=name)
+        if full is None:
+            given = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], permutation=perm, ddof=ddof,
+                                      rng=stream(root, "weat", test.id)[0] if root is not None else rng,
+                                      labels=labels)
+        else:
+            given = _given_full(full[k], vecs, ddof, test.id, name)
         scores = np.concatenate([association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"])
         base = base_raw if c is None else c.transform(base_raw)
         out.append(
@@ -328,14 +349,14 @@ def word_list_audit(
                 test=test.id,
                 model=name_of(model),
                 calibration=name,
-                effect_size=float(full.effect_size),
-                p_value=float(full.p_value),
+                effect_size=float(given.effect_size),
+                p_value=float(given.p_value),
                 **_frequency(model, words, scores),
                 **{f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES},
                 baseline_cosine=mean_pair_cosine(base),
                 baseline_source=base_desc,
                 alpha=float(alpha),
-                leave_one_out=leave_one_out(vecs, words, full, alpha=alpha, rng=root, permutation=perm),
+                leave_one_out=leave_one_out(vecs, words, given, alpha=alpha, rng=root, permutation=perm),
             )
         )
     return out

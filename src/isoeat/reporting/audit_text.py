@@ -88,11 +88,11 @@ def _influence(audits: Sequence[Any]) -> list[str]:
     ]
     methods = sorted({r.p_method for a in audits for r in a.leave_one_out if r.p_method})
     if "monte-carlo" in methods:
-        from ..stats.audit import LOO_PERMUTATIONS
+        from ..stats.audit import LOO_EXACT_PARTITIONS, LOO_PERMUTATIONS
 
         out.append(
-            f"(left-out p: Monte Carlo, at most {LOO_PERMUTATIONS:,} partitions, stopped once clear of alpha, "
-            "where the full test's p was not exact)"
+            f"(left-out p: exact where the test without the word has at most {LOO_EXACT_PARTITIONS:,} partitions, "
+            f"else Monte Carlo of at most {LOO_PERMUTATIONS:,} partitions, stopped once clear of alpha)"
         )
     notes = sorted({f"{r.role}:{r.word}: {r.note}" for a in audits for r in a.leave_one_out if r.note})
     out += notes

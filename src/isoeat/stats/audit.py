@@ -16,13 +16,14 @@ opposite signs: :func:`isoeat.labels.opposite_signs`) and
 ``significance_change`` (:func:`isoeat.labels.is_significant` at ``alpha``
 differs between the full test and the test without :math:`w`).
 
-Bounded work: one p per left-out word. Where the full test's p was exact, each
-left-out p is exact too (the same options). Otherwise (a test too large to
-count: ``certified`` or Monte Carlo) each left-out p is a Monte Carlo estimate
-of at most :data:`LOO_PERMUTATIONS` random partitions that stops once its
+Bounded work: one p per left-out word, chosen by its size alone. Where the
+reduced test has at most :data:`LOO_EXACT_PARTITIONS` equal-size partitions
+(:math:`\binom{n}{n_x}`; the 8-word tests W6-W10), its p is exact. Otherwise
+it is a Monte Carlo estimate of at most :data:`LOO_PERMUTATIONS` random
+partitions, drawn :data:`LOO_BATCH` at a time and stopped once its
 Clopper–Pearson interval lies clear of ``alpha`` (``sequential_alpha``): the
-significance flag is what it is for, and the certified bracket of every word
-would cost about a second each (W3 on GloVe: 114 words). ``p_method`` says
+significance flag is what it is for, and an exact or certified p of every
+word of a 25-word test costs about 0.1-1 s each (W1 on GloVe: 99 words). ``p_method`` says
 which. Each left-out word draws from its own named stream
 ``("weat-loo", TEST, ROLE, WORD)`` of the root seed, the same in every space.
 A set of two words keeps one without the word: no WEAT set, so that row is
@@ -44,30 +45,44 @@ from .options import PermutationOptions, ResultLabels
 from .results import WEATResult
 from .weat import weat_from_vectors
 
-__all__ = ["LeaveOneOut", "leave_one_out", "loo_options", "ROLES", "LOO_PERMUTATIONS"]
+__all__ = [
+    "LeaveOneOut",
+    "leave_one_out",
+    "loo_options",
+    "ROLES",
+    "LOO_PERMUTATIONS",
+    "LOO_EXACT_PARTITIONS",
+    "LOO_BATCH",
+]
 
 ROLES = ("X", "Y", "A", "B")
-#: Largest Monte Carlo sample of a left-out word's p where the full test's p was not exact.
+#: Largest Monte Carlo sample of a left-out word's p (a reduced test of more than LOO_EXACT_PARTITIONS partitions).
 LOO_PERMUTATIONS = 10_000
+#: Largest partition count of a reduced test whose p is counted exactly.
+LOO_EXACT_PARTITIONS = 20_000
+#: Random partitions per batch of a left-out Monte Carlo p (the sequential stop is checked after each).
+LOO_BATCH = 256
 
 
-def loo_options(full_method: str, permutation: PermutationOptions, alpha: float) -> PermutationOptions:
-    """The options of each left-out word's p: the full test's where its p was exact, else a Monte Carlo p of at
-    most :data:`LOO_PERMUTATIONS` partitions, stopped once clear of ``alpha``.
+def loo_options(permutation: PermutationOptions, alpha: float, n: int, n_x: int) -> PermutationOptions:
+    """The options of a left-out word's p for a reduced test of ``n`` target words, ``n_x`` of them in X: exact
+    where it has at most :data:`LOO_EXACT_PARTITIONS` partitions, else Monte Carlo of at most
+    :data:`LOO_PERMUTATIONS` partitions, stopped once clear of ``alpha``.
 
     Examples
     --------
-    >>> loo_options("certified", PermutationOptions(), 0.05).method
-    'monte-carlo'
+    >>> loo_options(PermutationOptions(), 0.05, 16, 8).method, loo_options(PermutationOptions(), 0.05, 49, 24).method
+    ('exact', 'monte-carlo')
     """
-    if full_method == "exact":
-        return permutation
     from dataclasses import replace
 
+    if math.comb(n, n_x) <= LOO_EXACT_PARTITIONS:
+        return replace(permutation, method="exact", sequential_alpha=None)
     return replace(
         permutation,
         method="monte-carlo",
         sequential_alpha=alpha,
+        batch_size=LOO_BATCH,
         n_permutations=min(permutation.n_permutations, LOO_PERMUTATIONS),
     )
 
@@ -166,14 +181,14 @@ def leave_one_out(
     >>> len(rows), rows[0].word, rows[-1].note
     (10, 'x1', 'set B keeps 1 word without it: no WEAT set')
     """
-    perm = loo_options(full.p_method, permutation or PermutationOptions(alternative=full.alternative), alpha)
+    perm = permutation or PermutationOptions(alternative=full.alternative)
     _, root = stream(rng, "weat-loo")
     d0, p0 = float(full.effect_size), float(full.p_value)
     out: list[LeaveOneOut] = []
     for role in ROLES:
         for i, word in enumerate(words[role]):
             seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
-            r = _without(vectors, role, i, full, perm, seed)
+            r = _without(vectors, role, i, full, perm, seed, alpha)
             base = dict(
                 test=full.test,
                 model=full.model,
@@ -215,12 +230,20 @@ def leave_one_out(
 
 
 def _without(
-    vectors: dict[str, np.ndarray], role: str, i: int, full: WEATResult, perm: PermutationOptions, seed: Any
+    vectors: dict[str, np.ndarray],
+    role: str,
+    i: int,
+    full: WEATResult,
+    perm: PermutationOptions,
+    seed: Any,
+    alpha: float,
 ) -> WEATResult | str:
     """The WEAT without row ``i`` of set ``role``, or why there is none (a set left with one word)."""
     keep = {r: (np.delete(vectors[r], i, axis=0) if r == role else vectors[r]) for r in ROLES}
     if keep[role].shape[0] < 2:
         return f"set {role} keeps {keep[role].shape[0]} word without it: no WEAT set"
+    n_x, n = keep["X"].shape[0], keep["X"].shape[0] + keep["Y"].shape[0]
+    opts = loo_options(perm, alpha, n, n_x)
     try:
         return weat_from_vectors(
             keep["X"],
@@ -229,7 +252,7 @@ def _without(
             keep["B"],
             ddof=full.ddof,
             rng=seed,
-            permutation=perm,
+            permutation=opts,
             labels=ResultLabels(test=full.test),
         )
     except CoverageError as exc:
