@@ -198,3 +198,43 @@ def test_audit_p_of_left_out_words_replays_with_the_seed(glove):
     assert [r.p_value for r in a.leave_one_out] == [r.p_value for r in b.leave_one_out]
     assert {r.p_method for r in a.leave_one_out} == {"monte-carlo"}
     assert replace(a, leave_one_out=()) == replace(b, leave_one_out=())
+
+
+def test_full_results_handed_in_are_checked(glove):
+    import isoeat
+
+    w6, w7 = isoeat.weat(glove, "W6", rng=0), isoeat.weat(glove, "W7", rng=0)
+    (a,) = word_list_audit(glove, "W6", rng=0, full=[w6])
+    assert (a.effect_size, a.p_value) == (w6.effect_size, w6.p_value)
+    with pytest.raises(isoeat.ConfigError, match="not this test's"):
+        word_list_audit(glove, "W6", rng=0, full=[w7])
+    with pytest.raises(isoeat.ConfigError, match="1 result"):
+        word_list_audit(glove, "W6", calibration="zca", rng=0, full=[w6])
+
+
+def test_run_audit_folder_and_report_section(tmp_path, glove):
+    import isoeat
+    from isoeat.reporting.html import render_report
+
+    out = tmp_path / "res"
+    proc = _cli("run", "--test", "W6,W7", "--out", str(out), "--audit")
+    assert proc.returncode == 0, proc.stderr
+    assert "word-list audit: 4 test x space audits" in proc.stdout
+    data = json.loads((out / "tables" / "audit.json").read_text())
+    res = isoeat.load_experiment(out)
+    cells = {(r["test"], r["calibration"]): r["effect_size"] for r in res.weat}
+    for a in data["audits"]:  # each audit's full d is the folder's cell d, and its LOO d the from-scratch one
+        assert a["effect_size"] == pytest.approx(cells[(a["test"], a["calibration"])], rel=1e-12)
+    assert len((out / "tables" / "audit.csv").read_text().strip().splitlines()) == 1 + 4 * 32
+    page = render_report(res)
+    assert "<h2 id='audit'>Word-list audit</h2>" in page and "<summary>W6: " in page
+    # a hand-edited audit: the section is one note, never the edited numbers
+    data["audits"][0]["effect_size"] = 9.99
+    (out / "tables" / "audit.json").write_text(json.dumps(data))
+    page = render_report(isoeat.load_experiment(out))
+    assert "differs from the cells" in page and "the word-list audit is left out" in page and "<summary>W6" not in page
+
+
+def test_run_audit_needs_a_folder():
+    proc = _cli("run", "--test", "W6", "--audit")
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--out DIR" in proc.stderr

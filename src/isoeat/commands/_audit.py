@@ -10,24 +10,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-__all__ = ["add_audit_option", "run_audit", "AUDIT_HELP"]
-
-AUDIT_HELP = (
-    "after the table, the word-list audit of each test, raw beside calibrated: frequency balance of the sets "
-    "(median ln frequency rank, the targets' gap, Spearman rho of word score and ln rank), set coherence "
-    "against random pairs, and d and p with each word left out, flagging words whose removal changes the "
-    "sign or the significance at --alpha; --format json: each record's 'audit'; --format csv: one row per "
-    "left-out word instead of the table's rows (default: off)"
-)
+__all__ = ["run_audit", "check_run_audit", "write_run_audit"]
 
 
-def add_audit_option(p: argparse.ArgumentParser) -> None:
-    """``--audit`` on ``weat``."""
-    p.add_argument("--audit", action="store_true", help=AUDIT_HELP)
-
-
-def run_audit(args: argparse.Namespace, model: Any, tests: list[Any], cal: Any,
-              full: dict[str, list[Any]] | None = None) -> list[list[Any]]:
+def run_audit(
+    args: argparse.Namespace, model: Any, tests: list[Any], cal: Any, full: dict[str, list[Any]] | None = None
+) -> list[list[Any]]:
     """The audits of ``tests``: per test, raw first, then the calibrated space; ``full``: each test's full results
     already computed (by id), not computed again."""
     from ..diagnostics.word_audit import word_list_audit
@@ -52,13 +40,6 @@ def run_audit(args: argparse.Namespace, model: Any, tests: list[Any], cal: Any,
         )
         for t in tests
     ]
-
-
-RUN_AUDIT_HELP = (
-    "with --out DIR: after the run, the word-list audit of each test (as 'isoeat weat --audit' gives it, "
-    "raw beside the run's calibrator, read from DIR/calibrators) written to DIR/tables/audit.json and "
-    "audit.csv, and shown by 'isoeat report DIR' (default: off)"
-)
 
 
 def check_run_audit(args: argparse.Namespace) -> None:

@@ -23,7 +23,6 @@ from ..cliargs import (
     weat_kwargs,
 )
 from ..labels import dropped_label
-from ._audit import add_audit_option, run_audit
 
 __all__ = ["register", "COMMANDS"]
 
@@ -72,7 +71,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                        "tests --template)"))
     add(p, "--test")
     _association_options(p)
-    add_audit_option(p)
+    add(p, "--audit")
 
     p = sub.add_parser("scweat",
                        description="SC-WEAT: the effect size of each single word (not a set) against the two "
@@ -153,6 +152,8 @@ def _cmd_weat(args: argparse.Namespace) -> int:
                for i, r in enumerate(results)]
     if contexts:
         records = [{**rec, "corpus": corpus} for rec in records]
+    from ._audit import run_audit
+
     # the audit's full test is the table's (the same results, not computed again)
     audits = run_audit(args, model, tests, cal, {t.id: list(rs) for t, rs in zip(tests, zip(*per_space))}) \
         if args.audit else []

@@ -33,7 +33,6 @@ from ..cliargs import (
     positive_int,
 )
 from ..labels import MAX_CORPORA
-from ._audit import RUN_AUDIT_HELP, check_run_audit, write_run_audit
 
 __all__ = ["register", "COMMANDS", "quick_config"]
 
@@ -74,8 +73,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "last) from the same forward passes, with a layer profile (anisotropy and d raw vs "
                         "calibrated per layer; tables/layers.csv, figures/layers.png in --out); default: none, "
                         "the one layer of --layer")
-    add(p, "--frame", "--out")
-    p.add_argument("--audit", action="store_true", help=RUN_AUDIT_HELP)
+    add(p, "--frame", "--out", "--audit")
     add_stat_options(p)
 
     r = p.add_argument_group("reference uncertainty (docs/reference-size.md)")
@@ -524,6 +522,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..experiments.config import load_config
     from ..experiments.runner import load_experiment
+    from ._audit import check_run_audit, write_run_audit
 
     t0 = time.perf_counter()
     check_run_audit(args)  # --audit: the quick run into a folder only, said before anything runs
