@@ -92,7 +92,8 @@ def _influence(audits: Sequence[Any]) -> list[str]:
 
         out.append(
             f"(left-out p: exact where the test without the word has at most {LOO_EXACT_PARTITIONS:,} partitions, "
-            f"else Monte Carlo of at most {LOO_PERMUTATIONS:,} partitions, stopped once clear of alpha)"
+            f"else Monte Carlo of at most {LOO_PERMUTATIONS:,} partitions, stopped once clear of alpha: such a p "
+            "says on which side of alpha it lies, not how small it is)"
         )
     notes = sorted({f"{r.role}:{r.word}: {r.note}" for a in audits for r in a.leave_one_out if r.note})
     out += notes
