@@ -80,12 +80,12 @@ def frequency_ranks(model: Any, words: list[str]) -> tuple[np.ndarray | None, st
 
     counts = _text_counts(corpus, True)
     ordered = np.sort(np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))[::-1]
-    ranks = []
+    by_count: list[float] = []
     for w in words:
         c = counts.get(w, 0)
         # 1 + the types counted more often (ties share the best rank); a word never counted has no rank
-        ranks.append(math.nan if c == 0 else 1.0 + float(np.searchsorted(-ordered, -c, side="left")))
-    return np.array(ranks), f"token counts in corpus {corpus} (rank 1 = the most frequent word type)"
+        by_count.append(math.nan if c == 0 else 1.0 + float(np.searchsorted(-ordered, -c, side="left")))
+    return np.array(by_count), f"token counts in corpus {corpus} (rank 1 = the most frequent word type)"
 
 
 @dataclass(frozen=True)
@@ -198,7 +198,7 @@ def _frequency(model: Any, words: dict[str, list[str]], scores: np.ndarray) -> d
 
     nan = math.nan
     ranks_all, source = frequency_ranks(model, [w for r in ROLES for w in words[r]])
-    out: dict[str, Any] = {"frequency_source": source, "n_ranked": 0, "rho_score_log_rank": nan}
+    out: dict[str, Any] = {"frequency_source": source, "n_ranked": 0, "rho_score_log_rank": nan}  # mixed types
     med = {r: nan for r in ROLES}
     if ranks_all is not None:
         at = 0
@@ -228,11 +228,14 @@ def _given_full(res: Any, vecs: dict[str, np.ndarray], ddof: int, test: str, spa
     from ..stats.bootstrap import effect_size
     from ..stats.weat import association_scores
 
-    d = effect_size(*(association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"), ddof=ddof)
+    s_x, s_y = (association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY")
+    d = effect_size(s_x, s_y, ddof=ddof)
     same = (math.isnan(d) and math.isnan(res.effect_size)) or math.isclose(d, res.effect_size, rel_tol=1e-9)
     if not same or res.ddof != ddof:
-        raise ConfigError(f"full: the result given for {test} ({space}) has d {res.effect_size!r}, not this test's "
-                          f"{d!r} in that space")
+        raise ConfigError(
+            f"full: the result given for {test} ({space}) has d {res.effect_size!r}, not this test's "
+            f"{d!r} in that space"
+        )
     return replace(res, test=test, calibration=space)
 
 
@@ -296,9 +299,7 @@ def word_list_audit(
         ``("audit-baseline",)``.
     alpha : float, default 0.05
         Level of the significance flags (``p < alpha``).
-    ddof : int, default 1
-        As in :func:`isoeat.weat`.
-    min_coverage, allow_overlap
+    ddof, min_coverage, allow_overlap
         As in :func:`isoeat.weat` (the same validity checks of the test).
     full : sequence of WEATResult, optional
         The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it): its d and p are
@@ -309,8 +310,7 @@ def word_list_audit(
 
     Returns
     -------
-    list of WordListAudit
-        One per space: raw, then calibrated.
+    list of WordListAudit, one per space: raw, then calibrated.
     """
     from .._random import resolve_seed
     from .._validate import check_bool, check_int, check_real
@@ -337,13 +337,21 @@ def word_list_audit(
         vecs = raw if c is None else {r: c.transform(v) for r, v in raw.items()}
         labels = ResultLabels(test=test.id, model=name_of(model), calibration=name)
         if full is None:
-            given = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], permutation=perm, ddof=ddof,
-                                      rng=stream(root, "weat", test.id)[0] if root is not None else rng,
-                                      labels=labels)
+            given = weat_from_vectors(
+                vecs["X"],
+                vecs["Y"],
+                vecs["A"],
+                vecs["B"],
+                permutation=perm,
+                ddof=ddof,
+                rng=stream(root, "weat", test.id)[0] if root is not None else rng,
+                labels=labels,
+            )
         else:
             given = _given_full(full[k], vecs, ddof, test.id, name)
         scores = np.concatenate([association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"])
         base = base_raw if c is None else c.transform(base_raw)
+        coherence: dict[str, Any] = {f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES}
         out.append(
             WordListAudit(
                 test=test.id,
@@ -352,7 +360,7 @@ def word_list_audit(
                 effect_size=float(given.effect_size),
                 p_value=float(given.p_value),
                 **_frequency(model, words, scores),
-                **{f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES},
+                **coherence,
                 baseline_cosine=mean_pair_cosine(base),
                 baseline_source=base_desc,
                 alpha=float(alpha),

@@ -189,7 +189,7 @@ def leave_one_out(
         for i, word in enumerate(words[role]):
             seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
             r = _without(vectors, role, i, full, perm, seed, alpha)
-            base = dict(
+            base: dict[str, Any] = dict(
                 test=full.test,
                 model=full.model,
                 calibration=full.calibration,
