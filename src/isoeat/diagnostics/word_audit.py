@@ -61,6 +61,20 @@ def mean_pair_cosine(V: np.ndarray) -> float:
     return float((total @ total - n) / (n * (n - 1)))
 
 
+def _corpus_word_counts(model: Any, corpus: str) -> Any:
+    """Word-token counts of a contextual model's corpus: by its name (counted once, kept), else the loaded
+    corpus's sentences (an in-memory corpus), else None."""
+    from .._errors import IsoeatError
+    from .._types import loaded_corpus_of
+    from .frames import _corpus_counts, _text_counts
+
+    try:
+        return _text_counts(corpus, True)
+    except IsoeatError:
+        loaded = loaded_corpus_of(model)
+        return None if loaded is None else _corpus_counts(loaded)
+
+
 def frequency_ranks(model: Any, words: list[str]) -> tuple[np.ndarray | None, str]:
     """The frequency rank of each word (``nan`` where unknown) and where the ranks come from, or ``(None, why)``."""
     if isinstance(model, VocabularyModel):
@@ -71,14 +85,12 @@ def frequency_ranks(model: Any, words: list[str]) -> tuple[np.ndarray | None, st
             "files are in frequency order)"
         )
     corpus = corpus_name_of(model) if isinstance(model, ContextEncoder) else ""
-    if not corpus:
+    counts = _corpus_word_counts(model, corpus) if corpus else None
+    if counts is None:
         return None, (
             f"not measured: {name_of(model, 'the model')} has no frequency order (no vocabulary rows) "
             "and no corpus to count its words in"
         )
-    from .frames import _text_counts
-
-    counts = _text_counts(corpus, True)
     ordered = np.sort(np.fromiter(counts.values(), dtype=np.int64, count=len(counts)))[::-1]
     by_count: list[float] = []
     for w in words:
