@@ -387,6 +387,7 @@ def _var_keyword_calls(m):
         "sc_weat_from_vectors": lambda: isoeat.sc_weat_from_vectors(X[0], X, Y, bogus_kw=1),
         "criterion_validity": lambda: isoeat.criterion_validity(m, "occupations", "W7", bogus_kw=1),
         "seat": lambda: isoeat.seat(m, "W6", bogus_kw=1),
+        "word_list_audit": lambda: isoeat.word_list_audit(m, "W6", bogus_kw=1),
         "metric": lambda: isoeat.metric(m, "mac", "W6", bogus_kw=1),
         "ngroup": lambda: isoeat.ngroup(m, "W6", bogus_kw=1),
         "compare_calibration": lambda: isoeat.compare_calibration(m, ["W6"], bogus_kw=1),

@@ -133,6 +133,9 @@ def test_table_constants_match_the_library() -> None:
 
     assert cliopts.CALIBRATIONS == calibration_names()  # the light copy the option table reads
     assert cliopts.DEFAULT_SHARDS == DEFAULT_SHARDS
+    from isoeat.backends._pooling import SENTENCE_POOLINGS
+
+    assert cliopts.SEAT_POOLINGS == SENTENCE_POOLINGS
     assert cliopts.table()["--permutations"].kwargs["default"] == DEFAULT_PERMUTATIONS  # sensitivity too
     assert ",".join(f"{e:g}" for e in DEFAULT_EPS_GRID) in cliopts.DEVIATIONS["--eps"]["sensitivity"].changes["help"]
 

@@ -147,6 +147,8 @@ __all__ = [
         "criterion_validity": "isoeat.stats.criterion",
         "CriterionResult": "isoeat.stats.criterion",
         "load_criterion": "isoeat.wordsets.criteria",
+        "word_list_audit": "isoeat.diagnostics.word_audit",
+        "WordListAudit": "isoeat.diagnostics.word_audit",
     }),
 ]
 

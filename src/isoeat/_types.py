@@ -58,7 +58,8 @@ __all__ = ["WordLookup", "Encoder", "SentenceEncoder", "Calibrator", "ReferenceM
            "StatisticsReference", "ChunkedReference", "ContextEncoder", "CorpusModel", "VocabularyModel",
            "LayeredModel", "DescribedModel", "SuggestingModel", "fingerprint_of", "layer_of", "kind_of",
            "streams_reference", "name_of", "dim_of", "corpus_name_of", "loaded_corpus_of", "contexts_per_word_of",
-           "reference_unit_of", "n_layers_of", "lowercase_fallback_of", "sentence_pooling_of", "sentence_encoder_of"]
+           "reference_unit_of", "n_layers_of", "lowercase_fallback_of", "sentence_pooling_of", "sentence_encoder_of",
+           "sentence_pooling_name_of"]
 
 
 class WordLookup(Protocol):
@@ -256,6 +257,13 @@ def sentence_pooling_of(model: Any) -> Callable[..., Any] | None:
     (static vectors: a text is pooled from its words' vectors by the caller)."""
     fn = getattr(model, "encode_sentences", None)
     return fn if callable(fn) else None
+
+
+def sentence_pooling_name_of(model: Any) -> str:
+    """How the model pools a text's tokens into one vector, as SEAT records it (``sentence_pooling_name``:
+    ``"st: mean"``, ``"hf: cls"``, ...), or ``""`` for a model that does not say (a user's own encoder)."""
+    name = getattr(model, "sentence_pooling_name", "")
+    return str(name) if name else ""
 
 
 def sentence_encoder_of(model: Any) -> Callable[..., Any] | None:

@@ -210,6 +210,13 @@ def _statistics_options() -> list[Option]:
         _o("--exact-memory", "the memory budget of exact counting", type=size_arg("--exact-memory"), default=None,
           metavar="SIZE", help="memory budget of exact counting, e.g. 512MiB (default 2GiB); over it, auto falls "
                                "back to Monte Carlo and says so, exact refuses"),
+        _o("--audit", "the word-list audit", action="store_true",
+          help="the word-list audit of each test, raw beside calibrated (docs/word-list-audit.md): frequency "
+               "balance of the sets (median ln frequency rank, the targets' gap, Spearman rho of word score and ln "
+               "rank), set coherence against random pairs, and d and p with each word left out, flagging words "
+               "whose removal changes the sign or the significance at --alpha; weat prints it after the table "
+               "(--format json: each record's 'audit'; csv: one row per left-out word instead of the table's), "
+               "run --out DIR writes it to DIR/tables/audit.json and audit.csv for 'isoeat report' (default: off)"),
         _o("--allow-overlap", "measure sets that share words", action="store_true",
           help="measure tests whose sets share words (refused by default), with a warning"),
     ]
@@ -321,6 +328,9 @@ METRIC_CI_METHODS = ("auto", "studentized", "welch-t", "jackknife-z", "percentil
 #: every ``--calibration`` value (``isoeat.calibration.calibration_names()``; the option test checks it): the
 #: table loads no calibrator, so that ``isoeat COMMAND --help`` loads no numpy
 CALIBRATIONS = ("none", "zca", "center", "pca-whiten", "zca-shrinkage", "abtt", "rogue-standardize")
+
+#: ``seat --pooling`` choices (``isoeat.backends._pooling.SENTENCE_POOLINGS``; the option test checks it)
+SEAT_POOLINGS = ("mean", "cls", "last")
 
 #: ``--reference-shards``' default (``isoeat.experiments.reference.DEFAULT_SHARDS``; the option test checks it)
 DEFAULT_SHARDS = 100

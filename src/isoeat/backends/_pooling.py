@@ -18,8 +18,15 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["assign_tokens", "truncate_sequence", "encode_sequences", "encode_flat", "length_batches", "pad_batch",
+__all__ = ["SENTENCE_POOLINGS", "keep_one_token",
+           "assign_tokens", "truncate_sequence", "encode_sequences", "encode_flat", "length_batches", "pad_batch",
            "pool_rows", "pool_rows_layers"]
+
+
+#: How an ``hf:`` encoder pools a whole text (``sentence_pooling``): the attention-mask mean of every token's state
+#: (specials included, as sentence-transformers' mean pooling), the first token's ([CLS] for BERT-style models) or
+#: the last token's of the (truncated) sequence ([SEP] for BERT-style tokenizers, the final token for GPT-style ones).
+SENTENCE_POOLINGS = ("mean", "cls", "last")
 
 
 @dataclass
@@ -27,6 +34,26 @@ class _Seq:
     ids: np.ndarray  # int64 (L,)
     assign: np.ndarray  # int64 (L,)
     truncated: bool = False
+
+
+def keep_one_token(seqs: list[_Seq], how: str) -> list[_Seq]:
+    """Sentence sequences (every token assigned to its row) pooled by one token: ``how`` ``"cls"`` keeps the first
+    token's assignment, ``"last"`` the last one's; ``"mean"`` leaves them as they are. In place; returns ``seqs``.
+
+    Examples
+    --------
+    >>> s = [_Seq(np.array([101, 7, 8, 102]), np.array([0, 0, 0, 0]))]
+    >>> keep_one_token(s, "last")[0].assign.tolist()
+    [-1, -1, -1, 0]
+    """
+    if how == "mean":
+        return seqs
+    for s in seqs:
+        keep = np.full_like(s.assign, -1)
+        j = 0 if how == "cls" else len(s.assign) - 1
+        keep[j] = s.assign[j]
+        s.assign = keep
+    return seqs
 
 
 def assign_tokens(

@@ -64,6 +64,24 @@ __all__ = [
     "require_sentence_transformers",
 ]
 
+_ST_POOLING_MODES = (("cls_token", "cls"), ("mean_tokens", "mean"), ("max_tokens", "max"),
+                     ("mean_sqrt_len_tokens", "mean-sqrt-len"), ("weightedmean_tokens", "weighted-mean"),
+                     ("lasttoken", "last"))
+
+
+def _st_pooling(folder: Path) -> str:
+    """The pooling of a sentence-transformers folder as SEAT records it (``"st: mean"``; several modes joined by
+    ``+``), read from its Pooling module's config without loading the model; ``"st: unknown"`` where unreadable."""
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        pool = next(m for m in modules if str(m.get("type", "")).endswith("Pooling"))
+        cfg = json.loads((folder / str(pool.get("path", "")) / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError, AttributeError, StopIteration):
+        return "st: unknown"
+    modes = [short for key, short in _ST_POOLING_MODES if cfg.get(f"pooling_mode_{key}")]
+    return "st: " + ("+".join(modes) if modes else "unknown")
+
+
 def _st_dim(folder: Path) -> int | None:
     """Output dimension from the sentence-transformers module configs, without loading the model."""
     try:
@@ -193,6 +211,11 @@ class SentenceEncoder(_ContextualBase):
         return f"SentenceEncoder(name={self.name!r}, dim={self._dim}, normalize={self.normalize_embeddings})"
 
     # -- identity ------------------------------------------------------------
+    @property
+    def sentence_pooling_name(self) -> str:
+        """How the model pools a text's tokens (its Pooling module's mode): ``"st: mean"``, ``"st: cls"``, ..."""
+        return _st_pooling(self.folder)
+
     def _loaded_dim(self) -> int:
         return int(self._model.get_sentence_embedding_dimension())
 

@@ -101,7 +101,17 @@ from ._hf import (  # noqa: F401  (importable from here, as before)
     resolve_model_folder,
     select_device,
 )
-from ._pooling import _Seq, assign_tokens, encode_flat, encode_sequences, length_batches, pool_rows, pool_rows_layers
+from ._pooling import (
+    SENTENCE_POOLINGS,
+    _Seq,
+    assign_tokens,
+    encode_flat,
+    encode_sequences,
+    keep_one_token,
+    length_batches,
+    pool_rows,
+    pool_rows_layers,
+)
 from ._precision import check_dtype_device
 
 __all__ = [
@@ -256,6 +266,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         cache_dir: str | os.PathLike | None = None,
         use_cache: bool | None = None,
         chunk_size: int = 1024,
+        sentence_pooling: str = "mean",
         _folder: Path | None = None,
         _source: str | None = None,
     ) -> None:
@@ -271,6 +282,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         self.max_tokens_per_batch = (None if max_tokens_per_batch is None
                                      else check_int("max_tokens_per_batch", max_tokens_per_batch, lo=16))
         self.chunk_size = check_int("chunk_size", chunk_size, lo=1)
+        self.sentence_pooling = check_choice("sentence_pooling", sentence_pooling, SENTENCE_POOLINGS)
         if max_length is not None:
             max_length = check_int("max_length", max_length, lo=4)
         self._max_length_arg = max_length
@@ -355,14 +367,27 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
         A whitener fitted on this encoder is refused for another layer, model or precision.
         """
-        h = hashlib.sha256(f"hf|{self.model_fingerprint}|layer={self.layer}|{_POOLING}{self._dtype_tag()}".encode())
+        # a text pooled by one token is another space of sentence vectors (the default, mean, keeps its fingerprint)
+        pool = "" if self.sentence_pooling == "mean" else f"|sentence-pooling={self.sentence_pooling}"
+        h = hashlib.sha256(f"hf|{self.model_fingerprint}|layer={self.layer}|{_POOLING}{pool}{self._dtype_tag()}"
+                           .encode())
         return h.hexdigest()[:16]
+
+    @property
+    def sentence_pooling_name(self) -> str:
+        """How a whole text is pooled (SEAT records it): ``"hf: mean"``, ``"hf: cls"`` or ``"hf: last"``."""
+        return f"hf: {self.sentence_pooling}"
+
+    def _sentence_pool_label(self) -> str:
+        """The cache and metadata label of the sentence pooling (``attention-mean`` as before for the mean)."""
+        return "attention-mean" if self.sentence_pooling == "mean" else f"{self.sentence_pooling}-token"
 
     def _settings(self) -> dict[str, Any]:
         return {
             "layer": self.layer,
             "n_layers": self.n_layers,
             "pooling": _POOLING,
+            "sentence_pooling": self.sentence_pooling,
             "contexts_per_word": self.contexts_per_word,
             "occurrences": self.occurrences,
             "missing": self.missing,
@@ -502,22 +527,23 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
     # -- sentences -----------------------------------------------------------
     def encode_sentences(self, texts: Iterable[str]) -> np.ndarray:
-        """Mean of the layer's hidden states over each text's attention mask, ``(n, dim)`` float64.
+        """Each text's vector at the layer, ``(n, dim)`` float64, pooled as ``sentence_pooling`` says.
 
-        The sentence vector SEAT uses for ``hf:`` models (special tokens
-        included, as sentence-transformers' mean pooling).
+        The sentence vector SEAT uses for ``hf:`` models: ``"mean"`` (default), the mean of the hidden states over
+        the attention mask (special tokens included, as sentence-transformers' mean pooling); ``"cls"``, the first
+        token's state; ``"last"``, the last token's (see :data:`~isoeat.backends._pooling.SENTENCE_POOLINGS`).
         """
         texts = [str(t) for t in texts]
         if not texts:
             return np.zeros((0, self.dim))
         key = {"kind": "hf-sentences", "algo": _ALGO, "model": self.model_key, "layer": self.layer,
-               "pooling": "attention-mean", "max_length": self.max_length_key, "texts": _texts_digest(texts),
+               "pooling": self._sentence_pool_label(), "max_length": self.max_length_key, "texts": _texts_digest(texts),
                "n": len(texts)}
         hit = self.cache.get("hf-sentences", key)
         if hit is not None and "vectors" in hit and hit["vectors"].shape == (len(texts), self.dim):
             return hit["vectors"].astype(np.float64)
         seqs, n_trunc = self._encode_seqs(texts, list(range(len(texts))), "all")
-        means, _ = self._pool(seqs, len(texts), "sentences")
+        means, _ = self._pool(keep_one_token(seqs, self.sentence_pooling), len(texts), "sentences")
         if n_trunc:
             warnings.warn(f"{self.name}: {n_trunc} text(s) longer than the model's maximum of {self.max_length} "
                           "tokens were truncated", IsoeatWarning, stacklevel=2)
@@ -534,7 +560,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
     def _meta(self, n: int, unit: str, corp: Any, seed: int, sents: Sequence[str]) -> dict[str, Any]:
         return {
             "unit": unit,
-            "pooling": _POOLING if unit == "word" else "attention-mean",
+            "pooling": _POOLING if unit == "word" else self._sentence_pool_label(),
             "word_pattern": REFERENCE_WORD_RE.pattern if unit == "word" else None,
             **self._corpus_meta(n, corp, seed, sents),
             "layer": self.layer,
@@ -543,12 +569,13 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
 
     def _reference_words(self, meta: dict[str, Any]) -> tuple[str, str]:
         what = ("pooled vectors of every word occurrence (letters-only words, subword-mean)" if meta["unit"] == "word"
-                else "mean-pooled sentence vectors (attention mask)")
+                else "mean-pooled sentence vectors (attention mask)" if self.sentence_pooling == "mean"
+                else f"sentence vectors of the {self.sentence_pooling} token")
         return what, f"; layer {meta['layer']} of {self.name}"
 
     def _reference_key(self, chunk: Sequence[str], unit: str) -> dict[str, Any]:
         return {"kind": "hf-reference", "algo": _ALGO, "model": self.model_key, "layer": self.layer,
-                "unit": unit, "pooling": _POOLING if unit == "word" else "attention-mean",
+                "unit": unit, "pooling": _POOLING if unit == "word" else self._sentence_pool_label(),
                 "word_pattern": REFERENCE_WORD_RE.pattern if unit == "word" else None,
                 "max_length": self.max_length_key, "sentences": _texts_digest(chunk), "n_sentences": len(chunk)}
 
@@ -563,7 +590,7 @@ class TransformerEncoder(_WordAggregation, _ContextualBase):
         encs = self._backend.encode_batch(chunk, add_special_tokens=True)
         if unit == "sentence":
             seqs, nt = encode_flat(encs, self.max_length)
-            return seqs, nt, len(chunk)
+            return keep_one_token(seqs, self.sentence_pooling), nt, len(chunk)
         spans, where = _word_spans(chunk)
         seqs, nt = encode_flat(encs, self.max_length, texts=chunk, spans=spans, span_text=where)
         return seqs, nt, len(spans)

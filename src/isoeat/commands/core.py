@@ -76,6 +76,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                        "tests --template)"))
     add(p, "--test")
     _association_options(p)
+    add(p, "--audit")
 
     p = sub.add_parser("scweat",
                        description="SC-WEAT: the effect size of each single word (not a set) against the two "
@@ -167,6 +168,16 @@ def _cmd_weat(args: argparse.Namespace) -> int:
                for i, r in enumerate(results)]
     if contexts:
         records = [{**rec, "corpus": corpus} for rec in records]
+    from ._audit import run_audit
+
+    # the audit's full test is the table's (the same results, not computed again)
+    audits = run_audit(args, model, tests, cal, {t.id: list(rs) for t, rs in zip(tests, zip(*per_space))}) \
+        if args.audit else []
+    if audits:  # json: each record's audit (its test and space); csv: the audit's rows, one per left-out word
+        from ..reporting.audit_text import audit_records
+
+        records = ([{**rec, "audit": a.to_dict()} for rec, a in zip(records, (a for pair in audits for a in pair))]
+                   if args.format == "json" else audit_records([a for pair in audits for a in pair]))
     if not emit_records(records, args.format):
         print(weat_table(results, alpha=args.alpha, contexts=contexts, corpus=corpus))
         if cal is not None:
@@ -179,6 +190,10 @@ def _cmd_weat(args: argparse.Namespace) -> int:
         for r in per_space[0]:
             if r.dropped:
                 print(f"{r.test}: {dropped_label(corpus)}: {', '.join(with_suggestions(r.dropped, r.suggestions))}")
+        if audits:
+            from ..reporting.audit_text import audit_text
+
+            print("\n" + "\n\n".join(audit_text(pair) for pair in audits))
     return fallback_gate(args, per_space[-1], corpus) if contexts else 0
 
 

@@ -73,7 +73,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                         "last) from the same forward passes, with a layer profile (anisotropy and d raw vs "
                         "calibrated per layer; tables/layers.csv, figures/layers.png in --out); default: none, "
                         "the one layer of --layer")
-    add(p, "--frame", "--out")
+    add(p, "--frame", "--out", "--audit")
     add_stat_options(p)
 
     r = p.add_argument_group("reference uncertainty (docs/reference-size.md)")
@@ -522,8 +522,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from .._errors import ConfigError
     from ..experiments.config import load_config
     from ..experiments.runner import load_experiment
+    from ._audit import check_run_audit, write_run_audit
 
     t0 = time.perf_counter()
+    check_run_audit(args)  # --audit: the quick run into a folder only, said before anything runs
     given: dict[str, Any] = {}
     sweep = None
     if args.config:
@@ -580,6 +582,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         comps = _print(res, getattr(args, "format", "table"), adjust, shown)
         if sweep is not None:
             _layer_profile(res, out, sweep, config, args)
+        if getattr(args, "audit", False) and not summary.failed:
+            n = len(write_run_audit(args, model, out, config, comps))
+            if getattr(args, "format", "table") == "table":
+                print(f"word-list audit: {n} test x space audits in {out / 'tables' / 'audit.json'} (and audit.csv); "
+                      f"isoeat report {out} --html shows them")
     if getattr(args, "format", "table") == "table":
         if args.config:
             print()

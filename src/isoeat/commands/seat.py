@@ -10,6 +10,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigError
+from ..cliopts import SEAT_POOLINGS as SENTENCE_POOLINGS
 from ..stats.options import SEAT_MODES as MODES
 
 if TYPE_CHECKING:  # the statistics load numpy: imported when the command runs (``--help`` loads none)
@@ -58,6 +59,10 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
                    help="st: models: keep raw (unnormalised) sentence embeddings (default: unit length)")
     p.add_argument("--no-capitalize", dest="capitalize", action="store_false",
                    help="do not upper-case a sentence-initial stimulus ('{} is here.'; default: upper-cased)")
+    p.add_argument("--pooling", choices=SENTENCE_POOLINGS, default=None,
+                   help="hf: models: how a sentence's token states become its vector: mean (the attention-mask mean, "
+                        "special tokens included), cls (the first token's state) or last (the last token's); st: "
+                        "models pool as their Pooling module says, recorded in every result (default: mean for hf:)")
     add(p, "--device", "--dtype", "--corpus", "--batch-size", "--cache-dir", "--no-cache", "--allow-pickle")
     stat_options(p)
 
@@ -76,10 +81,15 @@ def _load_encoder(args: argparse.Namespace) -> Any:
         raise ConfigError(f"--batch-size must be at least 1, got {args.batch_size}")
     if spec.lower() in _MINILM or spec.lower() == "st:minilm":
         spec = "st:minilm"
+    pooling = getattr(args, "pooling", None)  # a Namespace built by hand (the API's tests) may not have it
+    if pooling is not None and spec_kind(spec) != "transformer":
+        raise ConfigError(f"--pooling {pooling}: applies to hf: models; {spec} pools as its own configuration "
+                          "says (an st: model: its Pooling module, recorded as each result's pooling): drop --pooling")
     if spec_kind(spec) == "sentence":
         return load_model(spec, normalize_embeddings=args.normalize, seed=args.seed, **common)
     if spec_kind(spec) == "transformer":  # hf:, and mpnet by any of its names (minilm is st:minilm above)
-        return load_model(spec, seed=args.seed, reference_unit="sentence", **common)
+        return load_model(spec, seed=args.seed, reference_unit="sentence", sentence_pooling=pooling or "mean",
+                          **common)
     model = load_model(spec, cache_dir=args.cache_dir, allow_pickle=args.allow_pickle)
     from ..stats.seat import _encoder_fn
 
@@ -146,6 +156,31 @@ def _table(res: SEATResult) -> str:
     return "\n".join(lines)
 
 
+ACROSS_NOTE = ("RE d: DerSimonian-Laird random-effects mean of the templates' d (isoeat.stats.ceat.random_effects), "
+               "each template's variance of d by Hedges & Olkin: (nx+ny)/(nx*ny) + d^2/(2(nx+ny)); tau^2: the "
+               "between-template variance, Q: Cochran's. The templates share their words, so the interval treats "
+               "dependent d as independent: a summary of the templates' spread, not a test (each template's p is).")
+
+
+def across_table(results: list[SEATResult]) -> str:
+    """The across-template summary of SEAT results (test by test, raw then calibrated): mean, range and the
+    random-effects summary of d, the pooling, and the count of significant templates."""
+    from ..reporting.tables import _render, format_d
+
+    rows = []
+    for r in results:
+        re = r.random_effects
+        ci = "-" if re is None else f"[{format_d(re.ci_low)}, {format_d(re.ci_high)}]"
+        rows.append([r.test, r.calibration, r.pooling or "-", str(len(r.results)), format_d(r.effect_size_mean),
+                     f"{format_d(r.effect_size_min)} to {format_d(r.effect_size_max)}",
+                     "-" if re is None else format_d(re.ces), ci, "-" if re is None else f"{re.tau2:.3f}",
+                     "-" if re is None else f"{re.q:.2f}", f"{r.n_significant} of {len(r.results)}"])
+    alpha = results[0].alpha
+    return "\n".join(["Across templates:", _render(
+        ["Test", "Space", "Pooling", "Templates", "mean d", "range", "RE d", "RE 95% CI", "tau^2", "Q",
+         f"p < {alpha:g}"], rows, align_left=3), ACROSS_NOTE])
+
+
 def _cmd_seat(args: argparse.Namespace) -> int:
     from ..backends.sentence import load_templates
     from ..cliargs import calibrator_mark, weat_kwargs
@@ -178,6 +213,8 @@ def _cmd_seat(args: argparse.Namespace) -> int:
                      args.format)
     else:
         print("\n\n".join(_table(r) for r in results))
+        if any(len(r.results) > 1 for r in results):
+            print("\n" + across_table([r for r in results if len(r.results) > 1]))
         for line in protocol_footer(departures[-1]):
             print(line)
         if cal is not None:

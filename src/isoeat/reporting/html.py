@@ -365,6 +365,9 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     aid_figs = [p for p in pngs if is_aid_figure(p)]
     layer_figs = [p for p in pngs if is_layer_figure(p, Path(res.out))]
     layers_html = layer_section(res, [_figure_block(p, LAYER_CAPTION) for p in layer_figs])
+    from .audit_section import audit_section  # isoeat run --audit: the word-list audit, its own section
+
+    audit_html = audit_section(res)
     main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p) and p not in layer_figs]
     test_figs = [p for p in pngs if p.parent.name == "tests"]
     captions = {
@@ -383,6 +386,7 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     nav += ["<a href='#tables'>More tables</a>"] if more else []
     nav += ["<a href='#metrics'>Calibration across metrics</a>"] if has_metrics else []
     nav += ["<a href='#layers'>Layer profile</a>"] if layers_html else []
+    nav += ["<a href='#audit'>Word-list audit</a>"] if audit_html else []
     nav += ["<a href='#figures'>Figures</a>", "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
            "<a href='#conventions'>Conventions</a>", "<a href='#config'>Config</a>"]
     models = ", ".join(f"{m['label']} ({m['family']})" for m in res.models)
@@ -404,6 +408,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         body += ["<h2 id='metrics'>Calibration across metrics</h2>", _metrics(res)]
     if layers_html:
         body += ["<h2 id='layers'>Layer profile</h2>", layers_html]
+    if audit_html:
+        body += ["<h2 id='audit'>Word-list audit</h2>", audit_html]
     body.append("<h2 id='figures'>Figures</h2>")
     if not pngs:
         body.append("<p class='note'>No figures (run <code>isoeat report DIR --html</code> with matplotlib "

@@ -7,7 +7,20 @@ sentences are embedded, and :func:`~isoeat.stats.weat.weat_from_vectors`
 gives d and p for that template. Because effect sizes vary with the template,
 every template's d and p are kept and summarised by the mean and the range of
 d across templates, as the tutorial recommends (never one hand-picked
-template).
+template), and by a random-effects summary over the templates
+(:func:`across_templates`): the DerSimonian–Laird combination of
+:func:`isoeat.stats.ceat.random_effects`, each template's d weighted by the
+inverse of its within-template variance by the Hedges–Olkin formula
+
+.. math::
+
+    v_t = \frac{n_x + n_y}{n_x n_y} + \frac{d_t^2}{2 (n_x + n_y)}
+
+(Hedges & Olkin 1985, eq. 5.15; the large-sample variance of a standardised
+mean difference) plus the between-template variance :math:`\tau^2`. The
+templates hold the same words, so their d are not independent: the summary's
+interval treats them as if they were and is a description of the templates'
+spread around a common value, not a test (each template's permutation p is).
 
 Tests whose stimuli are already sentences (the ``sent-*`` files of the
 sent-bias release, e.g. ``sent-weat6.jsonl``) are embedded as they are: one
@@ -31,7 +44,7 @@ import numpy as np
 from .._errors import ConfigError
 from .._random import spawn_seeds, stream
 from .._surface import public, require_encoder
-from .._types import Calibrator, SentenceEncoder, name_of, sentence_encoder_of
+from .._types import Calibrator, SentenceEncoder, name_of, sentence_encoder_of, sentence_pooling_name_of
 from .._validate import check_bool, check_choice, check_int, check_real
 from .options import SEAT_MODES, IntervalOptions, PermutationOptions, ResultLabels, gather, own
 from .results import ResultIdentity, WEATResult, records_frame
@@ -41,7 +54,11 @@ from .weat import documents_calibration, resolve_calibration, weat_from_vectors
 if TYPE_CHECKING:
     from ..wordsets import AssociationTest
 
-__all__ = ["SEATResult", "SentenceOptions", "seat", "MODES"]
+__all__ = ["SEATResult", "SentenceOptions", "seat", "MODES", "across_templates", "template_variance",
+           "TEMPLATE_VARIANCE"]
+
+#: How each template's variance of d is computed for the random-effects summary (recorded as ``re_variance``).
+TEMPLATE_VARIANCE = "hedges-olkin"
 
 MODES = SEAT_MODES
 
@@ -96,6 +113,13 @@ class SEATResult(ResultIdentity):
         Target set sizes (``n_a``, ``n_b``: attribute set sizes), the same in every template.
     alpha : float
         Level for :attr:`n_significant`.
+    random_effects : MetaAnalysis or None
+        The DerSimonian–Laird summary of d over the templates (:func:`across_templates`); None with fewer than two
+        templates of finite d.
+    pooling : str
+        How the encoder pools a sentence's tokens into one vector (``"st: mean"``: sentence-transformers' Pooling
+        module; ``"hf: mean"``, ``"hf: cls"``, ``"hf: last"``: the ``hf:`` encoder's ``sentence_pooling``; empty
+        for an encoder that does not say).
     """
 
     bias_type: str
@@ -108,6 +132,8 @@ class SEATResult(ResultIdentity):
     n_x: int
     n_y: int
     alpha: float = 0.05
+    random_effects: Any = None
+    pooling: str = ""
 
     @property
     def effect_size_range(self) -> float:
@@ -141,8 +167,19 @@ class SEATResult(ResultIdentity):
             "alpha": self.alpha,
             "n_significant": self.n_significant,
             **self._record(("seed", "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "seed_stream")),
+            **self._re_record(),  # the across-template summary and the pooling: added last (the columns before keep
+            "pooling": self.pooling,  # their order)
             "per_template": self.records(),
         }
+
+    def _re_record(self) -> dict[str, Any]:
+        """The random-effects summary's fields (``re_*``; nan where there is none)."""
+        re, nan = self.random_effects, float("nan")
+        keys = ("ces", "se", "ci_low", "ci_high", "tau2", "q", "p_value")
+        names = ("re_effect_size", "re_se", "re_ci_low", "re_ci_high", "re_tau2", "re_q", "re_p_value")
+        out: dict[str, Any] = {n: (nan if re is None else float(getattr(re, k))) for n, k in zip(names, keys)}
+        out["re_variance"] = TEMPLATE_VARIANCE
+        return out
 
     def to_frame(self) -> Any:
         """The summary as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas).
@@ -158,8 +195,34 @@ class SEATResult(ResultIdentity):
         for i, r in enumerate(self.results):
             rec = {"template": self.templates[i] if self.templates else "", "mode": self.mode}
             rec.update(r.to_dict())
+            rec["pooling"] = self.pooling
             out.append(rec)
         return out
+
+
+def template_variance(d: Any, n_x: int, n_y: int) -> np.ndarray:
+    r"""Within-template variance of d by Hedges & Olkin (1985): :math:`(n_x+n_y)/(n_x n_y) + d^2/(2(n_x+n_y))`.
+
+    Examples
+    --------
+    >>> float(template_variance(1.0, 8, 8))
+    0.28125
+    """
+    d = np.asarray(d, dtype=np.float64)
+    return (n_x + n_y) / (n_x * n_y) + d**2 / (2.0 * (n_x + n_y))
+
+
+def across_templates(results: Sequence[WEATResult]) -> Any:
+    """The DerSimonian–Laird summary of the templates' d (:func:`isoeat.stats.ceat.random_effects`, with
+    :func:`template_variance`), on the side of the templates' ``alternative``; None with fewer than two finite d."""
+    from .ceat import random_effects
+
+    ok = [r for r in results if np.isfinite(r.effect_size)]
+    if len(ok) < 2:
+        return None
+    d = np.array([r.effect_size for r in ok], dtype=np.float64)
+    v = np.array([float(template_variance(r.effect_size, r.n_x, r.n_y)) for r in ok])
+    return random_effects(d, v, alternative=ok[0].alternative)
 
 
 def _is_sentences(test: Any) -> bool:
@@ -277,7 +340,7 @@ def seat(
         effect_size_min=float(finite.min()) if finite.size else nan,
         effect_size_max=float(finite.max()) if finite.size else nan,
         n_x=results[0].n_x, n_y=results[0].n_y, n_a=results[0].n_a, n_b=results[0].n_b,
-        alpha=float(alpha),
+        alpha=float(alpha), random_effects=across_templates(results), pooling=sentence_pooling_name_of(model),
     )
 
 
