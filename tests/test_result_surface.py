@@ -31,6 +31,7 @@ WEAT_COLUMNS = [
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
     "effect_size_ci_warning", "p_holm", "p_bh", "seed_stream", "suggestions",
     "undefined",  # issue 40 #13: why d and p are undefined (appended: no column moved)
+    "convention",  # issue 46: whose conventions d and p follow (appended)
 ]
 SC_WEAT_COLUMNS = [
     "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
@@ -40,6 +41,7 @@ SC_WEAT_COLUMNS = [
     "effect_size_ci_resamples", "effect_size_ci_note", "effect_size_ci_estimand", "effect_size_ci_estimate",
     "effect_size_ci_warning",
     "undefined",  # issue 40 #13 (appended)
+    "convention",  # issue 46 (appended)
 ]
 
 

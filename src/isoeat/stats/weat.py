@@ -480,6 +480,8 @@ def _on_side(conv: Any, run: Callable[[PermutationOptions], Any], permutation: P
     from .conventions import side_of
 
     res = run(permutation)
+    if conv.side != "direction":  # the side asked for (the convention's own where it is a peer's: settle)
+        return res
     side = side_of(conv, res.effect_size)
     return res if side == permutation.alternative else run(replace(permutation, alternative=side))
 
