@@ -32,12 +32,12 @@ from isoeat.stats.conventions import (
     SENT_BIAS_SAMPLES,
     convention_lines,
     equal_sizes,
-    explain_conventions,
     get_convention,
     p_note,
     settle,
     side_of,
 )
+from isoeat.stats.explain import explain_conventions
 
 TESTS = [f"W{i}" for i in range(1, 11)]
 FIXTURE = Path(__file__).parent / "data" / "wefe_glove50_w1_w10.json"

@@ -57,7 +57,7 @@ def explain(args: argparse.Namespace) -> int:
     """``isoeat weat --explain``: per test, every convention's d and p side by side, raw space."""
     from ..cliargs import load_model_from_args, weat_kwargs
     from ..reporting.tables import _render, emit_records, format_p
-    from ..stats.conventions import explain_conventions
+    from ..stats.explain import explain_conventions
     from ..wordsets import resolve_tests
 
     given = given_options(args)

@@ -23,10 +23,11 @@ What is reproduced and what is only named:
   "this convention's p is ...; isoeat's exact p is X".
 
 Lowercasing and pooling name what a peer does to a contextual model's input (sent-bias lowercases a
-cased BERT and takes the first token, not [CLS]); they change nothing on a static model, and
-``--convention`` is taken by ``weat``, ``scweat`` (the conventions that define SC-WEAT) and ``ceat``
-(``ceat-code``: the one-sided combined p) only; :func:`settle` refuses a convention that says nothing
-about a command, in one line.
+cased BERT and takes the first token, not [CLS]); they change nothing on a static model's WEAT and are
+named, not applied. ``convention=`` is taken by :func:`isoeat.weat` and :func:`isoeat.sc_weat` (SC-WEAT is
+defined by ``isoeat``, ``caliskan`` and ``ml-eat``); :func:`settle` refuses a convention that says nothing
+about a command, in one line. CEAT's one convention of a peer, the released code's one-sided combined p
+(``ceat-code``), is ``isoeat ceat --alternative greater`` (``ceat(..., alternative="greater")``).
 
 Examples
 --------
@@ -53,7 +54,6 @@ from .._validate import check_choice
 
 __all__ = [
     "Convention",
-    "ConventionRow",
     "CONVENTIONS",
     "DEFAULT_CONVENTION",
     "get_convention",
@@ -62,7 +62,6 @@ __all__ = [
     "side_of",
     "convention_lines",
     "p_note",
-    "explain_conventions",
     "SENT_BIAS_SAMPLES",
 ]
 
@@ -159,7 +158,7 @@ _ALL = (
         "exact count of the equal-size partitions (certified bracket or Monte Carlo beyond the budget)",
         "",
         "the default",
-        ("weat", "scweat", "ceat"),
+        ("weat", "scweat"),
         (
             ("d, ddof 1", "Caliskan et al. 2017, Science 356:183, eq. for d (sample SD)"),
             ("p, one-sided", "Caliskan et al. 2017, supplement: P[S(Xi,Yi) > S(X,Y)] over equal-size partitions"),
@@ -243,7 +242,7 @@ _ALL = (
         "this convention's p fits a normal curve to 100 random partitions (CEAT code); the supplement's CEAT p "
         "is two-sided, the code's one-sided",
         "one-sided p where the paper's supplement says two-sided",
-        ("weat", "ceat"),
+        ("weat",),
         (
             ("d, ddof 1 (per draw)", f"{_CEAT}:166-177"),
             ("WEAT p: normal fit to num=100 partitions, 1 - norm.cdf", f"{_CEAT}:185-203"),
@@ -456,107 +455,3 @@ def convention_lines(records: list[Any]) -> list[str]:
             "compare within one convention"
         )
     return out
-
-
-@dataclass(frozen=True)
-class ConventionRow:
-    """One row of :func:`explain_conventions`: a test's d and p under one convention, and why they differ.
-
-    Attributes
-    ----------
-    test, model, calibration : str
-    convention, peer : str
-    effect_size : float
-        d under the convention.
-    delta_d : float
-        ``effect_size / d_isoeat - 1``: the relative difference from isoeat's default d (0 for the default).
-    p_value : float
-        isoeat's exact (or certified, or sampled: ``p_method``) p on the convention's side.
-    p_method, alternative : str
-    ddof, n_x, n_y : int
-        The SD's ddof and the target set sizes the convention used.
-    p_note : str
-        How the peer's own p departs (:func:`p_note`), else ``""``.
-    reason : str
-        One line: why the row differs from isoeat's default.
-    """
-
-    test: str
-    model: str
-    calibration: str
-    convention: str
-    peer: str
-    effect_size: float
-    delta_d: float
-    p_value: float
-    p_method: str
-    alternative: str
-    ddof: int
-    n_x: int
-    n_y: int
-    p_note: str
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """A flat JSON-ready record, columns in field order."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-    def to_frame(self) -> Any:
-        """This row as a one-row :class:`pandas.DataFrame` (needs pandas)."""
-        from .results import records_frame
-
-        return records_frame([self.to_dict()])
-
-
-def explain_conventions(
-    model: Any, test: Any, *, rng: Any = None, calibration: Any = None, **options: Any
-) -> list[ConventionRow]:
-    """One WEAT under every convention that defines WEAT, with each row's reason (``isoeat weat --explain``).
-
-    ``options`` are :func:`isoeat.weat`'s (``method``, ``n_permutations``, ``min_coverage``, ...), the same for
-    every row; ``ddof`` and ``alternative`` are each convention's, so they are refused here. The first row is
-    isoeat's default; ``delta_d`` is each d relative to it.
-
-    Examples
-    --------
-    >>> import isoeat
-    >>> rows = explain_conventions(isoeat.load_model("glove-6b-50d"), "W6", rng=0)  # doctest: +SKIP
-    >>> [r.convention for r in rows][:3]  # doctest: +SKIP
-    ['isoeat', 'caliskan', 'wefe']
-    """
-    from .weat import weat
-
-    for key in ("ddof", "alternative", "convention"):
-        if key in options:
-            raise ConfigError(f"explain_conventions: {key} is each convention's own; drop it")
-    rows: list[ConventionRow] = []
-    base = math.nan
-    for conv in _ALL:
-        if "weat" not in conv.commands:
-            continue
-        r = weat(model, test, rng=rng, calibration=calibration, convention=conv.name, **options)
-        if conv.name == DEFAULT_CONVENTION:
-            base = r.effect_size
-        delta = r.effect_size / base - 1 if math.isfinite(base) and base != 0 else math.nan
-        same = math.isfinite(delta) and abs(delta) < 1e-12 and conv.name != DEFAULT_CONVENTION
-        reason = f"d as isoeat's here ({r.n_x}/{r.n_y} words); {conv.reason}" if same else conv.reason
-        rows.append(
-            ConventionRow(
-                test=r.test,
-                model=r.model,
-                calibration=r.calibration,
-                convention=conv.name,
-                peer=conv.peer,
-                effect_size=r.effect_size,
-                delta_d=delta,
-                p_value=r.p_value,
-                p_method=r.p_method,
-                alternative=r.alternative,
-                ddof=r.ddof,
-                n_x=r.n_x,
-                n_y=r.n_y,
-                p_note=p_note(conv, r.p_value, r.n_partitions),
-                reason=reason,
-            )
-        )
-    return rows

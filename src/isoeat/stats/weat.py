@@ -398,7 +398,6 @@ def weat(
     force: bool = False,
     permutation: PermutationOptions | None = None,
     interval: IntervalOptions | None = None,
-    convention: str = "isoeat",
     **options: Any,
 ) -> WEATResult:
     """Run one WEAT on a model, optionally after calibration (pipeline stages 1–3).
@@ -440,12 +439,14 @@ def weat(
     **options
         Their fields by name: ``alternative``, ``method``, ``n_permutations``,
         ``sequential_alpha``, ..., ``ci``, ``ci_method``, ``ci_level``,
-        ``ci_estimand``, ``bootstrap``, ``resample_attributes``.
+        ``ci_estimand``, ``bootstrap``, ``resample_attributes``; and ``convention``.
     """
     from ..wordsets import as_test
     from .conventions import equal_sizes, settle
 
-    permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval)
+    convention = options.pop("convention", "isoeat")  # a keyword of its own, taken from **options (function budget)
+    permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval,
+                                      others=("convention",))
     conv, ddof, side = settle(convention, "weat", ddof=None if ddof is None else check_int("ddof", ddof, lo=0),
                               alternative=permutation.alternative)
     permutation = replace(permutation, alternative=side)
@@ -591,7 +592,6 @@ def sc_weat(
     force: bool = False,
     permutation: PermutationOptions | None = None,
     interval: IntervalOptions | None = None,
-    convention: str = "isoeat",
     **options: Any,
 ) -> list[SCWEATResult]:
     """SC-WEAT of each target word against the attribute sets A and B of a test.
@@ -627,7 +627,9 @@ def sc_weat(
     list of SCWEATResult, one per word, labelled with the model's name and the calibration.
     """
     _refuse_interval(options, interval)
-    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
+    convention = options.pop("convention", "isoeat")  # as in weat
+    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval,
+                                      others=("convention",))
     from .conventions import settle
 
     conv, ddof, side = settle(convention, "scweat", ddof=None if ddof is None else check_int("ddof", ddof, lo=0),
