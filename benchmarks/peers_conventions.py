@@ -56,23 +56,43 @@ def rows(figures: dict) -> list[dict]:
     out = []
     for tid, f in figures["tests"].items():
         rel = abs(f["isoeat"] - f["wefe"]) / abs(f["wefe"]) if f["wefe"] else math.inf
-        out.append(_bench.row(f"{tid}: d, WEFE {figures['version']} vs --convention wefe",
-                              f"{f['wefe']:.6f} vs {f['isoeat']:.6f} (rel {rel:.1e})", rel, "relative",
-                              f"<= {RTOL:g}", rel <= RTOL))
+        out.append(
+            _bench.row(
+                f"{tid}: d, WEFE {figures['version']} vs --convention wefe",
+                f"{f['wefe']:.6f} vs {f['isoeat']:.6f} (rel {rel:.1e})",
+                rel,
+                "relative",
+                f"<= {RTOL:g}",
+                rel <= RTOL,
+            )
+        )
     for tid, f in figures["tests"].items():
         if f.get("wefe_p") is not None:
-            out.append(_bench.row(f"{tid}: p, WEFE (with replacement, unseeded) vs isoeat exact",
-                                  f"{f['wefe_p']:.4f} vs {f['isoeat_p']:.4f}", f["wefe_p"], "p", _bench.NO_TARGET,
-                                  True))
+            out.append(
+                _bench.row(
+                    f"{tid}: p, WEFE (with replacement, unseeded) vs isoeat exact",
+                    f"{f['wefe_p']:.4f} vs {f['isoeat_p']:.4f}",
+                    f["wefe_p"],
+                    "p",
+                    _bench.NO_TARGET,
+                    True,
+                )
+            )
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--peers-python", default="/work/venv-peers/bin/python",
-                    help="the Python of the environment WEFE 1.0.1 is installed in")
-    ap.add_argument("--p-tests", default="",
-                    help="tests whose WEFE p is computed too, e.g. W6,W10 (10,000 draws each, minutes; default none)")
+    ap.add_argument(
+        "--peers-python",
+        default="/work/venv-peers/bin/python",
+        help="the Python of the environment WEFE 1.0.1 is installed in",
+    )
+    ap.add_argument(
+        "--p-tests",
+        default="",
+        help="tests whose WEFE p is computed too, e.g. W6,W10 (10,000 draws each, minutes; default none)",
+    )
     ap.add_argument("--write-fixture", default=None, metavar="PATH", help="also write WEFE's d per test as JSON")
     ap.add_argument("--quick", action="store_true", help="W6-W8 only")
     _bench.add_json_option(ap)
@@ -88,15 +108,42 @@ def main() -> int:
         words = sorted({v for t in tests for s in (t.X, t.Y, t.A, t.B) for w in s.words for v in (w, w.lower())})
         (Path(tmp) / "words.txt").write_text("\n".join(words) + "\n", encoding="utf-8")
         vecs = Path(tmp) / "vectors.txt"
-        subprocess.run([sys.executable, "-m", "isoeat.cli", "export", "--words", str(Path(tmp) / "words.txt"),
-                        "--skip-missing", "--out", str(vecs), "-q"], check=True, stdout=subprocess.DEVNULL)
-        spec = [{"id": t.id, "X": list(t.X.words), "Y": list(t.Y.words), "A": list(t.A.words),
-                 "B": list(t.B.words), "p": t.id in p_tests} for t in tests]
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "isoeat.cli",
+                "export",
+                "--words",
+                str(Path(tmp) / "words.txt"),
+                "--skip-missing",
+                "--out",
+                str(vecs),
+                "-q",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        spec = [
+            {
+                "id": t.id,
+                "X": list(t.X.words),
+                "Y": list(t.Y.words),
+                "A": list(t.A.words),
+                "B": list(t.B.words),
+                "p": t.id in p_tests,
+            }
+            for t in tests
+        ]
         (Path(tmp) / "tests.json").write_text(json.dumps(spec), encoding="utf-8")
         (Path(tmp) / "wefe_run.py").write_text(WEFE_SCRIPT, encoding="utf-8")
         try:
-            done = subprocess.run([args.peers_python, str(Path(tmp) / "wefe_run.py"), str(vecs),
-                                   str(Path(tmp) / "tests.json")], capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                [args.peers_python, str(Path(tmp) / "wefe_run.py"), str(vecs), str(Path(tmp) / "tests.json")],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         except OSError as exc:
             print(f"WEFE could not be run with {args.peers_python}: {exc}")
             return 1
@@ -108,14 +155,20 @@ def main() -> int:
     for t in tests:
         r = isoeat.weat(model, t, rng=0, convention="wefe")
         w = wefe["tests"][t.id]
-        figures["tests"][t.id] = {"wefe": w["effect_size"], "isoeat": r.effect_size, "isoeat_p": r.p_value,
-                                  "wefe_p": w["p_value"] if t.id in p_tests else None}
+        figures["tests"][t.id] = {
+            "wefe": w["effect_size"],
+            "isoeat": r.effect_size,
+            "isoeat_p": r.p_value,
+            "wefe_p": w["p_value"] if t.id in p_tests else None,
+        }
     if args.write_fixture:
-        doc = {"provenance": f"python benchmarks/peers_conventions.py --write-fixture {args.write_fixture} "
-                             f"(WEFE {wefe['wefe']}, numpy {wefe['numpy']}, WEAT().run_query(query, model, "
-                             "return_effect_size=True, preprocessors=[{}, {'lowercase': True}]) on the bundled "
-                             "glove-6b-50d vectors of W1-W10 written by isoeat export)",
-               "effect_size": {tid: f["wefe"] for tid, f in figures["tests"].items()}}
+        doc = {
+            "provenance": f"python benchmarks/peers_conventions.py --write-fixture {args.write_fixture} "
+            f"(WEFE {wefe['wefe']}, numpy {wefe['numpy']}, WEAT().run_query(query, model, "
+            "return_effect_size=True, preprocessors=[{}, {'lowercase': True}]) on the bundled "
+            "glove-6b-50d vectors of W1-W10 written by isoeat export)",
+            "effect_size": {tid: f["wefe"] for tid, f in figures["tests"].items()},
+        }
         Path(args.write_fixture).parent.mkdir(parents=True, exist_ok=True)
         Path(args.write_fixture).write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return run.finish(rows(figures), args.json)

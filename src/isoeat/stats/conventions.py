@@ -366,7 +366,7 @@ def equal_sizes(
         return vecs, []
     check_choice("equal_size", conv.equal_size, ("cut-end", "sample-42"))
     pairs = roles if conv.equal_size == "cut-end" else (("X", "Y"), ("A", "B"))
-    out, cut = dict(vecs), []
+    out, cut = dict(vecs), list[str]()
     for first, second in pairs:
         n = min(len(words[first]), len(words[second]))
         for role in (first, second):
@@ -447,7 +447,7 @@ def convention_lines(records: list[Any]) -> list[str]:
             f"{'' if conv.equal_size == 'any' else ', equal-size sets: ' + _EQUAL[conv.equal_size]}; "
             f"{conv.reason} (docs/conventions.md)"
         )
-    seen = set()
+    seen: set[tuple[Any, ...]] = set()
     for r in records:
         name = str(get(r, "convention", DEFAULT_CONVENTION))
         if name == DEFAULT_CONVENTION:

@@ -309,7 +309,8 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "convention", "cut")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "convention",
+                                        "cut")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")

@@ -670,9 +670,14 @@ def sc_weat(
         key = ("scweat", test_id, w)
         labels = ResultLabels(test=test_id, model=name_of(model), calibration=cal_name, dropped=tuple(dropped),
                               case_folded=tuple(folded))
-        res = _on_side(conv, lambda perm, i=i, w=w, key=key, labels=labels: sc_weat_from_vectors(
-            W[i], Av, Bv, word=w, ddof=ddof, rng=gen if gen is not None else stream(root, *key)[0],
-            permutation=perm, interval=interval, labels=labels), permutation)
+        word_rng = gen if gen is not None else stream(root, *key)[0]
+
+        def one(perm: PermutationOptions, i: int = i, w: str = w, word_rng: Any = word_rng,
+                labels: ResultLabels = labels) -> SCWEATResult:
+            return sc_weat_from_vectors(W[i], Av, Bv, word=w, ddof=ddof, rng=word_rng, permutation=perm,
+                                        interval=interval, labels=labels)
+
+        res = _on_side(conv, one, permutation)
         res = replace(res, suggestions=tuple(near), convention=conv.name)
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
     return out
