@@ -616,8 +616,7 @@ def sc_weat(
     ddof, force
         As in :func:`weat`.
     convention : str, default "isoeat"
-        As in :func:`weat`; SC-WEAT is defined by ``"isoeat"``, ``"caliskan"`` (WEFAT) and ``"ml-eat"``
-        (SC-EAT: p on the side of the word's statistic); the others are refused.
+        As in :func:`weat`: ``"isoeat"``, ``"caliskan"`` (WEFAT), ``"ml-eat"`` (p on the side of d); others refused.
     permutation, interval, **options
         See :func:`sc_weat_from_vectors` (``alternative``, ``method``,
         ``n_permutations``, ``ci``, ``ci_method``, ``ci_level``, ...).
@@ -672,10 +671,10 @@ def sc_weat(
                               case_folded=tuple(folded))
         word_rng = gen if gen is not None else stream(root, *key)[0]
 
-        def one(perm: PermutationOptions, i: int = i, w: str = w, word_rng: Any = word_rng,
-                labels: ResultLabels = labels) -> SCWEATResult:
-            return sc_weat_from_vectors(W[i], Av, Bv, word=w, ddof=ddof, rng=word_rng, permutation=perm,
-                                        interval=interval, labels=labels)
+        def one(perm: PermutationOptions, i: int = i, w: str = w, r: Any = word_rng, labels: ResultLabels = labels
+                ) -> SCWEATResult:
+            return sc_weat_from_vectors(W[i], Av, Bv, word=w, ddof=ddof, rng=r, permutation=perm, interval=interval,
+                                        labels=labels)
 
         res = _on_side(conv, one, permutation)
         res = replace(res, suggestions=tuple(near), convention=conv.name)
