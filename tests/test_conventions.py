@@ -313,3 +313,9 @@ def test_cli_convention_footer_and_typed_ddof(glove, capsys):
         == 2
     )
     assert "drop --alternative" in capsys.readouterr().err
+
+
+def test_cli_scweat_refuses_a_convention_without_sc_weat_in_one_line(glove, capsys):
+    code = main(["scweat", "--words", "nurse", "--attributes", "W7", "--convention", "wefe", "--calibration", "none"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err and "defines no scweat" in err and "isoeat, caliskan, ml-eat" in err
