@@ -384,6 +384,7 @@ def _var_keyword_calls(m):
         "weat": lambda: isoeat.weat(m, "W6", bogus_kw=1),
         "weat_from_vectors": lambda: isoeat.weat_from_vectors(X, Y, X, Y, bogus_kw=1),
         "sc_weat": lambda: isoeat.sc_weat(m, "career", "W6", bogus_kw=1),
+        "explain_conventions": lambda: isoeat.explain_conventions(m, "W6", bogus_kw=1),
         "sc_weat_from_vectors": lambda: isoeat.sc_weat_from_vectors(X[0], X, Y, bogus_kw=1),
         "criterion_validity": lambda: isoeat.criterion_validity(m, "occupations", "W7", bogus_kw=1),
         "seat": lambda: isoeat.seat(m, "W6", bogus_kw=1),

@@ -32,6 +32,8 @@ WEAT_COLUMNS = [
     "effect_size_ci_warning", "p_holm", "p_bh", "seed_stream", "suggestions",
     "undefined",  # issue 40 #13: why d and p are undefined (appended: no column moved)
     "embedded",  # issue 42 #3: how each phrase was embedded (appended: no column moved)
+    "convention",  # issue 46: whose conventions d and p follow (appended)
+    "cut",  # issue 46: words a convention left out to make sets of equal size (appended)
 ]
 SC_WEAT_COLUMNS = [
     "word", "effect_size", "statistic", "p_value", "p_method", "n_permutations", "n_partitions", "count",
@@ -42,6 +44,7 @@ SC_WEAT_COLUMNS = [
     "effect_size_ci_warning",
     "undefined",  # issue 40 #13 (appended)
     "embedded",  # issue 42 #3 (appended)
+    "convention",  # issue 46 (appended)
 ]
 
 

@@ -47,6 +47,8 @@ _API = {
     "ConfidenceInterval": "isoeat.stats.intervals",
     **dict.fromkeys(("SCWEATResult", "WEATResult", "association_scores", "effect_size", "sc_weat",
                      "sc_weat_from_vectors", "weat", "weat_from_vectors"), "isoeat.stats.weat"),
+    **dict.fromkeys(("CONVENTIONS", "Convention"), "isoeat.stats.conventions"),
+    **dict.fromkeys(("ConventionRow", "explain_conventions"), "isoeat.stats.explain"),
     **dict.fromkeys(("AssociationTest", "WordSet", "get_test", "list_tests", "load_tests_from_file",
                      "register_test"), "isoeat.wordsets"),
     "metrics": "isoeat.metrics",  # the package itself, callable: isoeat.metrics(model, names, tests)
@@ -89,6 +91,11 @@ __all__ = [
     "ConfidenceInterval",
     "association_scores",
     "effect_size",
+    # peers' conventions (issue 46): weat(..., convention="wefe"), isoeat weat --explain
+    "CONVENTIONS",
+    "Convention",
+    "ConventionRow",
+    "explain_conventions",
     # other bias metrics (MAC, RND, ECT, RIPA, SemAxis, direct bias, NAS, RNSB)
     "metric",
     "metrics",

@@ -219,7 +219,21 @@ def _statistics_options() -> list[Option]:
                "run --out DIR writes it to DIR/tables/audit.json and audit.csv for 'isoeat report' (default: off)"),
         _o("--allow-overlap", "measure sets that share words", action="store_true",
           help="measure tests whose sets share words (refused by default), with a warning"),
+        _o("--convention", "whose conventions d and p follow", type=_convention, default="isoeat", metavar="NAME",
+          help="whose conventions d and p follow (default isoeat): caliskan, wefe, sent-bias, ceat-code, ml-eat, "
+               "responsibly; d by the peer's definition, p isoeat's exact p on its side (docs/conventions.md)"),
     ]
+
+
+def _convention(text: str) -> str:
+    """``type=`` of ``--convention``: a registered convention's name (did-you-mean otherwise)."""
+    from ._errors import ConfigError
+    from .stats.conventions import get_convention
+
+    try:
+        return get_convention(text).name
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _calibration_options() -> list[Option]:

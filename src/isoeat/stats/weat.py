@@ -396,7 +396,7 @@ def weat(
     *,
     calibration: Calibrator | str | None = None,
     rng: int | np.random.Generator | None = None,
-    ddof: int = 1,
+    ddof: int | None = None,
     min_coverage: float = 0.8,
     allow_overlap: bool = False,
     force: bool = False,
@@ -419,8 +419,8 @@ def weat(
         The root seed (None: a fresh one, recorded as ``seed``); the test draws from its stream
         ``("weat", TEST)`` (``seed_stream``; :func:`isoeat._random.derive_seed`),
         the same in every space and every command. A Generator is used as given.
-    ddof : int, default 1
-        See :func:`effect_size`.
+    ddof : int or None, default None
+        See :func:`effect_size`; None: the convention's (1 under ``"isoeat"``).
     min_coverage : float, default 0.8
         Out-of-vocabulary words are dropped and reported; a set that keeps
         less than this share of its words (or fewer than 2) is an error.
@@ -433,14 +433,27 @@ def weat(
         Apply a calibrator fitted on another model.
     permutation, interval
         How p is computed and which interval on d (see :func:`weat_from_vectors`).
+    convention : str, default "isoeat"
+        Whose conventions d and p follow (:data:`isoeat.stats.conventions.CONVENTIONS`): ``"wefe"``
+        (ddof 0), ``"sent-bias"`` (X and Y cut to equal size from the longer's end), ``"responsibly"``
+        (ddof 0, sets sampled to equal size with seed 42), ``"caliskan"``, ``"ceat-code"``, ``"ml-eat"``
+        (p on the side the statistic falls). d follows the convention; p is isoeat's exact p on the
+        convention's side, never a peer's defective estimate (:func:`~isoeat.stats.conventions.p_note`
+        says how the peer's departs). Recorded as the result's ``convention``.
     **options
         Their fields by name: ``alternative``, ``method``, ``n_permutations``,
         ``sequential_alpha``, ..., ``ci``, ``ci_method``, ``ci_level``,
-        ``ci_estimand``, ``bootstrap``, ``resample_attributes``.
+        ``ci_estimand``, ``bootstrap``, ``resample_attributes``; and ``convention``.
     """
     from ..wordsets import as_test
+    from .conventions import equal_sizes, settle
 
-    permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval)
+    convention = options.pop("convention", "isoeat")  # a keyword of its own, taken from **options (function budget)
+    permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval,
+                                      others=("convention",))
+    conv, ddof, side = settle(convention, "weat", ddof=None if ddof is None else check_int("ddof", ddof, lo=0),
+                              alternative=permutation.alternative)
+    permutation = replace(permutation, alternative=side)
     allow_overlap = check_bool("allow_overlap", allow_overlap)
     require_encoder(model, "weat")  # the parameters first, then what is measured: the model, the test
     test = as_test(test)
@@ -459,10 +472,24 @@ def weat(
     labels = ResultLabels(test=test.id, bias_type=test.bias_type, model=name_of(model),
                           calibration=cal_name, dropped=tuple(dropped), case_folded=tuple(folded),
                           fallback=tuple(fallback))
-    res = weat_from_vectors(vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream,
-                            permutation=permutation, interval=interval, labels=labels)
-    res = replace(res, suggestions=tuple(near), embedded=tuple(embedded))
+    vecs, cut = equal_sizes(conv, {r: w for r, (w, _) in found.items()}, vecs)
+    res = _on_side(conv, lambda perm: weat_from_vectors(
+        vecs["X"], vecs["Y"], vecs["A"], vecs["B"], ddof=ddof, rng=seed_of_stream, permutation=perm,
+        interval=interval, labels=labels), permutation)
+    res = replace(res, suggestions=tuple(near), embedded=tuple(embedded), convention=conv.name, cut=tuple(cut))
     return res if root is None else replace(res, seed=root, seed_stream=key)
+
+
+def _on_side(conv: Any, run: Callable[[PermutationOptions], Any], permutation: PermutationOptions) -> Any:
+    """``run(permutation)``; under a convention whose p is on the side the statistic falls (ML-EAT), run again
+    with ``alternative="less"`` where d < 0 (:func:`isoeat.stats.conventions.side_of`)."""
+    from .conventions import side_of
+
+    res = run(permutation)
+    if conv.side != "direction":  # the side asked for (the convention's own where it is a peer's: settle)
+        return res
+    side = side_of(conv, res.effect_size)
+    return res if side == permutation.alternative else run(replace(permutation, alternative=side))
 
 
 def sc_weat_from_vectors(
@@ -565,7 +592,7 @@ def sc_weat(
     *,
     calibration: Calibrator | str | None = None,
     rng: int | np.random.Generator | None = None,
-    ddof: int = 1,
+    ddof: int | None = None,
     min_coverage: float = 0.8,
     force: bool = False,
     permutation: PermutationOptions | None = None,
@@ -593,6 +620,8 @@ def sc_weat(
         (:func:`isoeat._random.derive_seed`), recorded in each result. A Generator is one stream for every word.
     ddof, force
         As in :func:`weat`.
+    convention : str, default "isoeat"
+        As in :func:`weat`: ``"isoeat"``, ``"caliskan"`` (WEFAT), ``"ml-eat"`` (p on the side of d); others refused.
     permutation, interval, **options
         See :func:`sc_weat_from_vectors` (``alternative``, ``method``,
         ``n_permutations``, ``ci``, ``ci_method``, ``ci_level``, ...).
@@ -602,7 +631,14 @@ def sc_weat(
     list of SCWEATResult, one per word, labelled with the model's name and the calibration.
     """
     _refuse_interval(options, interval)
-    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval)
+    convention = options.pop("convention", "isoeat")  # as in weat
+    permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval,
+                                      others=("convention",))
+    from .conventions import settle
+
+    conv, ddof, side = settle(convention, "scweat", ddof=None if ddof is None else check_int("ddof", ddof, lo=0),
+                              alternative=permutation.alternative)
+    permutation = replace(permutation, alternative=side)
     require_encoder(model, "sc_weat")
     test_id, A, B = _attribute_sets(attributes)
     if isinstance(words, str):
@@ -623,7 +659,6 @@ def sc_weat(
             f"not in the vocabulary of {name}"
         raise CoverageError(f"target word(s) {what}: {', '.join(shown)}{missing_parts_note(lk)}")
     W = lk.vectors
-    ddof = check_int("ddof", ddof, lo=0)
     for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
         check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
                    entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
@@ -638,13 +673,18 @@ def sc_weat(
     out = []
     for i, w in enumerate(words):
         key = ("scweat", test_id, w)
-        res = sc_weat_from_vectors(
-            W[i], Av, Bv, word=w, ddof=ddof, rng=gen if gen is not None else stream(root, *key)[0],
-            permutation=permutation, interval=interval, labels=ResultLabels(
-                test=test_id, model=name_of(model), calibration=cal_name, dropped=tuple(dropped),
-                case_folded=tuple(folded)))
+        labels = ResultLabels(test=test_id, model=name_of(model), calibration=cal_name, dropped=tuple(dropped),
+                              case_folded=tuple(folded))
+        word_rng = gen if gen is not None else stream(root, *key)[0]
+
+        def one(perm: PermutationOptions, i: int = i, w: str = w, r: Any = word_rng, labels: ResultLabels = labels
+                ) -> SCWEATResult:
+            return sc_weat_from_vectors(W[i], Av, Bv, word=w, ddof=ddof, rng=r, permutation=perm, interval=interval,
+                                        labels=labels)
+
+        res = _on_side(conv, one, permutation)
         how = dict(getattr(lk, "embedded", ())).get(w, "token")  # a lookup of static vectors says how
-        res = replace(res, suggestions=tuple(near),
+        res = replace(res, suggestions=tuple(near), convention=conv.name,
                       embedded=tuple(embedded) + ((f"target:{w}->{how}",) if how != "token" else ()))
         out.append(res if gen is not None else replace(res, seed=root, seed_stream=key))
     return out
