@@ -69,7 +69,9 @@ def test_weat_d_with_phrases_equals_the_mean_of_raw_word_vectors(glove, raw_glov
     unit_mean = _d(lambda w: vec(w, unit_words=True), US, EUROPE, W1.A.words, W1.B.words)
     assert abs(unit_mean - expected) > 1e-4
     assert res.embedded == tuple(f"X:{w}->mean-of-words" for w in US if " " in w)
-    assert res.to_dict()["embedded"] == list(res.embedded) and list(res.to_dict())[-1] == "embedded"
+    # appended after the earlier columns (issue 46's convention and cut come after it)
+    assert res.to_dict()["embedded"] == list(res.embedded) and list(res.to_dict())[-3:] == ["embedded", "convention",
+                                                                                           "cut"]
     assert isoeat.WEATResult.from_dict(res.to_dict(scores=True)) == res
 
 
