@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["eat_levels", "frame_moments", "levels_of"]
 
 
-def frame_moments(model: Any, calibration: Any, frame: str = "paper", rng: Any = 0
-                  ) -> list[tuple[str, float, float]]:
+def frame_moments(model: Any, calibration: Any, frame: str = "paper", rng: Any = 0) -> list[tuple[str, float, float]]:
     """``(frame, mean, sd)`` of the model's pairwise cosine, raw and (with ``calibration``, a fitted calibrator)
     calibrated: the isotropy check's figures (exact over the frame where it is summed)."""
     from .anisotropy import compare_anisotropy
@@ -35,10 +34,18 @@ def frame_moments(model: Any, calibration: Any, frame: str = "paper", rng: Any =
     return [(r.frame, float(r.mean_cosine), float(r.sd_cosine)) for r in res]
 
 
-def levels_of(model: Any, tests: Sequence[AssociationTest], level1: Sequence[Sequence[WEATResult]],
-              calibrator: Any = None, *, alpha: float = 0.05, frames: Sequence[tuple[str, float, float]] | None = None,
-              rng: Any = None, permutation: PermutationOptions | None = None, min_coverage: float = 0.8
-              ) -> list[list[LevelsResult]]:
+def levels_of(
+    model: Any,
+    tests: Sequence[AssociationTest],
+    level1: Sequence[Sequence[WEATResult]],
+    calibrator: Any = None,
+    *,
+    alpha: float = 0.05,
+    frames: Sequence[tuple[str, float, float]] | None = None,
+    rng: Any = None,
+    permutation: PermutationOptions | None = None,
+    min_coverage: float = 0.8,
+) -> list[list[LevelsResult]]:
     """The levels of each test in each space (``level1[space][i]`` the WEAT of ``tests[i]``: space 0 raw,
     space 1 calibrated by ``calibrator``), per space as ``level1``; ``frames`` per space (None: no z-scores)."""
     from ..stats.weat import _lookup_sets
@@ -48,16 +55,35 @@ def levels_of(model: Any, tests: Sequence[AssociationTest], level1: Sequence[Seq
         vecs = _lookup_sets(model, test, min_coverage)[0]
         for s, results in enumerate(level1):
             v = vecs if s == 0 or calibrator is None else {r: calibrator.transform(m) for r, m in vecs.items()}
-            out[s].append(levels_from_vectors(v["X"], v["Y"], v["A"], v["B"], results[i], alpha=alpha,
-                                              frame=None if frames is None else frames[s], rng=rng,
-                                              permutation=permutation))
+            out[s].append(
+                levels_from_vectors(
+                    v["X"],
+                    v["Y"],
+                    v["A"],
+                    v["B"],
+                    results[i],
+                    alpha=alpha,
+                    frame=None if frames is None else frames[s],
+                    rng=rng,
+                    permutation=permutation,
+                )
+            )
     return out
 
 
 @public
-def eat_levels(model: Any, test: AssociationTest | str, *, calibration: Any = None, alpha: float = 0.05,
-               frame: str | None = "paper", rng: Any = None, force: bool = False,
-               permutation: PermutationOptions | None = None, **options: Any) -> tuple[LevelsResult, ...]:
+def eat_levels(
+    model: Any,
+    test: AssociationTest | str,
+    *,
+    calibration: Any = None,
+    alpha: float = 0.05,
+    frame: str | None = "paper",
+    rng: Any = None,
+    force: bool = False,
+    permutation: PermutationOptions | None = None,
+    **options: Any,
+) -> tuple[LevelsResult, ...]:
     r"""The ML-EAT levels of one test (Wolfe, Hiniker & Howe 2024), raw and, with ``calibration``, calibrated.
 
     Level 1 is :func:`isoeat.weat` (the same d and p); Level 2 the single-target test of X and of Y over
@@ -98,7 +124,8 @@ def eat_levels(model: Any, test: AssociationTest | str, *, calibration: Any = No
     Examples
     --------
     >>> import isoeat  # doctest: +SKIP
-    >>> raw, zca = isoeat.eat_levels(isoeat.load_model("glove-6b-50d"), "W2", calibration="zca", rng=0)  # doctest: +SKIP
+    >>> m = isoeat.load_model("glove-6b-50d")  # doctest: +SKIP
+    >>> raw, zca = isoeat.eat_levels(m, "W2", calibration="zca", rng=0)  # doctest: +SKIP
     >>> raw.pattern, zca.pattern  # doctest: +SKIP
     ('A0', 'AB')
     """
@@ -108,16 +135,31 @@ def eat_levels(model: Any, test: AssociationTest | str, *, calibration: Any = No
 
     alpha = check_alpha(alpha)
     perm_keys = set(PermutationOptions.__dataclass_fields__)
-    permutation, _, _ = gather({k: v for k, v in options.items() if k in perm_keys}, where="eat_levels",
-                               permutation=permutation, takes=("permutation",))
+    permutation, _, _ = gather(
+        {k: v for k, v in options.items() if k in perm_keys},
+        where="eat_levels",
+        permutation=permutation,
+        takes=("permutation",),
+    )
     require_encoder(model, "eat_levels")
     test = as_test(test)
     cal = resolve_calibration(calibration, model, force=force)[0]
     root = stream(rng)[1]
     weat_kw = {k: v for k, v in options.items() if k not in perm_keys}
-    level1 = [[weat(model, test, calibration=c, rng=root, force=force, permutation=permutation, **weat_kw)]
-              for c in ([None] if cal is None else [None, cal])]
+    level1 = [
+        [weat(model, test, calibration=c, rng=root, force=force, permutation=permutation, **weat_kw)]
+        for c in ([None] if cal is None else [None, cal])
+    ]
     frames = None if frame is None else frame_moments(model, cal, frame, rng=root)
-    out = levels_of(model, [test], level1, cal, alpha=alpha, frames=frames, rng=root, permutation=permutation,
-                    min_coverage=options.get("min_coverage", 0.8))
+    out = levels_of(
+        model,
+        [test],
+        level1,
+        cal,
+        alpha=alpha,
+        frames=frames,
+        rng=root,
+        permutation=permutation,
+        min_coverage=options.get("min_coverage", 0.8),
+    )
     return tuple(space[0] for space in out)

@@ -61,8 +61,7 @@ __all__ = ["BLOCKS", "LEVEL_FIELDS", "LevelsResult", "level2", "level3", "levels
 BLOCKS = ("xa", "xb", "ya", "yb")
 
 #: The JSON/CSV fields of the levels, in order (issue 43): Level 2 of X and Y, Level 3's blocks, the pattern.
-LEVEL_FIELDS = ("l2x_d", "l2x_p", "l2y_d", "l2y_p", *(f"l3_{b}_{m}" for b in BLOCKS for m in ("mean", "sd")),
-                "pattern")
+LEVEL_FIELDS = ("l2x_d", "l2x_p", "l2y_d", "l2y_p", *(f"l3_{b}_{m}" for b in BLOCKS for m in ("mean", "sd")), "pattern")
 
 
 @dataclass(frozen=True)
@@ -148,8 +147,15 @@ class LevelsResult:
         return {b: float(getattr(self, f"l3_{b}_z")) for b in BLOCKS}
 
 
-def level2(T: np.ndarray, A: np.ndarray, B: np.ndarray, *, ddof: int = 1, rng: Any = None,
-           permutation: PermutationOptions | None = None) -> tuple[float, float, str]:
+def level2(
+    T: np.ndarray,
+    A: np.ndarray,
+    B: np.ndarray,
+    *,
+    ddof: int = 1,
+    rng: Any = None,
+    permutation: PermutationOptions | None = None,
+) -> tuple[float, float, str]:
     r"""Level 2 of one target set: ``(d, p, p_method)`` of the single-target test of ``T`` over :math:`A\cup B`.
 
     :math:`m_T(a) = \operatorname{mean}_{t\in T}\cos(t, a)`;
@@ -191,9 +197,18 @@ def level3(T: np.ndarray, U: np.ndarray) -> tuple[float, float, np.ndarray]:
     return float(c.mean()), float(np.std(c, ddof=1)), c
 
 
-def levels_from_vectors(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarray, level1: WEATResult, *,
-                        alpha: float = 0.05, frame: tuple[str, float, float] | None = None, rng: Any = None,
-                        permutation: PermutationOptions | None = None) -> LevelsResult:
+def levels_from_vectors(
+    X: np.ndarray,
+    Y: np.ndarray,
+    A: np.ndarray,
+    B: np.ndarray,
+    level1: WEATResult,
+    *,
+    alpha: float = 0.05,
+    frame: tuple[str, float, float] | None = None,
+    rng: Any = None,
+    permutation: PermutationOptions | None = None,
+) -> LevelsResult:
     r"""The three ML-EAT levels of a test whose WEAT (Level 1) is ``level1``, from its four sets of vectors.
 
     Parameters
@@ -241,14 +256,27 @@ def levels_from_vectors(X: np.ndarray, Y: np.ndarray, A: np.ndarray, B: np.ndarr
     kw: dict[str, Any] = {f"l3_{b}_{m}": l3[b][i] for b in BLOCKS for i, m in enumerate(("mean", "sd"))}
     kw.update({f"l3_{b}_z": z[b] for b in BLOCKS})
     return LevelsResult(
-        test=test, bias_type=level1.bias_type, model=level1.model, calibration=level1.calibration,
-        effect_size=float(level1.effect_size), p_value=float(level1.p_value),
-        l2x_d=l2["x"][0], l2x_p=l2["x"][1], l2y_d=l2["y"][0], l2y_p=l2["y"][1],
-        pattern=eat_pattern(l2["x"][0], l2["x"][1], l2["y"][0], l2["y"][1], alpha), cosine_flat=flat,
-        frame_mean=float(mu), frame_sd=float(sigma), frame=name, alpha=float(alpha),
+        test=test,
+        bias_type=level1.bias_type,
+        model=level1.model,
+        calibration=level1.calibration,
+        effect_size=float(level1.effect_size),
+        p_value=float(level1.p_value),
+        l2x_d=l2["x"][0],
+        l2x_p=l2["x"][1],
+        l2y_d=l2["y"][0],
+        l2y_p=l2["y"][1],
+        pattern=eat_pattern(l2["x"][0], l2["x"][1], l2["y"][0], l2["y"][1], alpha),
+        cosine_flat=flat,
+        frame_mean=float(mu),
+        frame_sd=float(sigma),
+        frame=name,
+        alpha=float(alpha),
         l2_p_method=l2["x"][2] if l2["x"][2] == l2["y"][2] else f"{l2['x'][2]}/{l2['y'][2]}",
         seed=level1.seed if isinstance(level1.seed, int) else None,
-        block_cosines={b: tuple(tuple(float(v) for v in row) for row in l3[b][2]) for b in BLOCKS}, **kw)
+        block_cosines={b: tuple(tuple(float(v) for v in row) for row in l3[b][2]) for b in BLOCKS},
+        **kw,
+    )
 
 
 def level_fields() -> tuple[str, ...]:
