@@ -70,6 +70,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                        "isoeat weat --test my.yaml:math-arts-gender    # one test of your file (isoeat "
                                        "tests --template)"))
     add(p, "--test")
+    add(p, "--levels")
     _association_options(p)
 
     p = sub.add_parser("scweat",
@@ -151,6 +152,12 @@ def _cmd_weat(args: argparse.Namespace) -> int:
                for i, r in enumerate(results)]
     if contexts:
         records = [{**rec, "corpus": corpus} for rec in records]
+    levels = None
+    if args.levels:  # the ML-EAT levels of the same tests, lookups and WEATs (commands/_levels.py)
+        from ._levels import weat_levels, with_levels
+
+        levels = weat_levels(args, model, tests, per_space, cal)
+        records = with_levels(records, levels)
     if not emit_records(records, args.format):
         print(weat_table(results, alpha=args.alpha, contexts=contexts, corpus=corpus))
         if cal is not None:
@@ -160,6 +167,10 @@ def _cmd_weat(args: argparse.Namespace) -> int:
             print(line)
         if calibrator_mark(cal):
             print(calibrator_mark(cal))
+        if levels is not None:
+            from ..reporting.levels_table import levels_table
+
+            print("\n" + levels_table(levels, args.alpha))
         for r in per_space[0]:
             if r.dropped:
                 print(f"{r.test}: {dropped_label(corpus)}: {', '.join(with_suggestions(r.dropped, r.suggestions))}")
