@@ -34,3 +34,41 @@ def with_levels(records: list[dict[str, Any]], levels: list[list[Any]]) -> list[
     for rec, lv in zip(records, rows):
         out.append({**rec, **{k: v for k, v in lv.items() if k not in rec and k != "alpha"}})
     return out
+
+
+def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.Namespace) -> list[list[Any]]:
+    """``isoeat run --levels`` (the quick run): the levels of every test of the run's comparison, Level 1 its cells'
+    WEATs, z on the frame moments its isotropy check recorded (``anisotropy.csv``), the calibrated space by the
+    calibrator it saved; prints the levels table and writes ``tables/levels.csv`` in the run folder."""
+    from .._io import atomic_write_text
+    from .._random import stream
+    from .._records import records_to_csv
+    from ..calibration import load_calibrator
+    from ..diagnostics.isotropy_check import space_records
+    from ..diagnostics.levels import levels_of
+    from ..experiments._store import slug
+    from ..reporting.levels_table import levels_rows, levels_table
+    from ..stats.options import PermutationOptions
+    from ..wordsets import resolve_tests
+
+    comp = comps[0]
+    cal_label = next(c["label"] for c in res.calibrations if c["name"] != "none")
+    raw_label = next((c["label"] for c in res.calibrations if c["name"] == "none"), "none")
+    cal = load_calibrator(out / "calibrators" / slug(comp.model) / f"{slug(cal_label)}.npz")
+    spaces = space_records(res.anisotropy, comp.model, raw_label, cal_label)
+    frames = None if None in spaces else [(str(r["frame"]), float(r["mean_cosine"]), float(r["sd_cosine"]))
+                                          for r in spaces]
+    tests = {t.id: t for t in resolve_tests(args.test)}
+    rows = [r for r in comp.rows if r.test in tests]
+    perm = PermutationOptions(method=args.method, n_permutations=args.permutations,
+                              exact_memory=getattr(args, "exact_memory", None))
+    levels = levels_of(model, [tests[r.test] for r in rows], [[r.raw for r in rows], [r.calibrated for r in rows]],
+                       cal, alpha=res.alpha, frames=frames, rng=stream(args.seed)[1], permutation=perm,
+                       min_coverage=args.min_coverage)
+    if getattr(args, "format", "table") == "table":
+        print()
+        print(levels_table(levels, res.alpha))
+    path = out / "tables" / "levels.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, records_to_csv(levels_rows(levels)))
+    return levels

@@ -177,10 +177,44 @@ def level2(
     d = float((scores[:n_a].mean() - scores[n_a:].mean()) / sd) if sd > 0 else math.nan
     opts = permutation or PermutationOptions()
     kw = {**opts.kwargs(), "alternative": "two-sided"}
-    perm = partition_test(scores, n_a, rng=rng, **kw)
+    p, how, tol = _kept_p(scores, n_a, rng, kw)
     ranked = np.sort(scores)
-    why = undefined_reason(d, "sc-weat", float(ranked[-n_a:].sum() - ranked[:n_a].sum()), float(perm.tolerance), n_a)
-    return (math.nan, math.nan, perm.p_method) if why else (d, float(perm.p_value), perm.p_method)
+    why = undefined_reason(d, "sc-weat", float(ranked[-n_a:].sum() - ranked[:n_a].sum()), tol, n_a)
+    return (math.nan, math.nan, how) if why else (d, p, how)
+
+
+def _kept_p(scores: np.ndarray, n_a: int, rng: Any, kw: dict[str, Any]) -> tuple[float, str, float]:
+    """``(p, p_method, tolerance)`` of :func:`partition_test`; a count (exact or certified: no random draw) that took
+    :data:`~isoeat.stats._certified.CACHE_SECONDS` or more is kept in the installed bracket store
+    (:func:`~isoeat.stats._certified.bracket_store`, the embedding cache in every command) under every input byte
+    for byte and the digest of isoeat's code, as the certified brackets are: an exact Level-2 p of 25 + 25
+    attribute words takes about 1.5 s to count, and a run asks for the same ones again."""
+    import hashlib
+    import json
+    import time
+
+    from ._certified import CACHE_SECONDS, bracket_store
+
+    store = bracket_store()
+    key = None
+    if store is not None and kw.get("method") != "monte-carlo":
+        key = {"levels-l2": 1, "values": hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest(),
+               "n": int(scores.size), "n_x": int(n_a), "code": store.code(),
+               "options": json.dumps({k: (float(v).hex() if isinstance(v, float) else v) for k, v in kw.items()},
+                                     sort_keys=True)}
+        found = store.get(key)
+        if found is not None:
+            try:
+                p, how, tol = json.loads(str(found))
+                return float.fromhex(p), str(how), float.fromhex(tol)
+            except (ValueError, TypeError):  # not a record this code wrote: computed again
+                pass
+    t0 = time.perf_counter()
+    perm = partition_test(scores, n_a, rng=rng, **kw)
+    out = (float(perm.p_value), perm.p_method, float(perm.tolerance))
+    if key is not None and perm.p_method != "monte-carlo" and time.perf_counter() - t0 >= CACHE_SECONDS:
+        store.put(key, json.dumps([out[0].hex(), out[1], out[2].hex()]))
+    return out
 
 
 def level3(T: np.ndarray, U: np.ndarray) -> tuple[float, float, np.ndarray]:
