@@ -8,20 +8,31 @@ from typing import Any
 __all__ = ["weat_levels", "with_levels"]
 
 
-def weat_levels(args: argparse.Namespace, model: Any, tests: list[Any], per_space: list[list[Any]], cal: Any
-                ) -> list[list[Any]]:
+def weat_levels(
+    args: argparse.Namespace, model: Any, tests: list[Any], per_space: list[list[Any]], cal: Any
+) -> list[list[Any]]:
     """The levels of ``tests`` per space (``per_space``: their WEATs, raw then calibrated by ``cal``), at
     ``--alpha``, z on frame ``paper`` (the isotropy check's), Level-2 p by the command's ``--method`` and budgets."""
+    from .._random import stream
     from ..diagnostics.levels import frame_moments, levels_of
     from ..stats.options import PermutationOptions
-    from .._random import stream
 
-    perm = PermutationOptions(method=args.method, n_permutations=args.permutations,
-                              exact_memory=getattr(args, "exact_memory", None))
+    perm = PermutationOptions(
+        method=args.method, n_permutations=args.permutations, exact_memory=getattr(args, "exact_memory", None)
+    )
     root = stream(args.seed)[1]
     frames = frame_moments(model, cal, getattr(args, "frame", "paper"), rng=root)
-    return levels_of(model, tests, per_space, cal, alpha=args.alpha, frames=frames, rng=root, permutation=perm,
-                     min_coverage=args.min_coverage)
+    return levels_of(
+        model,
+        tests,
+        per_space,
+        cal,
+        alpha=args.alpha,
+        frames=frames,
+        rng=root,
+        permutation=perm,
+        min_coverage=args.min_coverage,
+    )
 
 
 def with_levels(records: list[dict[str, Any]], levels: list[list[Any]]) -> list[dict[str, Any]]:
@@ -56,15 +67,25 @@ def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.
     raw_label = next((c["label"] for c in res.calibrations if c["name"] == "none"), "none")
     cal = load_calibrator(out / "calibrators" / slug(comp.model) / f"{slug(cal_label)}.npz")
     spaces = space_records(res.anisotropy, comp.model, raw_label, cal_label)
-    frames = None if None in spaces else [(str(r["frame"]), float(r["mean_cosine"]), float(r["sd_cosine"]))
-                                          for r in spaces]
+    frames = (
+        None if None in spaces else [(str(r["frame"]), float(r["mean_cosine"]), float(r["sd_cosine"])) for r in spaces]
+    )
     tests = {t.id: t for t in resolve_tests(args.test)}
     rows = [r for r in comp.rows if r.test in tests]
-    perm = PermutationOptions(method=args.method, n_permutations=args.permutations,
-                              exact_memory=getattr(args, "exact_memory", None))
-    levels = levels_of(model, [tests[r.test] for r in rows], [[r.raw for r in rows], [r.calibrated for r in rows]],
-                       cal, alpha=res.alpha, frames=frames, rng=stream(args.seed)[1], permutation=perm,
-                       min_coverage=args.min_coverage)
+    perm = PermutationOptions(
+        method=args.method, n_permutations=args.permutations, exact_memory=getattr(args, "exact_memory", None)
+    )
+    levels = levels_of(
+        model,
+        [tests[r.test] for r in rows],
+        [[r.raw for r in rows], [r.calibrated for r in rows]],
+        cal,
+        alpha=res.alpha,
+        frames=frames,
+        rng=stream(args.seed)[1],
+        permutation=perm,
+        min_coverage=args.min_coverage,
+    )
     if getattr(args, "format", "table") == "table":
         print()
         print(levels_table(levels, res.alpha))

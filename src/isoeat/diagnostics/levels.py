@@ -134,20 +134,21 @@ def eat_levels(
     from ..wordsets import as_test
 
     alpha = check_alpha(alpha)
-    perm_keys = set(PermutationOptions.__dataclass_fields__)
-    permutation, _, _ = gather(
-        {k: v for k, v in options.items() if k in perm_keys},
+    own = ("ddof", "min_coverage", "allow_overlap")  # weat's own keywords; the rest are option-object fields
+    permutation, interval, _ = gather(
+        {k: v for k, v in options.items() if k not in own},
         where="eat_levels",
         permutation=permutation,
-        takes=("permutation",),
+        takes=("permutation", "interval"),
+        others=own,
     )
     require_encoder(model, "eat_levels")
     test = as_test(test)
     cal = resolve_calibration(calibration, model, force=force)[0]
     root = stream(rng)[1]
-    weat_kw = {k: v for k, v in options.items() if k not in perm_keys}
+    weat_kw = {k: options[k] for k in own if k in options}
     level1 = [
-        [weat(model, test, calibration=c, rng=root, force=force, permutation=permutation, **weat_kw)]
+        [weat(model, test, calibration=c, rng=root, force=force, permutation=permutation, interval=interval, **weat_kw)]
         for c in ([None] if cal is None else [None, cal])
     ]
     frames = None if frame is None else frame_moments(model, cal, frame, rng=root)

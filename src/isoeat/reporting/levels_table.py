@@ -35,8 +35,9 @@ def levels_rows(per_space: Sequence[Sequence[Any]]) -> list[dict[str, Any]]:
     for i, raw in enumerate(per_space[0]):
         for space in per_space:
             r = space[i]
-            out.append({**r.to_dict(), "pattern_raw": raw.pattern, "pattern_changed": pattern_changed(raw.pattern,
-                                                                                                    r.pattern)})
+            out.append(
+                {**r.to_dict(), "pattern_raw": raw.pattern, "pattern_changed": pattern_changed(raw.pattern, r.pattern)}
+            )
     return out
 
 
@@ -49,23 +50,56 @@ def levels_table(per_space: Sequence[Sequence[Any]], alpha: float) -> str:
             r = space[i]
             moved = s > 0 and pattern_changed(raw.pattern, r.pattern)
             changed += int(moved)
-            rows.append([r.test, r.calibration, format_d(r.effect_size), format_p(r.p_value), format_d(r.l2x_d),
-                         format_p(r.l2x_p), format_d(r.l2y_d), format_p(r.l2y_p),
-                         *(_z(v) for v in r.block_z.values()), _flat(r.cosine_flat),
-                         r.pattern + (" *" if moved else "")])
-    head = ["ID", "Space", "L1 d", "L1 p", "L2X d", "L2X p", "L2Y d", "L2Y p", "z XA", "z XB", "z YA", "z YB",
-            "Flat", "Pattern"]
-    lines = ["ML-EAT levels (Wolfe, Hiniker & Howe 2024; docs/reading-a-test.md)", "",
-             _render(head, rows, align_left=2, last_left=True), ""]
+            rows.append(
+                [
+                    r.test,
+                    r.calibration,
+                    format_d(r.effect_size),
+                    format_p(r.p_value),
+                    format_d(r.l2x_d),
+                    format_p(r.l2x_p),
+                    format_d(r.l2y_d),
+                    format_p(r.l2y_p),
+                    *(_z(v) for v in r.block_z.values()),
+                    _flat(r.cosine_flat),
+                    r.pattern + (" *" if moved else ""),
+                ]
+            )
+    head = [
+        "ID",
+        "Space",
+        "L1 d",
+        "L1 p",
+        "L2X d",
+        "L2X p",
+        "L2Y d",
+        "L2Y p",
+        "z XA",
+        "z XB",
+        "z YA",
+        "z YB",
+        "Flat",
+        "Pattern",
+    ]
+    lines = [
+        "ML-EAT levels (Wolfe, Hiniker & Howe 2024; docs/reading-a-test.md)",
+        "",
+        _render(head, rows, align_left=2, last_left=True),
+        "",
+    ]
     frames = [(space[0].calibration, space[0]) for space in per_space if space]
     if frames and frames[0][1].frame:
         shown = "; ".join(f"{c}: mean {r.frame_mean:.3f}, SD {r.frame_sd:.3f}" for c, r in frames)
-        lines.append(f"z: a block's mean cosine minus the model's random-pair cosine, in its SDs (frame "
-                     f"{frames[0][1].frame}, exact mean and SD of its pairwise cosines; {shown}).")
+        lines.append(
+            f"z: a block's mean cosine minus the model's random-pair cosine, in its SDs (frame "
+            f"{frames[0][1].frame}, exact mean and SD of its pairwise cosines; {shown})."
+        )
         lines.append(cosine_flat_rule())
-    lines.append("L2: each of X, Y over the attribute words A and B (d with ddof 1; p two-sided, "
-                 f"{'/'.join(dict.fromkeys(r.l2_p_method for space in per_space for r in space))}). "
-                 + PATTERN_RULE.format(alpha=alpha))
+    lines.append(
+        "L2: each of X, Y over the attribute words A and B (d with ddof 1; p two-sided, "
+        f"{'/'.join(dict.fromkeys(r.l2_p_method for space in per_space for r in space))}). "
+        + PATTERN_RULE.format(alpha=alpha)
+    )
     if len(per_space) > 1:
         n = len(per_space[0])
         lines.append(f"Pattern changed by {per_space[1][0].calibration} in {changed} of {n} test{'s' * (n != 1)}.")

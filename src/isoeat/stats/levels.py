@@ -193,15 +193,20 @@ def _kept_p(scores: np.ndarray, n_a: int, rng: Any, kw: dict[str, Any]) -> tuple
     import json
     import time
 
+    from .._records import canonical_json
     from ._certified import CACHE_SECONDS, bracket_store
 
     store = bracket_store()
     key = None
     if store is not None and kw.get("method") != "monte-carlo":
-        key = {"levels-l2": 1, "values": hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest(),
-               "n": int(scores.size), "n_x": int(n_a), "code": store.code(),
-               "options": json.dumps({k: (float(v).hex() if isinstance(v, float) else v) for k, v in kw.items()},
-                                     sort_keys=True)}
+        key = {
+            "levels-l2": 1,
+            "values": hashlib.sha256(np.ascontiguousarray(scores).tobytes()).hexdigest(),
+            "n": int(scores.size),
+            "n_x": int(n_a),
+            "code": store.code(),
+            "options": canonical_json({k: v for k, v in kw.items() if v is not None}),
+        }
         found = store.get(key)
         if found is not None:
             try:
