@@ -239,3 +239,28 @@ def test_run_levels_refused_with_a_config(capsys, tmp_path):
     assert main(["run", str(cfg), "--levels", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--levels" in err[0]
+
+
+def test_report_shows_eat_maps(capsys, tmp_path, glove):
+    """The report of a --levels run: one EAT-Map per test with the pattern, in its own section; a levels.csv whose
+    block means no longer match the cells is left out with one note, never drawn from."""
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "run"
+    assert main(["run", "--test", "W6,W7", "--levels", "--out", str(out)]) == 0
+    assert main(["report", str(out), "--html", "--test-heatmaps", "none"]) == 0
+    capsys.readouterr()
+    assert (out / "figures" / "eatmap-W6.png").exists() and (out / "figures" / "eatmap-W7.png").exists()
+    page = (out / "report.html").read_text()
+    assert "id='eatmaps'" in page and "EAT-Map of W7" in page and "do not match" not in page
+    from isoeat.experiments.runner import load_experiment
+    from isoeat.reporting.eat_map import read_levels
+
+    levels, note = read_levels(load_experiment(out))
+    assert levels[("W7", "zca")]["pattern"] == "A0" and note == ""
+    text = (out / "tables" / "levels.csv").read_text().splitlines()
+    head = text[0].split(",")
+    row = text[1].split(",")
+    row[head.index("l3_xa_mean")] = "0.5"  # an edited block mean: no longer the cells' data
+    (out / "tables" / "levels.csv").write_text("\n".join([text[0], ",".join(row), *text[2:]]) + "\n")
+    levels, note = read_levels(load_experiment(out))
+    assert ("W6", "none") not in levels and ("W7", "zca") in levels and "W6 (none)" in note
