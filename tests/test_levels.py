@@ -264,3 +264,26 @@ def test_report_shows_eat_maps(capsys, tmp_path, glove):
     (out / "tables" / "levels.csv").write_text("\n".join([text[0], ",".join(row), *text[2:]]) + "\n")
     levels, note = read_levels(load_experiment(out))
     assert ("W6", "none") not in levels and ("W7", "zca") in levels and "W6 (none)" in note
+
+
+def test_benchmark_target_at_its_bound():
+    """benchmarks/levels.py's one target, with made-up figures: 1.2x CPU met, just above missed."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_levels", bench / "levels.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(bench))
+
+    def figs(cpu):
+        return {"run": {"cpu": 1.0, "wall": 1.0}, "levels": {"cpu": cpu, "wall": cpu}, "n": 5,
+                "cold": {"run": 1.0, "levels": 9.0}}
+
+    assert mod.check(figs(1.2)) == []
+    assert len(mod.check(figs(float(np.nextafter(1.2, 2))))) == 1
