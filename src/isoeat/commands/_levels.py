@@ -21,7 +21,10 @@ def weat_levels(
         method=args.method, n_permutations=args.permutations, exact_memory=getattr(args, "exact_memory", None)
     )
     root = stream(args.seed)[1]
-    frames = frame_moments(model, cal, getattr(args, "frame", "paper"), rng=root)
+    size = getattr(args, "reference_size", None)
+    frames = frame_moments(
+        model, cal, getattr(args, "frame", "paper"), rng=root, n_reference=size if isinstance(size, int) else 100_000
+    )
     return levels_of(
         model,
         tests,
@@ -56,7 +59,7 @@ def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.
     from .._records import records_to_csv
     from ..calibration import load_calibrator
     from ..diagnostics.isotropy_check import space_records
-    from ..diagnostics.levels import levels_of
+    from ..diagnostics.levels import frame_label, levels_of
     from ..experiments._store import slug
     from ..reporting.levels_table import levels_rows, levels_table
     from ..stats.options import PermutationOptions
@@ -67,9 +70,16 @@ def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.
     raw_label = next((c["label"] for c in res.calibrations if c["name"] == "none"), "none")
     cal = load_calibrator(out / "calibrators" / slug(comp.model) / f"{slug(cal_label)}.npz")
     spaces = space_records(res.anisotropy, comp.model, raw_label, cal_label)
-    frames = (
-        None if None in spaces else [(str(r["frame"]), float(r["mean_cosine"]), float(r["sd_cosine"])) for r in spaces]
-    )
+    frames = None
+    if None not in spaces:
+        frames = [
+            (
+                frame_label(str(r["frame"]), str(r.get("cosine_method")), r.get("frame_size"), r.get("n_samples")),
+                float(r["mean_cosine"]),
+                float(r["sd_cosine"]),
+            )
+            for r in spaces
+        ]
     tests = {t.id: t for t in resolve_tests(args.test)}
     rows = [r for r in comp.rows if r.test in tests]
     perm = PermutationOptions(

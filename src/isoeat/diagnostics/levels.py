@@ -22,16 +22,30 @@ if TYPE_CHECKING:
     from ..stats.results import WEATResult
     from ..wordsets import AssociationTest
 
-__all__ = ["eat_levels", "frame_moments", "levels_of"]
+__all__ = ["eat_levels", "frame_label", "frame_moments", "levels_of"]
 
 
-def frame_moments(model: Any, calibration: Any, frame: str = "paper", rng: Any = 0) -> list[tuple[str, float, float]]:
+def frame_moments(
+    model: Any, calibration: Any, frame: str = "paper", rng: Any = 0, n_reference: int = 100_000
+) -> list[tuple[str, float, float]]:
     """``(frame, mean, sd)`` of the model's pairwise cosine, raw and (with ``calibration``, a fitted calibrator)
-    calibrated: the isotropy check's figures (exact over the frame where it is summed)."""
+    calibrated: the isotropy check's figures (exact over the frame where it is summed; a contextual model's frame
+    ``paper`` is a sample of its reference pool of ``n_reference`` vectors, the calibrator's own where sizes agree)."""
     from .anisotropy import compare_anisotropy
 
-    res = compare_anisotropy(model, calibration, rng=rng, frame=frame)
-    return [(r.frame, float(r.mean_cosine), float(r.sd_cosine)) for r in res]
+    res = compare_anisotropy(model, calibration, rng=rng, frame=frame, n_reference=n_reference)
+    return [
+        (frame_label(r.frame, r.cosine_method, r.frame_size, r.n_samples), float(r.mean_cosine), float(r.sd_cosine))
+        for r in res
+    ]
+
+
+def frame_label(frame: str, method: str, size: Any, n_samples: Any) -> str:
+    """The frame as the levels name it: its name and how its mean and SD were obtained (exact over every pair of
+    its vectors, or over a sample of them)."""
+    if method == "exact":
+        return f"{frame} (exact over every pair of its {int(size):,} vectors)"
+    return f"{frame} (over {int(n_samples):,} sampled vectors)"
 
 
 def levels_of(
@@ -81,6 +95,7 @@ def eat_levels(
     frame: str | None = "paper",
     rng: Any = None,
     force: bool = False,
+    n_reference: int = 100_000,
     permutation: PermutationOptions | None = None,
     **options: Any,
 ) -> tuple[LevelsResult, ...]:
@@ -110,6 +125,8 @@ def eat_levels(
         ``("anisotropy", FRAME)``, a sampled Level-2 p's ``("levels", TEST, "X"|"Y")``.
     force : bool, default False
         Apply a calibrator fitted on another model.
+    n_reference : int, default 100_000
+        Reference vectors of a calibration fitted here (by name), and of a contextual model's frame pool.
     permutation : PermutationOptions, optional
         How the p-values are computed (Level 2 always two-sided).
     **options
@@ -144,14 +161,14 @@ def eat_levels(
     )
     require_encoder(model, "eat_levels")
     test = as_test(test)
-    cal = resolve_calibration(calibration, model, force=force)[0]
+    cal = resolve_calibration(calibration, model, force=force, n_reference=n_reference)[0]
     root = stream(rng)[1]
     weat_kw = {k: options[k] for k in own if k in options}
     level1 = [
         [weat(model, test, calibration=c, rng=root, force=force, permutation=permutation, interval=interval, **weat_kw)]
         for c in ([None] if cal is None else [None, cal])
     ]
-    frames = None if frame is None else frame_moments(model, cal, frame, rng=root)
+    frames = None if frame is None else frame_moments(model, cal, frame, rng=root, n_reference=n_reference)
     out = levels_of(
         model,
         [test],

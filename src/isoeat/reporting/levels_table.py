@@ -92,7 +92,7 @@ def levels_table(per_space: Sequence[Sequence[Any]], alpha: float) -> str:
         shown = "; ".join(f"{c}: mean {r.frame_mean:.3f}, SD {r.frame_sd:.3f}" for c, r in frames)
         lines.append(
             f"z: a block's mean cosine minus the model's random-pair cosine, in its SDs (frame "
-            f"{frames[0][1].frame}, exact mean and SD of its pairwise cosines; {shown})."
+            f"{frames[0][1].frame}: mean and SD of its pairwise cosines; {shown})."
         )
         lines.append(cosine_flat_rule())
     lines.append(

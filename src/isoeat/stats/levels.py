@@ -25,9 +25,10 @@ level alpha, not two (a one-sided tail chosen after seeing the sign would test a
 **Level 3** is the four blocks of cosines :math:`X\!-\!A, X\!-\!B, Y\!-\!A, Y\!-\!B`: the mean and the SD
 (ddof 1, over every pair of the block, as ML-EAT) of each. isoeat adds their scale: each block mean as a z-score
 against the model's own random-pair cosine, :math:`z = (\bar c_{block} - \mu_{frame}) / \sigma_{frame}`, with
-:math:`\mu_{frame}, \sigma_{frame}` the exact mean and SD of the pairwise cosines of a frame of the model's
-vocabulary in the same space (:mod:`isoeat.diagnostics.frame_cosine`), and states the rule that flags "cosine
-cannot discriminate here" (:func:`isoeat.labels.cosine_flat`).
+:math:`\mu_{frame}, \sigma_{frame}` the mean and SD of the pairwise cosines of a frame of the model's
+vocabulary in the same space (exact over every pair of the frame for a static model,
+:mod:`isoeat.diagnostics.frame_cosine`; over a sample of the reference pool for a contextual one), and states the
+rule that flags "cosine cannot discriminate here" (:func:`isoeat.labels.cosine_flat`).
 
 The **pattern** (:func:`isoeat.labels.eat_pattern`) is two letters, Level 2 of X then of Y, each ``A`` (toward A),
 ``0`` (null) or ``B`` (toward B) at alpha: nine patterns, as ML-EAT's nine EAT patterns.
@@ -86,7 +87,7 @@ class LevelsResult:
     cosine_flat : bool or None
         The anisotropy rule (:func:`isoeat.labels.cosine_flat`); ``None`` without a frame.
     frame_mean, frame_sd : float
-        The frame's exact mean and SD of pairwise cosine in this space (``nan`` without a frame).
+        The frame's mean and SD of pairwise cosine in this space (``nan`` without a frame).
     frame : str
         Which frame (``""`` without one).
     alpha : float
@@ -259,7 +260,7 @@ def levels_from_vectors(
     alpha : float, default 0.05
         The level of the pattern's calls (:func:`isoeat.labels.eat_pattern`).
     frame : (name, mean, sd), optional
-        The frame's exact mean and SD of pairwise cosine in this space: the Level-3 z-scores and the
+        The frame's mean and SD of pairwise cosine in this space: the Level-3 z-scores and the
         anisotropy rule (:func:`isoeat.labels.cosine_flat`). None: both left out (``nan``, ``None``).
     rng : None, int or Generator
         Root seed of a sampled Level-2 p (streams ``("levels", TEST, "X")`` and ``("levels", TEST, "Y")``).
