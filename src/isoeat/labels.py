@@ -709,7 +709,7 @@ def cosine_flat(block_z: Sequence[float], z_max: float = COSINE_FLAT_Z, spread_m
 
     Examples
     --------
-    >>> cosine_flat([0.1, 0.2, 0.15, 0.05]), cosine_flat([0.1, 0.2, 0.15, 0.35]), cosine_flat([1.0, 1.0, 1.0, 1.0])
+    >>> cosine_flat([0.1, 0.2, 0.15, 0.05]), cosine_flat([0.1, 0.2, 0.15, 0.45]), cosine_flat([1.0, 1.0, 1.0, 1.0])
     (True, False, False)
     """
     zs = [float(z) for z in block_z]

@@ -69,16 +69,16 @@ def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.
     cal_label = next(c["label"] for c in res.calibrations if c["name"] != "none")
     raw_label = next((c["label"] for c in res.calibrations if c["name"] == "none"), "none")
     cal = load_calibrator(out / "calibrators" / slug(comp.model) / f"{slug(cal_label)}.npz")
-    spaces = space_records(res.anisotropy, comp.model, raw_label, cal_label)
+    raw_rec, cal_rec = space_records(res.anisotropy, comp.model, raw_label, cal_label)
     frames = None
-    if None not in spaces:
+    if raw_rec is not None and cal_rec is not None:
         frames = [
             (
                 frame_label(str(r["frame"]), str(r.get("cosine_method")), r.get("frame_size"), r.get("n_samples")),
                 float(r["mean_cosine"]),
                 float(r["sd_cosine"]),
             )
-            for r in spaces
+            for r in (raw_rec, cal_rec)
         ]
     tests = {t.id: t for t in resolve_tests(args.test)}
     rows = [r for r in comp.rows if r.test in tests]
