@@ -1,4 +1,4 @@
-"""Benchmark of the ML-EAT levels' cost: ``isoeat run --levels`` against ``isoeat run`` (issue 43).
+"""Benchmark of the ML-EAT levels' cost: ``isoeat run --levels`` against ``isoeat run``.
 
 Target (the script exits with status 1 when it is missed):
 

@@ -239,6 +239,9 @@ def test_run_levels_refused_with_a_config(capsys, tmp_path):
     assert main(["run", str(cfg), "--levels", "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--levels" in err[0]
+    assert main(["run", "--levels", "--format", "json"]) == 2  # nowhere to put them: said, not dropped
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--out DIR" in err[0]
 
 
 def test_report_shows_eat_maps(capsys, tmp_path, glove):

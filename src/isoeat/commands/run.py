@@ -530,6 +530,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.levels and (args.config or args.layers is not None):
         raise ConfigError("--levels: the quick run of one model (no CONFIG, no --layers); 'isoeat weat --levels' "
                           "gives the levels of any test")
+    if args.levels and getattr(args, "format", "table") != "table" and not args.out:
+        raise ConfigError(f"--levels --format {args.format}: the levels go to DIR/tables/levels.csv: give --out DIR "
+                          f"(or 'isoeat weat --levels --format {args.format}': its records carry them)")
     if args.config:
         bad = _explicit_options(args)
         if "--across-corpora" in bad:
