@@ -15,8 +15,13 @@ def weat_levels(
     ``--alpha``, z on frame ``paper`` (the isotropy check's), Level-2 p by the command's ``--method`` and budgets."""
     from .._random import stream
     from ..diagnostics.levels import frame_moments, levels_of
+    from ..stats._certified import bracket_store, set_bracket_store
     from ..stats.options import PermutationOptions
 
+    if bracket_store() is None:  # slow exact Level-2 counts kept by content, as 'isoeat run' keeps them
+        from ..backends.cache import BracketStore
+
+        set_bracket_store(BracketStore())
     perm = PermutationOptions(
         method=args.method, n_permutations=args.permutations, exact_memory=getattr(args, "exact_memory", None)
     )
