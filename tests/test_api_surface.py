@@ -395,6 +395,7 @@ def _var_keyword_calls(m):
         "sensitivity_analysis": lambda: isoeat.sensitivity_analysis(m, ["W6"], bogus_kw=1),
         "anisotropy": lambda: isoeat.anisotropy(m, bogus_kw=1),
         "compare_anisotropy": lambda: isoeat.compare_anisotropy(m, bogus_kw=1),
+        "eat_levels": lambda: isoeat.eat_levels(m, "W6", bogus_kw=1),
         "fit_whitener": None,  # deprecated: its **kwargs go to the model's reference_vectors
     }
 

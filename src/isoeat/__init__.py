@@ -138,6 +138,8 @@ __all__ = [
         "anisotropy": "isoeat.diagnostics",
         "compare_anisotropy": "isoeat.diagnostics",
         "AnisotropyResult": "isoeat.diagnostics",
+        "eat_levels": "isoeat.diagnostics.levels",
+        "LevelsResult": "isoeat.stats.levels",
         "evaluate_similarity": "isoeat.similarity",
         "compare_similarity": "isoeat.similarity",
         "SimilarityResult": "isoeat.similarity",

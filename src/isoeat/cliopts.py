@@ -326,6 +326,10 @@ def _output_options() -> list[Option]:
                "reference pool), vocabulary-top:N, vocabulary-all, corpus-types:TEXT or corpus-tokens:TEXT"),
         _o("--out", "the output folder", metavar="DIR",
           help="output folder, written atomically and locked (default: none, stdout only)"),
+        _o("--levels", "the ML-EAT levels of each test", action="store_true",
+          help="add the ML-EAT levels of each test (Wolfe et al. 2024; docs/reading-a-test.md): Level 2 (X and Y "
+               "each over A and B), Level 3 (the four cosine blocks, z on the model's random-pair cosine), the "
+               "pattern raw beside calibrated (default: off)"),
         _o("--save", "the calibrator file written", metavar="FILE.npz",
           help="where to save the calibrator (a .npz file; --out, its older spelling, still works)"),
         _o("--overwrite", "which finished cells are recomputed", choices=("never", "failed", "all"), default="never",

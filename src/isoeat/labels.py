@@ -636,3 +636,88 @@ CORPORA_RULE = ("Corpora: whether the raw call (p_R < alpha) and the calibrated 
                 "class, are the same with every corpus compared ({corpora}; each gives the contextual model its own "
                 "contexts and reference sample); no (k/n): only k of the n corpora agree. A check of this run's "
                 "choice of corpus over the corpora at hand, not a probability: it has no track record.{left_out}")
+
+
+# --- ML-EAT levels (issue 43; isoeat.stats.levels) -----------------------------------------------------------------
+
+#: The letters of a Level-2 call (ML-EAT's nine EAT patterns are two of them: X's, then Y's).
+PATTERN_LETTERS = {"A": "toward A", "0": "null", "B": "toward B", "-": "undefined"}
+
+#: :func:`eat_pattern` in words, printed under every table with a ``Pattern`` column (``{alpha}`` filled in).
+PATTERN_RULE = ("Pattern: Level 2 of X then of Y (ML-EAT): A = toward A (d > 0, two-sided p < alpha = {alpha:g}), "
+                "B = toward B (d < 0, p < alpha), 0 = null, - = undefined; '*' marks a pattern that calibration "
+                "changed.")
+
+
+def pattern_letter(d: float, p: float, alpha: float) -> str:
+    """One Level-2 call: ``"A"`` (``d > 0`` and significant), ``"B"`` (``d < 0`` and significant), ``"0"``, or
+    ``"-"`` (d undefined). Significance is :func:`is_significant` (p < alpha, strict).
+
+    Examples
+    --------
+    >>> pattern_letter(0.9, 0.01, 0.05), pattern_letter(-0.9, 0.01, 0.05), pattern_letter(0.9, 0.05, 0.05)
+    ('A', 'B', '0')
+    >>> pattern_letter(float("nan"), float("nan"), 0.05)
+    '-'
+    """
+    if not (math.isfinite(d) and math.isfinite(p)):
+        return "-"
+    if not is_significant(p, alpha) or d == 0:
+        return "0"
+    return "A" if d > 0 else "B"
+
+
+def eat_pattern(l2x_d: float, l2x_p: float, l2y_d: float, l2y_p: float, alpha: float) -> str:
+    """The ML-EAT pattern: :func:`pattern_letter` of Level 2 of X, then of Y (``"A0"``: X toward A, Y null).
+
+    Examples
+    --------
+    >>> eat_pattern(1.2, 0.001, -0.3, 0.4, 0.05), eat_pattern(1.2, 0.001, 0.8, 0.01, 0.05)
+    ('A0', 'AA')
+    """
+    return pattern_letter(l2x_d, l2x_p, alpha) + pattern_letter(l2y_d, l2y_p, alpha)
+
+
+def pattern_changed(raw: str, calibrated: str) -> bool:
+    """Whether calibration changed the pattern (an undefined side, ``-``, is a change too: it is not the same call).
+
+    Examples
+    --------
+    >>> pattern_changed("A0", "A0"), pattern_changed("A0", "AB")
+    (False, True)
+    """
+    return raw != calibrated
+
+
+#: The anisotropy rule's bound on every block's |z| (block mean cosine against the frame's random-pair cosine,
+#: in frame SDs). See :data:`COSINE_FLAT_RULE`.
+COSINE_FLAT_Z = 1.0
+#: The anisotropy rule's bound on the spread of the four block means (largest minus smallest), in frame SDs.
+COSINE_FLAT_SPREAD = 0.25
+
+#: :func:`cosine_flat` in one sentence (``{z}``, ``{spread}`` filled in by :func:`cosine_flat_rule`).
+COSINE_FLAT_RULE = ("Flat: cosine cannot discriminate here when every block's mean cosine lies within {z:g} SD of "
+                    "the model's random-pair cosine (|z| < {z:g}) and the four block means lie within {spread:g} SD "
+                    "of one another: the test's words are no closer to each other than random words of this "
+                    "model, and the differences d is built from are a small share of one random pair's spread.")
+
+
+def cosine_flat_rule() -> str:
+    """:data:`COSINE_FLAT_RULE` with its constants."""
+    return COSINE_FLAT_RULE.format(z=COSINE_FLAT_Z, spread=COSINE_FLAT_SPREAD)
+
+
+def cosine_flat(block_z: Sequence[float], z_max: float = COSINE_FLAT_Z, spread_max: float = COSINE_FLAT_SPREAD
+                ) -> bool | None:
+    """The anisotropy rule: True when every ``|z| < z_max`` and ``max(z) - min(z) < spread_max`` (both strict, so
+    a block exactly at a bound is not flat); ``None`` when a z is not a number (no frame).
+
+    Examples
+    --------
+    >>> cosine_flat([0.1, 0.2, 0.15, 0.05]), cosine_flat([0.1, 0.2, 0.15, 0.45]), cosine_flat([1.0, 1.0, 1.0, 1.0])
+    (True, False, False)
+    """
+    zs = [float(z) for z in block_z]
+    if not zs or not all(math.isfinite(z) for z in zs):
+        return None
+    return bool(max(abs(z) for z in zs) < z_max and max(zs) - min(zs) < spread_max)

@@ -76,6 +76,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
                                        "isoeat weat --test my.yaml:math-arts-gender    # one test of your file (isoeat "
                                        "tests --template)"))
     add(p, "--test", "--convention")
+    add(p, "--levels")
     _association_options(p)
     add(p, "--audit")
     add_explain(p)
@@ -146,6 +147,22 @@ def _test_record(t: Any) -> dict[str, Any]:
             "citation": t.citation}
 
 
+def _check_weat_views(args: argparse.Namespace) -> None:
+    """``weat``'s views that do not combine, refused before any work: ``--explain`` (every convention, raw) with
+    ``--levels``/``--audit``; ``--levels``/``--audit`` under a peer's convention (they follow isoeat's
+    definitions); ``--levels`` with ``--audit`` as CSV (one kind of row per file: use JSON for both)."""
+    views = [o for o, on in (("--levels", args.levels), ("--audit", args.audit)) if on]
+    if views and args.explain:
+        raise ConfigError(f"--explain prints one table of every convention; it does not take {' or '.join(views)}: "
+                          "run them separately")
+    if views and getattr(args, "convention", "isoeat") != "isoeat":
+        raise ConfigError(f"{' and '.join(views)} follow isoeat's definitions; --convention {args.convention} "
+                          "changes the WEAT's d only: drop one of them")
+    if len(views) == 2 and args.format == "csv":
+        raise ConfigError("--levels and --audit with --format csv: a CSV holds one kind of row; use --format json "
+                          "(both in each record) or one of them")
+
+
 def _cmd_weat(args: argparse.Namespace) -> int:
     from ..labels import protocol_text
     from ..reporting.tables import emit_records, protocol_footer, weat_table
@@ -154,6 +171,7 @@ def _cmd_weat(args: argparse.Namespace) -> int:
     from ..wordsets import resolve_tests
     from ._spaces import change_lines, space_protocols, wants_calibrator
 
+    _check_weat_views(args)
     if args.explain:
         from ._conventions import explain
 
@@ -175,6 +193,12 @@ def _cmd_weat(args: argparse.Namespace) -> int:
                for i, r in enumerate(results)]
     if contexts:
         records = [{**rec, "corpus": corpus} for rec in records]
+    levels = None
+    if args.levels:  # the ML-EAT levels of the same tests, lookups and WEATs (commands/_levels.py)
+        from ._levels import weat_levels, with_levels
+
+        levels = weat_levels(args, model, tests, per_space, cal)
+        records = with_levels(records, levels)
     from ._audit import run_audit
 
     # the audit's full test is the table's (the same results, not computed again)
@@ -194,6 +218,10 @@ def _cmd_weat(args: argparse.Namespace) -> int:
             print(line)
         if calibrator_mark(cal):
             print(calibrator_mark(cal))
+        if levels is not None:
+            from ..reporting.levels_table import levels_table
+
+            print("\n" + levels_table(levels, args.alpha))
         for r in per_space[0]:
             if r.dropped:
                 print(f"{r.test}: {dropped_label(corpus)}: {', '.join(with_suggestions(r.dropped, r.suggestions))}")

@@ -89,6 +89,9 @@ def _cmd_report(args: argparse.Namespace) -> int:
                 from ..reporting.layer_section import write_layer_figure_from  # --layers: figures/layers.png
 
                 figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
+                from ..reporting.eat_map import write_eat_maps  # run --levels: the EAT-Maps
+
+                figures += write_eat_maps(res, out / "figures", dpi=args.dpi or 150)
         page = None
         if args.html:
             from ..reporting.html import write_report

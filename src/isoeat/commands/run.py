@@ -57,6 +57,7 @@ def register(sub: Any, add_stat_options_: Any = None) -> None:
     p.add_argument("config", nargs="?", metavar="CONFIG.yaml",
                    help="an experiment grid (models x tests x calibrations); without it, the quick default run")
     add(p, "--overwrite")
+    add(p, "--levels")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="cells done/total and ETA for every stage, short ones too (default: a bar on a terminal, "
                         "else a log line every 10 s of a long stage; --no-progress or --quiet: none)")
@@ -528,6 +529,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     check_run_audit(args)  # --audit: the quick run into a folder only, said before anything runs
     given: dict[str, Any] = {}
     sweep = None
+    if args.levels and (args.config or args.layers is not None):
+        raise ConfigError("--levels: the quick run of one model (no CONFIG, no --layers); 'isoeat weat --levels' "
+                          "gives the levels of any test")
+    if args.levels and getattr(args, "format", "table") != "table" and not args.out:
+        raise ConfigError(f"--levels --format {args.format}: the levels go to DIR/tables/levels.csv: give --out DIR "
+                          f"(or 'isoeat weat --levels --format {args.format}': its records carry them)")
     if args.config:
         bad = _explicit_options(args)
         if "--across-corpora" in bad:
@@ -587,6 +594,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             if getattr(args, "format", "table") == "table":
                 print(f"word-list audit: {n} test x space audits in {out / 'tables' / 'audit.json'} (and audit.csv); "
                       f"isoeat report {out} --html shows them")
+        if getattr(args, "levels", False) and comps:  # the quick run's ML-EAT levels, tables/levels.csv
+            from ._levels import run_levels
+
+            run_levels(res, out, comps, model, args)
     if getattr(args, "format", "table") == "table":
         if args.config:
             print()

@@ -366,9 +366,13 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     layer_figs = [p for p in pngs if is_layer_figure(p, Path(res.out))]
     layers_html = layer_section(res, [_figure_block(p, LAYER_CAPTION) for p in layer_figs])
     from .audit_section import audit_section  # isoeat run --audit: the word-list audit, its own section
+    from .eat_map import eat_map_section, is_eat_map  # run --levels: the EAT-Maps, their own section
 
     audit_html = audit_section(res)
-    main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p) and p not in layer_figs]
+    eat_figs = [p for p in pngs if is_eat_map(p)]
+    eat_html = eat_map_section(res, [_figure_block(p, f"EAT-Map of {p.stem[len('eatmap-'):]}") for p in eat_figs])
+    main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p) and p not in layer_figs
+                 and p not in eat_figs]
     test_figs = [p for p in pngs if p.parent.name == "tests"]
     captions = {
         "fig1": "Figure 1: pairwise cosine similarity heatmaps before and after calibration",
@@ -386,6 +390,7 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     nav += ["<a href='#tables'>More tables</a>"] if more else []
     nav += ["<a href='#metrics'>Calibration across metrics</a>"] if has_metrics else []
     nav += ["<a href='#layers'>Layer profile</a>"] if layers_html else []
+    nav += ["<a href='#eatmaps'>EAT-Maps</a>"] if eat_html else []
     nav += ["<a href='#audit'>Word-list audit</a>"] if audit_html else []
     nav += ["<a href='#figures'>Figures</a>", "<a href='#failures'>Failures</a>", "<a href='#manifest'>Manifest</a>",
            "<a href='#conventions'>Conventions</a>", "<a href='#config'>Config</a>"]
@@ -408,6 +413,8 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         body += ["<h2 id='metrics'>Calibration across metrics</h2>", _metrics(res)]
     if layers_html:
         body += ["<h2 id='layers'>Layer profile</h2>", layers_html]
+    if eat_html:
+        body += ["<h2 id='eatmaps'>EAT-Maps: the ML-EAT levels, raw beside calibrated</h2>", eat_html]
     if audit_html:
         body += ["<h2 id='audit'>Word-list audit</h2>", audit_html]
     body.append("<h2 id='figures'>Figures</h2>")

@@ -514,6 +514,12 @@ def set_bracket_store(store: Any) -> Any:
     return old
 
 
+def bracket_store() -> Any:
+    """The installed store (:data:`_STORE`; ``None``: none): Level 2 of :mod:`isoeat.stats.levels` keeps its slow
+    exact counts there too, under keys of its own."""
+    return _STORE
+
+
 def _cache_key(s: np.ndarray, n_x: int, alternative: str, rtol: float, memory: int, code: str) -> dict[str, Any]:
     import hashlib
 
