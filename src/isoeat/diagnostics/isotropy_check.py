@@ -33,8 +33,9 @@ top-PC share from the frame's whole covariance by
 :mod:`~isoeat.diagnostics.frame_spectrum`; a frame over the budget gives the
 sample's top-PC share with its SE, and a threshold within
 :data:`BORDERLINE_SE` (2) SE of it marks the verdict *borderline*
-(``IsotropyCheck.borderline``; the flag itself is unchanged). Passing is no guarantee: the paper's word2vec (0.059) still
-changed 3 of 10 conclusions (§5.4), so the calibrated column is shown anyway.
+(``IsotropyCheck.borderline``; the flag itself is unchanged). Passing is no
+guarantee: the paper's word2vec (0.059) still changed 3 of 10 conclusions
+(§5.4), so the calibrated column is shown anyway.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ from typing import Any
 
 from .frames import paper_corpus, sentence_corpus
 
-__all__ = ["MEAN_COSINE_MAX", "ISOSCORE_MIN", "TOP_PC_FACTOR", "BORDERLINE_SE", "VERDICTS", "IsotropyCheck", "isotropy_check",
-           "check_from_record", "isotropy_lines", "rank_limited"]
+__all__ = ["MEAN_COSINE_MAX", "ISOSCORE_MIN", "TOP_PC_FACTOR", "BORDERLINE_SE", "VERDICTS", "IsotropyCheck",
+           "isotropy_check", "check_from_record", "isotropy_lines", "rank_limited"]
 
 #: Mean pairwise cosine at or above this is anisotropic.
 MEAN_COSINE_MAX = 0.10
@@ -204,7 +205,8 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
     lines = [head + ".",
              f"  mean cosine {_value(c.mean_cosine, '.3f')} (anisotropic if >= {MEAN_COSINE_MAX:g}): "
              f"{state('mean cosine')}; IsoScore {_value(c.isoscore, '.3f')} (if < {ISOSCORE_MIN:g}): "
-             f"{state('IsoScore')}; top-PC share {_value(c.top_pc_share, '.4f')}{se_text} (if >= {TOP_PC_FACTOR:g}/d = {thr}): "
+             f"{state('IsoScore')}; top-PC share {_value(c.top_pc_share, '.4f')}{se_text} "
+             f"(if >= {TOP_PC_FACTOR:g}/d = {thr}): "
              f"{state('top-PC share')}."]
     if c.note:
         lines.append(f"  {c.note}.")
