@@ -21,7 +21,7 @@ from isoeat.cli import main
 from isoeat.commands.ceat import _table
 from isoeat.stats import ceat_contexts as cc
 from isoeat.stats.bootstrap import _d_rows
-from isoeat.stats.ceat import ceat_from_contexts, draw_scores, random_effects, within_draw_variances
+from isoeat.stats.ceat import _ces_statistic, ceat_from_contexts, draw_scores, random_effects, within_draw_variances
 
 ROLES = ("X", "Y", "A", "B")
 
@@ -82,7 +82,9 @@ def test_replicate_resamples_each_words_contexts_then_draws_from_them():
 def test_the_stream_is_the_draws_seeds_contexts_substream():
     ctx = _contexts(4)
     (r,) = ceat_from_contexts(ctx, n_draws=100, rng=11, bootstrap=40)
-    (again,) = cc.context_bootstrap([ctx], n_draws=100, n_boot=40, rng=derive_seed(11, "contexts"))
+    (again,) = cc.context_bootstrap(
+        [ctx], n_draws=100, n_boot=40, rng=derive_seed(11, "contexts"), statistic=_ces_statistic(1, "published")
+    )
     assert r.contexts == again
     (r2,) = ceat_from_contexts(ctx, n_draws=100, rng=11, bootstrap=40)
     assert r2.contexts == r.contexts

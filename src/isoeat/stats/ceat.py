@@ -73,7 +73,7 @@ import numpy as np
 
 from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError, InvalidTestError
-from .._random import derive_seed, resolve_seed, stream
+from .._random import derive_seed, resolve_seed, spawn_seeds, stream
 from .._surface import public
 from .._types import ContextEncoder, name_of
 from .._validate import check_choice, check_int
@@ -498,6 +498,20 @@ class CEATLabels:
     fallback: tuple[str, ...] = ()
 
 
+def _ces_statistic(ddof: int, variance: str) -> Any:
+    """The published CES of one draw set's scores ``(s, n_x)`` (draws with an undefined d left out; NaN below 2)."""
+
+    def ces(s: np.ndarray, n_x: int) -> float:
+        d = _d_rows(s[:, :n_x], s[:, n_x:], ddof)
+        ok = np.isfinite(d)
+        if ok.sum() < 2:
+            return math.nan
+        v = within_draw_variances(s[ok], n_x, d[ok], variance, ddof)
+        return random_effects(d[ok], np.maximum(v, np.finfo(float).tiny)).ces
+
+    return ces
+
+
 def _contexts_stream(rng: Any, seed: int | None) -> Any:
     """The contexts bootstrap's stream: a caller's Generator continued after the draws, else the sub-stream
     ``"contexts"`` of the draws' seed (a SeedSequence: its next spawned child)."""
@@ -505,7 +519,7 @@ def _contexts_stream(rng: Any, seed: int | None) -> Any:
         return rng
     if seed is not None:
         return derive_seed(seed, "contexts")
-    return np.random.default_rng(rng.spawn(1)[0]) if isinstance(rng, np.random.SeedSequence) else None
+    return spawn_seeds(rng, 1)[0] if isinstance(rng, np.random.SeedSequence) else None
 
 
 @public
@@ -589,7 +603,7 @@ def ceat_from_contexts(
     if bootstrap:
         boot_rng = _contexts_stream(rng, seed)
         intervals = list(context_bootstrap([c for _, c in spaces], n_draws=n_draws, n_boot=bootstrap, rng=boot_rng,
-                                           ddof=ddof, variance=variance))
+                                           statistic=_ces_statistic(ddof, variance)))
     out = []
     for (name, ctx), interval in zip(spaces, intervals):
         s, n_x = draw_scores(ctx, idx)

@@ -1,4 +1,4 @@
-r"""CEAT's interval over the contexts: a bootstrap over each word's context sentences (issue 45).
+r"""CEAT's interval over the contexts: a bootstrap over each word's context sentences.
 
 Guo & Caliskan's (2021) CES, SE, 95% interval and p are those of a
 random-effects combination of :math:`N` draws *from the contexts at hand*:
@@ -45,7 +45,7 @@ holds it far less often, as the issue found).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -164,9 +164,8 @@ def context_bootstrap(
     *,
     n_draws: int,
     n_boot: int,
+    statistic: Callable[[np.ndarray, int], float],
     rng: Any = None,
-    ddof: int = 1,
-    variance: str = "published",
     level: float = 0.95,
 ) -> list[ContextInterval]:
     """The contexts interval of each space's CES, every space resampled with the same indices.
@@ -179,10 +178,12 @@ def context_bootstrap(
         Draws per replicate (the published run's N).
     n_boot : int
         Replicates :math:`B` (>= 2).
+    statistic : callable ``(s, n_x) -> float``
+        The published CES of one replicate's association scores ``s`` (``(N, n_X + n_Y)``, X first):
+        :func:`isoeat.stats.ceat.ceat_from_contexts` passes its own, with its ``ddof`` and ``variance``
+        (NaN: no CES, the replicate left out).
     rng : None, int, Generator or SeedSequence
         The replicates' stream.
-    ddof, variance
-        As :func:`isoeat.stats.ceat.ceat_from_contexts` (each replicate is the published procedure).
     level : float, default 0.95
         Confidence level.
 
@@ -191,9 +192,6 @@ def context_bootstrap(
     list of ContextInterval
         One per space, in order.
     """
-    from .bootstrap import _d_rows
-    from .ceat import random_effects, within_draw_variances
-
     n_boot = check_int("n_boot", n_boot, lo=2)
     n_draws = check_int("n_draws", n_draws, lo=2)
     level = check_real("level", level, lo=0.0, hi=1.0, lo_open=True, hi_open=True)
@@ -208,14 +206,7 @@ def context_bootstrap(
     for b in range(n_boot):
         picks = _replicate(sizes, n_draws, gen)
         for k, space in enumerate(prepared):
-            s = space.scores(picks)
-            d = _d_rows(s[:, :n_x], s[:, n_x:], ddof)
-            ok = np.isfinite(d)
-            if ok.sum() < 2:  # every association equal in nearly every draw: no CES of this replicate
-                ces[k, b] = math.nan
-                continue
-            v = within_draw_variances(s[ok], n_x, d[ok], variance, ddof)
-            ces[k, b] = random_effects(d[ok], np.maximum(v, np.finfo(float).tiny)).ces
+            ces[k, b] = statistic(space.scores(picks), n_x)
     alpha = (1.0 - level) / 2.0
     out = []
     for row in ces:
