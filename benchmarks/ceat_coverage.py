@@ -43,8 +43,10 @@ def model(dim: int, words: int, effect: float, seed: int) -> dict[str, np.ndarra
     g = np.random.default_rng(seed)
     base = 1.5 * g.normal(size=dim) / math.sqrt(dim) * 2.0
     e1 = np.eye(dim)[0]
-    return {r: base + s * effect * e1 + 0.6 * g.normal(size=(words, dim)) / math.sqrt(dim) * 2.0
-            for r, s in zip(ROLES, (1, -1, 1, -1))}
+    return {
+        r: base + s * effect * e1 + 0.6 * g.normal(size=(words, dim)) / math.sqrt(dim) * 2.0
+        for r, s in zip(ROLES, (1, -1, 1, -1))
+    }
 
 
 def context_level_ces(mu: dict[str, np.ndarray], sigma: float, n: int, g: np.random.Generator) -> float:
@@ -73,17 +75,26 @@ def study(args: argparse.Namespace) -> dict:
     ces, se_d, se_c = [], [], []
     t0 = time.perf_counter()
     for _ in range(args.runs):
-        ctx = {r: [m + args.sigma * g.normal(size=(args.contexts, args.dim)) / math.sqrt(args.dim) * 2.0
-                   for m in mu[r]] for r in ROLES}
+        ctx = {
+            r: [m + args.sigma * g.normal(size=(args.contexts, args.dim)) / math.sqrt(args.dim) * 2.0 for m in mu[r]]
+            for r in ROLES
+        }
         (res,) = ceat_from_contexts(ctx, n_draws=args.draws, rng=g, bootstrap=args.bootstrap)
         hit_d += res.meta.ci_low <= truth <= res.meta.ci_high
         hit_c += res.contexts.low <= truth <= res.contexts.high
         ces.append(res.meta.ces)
         se_d.append(res.meta.se)
         se_c.append(res.contexts.se)
-    return {"truth": truth, "cov_contexts": hit_c / args.runs, "cov_draws": hit_d / args.runs,
-            "sd_ces": float(np.std(ces, ddof=1)), "mean_se_draws": float(np.mean(se_d)),
-            "mean_se_contexts": float(np.mean(se_c)), "seconds": time.perf_counter() - t0, "runs": args.runs}
+    return {
+        "truth": truth,
+        "cov_contexts": hit_c / args.runs,
+        "cov_draws": hit_d / args.runs,
+        "sd_ces": float(np.std(ces, ddof=1)),
+        "mean_se_draws": float(np.mean(se_d)),
+        "mean_se_contexts": float(np.mean(se_c)),
+        "seconds": time.perf_counter() - t0,
+        "runs": args.runs,
+    }
 
 
 def rows(f: dict, quick: bool) -> list[dict]:
@@ -92,13 +103,31 @@ def rows(f: dict, quick: bool) -> list[dict]:
     cov = f["cov_contexts"]
     ok = (cov + mc >= 0.93 and cov - mc <= 0.97) if quick else 0.93 <= cov <= 0.97
     return [
-        row("contexts interval coverage", f"{cov:.3f} (+-{mc:.3f} MC, {r} runs)", cov, "share",
-            "0.93-0.97" + (" (MC interval meets it)" if quick else ""), ok),
+        row(
+            "contexts interval coverage",
+            f"{cov:.3f} (+-{mc:.3f} MC, {r} runs)",
+            cov,
+            "share",
+            "0.93-0.97" + (" (MC interval meets it)" if quick else ""),
+            ok,
+        ),
         row("draw-level interval coverage", f"{f['cov_draws']:.3f}", f["cov_draws"], "share", NO_TARGET, True),
-        row("SD of CES over context samples", f"{f['sd_ces']:.4f} (truth {f['truth']:.4f})", f["sd_ces"], "",
-            NO_TARGET, True),
-        row("mean SE: draws | contexts", f"{f['mean_se_draws']:.4f} | {f['mean_se_contexts']:.4f}",
-            f["mean_se_contexts"], "", NO_TARGET, True),
+        row(
+            "SD of CES over context samples",
+            f"{f['sd_ces']:.4f} (truth {f['truth']:.4f})",
+            f["sd_ces"],
+            "",
+            NO_TARGET,
+            True,
+        ),
+        row(
+            "mean SE: draws | contexts",
+            f"{f['mean_se_draws']:.4f} | {f['mean_se_contexts']:.4f}",
+            f["mean_se_contexts"],
+            "",
+            NO_TARGET,
+            True,
+        ),
         row("run time", f"{f['seconds']:.0f} s", f["seconds"], "s", NO_TARGET, True),
     ]
 
@@ -121,8 +150,11 @@ def main() -> int:
     if args.quick:
         args.runs, args.bootstrap = 120, 200
     run = Run("ceat_coverage", quick=args.quick, quick_checks=True)
-    print(f"# {args.runs} runs: {args.words} words per set, {args.contexts} contexts per word, dim {args.dim}, "
-          f"{args.draws} draws, {args.bootstrap} replicates, sigma {args.sigma}, effect {args.effect}", flush=True)
+    print(
+        f"# {args.runs} runs: {args.words} words per set, {args.contexts} contexts per word, dim {args.dim}, "
+        f"{args.draws} draws, {args.bootstrap} replicates, sigma {args.sigma}, effect {args.effect}",
+        flush=True,
+    )
     f = study(args)
     return run.finish(rows(f, args.quick), args.json)
 
