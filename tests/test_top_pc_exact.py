@@ -109,3 +109,21 @@ def test_isotropy_line_names_exact_spectrum(glove):
     assert "mean cosine, IsoScore and top-PC share exact over its 16,804 vectors" in lines[0]
     assert "top-PC share 0.1060 (if >= 5/d = 0.1): ANISOTROPIC" in lines[1]
     assert "borderline" not in lines[0]
+
+
+def test_paper_tokens_frame_is_the_token_reading_of_the_paper_corpus(glove):
+    # the same text as frame paper, read as tokens: a word counted once per occurrence (docs/diagnostics.md)
+    types, _ = frame_or_pool(glove, "paper", 2000)
+    tokens, why = frame_or_pool(glove, "paper-tokens", 2000)
+    assert not why and tokens.source == types.source
+    assert np.array_equal(np.sort(tokens.rows), np.sort(types.rows))  # the same words
+    assert tokens.count == int(tokens.weights.sum()) == 196_982 and types.count == 16_804
+    (raw,) = compare_anisotropy(glove, None, n_samples=2000, rng=0, frame="paper-tokens")
+    assert raw.frame == "paper-tokens" and raw.frame_size == 196_982
+    assert round(raw.mean_cosine, 4) == 0.4313  # docs/diagnostics.md frame table, corpus-tokens of the same text
+
+
+def test_paper_tokens_is_refused_on_a_contextual_model():
+    from isoeat.diagnostics.frames import static_frame_refusal
+
+    assert "applies to static vector models" in static_frame_refusal("paper-tokens", "minilm")
