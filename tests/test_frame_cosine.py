@@ -57,7 +57,9 @@ def test_glove_top_10000_exact_mean_is_printed(glove, capsys):
     row = next(ln for ln in out.splitlines() if ln.startswith("raw"))
     assert row.split()[1] == "0.2199"
     assert "exact: over all N(N-1) off-diagonal pairs of the frame's N = 10,000 vectors" in out
-    assert "IsoScore, I(W) and EVR are of the 2,000 sampled vectors (sampled; no SE)" in out
+    # issue 45: IsoScore and EVR are the frame's too (exact covariance); I(W) stays the sample's
+    assert "IsoScore and EVR: exact, of the covariance of the frame's 10,000 vectors" in out
+    assert "I(W) of the 2,000 sampled vectors (no SE)" in out
 
 
 @pytest.mark.parametrize("weights", [None, [3, 1, 2, 1, 1, 1, 2, 1, 1]])

@@ -192,14 +192,14 @@ def test_run_checks_isotropy_on_the_paper_frame_and_names_it(glove, tmp_path, ca
     out = tmp_path / "r"
     assert main(["run", "--tests", "W6", "--permutations", "1000", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert ("raw space: anisotropic (frame paper: vocabulary items of WikiText-2 (test split, bundled); mean cosine "
-            "exact over its") in printed
+    assert ("raw space: anisotropic (frame paper: vocabulary items of WikiText-2 (test split, bundled); mean cosine, "
+            "IsoScore and top-PC share exact over its") in printed  # issue 45: the spectrum is the frame's too
     raw = next(a for a in load_experiment(out).anisotropy if a["calibration"] == "none")
     assert raw["frame"] == "paper"
     alone = compare_anisotropy(glove, None, rng=0)[0]
     assert (raw["mean_cosine"], raw["isoscore"]) == pytest.approx((alone.mean_cosine, alone.isoscore), rel=1e-12)
     assert main(["run", "--tests", "W6", "--permutations", "1000", "--frame", "vocabulary-top:5000", "-q"]) == 0
-    assert "(frame vocabulary-top:5000: mean cosine exact over its 5,000 vectors" in capsys.readouterr().out
+    assert "(frame vocabulary-top:5000: mean cosine, IsoScore and top-PC share exact over its 5,000 vectors" in capsys.readouterr().out
     cfg = tmp_path / "c.yaml"
     cfg.write_text("models: [glove-6b-50d]\ntests: [W6]\ncalibrations: [none, zca]\nanisotropy: {frame: bogus}\n")
     assert main(["run", str(cfg), "--out", str(tmp_path / "x")]) == 2

@@ -409,6 +409,11 @@ DEVIATIONS: dict[str, dict[str, Deviation]] = {
                     "methods (docs/metrics.md))"}),
     },
     "--bootstrap": {
+        "ceat": Deviation("CEAT's published interval covers the draws only; this one also the contexts", {
+            "default": 1000, "help": "bootstrap replicates of the contexts interval: each word's contexts resampled "
+                                     "with replacement and the published procedure rerun, printed as 95%% CI "
+                                     "(contexts) beside the draw-level one (default 1000, 0: none; CEAT's published "
+                                     "interval covers the draws only; this one also the contexts)"}),
         "similarity": Deviation("the change in rho has no other interval: the paper's paired bootstrap", {
             "default": 10_000, "help": "paired bootstrap resamples of the pairs for the change in rho (default "
                                        "10000, 0: none; the change in rho has no other interval: the paper's paired "

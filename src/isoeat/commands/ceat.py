@@ -42,7 +42,7 @@ def register(subparsers: Any, add_stat_options: Any) -> None:
     add(p, "--model", "--test", "--calibration")
     p.add_argument("--draws", type=positive_int("--draws"), default=DEFAULT_DRAWS, metavar="N",
                    help=f"draws of one context vector per word (default {DEFAULT_DRAWS})")
-    add(p, "--seed", "--ddof")
+    add(p, "--seed", "--ddof", "--bootstrap")
     p.add_argument("--variance", choices=VARIANCES, default="published",
                    help="each draw's variance in the random-effects combination: published (Guo & Caliskan "
                         "2021: the sample variance of s(w,A,B) over X and Y) or hedges-olkin (the sampling "
@@ -135,19 +135,42 @@ def method_lines(result: CEATResult, ddof: int = 1) -> list[str]:
             f"p: {ALTERNATIVE_TEXT[result.alternative]}"]
 
 
+def _contexts_cell(r: CEATResult) -> str:
+    c = r.contexts
+    return "-" if c is None or c.low != c.low else f"[{c.low:.3f}, {c.high:.3f}]"
+
+
+def estimand_lines(results: list[CEATResult]) -> list[str]:
+    """What each interval covers: the published (draw-level) SE, interval and p, and the contexts interval."""
+    lines = ["SE, 95% CI, p (draws): Guo & Caliskan's random-effects combination, draw-level: they cover the choice "
+             "of draws from these contexts only, not the sampling of the contexts (another sample of sentences gives "
+             "another CES), so p can be astronomically small while the CES moves by more than its CI between corpora."]
+    c = results[0].contexts
+    if c is None:
+        lines.append("95% CI (contexts): not computed (--bootstrap 0).")
+        return lines
+    ses = ", ".join(f"{r.calibration if r.calibration != 'none' else 'raw'} {r.contexts.se:.3f}"
+                    for r in results if r.contexts is not None)
+    lines.append(f"95% CI (contexts): {c.method} interval of {c.n_boot} bootstrap replicates, each word's contexts "
+                 "resampled with replacement and the published procedure rerun (isoeat.stats.ceat_contexts): it also "
+                 f"covers the sampling of the contexts; SE over replicates: {ses}.")
+    return lines
+
+
 def _table(results: list[CEATResult], ddof: int = 1, corpus: str = "") -> str:
     from ..reporting.tables import _render, fallback_footer
 
     r0 = results[0]
     rows = [[r.calibration if r.calibration != "none" else "raw", f"{r.meta.ces:.3f}", f"{r.meta.se:.4f}",
-             f"[{r.meta.ci_low:.3f}, {r.meta.ci_high:.3f}]", _p_text(r.meta), f"{r.meta.tau2:.4f}",
+             f"[{r.meta.ci_low:.3f}, {r.meta.ci_high:.3f}]", _p_text(r.meta), _contexts_cell(r), f"{r.meta.tau2:.4f}",
              f"{r.meta.q:.1f}", str(r.meta.n)] for r in results]
     head = (f"CEAT {r0.test} on {r0.model}: {r0.meta.n} draws (seed {r0.seed}) of one context per word; "
             f"|X|/|Y|/|A|/|B| = {r0.n_x}/{r0.n_y}/{r0.n_a}/{r0.n_b}")
     ctx = sorted(r0.n_contexts.values())
-    lines = [head, _render(["Space", "CES", "SE", "95% CI", "p", "tau^2", "Q", "N"], rows, align_left=1),
+    lines = [head, _render(["Space", "CES", "SE (draws)", "95% CI (draws)", "p (draws)", "95% CI (contexts)",
+                            "tau^2", "Q", "N"], rows, align_left=1),
              f"contexts per word: {ctx[0]} to {ctx[-1]} (median {ctx[len(ctx) // 2]})",
-             *method_lines(r0, ddof)]
+             *estimand_lines(results), *method_lines(r0, ddof)]
     lines += [line for line in fallback_footer([r0], contexts=True, corpus=corpus)
               if not line.startswith("No corpus context")]
     if r0.fallback:
@@ -158,10 +181,19 @@ def _table(results: list[CEATResult], ddof: int = 1, corpus: str = "") -> str:
 
 
 def _check_early(args: argparse.Namespace, tests: list[Any]) -> None:
-    """``--draws`` and ``--ddof`` against what CEAT needs, before a model is loaded or a word encoded."""
+    """``--draws``, ``--ddof`` and ``--bootstrap`` against what CEAT needs, before a model is loaded or a word
+    encoded."""
+    from ..stats.ceat_contexts import check_context_work
+
     if args.draws < 2:
         raise ConfigError(f"--draws must be at least 2 (the random-effects combination needs two draws to "
                           f"estimate their spread), got {args.draws}")
+    if args.bootstrap == 1:
+        raise ConfigError("--bootstrap must be 0 (no contexts interval) or at least 2 replicates, got 1")
+    for t in tests:
+        if args.bootstrap:
+            check_context_work(args.bootstrap, args.draws, len(t.X.words) + len(t.Y.words),
+                               len(t.A.words) + len(t.B.words))
     for t in tests:
         n = len(t.X.words) + len(t.Y.words)
         if args.ddof >= n:
@@ -185,7 +217,7 @@ def _cmd_ceat(args: argparse.Namespace) -> int:
     cal = _calibrator(args, model)
     cals = {getattr(cal, "name", args.calibration): cal} if cal is not None else {}
     results = [ceat(model, t, calibration=cals, n_draws=args.draws, rng=args.seed, ddof=args.ddof,
-                    variance=args.variance, alternative=args.alternative) for t in tests]
+                    variance=args.variance, alternative=args.alternative, bootstrap=args.bootstrap) for t in tests]
     if args.figure:
         from ..reporting._glyphs import glyphs_for
         from ..reporting.ceat_figure import write_ceat_figure

@@ -268,6 +268,19 @@ def _cmd_anisotropy(args: argparse.Namespace) -> int:
     return 0
 
 
+def _spectrum_note(r: Any) -> str:
+    """Which of IsoScore and EVR are the frame's (exact covariance) and which the sample's (with the SE)."""
+    n, size = r.n_samples, r.frame_size
+    if getattr(r, "spectrum_method", "") == "exact" and size > n:
+        return (f"IsoScore and EVR: exact, of the covariance of the frame's {size:,} vectors "
+                f"(isoeat.diagnostics.frame_spectrum; the sample's top-PC share {r.sample_top_pc_share:.4f}); "
+                f"I(W) of the {n:,} sampled vectors (no SE).")
+    if getattr(r, "spectrum_method", "") == "sampled":
+        return (f"IsoScore, I(W) and EVR are of the {n:,} sampled vectors; EVR PC1 ± "
+                f"{r.top_pc_share_se:.4f} (delta-method SE; the frame is over the exact budget).")
+    return f"IsoScore, I(W) and EVR are of the {n:,} sampled vectors (sampled; no SE)."
+
+
 def _cosine_notes(r: Any) -> list[str]:
     """What the Mean cos, SD cos and Sample mean columns are: which figures are exact, which sampled (with SE)."""
     n, size = r.n_samples, r.frame_size
@@ -286,7 +299,7 @@ def _cosine_notes(r: Any) -> list[str]:
         sample = (f"Sample mean ± SE: the same mean ± its SE over samples of {n:,} from the frame, estimated from the "
                   "sample (U-statistic variance).")
     notes = [f"Mean cos, SD cos: {what}; population SD; near 0 mean = isotropic.",
-             sample + f" IsoScore, I(W) and EVR are of the {n:,} sampled vectors (sampled; no SE)."]
+             sample + " " + _spectrum_note(r)]
     from ..diagnostics.isotropy_check import rank_limited
 
     if rank_limited(n, r.dim):  # a sample covariance of rank < d

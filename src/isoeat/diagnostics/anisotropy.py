@@ -400,6 +400,14 @@ class AnisotropyResult:
     sample_mean_cosine_se : float
         SD of ``sample_mean_cosine`` over samples of ``n_samples`` from the frame
         (exact formula when the frame was summed; 0 when the sample is the frame).
+    spectrum_method : str
+        How ``isoscore`` and ``explained_variance_ratio`` were obtained: ``"exact"`` (the covariance of the
+        whole frame, :mod:`~isoeat.diagnostics.frame_spectrum`, within the same budget as the mean cosine;
+        or the sample is the frame) or ``"sampled"`` (the sample's).
+    top_pc_share_se : float
+        SE of the top-PC share ``explained_variance_ratio[0]``: 0 when exact, else the delta method.
+    sample_isoscore, sample_top_pc_share : float
+        The two figures of the ``n_samples`` sampled vectors.
     n_samples : int
         :math:`N`, the vectors actually used.
     n_requested : int
@@ -443,6 +451,10 @@ class AnisotropyResult:
     sample_sd_cosine: float = math.nan
     sample_mean_cosine_se: float = 0.0
     frame: str = "reference"
+    spectrum_method: str = "exact"
+    top_pc_share_se: float = 0.0
+    sample_isoscore: float = math.nan
+    sample_top_pc_share: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """Plain fields (the cosine matrix left out) for JSON/CSV."""
@@ -467,6 +479,10 @@ class AnisotropyResult:
             "sample_mean_cosine": self.sample_mean_cosine,
             "sample_sd_cosine": self.sample_sd_cosine,
             "sample_mean_cosine_se": self.sample_mean_cosine_se,
+            "spectrum_method": self.spectrum_method,
+            "top_pc_share_se": self.top_pc_share_se,
+            "sample_isoscore": self.sample_isoscore,
+            "sample_top_pc_share": self.sample_top_pc_share,
         }
 
     def to_frame(self) -> Any:
@@ -543,6 +559,8 @@ def anisotropy_from_vectors(
         cosine_matrix=_result_matrix(X, return_matrix, matrix_size),
         frame_size=n,
         sample_mean_cosine=mean, sample_sd_cosine=sd,
+        sample_isoscore=_isoscore_from_eigenvalues(lam) if d >= 2 else float("nan"),
+        sample_top_pc_share=float(evr[0]),
     )
 
 
@@ -688,13 +706,29 @@ def _anisotropy_results(model: Any, calibration: Any, settings: AnisotropySettin
     common: dict[str, Any] = dict(top_k=settings.top_k, model=name, sampling=desc, seed=seed, n_requested=n_samples,
                                   return_matrix=settings.return_matrix, matrix_size=settings.matrix_size)
     used = "reference" if why else frame  # the frame measured: the pool where paper could not be
-    out = [with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, used)
-           ] if raw or calibration is None else []
+    out = [_with_spectrum(with_frame(anisotropy_from_vectors(X, calibration="none", **common), pop, X, None, used),
+                          pop, X, None)] if raw or calibration is None else []
     if calibration is not None:
         Z = np.asarray(calibration.transform(X), dtype=np.float64)
-        out.append(with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common), pop, Z,
-                              calibration, used))
+        out.append(_with_spectrum(with_frame(anisotropy_from_vectors(Z, calibration=_cal_name(calibration), **common),
+                                             pop, Z, calibration, used), pop, Z, calibration))
     return tuple(out)
+
+
+def _with_spectrum(res: AnisotropyResult, pop: Any, sample: np.ndarray, calibration: Any) -> AnisotropyResult:
+    """``res`` with its IsoScore and explained variance over the whole frame where that is cheap
+    (:func:`~isoeat.diagnostics.frame_spectrum.frame_spectrum`), else the sample's with the top-PC share's SE."""
+    from dataclasses import replace
+
+    from .frame_spectrum import frame_spectrum
+
+    f = frame_spectrum(pop, sample, calibration)
+    if f.eigenvalues is None:
+        return replace(res, spectrum_method=f.method, top_pc_share_se=f.top_pc_share_se)
+    lam = f.eigenvalues
+    return replace(res, spectrum_method=f.method, top_pc_share_se=0.0,
+                   explained_variance_ratio=tuple(float(v) for v in _ratio_from_eigenvalues(lam, res.top_k)),
+                   isoscore=_isoscore_from_eigenvalues(lam) if lam.size >= 2 else float("nan"))
 
 
 def anisotropy(model: Any, calibration: Any = None, **options: Any) -> AnisotropyResult:

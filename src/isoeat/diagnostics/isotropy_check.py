@@ -27,8 +27,15 @@ never flags. IsoScore and the top-PC share of :math:`N \le d` vectors are
 covariance of :math:`N` vectors has rank at most :math:`N-1 < d` whatever
 the space, so they measure the sample's size (an isotropic Gaussian sample of
 20 vectors in 50 dimensions has IsoScore at most 18/49); the mean cosine is
-still measured. Passing is no guarantee: the paper's word2vec (0.059) still
-changed 3 of 10 conclusions (§5.4), so the calibrated column is shown anyway.
+still measured. The three are the frame's own where they can be: the mean
+cosine exact by :mod:`~isoeat.diagnostics.frame_cosine`, IsoScore and the
+top-PC share from the frame's whole covariance by
+:mod:`~isoeat.diagnostics.frame_spectrum`; a frame over the budget gives the
+sample's top-PC share with its SE, and a threshold within
+:data:`BORDERLINE_SE` (2) SE of it marks the verdict *borderline*
+(``IsotropyCheck.borderline``; the flag itself is unchanged). Passing is no
+guarantee: the paper's word2vec (0.059) still changed 3 of 10 conclusions
+(§5.4), so the calibrated column is shown anyway.
 """
 
 from __future__ import annotations
@@ -39,8 +46,8 @@ from typing import Any
 
 from .frames import paper_corpus, sentence_corpus
 
-__all__ = ["MEAN_COSINE_MAX", "ISOSCORE_MIN", "TOP_PC_FACTOR", "VERDICTS", "IsotropyCheck", "isotropy_check",
-           "check_from_record", "isotropy_lines", "rank_limited"]
+__all__ = ["MEAN_COSINE_MAX", "ISOSCORE_MIN", "TOP_PC_FACTOR", "BORDERLINE_SE", "VERDICTS", "IsotropyCheck",
+           "isotropy_check", "check_from_record", "isotropy_lines", "rank_limited"]
 
 #: Mean pairwise cosine at or above this is anisotropic.
 MEAN_COSINE_MAX = 0.10
@@ -48,6 +55,8 @@ MEAN_COSINE_MAX = 0.10
 ISOSCORE_MIN = 0.5
 #: A top-PC share of variance at or above TOP_PC_FACTOR / d is anisotropic.
 TOP_PC_FACTOR = 5.0
+#: A sampled top-PC share within this many SEs of its threshold (inclusive) is borderline.
+BORDERLINE_SE = 2.0
 #: The verdicts of :func:`isotropy_check`.
 VERDICTS = ("anisotropic", "near-isotropic", "partly measured", "not measured")
 
@@ -83,6 +92,8 @@ class IsotropyCheck:
     recommendation: str
     undetermined: tuple[str, ...] = ()
     note: str = ""
+    top_pc_se: float | None = None
+    borderline: tuple[str, ...] = ()
 
     @property
     def top_pc_threshold(self) -> float | None:
@@ -100,11 +111,13 @@ def rank_limited(n_samples: int, dim: int) -> bool:
 
 
 def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any,
-                   n_samples: Any = None) -> IsotropyCheck:
+                   n_samples: Any = None, top_pc_se: Any = None) -> IsotropyCheck:
     """Flag each measure against its threshold (module docstring) and give the verdict.
 
     ``n_samples``: the vectors IsoScore and the top-PC share were computed on; at most ``dim`` of them
-    leaves both undetermined (``undetermined``, ``note``).
+    leaves both undetermined (``undetermined``, ``note``). ``top_pc_se``: the sampling SE of a sampled
+    top-PC share (0 or None: exact); a threshold within :data:`BORDERLINE_SE` (2) SE of the share, inclusive,
+    marks that measure ``borderline`` (its flag is kept; the printed line says so).
 
     Examples
     --------
@@ -114,6 +127,8 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any,
     'near-isotropic'
     >>> isotropy_check(0.01, 0.3, 0.2, 50, n_samples=50).verdict  # 50 vectors in 50 dimensions: rank <= 49
     'partly measured'
+    >>> isotropy_check(0.01, 0.9, 0.11, 50, top_pc_se=0.005).borderline  # |0.11 - 5/50| <= 2 x 0.005
+    ('top-PC share',)
     """
     m, i, s = _finite(mean_cosine), _finite(isoscore), _finite(top_pc_share)
     d = int(dim) if _finite(dim) is not None and float(dim) >= 1 else None
@@ -134,15 +149,20 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any,
     unknown = tuple(k for k, v in flags.items() if v is None)
     verdict = ("anisotropic" if flagged else "not measured" if len(unknown) == len(flags)
                else "partly measured" if unknown else "near-isotropic")
-    return IsotropyCheck(m, i, s, d, flagged, unknown, verdict, _RECOMMEND[verdict], undetermined, note)
+    se = _finite(top_pc_se)
+    se = se if se is not None and se > 0 else None
+    near = s is not None and d is not None and se is not None and abs(s - TOP_PC_FACTOR / d) <= BORDERLINE_SE * se
+    return IsotropyCheck(m, i, s, d, flagged, unknown, verdict, _RECOMMEND[verdict], undetermined, note,
+                         se, ("top-PC share",) if near else ())
 
 
 def check_from_record(rec: dict | None) -> IsotropyCheck:
     """An anisotropy record's check (``AnisotropyResult.to_dict()``, an ``anisotropy.csv`` row); None: not measured."""
     rec = rec or {}
     evr = rec.get("explained_variance_ratio") or []
+    exact = rec.get("spectrum_method") == "exact" and (rec.get("frame_size") or 0) > (rec.get("n_samples") or 0)
     return isotropy_check(rec.get("mean_cosine"), rec.get("isoscore"), evr[0] if len(evr) else None, rec.get("dim"),
-                          rec.get("n_samples"))
+                          rec.get("frame_size") if exact else rec.get("n_samples"), rec.get("top_pc_share_se"))
 
 
 def _value(x: float | None, fmt: str) -> str:
@@ -161,9 +181,12 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
     def state(name: str) -> str:
         if name in c.undetermined:
             return "undetermined (N <= d)"
+        if name in c.borderline:
+            return f"{mark[name in c.flagged]}, borderline (threshold within {BORDERLINE_SE:g} SE)"
         return mark[None] if name in c.unknown else mark[name in c.flagged]
 
-    head = f"Isotropy check, {model} raw space: {c.verdict}"
+    se_text = f" ± {c.top_pc_se:.4f} (SE)" if c.top_pc_se is not None else ""
+    head = f"Isotropy check, {model} raw space: {c.verdict}" + (", borderline" if c.borderline else "")
     if raw and raw.get("n_samples"):
         n, size = raw["n_samples"], raw.get("frame_size") or 0
         frame = raw.get("frame") or "reference"
@@ -173,13 +196,17 @@ def isotropy_lines(model: str, raw: dict | None, calibrated: dict | None = None,
         words = (f"frame paper: vocabulary items of {corpus};" if corpus else
                  f"frame paper: word vectors of reference sentences of corpus {sentences};" if sentences else
                  f"{frame_words(frame)}:")
+        cos_exact = raw.get("cosine_method") == "exact" and size > n
+        spec_exact = raw.get("spectrum_method", "exact") == "exact" and size > n and "sample_isoscore" in raw
         head += f" ({words} " + (
-            f"mean cosine exact over its {size:,} vectors; IsoScore and top-PC share of {n:,} sampled)"
-            if raw.get("cosine_method") == "exact" and size > n else f"{n:,} sampled vectors)")
+            f"mean cosine, IsoScore and top-PC share exact over its {size:,} vectors)" if cos_exact and spec_exact
+            else f"mean cosine exact over its {size:,} vectors; IsoScore and top-PC share of {n:,} sampled)"
+            if cos_exact else f"{n:,} sampled vectors)")
     lines = [head + ".",
              f"  mean cosine {_value(c.mean_cosine, '.3f')} (anisotropic if >= {MEAN_COSINE_MAX:g}): "
              f"{state('mean cosine')}; IsoScore {_value(c.isoscore, '.3f')} (if < {ISOSCORE_MIN:g}): "
-             f"{state('IsoScore')}; top-PC share {_value(c.top_pc_share, '.4f')} (if >= {TOP_PC_FACTOR:g}/d = {thr}): "
+             f"{state('IsoScore')}; top-PC share {_value(c.top_pc_share, '.4f')}{se_text} "
+             f"(if >= {TOP_PC_FACTOR:g}/d = {thr}): "
              f"{state('top-PC share')}."]
     if c.note:
         lines.append(f"  {c.note}.")

@@ -2,8 +2,9 @@
 
 One row per space (raw, then each calibration): the draws' effect sizes as
 faint points (jittered vertically so that they do not hide each other), and
-the DerSimonian–Laird combined effect size (CES) as a diamond spanning its 95%
-interval, on a common d axis with a line at 0. Written with
+the DerSimonian–Laird combined effect size (CES) as a diamond spanning its
+draw-level 95% interval (Guo & Caliskan's; the contexts interval is in the
+table), on a common d axis with a line at 0. Written with
 :func:`isoeat.reporting._render._save` (PNG, PDF or SVG, reproducible bytes).
 """
 
@@ -42,7 +43,8 @@ def figure_ceat_forest(results: Sequence[Any]) -> Any:
     ax.axvline(0.0, color="black", linewidth=0.8)
     ax.set_yticks(range(len(results)), labels[::-1])
     ax.set_ylim(-0.6, len(results) - 0.3)
-    ax.set_xlabel("effect size d of each draw (points); combined effect size and 95% interval (diamond)")
+    ax.set_xlabel("effect size d of each draw (points); combined effect size and its draw-level 95% interval "
+                  "(diamond)")
     r0 = results[0]
     ax.set_title(f"CEAT {r0.test} on {r0.model}: {r0.meta.n} draws (seed {r0.seed})", fontsize=10)
     return fig

@@ -73,11 +73,12 @@ import numpy as np
 
 from .._cosine import unit_rows
 from .._errors import ConfigError, CoverageError, InvalidTestError
-from .._random import resolve_seed, stream
+from .._random import derive_seed, resolve_seed, spawn_seeds, stream
 from .._surface import public
 from .._types import ContextEncoder, name_of
 from .._validate import check_choice, check_int
 from .bootstrap import _d_rows
+from .ceat_contexts import DEFAULT_CONTEXT_BOOTSTRAP, ContextInterval, check_context_work, context_bootstrap
 from .options import CEAT_DRAWS, CEAT_VARIANCES, own
 
 __all__ = ["DEFAULT_DRAWS", "CEAT_MEMORY", "VARIANCES", "ALTERNATIVES", "CEATResult", "MetaAnalysis",
@@ -394,6 +395,11 @@ class CEATResult:
     fallback : tuple of str
         ``"ROLE:word"`` for words with no context in the corpus, encoded once
         in the fallback template (one vector, the same in every draw).
+    contexts : ContextInterval or None
+        The interval that also covers the sampling of the contexts (a bootstrap
+        over each word's contexts, :mod:`isoeat.stats.ceat_contexts`); ``None``
+        with ``bootstrap=0``. ``meta``'s SE, interval and p are **draw-level**:
+        they cover only the choice of draws from these contexts.
     """
 
     test: str
@@ -412,6 +418,7 @@ class CEATResult:
     fallback: tuple[str, ...] = ()
     seed_stream: tuple[str, ...] = ()
     variance: str = "published"
+    contexts: ContextInterval | None = None
 
     @property
     def n_draws(self) -> int:
@@ -424,8 +431,10 @@ class CEATResult:
 
     def to_dict(self, draws: bool = False) -> dict[str, Any]:
         """Plain types for JSON; the per-draw d and v only with ``draws=True``."""
-        d = {k: v for k, v in asdict(self).items() if k not in ("meta", "effect_sizes", "variances")}
+        d = {k: v for k, v in asdict(self).items() if k not in ("meta", "effect_sizes", "variances", "contexts")}
         d.update(asdict(self.meta))
+        d.update(self.contexts.to_dict() if self.contexts is not None else
+                 {f"contexts_{k}": None for k in ("low", "high", "level", "se", "n_boot", "method")})
         d["dropped"] = list(self.dropped)
         d["fallback"] = list(self.fallback)
         d["seed_stream"] = list(self.seed_stream)
@@ -489,6 +498,30 @@ class CEATLabels:
     fallback: tuple[str, ...] = ()
 
 
+def _ces_statistic(ddof: int, variance: str) -> Any:
+    """The published CES of one draw set's scores ``(s, n_x)`` (draws with an undefined d left out; NaN below 2)."""
+
+    def ces(s: np.ndarray, n_x: int) -> float:
+        d = _d_rows(s[:, :n_x], s[:, n_x:], ddof)
+        ok = np.isfinite(d)
+        if ok.sum() < 2:
+            return math.nan
+        v = within_draw_variances(s[ok], n_x, d[ok], variance, ddof)
+        return random_effects(d[ok], np.maximum(v, np.finfo(float).tiny)).ces
+
+    return ces
+
+
+def _contexts_stream(rng: Any, seed: int | None) -> Any:
+    """The contexts bootstrap's stream: a caller's Generator continued after the draws, else the sub-stream
+    ``"contexts"`` of the draws' seed (a SeedSequence: its next spawned child)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if seed is not None:
+        return derive_seed(seed, "contexts")
+    return spawn_seeds(rng, 1)[0] if isinstance(rng, np.random.SeedSequence) else None
+
+
 @public
 def ceat_from_contexts(
     contexts: Mapping[str, Sequence[np.ndarray]],
@@ -500,6 +533,7 @@ def ceat_from_contexts(
     variance: str = "published",
     alternative: str = "two-sided",
     labels: CEATLabels | None = None,
+    bootstrap: int = DEFAULT_CONTEXT_BOOTSTRAP,
     **options: Any,
 ) -> list[CEATResult]:
     """CEAT in the raw space and in every calibrated one, from the same draws.
@@ -527,6 +561,12 @@ def ceat_from_contexts(
     labels : CEATLabels, optional
         What the results are labelled with (:class:`CEATLabels`), or by name: ``test``, ``model``, ``words``
         (mapping role -> words: the labels of ``n_contexts``), ``dropped``, ``fallback``.
+    bootstrap : int, default 1000
+        Replicates of the contexts interval (:mod:`isoeat.stats.ceat_contexts`: each word's contexts
+        resampled, the published procedure rerun; every space with the same indices); 0: none
+        (``contexts`` is ``None``). Drawn after the published draws: with an int or None ``rng``, from the
+        sub-stream ``"contexts"`` of the draws' seed (:func:`isoeat._random.derive_seed`); with a Generator,
+        from it once the draws are taken. The published CES, SE, interval and p are unchanged by it.
 
     Returns
     -------
@@ -548,14 +588,24 @@ def ceat_from_contexts(
         raise InvalidTestError(f"test {test}: ddof={ddof} must be below the {sizes['X'] + sizes['Y']} target words "
                                "(|X| + |Y|) whose associations each draw's standard deviation pools")
     check_draw_memory(n_draws, len(counts), sizes["X"] + sizes["Y"], max(sizes["A"], sizes["B"]))
+    bootstrap = check_int("bootstrap", bootstrap, lo=0)
+    if bootstrap == 1:
+        raise ConfigError("bootstrap must be 0 (no contexts interval) or at least 2 replicates, got 1")
+    if bootstrap:
+        check_context_work(bootstrap, n_draws, sizes["X"] + sizes["Y"], sizes["A"] + sizes["B"])
     idx, seed = draw_indices(counts, n_draws, rng)
     names = [w for r in ROLES for w in (words or {}).get(r, [f"{r}{i}" for i in range(sizes[r])])]
     n_ctx = dict(zip(names, counts))
     spaces: list[tuple[str, Mapping[str, Sequence[np.ndarray]]]] = [("none", sets)]
     for name, cal in spaces_given.items():
         spaces.append((name, {r: [np.asarray(cal.transform(a), dtype=np.float64) for a in sets[r]] for r in ROLES}))
+    intervals: list[ContextInterval | None] = [None] * len(spaces)
+    if bootstrap:
+        boot_rng = _contexts_stream(rng, seed)
+        intervals = list(context_bootstrap([c for _, c in spaces], n_draws=n_draws, n_boot=bootstrap, rng=boot_rng,
+                                           statistic=_ces_statistic(ddof, variance)))
     out = []
-    for name, ctx in spaces:
+    for (name, ctx), interval in zip(spaces, intervals):
         s, n_x = draw_scores(ctx, idx)
         d = _d_rows(s[:, :n_x], s[:, n_x:], ddof)
         if not np.all(np.isfinite(d)):
@@ -566,7 +616,7 @@ def ceat_from_contexts(
                               n_x=sizes["X"], n_y=sizes["Y"], n_a=sizes["A"], n_b=sizes["B"], seed=seed,
                               effect_sizes=tuple(float(x) for x in d), variances=tuple(float(x) for x in v),
                               n_contexts=n_ctx, dropped=tuple(lab.dropped), fallback=tuple(lab.fallback),
-                              variance=variance))
+                              variance=variance, contexts=interval))
     return out
 
 
@@ -582,6 +632,7 @@ def ceat(
     ddof: int = 1,
     variance: str = "published",
     alternative: str = "two-sided",
+    bootstrap: int = DEFAULT_CONTEXT_BOOTSTRAP,
 ) -> list[CEATResult]:
     """CEAT of an association test on a contextual encoder, raw and calibrated from the same draws.
 
@@ -603,8 +654,9 @@ def ceat(
         Each is checked against the model (dimension, fingerprint).
     n_reference : int, default 100_000
         Reference sentences of a calibration fitted here (ignored for fitted calibrators).
-    n_draws, ddof, variance, alternative
-        See :func:`ceat_from_contexts` (defaults: Guo & Caliskan's variance, two-sided p).
+    n_draws, ddof, variance, alternative, bootstrap
+        See :func:`ceat_from_contexts` (defaults: Guo & Caliskan's variance, two-sided p, 1,000 replicates of
+        the contexts interval).
     rng : None, int, Generator or SeedSequence
         The root seed (None: a fresh one, recorded); the draws come from the stream ``("ceat", TEST)``
         (:func:`isoeat._random.derive_seed`), shared by every space, recorded as ``seed``.
@@ -620,7 +672,11 @@ def ceat(
     n_draws = check_int("n_draws", n_draws, lo=2)  # before any word is encoded
     ddof = check_int("ddof", ddof, lo=0)
     n_reference = check_int("n_reference", n_reference, lo=2)
+    bootstrap = check_int("bootstrap", bootstrap, lo=0)
     sets = test.sets()
+    if bootstrap:  # before any word is encoded
+        check_context_work(bootstrap, n_draws, len(sets["X"].words) + len(sets["Y"].words),
+                           len(sets["A"].words) + len(sets["B"].words))
     test_id = test.id
     contexts: dict[str, list[np.ndarray]] = {}
     words: dict[str, list[str]] = {}
@@ -644,7 +700,7 @@ def ceat(
     key = ("ceat", test_id)  # one stream of draws, shared by every space
     rng, root = stream(rng, *key)
     out = ceat_from_contexts(contexts, n_draws=n_draws, rng=rng, calibration=spaces, ddof=ddof,
-                             variance=variance, alternative=alternative, test=test_id,
+                             variance=variance, alternative=alternative, bootstrap=bootstrap, test=test_id,
                              model=name_of(model), words=words, dropped=tuple(dropped),
                              fallback=tuple(fallback))
     return out if root is None else [replace(r, seed=root, seed_stream=key) for r in out]
