@@ -100,9 +100,9 @@ def _check_rows(rows: list[dict]) -> None:
         assert (r["magnitude_raw"], r["magnitude_calibrated"]) == (_magnitude(d_raw), _magnitude(d_cal)), r["test"]
         # new columns go last, before the version of isoeat that wrote the record (the stability marks, where
         # the run made redraws of its reference sample, after the protocol)
-        stab = ["call_holds", "class_holds", "replicate_share", "replicates"]
+        stab = ["call_holds", "class_holds", "replicate_share", "replicates", "firm"]
         if "call_holds" in r:
-            assert list(r)[-5:-1] == stab
+            assert list(r)[-6:-1] == stab
         assert [k for k in r if k not in stab][-4:] == ["magnitude_raw", "magnitude_calibrated", "protocol",
                                                         "isoeat_version"]
 

@@ -210,13 +210,13 @@ def firm_line(s: Any, mark: str | None) -> str:
     """One test's verdict beside its Firm mark: they answer different questions, said where they differ."""
     if mark is None:
         return f"{s.test} fragile: {s.reason}" if s.verdict == "fragile" else ""
-    firm = mark == "yes"
+    firm = mark == "firm"
     if (s.verdict == "robust") == firm:
-        return (f"{s.test} fragile: {s.reason}; Firm {mark} too (isoeat run)" if not firm else "")
+        return (f"{s.test} fragile: {s.reason}; Firm: {mark} too (isoeat run)" if not firm else "")
     why = ("it asks whether a fresh draw of the default reference keeps the call, this sweep whether other eps "
            "and reference sizes do")
     return (f"{s.test} {s.verdict}" + (f": {s.reason}" if s.verdict == "fragile" else "")
-            + f"; Firm {mark} in isoeat run: {why}.")
+            + f"; Firm: {mark} in isoeat run: {why}.")
 
 
 def summary_table(res: Any, firm: dict[str, str] | None = None) -> str:
