@@ -126,7 +126,7 @@ def _check_table(text: str) -> None:
     for tid, (_, _, _, _, change, large, sign) in CASES.items():
         line = next(ln for ln in text.splitlines() if ln.startswith(tid + " "))
         # the Firm column (stability marks, between Chg and Flags) when the run made redraws
-        cells = re.sub(r"\s+(yes|no \(\d+/\d+\))(?=\s+\S+$)", "", line).split()
+        cells = re.sub(r"\s+(firm|(borderline|unstable) \(\d+/\d+\))(?=\s+\S+$)", "", line).split()
         flags = ",".join(f for f, on in (("|dd|>0.5", large), ("sign", sign)) if on) or "-"
         assert cells[-2:] == [letters[change], flags], line
     n = {c: sum(1 for v in CASES.values() if v[4] == c) for c in letters}
