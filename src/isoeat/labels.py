@@ -482,8 +482,9 @@ FIRM_LEVELS = (("firm", 0.05), ("borderline", 0.25), ("unstable", 1.0))  # firm:
 
 #: What each level claims about a fresh reference draw: ``(level, the lowest and highest mean flip rate it
 #: allows)``; benchmarks/stability.py fails where a level's measured mean flip rate contradicts its band beyond
-#: Monte Carlo error. ``borderline`` claims only an upper bound: the redraws overstate a larger reference's
-#: spread (measured: calls marked borderline flip in 13% of fresh draws at 2,000 words, 3% at 5,000).
+#: Monte Carlo error. ``borderline`` claims only an upper bound: the estimate q runs high at a larger reference
+#: (measured, 2026-12-07: calls marked borderline flip in 15% of fresh draws at 2,000 words, 4.8% at
+#: 5,000; firm 2.3% and 0.9%; unstable 36% and 25%).
 FIRM_MEANING = {"firm": (0.0, 0.05), "borderline": (0.0, 0.25), "unstable": (0.25, 1.0)}
 
 
@@ -617,8 +618,8 @@ def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: 
 
 #: The levels' measured track record (benchmarks/stability.py, docs/reference-size.md), printed after the rule.
 STABILITY_TRACK_RECORD = ("Track record (benchmarks/stability.py, glove-6b-50d W1-W10, 2026-12-07): fresh draws of "
-                          "2,000 / 5,000 words flipped calls marked firm in 1.9% / 0.7%, borderline in 14% / 3.1%, "
-                          "unstable in 36% / 30%.")
+                          "2,000 / 5,000 words flipped calls marked firm in 2.3% / 0.9%, borderline in 15% / 4.8%, "
+                          "unstable in 36% / 25%.")
 
 #: The ``Firm`` mark's rule in words, printed under every table with a ``Firm`` column (``{R}``, ``{K}``,
 #: ``{record}`` filled in): two lines, the levels with what each claims and their record, then how the mark
