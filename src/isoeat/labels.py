@@ -583,8 +583,8 @@ def shifted_p(p: float, d: float, d_new: float, n_x: int, n_y: int, alternative:
 
 #: A fresh reference draw differs from the one the cell used by the difference of two independent draws,
 #: whose SD is sqrt(2) times that of one: each redraw's deviation from d is scaled by this before its call is
-#: read (measured on 2,000-word references, benchmarks/stability.py: unscaled, calls marked yes flipped in 4.5%
-#: of fresh draws and 43 of 100 calls flipping in more than 5% were marked yes; scaled, 2.6% and 25 of 100).
+#: read (measured on 2,000-word references, benchmarks/stability.py: unscaled, calls marked firm flipped in 4.5%
+#: of fresh draws and 43 of 100 calls flipping in more than 5% were marked firm; scaled, 2.6% and 25 of 100).
 FRESH_DRAW_SCALE = math.sqrt(2.0)
 
 

@@ -175,8 +175,9 @@ def _fmt(v: float, spec: str = ".2f") -> str:
 
 
 def firm_marks(model: Any, tests: Any, res: Any, args: argparse.Namespace) -> dict[str, str]:
-    """The ``Firm`` mark that ``isoeat run`` gives each test's default calibrated cell (``yes`` / ``no (k/R)``), by
-    the same engine (:func:`~isoeat.experiments.compare.compare_calibration`, its stability redraws); empty where
+    """The ``Firm`` mark that ``isoeat run`` gives each test's default calibrated cell (``firm`` /
+    ``borderline (k/R)`` / ``unstable (k/R)``), by the same engine
+    (:func:`~isoeat.experiments.compare.compare_calibration`, its stability redraws); empty where
     run gives none (a contextual model, a default reference other than the model's own) or where its default cell
     is not the sweep's (another d): a mark is never shown beside a d it was not computed for."""
     import math as _math
