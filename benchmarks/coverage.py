@@ -55,7 +55,7 @@ code quotes for it (``isoeat.stats.coverage_study``) by more than its MC
 error (the quoted data are stale).
 
 Usage:  python benchmarks/coverage.py [--quick] [--replicates R] [--compare] [--seed S] [--json PATH]
-                                      [--part d|metrics|all] [--data]
+                                      [--part d|metrics|all] [--metrics NAME,NAME] [--methods M,M] [--data]
 
 ``--compare`` adds the bootstrap methods: for d the percentile and BCa
 intervals (slow) at 6-32 target and 8 and 25 attribute words (``populations``:
@@ -313,10 +313,11 @@ class MetricPopulation:
         return float(spec.compute(self.inputs(everything, everything), opts).estimate)
 
 
-def metric_specs() -> list:
+def metric_specs(only: str | None = None) -> list:
+    """The metrics with an interval (``only``: a comma list of their names)."""
     from isoeat.metrics.registry import METRICS
 
-    return [s for s in METRICS.values() if "ci" in s.options]
+    return [s for s in METRICS.values() if "ci" in s.options and (only is None or s.name in only.split(","))]
 
 
 def metric_methods(spec: Any, compare: bool, only: str | None = None) -> list[str]:
@@ -344,7 +345,7 @@ def metric_coverage_cells(args: argparse.Namespace, reps: int, seed: int) -> tup
             # seeded by the design, not the grid: --quick draws the full run's populations and first data sets
             ei = METRIC_EFFECTS.index(sep)
             pop = MetricPopulation(np.random.default_rng([seed, 35, si, ei]), sep, scenario, pool)
-            for spec in metric_specs():
+            for spec in metric_specs(getattr(args, "metrics", None)):
                 for method in metric_methods(spec, args.compare, args.methods):
                     n_b = (200 if spec.summands is None else 1000) if method == "percentile" else 0
                     opts = check_options([spec], {"ci": True, "ci_method": method, "bootstrap": n_b})
@@ -503,6 +504,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="the d intervals, the metric intervals or both (default all)")
     ap.add_argument("--methods", default=None, metavar="M,M",
                     help="metric intervals: only these methods (default: every one the run measures)")
+    ap.add_argument("--metrics", default=None, metavar="NAME,NAME",
+                    help="metric intervals: only these metrics (e.g. ect; default: every metric with an interval)")
     ap.add_argument("--data", action="store_true", help="print the measured ranges as isoeat.stats.coverage_study's "
                                                         "literals")
     _bench.add_json_option(ap)

@@ -430,7 +430,7 @@ def test_gpu_benchmark_skips_in_one_line_without_cuda() -> None:
 
 
 def stab_figures(**kw) -> dict:
-    """Every stability target at its bound: mean flip rate of yes 0.05, 1 of 10 clearly unstable marked yes,
+    """Every stability target at its bound: mean flip rate of firm 0.05, 1 of 10 clearly unstable marked firm,
     the default run 1.5 x the run without marks."""
     f = {"yes": 100, "flip_yes": 0.05, "unstable": 20, "unstable_yes": 8, "clearly": 10, "clearly_yes": 1,
          "yes1": 110, "flip_yes1": 0.06, "clearly_yes1": 3, "with": 4.5, "without": 3.0, "slowdown": 1.5,
@@ -444,8 +444,8 @@ def test_stability_targets_met_at_their_bounds() -> None:
 
 
 @pytest.mark.parametrize("change, what", [
-    ({"flip_yes": 0.0501}, "mean flip rate of calls marked yes (100 pairs)"),
-    ({"clearly_yes": 2}, "clearly unstable calls (flip rate > 25%) marked yes"),
+    ({"flip_yes": 0.0501}, "mean flip rate of calls marked firm (100 pairs)"),
+    ({"clearly_yes": 2}, "clearly unstable calls (flip rate > 25%) marked firm"),
     ({"slowdown": 1.501}, "default isoeat run / run with --stability off"),
 ])
 def test_stability_each_target(change, what) -> None:

@@ -185,8 +185,9 @@ def test_firm_footnote_is_two_lines_and_points_to_sensitivity(glove) -> None:
     assert rc == 0
     lines = out.splitlines()
     i = next(k for k, line in enumerate(lines) if line.startswith("Firm: "))
-    assert lines[i].startswith("Firm: yes when the calibrated call (p_W < alpha), and so Chg, is the same in at least "
-                               "95% of 100 redraws of the reference sample (its 100 shards resampled); no (k/R)")
+    assert lines[i].startswith("Firm: the share of 100 redraws of the reference sample (its 100 shards resampled) "
+                               "that change the calibrated call (p_W < alpha), and so Chg, estimates how often a "
+                               "fresh draw would: firm <= 5%")
     assert "Track record (benchmarks/stability.py" in lines[i]
     assert lines[i + 1] == ("Firm asks whether a fresh draw of this reference keeps the call; 'isoeat sensitivity' "
                             "asks whether other eps and reference sizes keep it, so a firm call can be fragile there.")
@@ -218,7 +219,7 @@ def test_retry_advice_never_offers_a_retry_that_cannot_help(types: list[str], ad
 # --- item 6: Firm and sensitivity speak of each other ---------------------------------------------------------
 
 def test_sensitivity_names_the_firm_mark_and_why_it_differs(glove) -> None:
-    """W9 on GloVe: run marks it Firm yes (a fresh draw of the 100,000-word reference keeps p_W < 0.05), the
+    """W9 on GloVe: run marks it Firm firm (a fresh draw of the 100,000-word reference keeps p_W < 0.05), the
     sweep calls it fragile (the ε and size sweep moves p across 0.05): the verdict line says both and why."""
     rc, run_out, _ = _run(["run", "--tests", "W1,W9"])
     assert rc == 0
@@ -230,9 +231,9 @@ def test_sensitivity_names_the_firm_mark_and_why_it_differs(glove) -> None:
     assert header.split()[-2:] == ["Verdict", "Firm"]
     rows = {line.split()[0]: line.split() for line in lines if line.split()[:2] in (["W1", "Valence"], ["W9", "Health"])}
     assert rows["W1"][-2:] == ["robust", run_marks["W1"]] and rows["W9"][-2:] == ["fragile", run_marks["W9"]]
-    assert run_marks["W9"] == "yes"
+    assert run_marks["W9"] == "firm"
     w9 = next(line for line in lines if line.startswith("W9 fragile: "))
-    assert w9.endswith("; Firm yes in isoeat run: it asks whether a fresh draw of the default reference keeps the "
+    assert w9.endswith("; Firm: firm in isoeat run: it asks whether a fresh draw of the default reference keeps the "
                        "call, this sweep whether other eps and reference sizes do.")
     assert not any(line.startswith("W1 ") and "Firm" in line for line in lines)  # the same answer: no line
 
@@ -243,10 +244,10 @@ def test_firm_line_at_each_combination() -> None:
     from isoeat.commands.sensitivity import firm_line
 
     robust, fragile = NS(test="T", verdict="robust", reason="r"), NS(test="T", verdict="fragile", reason="f")
-    assert firm_line(robust, "yes") == "" and firm_line(robust, None) == ""
+    assert firm_line(robust, "firm") == "" and firm_line(robust, None) == ""
     assert firm_line(fragile, None) == "T fragile: f"
-    assert firm_line(fragile, "no (90/100)") == "T fragile: f; Firm no (90/100) too (isoeat run)"
-    assert firm_line(robust, "no (94/100)").startswith("T robust; Firm no (94/100) in isoeat run: it asks")
+    assert firm_line(fragile, "borderline (90/100)") == "T fragile: f; Firm: borderline (90/100) too (isoeat run)"
+    assert firm_line(robust, "unstable (60/100)").startswith("T robust; Firm: unstable (60/100) in isoeat run: it asks")
 
 
 def test_weat_ci_says_the_p_is_one_sided_beside_a_two_sided_interval_holding_0(glove) -> None:

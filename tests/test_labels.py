@@ -100,9 +100,9 @@ def _check_rows(rows: list[dict]) -> None:
         assert (r["magnitude_raw"], r["magnitude_calibrated"]) == (_magnitude(d_raw), _magnitude(d_cal)), r["test"]
         # new columns go last, before the version of isoeat that wrote the record (the stability marks, where
         # the run made redraws of its reference sample, after the protocol)
-        stab = ["call_holds", "class_holds", "replicate_share", "replicates"]
+        stab = ["call_holds", "class_holds", "replicate_share", "replicates", "firm"]
         if "call_holds" in r:
-            assert list(r)[-5:-1] == stab
+            assert list(r)[-6:-1] == stab
         assert [k for k in r if k not in stab][-4:] == ["magnitude_raw", "magnitude_calibrated", "protocol",
                                                         "isoeat_version"]
 
@@ -126,7 +126,7 @@ def _check_table(text: str) -> None:
     for tid, (_, _, _, _, change, large, sign) in CASES.items():
         line = next(ln for ln in text.splitlines() if ln.startswith(tid + " "))
         # the Firm column (stability marks, between Chg and Flags) when the run made redraws
-        cells = re.sub(r"\s+(yes|no \(\d+/\d+\))(?=\s+\S+$)", "", line).split()
+        cells = re.sub(r"\s+(firm|(borderline|unstable) \(\d+/\d+\))(?=\s+\S+$)", "", line).split()
         flags = ",".join(f for f, on in (("|dd|>0.5", large), ("sign", sign)) if on) or "-"
         assert cells[-2:] == [letters[change], flags], line
     n = {c: sum(1 for v in CASES.values() if v[4] == c) for c in letters}

@@ -64,7 +64,7 @@ ROW_RE = re.compile(
     r"^(?P<id>W\d+)\s+(?P<bias>\S+)\s+"
     r"(?P<d_R>-?\d+\.\d\d)(?P<star_R>\*?)\s+(?P<p_R>\S+)\s+(?P<Holm_R>\S+)\s+"
     r"(?P<d_W>-?\d+\.\d\d)(?P<star_W>\*?)\s+(?P<p_W>\S+)\s+(?P<Holm_W>\S+)\s+"
-    r"(?P<mag>[a-z]+/[a-z]+)\s+(?P<chg>[SDE])\s+(?P<firm>yes|no \(\d+/\d+\))\s+(?P<flags>\S+)$"
+    r"(?P<mag>[a-z]+/[a-z]+)\s+(?P<chg>[SDE])\s+(?P<firm>firm|(?:borderline|unstable) \(\d+/\d+\))\s+(?P<flags>\S+)$"
 )
 
 

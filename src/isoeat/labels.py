@@ -12,7 +12,9 @@
 * the template-fallback rule of contextual models (:func:`too_many_fallbacks`);
 * the other bias metrics: :func:`metric_change` (``changed`` / ``unchanged`` / ``no conclusion``);
 * stability: :func:`call_holds` (a calibrated call holds when at least :data:`STABILITY_SHARE` of the
-  reference replicates agree; :func:`replicate_agreement`, :func:`shifted_p`, :func:`holds_mark`);
+  reference replicates agree; :func:`replicate_agreement`, :func:`shifted_p`, :func:`holds_mark`); the ``Firm``
+  mark's levels by the estimated flip probability (:data:`FIRM_LEVELS`, :data:`FIRM_MEANING`,
+  :func:`flip_estimate`, :func:`firm_level`);
 * the protocol: :func:`protocol_departures` — where a run departs from the paper's (a reduced reference,
   another ε, fewer permutations or contexts, ``--quick``), named under every table and in every record.
 
@@ -35,7 +37,8 @@ __all__ = [
     "SANITY_TESTS", "sanity_failures", "FALLBACK_WARN_SHARE", "fallback_counts", "too_many_fallbacks",
     "dropped_label", "METRIC_CONCLUSIONS", "METRIC_CHANGE_RULE", "metric_change", "PAPER_PROTOCOL",
     "protocol_departures",
-    "protocol_text", "reference_used", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p",
+    "protocol_text", "reference_used", "STABILITY_SHARE", "call_holds", "holds_mark", "shifted_p", "FIRM_LEVELS",
+    "FIRM_MEANING", "flip_estimate", "firm_level",
     "replicate_agreement",
     "FRESH_DRAW_SCALE", "STABILITY_RULE", "STABILITY_TRACK_RECORD", "corpora_agreement", "corpora_mark",
     "CORPORA_RULE", "CORPORA_COLUMNS", "MAX_CORPORA", "UNDEFINED_D", "undefined_reason", "SCORE_RESOLUTION",
@@ -475,17 +478,69 @@ def call_holds(same: int, total: int, share: float = STABILITY_SHARE) -> bool:
     return total > 0 and Fraction(int(same), int(total)) >= Fraction(str(share))
 
 
-def holds_mark(same: int | None, total: int | None) -> str:
-    """The ``Firm`` cell: ``yes``, ``no (k/R)`` (k of R replicates agree), ``-`` (not computed).
+#: The levels of the ``Firm`` mark by the estimated flip probability :func:`flip_estimate` (the share of the
+#: reference redraws whose calibrated call differs, each redraw's deviation scaled by :data:`FRESH_DRAW_SCALE`):
+#: ``(level, the largest estimate it takes)``, in order. ``firm``: at most 5% (:data:`STABILITY_SHARE`: 95% of the
+#: redraws agree); ``borderline``: above 5%, at most 25%; ``unstable``: above 25%. What each level means, measured
+#: against fresh reference draws (benchmarks/stability.py), is :data:`FIRM_MEANING`.
+FIRM_LEVELS = (("firm", 0.05), ("borderline", 0.25), ("unstable", 1.0))  # firm: 1 - STABILITY_SHARE
+
+#: What each level claims about a fresh reference draw: ``(level, the lowest and highest mean flip rate it
+#: allows)``; benchmarks/stability.py fails where a level's measured mean flip rate contradicts its band beyond
+#: Monte Carlo error. ``borderline`` claims only an upper bound: the estimate q runs high at a larger reference
+#: (measured, 2026-12-07: calls marked borderline flip in 15% of fresh draws at 2,000 words, 4.8% at
+#: 5,000; firm 2.3% and 0.9%; unstable 36% and 25%).
+FIRM_MEANING = {"firm": (0.0, 0.05), "borderline": (0.0, 0.25), "unstable": (0.25, 1.0)}
+
+
+def flip_estimate(same: int, total: int) -> float:
+    r"""The estimated chance that a fresh reference draw flips the call: :math:`\hat q = 1 - k/R`.
+
+    :math:`k` = ``same``, :math:`R` = ``total``.
+
+    ``same`` of ``total`` redraws (:func:`replicate_agreement`) give the calibrated call its own value; ``total``
+    0: NaN.
 
     Examples
     --------
-    >>> holds_mark(100, 100), holds_mark(94, 100), holds_mark(None, None)
-    ('yes', 'no (94/100)', '-')
+    >>> flip_estimate(95, 100), flip_estimate(0, 0)
+    (0.05, nan)
+    """
+    return (total - same) / total if total > 0 else math.nan
+
+
+def firm_level(same: int, total: int) -> str:
+    r"""The level of :data:`FIRM_LEVELS` of :math:`\hat q` (:func:`flip_estimate`), exact at each bound.
+
+    ``firm`` when :math:`\hat q \le 0.05` (so exactly when :func:`call_holds`), ``borderline`` when
+    :math:`0.05 < \hat q \le 0.25`, ``unstable`` above; ``total`` 0: ``""``.
+
+    Examples
+    --------
+    >>> firm_level(95, 100), firm_level(94, 100), firm_level(75, 100), firm_level(74, 100), firm_level(1, 0)
+    ('firm', 'borderline', 'borderline', 'unstable', '')
+    """
+    from fractions import Fraction
+
+    if total <= 0:
+        return ""
+    q = 1 - Fraction(int(same), int(total))
+    return next(name for name, top in FIRM_LEVELS if q <= Fraction(str(top)))
+
+
+def holds_mark(same: int | None, total: int | None) -> str:
+    """The ``Firm`` cell: ``firm``, ``borderline (k/R)``, ``unstable (k/R)`` (:func:`firm_level`; k of R
+    replicates agree), ``-`` (not computed).
+
+    Examples
+    --------
+    >>> holds_mark(100, 100), holds_mark(94, 100), holds_mark(60, 100), holds_mark(None, None)
+    ('firm', 'borderline (94/100)', 'unstable (60/100)', '-')
     """
     if same is None or not total:
         return "-"
-    return "yes" if call_holds(same, total) else f"no ({same}/{total})"
+    level = firm_level(same, total)
+    return level if level == "firm" else f"{level} ({same}/{total})"
 
 
 def _probit(q: float) -> float:
@@ -533,8 +588,8 @@ def shifted_p(p: float, d: float, d_new: float, n_x: int, n_y: int, alternative:
 
 #: A fresh reference draw differs from the one the cell used by the difference of two independent draws,
 #: whose SD is sqrt(2) times that of one: each redraw's deviation from d is scaled by this before its call is
-#: read (measured on 2,000-word references, benchmarks/stability.py: unscaled, calls marked yes flipped in 4.5%
-#: of fresh draws and 43 of 100 calls flipping in more than 5% were marked yes; scaled, 2.6% and 25 of 100).
+#: read (measured on 2,000-word references, benchmarks/stability.py: unscaled, calls marked firm flipped in 4.5%
+#: of fresh draws and 43 of 100 calls flipping in more than 5% were marked firm; scaled, 2.6% and 25 of 100).
 FRESH_DRAW_SCALE = math.sqrt(2.0)
 
 
@@ -566,18 +621,20 @@ def replicate_agreement(p: float, d: float, d_replicates: Sequence[float], n_x: 
     return same, len(reps)
 
 
-#: The rule's measured track record (benchmarks/stability.py, docs/reference-size.md), printed after it.
-STABILITY_TRACK_RECORD = ("Track record (benchmarks/stability.py, glove-6b-50d W1-W10, 2026-12-04): calls marked yes "
-                          "flipped in 1.6% of fresh draws of 2,000-5,000 words (the rule allows 5%), none at 20,000 "
-                          "and 100,000.")
+#: The levels' measured track record (benchmarks/stability.py, docs/reference-size.md), printed after the rule.
+STABILITY_TRACK_RECORD = ("Track record (benchmarks/stability.py, glove-6b-50d W1-W10, 2026-12-07): fresh draws of "
+                          "2,000 / 5,000 words flipped calls marked firm in 2.3% / 0.9%, borderline in 15% / 4.8%, "
+                          "unstable in 36% / 25%.")
 
-#: :func:`call_holds`'s rule in words, printed under every table with a ``Firm`` column (``{R}``, ``{K}``,
-#: ``{record}`` filled in): two lines, the rule and its record, then how it differs from ``isoeat sensitivity``.
-#: (How a redraw's p is found - the cell's p moved to the redraw's d_W along the permutation null's slope, the
-#: deviation scaled by :data:`FRESH_DRAW_SCALE` - is in docs/reference-size.md.)
-STABILITY_RULE = ("Firm: yes when the calibrated call (p_W < alpha), and so Chg, is the same in at least "
-                  f"{STABILITY_SHARE:.0%} of {{R}} redraws of the reference sample (its {{K}} shards resampled); "
-                  "no (k/R): only k agree. {record}\n"
+#: The ``Firm`` mark's rule in words, printed under every table with a ``Firm`` column (``{R}``, ``{K}``,
+#: ``{record}`` filled in): two lines, the levels with what each claims and their record, then how the mark
+#: differs from ``isoeat sensitivity``. (How a redraw's p is found - the cell's p moved to the redraw's d_W along
+#: the permutation null's slope, the deviation scaled by :data:`FRESH_DRAW_SCALE` - is in docs/reference-size.md.)
+STABILITY_RULE = ("Firm: the share of {R} redraws of the reference sample (its {K} shards resampled) that change "
+                  "the calibrated call (p_W < alpha), and so Chg, estimates how often a fresh draw would: firm "
+                  f"<= {FIRM_LEVELS[0][1]:.0%} (flips in at most 1 in 20 fresh draws); borderline (k/R agree) "
+                  f"<= {FIRM_LEVELS[1][1]:.0%} (may flip, at most 1 in 4); unstable (k/R) above (flips in more than "
+                  "1 in 4). {record}\n"
                   "Firm asks whether a fresh draw of this reference keeps the call; 'isoeat sensitivity' asks whether "
                   "other eps and reference sizes keep it, so a firm call can be fragile there.")
 

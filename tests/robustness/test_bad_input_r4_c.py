@@ -6,7 +6,7 @@
   space fits nothing and is the paper's; the run folder and ``--format json`` say the same.
 * CONTEXT_CASES: a contextual run's folder records carry ``corpus`` and ``fallback_exceeded``, and ``--contexts 5``
   is marked (MiniLM on a 12-sentence corpus).
-* FIRM_CASES: a call whose permutation null cannot reach p < alpha cannot flip (Firm yes, at p_floor == alpha);
+* FIRM_CASES: a call whose permutation null cannot reach p < alpha cannot flip (Firm firm, at p_floor == alpha);
   marks asked for on fewer than 20 shards are absent with a line saying why (20 shards: marks).
 * CLI_CASES: one-line errors, nothing written.
 
@@ -210,7 +210,7 @@ def test_a_call_out_of_reach_is_firm(tmp_path, capsys, name, alpha):
     assert main(argv) == 0
     out = capsys.readouterr().out
     (line,) = [ln for ln in out.splitlines() if ln.startswith("tiny ")]
-    assert line.split()[-2:] == ["yes", "-"] and "p < 0.05 is out of reach" in out, out
+    assert line.split()[-2:] == ["firm", "-"] and "p < 0.05 is out of reach" in out, out
 
 
 def test_the_floor_bounds_each_redraw_at_and_below_the_boundary():

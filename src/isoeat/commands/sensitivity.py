@@ -175,8 +175,9 @@ def _fmt(v: float, spec: str = ".2f") -> str:
 
 
 def firm_marks(model: Any, tests: Any, res: Any, args: argparse.Namespace) -> dict[str, str]:
-    """The ``Firm`` mark that ``isoeat run`` gives each test's default calibrated cell (``yes`` / ``no (k/R)``), by
-    the same engine (:func:`~isoeat.experiments.compare.compare_calibration`, its stability redraws); empty where
+    """The ``Firm`` mark that ``isoeat run`` gives each test's default calibrated cell (``firm`` /
+    ``borderline (k/R)`` / ``unstable (k/R)``), by the same engine
+    (:func:`~isoeat.experiments.compare.compare_calibration`, its stability redraws); empty where
     run gives none (a contextual model, a default reference other than the model's own) or where its default cell
     is not the sweep's (another d): a mark is never shown beside a d it was not computed for."""
     import math as _math
@@ -210,13 +211,13 @@ def firm_line(s: Any, mark: str | None) -> str:
     """One test's verdict beside its Firm mark: they answer different questions, said where they differ."""
     if mark is None:
         return f"{s.test} fragile: {s.reason}" if s.verdict == "fragile" else ""
-    firm = mark == "yes"
+    firm = mark == "firm"
     if (s.verdict == "robust") == firm:
-        return (f"{s.test} fragile: {s.reason}; Firm {mark} too (isoeat run)" if not firm else "")
+        return (f"{s.test} fragile: {s.reason}; Firm: {mark} too (isoeat run)" if not firm else "")
     why = ("it asks whether a fresh draw of the default reference keeps the call, this sweep whether other eps "
            "and reference sizes do")
     return (f"{s.test} {s.verdict}" + (f": {s.reason}" if s.verdict == "fragile" else "")
-            + f"; Firm {mark} in isoeat run: {why}.")
+            + f"; Firm: {mark} in isoeat run: {why}.")
 
 
 def summary_table(res: Any, firm: dict[str, str] | None = None) -> str:

@@ -201,7 +201,8 @@ class ComparisonRow:
         return self.call_holds
 
     def stability_columns(self) -> dict[str, Any]:
-        """``call_holds``, ``class_holds``, ``replicate_share`` ("k/R") and ``replicates`` (empty when not computed)."""
+        """``call_holds``, ``class_holds``, ``replicate_share`` ("k/R"), ``replicates`` and ``firm`` (the level:
+        :func:`isoeat.labels.firm_level`); empty when not computed."""
         from .stability import stability_columns
 
         return stability_columns(None if self.replicates_same is None
@@ -286,7 +287,7 @@ class Comparison:
                     cal = res is row.calibrated
                     rec.update(call_holds=stab["call_holds"] if cal else None, class_holds=stab["class_holds"],
                                replicate_share=stab["replicate_share"] if cal else None,
-                               replicates=stab["replicates"] if cal else None)
+                               replicates=stab["replicates"] if cal else None, firm=stab["firm"] if cal else None)
                 if row.across_corpora:  # each space's own call; the class and the corpora for both
                     cal = res is row.calibrated
                     marks = row.across_corpora

@@ -221,20 +221,22 @@ def row_stability(calibrated: Any, replicate_d: Sequence[float] | None, alpha: f
 
 def stability_columns(agreement: tuple[int, int] | None) -> dict[str, Any]:
     """The record columns of one comparison: ``call_holds``, ``class_holds`` (the same: the raw call needs no
-    reference), ``replicate_share`` ("k/R") and ``replicates``; empty without redraws.
+    reference), ``replicate_share`` ("k/R"), ``replicates`` and ``firm`` (the level of the ``Firm`` mark,
+    :func:`isoeat.labels.firm_level`: ``firm``, ``borderline`` or ``unstable``); empty without redraws.
 
     Examples
     --------
-    >>> stability_columns((94, 100))["call_holds"], stability_columns(None)
-    (False, {})
+    >>> stability_columns((94, 100))["call_holds"], stability_columns((94, 100))["firm"], stability_columns(None)
+    (False, 'borderline', {})
     """
-    from ..labels import call_holds
+    from ..labels import call_holds, firm_level
 
     if agreement is None:
         return {}
     same, total = agreement
     holds = call_holds(same, total)
-    return {"call_holds": holds, "class_holds": holds, "replicate_share": f"{same}/{total}", "replicates": total}
+    return {"call_holds": holds, "class_holds": holds, "replicate_share": f"{same}/{total}", "replicates": total,
+            "firm": firm_level(same, total)}
 
 
 def folder_stability(comparisons: list[dict], weat: list[dict], manifest: dict, alpha: float) -> None:

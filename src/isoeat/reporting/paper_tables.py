@@ -247,7 +247,7 @@ def table_a1(res: Any, calibration: str) -> Table:
                     "d_calibrated", "p_calibrated", "p_holm_calibrated", "p_bh_calibrated", "change",
                     "change_holm", "change_bh", "delta_d", "large_shift", "sign_reversal", "p_method_raw",
                     "p_method_calibrated")} | {"calibration": calibration}
-                               | {k: r[k] for k in ("call_holds", "class_holds", "replicate_share") if k in r}
+                               | {k: r[k] for k in ("call_holds", "class_holds", "replicate_share", "firm") if k in r}
                                | {k: r[k] for k in CORPORA_COLUMNS if k in r})
     return Table(name=f"table_a1-{_cal_file(res, calibration)}",
                  caption=f"Table A1: WEAT d and p, raw vs {_cal_title(res, calibration)}",
