@@ -93,6 +93,10 @@ def _yaml(path: Path, text: str) -> Any:
 
 def _parse(path: Path, text: str) -> Any:
     suffix = path.suffix.lower()
+    if suffix in {".csv", ".tsv"}:  # `isoeat tests --format csv` lists tests; it holds no words to read back
+        raise DataFormatError(f"{path}: a {suffix[1:].upper()} file is no test file: `isoeat tests --format csv` "
+                              "lists the tests' names, sizes and provenance, with no words; write them with "
+                              "--format yaml (or json) to read them back")
     if suffix in {".yaml", ".yml"}:
         return _yaml(path, text)
     try:
@@ -315,11 +319,16 @@ def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
     IsoeatFileNotFoundError
         The file does not exist or cannot be read.
     DataFormatError
-        The content is not a valid test (the message names file, line or key).
+        The content is not a valid test (the message names file, line or key), or a test takes the id of a
+        built-in (or registered) test, in any case or only looking alike, with lists of its own.
     """
     p = check_path("load_tests_from_file: path", path)
     text = _read_text(p)
     if not text.strip():
         raise DataFormatError(f"{p}: file is empty")
     data = _parse(p, text)
-    return tests_from_mapping(data, where=str(p), default_id=p.stem)
+    tests = tests_from_mapping(data, where=str(p), default_id=p.stem)
+    from ._registry import check_own_ids  # the registry reads files through this module: imported here
+
+    check_own_ids(tests)  # a file's "W6" with lists of its own would print as the built-in W6
+    return tests
