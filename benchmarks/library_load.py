@@ -48,6 +48,11 @@ def rows(f: dict) -> list[dict]:
     ]
 
 
+def check(figures: dict) -> list[str]:
+    """The targets missed by ``figures`` (empty when all are met)."""
+    return _bench.missed(rows(figures))
+
+
 def _read(folder: Path, n: int) -> float:
     from isoeat.wordsets import resolve_tests
 

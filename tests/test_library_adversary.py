@@ -138,3 +138,27 @@ def test_ids_selected_twice_are_found_among_many(tmp_path):
     assert len(resolve_tests(str(f))) == 300
     with pytest.raises(Exception, match="selected more than once: t7"):
         resolve_tests([str(f), f"{f}:t7"])
+
+
+def test_library_load_benchmark_targets_at_their_bounds():
+    # the bounds of benchmarks/library_load.py's docstring: 50,000 tests in 20 s, per-test time ratio 3
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_library_load", bench / "library_load.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+    finally:
+        sys.path.remove(str(bench))
+    at = {"small": (5_000, 2.0), "large": (50_000, 20.0)}  # 0.4 ms per test both: ratio 1
+    assert mod.check(at) == []
+    assert [m.split(":")[0] for m in mod.check({**at, "large": (50_000, 20.001)})] == ["read 50,000 tests"]
+    ratio3 = {"small": (5_000, 0.5), "large": (50_000, 15.0)}  # 0.1 ms vs 0.3 ms per test: exactly 3
+    assert mod.check(ratio3) == []
+    assert [m.split(":")[0] for m in mod.check({**ratio3, "large": (50_000, 15.001)})] == [
+        "time per test, large / small"
+    ]
