@@ -162,3 +162,19 @@ def test_library_load_benchmark_targets_at_their_bounds():
     assert [m.split(":")[0] for m in mod.check({**ratio3, "large": (50_000, 15.001)})] == [
         "time per test, large / small"
     ]
+
+
+# --- 6. provenance in a results folder --------------------------------------------------------------------------
+# Before: a run folder's manifest named each test's source and word-list hash, not its licence; a result record
+# names the test and isoeat_version (which pins the library's lists), the manifest now says where they come from.
+def test_a_run_folder_manifest_states_each_tests_reference_and_licence(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["run", "--tests", "occupations-w7terms,W6", "--permutations", "100", "--out", str(out), "-q"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    tests = json.loads((out / "manifest.json").read_text("utf-8"))["tests"]
+    # the values stated in library.json and weat.json (read here with get_test, not from the folder)
+    for test_id in ("occupations-w7terms", "W6"):
+        t = get_test(test_id)
+        assert tests[test_id]["licence"] == t.licence and tests[test_id]["reference"] == t.reference
+    assert tests["occupations-w7terms"]["licence"] == "MIT AND none-stated"
