@@ -178,3 +178,48 @@ def test_a_run_folder_manifest_states_each_tests_reference_and_licence(tmp_path,
         t = get_test(test_id)
         assert tests[test_id]["licence"] == t.licence and tests[test_id]["reference"] == t.reference
     assert tests["occupations-w7terms"]["licence"] == "MIT AND none-stated"
+
+
+# --- 7. licences of the composed tests, derived from where each set's words are found ----------------------------
+def test_each_composed_tests_licence_is_that_of_the_files_its_sets_come_from():
+    # derived here, independently of the licence field: a set equal to a set of the built-in W1..W10 (weat.json,
+    # Caliskan et al.'s lists: none-stated), else all its words in debiaswe's files (MIT), else in gn_glove's
+    # (Apache-2.0); the licence must name exactly those (a mix of MIT lists with W-sets must say both)
+    from importlib import resources
+
+    from isoeat.wordsets._library import library_tests, licence_parts
+
+    data = resources.files("isoeat.wordsets").joinpath("data/third_party")
+
+    def words_of(value) -> set[str]:
+        if isinstance(value, str):
+            return {value}
+        if isinstance(value, dict):
+            return set().union(*(words_of(v) for v in value.values()), set())
+        if isinstance(value, list):
+            return set().union(*(words_of(v) for v in value), set())
+        return set()
+
+    debiaswe = set().union(
+        *(
+            words_of(json.loads(f.read_text("utf-8")))
+            for f in data.joinpath("debiaswe").iterdir()
+            if f.name.endswith(".json")
+        )
+    )
+    gn_glove = set().union(
+        *(set(f.read_text("utf-8").split()) for f in data.joinpath("gn_glove").iterdir() if f.name.endswith(".txt"))
+    )
+    w_sets = {frozenset(ws.words) for t in resolve_tests(None) for ws in t.sets().values()}
+    for t in library_tests().values():
+        want = set()
+        for role, ws in t.sets().items():
+            if frozenset(ws.words) in w_sets:
+                want.add("none-stated")
+            elif set(ws.words) <= debiaswe:
+                want.add("MIT")
+            elif set(ws.words) <= gn_glove:
+                want.add("Apache-2.0")
+            else:
+                raise AssertionError(f"{t.id} {role}: words from no bundled file nor W-set")
+        assert set(licence_parts(t.licence)) == want, t.id
