@@ -302,7 +302,8 @@ def _pairs(where: str, value: Any, changed: list[str]) -> tuple[tuple[str, str],
 
 
 def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
-    """Read one or more association tests from a YAML or JSON file.
+    """Read one or more association tests from a YAML or JSON file (the reader; the public function of this name
+    is :func:`isoeat.wordsets._registry.load_tests_from_file`, which also checks the ids against the registry).
 
     Parameters
     ----------
@@ -319,16 +320,11 @@ def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
     IsoeatFileNotFoundError
         The file does not exist or cannot be read.
     DataFormatError
-        The content is not a valid test (the message names file, line or key), or a test takes the id of a
-        built-in (or registered) test, in any case or only looking alike, with lists of its own.
+        The content is not a valid test (the message names file, line or key).
     """
     p = check_path("load_tests_from_file: path", path)
     text = _read_text(p)
     if not text.strip():
         raise DataFormatError(f"{p}: file is empty")
     data = _parse(p, text)
-    tests = tests_from_mapping(data, where=str(p), default_id=p.stem)
-    from ._registry import check_own_ids  # the registry reads files through this module: imported here
-
-    check_own_ids(tests)  # a file's "W6" with lists of its own would print as the built-in W6
-    return tests
+    return tests_from_mapping(data, where=str(p), default_id=p.stem)

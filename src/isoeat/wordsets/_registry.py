@@ -16,11 +16,11 @@ from .._names import check_distinct, look_alike_key
 from .._registry import Registry
 from .._validate import show, suggest
 from ._library import library_tests
-from ._loaders import load_tests_from_file
+from ._loaders import load_tests_from_file as _read_tests_file
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "as_test", "as_tests", "builtin_metadata",
-           "TESTS", "split_file_id", "pick_test", "check_own_ids"]
+           "TESTS", "split_file_id", "pick_test", "check_own_ids", "load_tests_from_file"]
 
 #: The suffixes of a test file: a string ending in one is read as a file (:func:`as_test`, :func:`resolve_tests`).
 TEST_FILE_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml"})
@@ -278,6 +278,33 @@ def check_own_ids(tests: Iterable[AssociationTest]) -> None:
             raise DataFormatError(f"{test.source}: test id {show(test.id)} names the {kind} {reg.id} "
                                   f"({reg.reference or reg.title or reg.source}), whose lists differ ({diff}); "
                                   f"its results would be printed as {reg.id}'s: give the test an id of its own")
+
+
+def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
+    """Read one or more association tests from a YAML or JSON file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.yaml``/``.yml``/``.json`` file in isoeat's format, a sent-bias ``.jsonl``/``.json`` file, or
+        WEATHub rows (one JSON row, a list, or a ``.jsonl`` file of one row a line).
+
+    Returns
+    -------
+    list of AssociationTest
+
+    Raises
+    ------
+    IsoeatFileNotFoundError
+        The file does not exist or cannot be read.
+    DataFormatError
+        The content is not a valid test (the message names file, line or key), or a test takes the id of a
+        built-in (or registered) test, in any case or only looking alike, with lists of its own
+        (:func:`check_own_ids`).
+    """
+    tests = _read_tests_file(path)
+    check_own_ids(tests)  # a file's "W6" with lists of its own would print as the built-in W6
+    return tests
 
 
 def list_tests() -> tuple[AssociationTest, ...]:
