@@ -103,6 +103,9 @@ def test_the_csv_listing_given_back_to_test_is_refused_saying_why(tmp_path, caps
     _one_line_error(capsys, ["weat", "--test", str(f)], str(f), "--format yaml", "no words")
     with pytest.raises(DataFormatError, match="no words"):
         load_tests_from_file(f)
+    g = tmp_path / "tests.txt"  # the same listing under another name: known by its header
+    g.write_text(f.read_text("utf-8"), "utf-8")
+    _one_line_error(capsys, ["tests", "--show", str(g)], str(g), "CSV listing", "no words")
 
 
 # --- 4. WEATHub rows that all lack a column ---------------------------------------------------------------------

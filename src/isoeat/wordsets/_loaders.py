@@ -93,8 +93,8 @@ def _yaml(path: Path, text: str) -> Any:
 
 def _parse(path: Path, text: str) -> Any:
     suffix = path.suffix.lower()
-    if suffix in {".csv", ".tsv"}:  # `isoeat tests --format csv` lists tests; it holds no words to read back
-        raise DataFormatError(f"{path}: a {suffix[1:].upper()} file is no test file: `isoeat tests --format csv` "
+    if suffix in {".csv", ".tsv"} or text.startswith("id,bias_type,"):  # `isoeat tests --format csv`: no words
+        raise DataFormatError(f"{path}: a CSV listing is no test file: `isoeat tests --format csv` "
                               "lists the tests' names, sizes and provenance, with no words; write them with "
                               "--format yaml (or json) to read them back")
     if suffix in {".yaml", ".yml"}:
