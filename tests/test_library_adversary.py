@@ -226,3 +226,22 @@ def test_each_composed_tests_licence_is_that_of_the_files_its_sets_come_from():
             else:
                 raise AssertionError(f"{t.id} {role}: words from no bundled file nor W-set")
         assert set(licence_parts(t.licence)) == want, t.id
+
+
+# --- 8. a bad WEATHub row after blank lines: its line named too ---------------------------------------------------
+# Before: "(row 2)" only, while the row was on line 5 of the file (blank lines are skipped, not counted as rows).
+def test_a_bad_weathub_row_after_blank_lines_names_its_line(tmp_path):
+    f = tmp_path / "weathub.jsonl"
+    bad = {**_ROW, "language": "fr", "attr2.examples": ["war", "war"]}
+    f.write_text("\n" + json.dumps(_ROW) + "\n\n\n" + json.dumps(bad) + "\n", "utf-8")  # rows on lines 2 and 5
+    with pytest.raises(DataFormatError, match=r"weathub\.jsonl \(row 2, line 5\).*duplicate word"):
+        load_tests_from_file(f)
+
+
+def test_a_config_naming_a_file_test_under_a_builtin_id_is_refused(tmp_path):
+    import isoeat
+
+    (tmp_path / "mine.yaml").write_text(f"id: W7\n{_OWN}", "utf-8")
+    (tmp_path / "c.yaml").write_text("models: [glove-6b-50d]\ntests: [mine.yaml]\n", "utf-8")
+    with pytest.raises(isoeat.IsoeatError, match=r"tests\[0\].*built-in test W7"):
+        isoeat.load_config(tmp_path / "c.yaml")
