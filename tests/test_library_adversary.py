@@ -245,3 +245,32 @@ def test_a_config_naming_a_file_test_under_a_builtin_id_is_refused(tmp_path):
     (tmp_path / "c.yaml").write_text("models: [glove-6b-50d]\ntests: [mine.yaml]\n", "utf-8")
     with pytest.raises(isoeat.IsoeatError, match=r"tests\[0\].*built-in test W7"):
         isoeat.load_config(tmp_path / "c.yaml")
+
+
+# --- 9. the same through the Python API: a hand-built test under a built-in id -------------------------------------
+# Before: isoeat.weat(model, AssociationTest(id="W6", <other lists>)) gave a result labelled W6, and the test's
+# source defaulted to "builtin": a run folder would even record it as the built-in W6.
+def test_a_hand_built_test_under_a_builtin_id_with_other_lists_is_refused():
+    import dataclasses
+
+    import isoeat
+    from isoeat.wordsets import AssociationTest, WordSet, as_test, as_tests
+
+    mine = AssociationTest(
+        id="w6",
+        bias_type="Gender",
+        X=WordSet("X", ("math", "algebra")),
+        Y=WordSet("Y", ("poetry", "art")),
+        A=WordSet("A", ("male", "man")),
+        B=WordSet("B", ("female", "woman")),
+    )
+    with pytest.raises(isoeat.ConfigError, match=r"^test: test id 'w6' names the built-in test W6"):
+        as_test(mine)
+    with pytest.raises(isoeat.ConfigError, match=r"^tests\[1\]: test id 'w6' names the built-in test W6"):
+        as_tests(["W7", mine])
+    shorter = dataclasses.replace(get_test("W6"), A=WordSet("Career", get_test("W6").A.words[:4]))
+    with pytest.raises(isoeat.ConfigError, match=r"A: 'salary' not in this test's"):
+        as_test(shorter)
+    # the built-in itself, and an equal copy of it, pass
+    assert as_test(get_test("W6")) is get_test("W6")
+    assert as_test(dataclasses.replace(get_test("W6"), title="copy")).id == "W6"

@@ -192,6 +192,7 @@ def as_test(test: Any, *, argument: str = "test") -> AssociationTest:
 YAML/JSON test file, got 123 (int)
     """
     if isinstance(test, AssociationTest):
+        check_own_ids([test], argument=argument)  # a hand-built "W6" with other lists would print as the built-in
         return test
     if (isinstance(test, str) and TESTS.resolve(test) is not None
             and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES):
@@ -241,7 +242,7 @@ def as_tests(tests: Any, *, argument: str = "tests") -> list[AssociationTest]:
     return out
 
 
-def _lists_differ(test: AssociationTest, known: AssociationTest) -> str:
+def _lists_differ(test: AssociationTest, known: AssociationTest, mine: str = "this file's") -> str:
     """How ``test``'s lists differ from ``known``'s (``""``: the same words in the same order, the same pairs)."""
     for role, ws in test.sets().items():
         theirs = known.sets()[role].words
@@ -251,33 +252,37 @@ def _lists_differ(test: AssociationTest, known: AssociationTest) -> str:
         new = [w for w in ws.words if w not in theirs]
         if not gone and not new:
             return f"{role}: the same words in another order"
-        parts = ([f"{show(gone[0])} not in this file's"] if gone else []) + ([f"{show(new[0])} not in {known.id}'s"]
+        parts = ([f"{show(gone[0])} not in {mine}"] if gone else []) + ([f"{show(new[0])} not in {known.id}'s"]
                                                                              if new else [])
         return f"{role}: {' and '.join(parts)}"
     return "" if test.pairs == known.pairs else "pairs differ"
 
 
-def check_own_ids(tests: Iterable[AssociationTest]) -> None:
+def check_own_ids(tests: Iterable[AssociationTest], *, argument: str | None = None) -> None:
     """Refuse a test read from a file whose id is a registered test's (in any case, or only looking alike:
     :func:`isoeat._names.look_alike_key`) while its lists differ: its results would be printed under the
     built-in's name. The same lists (a built-in written out by ``isoeat tests --format yaml``) keep the id.
+    ``argument``: the tests are Python objects given as this argument (``test``, ``tests[1]``), not a file's.
 
     Raises
     ------
     DataFormatError
         One line naming the file, the id, the registered test and the first difference.
+    ConfigError
+        The same, naming ``argument``, for a test built in Python.
     """
     known = {look_alike_key(t.id): t for t in TESTS.values()}
     for test in tests:
         reg = known.get(look_alike_key(test.id))
         if reg is None or reg is test:
             continue
-        diff = _lists_differ(test, reg)
+        diff = _lists_differ(test, reg, "this test's" if argument else "this file's")
         if diff:
             kind = "built-in test" if reg.source == "builtin" else "registered test"
-            raise DataFormatError(f"{test.source}: test id {show(test.id)} names the {kind} {reg.id} "
-                                  f"({reg.reference or reg.title or reg.source}), whose lists differ ({diff}); "
-                                  f"its results would be printed as {reg.id}'s: give the test an id of its own")
+            raise (ConfigError if argument else DataFormatError)(
+                f"{argument or test.source}: test id {show(test.id)} names the {kind} {reg.id} "
+                f"({reg.reference or reg.title or reg.source}), whose lists differ ({diff}); "
+                f"its results would be printed as {reg.id}'s: give the test an id of its own")
 
 
 def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
