@@ -271,6 +271,7 @@ def test_a_hand_built_test_under_a_builtin_id_with_other_lists_is_refused():
     shorter = dataclasses.replace(get_test("W6"), A=WordSet("Career", get_test("W6").A.words[:4]))
     with pytest.raises(isoeat.ConfigError, match=r"A: 'salary' not in this test's"):
         as_test(shorter)
-    # the built-in itself, and an equal copy of it, pass
+    # the built-in itself, an equal copy of it, and the API's own X/Y swap (d negated, as asked) pass
+    assert as_test(get_test("W4").swapped_targets()).X == get_test("W4").Y
     assert as_test(get_test("W6")) is get_test("W6")
     assert as_test(dataclasses.replace(get_test("W6"), title="copy")).id == "W6"

@@ -262,7 +262,8 @@ def check_own_ids(tests: Iterable[AssociationTest], *, argument: str | None = No
     """Refuse a test read from a file whose id is a registered test's (in any case, or only looking alike:
     :func:`isoeat._names.look_alike_key`) while its lists differ: its results would be printed under the
     built-in's name. The same lists (a built-in written out by ``isoeat tests --format yaml``) keep the id.
-    ``argument``: the tests are Python objects given as this argument (``test``, ``tests[1]``), not a file's.
+    ``argument``: the tests are Python objects given as this argument (``test``, ``tests[1]``), not a file's;
+    the built-in's own :meth:`AssociationTest.swapped_targets` passes there (d negated, as asked).
 
     Raises
     ------
@@ -277,6 +278,8 @@ def check_own_ids(tests: Iterable[AssociationTest], *, argument: str | None = No
         if reg is None or reg is test:
             continue
         diff = _lists_differ(test, reg, "this test's" if argument else "this file's")
+        if diff and argument and not _lists_differ(test, reg.swapped_targets()):
+            continue  # AssociationTest.swapped_targets() of the built-in: the API's own (d negated), kept
         if diff:
             kind = "built-in test" if reg.source == "builtin" else "registered test"
             raise (ConfigError if argument else DataFormatError)(
