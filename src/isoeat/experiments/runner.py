@@ -498,7 +498,8 @@ def _build_manifest(*, config: ExperimentConfig, runs: list, models: dict, calib
         corpora["benchmarks"] = bench
     tests = {}
     for t in config.tests:
-        tests[t.id] = {"source": t.source, "words_sha256": test_hash(t)}
+        tests[t.id] = {"source": t.source, "words_sha256": test_hash(t),  # where the lists come from, their licence
+                       **{k: getattr(t, k) for k in ("reference", "licence") if getattr(t, k, "")}}
         if t.source != "builtin" and Path(str(t.source)).exists():
             tests[t.id]["file"] = file_fingerprint(t.source)
     states = _cell_states(cells)

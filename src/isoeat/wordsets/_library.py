@@ -17,6 +17,7 @@ from functools import lru_cache
 from importlib import resources
 
 from .._errors import DataFormatError
+from .._names import printable
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["LICENCES", "BUNDLED_FILES", "licence_parts", "library_metadata", "library_tests", "describe_test"]
@@ -97,10 +98,12 @@ def library_tests() -> dict[str, AssociationTest]:
 
 
 def _wrapped(label: str, text: str, width: int = 100) -> list[str]:
+    """``text`` wrapped after ``label``, its whitespace runs as one space and any other control character or bidi
+    override as its escape (``\\x1b``, ``\\u202e``: :func:`isoeat._names.printable`), as in every text table."""
     import textwrap
 
     return textwrap.wrap(
-        text,
+        printable(" ".join(text.split())),
         width=width,
         initial_indent=f"  {label:<11} ",
         subsequent_indent=" " * 14,
@@ -114,7 +117,8 @@ def describe_test(test: AssociationTest) -> str:
 
     The lists are printed in their order, each with its name and size; then the source, citation, where the
     lists come from, the licence, how isoeat composed the test (a composed test only), the provenance notes,
-    and the file a user test was read from. A field the test lacks is printed as ``(not stated)``.
+    and the file a user test was read from. A field the test lacks is printed as ``(not stated)``; a control
+    character or bidi override of a file's text is printed as its escape (``\\x1b``), never as itself.
 
     Parameters
     ----------
@@ -133,7 +137,7 @@ def describe_test(test: AssociationTest) -> str:
     >>> print(next(line for line in text.splitlines() if line.startswith("  A ")))
       A (10)      Male terms (Bolukbasi): man, boy, he, father, son, guy, male, his, himself, John
     """
-    lines = [f"{test.id}: {test.title or '(no title)'} [{test.bias_type}]"]
+    lines = [printable(f"{test.id}: {' '.join((test.title or '(no title)').split())} [{test.bias_type}]")]
     for role, ws in test.sets().items():
         lines += _wrapped(f"{role} ({len(ws)})", f"{ws.name}: {', '.join(ws.words)}")
     if test.pairs:

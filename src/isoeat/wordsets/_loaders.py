@@ -101,6 +101,10 @@ def _yaml(path: Path, text: str) -> Any:
 
 def _parse(path: Path, text: str) -> Any:
     suffix = path.suffix.lower()
+    if suffix in {".csv", ".tsv"} or text.startswith("id,bias_type,"):  # `isoeat tests --format csv`: no words
+        raise DataFormatError(f"{path}: a CSV listing is no test file: `isoeat tests --format csv` "
+                              "lists the tests' names, sizes and provenance, with no words; write them with "
+                              "--format yaml (or json) to read them back")
     if suffix in {".yaml", ".yml"}:
         return _yaml(path, text)
     try:
@@ -308,7 +312,8 @@ def _pairs(where: str, value: Any, changed: list[str]) -> tuple[tuple[str, str],
 
 
 def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
-    """Read one or more association tests from a YAML or JSON file.
+    """Read one or more association tests from a YAML or JSON file (the reader; the public function of this name
+    is :func:`isoeat.wordsets._registry.load_tests_from_file`, which also checks the ids against the registry).
 
     Parameters
     ----------

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .._errors import ConfigError, InvalidValueError, UnknownNameError
-from .._names import check_distinct
+from .._errors import ConfigError, DataFormatError, InvalidValueError, UnknownNameError
+from .._names import check_distinct, look_alike_key
 from .._registry import Registry
 from .._validate import show, suggest
 from ._library import library_tests
-from ._loaders import load_tests_from_file
+from ._loaders import load_tests_from_file as _read_tests_file
 from ._spec import AssociationTest, WordSet
 
 __all__ = ["get_test", "list_tests", "register_test", "resolve_tests", "as_test", "as_tests", "builtin_metadata",
-           "TESTS", "split_file_id", "pick_test"]
+           "TESTS", "split_file_id", "pick_test", "check_own_ids", "load_tests_from_file"]
 
 #: The suffixes of a test file: a string ending in one is read as a file (:func:`as_test`, :func:`resolve_tests`).
 TEST_FILE_SUFFIXES = frozenset({".json", ".jsonl", ".yaml", ".yml"})
@@ -191,6 +192,7 @@ def as_test(test: Any, *, argument: str = "test") -> AssociationTest:
 YAML/JSON test file, got 123 (int)
     """
     if isinstance(test, AssociationTest):
+        check_own_ids([test], argument=argument)  # a hand-built "W6" with other lists would print as the built-in
         return test
     if (isinstance(test, str) and TESTS.resolve(test) is not None
             and Path(test).suffix.lower() not in TEST_FILE_SUFFIXES):
@@ -236,10 +238,83 @@ def as_tests(tests: Any, *, argument: str = "tests") -> list[AssociationTest]:
     if not out:
         raise ConfigError(f"{argument}: no tests given")
     ids = [t.id for t in out]
-    dups = sorted({i for i in ids if ids.count(i) > 1})
+    dups = sorted(i for i, n in Counter(ids).items() if n > 1)  # linear: a file may hold thousands of tests
     if dups:
         raise ConfigError(f"{argument}: test id(s) given more than once: {', '.join(dups)}")
     return out
+
+
+def _lists_differ(test: AssociationTest, known: AssociationTest, mine: str = "this file's") -> str:
+    """How ``test``'s lists differ from ``known``'s (``""``: the same words in the same order, the same pairs)."""
+    for role, ws in test.sets().items():
+        theirs = known.sets()[role].words
+        if ws.words == theirs:
+            continue
+        gone = [w for w in theirs if w not in ws.words]
+        new = [w for w in ws.words if w not in theirs]
+        if not gone and not new:
+            return f"{role}: the same words in another order"
+        parts = ([f"{show(gone[0])} not in {mine}"] if gone else []) + ([f"{show(new[0])} not in {known.id}'s"]
+                                                                             if new else [])
+        return f"{role}: {' and '.join(parts)}"
+    return "" if test.pairs == known.pairs else "pairs differ"
+
+
+def check_own_ids(tests: Iterable[AssociationTest], *, argument: str | None = None) -> None:
+    """Refuse a test read from a file whose id is a registered test's (in any case, or only looking alike:
+    :func:`isoeat._names.look_alike_key`) while its lists differ: its results would be printed under the
+    built-in's name. The same lists (a built-in written out by ``isoeat tests --format yaml``) keep the id.
+    ``argument``: the tests are Python objects given as this argument (``test``, ``tests[1]``), not a file's;
+    the built-in's own :meth:`AssociationTest.swapped_targets` passes there (d negated, as asked).
+
+    Raises
+    ------
+    DataFormatError
+        One line naming the file, the id, the registered test and the first difference.
+    ConfigError
+        The same, naming ``argument``, for a test built in Python.
+    """
+    known = {look_alike_key(t.id): t for t in TESTS.values()}
+    for test in tests:
+        reg = known.get(look_alike_key(test.id))
+        if reg is None or reg is test:
+            continue
+        diff = _lists_differ(test, reg, "this test's" if argument else "this file's")
+        if diff and argument and not _lists_differ(test, reg.swapped_targets()):
+            continue  # AssociationTest.swapped_targets() of the built-in: the API's own (d negated), kept
+        if diff:
+            kind = "built-in test" if reg.source == "builtin" else "registered test"
+            raise (ConfigError if argument else DataFormatError)(
+                f"{argument or test.source}: test id {show(test.id)} names the {kind} {reg.id} "
+                f"({reg.reference or reg.title or reg.source}), whose lists differ ({diff}); "
+                f"its results would be printed as {reg.id}'s: give the test an id of its own")
+
+
+def load_tests_from_file(path: str | Path) -> list[AssociationTest]:
+    """Read one or more association tests from a YAML or JSON file.
+
+    Parameters
+    ----------
+    path : str or Path
+        A ``.yaml``/``.yml``/``.json`` file in isoeat's format, a sent-bias ``.jsonl``/``.json`` file, or
+        WEATHub rows (one JSON row, a list, or a ``.jsonl`` file of one row a line).
+
+    Returns
+    -------
+    list of AssociationTest
+
+    Raises
+    ------
+    IsoeatFileNotFoundError
+        The file does not exist or cannot be read.
+    DataFormatError
+        The content is not a valid test (the message names file, line or key), or a test takes the id of a
+        built-in (or registered) test, in any case or only looking alike, with lists of its own
+        (:func:`check_own_ids`).
+    """
+    tests = _read_tests_file(path)
+    check_own_ids(tests)  # a file's "W6" with lists of its own would print as the built-in W6
+    return tests
 
 
 def list_tests() -> tuple[AssociationTest, ...]:
@@ -287,7 +362,7 @@ def resolve_tests(specs: str | Iterable[str] | None) -> list[AssociationTest]:
     if not out:
         raise ConfigError("no tests selected (parameter 'tests' is empty)")
     ids = [t.id for t in out]
-    dups = sorted({i for i in ids if ids.count(i) > 1})
+    dups = sorted(i for i, n in Counter(ids).items() if n > 1)  # linear: a file may hold thousands of tests
     if dups:
         raise ConfigError(f"test id(s) selected more than once: {', '.join(dups)}")
     check_distinct(ids, "test ids")  # ids that only look alike (Unicode form, invisible characters, case): one row

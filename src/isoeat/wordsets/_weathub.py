@@ -28,7 +28,7 @@ from .._errors import DataFormatError
 from ._safe_load import SafeLoadError, load_json, safe_repr, safe_show
 from ._spec import AssociationTest
 
-__all__ = ["WEATHUB_CITATION", "is_weathub", "weathub_tests", "json_lines"]
+__all__ = ["WEATHUB_CITATION", "is_weathub", "weathub_tests", "json_lines", "JsonLines"]
 
 WEATHUB_CITATION = (
     "Mukherjee, A., Raj, C., Zhu, Z., & Anastasopoulos, A. (2023). Global Voices, Local Biases: "
@@ -41,17 +41,30 @@ _ROW_KEYS = frozenset(f"{s}.examples" for s in _SETS)
 
 
 def is_weathub(data: Any) -> bool:
-    """``data`` is one WEATHub row (a mapping with ``targ1.examples`` .. ``attr2.examples``) or a list of them."""
+    """``data`` is one WEATHub row (a mapping with a ``targ1.examples`` .. ``attr2.examples`` column) or a list of them.
+
+    One such column is enough: a row lacking the others is then refused naming them (:func:`weathub_tests`).
+    """
     rows = data if isinstance(data, list) and data else [data]
-    return all(isinstance(r, dict) for r in rows) and any(_ROW_KEYS <= set(r) for r in rows)
+    return all(isinstance(r, dict) for r in rows) and any(_ROW_KEYS & set(r) for r in rows)
+
+
+class JsonLines(list[Any]):
+    """The values of a JSON-lines file, with ``lines``: the line of each (blank lines are no values)."""
+
+    lines: list[int]
 
 
 def json_lines(path: Path, text: str) -> list[Any]:
-    """The JSON values of a JSON-lines file (one a line, blank lines skipped); a bad line names its number."""
-    out = []
+    """The JSON values of a JSON-lines file (one a line, blank lines skipped); a bad line names its number.
+
+    Returns a :class:`JsonLines` (a list whose ``lines`` are the values' line numbers, for the messages)."""
+    out = JsonLines()
+    out.lines = []
     for lineno, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
+        out.lines.append(lineno)
         try:
             out.append(load_json(line))
         except json.JSONDecodeError as exc:
@@ -84,10 +97,11 @@ def weathub_tests(
     from dataclasses import replace
 
     rows = data if isinstance(data, list) else [data]
+    lines = getattr(data, "lines", None)  # a .jsonl file's: a row's line, named where blank lines make it differ
     out: list[AssociationTest] = []
     seen: dict[str, int] = {}
     for i, row in enumerate(rows):
-        label = f"{where} (row {i + 1})"
+        label = f"{where} (row {i + 1}" + (f", line {lines[i]})" if lines and lines[i] != i + 1 else ")")
         if not isinstance(row, dict):
             raise DataFormatError(f"{label}: expected a WEATHub row (a mapping), got {safe_show(row)}")
         missing = sorted(_ROW_KEYS - set(row))
