@@ -344,6 +344,35 @@ def report_title(res: Any) -> str:
     return Path(os.path.abspath(res.out)).name or name or "experiment"
 
 
+def _figures_html(any_png: bool, main_figs: list[Path], test_figs: list[Path]) -> list[str]:
+    """The report's "Figures" section: Figures 1-4 with their captions, then the per-test heatmaps."""
+    captions = {
+        "fig1": "Figure 1: pairwise cosine similarity heatmaps before and after calibration",
+        "fig2": "Figure 2: explained variance ratio of the top principal components (log scale)",
+        "fig3": "Figure 3: effect sizes, raw (upper-left) vs calibrated (lower-right)",
+        "fig4": "Figure 4: calibrated vs raw effect size by bias type",
+    }
+    body: list[str] = []
+    body.append("<h2 id='figures'>Figures</h2>")
+    if not any_png:
+        body.append("<p class='note'>No figures (run <code>isoeat report DIR --html</code> with matplotlib "
+                    "installed: <code>pip install \"isoeat[plot]\"</code>).</p>")
+    for p in main_figs:
+        cap = next((v for k, v in captions.items() if p.stem.startswith(k)), p.stem)
+        if "-" in p.stem and p.stem.startswith(("fig3", "fig4")):
+            cap += f" ({p.stem.split('-', 1)[1]})"
+        body.append(_figure_block(p, cap))
+    if test_figs:
+        body.append("<h3>Per-test heatmaps: cosine of every target word with every attribute word</h3>")
+        body.append("<p class='note'>One figure per model and test: target words X (left) and Y (right) as rows, "
+                    "attribute words A | B as columns (white line), one row of panels per space.</p>")
+        open_ = " open" if len(test_figs) <= 12 else ""
+        body.append(f"<details{open_}><summary>{len(test_figs)} heatmaps</summary><div class='figs'>")
+        body += [_figure_block(p, f"Per-test heatmap: {p.stem}") for p in test_figs]
+        body.append("</div></details>")
+    return body
+
+
 def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     """The report page as a string (``figures``: PNG files to embed, from
     :func:`~isoeat.reporting.figures.write_figures`).
@@ -374,12 +403,6 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
     main_figs = [p for p in pngs if p.parent.name != "tests" and not is_aid_figure(p) and p not in layer_figs
                  and p not in eat_figs]
     test_figs = [p for p in pngs if p.parent.name == "tests"]
-    captions = {
-        "fig1": "Figure 1: pairwise cosine similarity heatmaps before and after calibration",
-        "fig2": "Figure 2: explained variance ratio of the top principal components (log scale)",
-        "fig3": "Figure 3: effect sizes, raw (upper-left) vs calibrated (lower-right)",
-        "fig4": "Figure 4: calibrated vs raw effect size by bias type",
-    }
     tables = all_tables(res)
     first = [t for t in tables if t.name.startswith("table_a1")]  # d, p and the change class: what a reader came for
     more = [t for t in tables if t not in first]
@@ -417,23 +440,7 @@ def render_report(res: Any, figures: Sequence[Path] = ()) -> str:
         body += ["<h2 id='eatmaps'>EAT-Maps: the ML-EAT levels, raw beside calibrated</h2>", eat_html]
     if audit_html:
         body += ["<h2 id='audit'>Word-list audit</h2>", audit_html]
-    body.append("<h2 id='figures'>Figures</h2>")
-    if not pngs:
-        body.append("<p class='note'>No figures (run <code>isoeat report DIR --html</code> with matplotlib "
-                    "installed: <code>pip install \"isoeat[plot]\"</code>).</p>")
-    for p in main_figs:
-        cap = next((v for k, v in captions.items() if p.stem.startswith(k)), p.stem)
-        if "-" in p.stem and p.stem.startswith(("fig3", "fig4")):
-            cap += f" ({p.stem.split('-', 1)[1]})"
-        body.append(_figure_block(p, cap))
-    if test_figs:
-        body.append("<h3>Per-test heatmaps: cosine of every target word with every attribute word</h3>")
-        body.append("<p class='note'>One figure per model and test: target words X (left) and Y (right) as rows, "
-                    "attribute words A | B as columns (white line), one row of panels per space.</p>")
-        open_ = " open" if len(test_figs) <= 12 else ""
-        body.append(f"<details{open_}><summary>{len(test_figs)} heatmaps</summary><div class='figs'>")
-        body += [_figure_block(p, f"Per-test heatmap: {p.stem}") for p in test_figs]
-        body.append("</div></details>")
+    body += _figures_html(bool(pngs), main_figs, test_figs)
     body += ["<h2 id='failures'>Failures</h2>", _failures(res),
              "<h2 id='manifest'>Manifest</h2>", _manifest(res),
              "<h2 id='conventions'>Conventions</h2>", _conventions(res),

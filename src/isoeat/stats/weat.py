@@ -583,6 +583,23 @@ def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
     return "custom", A, B
 
 
+def _target_lookup(model: Any, words: list[str], test_id: str, found: dict, vecs: dict, ddof: int) -> Any:
+    """SC-WEAT's target words looked up (every one must be found: a missing word is a `CoverageError` naming it,
+    with suggestions) and each checked with the attributes by the one validity check."""
+    lk = model.lookup(words)
+    if lk.missing:
+        shown = with_suggestions(lk.missing, suggestion_entries(model, lk.missing))
+        corpus, name = getattr(lk, "corpus", ""), name_of(model, "the model")
+        what = f"with no context in corpus {corpus} ({name}, missing='drop')" if corpus else \
+            f"not in the vocabulary of {name}"
+        raise CoverageError(f"target word(s) {what}: {', '.join(shown)}{missing_parts_note(lk)}")
+    for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
+        check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
+                   entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
+                   vectors={"w": lk.vectors[i], "A": vecs["A"], "B": vecs["B"]}, ddof=ddof, sd_over=("A", "B"))
+    return lk
+
+
 @public
 @documents_calibration
 def sc_weat(
@@ -651,18 +668,8 @@ def sc_weat(
     embedded: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, {"id": "SC-WEAT", "sets": {"A": A, "B": B}}, min_coverage,
                                          words_out=found, suggestions_out=near, embedded_out=embedded)
-    lk = model.lookup(words)
-    if lk.missing:
-        shown = with_suggestions(lk.missing, suggestion_entries(model, lk.missing))
-        corpus, name = getattr(lk, "corpus", ""), name_of(model, "the model")
-        what = f"with no context in corpus {corpus} ({name}, missing='drop')" if corpus else \
-            f"not in the vocabulary of {name}"
-        raise CoverageError(f"target word(s) {what}: {', '.join(shown)}{missing_parts_note(lk)}")
+    lk = _target_lookup(model, words, test_id, found, vecs, ddof)
     W = lk.vectors
-    for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
-        check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
-                   entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
-                   vectors={"w": W[i], "A": vecs["A"], "B": vecs["B"]}, ddof=ddof, sd_over=("A", "B"))
     Av, Bv = vecs["A"], vecs["B"]
     cal, cal_name = resolve_calibration(calibration, model, force=force)
     if cal is not None:
