@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from .._cosine import unit_rows
 from .._errors import ConfigError
 from .._random import stream
 from .._surface import public, require_encoder
-from .._types import ContextEncoder, VocabularyModel, corpus_name_of, name_of
+from .._types import ContextEncoder, VocabularyModel, corpus_name_of, fingerprint_of, name_of
 from ..stats.audit import ROLES, LeaveOneOut, leave_one_out
 from ..stats.options import PermutationOptions, ResultLabels
 
@@ -167,7 +167,8 @@ class WordListAudit:
 
     def summary(self) -> dict[str, Any]:
         """The panel numbers without the per-word rows."""
-        out = {k: v for k, v in asdict(self).items() if k != "leave_one_out"}
+        out = asdict(replace(self, leave_one_out=()))  # not a deep copy of every left-out row, only to drop it
+        del out["leave_one_out"]
         out["sign_changers"] = self.sign_changers
         out["significance_changers"] = self.significance_changers
         return out
@@ -266,6 +267,31 @@ def _checked_sets(
     return raw, words
 
 
+#: the last model's baseline (its fingerprint and root seed: the same sample for every test of a battery), and
+#: its mean pair cosine per space (the calibrator object itself kept, so an identity is never reused)
+_BASELINE_MEMO: dict[str, Any] = {}
+
+
+def _baseline_cosine(model: Any, rng: Any, cal: Any) -> tuple[float, str]:
+    """The random-pair baseline's mean cosine in the space of ``cal`` (None: raw) and what it is, computed once
+    per model, seed and calibrator of a process (an audit of ten tests samples and transforms it once)."""
+    fp = fingerprint_of(model)
+    key = (fp, rng) if fp is not None and isinstance(rng, (int, np.integer)) else None
+    if key is None or _BASELINE_MEMO.get("key") != key:
+        base, desc = _baseline(model, rng)
+        if key is None:
+            return mean_pair_cosine(base if cal is None else cal.transform(base)), desc
+        _BASELINE_MEMO.clear()
+        _BASELINE_MEMO.update(key=key, base=base, desc=desc, spaces=[])
+    for c, value in _BASELINE_MEMO["spaces"]:
+        if c is cal:
+            return value, _BASELINE_MEMO["desc"]
+    base = _BASELINE_MEMO["base"]
+    value = mean_pair_cosine(base if cal is None else cal.transform(base))
+    _BASELINE_MEMO["spaces"].append((cal, value))
+    return value, _BASELINE_MEMO["desc"]
+
+
 def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
     """:data:`BASELINE_SIZE` vectors for the random-pair baseline, and what they are."""
     from .frames import frame_or_pool, sample_frame, sample_reference
@@ -340,7 +366,6 @@ def word_list_audit(
     raw, words = _checked_sets(model, test, min_coverage, ddof, check_bool("allow_overlap", allow_overlap))
     cal, cal_name = resolve_calibration(calibration, model)
     root = resolve_seed(rng)[1] if not isinstance(rng, np.random.Generator) else None
-    base_raw, base_desc = _baseline(model, root)
     spaces = [("none", None)] + ([(cal_name, cal)] if cal is not None else [])
     out = []
     if full is not None and len(full) != len(spaces):
@@ -362,7 +387,7 @@ def word_list_audit(
         else:
             given = _given_full(full[k], vecs, ddof, test.id, name)
         scores = np.concatenate([association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"])
-        base = base_raw if c is None else c.transform(base_raw)
+        base_cosine, base_desc = _baseline_cosine(model, root, c)
         coherence: dict[str, Any] = {f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES}
         out.append(
             WordListAudit(
@@ -373,7 +398,7 @@ def word_list_audit(
                 p_value=float(given.p_value),
                 **_frequency(model, words, scores),
                 **coherence,
-                baseline_cosine=mean_pair_cosine(base),
+                baseline_cosine=base_cosine,
                 baseline_source=base_desc,
                 alpha=float(alpha),
                 leave_one_out=leave_one_out(vecs, words, given, alpha=alpha, rng=root, permutation=perm),

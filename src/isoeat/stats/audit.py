@@ -28,12 +28,22 @@ which. Each left-out word draws from its own named stream
 ``("weat-loo", TEST, ROLE, WORD)`` of the root seed, the same in every space.
 A set of two words keeps one without the word: no WEAT set, so that row is
 ``nan`` and its ``note`` says why.
+
+Kept by content: with a seed (an int) and a store installed for the slow counts
+(:func:`isoeat.stats._certified.set_bracket_store`: the embedding cache, which
+``isoeat run`` and ``isoeat weat --audit`` install), the rows of one test in one
+space are stored under a key of everything they depend on — every vector's bytes,
+the words, the full test's d, p, ddof and side, alpha, the permutation options,
+the seed and isoeat's code (:func:`_loo_key`) — and read back the next time
+instead of computed (a bad entry is computed again).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -41,6 +51,7 @@ import numpy as np
 from .._errors import CoverageError
 from .._random import stream
 from ..labels import is_significant, opposite_signs
+from ._certified import bracket_store
 from .options import PermutationOptions, ResultLabels
 from .results import WEATResult
 from .weat import weat_from_vectors
@@ -130,8 +141,8 @@ class LeaveOneOut:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a flat, JSON-ready dict (the field order)."""
-        return asdict(self)
+        """The record as a flat, JSON-ready dict (the field order; every field a plain value, so no deep copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def to_frame(self) -> Any:
         """The record as a one-row :class:`pandas.DataFrame` (needs pandas)."""
@@ -182,6 +193,48 @@ def leave_one_out(
     (10, 'x1', 'set B keeps 1 word without it: no WEAT set')
     """
     perm = permutation or PermutationOptions(alternative=full.alternative)
+    store = bracket_store()
+    key = _loo_key(vectors, words, full, alpha, rng, perm, store.code()) if store is not None else None
+    if key is not None:
+        kept = _read_rows(store.get(key))
+        if kept is not None:
+            return kept
+    out = _leave_one_out(vectors, words, full, alpha, rng, perm)
+    if key is not None:
+        store.put(key, json.dumps([r.to_dict() for r in out]))
+    return out
+
+
+def _loo_key(vectors: dict[str, np.ndarray], words: dict[str, list[str]], full: WEATResult, alpha: float, rng: Any,
+             perm: PermutationOptions, code: str) -> dict[str, Any] | None:
+    """What the rows of :func:`leave_one_out` depend on, or None where they are not reproducible (no int seed)."""
+    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
+        return None
+    h = hashlib.sha256()
+    for role in ROLES:
+        a = np.ascontiguousarray(vectors[role])
+        h.update(f"{role}:{a.dtype.str}:{a.shape}:".encode())
+        h.update(a.tobytes())
+        h.update(json.dumps(list(words[role]), ensure_ascii=False).encode())
+    return {"what": "weat-loo", "vectors": h.hexdigest(), "test": full.test, "model": full.model,
+            "calibration": full.calibration, "d": repr(float(full.effect_size)), "p": repr(float(full.p_value)),
+            "ddof": int(full.ddof), "alternative": full.alternative, "alpha": repr(float(alpha)), "seed": int(rng),
+            "permutation": json.dumps(asdict(perm), sort_keys=True, default=str), "code": code}
+
+
+def _read_rows(record: str | None) -> tuple[LeaveOneOut, ...] | None:
+    """Rows kept by :func:`leave_one_out`, or None (nothing kept, or an entry that does not read as rows)."""
+    if record is None:
+        return None
+    try:
+        return tuple(LeaveOneOut(**r) for r in json.loads(record))
+    except (ValueError, TypeError):
+        return None
+
+
+def _leave_one_out(vectors: dict[str, np.ndarray], words: dict[str, list[str]], full: WEATResult, alpha: float,
+                   rng: Any, perm: PermutationOptions) -> tuple[LeaveOneOut, ...]:
+    """:func:`leave_one_out`, computed."""
     _, root = stream(rng, "weat-loo")
     d0, p0 = float(full.effect_size), float(full.p_value)
     out: list[LeaveOneOut] = []
