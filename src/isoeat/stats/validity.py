@@ -6,7 +6,8 @@ the test id, the sets and the words:
 * a set of fewer than 2 words (after out-of-vocabulary words were dropped);
 * X identical to Y, or A identical to B (the statistic would be 0 by construction);
 * two words of one set that are the same vocabulary entry (``Bill`` and
-  ``bill`` when the lookup falls back to lowercase): the entry would count twice;
+  ``bill`` when the lookup falls back to lowercase; ``new york``, ``new  york`` and
+  ``new_york``, one phrase): the entry would count twice;
 * ``ddof`` not below the number of values the standard deviation is taken
   over (``|X| + |Y|`` for WEAT, ``|A| + |B|`` for SC-WEAT);
 * vectors of dimension < 2 (every cosine is +-1), zero or non-finite vectors.
@@ -36,13 +37,25 @@ ATTRIBUTES = ("A", "B")
 def vocabulary_entries(found: Sequence[str], case_folded: Sequence[tuple[str, str]] = ()) -> list[str]:
     """The vocabulary entry each found word stands for (its lowercase fallback when case-folded).
 
+    A phrase's entry is its words joined by ``_`` (the phrase token it is, or the words it is the mean of:
+    :mod:`isoeat.backends._phrases`), so ``"new york"``, ``"new  york"`` (two spaces, a tab or a no-break
+    space between the words) and the token ``"new_york"`` are one entry and never count twice.
+
     Examples
     --------
     >>> vocabulary_entries(["Bill", "bill"], [("Bill", "bill")])
     ['bill', 'bill']
+    >>> vocabulary_entries(["new york", "new  york", "new_york", "New York"], [("New York", "new york")])
+    ['new_york', 'new_york', 'new_york', 'new_york']
     """
     folded = dict(case_folded)
-    return [folded.get(w, w) for w in found]
+    return [_entry_key(folded.get(w, w)) for w in found]
+
+
+def _entry_key(entry: str) -> str:
+    """``entry`` with the words of a phrase joined by ``_`` (one word: as it is)."""
+    parts = entry.split()
+    return "_".join(parts) if len(parts) > 1 else entry
 
 
 def embedded_entries(lookup: object, role: str) -> list[str]:
