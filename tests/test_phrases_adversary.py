@@ -118,3 +118,12 @@ def test_a_change_of_the_phrase_rule_changes_the_hash_of_a_test_with_phrases(mon
     monkeypatch.undo()
     monkeypatch.setattr(_phrases, "PHRASE_RULE", _phrases.PHRASE_RULE + " (changed)")
     assert test_hash(with_phrase) != before[0]
+
+
+def test_export_of_a_phrase_says_it_is_a_phrase(tmp_path):
+    """Break: 'new york' was refused as 'not in the vocabulary' though lookup composes it; the message now says why."""
+    from isoeat.backends._export import export_vectors
+
+    with pytest.raises(isoeat.CoverageError, match="'new york' is a phrase: .* export writes stored rows only"):
+        export_vectors(NO_TOKEN, tmp_path / "x.txt", words=["new york", "nurse"])
+    assert not (tmp_path / "x.txt").exists()
