@@ -1,0 +1,82 @@
+"""Hostile k-group tests (issue 42 item 4, adversary): names that print alike, CLI errors, CSV escaping.
+
+Expected values are hand examples: what a reader of the table would see of two names (Unicode NFKC, invisible
+format characters, blanks, case), and the CSV rule of the house (a cell starting with ``=``, ``+``, ``-`` or
+``@`` is written with a leading ``'`` so that a spreadsheet does not run it as a formula).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+
+import pytest
+
+import isoeat
+from isoeat import ConfigError
+from isoeat.cli import main
+
+ATTR = (isoeat.WordSet("p", ("love", "peace")), isoeat.WordSet("u", ("hate", "war")))
+
+
+def _groups(second: str) -> tuple:
+    return (isoeat.WordSet("flowers", ("rose", "tulip")), isoeat.WordSet(second, ("ant", "bee")))
+
+
+@pytest.mark.parametrize(
+    "twin",
+    [
+        "Flowers",  # held: case
+        "\ufb02owers",  # held: the 'fl' ligature (its casefold is 'flowers')
+        "\uff46lowers",  # break: fullwidth f (NFKC: f)
+        "flowers\u200b",  # break: a zero-width space (a format character, invisible)
+        "Flowers ",  # break: a trailing blank
+        "flo wers".replace(" ", "") + "\u2060",  # break: a word joiner (invisible)
+    ],
+)
+def test_two_group_names_that_print_alike_are_refused(twin):
+    with pytest.raises(ConfigError, match="print alike"):
+        isoeat.NGroupTest("t", "Custom", _groups(twin), ATTR)
+
+
+def test_distinct_names_are_kept():
+    """Held: names that differ in a letter are two groups (flowers / flower)."""
+    t = isoeat.NGroupTest("t", "Custom", _groups("flower"), ATTR)
+    assert [g.name for g in t.targets] == ["flowers", "flower"]
+
+
+def _cli(args: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(args)
+        except SystemExit as e:
+            rc = int(e.code or 0)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_a_look_alike_group_name_in_a_file_is_one_line_exit_2(tmp_path):
+    f = tmp_path / "t.yaml"
+    f.write_text(
+        'id: c\ntargets:\n  flowers: [rose, tulip]\n  "flowers\\u200b": [ant, bee]\n'
+        "attributes:\n  p: [love, peace]\n  u: [hate, war]\n",
+        encoding="utf-8",
+    )
+    rc, out, err = _cli(["ngroup", "--test", str(f), "--calibration", "none"])
+    assert rc == 2 and "Traceback" not in err
+    assert "'flowers' and 'flowers\\u200b', which print alike" in err and err.count("\n") == 1
+
+
+def test_csv_escapes_group_names_that_start_a_formula(tmp_path):
+    """Held: group, attribute and test names starting with =, +, -, @ are written with a leading quote."""
+    f = tmp_path / "t.yaml"
+    f.write_text(
+        'id: "=cmd"\ntargets:\n  "=f": [rose, tulip]\n  "+i": [ant, bee]\n'
+        'attributes:\n  "@p": [love, peace]\n  "-u": [hate, war]\n',
+        encoding="utf-8",
+    )
+    rc, out, err = _cli(["ngroup", "--test", str(f), "--calibration", "none", "--statistics", "mac", "--format", "csv"])
+    assert rc == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert rows[0]["test"] == "'=cmd" and rows[0]["groups"] == "'=f;+i" and rows[0]["attributes"] == "'@p;-u"
