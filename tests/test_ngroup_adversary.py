@@ -80,3 +80,52 @@ def test_csv_escapes_group_names_that_start_a_formula(tmp_path):
     assert rc == 0, err
     rows = list(csv.DictReader(io.StringIO(out)))
     assert rows[0]["test"] == "'=cmd" and rows[0]["groups"] == "'=f;+i" and rows[0]["attributes"] == "'@p;-u"
+
+
+@pytest.mark.filterwarnings("ignore:zca. only 10 reference vectors")
+def test_a_tiny_reference_is_marked_a_reduced_protocol(tmp_path):
+    """Break: 'isoeat ngroup --reference-size 10' printed a calibrated column with no '! Reduced protocol' line
+    (weat, scweat, metric print it: labels.protocol_departures, the reference the paper used is 100,000)."""
+    rc, out, err = _cli(["ngroup", "--test", "examples/religion.yaml", "--reference-size", "10", "--statistics", "mac"])
+    assert rc == 0, err
+    assert out.splitlines()[-1].startswith("! Reduced protocol, not the paper's: reference 10 (the paper: 100,000)")
+
+
+def test_sampled_p_with_few_permutations_is_marked_in_records():
+    """--permutations 1000 with a Monte Carlo p: each record's protocol says so; an exact p needs none."""
+    rc, out, err = _cli(
+        [
+            "ngroup",
+            "--test",
+            "examples/religion.yaml",
+            "--permutations",
+            "1000",
+            "--calibration",
+            "none",
+            "--statistics",
+            "same,mac",
+            "--format",
+            "csv",
+        ]
+    )
+    assert rc == 0, err
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {r["p_method"] for r in rows} == {"monte-carlo", "none"}
+    assert all(r["protocol"] == "reduced: 1,000 permutations (the paper: 100,000)" for r in rows)
+    rc, out, err = _cli(
+        [
+            "ngroup",
+            "--test",
+            "W6",
+            "--permutations",
+            "1000",
+            "--calibration",
+            "none",
+            "--statistics",
+            "gweat",
+            "--format",
+            "csv",
+        ]
+    )
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert rc == 0 and row["p_method"] == "exact" and row["protocol"] == "paper"
