@@ -129,3 +129,29 @@ def test_sampled_p_with_few_permutations_is_marked_in_records():
     )
     row = next(csv.DictReader(io.StringIO(out)))
     assert rc == 0 and row["p_method"] == "exact" and row["protocol"] == "paper"
+
+
+def test_exact_monte_carlo_boundary_at_n_permutations():
+    """Held: 'auto' counts every assignment when their number (6!/(2!2!2!) = 90) is at most n_permutations, and
+    samples at one fewer; the exact p equals a from-scratch enumeration of the distinct assignments."""
+    import itertools
+
+    import numpy as np
+
+    from isoeat.stats.ngroup import group_permutation_test
+
+    values = np.array([0.9, 0.1, 0.5, 0.3, 0.7, 0.2])
+
+    def stat(L):  # mean of group 0 minus mean of group 2
+        L = np.atleast_2d(L)
+        return ((L == 0) * values).sum(1) / 2 - ((L == 2) * values).sum(1) / 2
+
+    observed = stat(np.array([0, 0, 1, 1, 2, 2]))[0]
+    labellings = {p for p in itertools.permutations([0, 0, 1, 1, 2, 2])}
+    assert len(labellings) == 90
+    want = sum(stat(np.array(p))[0] >= observed - 1e-9 for p in labellings) / 90
+    exact = group_permutation_test(stat, [2, 2, 2], n_permutations=90, rng=0)
+    sampled = group_permutation_test(stat, [2, 2, 2], n_permutations=89, rng=0)
+    assert (exact.p_method, exact.n_assignments) == ("exact", 90)
+    assert exact.p_value == pytest.approx(want, abs=1e-12)
+    assert sampled.p_method == "monte-carlo" and sampled.n_permutations == 89
