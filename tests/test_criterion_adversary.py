@@ -107,3 +107,24 @@ def test_every_output_states_the_coverage(tmp_path):
     rec = doc[0] if isinstance(doc, list) else doc
     assert rec["ci_coverage"] == coverage_note(40, 0.95)
     assert np.isfinite(rec["pearson_r"])
+
+
+def test_an_unquoted_thousands_comma_is_refused_not_read_as_the_first_digits(tmp_path):
+    """Break: 'salary,1,234' under the header word,value was read as the value 1 (the extra column ignored)."""
+    f = tmp_path / "c.csv"
+    f.write_text("word,value\nnurse,1,234\nengineer,15\n", encoding="utf-8")
+    with pytest.raises(isoeat.DataFormatError, match=r'c\.csv:2: 3 columns, the header has 2 .*"1,234"'):
+        load_criterion(f)
+    f.write_text('word,value\nnurse,"1,234"\nengineer,15,\n', encoding="utf-8")  # quoted; a trailing empty field
+    with pytest.raises(isoeat.DataFormatError, match="is not a number"):  # "1,234" is not a float: said
+        load_criterion(f)
+    f.write_text("word,value\nnurse,1234\nengineer,15,\n", encoding="utf-8")
+    assert load_criterion(f).values == (1234.0, 15.0)
+
+
+def test_a_header_naming_a_column_twice_is_refused(tmp_path):
+    """Break: 'word,value,value' silently read the first value column."""
+    f = tmp_path / "c.csv"
+    f.write_text("word,value,Value\nnurse,1,2\n", encoding="utf-8")
+    with pytest.raises(isoeat.DataFormatError, match=r"c\.csv:1: the header names the column value 2 times"):
+        load_criterion(f)
