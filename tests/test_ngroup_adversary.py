@@ -155,3 +155,13 @@ def test_exact_monte_carlo_boundary_at_n_permutations():
     assert (exact.p_method, exact.n_assignments) == ("exact", 90)
     assert exact.p_value == pytest.approx(want, abs=1e-12)
     assert sampled.p_method == "monte-carlo" and sampled.n_permutations == 89
+
+
+@pytest.mark.parametrize("role", ["targets", "attributes"])
+def test_a_semicolon_in_a_group_name_is_refused(role):
+    """Break: groups 'a;b', 'c', 'a' were written to CSV as 'a;b;c;a' (the ';' joins a record's list cells):
+    four names for k = 3, and two of them 'a'."""
+    bad = (isoeat.WordSet("a;b", ("rose", "tulip")), isoeat.WordSet("c", ("ant", "bee")))
+    targets, attributes = (bad, ATTR) if role == "targets" else (_groups("insects"), bad)
+    with pytest.raises(ConfigError, match=f"{role}: group name 'a;b' holds ';'"):
+        isoeat.NGroupTest("t", "Custom", targets, attributes)

@@ -54,6 +54,11 @@ def _check_groups(test_id: str, role: str, groups: tuple[WordSet, ...]) -> None:
     for g in groups:
         if not isinstance(g, WordSet):
             raise ConfigError(f"test {test_id!r}: {role}: every group must be a WordSet, got {safe_show(g)}")
+        if ";" in g.name:  # a CSV record lists the groups joined by ';' (isoeat._records): 'a;b' would be two
+            raise ConfigError(
+                f"test {test_id!r}: {role}: group name {safe_repr(g.name)} holds ';', which separates the group "
+                "names in a CSV record; rename it"
+            )
         key = look_alike_key(" ".join(g.name.split()))  # what a reader of the table sees: case, width, blanks
         if key in names:
             raise ConfigError(
