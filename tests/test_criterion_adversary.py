@@ -128,3 +128,11 @@ def test_a_header_naming_a_column_twice_is_refused(tmp_path):
     f.write_text("word,value,Value\nnurse,1,2\n", encoding="utf-8")
     with pytest.raises(isoeat.DataFormatError, match=r"c\.csv:1: the header names the column value 2 times"):
         load_criterion(f)
+
+
+def test_a_semicolon_in_a_criterion_word_is_refused(tmp_path):
+    """Break: 'nurse;aide' was listed in the CSV record's missing/words cells, which join words with ';'."""
+    f = tmp_path / "c.csv"
+    f.write_text('word,value\n"nurse;aide",3\nnurse,4\n', encoding="utf-8")
+    with pytest.raises(isoeat.DataFormatError, match=r"c\.csv:2: word 'nurse;aide' holds ';'"):
+        load_criterion(f)

@@ -129,8 +129,8 @@ def load_criterion(spec: str | os.PathLike) -> Criterion:
         No such file (and no bundled criterion of that name).
     DataFormatError
         ``FILE:LINE: ...`` naming the word: no header, a header naming word or value twice, a value that is not a
-        finite number, an empty word, a word listed twice (both lines named), a row with fewer or more columns
-        than the header (an unquoted ``1,234``), no rows.
+        finite number, an empty word, a word holding ``;``, a word listed twice (both lines named), a row with
+        fewer or more columns than the header (an unquoted ``1,234``), no rows.
 
     Examples
     --------
@@ -169,11 +169,13 @@ def load_criterion(spec: str | os.PathLike) -> Criterion:
         if len(row) > width and any(c.strip() for c in row[width:]):  # '1,234' unquoted: the value would be 1
             raise DataFormatError(
                 f"{key}:{lineno}: {len(row)} columns, the header has {width} (a comma inside a word or a value, "
-                f"as in 1,234, must be quoted: \"1,234\", or written 1234): {text!r}"
+                f'as in 1,234, must be quoted: "1,234", or written 1234): {text!r}'
             )
         word, raw = nfc(row[cols[0]].strip()), row[cols[1]].strip()
         if not word:
             raise DataFormatError(f"{key}:{lineno}: an empty word (value {raw!r})")
+        if ";" in word:  # a CSV record lists the words joined by ';' (isoeat._records)
+            raise DataFormatError(f"{key}:{lineno}: word {word!r} holds ';', which separates the words of a CSV record")
         try:
             value = float(raw)
         except ValueError:
