@@ -62,7 +62,7 @@ def test_a_tab_in_a_word_set_is_refused_naming_the_word():
 def test_two_spellings_of_one_phrase_in_a_set_are_refused(twin):
     """Break: 'new york' and 'new  york' were two words of one set with one vector (counted twice, silently)."""
     sets = (WordSet("A", ["new york", twin, "boston"]), WordSet("B", ["paris", "london", "rome"]))
-    with pytest.raises(InvalidTestError, match="same vocabulary entry 'new_york'"):
+    with pytest.raises(InvalidTestError, match="same vocabulary entry 'new \\+ york'"):
         isoeat.sc_weat(NO_TOKEN, ["nurse"], sets)
 
 
@@ -91,7 +91,7 @@ def test_weat_refuses_a_phrase_in_x_and_its_token_in_y_as_an_overlap():
 def test_criterion_words_that_are_one_phrase_are_refused():
     """Criterion validity: 'new york' and 'new  york' would be two points with one vector."""
     crit = Criterion("c", ("new york", "new  york", "boston", "chicago"), (1.0, 2.0, 3.0, 4.0))
-    with pytest.raises(isoeat.CoverageError, match="same vocabulary entry 'new_york'"):
+    with pytest.raises(isoeat.CoverageError, match="same vocabulary entry 'new \\+ york'"):
         criterion_validity(NO_TOKEN, crit, ATTR)
 
 
@@ -127,3 +127,34 @@ def test_export_of_a_phrase_says_it_is_a_phrase(tmp_path):
     with pytest.raises(isoeat.CoverageError, match="'new york' is a phrase: .* export writes stored rows only"):
         export_vectors(NO_TOKEN, tmp_path / "x.txt", words=["new york", "nurse"])
     assert not (tmp_path / "x.txt").exists()
+
+
+def test_two_orders_of_one_mean_are_one_entry():
+    """Break: 'new york' and 'york new' (no token for either) are the mean of the same two rows, one vector
+    (hand: (new + york)/2 == (york + new)/2), and were two words of one set."""
+    lk = NO_TOKEN.lookup(["new york", "york new"])
+    np.testing.assert_array_equal(lk.vectors[0], lk.vectors[1])
+    sets = (WordSet("A", ["new york", "york new", "boston"]), WordSet("B", ["paris", "london", "rome"]))
+    with pytest.raises(InvalidTestError, match="'new york' and 'york new', which are the same vocabulary entry"):
+        isoeat.sc_weat(NO_TOKEN, ["nurse"], sets)
+
+
+def test_a_token_and_a_reversed_mean_are_two_entries():
+    """Held: with the token new_york, 'new york' is that token and 'york new' the mean of york and new: two
+    different vectors, two entries (not refused)."""
+    lk = TOY.lookup(["new york", "york new"])
+    assert lk.how("new york") == "phrase-token" and lk.how("york new") == "mean-of-words"
+    sets = (WordSet("A", ["new york", "york new", "boston"]), WordSet("B", ["paris", "london", "rome"]))
+    assert len(isoeat.sc_weat(TOY, ["nurse"], sets)) == 1
+
+
+def test_ngroup_refuses_two_orders_of_one_mean_across_groups():
+    """k-group tests use the same entries: 'new york' in one group, 'york new' in another."""
+    t = isoeat.NGroupTest(
+        "t",
+        "Custom",
+        (WordSet("g1", ("new york", "boston")), WordSet("g2", ("york new", "paris"))),
+        (WordSet("p", ("love", "peace")), WordSet("u", ("hate", "war"))),
+    )
+    with pytest.raises(InvalidTestError, match="are one vocabulary entry"):
+        isoeat.ngroup(NO_TOKEN, t, statistics="mac")

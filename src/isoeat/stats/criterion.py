@@ -359,7 +359,7 @@ def criterion_validity(
     missing = tuple(with_suggestions(lk.missing, suggestion_entries(model, lk.missing)))
     value_of = dict(zip(crit.words, crit.values))
     found = list(lk.found)
-    _refuse_twice(crit, found, vocabulary_entries(lk.found, lk.case_folded))
+    _refuse_twice(crit, found, vocabulary_entries(lk.found, lk.case_folded, getattr(lk, "embedded", ())))
     _require(len(found), crit, f"are in {name_of(model, 'the model')}", missing, missing_parts_note(lk))
     res = sc_weat(
         model,

@@ -384,7 +384,8 @@ def _lookup_sets(
                                 f"least 2 ({'no context' if corpus else 'not found'}: {shown})")
         vecs[role] = lk.vectors
         if words_out is not None:
-            words_out[role] = (list(lk.found), vocabulary_entries(lk.found, lk.case_folded))
+            entries = vocabulary_entries(lk.found, lk.case_folded, getattr(lk, "embedded", ()))
+            words_out[role] = (list(lk.found), entries)
     return vecs, dropped, folded
 
 
@@ -624,7 +625,8 @@ def sc_weat(
         raise CoverageError(f"target word(s) {what}: {', '.join(shown)}{missing_parts_note(lk)}")
     W = lk.vectors
     ddof = check_int("ddof", ddof, lo=0)
-    for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
+    entries = vocabulary_entries(lk.found, lk.case_folded, getattr(lk, "embedded", ()))
+    for i, (word, entry) in enumerate(zip(lk.found, entries)):
         check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
                    entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
                    vectors={"w": W[i], "A": vecs["A"], "B": vecs["B"]}, ddof=ddof, sd_over=("A", "B"))
