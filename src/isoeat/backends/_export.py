@@ -21,6 +21,7 @@ from .._errors import ConfigError, CoverageError
 from .._io import atomic_write
 from .._types import VocabularyModel, name_of
 from .._validate import check_bool, check_int, check_path, show
+from ._phrases import phrase_words
 
 __all__ = ["export_vectors", "out_paths", "CHUNK_ROWS", "EXPORT_FORMATS"]
 
@@ -70,8 +71,17 @@ def _rows_of_words(model: Any, words: Any, skip_missing: bool) -> tuple[list[int
         shown = ", ".join(map(repr, missing[:10])) + (f", ... ({len(missing)} in all)" if len(missing) > 10 else "")
         raise CoverageError(f"{_WHERE}: not in the vocabulary of {_name(model)}: {shown}; nothing written"
                             + ("" if rows else " (no word of the list is in it)" if skip_missing else
-                               " (skip_missing=True writes the others)"))
+                               " (skip_missing=True writes the others)") + _phrase_note(missing))
     return rows, missing
+
+
+def _phrase_note(missing: Sequence[str]) -> str:
+    """Why a phrase is not exported: it is composed when looked up (:mod:`._phrases`), not a stored row."""
+    phrase = next((w for w in missing if phrase_words(w)), None)
+    if phrase is None:
+        return ""
+    return (f"; {phrase!r} is a phrase: a test embeds it by the phrase rule (its '_' token, else the mean of its "
+            "words), but export writes stored rows only: export its words or its '_' token")
 
 
 def _name(model: Any) -> str:

@@ -22,11 +22,11 @@ more in the phrase's direction; Mikolov et al. 2013 compose phrases by adding wo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
-__all__ = ["PHRASE_RULE", "EMBEDDINGS", "phrase_words", "compose"]
+__all__ = ["PHRASE_RULE", "PHRASE_RULE_VERSION", "EMBEDDINGS", "phrase_words", "compose", "rule_key"]
 
 #: How a stimulus can be embedded, in the order the rule tries them.
 EMBEDDINGS = ("token", "phrase-token", "mean-of-words")
@@ -36,6 +36,9 @@ PHRASE_RULE = (
     "a phrase is its vocabulary token with '_' between its words if there is one (as given, then "
     "lowercased where the model folds case), else the mean of its words' raw vectors, before calibration"
 )
+
+#: Raise with any change of :func:`compose`'s arithmetic that leaves :data:`PHRASE_RULE`'s text as it is.
+PHRASE_RULE_VERSION = 1
 
 Row = Callable[[str], "tuple[int | None, str | None]"]
 
@@ -87,3 +90,19 @@ def compose(stimulus: str, row: Row, vectors: np.ndarray) -> tuple[str, np.ndarr
     mat = np.asarray(vectors[np.asarray(rows, dtype=np.int64)], dtype=np.float64)
     entry = " ".join(entries)
     return "mean-of-words", mat.mean(axis=0), entry if entry != " ".join(words) else "", ""
+
+
+def rule_key(words: Iterable[str]) -> dict[str, str]:
+    """``{"phrase_rule": ...}`` (the rule's version and text) when a stimulus of ``words`` is a phrase, else ``{}``.
+
+    Part of a test's content hash (:func:`isoeat.experiments.config.test_hash`): a run folder's cell of a test
+    with phrases is recomputed when the rule changes; a test without phrases keeps its hash.
+
+    Examples
+    --------
+    >>> rule_key(["york", "paris"]), list(rule_key(["new york"]))
+    ({}, ['phrase_rule'])
+    """
+    if not any(phrase_words(w) for w in words):
+        return {}
+    return {"phrase_rule": f"{PHRASE_RULE_VERSION}: {PHRASE_RULE}"}

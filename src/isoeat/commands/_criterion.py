@@ -80,6 +80,7 @@ def _footer(results: list[Any], crit: Any) -> list[str]:
         "(Bonett-Wright); p two-sided, t on n-2 df. d > 0: closer to "
         f"{r0.attribute_a} than to {r0.attribute_b}."
     ]
+    lines.append(f"{r0.ci_coverage}.")
     lines += [f"{r.calibration}: r and rho undefined: {r.undefined}." for r in results if r.undefined]
     if r0.missing:
         lines.append(f"Not in {r0.model} (not correlated, {len(r0.missing)} of {len(crit)}): " + ", ".join(r0.missing))

@@ -116,9 +116,11 @@ def _table(test: str, raw: list[Any], cal: list[Any] | None, alpha: float) -> st
 
 def _cmd_ngroup(args: argparse.Namespace) -> int:
     from ..experiments.engine import CachedEncoder
+    from ..labels import protocol_text
     from ..metrics.ngroup import _select, ngroup
-    from ..reporting.tables import emit_records
+    from ..reporting.tables import emit_records, protocol_footer
     from ..wordsets import as_ngroup_tests
+    from ._spaces import space_protocols
 
     _select(args.statistics)
     tests = as_ngroup_tests(args.test)
@@ -134,8 +136,16 @@ def _cmd_ngroup(args: argparse.Namespace) -> int:
     )
     raw = ngroup(cached, tests, **common)
     calibrated = ngroup(cached, tests, calibration=cal, **common) if cal is not None else None
+    # the paper's protocol and where these spaces depart from it (reference size, eps, permutations), as weat
+    departures = space_protocols([raw] + ([calibrated] if calibrated else []), cal, model, args.permutations)
     if args.format in ("json", "csv"):
-        emit_records([r.to_dict(scores=args.format == "json") for r in raw + (calibrated or [])], args.format)
+        emit_records(
+            [
+                {**r.to_dict(scores=args.format == "json"), "protocol": protocol_text(departures[i >= len(raw)])}
+                for i, r in enumerate(raw + (calibrated or []))
+            ],
+            args.format,
+        )
         return 0
     spaces = f"raw vs {calibrated[0].calibration}" if calibrated else "raw only (--calibration none)"
     print(f"{model.name}: {spaces}; seed {args.seed}")
@@ -146,6 +156,8 @@ def _cmd_ngroup(args: argparse.Namespace) -> int:
         print(_table(t.id, raw[pick], calibrated[pick] if calibrated else None, args.alpha))
     if cal is not None and calibrator_mark(cal):
         print(calibrator_mark(cal))
+    for line in protocol_footer(departures[-1]):
+        print(line)
     return 0
 
 

@@ -340,10 +340,16 @@ def _sha(obj: Any) -> str:
 
 
 def test_hash(test: Any) -> str:
-    """SHA-256 (16 hex) of a test's id, bias type, four word lists and defining pairs: a changed file changes it."""
+    """SHA-256 (16 hex) of a test's id, bias type, four word lists and defining pairs: a changed file changes it.
+
+    A test with a phrase (``new york``) hashes the phrase rule too (:func:`isoeat.backends._phrases.rule_key`).
+    """
+    from ..backends._phrases import rule_key
+
     return _sha({"id": test.id, "bias_type": test.bias_type,  # defining pairs only when given: hashes kept
                  **{r: [ws.name, list(ws.words)] for r, ws in test.sets().items()},
-                 **({"pairs": [list(p) for p in test.pairs]} if getattr(test, "pairs", ()) else {})})
+                 **({"pairs": [list(p) for p in test.pairs]} if getattr(test, "pairs", ()) else {}),
+                 **rule_key(w for ws in test.sets().values() for w in ws.words)})  # phrases: the rule too
 
 
 test_hash.__test__ = False  # type: ignore[attr-defined]  # keep pytest from collecting it

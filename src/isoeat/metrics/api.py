@@ -214,7 +214,7 @@ class _Prepared:
         words = [w for p in spec.pairs for w in p]
         lk = self.model.lookup(list(dict.fromkeys(words)))
         row = {w: i for i, w in enumerate(lk.found)}
-        entry = dict(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded)))
+        entry = dict(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded, getattr(lk, "embedded", ()))))
         kept = [p for p in spec.pairs if p[0] in row and p[1] in row]
         dropped = [f"pair:{a}-{b}" for a, b in spec.pairs if (a, b) not in kept]
         if not kept or len(kept) < self.min_coverage * len(spec.pairs):

@@ -31,7 +31,6 @@ from .._surface import public, require_encoder
 from .._types import Encoder, name_of
 from .._validate import check_bool, check_choice, suggest
 from ..stats.ngroup import gweat_scores, gweat_test, same_test
-from ..stats.validity import vocabulary_entries
 from ..stats.weat import _lookup_sets, documents_calibration, resolve_calibration
 from .multiclass import mac_multiclass, rnsb_multiclass
 
@@ -335,8 +334,8 @@ def _prepare(model: Encoder, test: Any, min_coverage: float) -> tuple[dict[str, 
     near: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, test, min_coverage, words_out=found, suggestions_out=near)
     owner: dict[str, str] = {}
-    for role, (words, _) in found.items():
-        for w, e in zip(words, vocabulary_entries(words, [(a, b) for a, _, b in (f.partition("->") for f in folded)])):
+    for role, (words, entries) in found.items():  # entries: weat's lookup's (vocabulary_entries, phrases too)
+        for w, e in zip(words, entries):
             if e in owner:
                 raise InvalidTestError(
                     f"test {test.id}: {owner[e]} and {role}:{w} are one vocabulary entry "

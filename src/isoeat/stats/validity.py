@@ -6,7 +6,8 @@ the test id, the sets and the words:
 * a set of fewer than 2 words (after out-of-vocabulary words were dropped);
 * X identical to Y, or A identical to B (the statistic would be 0 by construction);
 * two words of one set that are the same vocabulary entry (``Bill`` and
-  ``bill`` when the lookup falls back to lowercase): the entry would count twice;
+  ``bill`` when the lookup falls back to lowercase; ``new york``, ``new  york`` and
+  ``new_york``, one phrase): the entry would count twice;
 * ``ddof`` not below the number of values the standard deviation is taken
   over (``|X| + |Y|`` for WEAT, ``|A| + |B|`` for SC-WEAT);
 * vectors of dimension < 2 (every cosine is +-1), zero or non-finite vectors.
@@ -33,16 +34,37 @@ TARGETS = ("X", "Y")
 ATTRIBUTES = ("A", "B")
 
 
-def vocabulary_entries(found: Sequence[str], case_folded: Sequence[tuple[str, str]] = ()) -> list[str]:
+def vocabulary_entries(
+    found: Sequence[str], case_folded: Sequence[tuple[str, str]] = (), embedded: Sequence[tuple[str, str]] = ()
+) -> list[str]:
     """The vocabulary entry each found word stands for (its lowercase fallback when case-folded).
+
+    A phrase's entry is its words joined by ``_`` (the phrase token it is), so ``"new york"``, ``"new  york"``
+    (two spaces, a tab or a no-break space between the words) and the token ``"new_york"`` are one entry and
+    never count twice. A phrase embedded as the mean of its words (``embedded``: ``Lookup.embedded``) is the
+    mean of the same words in any order: its entry is the sorted words joined by ``" + "``, so ``"new york"``
+    and ``"york new"``, one vector, are one entry too (:mod:`isoeat.backends._phrases`).
 
     Examples
     --------
     >>> vocabulary_entries(["Bill", "bill"], [("Bill", "bill")])
     ['bill', 'bill']
+    >>> vocabulary_entries(["new york", "new  york", "new_york", "New York"], [("New York", "new york")])
+    ['new_york', 'new_york', 'new_york', 'new_york']
+    >>> vocabulary_entries(["new york", "york new"], (), [("new york", "mean-of-words"), ("york new", "mean-of-words")])
+    ['new + york', 'new + york']
     """
     folded = dict(case_folded)
-    return [folded.get(w, w) for w in found]
+    how = dict(embedded)
+    return [_entry_key(folded.get(w, w), how.get(w) == "mean-of-words") for w in found]
+
+
+def _entry_key(entry: str, mean: bool = False) -> str:
+    """``entry`` with the words of a phrase joined by ``_`` (a mean of words: sorted, joined by ``" + "``)."""
+    parts = entry.split()
+    if len(parts) < 2:
+        return entry
+    return " + ".join(sorted(parts)) if mean else "_".join(parts)
 
 
 def embedded_entries(lookup: object, role: str) -> list[str]:

@@ -384,7 +384,8 @@ def _lookup_sets(
                                 f"least 2 ({'no context' if corpus else 'not found'}: {shown})")
         vecs[role] = lk.vectors
         if words_out is not None:
-            words_out[role] = (list(lk.found), vocabulary_entries(lk.found, lk.case_folded))
+            entries = vocabulary_entries(lk.found, lk.case_folded, getattr(lk, "embedded", ()))
+            words_out[role] = (list(lk.found), entries)
     return vecs, dropped, folded
 
 
@@ -593,7 +594,8 @@ def _target_lookup(model: Any, words: list[str], test_id: str, found: dict, vecs
         what = f"with no context in corpus {corpus} ({name}, missing='drop')" if corpus else \
             f"not in the vocabulary of {name}"
         raise CoverageError(f"target word(s) {what}: {', '.join(shown)}{missing_parts_note(lk)}")
-    for i, (word, entry) in enumerate(zip(lk.found, vocabulary_entries(lk.found, lk.case_folded))):
+    entries = vocabulary_entries(lk.found, lk.case_folded, getattr(lk, "embedded", ()))
+    for i, (word, entry) in enumerate(zip(lk.found, entries)):
         check_test(test_id, words={"w": [word], "A": found["A"][0], "B": found["B"][0]},
                    entries={"w": [entry], "A": found["A"][1], "B": found["B"][1]},
                    vectors={"w": lk.vectors[i], "A": vecs["A"], "B": vecs["B"]}, ddof=ddof, sd_over=("A", "B"))

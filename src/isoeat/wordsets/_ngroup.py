@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import ConfigError, DataFormatError
-from .._names import check_label
+from .._names import check_label, look_alike_key
 from .._validate import check_path, suggest
 from ._safe_load import safe_repr, safe_show
 from ._spec import AssociationTest, WordSet
@@ -49,14 +49,23 @@ def _check_groups(test_id: str, role: str, groups: tuple[WordSet, ...]) -> None:
         raise ConfigError(
             f"test {test_id!r}: {role}: {len(groups)} group(s); an n-group test needs at least 2 named {role} sets"
         )
-    names: dict[str, int] = {}
+    names: dict[str, str] = {}
     seen: dict[str, str] = {}
     for g in groups:
         if not isinstance(g, WordSet):
             raise ConfigError(f"test {test_id!r}: {role}: every group must be a WordSet, got {safe_show(g)}")
-        if g.name.casefold() in names:
-            raise ConfigError(f"test {test_id!r}: {role}: two groups named {g.name!r} (names must differ in any case)")
-        names[g.name.casefold()] = 1
+        if ";" in g.name:  # a CSV record lists the groups joined by ';' (isoeat._records): 'a;b' would be two
+            raise ConfigError(
+                f"test {test_id!r}: {role}: group name {safe_repr(g.name)} holds ';', which separates the group "
+                "names in a CSV record; rename it"
+            )
+        key = look_alike_key(" ".join(g.name.split()))  # what a reader of the table sees: case, width, blanks
+        if key in names:
+            raise ConfigError(
+                f"test {test_id!r}: {role}: two groups named {safe_repr(names[key])} and {safe_repr(g.name)}, "
+                "which print alike (names must differ in more than case, width, blanks or invisible characters)"
+            )
+        names[key] = g.name
         for w in g.words:
             if w in seen:
                 raise ConfigError(

@@ -109,6 +109,9 @@ def _header(path: str, row: list[str]) -> tuple[int, int]:
             f"{path}:1: the header must name the columns word and value (got "
             f"{', '.join(repr(c) for c in row) or 'an empty line'}); missing: {', '.join(missing)}"
         )
+    twice = [c for c in ("word", "value") if cols.count(c) > 1]
+    if twice:  # which one would be read is a guess: refused
+        raise DataFormatError(f"{path}:1: the header names the column {twice[0]} {cols.count(twice[0])} times")
     return cols.index("word"), cols.index("value")
 
 
@@ -125,8 +128,9 @@ def load_criterion(spec: str | os.PathLike) -> Criterion:
     IsoeatFileNotFoundError
         No such file (and no bundled criterion of that name).
     DataFormatError
-        ``FILE:LINE: ...`` naming the word: no header, a value that is not a finite number, an empty word, a
-        word listed twice (both lines named), a row with too few columns, no rows.
+        ``FILE:LINE: ...`` naming the word: no header, a header naming word or value twice, a value that is not a
+        finite number, an empty word, a word holding ``;``, a word listed twice (both lines named), a row with
+        fewer or more columns than the header (an unquoted ``1,234``), no rows.
 
     Examples
     --------
@@ -151,18 +155,27 @@ def load_criterion(spec: str | os.PathLike) -> Criterion:
     lines: list[int] = []
     seen: dict[str, int] = {}
     cols: tuple[int, int] | None = None
+    width = 0
     for lineno, text in iter_lines(key, what="criterion CSV"):
         if not text.strip():
             continue
         row = next(csv.reader([text]))
         if cols is None:
             cols = _header(key, row) if lineno == 1 else _header(f"{key}:{lineno}", row)
+            width = len(row)
             continue
         if len(row) <= max(cols):
             raise DataFormatError(f"{key}:{lineno}: {len(row)} column(s), the header names {max(cols) + 1}: {text!r}")
+        if len(row) > width and any(c.strip() for c in row[width:]):  # '1,234' unquoted: the value would be 1
+            raise DataFormatError(
+                f"{key}:{lineno}: {len(row)} columns, the header has {width} (a comma inside a word or a value, "
+                f'as in 1,234, must be quoted: "1,234", or written 1234): {text!r}'
+            )
         word, raw = nfc(row[cols[0]].strip()), row[cols[1]].strip()
         if not word:
             raise DataFormatError(f"{key}:{lineno}: an empty word (value {raw!r})")
+        if ";" in word:  # a CSV record lists the words joined by ';' (isoeat._records)
+            raise DataFormatError(f"{key}:{lineno}: word {word!r} holds ';', which separates the words of a CSV record")
         try:
             value = float(raw)
         except ValueError:
