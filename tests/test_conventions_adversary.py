@@ -1,0 +1,142 @@
+"""The adversary's cases of peers' conventions (issue 46): what was silently wrong, each with its fix.
+
+Provenance of every expected value is given at its test; none is copied from isoeat's output.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import isoeat
+from isoeat.cli import main
+from isoeat.stats.conventions import CONVENTIONS, convention_lines, p_note
+
+
+def _cos(U, V):
+    U = np.asarray(U, dtype=np.float64)
+    V = np.asarray(V, dtype=np.float64)
+    return (U / np.linalg.norm(U, axis=1, keepdims=True)) @ (V / np.linalg.norm(V, axis=1, keepdims=True)).T
+
+
+# --- 1. Case fallback: WEFE's default and responsibly lose cased words; isoeat finds them lowercased -----------
+
+
+def test_wefe_footer_says_wefe_default_loses_the_cased_words_of_w6(glove):
+    # WEFE 1.0.1 itself, run on the bundled GloVe vectors of W1-W10 (isoeat export of every word and its
+    # lowercase form, gensim KeyedVectors, WEAT().run_query(query, model, return_effect_size=True), its default
+    # preprocessors=[{}]) returned nan for W3, W4, W5, W6, W8 and W10 ("lost proportionally more words than
+    # specified in 'lost_words_threshold'"): GloVe 6B is lowercased and these tests hold names ("John").
+    # isoeat's --convention wefe is WEFE with preprocessors=[{}, {"lowercase": True}]: it must say so.
+    r = isoeat.weat(glove, "W6", rng=0, convention="wefe")
+    assert r.case_folded  # John->john, ...
+    lines = convention_lines([r])
+    hit = [ln for ln in lines if "preprocessors=[{}]" in ln]
+    assert len(hit) == 1 and hit[0].startswith("W6: wefe:") and "nan" in hit[0] and "John->john" in hit[0]
+    assert "{'lowercase': True}" in hit[0]
+    # a test with no cased word gets no such line (W7: all lowercase words)
+    assert not [ln for ln in convention_lines([isoeat.weat(glove, "W7", rng=0, convention="wefe")])
+                if "preprocessors" in ln]
+    # and the default convention none (isoeat's own fallback is reported in case_folded as before)
+    assert convention_lines([isoeat.weat(glove, "W6", rng=0)]) == []
+
+
+def test_responsibly_footer_says_its_word_in_model_loses_the_cased_words_of_w8(glove):
+    # responsibly 0.1.2 _filter_by_model_weat_stimuli (responsibly/we/weat.py): `word in model`, no case
+    # fallback; on a lowercased GloVe it keeps X minus Einstein/NASA/Shakespeare, then samples Y down to that size
+    # with random.seed(42). That d, from scratch here, differs from the d isoeat gives with the words found
+    # lowercased: the footer must say the peer's sets differ.
+    t = isoeat.get_test("W8")
+    vocab = glove.lookup([w for s in (t.X, t.Y, t.A, t.B) for w in s.words])
+    exact = {w for w in vocab.found if w == w.lower()}  # what `word in model` finds in a lowercased vocabulary
+
+    def filt(words):
+        return [w for w in words if w in exact]
+
+    def samp(seq, n):
+        random.seed(42)
+        return random.sample(seq, n) if len(seq) > n else seq
+
+    sets = {r: filt(getattr(t, r).words) for r in "XYAB"}
+    for a, b in (("X", "Y"), ("A", "B")):
+        n = min(len(sets[a]), len(sets[b]))
+        sets[a], sets[b] = samp(sets[a], n), samp(sets[b], n)
+    V = {r: np.asarray(glove.lookup(sets[r]).vectors) for r in "XYAB"}
+
+    def s(W):
+        return _cos(W, V["A"]).mean(1) - _cos(W, V["B"]).mean(1)
+
+    sx, sy = s(V["X"]), s(V["Y"])
+    d_resp = (sx.mean() - sy.mean()) / np.std(np.r_[sx, sy], ddof=0)
+    r = isoeat.weat(glove, "W8", rng=0, convention="responsibly")
+    assert abs(r.effect_size - d_resp) > 1e-3  # the peer's own d on this model is another number
+    hit = [ln for ln in convention_lines([r]) if "word in model" in ln]
+    assert len(hit) == 1 and hit[0].startswith("W8: responsibly:") and "3 cased word(s)" in hit[0]
+
+
+# --- 2. "isoeat's exact p" said of a Monte Carlo p ---------------------------------------------------------
+
+
+def test_p_note_names_isoeats_p_method_not_exact_when_sampled(glove, capsys):
+    # with --method monte-carlo --permutations 1000 isoeat's p is (k+1)/1001, a Monte Carlo estimate: the
+    # footer must not call it exact (it said "isoeat's exact p is 0.000999").
+    conv = CONVENTIONS.get("wefe")
+    assert p_note(conv, 0.5).endswith("isoeat's exact p is 0.5")
+    assert p_note(conv, 0.5, p_method="monte-carlo").endswith("isoeat's monte-carlo p is 0.5")
+    args = ["weat", "--test", "W6", "--calibration", "none", "--method", "monte-carlo", "--permutations", "1000",
+            "--seed", "0"]
+    assert main([*args, "--convention", "wefe"]) == 0
+    out = capsys.readouterr().out
+    assert "isoeat's exact p" not in out and "isoeat's monte-carlo p is 0.000999" in out  # 1/1001
+    assert main([*args, "--explain"]) == 0
+    out = capsys.readouterr().out
+    assert "isoeat's exact p" not in out and "isoeat's monte-carlo p is 0.000999" in out
+
+
+# --- 3. --explain hides what a convention left out (attributes too) ----------------------------------------
+
+UNEQUAL = """id: U1
+bias_type: probe
+X: [rose, tulip, daisy, lily, orchid, violet]
+Y: [ant, wasp, flea]
+A: [love, peace, joy, happy, gift]
+B: [hatred, war, filth]
+"""
+
+
+def test_explain_names_the_words_each_convention_left_out(glove, tmp_path: Path, capsys):
+    f = tmp_path / "u1.yaml"
+    f.write_text(UNEQUAL, encoding="utf-8")
+    # responsibly: random.seed(42); random.sample(words, 3) on X (6 words) and on A (5): by hand with Python's
+    # random, as responsibly/we/weat.py _sample_if_bigger calls it; sent-bias: X cut from its end to 3 words.
+    def left(words, n):
+        random.seed(42)
+        keep = set(random.sample(words, n))
+        return [w for w in words if w not in keep]
+
+    X = ["rose", "tulip", "daisy", "lily", "orchid", "violet"]
+    A = ["love", "peace", "joy", "happy", "gift"]
+    resp = [f"X:{w}" for w in left(X, 3)] + [f"A:{w}" for w in left(A, 3)]
+    rows = {r.convention: r for r in isoeat.explain_conventions(glove, str(f), rng=0)}
+    assert list(rows["responsibly"].cut) == resp
+    assert list(rows["sent-bias"].cut) == ["X:lily", "X:orchid", "X:violet"]
+    assert list(rows["wefe"].cut) == []
+    assert main(["weat", "--test", str(f), "--explain", "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    assert f"responsibly left out {', '.join(resp)}" in out
+    assert "sent-bias left out X:lily, X:orchid, X:violet" in out
+    assert main(["weat", "--test", str(f), "--explain", "--seed", "0", "--format", "json"]) == 0
+    recs = {r["convention"]: r for r in json.loads(capsys.readouterr().out)}
+    assert recs["responsibly"]["cut"] == resp and recs["isoeat"]["cut"] == []
+    assert main(["weat", "--test", str(f), "--explain", "--seed", "0", "--format", "csv"]) == 0
+    assert "|".join(resp) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", [3, None, ["wefe"]])
+def test_convention_of_a_bad_type_is_one_config_error(glove, bad):
+    with pytest.raises(isoeat.ConfigError, match="convention must be a name"):
+        isoeat.weat(glove, "W6", rng=0, convention=bad)
