@@ -140,3 +140,17 @@ def test_explain_names_the_words_each_convention_left_out(glove, tmp_path: Path,
 def test_convention_of_a_bad_type_is_one_config_error(glove, bad):
     with pytest.raises(isoeat.ConfigError, match="convention must be a name"):
         isoeat.weat(glove, "W6", rng=0, convention=bad)
+
+
+# --- 4. --explain --ci: intervals computed for every convention, then dropped without a word --------------
+
+
+def test_explain_refuses_an_interval_in_one_line(glove, capsys):
+    # the explain rows have no interval columns: a typed --ci (or ci=True) was computed seven times and never
+    # shown (JSON neither); it must be one line naming it, exit 2, as --ddof is.
+    for extra in (["--ci"], ["--ci-method", "bca"], ["--bootstrap", "200"]):
+        assert main(["weat", "--test", "W6", "--explain", *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and f"drop {extra[0]}" in err
+    with pytest.raises(isoeat.ConfigError, match="ci"):
+        isoeat.explain_conventions(glove, "W6", rng=0, ci=True)
