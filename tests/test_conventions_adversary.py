@@ -154,3 +154,26 @@ def test_explain_refuses_an_interval_in_one_line(glove, capsys):
         assert "\n" not in err and f"drop {extra[0]}" in err
     with pytest.raises(isoeat.ConfigError, match="ci"):
         isoeat.explain_conventions(glove, "W6", rng=0, ci=True)
+
+
+# --- 5. --convention on a command that does not take it -----------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["ceat", "--test", "W6"], ["run"], ["metric", "--test", "W6"]])
+def test_convention_on_a_command_without_it_names_the_commands_that_take_it(command, capsys):
+    # argparse's own line was "isoeat: error: unrecognized arguments: --convention wefe (see 'isoeat --help')":
+    # the wrong --help, and no word of where the option lives (weat and scweat: commands/core.py add(...)).
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--convention", "wefe"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and "\n" not in err
+    assert err.startswith(f"isoeat {command[0]}: error: unrecognized arguments: --convention wefe")
+    assert "--convention is an option of scweat, weat" in err and f"see 'isoeat {command[0]} --help'" in err
+
+
+def test_an_option_no_command_has_keeps_the_plain_line(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["weat", "--test", "W6", "--no-such-option"])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and err == (
+        "isoeat weat: error: unrecognized arguments: --no-such-option (see 'isoeat weat --help')")
