@@ -63,6 +63,7 @@ __all__ = [
     "convention_lines",
     "p_note",
     "case_note",
+    "warn_encoding",
     "SENT_BIAS_SAMPLES",
 ]
 
@@ -384,6 +385,29 @@ def equal_sizes(
             cut.extend(f"{role}:{w}" for i, w in enumerate(have) if i not in kept)
             out[role] = np.asarray(vecs[role])[keep]
     return out, cut
+
+
+def warn_encoding(conv: Convention, model: Any) -> None:
+    """An :class:`~isoeat.IsoeatWarning` where ``model`` is contextual and ``conv`` names an encoding of its own.
+
+    A peer's lowercasing and pooling (sent-bias: a cased BERT lowercased, the first token) or its static word
+    vectors (WEFE, responsibly, Caliskan et al.) are named, not applied: on a contextual model the vectors are
+    isoeat's, and only d's and p's definitions follow the convention. ML-EAT takes the model as it is.
+    """
+    import warnings
+
+    from .._errors import IsoeatWarning
+    from .._types import name_of, streams_reference
+
+    if conv.name == DEFAULT_CONVENTION or conv.pooling == "the model's own" or not streams_reference(model):
+        return
+    warnings.warn(
+        f"convention {conv.name}: {conv.peer}'s encoding (lowercasing: {conv.lowercase}; pooling: {conv.pooling}) "
+        f"is named, not applied: the vectors of {name_of(model)} are isoeat's (its own pooling and case); "
+        "d and p follow the convention's definitions on them",
+        IsoeatWarning,
+        stacklevel=3,
+    )
 
 
 def side_of(conv: Convention, effect_size: float) -> str:

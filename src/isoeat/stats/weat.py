@@ -446,7 +446,7 @@ def weat(
         ``ci_estimand``, ``bootstrap``, ``resample_attributes``; and ``convention``.
     """
     from ..wordsets import as_test
-    from .conventions import equal_sizes, settle
+    from .conventions import equal_sizes, settle, warn_encoding
 
     convention = options.pop("convention", "isoeat")  # a keyword of its own, taken from **options (function budget)
     permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval,
@@ -456,6 +456,7 @@ def weat(
     permutation = replace(permutation, alternative=side)
     allow_overlap = check_bool("allow_overlap", allow_overlap)
     require_encoder(model, "weat")  # the parameters first, then what is measured: the model, the test
+    warn_encoding(conv, model)  # a peer's encoding on a contextual model: named, not applied
     test = as_test(test)
     fallback: list[str] = []
     found: dict[str, tuple[list[str], list[str]]] = {}
@@ -651,12 +652,13 @@ def sc_weat(
     convention = options.pop("convention", "isoeat")  # as in weat
     permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval,
                                       others=("convention",))
-    from .conventions import settle
+    from .conventions import settle, warn_encoding
 
     conv, ddof, side = settle(convention, "scweat", ddof=None if ddof is None else check_int("ddof", ddof, lo=0),
                               alternative=permutation.alternative)
     permutation = replace(permutation, alternative=side)
     require_encoder(model, "sc_weat")
+    warn_encoding(conv, model)
     test_id, A, B = _attribute_sets(attributes)
     if isinstance(words, str):
         words = [w.strip() for w in words.split(",") if w.strip()]
