@@ -487,6 +487,10 @@ def convention_lines(records: list[Any]) -> list[str]:
     def get(r: Any, key: str, default: Any) -> Any:
         return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
 
+    def listed(r: Any, key: str) -> list[str]:  # a CSV record holds a list as "a;b" (reporting/tables.py)
+        v = get(r, key, ()) or ()
+        return [w for w in v.split(";") if w] if isinstance(v, str) else list(v)
+
     names = list(dict.fromkeys(str(get(r, "convention", DEFAULT_CONVENTION)) for r in records))
     out = []
     for name in names:
@@ -503,12 +507,11 @@ def convention_lines(records: list[Any]) -> list[str]:
         name = str(get(r, "convention", DEFAULT_CONVENTION))
         if name == DEFAULT_CONVENTION:
             continue
-        cut = list(get(r, "cut", ()) or ())
+        cut = listed(r, "cut")
         if cut and (tuple(cut), get(r, "test", "")) not in seen:
             seen.add((tuple(cut), get(r, "test", "")))
             out.append(f"{get(r, 'test', '')}: {name} left out {', '.join(cut)} (sets of equal size)")
-        folded = get(r, "case_folded", ()) or ()
-        case = case_note(CONVENTIONS.get(name), folded.split("|") if isinstance(folded, str) else folded)  # CSV
+        case = case_note(CONVENTIONS.get(name), listed(r, "case_folded"))
         if case and (case, get(r, "test", "")) not in seen:
             seen.add((case, get(r, "test", "")))
             out.append(f"{get(r, 'test', '')}: {name}: {case}")
