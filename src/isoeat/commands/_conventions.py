@@ -69,8 +69,9 @@ def explain(args: argparse.Namespace) -> int:
         raise ConfigError(f"--explain shows every convention with its own ddof and side: drop {', '.join(clash)}")
     ivl = [f"--{k.replace('_', '-')}" for k in _INTERVAL if k in given]
     if ivl:  # its rows have no interval: computed seven times and never shown
-        raise ConfigError(f"--explain prints d and p, no interval on d: drop {', '.join(ivl)} (or run "
-                          "weat --convention NAME --ci)")
+        raise ConfigError(
+            f"--explain prints d and p, no interval on d: drop {', '.join(ivl)} (or run weat --convention NAME --ci)"
+        )
     if ("calibration" in given and args.calibration != "none") or getattr(args, "calibrator", None):
         raise ConfigError("--explain compares the conventions in the raw space: drop --calibration/--calibrator")
     tests = resolve_tests(args.test)

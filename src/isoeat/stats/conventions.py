@@ -515,8 +515,12 @@ def convention_lines(records: list[Any]) -> list[str]:
         if case and (case, get(r, "test", "")) not in seen:
             seen.add((case, get(r, "test", "")))
             out.append(f"{get(r, 'test', '')}: {name}: {case}")
-        note = p_note(CONVENTIONS.get(name), float(get(r, "p_value", math.nan)), int(get(r, "n_partitions", 0)),
-                      str(get(r, "p_method", "exact")))
+        note = p_note(
+            CONVENTIONS.get(name),
+            float(get(r, "p_value", math.nan)),
+            int(get(r, "n_partitions", 0)),
+            str(get(r, "p_method", "exact")),
+        )
         label = " ".join(str(x) for x in (get(r, "test", ""), get(r, "word", ""), get(r, "calibration", "")) if x)
         if note and (note, label) not in seen:
             seen.add((note, label))

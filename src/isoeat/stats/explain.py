@@ -100,11 +100,16 @@ def explain_conventions(
     from .options import IntervalOptions
 
     unset = IntervalOptions()  # a row has no interval: one asked for would be computed and dropped
-    ivl = [k for k in ("ci", "ci_method", "ci_level", "ci_estimand", "bootstrap", "resample_attributes")
-           if k in options and options[k] != getattr(unset, k)]
+    ivl = [
+        k
+        for k in ("ci", "ci_method", "ci_level", "ci_estimand", "bootstrap", "resample_attributes")
+        if k in options and options[k] != getattr(unset, k)
+    ]
     if ivl or options.get("interval") not in (None, unset):
-        raise ConfigError(f"explain_conventions: its rows have d and p, no interval on d: drop "
-                          f"{', '.join(ivl) or 'interval'} (weat(..., convention=NAME, ci=True) gives one)")
+        raise ConfigError(
+            f"explain_conventions: its rows have d and p, no interval on d: drop "
+            f"{', '.join(ivl) or 'interval'} (weat(..., convention=NAME, ci=True) gives one)"
+        )
     own = ("min_coverage", "allow_overlap", "force", "permutation", "interval")
     gather({k: v for k, v in options.items() if k not in own}, where="explain_conventions")  # unknown: one line
     rows: list[ConventionRow] = []
