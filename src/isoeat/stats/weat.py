@@ -584,7 +584,8 @@ def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
     return "custom", A, B
 
 
-def _target_lookup(model: Any, words: list[str], test_id: str, found: dict[str, Any], vecs: dict[str, Any], ddof: int) -> Any:
+def _target_lookup(model: Any, words: list[str], test_id: str, found: dict[str, Any], vecs: dict[str, Any],
+                   ddof: int) -> Any:
     """SC-WEAT's target words looked up (every one must be found: a missing word is a `CoverageError` naming it,
     with suggestions) and each checked with the attributes by the one validity check."""
     lk = model.lookup(words)
