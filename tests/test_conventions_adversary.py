@@ -274,3 +274,28 @@ def test_convention_lines_of_csv_records_are_those_of_the_results(glove, tmp_pat
         assert main(["weat", "--test", test, "--convention", name, "--seed", "0", "--format", "csv"]) == 0
         rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
         assert convention_lines(rows) == convention_lines(results)
+
+
+# --- 9. caliskan: the paper's p is written strictly greater ----------------------------------------------------
+
+
+def test_caliskan_names_the_papers_strictly_greater_p(glove):
+    # Caliskan et al. 2017, supplement: "the one-sided P value of the permutation test is
+    # Pr_i[s(X_i, Y_i, A, B) > s(X, Y, A, B)]" (the convention's own source line). Counted by hand over the 12,870
+    # partitions of W6 that p is 0 (no partition exceeds the observed one), where isoeat's P[S_i >= S] is 1/12870:
+    # the row said nothing ("isoeat's default by design").
+    import itertools
+
+    t = isoeat.get_test("W6")
+    V = {r: np.asarray(glove.lookup(list(getattr(t, r).words)).vectors) for r in "XYAB"}
+    s = np.concatenate([_cos(V[r], V["A"]).mean(1) - _cos(V[r], V["B"]).mean(1) for r in "XY"])
+    observed = s[:8].sum()
+    sums = np.array([s[list(c)].sum() for c in itertools.combinations(range(16), 8)])
+    strict, at_least = np.mean(sums > observed + 1e-12), np.mean(sums >= observed - 1e-12)
+    assert strict == 0.0 and at_least == pytest.approx(1 / 12870)
+    r = isoeat.weat(glove, "W6", rng=0, convention="caliskan")
+    assert r.p_value == pytest.approx(at_least)
+    note = p_note(CONVENTIONS.get("caliskan"), r.p_value)
+    assert "strictly greater" in note and note.endswith("isoeat's exact p is 7.77e-05")
+    rows = {x.convention: x for x in isoeat.explain_conventions(glove, "W6", rng=0)}
+    assert rows["caliskan"].p_note == note
