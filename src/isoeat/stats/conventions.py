@@ -175,7 +175,8 @@ _ALL = (
         "none (the sets as published)",
         "static word vectors",
         "exact permutation test over the equal-size partitions of X ∪ Y, one-sided",
-        "",
+        "the paper writes this convention's p as P_i[s(X_i,Y_i,A,B) > s(X,Y,A,B)], strictly greater (the observed "
+        "partition and ties not counted: 0 where the observed S is the largest); isoeat counts them (never 0)",
         "isoeat's default by design: d with ddof 1 over X ∪ Y, one-sided exact p",
         ("weat", "scweat"),
         (
