@@ -299,3 +299,32 @@ def test_caliskan_names_the_papers_strictly_greater_p(glove):
     assert "strictly greater" in note and note.endswith("isoeat's exact p is 7.77e-05")
     rows = {x.convention: x for x in isoeat.explain_conventions(glove, "W6", rng=0)}
     assert rows["caliskan"].p_note == note
+
+
+# --- 10. WEFE's lost-vocabulary threshold, at its boundary --------------------------------------------------------
+
+
+def _lost_test(tmp_path: Path, n_x: int) -> str:
+    f = tmp_path / f"lost{n_x}.yaml"
+    xs = ["rose", "tulip", "daisy", "lily", "orchid", "violet"][: n_x - 1] + ["zzqqxxnotaword"]
+    f.write_text(
+        "id: L1\nbias_type: probe\n"
+        f"X: [{', '.join(xs)}]\nY: [ant, wasp, flea, moth, roach]\n"
+        "A: [love, peace, joy, happy, gift]\nB: [hatred, war, filth, agony, grief]\n",
+        encoding="utf-8",
+    )
+    return str(f)
+
+
+def test_wefe_lost_vocabulary_threshold_at_its_boundary(glove, tmp_path: Path, recwarn):
+    # WEFE 1.0.1 wefe/preprocessing.py _check_lost_vocabulary_threshold: nan where lost / len(set) > 0.2.
+    # 1 of 5 lost (0.2, not > 0.2): WEFE computes d, and so does isoeat (kept 0.8, not < min_coverage 0.8), silently.
+    r = isoeat.weat(glove, _lost_test(tmp_path, 5), rng=0, convention="wefe")
+    assert r.n_x == 4 and not [w for w in recwarn if "lost_vocabulary_threshold" in str(w.message)]
+    # 1 of 4 lost (0.25 > 0.2): WEFE gives nan; isoeat refuses at its default min_coverage 0.8 ...
+    with pytest.raises(isoeat.CoverageError):
+        isoeat.weat(glove, _lost_test(tmp_path, 4), rng=0, convention="wefe")
+    # ... and with min_coverage lowered it measures, where WEFE would give nan: that must be said
+    with pytest.warns(isoeat.IsoeatWarning, match=r"convention wefe: X lost 1 of 4 words \(25%\).*nan"):
+        r = isoeat.weat(glove, _lost_test(tmp_path, 4), rng=0, convention="wefe", min_coverage=0.5)
+    assert r.n_x == 3
