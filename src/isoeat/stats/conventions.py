@@ -64,6 +64,8 @@ __all__ = [
     "p_note",
     "case_note",
     "warn_encoding",
+    "warn_lost",
+    "WEFE_LOST_THRESHOLD",
     "SENT_BIAS_SAMPLES",
 ]
 
@@ -408,6 +410,34 @@ def warn_encoding(conv: Convention, model: Any) -> None:
         IsoeatWarning,
         stacklevel=3,
     )
+
+
+#: WEFE 1.0.1's ``lost_vocabulary_threshold`` default (wefe/preprocessing.py: nan where lost / len(set) > 0.2).
+WEFE_LOST_THRESHOLD = 0.2
+
+
+def warn_lost(conv: Convention, sizes: dict[str, int], dropped: Any) -> None:
+    """An :class:`~isoeat.IsoeatWarning` where WEFE would give nan: a set lost more than 20% of its words.
+
+    isoeat's default ``min_coverage`` 0.8 refuses the same sets (kept < 0.8 is lost > 0.2); a lower
+    ``min_coverage`` measures them, and under ``wefe`` that is said. ``sizes``: the test's words per role;
+    ``dropped``: ``"ROLE:word"`` entries.
+    """
+    import warnings
+
+    from .._errors import IsoeatWarning
+
+    if conv.name != "wefe":
+        return
+    for role, n in sizes.items():
+        lost = sum(1 for e in dropped if str(e).split(":", 1)[0] == role)
+        if n and lost / n > WEFE_LOST_THRESHOLD:
+            warnings.warn(
+                f"convention wefe: {role} lost {lost} of {n} words ({lost / n:.0%}): WEFE 1.0.1 gives nan past its "
+                f"lost_vocabulary_threshold {WEFE_LOST_THRESHOLD} (this d is measured at a lower min_coverage)",
+                IsoeatWarning,
+                stacklevel=3,
+            )
 
 
 def side_of(conv: Convention, effect_size: float) -> str:

@@ -446,7 +446,7 @@ def weat(
         ``ci_estimand``, ``bootstrap``, ``resample_attributes``; and ``convention``.
     """
     from ..wordsets import as_test
-    from .conventions import equal_sizes, settle, warn_encoding
+    from .conventions import equal_sizes, settle, warn_encoding, warn_lost
 
     convention = options.pop("convention", "isoeat")  # a keyword of its own, taken from **options (function budget)
     permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval,
@@ -463,6 +463,7 @@ def weat(
     near: list[str] = []
     embedded: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found, near, embedded)
+    warn_lost(conv, {r: len(getattr(test, r).words) for r in "XYAB"}, dropped)  # WEFE's nan past 20% lost
     check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
                vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
