@@ -68,6 +68,23 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # noqa: D102 - argparse's hook
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # noqa: D102 - argparse's
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:  # the command's own line and --help, and the commands that do take the option
+            own = getattr(ns, "_parser", None) or self
+            own.error(f"unrecognized arguments: {' '.join(extras)}{_taken_by(extras)}")
+        return ns
+
+
+def _taken_by(extras: list[str]) -> str:
+    """``"; --convention is an option of scweat, weat"`` for the first unknown option another command takes."""
+    opt = next((w.split("=", 1)[0] for w in extras if w.startswith("--")), "")
+    if not opt:
+        return ""
+    subs = [a for a in build_parser(None)._actions if isinstance(a, argparse._SubParsersAction)]
+    names = sorted(n for a in subs for n, p in a.choices.items() if opt in p._option_string_actions)
+    return f"; {opt} is an option of {', '.join(names)}" if names else ""
+
 
 class _Commands(argparse._SubParsersAction):  # type: ignore[type-arg]
     """The sub-command action: each command's ``--help`` line comes from :data:`isoeat.commands.COMMANDS`."""

@@ -17,6 +17,9 @@ from ..cliargs import given_options
 
 __all__ = ["add_explain", "convention_kwargs", "footer", "explain"]
 
+#: weat's interval options (dests): the explain table has no interval, so each is refused there.
+_INTERVAL = ("ci", "ci_method", "ci_level", "ci_estimand", "bootstrap", "resample_attributes")
+
 
 def add_explain(p: argparse.ArgumentParser) -> None:
     """``weat``'s ``--explain`` switch."""
@@ -64,6 +67,11 @@ def explain(args: argparse.Namespace) -> int:
     clash = [f"--{k}" for k in ("convention", "ddof", "alternative") if k in given]
     if clash:
         raise ConfigError(f"--explain shows every convention with its own ddof and side: drop {', '.join(clash)}")
+    ivl = [f"--{k.replace('_', '-')}" for k in _INTERVAL if k in given]
+    if ivl:  # its rows have no interval: computed seven times and never shown
+        raise ConfigError(
+            f"--explain prints d and p, no interval on d: drop {', '.join(ivl)} (or run weat --convention NAME --ci)"
+        )
     if ("calibration" in given and args.calibration != "none") or getattr(args, "calibrator", None):
         raise ConfigError("--explain compares the conventions in the raw space: drop --calibration/--calibrator")
     tests = resolve_tests(args.test)
@@ -105,7 +113,11 @@ def explain(args: argparse.Namespace) -> int:
                 last_left=True,
             )
         )
-        print("p: isoeat's exact p on each convention's side; where a peer's own p departs it is named, never copied:")
+        how = "exact" if all(r.p_method == "exact" for r in rows) else "/".join(dict.fromkeys(r.p_method for r in rows))
+        for r in rows:
+            if r.cut:
+                print(f"{r.test}: {r.convention} left out {', '.join(r.cut)} (sets of equal size)")
+        print(f"p: isoeat's {how} p on each convention's side; where a peer's own p departs it is named, never copied:")
         for r in rows:
             if r.p_note:
                 print(f"  {r.p_note}")

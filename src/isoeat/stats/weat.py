@@ -447,7 +447,7 @@ def weat(
         ``ci_estimand``, ``bootstrap``, ``resample_attributes``; and ``convention``.
     """
     from ..wordsets import as_test
-    from .conventions import equal_sizes, settle
+    from .conventions import equal_sizes, settle, warn_encoding, warn_lost
 
     convention = options.pop("convention", "isoeat")  # a keyword of its own, taken from **options (function budget)
     permutation, interval, _ = gather(options, where="weat", permutation=permutation, interval=interval,
@@ -457,12 +457,14 @@ def weat(
     permutation = replace(permutation, alternative=side)
     allow_overlap = check_bool("allow_overlap", allow_overlap)
     require_encoder(model, "weat")  # the parameters first, then what is measured: the model, the test
+    warn_encoding(conv, model)  # a peer's encoding on a contextual model: named, not applied
     test = as_test(test)
     fallback: list[str] = []
     found: dict[str, tuple[list[str], list[str]]] = {}
     near: list[str] = []
     embedded: list[str] = []
     vecs, dropped, folded = _lookup_sets(model, test, min_coverage, fallback, found, near, embedded)
+    warn_lost(conv, {r: len(getattr(test, r).words) for r in "XYAB"}, dropped)  # WEFE's nan past 20% lost
     check_test(test.id, words={r: w for r, (w, _) in found.items()}, entries={r: e for r, (_, e) in found.items()},
                vectors=vecs, ddof=check_int("ddof", ddof, lo=0), allow_overlap=allow_overlap)
     cal, cal_name = resolve_calibration(calibration, model, force=force)
@@ -584,7 +586,8 @@ def _attribute_sets(attributes: Any) -> tuple[str, WordSet, WordSet]:
     return "custom", A, B
 
 
-def _target_lookup(model: Any, words: list[str], test_id: str, found: dict, vecs: dict, ddof: int) -> Any:
+def _target_lookup(model: Any, words: list[str], test_id: str, found: dict[str, Any], vecs: dict[str, Any],
+                   ddof: int) -> Any:
     """SC-WEAT's target words looked up (every one must be found: a missing word is a `CoverageError` naming it,
     with suggestions) and each checked with the attributes by the one validity check."""
     lk = model.lookup(words)
@@ -653,12 +656,13 @@ def sc_weat(
     convention = options.pop("convention", "isoeat")  # as in weat
     permutation, interval, _ = gather(options, where="sc_weat", permutation=permutation, interval=interval,
                                       others=("convention",))
-    from .conventions import settle
+    from .conventions import settle, warn_encoding
 
     conv, ddof, side = settle(convention, "scweat", ddof=None if ddof is None else check_int("ddof", ddof, lo=0),
                               alternative=permutation.alternative)
     permutation = replace(permutation, alternative=side)
     require_encoder(model, "sc_weat")
+    warn_encoding(conv, model)
     test_id, A, B = _attribute_sets(attributes)
     if isinstance(words, str):
         words = [w.strip() for w in words.split(",") if w.strip()]
