@@ -50,6 +50,7 @@ import numpy as np
 
 from .._errors import CoverageError
 from .._random import stream
+from .._records import canonical_json
 from ..labels import is_significant, opposite_signs
 from ._certified import bracket_store
 from .options import PermutationOptions, ResultLabels
@@ -210,6 +211,10 @@ def _loo_key(vectors: dict[str, np.ndarray], words: dict[str, list[str]], full: 
     """What the rows of :func:`leave_one_out` depend on, or None where they are not reproducible (no int seed)."""
     if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
         return None
+    try:
+        perm_text = canonical_json(asdict(perm))
+    except (TypeError, ValueError):  # an option JSON cannot hold exactly: not kept
+        return None
     h = hashlib.sha256()
     for role in ROLES:
         a = np.ascontiguousarray(vectors[role])
@@ -219,7 +224,7 @@ def _loo_key(vectors: dict[str, np.ndarray], words: dict[str, list[str]], full: 
     return {"what": "weat-loo", "vectors": h.hexdigest(), "test": full.test, "model": full.model,
             "calibration": full.calibration, "d": repr(float(full.effect_size)), "p": repr(float(full.p_value)),
             "ddof": int(full.ddof), "alternative": full.alternative, "alpha": repr(float(alpha)), "seed": int(rng),
-            "permutation": json.dumps(asdict(perm), sort_keys=True, default=str), "code": code}
+            "permutation": perm_text, "code": code}
 
 
 def _read_rows(record: str | None) -> tuple[LeaveOneOut, ...] | None:
