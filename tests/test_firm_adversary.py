@@ -90,3 +90,43 @@ def test_benchmark_level_check_can_fail() -> None:
     bad = [r for r in bench.level_rows(figures(0.30)) if "firm" in r["what"] and not r["ok"]]
     good = [r for r in bench.level_rows(figures(0.01)) if not r["ok"]]
     assert bad and not good
+
+
+def test_reproduce_records_carry_the_level_as_run_does(tmp_path, monkeypatch, capsys) -> None:
+    """paper_comparison.csv's ``firm`` was the printed cell ("borderline (94/100)") where every other record's
+    ``firm`` is the level ("borderline") beside ``replicate_share``; now the same two columns as comparison.json
+    (tests/test_one_route.py's small mapped GloVe stand-in)."""
+    import csv
+    import json
+
+    import numpy as np
+
+    from isoeat.cli import main
+    from isoeat.wordsets import get_test
+
+    words: list[str] = []
+    for i in range(1, 11):
+        t = get_test(f"W{i}")
+        for ws in (t.X, t.Y, t.A, t.B):
+            words += [w for w in ws.words if w not in words]
+    words += [f"filler{i}" for i in range(200)]
+    vecs = np.random.default_rng(7).normal(size=(len(words), 12))
+    (tmp_path / "g.txt").write_text(
+        "".join(w + " " + " ".join(f"{x:.6f}" for x in v) + "\n" for w, v in zip(words, vecs))
+    )
+    monkeypatch.chdir(tmp_path)
+    argv = ["reproduce", "--model", "glove-6b-100d=glove:g.txt", "--models", "GloVe", "--quick", "--no-extras"]
+    assert main([*argv, "--offline", "--out", "rep"]) == 0
+    capsys.readouterr()
+    comp = {
+        r["test"]: r
+        for r in json.loads((tmp_path / "rep" / "comparison.json").read_text())
+        if r["calibration"] == "zca"
+    }
+    with open(tmp_path / "rep" / "paper_comparison.csv", newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#"))]
+    assert rows
+    for r in rows:
+        same, total = (int(x) for x in r["replicate_share"].split("/"))
+        assert r["firm"] == _level(same, total) == comp[r["test"]]["firm"]
+        assert r["replicate_share"] == comp[r["test"]]["replicate_share"]
