@@ -104,3 +104,57 @@ def test_table_names_the_words_whose_single_context_the_interval_cannot_cover() 
     assert line == ["95% CI (contexts) leaves out the sampling of 2 word(s) with one context: a0, a3."]
     rs = ceat_from_contexts(_sample(mu, 2, g), n_draws=30, rng=0, bootstrap=20, test="T", words=words)
     assert "with one context" not in _table(rs)
+
+
+@pytest.fixture(scope="module")
+def tiny_cli(tmp_path_factory):
+    """tests/test_ceat_contextual.py's tiny BERT, a 40-sentence corpus and a 2+2+2+2 test file."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from test_transformer import CORPUS, build_tiny
+
+    tmp = tmp_path_factory.mktemp("adv-ceat")
+    bert = build_tiny(tmp / "bert", "bert-uncased")
+    corpus_file = tmp / "corpus.txt"
+    corpus_file.write_text(
+        "\n".join(f"{s[:-1]} on day {n}." for n in "one two three four five six seven eight".split() for s in CORPUS)
+        + "\n"
+    )
+    test_file = tmp / "tiny.yaml"
+    test_file.write_text(
+        "id: tiny\nbias_type: custom\nX: [quokka, fox]\nY: [doctor, nurse]\n"
+        "A: [garden, flowers]\nB: [hospital, violin]\n"
+    )
+    return [
+        "--model",
+        f"hf:{bert}",
+        "--test",
+        str(test_file),
+        "--corpus",
+        str(corpus_file),
+        "--device",
+        "cpu",
+        "--no-cache",
+        "--reference-size",
+        "40",
+        "--seed",
+        "2",
+    ]
+
+
+@pytest.mark.parametrize("command, extra", [("ceat", ["--draws", "20", "--bootstrap", "10"]), ("seat", [])])
+def test_seat_and_ceat_mark_a_reduced_reference(tiny_cli, command, extra, capsys) -> None:
+    """A 40-sentence reference (the corpus holds no more) is a reduced protocol in every calibrated record and
+    under the table (the paper: 100,000); the raw space fits nothing and stays 'paper'."""
+    import json
+
+    from isoeat.cli import main
+
+    assert main([command, *tiny_cli, *extra, "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    marks = {r["calibration"]: r["protocol"] for r in rows}
+    assert marks["none"] == "paper"
+    assert marks["zca"].startswith("reduced: reference 40 ") and "the paper: 100,000" in marks["zca"]
+    assert main([command, *tiny_cli, *extra]) == 0
+    out = capsys.readouterr().out
+    assert "! Reduced protocol, not the paper's: reference 40 " in out
