@@ -158,3 +158,17 @@ def test_seat_and_ceat_mark_a_reduced_reference(tiny_cli, command, extra, capsys
     assert main([command, *tiny_cli, *extra]) == 0
     out = capsys.readouterr().out
     assert "! Reduced protocol, not the paper's: reference 40 " in out
+
+
+def test_replicates_left_out_are_not_counted_as_used() -> None:
+    """A replicate whose CES is undefined (NaN) is left out of the interval; the count the table prints ("interval
+    of B bootstrap replicates") must be the replicates the interval was taken over, not those asked for."""
+    g = np.random.default_rng(6)
+    ctx = _sample(_model(g), 4, g)
+    calls = iter(range(10**6))
+
+    def every_other(s: np.ndarray, n_x: int) -> float:
+        return float(s.mean()) if next(calls) % 2 else float("nan")
+
+    (c,) = cc.context_bootstrap([ctx], n_draws=10, n_boot=40, statistic=every_other, rng=0)
+    assert c.n_boot == 20

@@ -90,7 +90,7 @@ class ContextInterval:
     se : float
         SD of the replicates' CES.
     n_boot : int
-        Replicates :math:`B`.
+        Replicates the interval was taken over: :math:`B`, less any whose CES is undefined (left out).
     method : str
         ``"percentile"``.
     """
@@ -228,5 +228,5 @@ def context_bootstrap(
             out.append(ContextInterval(math.nan, math.nan, level, math.nan, n_boot))
             continue
         lo, hi = np.quantile(row, [alpha, 1.0 - alpha])
-        out.append(ContextInterval(float(lo), float(hi), level, float(np.std(row, ddof=1)), n_boot))
+        out.append(ContextInterval(float(lo), float(hi), level, float(np.std(row, ddof=1)), int(row.size)))
     return out
