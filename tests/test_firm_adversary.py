@@ -130,3 +130,22 @@ def test_reproduce_records_carry_the_level_as_run_does(tmp_path, monkeypatch, ca
         same, total = (int(x) for x in r["replicate_share"].split("/"))
         assert r["firm"] == _level(same, total) == comp[r["test"]]["firm"]
         assert r["replicate_share"] == comp[r["test"]]["replicate_share"]
+
+
+@pytest.mark.parametrize(
+    "row, marks",
+    [
+        ({"class_holds": True, "firm": "firm"}, 0),
+        ({"class_holds": None}, 0),
+        ({}, 0),
+        ({"class_holds": False, "firm": "borderline"}, 1),
+        ({"class_holds": False, "firm": "unstable"}, 2),
+        ({"class_holds": False}, 1),  # a folder written before the levels: not firm, level unknown
+        ({"class_holds": "False", "firm": "unstable"}, 2),  # read back from comparison.csv
+    ],
+)
+def test_table_a1_marks_borderline_and_unstable_apart(row: dict, marks: int) -> None:
+    """Table A1 lumped borderline (94/100) and unstable (10/100) under one dagger; the level is in the record."""
+    from isoeat.reporting.paper_tables import _daggers
+
+    assert _daggers(row) == marks
