@@ -513,7 +513,8 @@ def firm_level(same: int, total: int) -> str:
     r"""The level of :data:`FIRM_LEVELS` of :math:`\hat q` (:func:`flip_estimate`), exact at each bound.
 
     ``firm`` when :math:`\hat q \le 0.05` (so exactly when :func:`call_holds`), ``borderline`` when
-    :math:`0.05 < \hat q \le 0.25`, ``unstable`` above; ``total`` 0: ``""``.
+    :math:`0.05 < \hat q \le 0.25`, ``unstable`` above; ``total`` 0: ``""``; counts outside
+    :math:`0 \le k \le R, R > 0`: :class:`~isoeat.ConfigError`.
 
     Examples
     --------
@@ -522,8 +523,10 @@ def firm_level(same: int, total: int) -> str:
     """
     from fractions import Fraction
 
-    if total <= 0:
+    if total == 0:
         return ""
+    if total < 0 or not 0 <= same <= total:  # k of R redraws agree: 0 <= k <= R
+        raise ConfigError(f"Firm: {same} of {total} redraws agreeing is impossible (k of R needs 0 <= k <= R)")
     q = 1 - Fraction(int(same), int(total))
     return next(name for name, top in FIRM_LEVELS if q <= Fraction(str(top)))
 

@@ -151,9 +151,14 @@ def estimand_lines(results: list[CEATResult]) -> list[str]:
         return lines
     ses = ", ".join(f"{r.calibration if r.calibration != 'none' else 'raw'} {r.contexts.se:.3f}"
                     for r in results if r.contexts is not None)
-    lines.append(f"95% CI (contexts): {c.method} interval of {c.n_boot} bootstrap replicates, each word's contexts "
-                 "resampled with replacement and the published procedure rerun (isoeat.stats.ceat_contexts): it also "
+    lines.append(f"95% CI (contexts): {c.method} interval of {c.n_boot} bootstrap replicates, each word's n "
+                 "contexts resampled n - 1 times with replacement and the published procedure rerun "
+                 "(isoeat.stats.ceat_contexts): it also "
                  f"covers the sampling of the contexts; SE over replicates: {ses}.")
+    one = [w for w, k in results[0].n_contexts.items() if k == 1]
+    if one:  # a resample of one context is that context: its sampling is outside the interval
+        lines.append(f"95% CI (contexts) leaves out the sampling of {len(one)} word(s) with one context: "
+                     f"{', '.join(one)}.")
     return lines
 
 

@@ -94,6 +94,16 @@ _CELLS = (("d_raw", "paper_d_raw", format_paper_d), ("p_raw", "paper_p_raw", for
           ("d_zca", "paper_d_zca", format_paper_d), ("p_zca", "paper_p_zca", format_paper_p))
 
 
+def _firm_cell(r: dict[str, Any]) -> str:
+    """The ``Firm`` cell of a row with ``replicate_share`` "k/R" (:func:`isoeat.labels.holds_mark`), else ``-``."""
+    from ..labels import holds_mark
+
+    if "/" not in str(r.get("replicate_share") or ""):
+        return "-"
+    same, total = (int(x) for x in str(r["replicate_share"]).split("/"))
+    return holds_mark(same, total)
+
+
 def _source(m: dict[str, Any]) -> str:
     """How a model stands for the paper's: ``same model``, ``mapped: PATH`` or ``substitute (...)``."""
     if m.get("mapped"):
@@ -112,12 +122,13 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
     :func:`~isoeat.experiments.paper.same_printed_p`) and ``model_source`` (``same model``, ``mapped: PATH``,
     ``substitute (...)``).
     """
-    from ..labels import holds_mark
+    from ..experiments.stability import stability_columns
     from .run import comparisons
 
     paper = {(r["model"], r["test"]): r for r in paper_rows()}
     comps = [c for c in comparisons(res) if c.calibration == "zca"]
-    marks = {(c.model, row.test): holds_mark(row.replicates_same, row.replicates)  # the Firm column, as `run`'s
+    marks = {(c.model, row.test): {k: v for k, v in stability_columns((row.replicates_same, row.replicates)).items()
+                                   if k in ("firm", "replicate_share")}  # the Firm level and k/R, as `run`'s records
              for c in comps for row in c.rows if row.replicates}
     for m in chosen:  # the redraws behind a model's marks (the footer states them)
         m["firm_meta"] = next((c.calibrator_metadata for c in comps if c.model == m["label"]), {})
@@ -138,7 +149,7 @@ def compare_with_paper(res: Any, chosen: list[dict[str, Any]]) -> list[dict[str,
                 "d_zca": r["d_calibrated"], "paper_d_zca": p["d_calibrated"], "p_zca": r["p_calibrated"],
                 "paper_p_zca": p["p_calibrated_printed"], "change": r["change"], "paper_change": p["change"],
                 "change_agrees": r["change"] == p["change"],
-                **({"firm": marks[(m["label"], r["test"])]} if (m["label"], r["test"]) in marks else {}),
+                **marks.get((m["label"], r["test"]), {}),
             }
             agree = 0
             for ours, theirs, fmt in _CELLS:
@@ -180,7 +191,7 @@ def _render(rows: list[dict], chosen: list[dict]) -> str:
                  f"{r['digits_agree']}/4"] for r in rs]
         lines.append(render(header, body))
         if any("firm" in r for r in rs):  # isoeat run's Firm column: does our calibrated call hold on redraws?
-            lines += ["", render(["ID", "Chg", "Firm"], [[r["test"], r["change"], r.get("firm", "-")] for r in rs]),
+            lines += ["", render(["ID", "Chg", "Firm"], [[r["test"], r["change"], _firm_cell(r)] for r in rs]),
                       stability_footer(m.get("firm_meta") or {})]
         lines += ["", agreement_headline(rs, m.get("over_fallback") or ()), ""]
         if m.get("fallback_line"):

@@ -151,9 +151,21 @@ def isotropy_check(mean_cosine: Any, isoscore: Any, top_pc_share: Any, dim: Any,
                else "partly measured" if unknown else "near-isotropic")
     se = _finite(top_pc_se)
     se = se if se is not None and se > 0 else None
-    near = s is not None and d is not None and se is not None and abs(s - TOP_PC_FACTOR / d) <= BORDERLINE_SE * se
+    near = s is not None and d is not None and se is not None and _near_threshold(s, d, se)
     return IsotropyCheck(m, i, s, d, flagged, unknown, verdict, _RECOMMEND[verdict], undetermined, note,
                          se, ("top-PC share",) if near else ())
+
+
+def _near_threshold(share: float, dim: int, se: float) -> bool:
+    """``|share - TOP_PC_FACTOR / dim| <= BORDERLINE_SE * se``, the share and SE read as the decimals they print
+    as (``Fraction(str(.))``, as :func:`isoeat.labels.call_holds`) and 5/d exact: inclusive at the bound, where
+    float arithmetic can land a hair beyond it (0.098 against 0.1 - 2 x 0.001)."""
+    from fractions import Fraction
+
+    def q(x: float) -> Fraction:
+        return Fraction(str(x))
+
+    return abs(q(share) - q(TOP_PC_FACTOR) / dim) <= q(BORDERLINE_SE) * q(se)
 
 
 def check_from_record(rec: dict | None) -> IsotropyCheck:

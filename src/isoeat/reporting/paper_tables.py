@@ -26,7 +26,7 @@ from typing import Any
 from .._io import atomic_write_text
 from .._names import file_name as safe_name  # noqa: F401 - the one file-name scheme
 from .._names import unique_names
-from ..labels import CORPORA_COLUMNS, STABILITY_SHARE, is_significant
+from ..labels import CORPORA_COLUMNS, FIRM_LEVELS, STABILITY_SHARE, is_significant
 from .tables import (
     corpus_names,
     finite_or_none,
@@ -166,6 +166,15 @@ def _cal_title(res: Any, label: str) -> str:
 
 
 # --------------------------------------------------------------------------- Table A1
+def _daggers(r: dict[str, Any]) -> int:
+    """Table A1's stability mark of a comparison row: 0 (firm, or no redraws), 1 (borderline: the class does not
+    hold), 2 (unstable: its ``firm`` level, :func:`isoeat.labels.firm_level`; a row without the level, from a
+    folder written before the levels, gets 1 where its class does not hold)."""
+    if r.get("class_holds") is not False and str(r.get("class_holds")) != "False":
+        return 0
+    return 2 if r.get("firm") == "unstable" else 1
+
+
 def table_a1(res: Any, calibration: str) -> Table:
     """Table A1 layout for one calibrated space: models side by side by family, tests as rows."""
     alpha = res.alpha
@@ -195,10 +204,10 @@ def table_a1(res: Any, calibration: str) -> Table:
                     cells.append(Cell(format_p(p), latex=latex_p(p)))
                 # the stability mark: a class that does not hold within the reference sample's error gets a dagger
                 # and a class that differs on another corpus the grid holds the model on gets a double dagger
-                firm = "\u2020" if r.get("class_holds") is False else ""
+                firm = "\u2020" * _daggers(r)  # one: borderline; two: unstable (labels.firm_level)
                 across = "\u2021" if r.get("class_holds_corpora") is False else ""
                 letter = _CHG.get(r["change"], r["change"])
-                cells.append(Cell(letter + firm + across, latex=letter + (r"\textdagger{}" if firm else "")
+                cells.append(Cell(letter + firm + across, latex=letter + r"\textdagger{}" * len(firm)
                                   + (r"\textdaggerdbl{}" if across else "")))
             body.append(cells)
         blocks.append((FAMILY_TITLES.get(fam, fam), groups, header, body))
@@ -219,8 +228,9 @@ def table_a1(res: Any, calibration: str) -> Table:
     if marked:
         notes.append(f"\u2020: the change class does not hold within the reference sample's own error (the same in "
                      f"fewer than {STABILITY_SHARE:.0%} of {marked[0]['replicates']} redraws of the reference sample; "
-                     f"{sum(r.get('class_holds') is False for r in marked)} of {len(marked)} classes); unmarked "
-                     "classes hold (docs/reference-size.md).")
+                     f"{sum(r.get('class_holds') is False for r in marked)} of {len(marked)} classes; \u2020\u2020: "
+                     f"unstable, fewer than {1 - FIRM_LEVELS[1][1]:.0%}: {sum(_daggers(r) == 2 for r in marked)}); "
+                     "unmarked classes hold (docs/reference-size.md).")
     voted = [r for r in rows_by.values() if r.get("corpora_share")]
     if voted:
         names = ", ".join(dict.fromkeys(c for r in voted for c in corpus_names(r.get("corpora"))))

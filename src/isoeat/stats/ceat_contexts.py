@@ -14,12 +14,21 @@ procedure applied to the population of each word's contexts.
 percentile interval). Replicate :math:`b = 1, \dots, B`:
 
 1. for every word :math:`w` of X, Y, A, B with contexts :math:`c_{w,1..n_w}`,
-   resample :math:`n_w` of them with replacement (a word with a single context
-   keeps it);
+   resample :math:`n_w - 1` of them with replacement (a word with a single context
+   keeps it: the interval cannot cover the sampling of that word's context);
 2. draw :math:`N` times one context per word from the resampled sets
    (uniform, as the published draws);
 3. compute :math:`\mathrm{CES}^*_b` by the published procedure (each draw's
    :math:`d_i`, its variance :math:`v_i`, DerSimonian–Laird).
+
+Why :math:`n_w - 1`: a resample of size :math:`n` from :math:`n` contexts has
+:math:`(n-1)/n` of their spread, so the plain bootstrap's interval is too
+narrow where words have few contexts (measured coverage 0.875 at 2 contexts per
+word, 0.900 at 3); a resample of :math:`n - 1` makes the variance of a word's
+mean over its contexts :math:`s^2/n`, that of the sample (the factor
+:math:`\sqrt{(n-1)/n}` of the bootstrap SE of a mean: Efron & Tibshirani 1993,
+ch. 5). It errs on the safe side at 2 contexts per word
+(measured 0.975) and changes nothing material at 20.
 
 The :math:`(1-\alpha)` interval is the :math:`\alpha/2` and
 :math:`1-\alpha/2` quantiles of :math:`\mathrm{CES}^*_{1..B}` (``numpy``'s
@@ -38,9 +47,10 @@ intervals), and it costs :math:`B` times the work of the published draws
 
 **Coverage.** ``benchmarks/ceat_coverage.py`` draws contexts afresh from a
 synthetic model whose context-level CES is known and counts how often each
-interval holds it (target 0.93–0.97 for this one; measured 0.948 ± 0.017
+interval holds it (target 0.93–0.97 for this one; measured 0.952 ± 0.017
 over 600 samples of 20 contexts per word, where the draw-level interval held
-it 0.545 of the time).
+it 0.528 of the time; 0.975 and 0.950 ± 0.039 over 120 samples of 2 and 3
+contexts per word, 2026-12-07).
 """
 
 from __future__ import annotations
@@ -80,7 +90,7 @@ class ContextInterval:
     se : float
         SD of the replicates' CES.
     n_boot : int
-        Replicates :math:`B`.
+        Replicates the interval was taken over: :math:`B`, less any whose CES is undefined (left out).
     method : str
         ``"percentile"``.
     """
@@ -148,13 +158,15 @@ class _Space:
 def _replicate(sizes: Mapping[str, Sequence[int]], n_draws: int, gen: np.random.Generator) -> dict[str, np.ndarray]:
     """One replicate's draws: each word's contexts resampled with replacement, then N uniform draws from them.
 
-    Word ``j`` with ``n_j`` contexts: ``pool_j`` = ``n_j`` indices uniform on ``range(n_j)`` (step 1), then
-    ``N`` positions uniform on ``range(n_j)`` into ``pool_j`` (step 2); all words in two calls of ``gen``.
+    Word ``j`` with ``n_j`` contexts: ``pool_j`` = ``m_j = max(n_j - 1, 1)`` indices uniform on ``range(n_j)``
+    (step 1: the resample of size ``n_j - 1``, module docstring), then ``N`` positions uniform on
+    ``range(m_j)`` into ``pool_j`` (step 2); all words in two calls of ``gen``.
     """
     n = np.concatenate([np.asarray(sizes[r], dtype=np.int64) for r in _ROLES])
-    start = np.concatenate([[0], np.cumsum(n)[:-1]])
-    pool = np.floor(gen.random(int(n.sum())) * np.repeat(n, n)).astype(np.int64)
-    pos = np.floor(gen.random((n_draws, n.size)) * n).astype(np.int64)
+    m = np.maximum(n - 1, 1)
+    start = np.concatenate([[0], np.cumsum(m)[:-1]])
+    pool = np.floor(gen.random(int(m.sum())) * np.repeat(n, m)).astype(np.int64)
+    pos = np.floor(gen.random((n_draws, n.size)) * m).astype(np.int64)
     flat = pool[start + pos]  # (N, words): context index of each word in each draw
     cols = np.cumsum([0] + [len(sizes[r]) for r in _ROLES])
     return {r: flat[:, cols[k] : cols[k + 1]] for k, r in enumerate(_ROLES)}
@@ -216,5 +228,5 @@ def context_bootstrap(
             out.append(ContextInterval(math.nan, math.nan, level, math.nan, n_boot))
             continue
         lo, hi = np.quantile(row, [alpha, 1.0 - alpha])
-        out.append(ContextInterval(float(lo), float(hi), level, float(np.std(row, ddof=1)), n_boot))
+        out.append(ContextInterval(float(lo), float(hi), level, float(np.std(row, ddof=1)), int(row.size)))
     return out
