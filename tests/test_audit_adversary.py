@@ -45,3 +45,61 @@ def test_benchmark_checks_the_audit_too():
     assert mod.check(figs(2.4)) == []
     missed = mod.check(figs(float(np.nextafter(2.4, 3))))
     assert len(missed) == 1 and "--audit" in missed[0]
+
+
+class _DictStore:
+    """A bracket store in memory (the interface of isoeat.backends.cache.BracketStore)."""
+
+    def __init__(self):
+        self.d = {}
+
+    def code(self):
+        return "test-code"
+
+    def get(self, key):
+        import json
+
+        return self.d.get(json.dumps(key, sort_keys=True))
+
+    def put(self, key, record):
+        import json
+
+        self.d[json.dumps(key, sort_keys=True)] = record
+
+
+def test_kept_leave_one_out_is_the_computed_one(monkeypatch):
+    """The left-out rows kept by content (what brings run --levels --audit within 1.2x of run) are the rows
+    computed: equal field by field (nan where the reduced test has none), and read back without one reduced WEAT;
+    another seed or another alpha is computed again, not read back."""
+    import isoeat.stats.audit as audit
+    from isoeat.stats._certified import set_bracket_store
+    from isoeat.stats.weat import weat_from_vectors
+
+    rng = np.random.default_rng(7)
+    v = {r: rng.normal(size=(n, 6)) for r, n in (("X", 6), ("Y", 5), ("A", 2), ("B", 4))}
+    w = {r: [f"{r}{i}" for i in range(len(v[r]))] for r in v}
+    full = weat_from_vectors(v["X"], v["Y"], v["A"], v["B"], rng=0)
+    plain = audit.leave_one_out(v, w, full, rng=3)  # no store installed: computed
+    old = set_bracket_store(_DictStore())
+    try:
+        first = audit.leave_one_out(v, w, full, rng=3)
+        real = audit._without
+        monkeypatch.setattr(audit, "_without", lambda *a, **k: (_ for _ in ()).throw(AssertionError("recomputed")))
+        again = audit.leave_one_out(v, w, full, rng=3)
+        monkeypatch.setattr(audit, "_without", real)
+        calls = []
+        monkeypatch.setattr(audit, "_without", lambda *a, **k: calls.append(1) or real(*a, **k))
+        audit.leave_one_out(v, w, full, rng=4)
+        audit.leave_one_out(v, w, full, rng=3, alpha=0.1)
+    finally:
+        set_bracket_store(old)
+    assert len(calls) == 2 * len(plain)
+
+    def same(a, b):
+        return all(
+            (isinstance(x, float) and np.isnan(x) and np.isnan(y)) or x == y
+            for x, y in zip(a.to_dict().values(), b.to_dict().values())
+        )
+
+    assert all(same(a, b) for a, b in zip(plain, first)) and all(same(a, b) for a, b in zip(first, again))
+    assert any(r.note for r in again) and any(not r.note for r in again)  # A has 2 words: rows without a test kept

@@ -28,6 +28,12 @@ which. Each left-out word draws from its own named stream
 ``("weat-loo", TEST, ROLE, WORD)`` of the root seed, the same in every space.
 A set of two words keeps one without the word: no WEAT set, so that row is
 ``nan`` and its ``note`` says why.
+
+With an integer seed and the bracket store installed
+(:func:`~isoeat.stats._certified.bracket_store`: the embedding cache of every
+command), one test's left-out rows are kept by content (every input byte for
+byte, the seed and the digest of isoeat's code) and read back the next time:
+the same rows, without the reduced tests.
 """
 
 from __future__ import annotations
@@ -184,11 +190,13 @@ def leave_one_out(
     perm = permutation or PermutationOptions(alternative=full.alternative)
     _, root = stream(rng, "weat-loo")
     d0, p0 = float(full.effect_size), float(full.p_value)
+    key = _store_key(vectors, words, full, perm, alpha, root) if isinstance(rng, (int, np.integer)) else None
+    kept = _kept(key)
     out: list[LeaveOneOut] = []
     for role in ROLES:
         for i, word in enumerate(words[role]):
             seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
-            r = _without(vectors, role, i, full, perm, seed, alpha)
+            r = kept.pop(0) if kept else _without(vectors, role, i, full, perm, seed, alpha)
             base: dict[str, Any] = dict(
                 test=full.test,
                 model=full.model,
@@ -226,7 +234,86 @@ def leave_one_out(
                     note=r.undefined or "",
                 )
             )
+    _keep(key, out)
     return tuple(out)
+
+
+class _Kept:
+    """A left-out test read back from the store: the fields :func:`leave_one_out` reads of a WEATResult."""
+
+    def __init__(self, d: float, p: float, how: str, undefined: str) -> None:
+        self.effect_size, self.p_value, self.p_method, self.undefined = d, p, how, undefined
+
+
+def _store_key(
+    vectors: dict[str, np.ndarray],
+    words: dict[str, list[str]],
+    full: WEATResult,
+    perm: PermutationOptions,
+    alpha: float,
+    root: Any,
+) -> dict[str, Any] | None:
+    """The key of one test's left-out rows in the installed bracket store
+    (:func:`~isoeat.stats._certified.bracket_store`, the embedding cache): every input byte for byte (the vectors,
+    the words, the full d and p, ``ddof``, ``alpha``, the options, the root seed) and the digest of isoeat's code,
+    as the certified brackets and the Level-2 counts are kept; None without a store."""
+    import hashlib
+    import json
+    from dataclasses import asdict
+
+    from ._certified import bracket_store
+
+    store = bracket_store()
+    if store is None:
+        return None
+    h = hashlib.sha256()
+    for r in ROLES:
+        v = np.ascontiguousarray(vectors[r], dtype=np.float64)
+        h.update(repr(v.shape).encode())
+        h.update(v.tobytes())
+    return {
+        "audit-loo": 1,
+        "vectors": h.hexdigest(),
+        "words": json.dumps([words[r] for r in ROLES], ensure_ascii=True),
+        "test": full.test,
+        "full": [float(full.effect_size).hex(), float(full.p_value).hex(), int(full.ddof)],
+        "alpha": float(alpha).hex(),
+        "root": int(root),
+        "options": json.dumps(asdict(perm), sort_keys=True, default=str),
+        "code": store.code(),
+    }
+
+
+def _kept(key: dict[str, Any] | None) -> list[Any]:
+    """The rows kept under ``key`` (in :func:`leave_one_out`'s order), or ``[]``."""
+    import json
+
+    from ._certified import bracket_store
+
+    store = bracket_store()
+    found = None if key is None or store is None else store.get(key)
+    if found is None:
+        return []
+    try:
+        return [
+            (str(r[0]) if len(r) == 1 else _Kept(float.fromhex(r[0]), float.fromhex(r[1]), str(r[2]), str(r[3])))
+            for r in json.loads(str(found))
+        ]
+    except (ValueError, TypeError, IndexError, AttributeError):  # not a record this code wrote: computed again
+        return []
+
+
+def _keep(key: dict[str, Any] | None, rows: list[LeaveOneOut]) -> None:
+    """Keep ``rows``' numbers under ``key`` (a row without a test: its note alone)."""
+    import json
+
+    from ._certified import bracket_store
+
+    store = bracket_store()
+    if key is None or store is None:
+        return
+    recs = [[r.note] if not r.p_method else [r.effect_size.hex(), r.p_value.hex(), r.p_method, r.note] for r in rows]
+    store.put(key, json.dumps(recs))
 
 
 def _without(
