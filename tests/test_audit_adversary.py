@@ -103,3 +103,70 @@ def test_kept_leave_one_out_is_the_computed_one(monkeypatch):
 
     assert all(same(a, b) for a, b in zip(plain, first)) and all(same(a, b) for a, b in zip(first, again))
     assert any(r.note for r in again) and any(not r.note for r in again)  # A has 2 words: rows without a test kept
+
+
+def _edit_first_row(rows):
+    rows[0]["sign_change"] = not rows[0]["sign_change"]
+
+
+def _edit_delta(rows):
+    rows[0]["delta"] = rows[0]["delta"] + 0.5
+
+
+def _edit_sig(rows):
+    rows[0]["significance_change"] = not rows[0]["significance_change"]
+
+
+def _edit_p(audit):
+    audit["p_value"] = 0.5
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def audit_run(tmp_path_factory, glove):
+    from isoeat.cli import main
+
+    out = tmp_path_factory.mktemp("adv3a") / "run"
+    assert main(["run", "--test", "W7", "--audit", "--out", str(out), "--seed", "1"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("edit", ["sign", "delta", "sig", "p"])
+def test_tampered_audit_json_left_out(audit_run, tmp_path, edit, capsys):
+    """An audit.json whose per-word flags or numbers were edited (the full d, the only thing checked, untouched)
+    is left out of the report with one note: a flipped flag would print "no single word changes the sign"
+    (or name a word) that the numbers beside it contradict."""
+    import json
+    import shutil
+
+    from isoeat.experiments.runner import load_experiment
+    from isoeat.labels import is_significant, opposite_signs
+    from isoeat.reporting.audit_section import read_audits
+
+    out = tmp_path / "run"
+    shutil.copytree(audit_run, out)
+    path = out / "tables" / "audit.json"
+    data = json.loads(path.read_text())
+    for a in data["audits"]:  # as written, each row's flags follow from its numbers (the rule written out here)
+        for r in a["leave_one_out"]:
+            if r["p_method"]:
+                assert r["sign_change"] == ((r["effect_size"] > 0) != (a["effect_size"] > 0))
+                assert r["significance_change"] == ((r["p_value"] < a["alpha"]) != (a["p_value"] < a["alpha"]))
+                assert r["sign_change"] == opposite_signs(r["effect_size"], a["effect_size"])
+                assert r["significance_change"] == (
+                    is_significant(r["p_value"], a["alpha"]) != is_significant(a["p_value"], a["alpha"])
+                )
+    audits, note = read_audits(load_experiment(out))
+    assert audits is not None and note is None
+    target = data["audits"][0]
+    {
+        "sign": lambda: _edit_first_row(target["leave_one_out"]),
+        "delta": lambda: _edit_delta(target["leave_one_out"]),
+        "sig": lambda: _edit_sig(target["leave_one_out"]),
+        "p": lambda: _edit_p(target),
+    }[edit]()
+    path.write_text(json.dumps(data))
+    audits, note = read_audits(load_experiment(out))
+    assert audits is None and note is not None and "\n" not in note and "audit.json" in note
