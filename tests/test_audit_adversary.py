@@ -170,3 +170,53 @@ def test_tampered_audit_json_left_out(audit_run, tmp_path, edit, capsys):
     path.write_text(json.dumps(data))
     audits, note = read_audits(load_experiment(out))
     assert audits is None and note is not None and "\n" not in note and "audit.json" in note
+
+
+class _ToyEncoder:
+    """A contextual-style encoder (no vocabulary rows) that records the pool sizes it is asked for."""
+
+    name = "toy-encoder"
+    dim = 8
+    fingerprint = "toy"
+
+    def __init__(self):
+        self.asked = []
+
+    def encode(self, texts):
+        import hashlib
+
+        out = []
+        for t in texts:
+            g = np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:12], 16))
+            out.append(3.0 + g.normal(size=self.dim) * np.linspace(0.2, 2.0, self.dim))
+        return np.array(out)
+
+    def lookup(self, words):
+        from isoeat import Lookup
+
+        words = tuple(words)
+        return Lookup(words=words, vectors=self.encode(list(words)), found=words, missing=(), case_folded=())
+
+    def reference_vectors(self, n=100_000, **kwargs):
+        self.asked.append(n)
+        return self.encode([f"reference sentence {i}" for i in range(min(n, 1200))]), "toy reference"
+
+
+def test_audit_baseline_pool_is_the_reference_size_asked():
+    """``weat --model minilm --audit --reference-size 500`` fitted ZCA on 500 sentences, then encoded a pool of
+    100,000 (about 50 minutes) for the coherence baseline of 1,000 vectors: the audit ignored --reference-size.
+    The baseline's pool is now the size asked (``n_reference``; the command passes --reference-size)."""
+    import argparse
+
+    from isoeat.commands._audit import run_audit
+    from isoeat.wordsets import as_test
+
+    toy = _ToyEncoder()
+    test = as_test("W7")
+    args = argparse.Namespace(
+        alternative="greater", method="exact", permutations=1000, stop_early=False, seed=0, alpha=0.05, ddof=1,
+        min_coverage=0.8, reference_size=500,
+    )  # fmt: skip
+    audits = run_audit(args, toy, [test], None)
+    assert toy.asked and max(toy.asked) == 500
+    assert np.isfinite(audits[0][0].baseline_cosine)  # all 500 of the pool: no warning that 1,000 were asked

@@ -266,8 +266,9 @@ def _checked_sets(
     return raw, words
 
 
-def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
-    """:data:`BASELINE_SIZE` vectors for the random-pair baseline, and what they are."""
+def _baseline(model: Any, rng: Any, n_reference: int = 100_000) -> tuple[np.ndarray, str]:
+    """:data:`BASELINE_SIZE` vectors for the random-pair baseline, and what they are (a pool of the model's
+    ``n_reference`` reference vectors where the frame cannot stand in)."""
     from .frames import frame_or_pool, sample_frame, sample_reference
 
     seed = stream(rng, "audit-baseline")[0]
@@ -276,7 +277,7 @@ def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
         if pop is not None:
             vecs, desc, _ = sample_frame(model, "paper", BASELINE_SIZE, rng=seed, population=pop)
             return vecs, desc
-    vecs, desc, _ = sample_reference(model, BASELINE_SIZE, rng=seed)
+    vecs, desc, _ = sample_reference(model, min(BASELINE_SIZE, n_reference), rng=seed, reference_size=n_reference)
     return vecs, desc
 
 
@@ -293,6 +294,7 @@ def word_list_audit(
     allow_overlap: bool = False,
     permutation: PermutationOptions | None = None,
     full: Sequence[Any] | None = None,
+    n_reference: int = 100_000,
     **options: Any,
 ) -> list[WordListAudit]:
     r"""The word-list audit of ``test`` on ``model``, raw first, then each calibrated space.
@@ -317,6 +319,9 @@ def word_list_audit(
         The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it): its d and p are
         used instead of computing them again (a certified p costs seconds); each one's d is checked against the
         d of these vectors (a ``ConfigError`` where it is another test's or space's).
+    n_reference : int, default 100_000
+        Size of the reference pool the coherence baseline is drawn from where the frame cannot stand in (a
+        contextual model: its reference sentences; the command passes ``--reference-size``).
     permutation, **options
         How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name).
 
@@ -340,7 +345,7 @@ def word_list_audit(
     raw, words = _checked_sets(model, test, min_coverage, ddof, check_bool("allow_overlap", allow_overlap))
     cal, cal_name = resolve_calibration(calibration, model)
     root = resolve_seed(rng)[1] if not isinstance(rng, np.random.Generator) else None
-    base_raw, base_desc = _baseline(model, root)
+    base_raw, base_desc = _baseline(model, root, check_int("n_reference", n_reference, lo=2))
     spaces = [("none", None)] + ([(cal_name, cal)] if cal is not None else [])
     out = []
     if full is not None and len(full) != len(spaces):
