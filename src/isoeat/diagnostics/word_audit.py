@@ -294,7 +294,6 @@ def word_list_audit(
     allow_overlap: bool = False,
     permutation: PermutationOptions | None = None,
     full: Sequence[Any] | None = None,
-    n_reference: int = 100_000,
     **options: Any,
 ) -> list[WordListAudit]:
     r"""The word-list audit of ``test`` on ``model``, raw first, then each calibrated space.
@@ -308,22 +307,19 @@ def word_list_audit(
     calibration : None, str or Calibrator
         As :func:`isoeat.weat`'s; the raw space is always audited first, then this one.
     rng : None or int
-        The root seed: the full test draws from ``("weat", TEST)`` as :func:`isoeat.weat`'s, so its d and p are the
-        command's; each left-out word from ``("weat-loo", TEST, ROLE, WORD)``; the baseline from
-        ``("audit-baseline",)``.
+        The root seed: the full test draws from ``("weat", TEST)`` (:func:`isoeat.weat`'s d and p), each left-out
+        word from ``("weat-loo", TEST, ROLE, WORD)``, the baseline from ``("audit-baseline",)``.
     alpha : float, default 0.05
         Level of the significance flags (``p < alpha``).
     ddof, min_coverage, allow_overlap
-        As in :func:`isoeat.weat` (the same validity checks of the test).
+        As in :func:`isoeat.weat` (the same validity checks).
     full : sequence of WEATResult, optional
-        The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it): its d and p are
-        used instead of computing them again (a certified p costs seconds); each one's d is checked against the
-        d of these vectors (a ``ConfigError`` where it is another test's or space's).
-    n_reference : int, default 100_000
-        Size of the reference pool the coherence baseline is drawn from where the frame cannot stand in (a
-        contextual model: its reference sentences; the command passes ``--reference-size``).
+        The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it), used instead of
+        computing it again; its d is checked against these vectors' (a ``ConfigError``: another test or space).
     permutation, **options
-        How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name).
+        How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name); and
+        ``n_reference`` (default 100,000): the reference pool of the baseline where no frame stands in (a
+        contextual model; the commands pass ``--reference-size``).
 
     Returns
     -------
@@ -337,6 +333,7 @@ def word_list_audit(
     from ..wordsets import as_test
 
     require_encoder(model, "word_list_audit")
+    n_reference = check_int("n_reference", options.pop("n_reference", 100_000), lo=2)
     perm, _, _ = gather(options, where="word_list_audit", permutation=permutation, takes=("permutation",))
     check_alpha(alpha)
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
@@ -345,7 +342,7 @@ def word_list_audit(
     raw, words = _checked_sets(model, test, min_coverage, ddof, check_bool("allow_overlap", allow_overlap))
     cal, cal_name = resolve_calibration(calibration, model)
     root = resolve_seed(rng)[1] if not isinstance(rng, np.random.Generator) else None
-    base_raw, base_desc = _baseline(model, root, check_int("n_reference", n_reference, lo=2))
+    base_raw, base_desc = _baseline(model, root, n_reference)
     spaces = [("none", None)] + ([(cal_name, cal)] if cal is not None else [])
     out = []
     if full is not None and len(full) != len(spaces):

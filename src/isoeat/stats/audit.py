@@ -258,9 +258,9 @@ def _store_key(
     the words, the full d and p, ``ddof``, ``alpha``, the options, the root seed) and the digest of isoeat's code,
     as the certified brackets and the Level-2 counts are kept; None without a store."""
     import hashlib
-    import json
     from dataclasses import asdict
 
+    from .._records import canonical_json
     from ._certified import bracket_store
 
     store = bracket_store()
@@ -274,12 +274,12 @@ def _store_key(
     return {
         "audit-loo": 1,
         "vectors": h.hexdigest(),
-        "words": json.dumps([words[r] for r in ROLES], ensure_ascii=True),
+        "words": [list(words[r]) for r in ROLES],
         "test": full.test,
         "full": [float(full.effect_size).hex(), float(full.p_value).hex(), int(full.ddof)],
         "alpha": float(alpha).hex(),
         "root": int(root),
-        "options": json.dumps(asdict(perm), sort_keys=True, default=str),
+        "options": canonical_json({k: v for k, v in asdict(perm).items() if v is not None}),
         "code": store.code(),
     }
 
