@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -167,7 +167,7 @@ class WordListAudit:
 
     def summary(self) -> dict[str, Any]:
         """The panel numbers without the per-word rows."""
-        out = {k: v for k, v in asdict(self).items() if k != "leave_one_out"}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "leave_one_out"}  # scalars only
         out["sign_changers"] = self.sign_changers
         out["significance_changers"] = self.significance_changers
         return out

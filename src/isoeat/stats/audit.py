@@ -39,7 +39,7 @@ the same rows, without the reduced tests.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
@@ -136,8 +136,8 @@ class LeaveOneOut:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a flat, JSON-ready dict (the field order)."""
-        return asdict(self)
+        """The record as a flat, JSON-ready dict (the field order; every field a scalar, so no deep copy)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def to_frame(self) -> Any:
         """The record as a one-row :class:`pandas.DataFrame` (needs pandas)."""
@@ -192,11 +192,15 @@ def leave_one_out(
     d0, p0 = float(full.effect_size), float(full.p_value)
     key = _store_key(vectors, words, full, perm, alpha, root) if isinstance(rng, (int, np.integer)) else None
     kept = _kept(key)
+    read_back = bool(kept)
     out: list[LeaveOneOut] = []
     for role in ROLES:
         for i, word in enumerate(words[role]):
-            seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
-            r = kept.pop(0) if kept else _without(vectors, role, i, full, perm, seed, alpha)
+            if kept:  # read back: no stream drawn from, no reduced test
+                r = kept.pop(0)
+            else:
+                seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
+                r = _without(vectors, role, i, full, perm, seed, alpha)
             base: dict[str, Any] = dict(
                 test=full.test,
                 model=full.model,
@@ -234,7 +238,8 @@ def leave_one_out(
                     note=r.undefined or "",
                 )
             )
-    _keep(key, out)
+    if not read_back:
+        _keep(key, out)
     return tuple(out)
 
 
