@@ -112,7 +112,9 @@ def _consistent(r: dict[str, Any], means: dict[str, float], z: dict[str, float],
         mu, sd = float(r.get("frame_mean") or "nan"), float(r.get("frame_sd") or "nan")
     except (KeyError, ValueError, TypeError):
         return False
-    if (alpha is not None and not math.isclose(a, float(alpha))) or str(r["pattern"]) != eat_pattern(*l2, a):
+    if (alpha is not None and not math.isclose(a, float(alpha))) or str(r["pattern"]) != eat_pattern(
+        l2[0], l2[1], l2[2], l2[3], a
+    ):
         return False
     if not (math.isfinite(mu) and math.isfinite(sd) and sd > 0):  # no frame: no z and no Flat
         return all(math.isnan(z[b]) for b in _BLOCKS) and r.get("cosine_flat", "") in ("", "None")
