@@ -41,6 +41,7 @@ def run_audit(
             min_coverage=args.min_coverage,
             allow_overlap=bool(getattr(args, "allow_overlap", False)),
             full=None if full is None else full.get(t.id),
+            n_reference=size if isinstance(size := getattr(args, "reference_size", None), int) else 100_000,
             **perm,
         )
         for t in tests

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -35,7 +35,7 @@ from .._cosine import unit_rows
 from .._errors import ConfigError
 from .._random import stream
 from .._surface import public, require_encoder
-from .._types import ContextEncoder, VocabularyModel, corpus_name_of, fingerprint_of, name_of
+from .._types import ContextEncoder, VocabularyModel, corpus_name_of, name_of
 from ..stats.audit import ROLES, LeaveOneOut, leave_one_out
 from ..stats.options import PermutationOptions, ResultLabels
 
@@ -167,8 +167,7 @@ class WordListAudit:
 
     def summary(self) -> dict[str, Any]:
         """The panel numbers without the per-word rows."""
-        out = asdict(replace(self, leave_one_out=()))  # not a deep copy of every left-out row, only to drop it
-        del out["leave_one_out"]
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "leave_one_out"}  # scalars only
         out["sign_changers"] = self.sign_changers
         out["significance_changers"] = self.significance_changers
         return out
@@ -267,33 +266,26 @@ def _checked_sets(
     return raw, words
 
 
-#: the last model's baseline (its fingerprint and root seed: the same sample for every test of a battery), and
-#: its mean pair cosine per space (the calibrator object itself kept, so an identity is never reused)
-_BASELINE_MEMO: dict[str, Any] = {}
+#: The last baseline drawn, ``(model, seed, n_reference, vectors, description)``: the tests of one command share
+#: it (the same model and root seed draw the same vectors); held by identity of the model, read-only.
+_LAST_BASELINE: list[tuple[Any, Any, int, np.ndarray, str]] = []
 
 
-def _baseline_cosine(model: Any, rng: Any, cal: Any) -> tuple[float, str]:
-    """The random-pair baseline's mean cosine in the space of ``cal`` (None: raw) and what it is, computed once
-    per model, seed and calibrator of a process (an audit of ten tests samples and transforms it once)."""
-    fp = fingerprint_of(model)
-    key = (fp, rng) if fp is not None and isinstance(rng, (int, np.integer)) else None
-    if key is None or _BASELINE_MEMO.get("key") != key:
-        base, desc = _baseline(model, rng)
-        if key is None:
-            return mean_pair_cosine(base if cal is None else cal.transform(base)), desc
-        _BASELINE_MEMO.clear()
-        _BASELINE_MEMO.update(key=key, base=base, desc=desc, spaces=[])
-    for c, value in _BASELINE_MEMO["spaces"]:
-        if c is cal:
-            return value, _BASELINE_MEMO["desc"]
-    base = _BASELINE_MEMO["base"]
-    value = mean_pair_cosine(base if cal is None else cal.transform(base))
-    _BASELINE_MEMO["spaces"].append((cal, value))
-    return value, _BASELINE_MEMO["desc"]
+def _baseline(model: Any, rng: Any, n_reference: int = 100_000) -> tuple[np.ndarray, str]:
+    """:data:`BASELINE_SIZE` vectors for the random-pair baseline, and what they are (a pool of the model's
+    ``n_reference`` reference vectors where the frame cannot stand in); the last one again for the same model
+    (by identity), integer seed and pool size."""
+    last = _LAST_BASELINE[0] if _LAST_BASELINE else None
+    if rng is not None and last is not None and last[0] is model and last[1] == rng and last[2] == n_reference:
+        return last[3], last[4]
+    vecs, desc = _draw_baseline(model, rng, n_reference)
+    vecs.setflags(write=False)
+    if rng is not None:
+        _LAST_BASELINE[:] = [(model, rng, n_reference, vecs, desc)]
+    return vecs, desc
 
 
-def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
-    """:data:`BASELINE_SIZE` vectors for the random-pair baseline, and what they are."""
+def _draw_baseline(model: Any, rng: Any, n_reference: int) -> tuple[np.ndarray, str]:
     from .frames import frame_or_pool, sample_frame, sample_reference
 
     seed = stream(rng, "audit-baseline")[0]
@@ -302,7 +294,7 @@ def _baseline(model: Any, rng: Any) -> tuple[np.ndarray, str]:
         if pop is not None:
             vecs, desc, _ = sample_frame(model, "paper", BASELINE_SIZE, rng=seed, population=pop)
             return vecs, desc
-    vecs, desc, _ = sample_reference(model, BASELINE_SIZE, rng=seed)
+    vecs, desc, _ = sample_reference(model, min(BASELINE_SIZE, n_reference), rng=seed, reference_size=n_reference)
     return vecs, desc
 
 
@@ -332,19 +324,19 @@ def word_list_audit(
     calibration : None, str or Calibrator
         As :func:`isoeat.weat`'s; the raw space is always audited first, then this one.
     rng : None or int
-        The root seed: the full test draws from ``("weat", TEST)`` as :func:`isoeat.weat`'s, so its d and p are the
-        command's; each left-out word from ``("weat-loo", TEST, ROLE, WORD)``; the baseline from
-        ``("audit-baseline",)``.
+        The root seed: the full test draws from ``("weat", TEST)`` (:func:`isoeat.weat`'s d and p), each left-out
+        word from ``("weat-loo", TEST, ROLE, WORD)``, the baseline from ``("audit-baseline",)``.
     alpha : float, default 0.05
         Level of the significance flags (``p < alpha``).
     ddof, min_coverage, allow_overlap
-        As in :func:`isoeat.weat` (the same validity checks of the test).
+        As in :func:`isoeat.weat` (the same validity checks).
     full : sequence of WEATResult, optional
-        The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it): its d and p are
-        used instead of computing them again (a certified p costs seconds); each one's d is checked against the
-        d of these vectors (a ``ConfigError`` where it is another test's or space's).
+        The full test already computed in each space (raw first, as :func:`isoeat.weat` gives it), used instead of
+        computing it again; its d is checked against these vectors' (a ``ConfigError``: another test or space).
     permutation, **options
-        How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name).
+        How each p is computed (:class:`~isoeat.stats.options.PermutationOptions` or its fields by name); and
+        ``n_reference`` (default 100,000): the reference pool of the baseline where no frame stands in (a
+        contextual model; the commands pass ``--reference-size``).
 
     Returns
     -------
@@ -358,6 +350,7 @@ def word_list_audit(
     from ..wordsets import as_test
 
     require_encoder(model, "word_list_audit")
+    n_reference = check_int("n_reference", options.pop("n_reference", 100_000), lo=2)
     perm, _, _ = gather(options, where="word_list_audit", permutation=permutation, takes=("permutation",))
     check_alpha(alpha)
     min_coverage = check_real("min_coverage", min_coverage, lo=0.0, hi=1.0)
@@ -366,6 +359,7 @@ def word_list_audit(
     raw, words = _checked_sets(model, test, min_coverage, ddof, check_bool("allow_overlap", allow_overlap))
     cal, cal_name = resolve_calibration(calibration, model)
     root = resolve_seed(rng)[1] if not isinstance(rng, np.random.Generator) else None
+    base_raw, base_desc = _baseline(model, root, n_reference)
     spaces = [("none", None)] + ([(cal_name, cal)] if cal is not None else [])
     out = []
     if full is not None and len(full) != len(spaces):
@@ -387,7 +381,7 @@ def word_list_audit(
         else:
             given = _given_full(full[k], vecs, ddof, test.id, name)
         scores = np.concatenate([association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"])
-        base_cosine, base_desc = _baseline_cosine(model, root, c)
+        base = base_raw if c is None else c.transform(base_raw)
         coherence: dict[str, Any] = {f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES}
         out.append(
             WordListAudit(
@@ -398,7 +392,7 @@ def word_list_audit(
                 p_value=float(given.p_value),
                 **_frequency(model, words, scores),
                 **coherence,
-                baseline_cosine=base_cosine,
+                baseline_cosine=mean_pair_cosine(base),
                 baseline_source=base_desc,
                 alpha=float(alpha),
                 leave_one_out=leave_one_out(vecs, words, given, alpha=alpha, rng=root, permutation=perm),

@@ -67,6 +67,32 @@ def _check_against_cells(audits: list[Any], res: Any, path: Path) -> None:
                 f"{path}: {a.test} ({a.calibration}): d {a.effect_size!r} differs from the cells' "
                 f"{d!r} (edited or stale; rerun isoeat run --audit)"
             )
+        p = c.get("p_raw") if a.calibration == "none" else c.get("p_calibrated")
+        bad = "p" if p is not None and not _close(float(p), float(a.p_value)) else _row_disagrees(a)
+        if bad:
+            raise DataFormatError(
+                f"{path}: {a.test} ({a.calibration}): {bad} does not follow from the audit's own numbers and the "
+                "folder's cells (edited or stale; rerun isoeat run --audit)"
+            )
+
+
+def _close(a: float, b: float) -> bool:
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _row_disagrees(a: Any) -> str:
+    """The first left-out row whose full d and p, delta or flags do not follow from its numbers (``ROLE:word``,
+    or ``""``): the flags the section prints are recomputed by the rules of :mod:`isoeat.labels`."""
+    from ..labels import is_significant, opposite_signs
+
+    for r in a.leave_one_out:
+        full_ok = _close(r.full_effect_size, a.effect_size) and _close(r.full_p_value, a.p_value)
+        delta_ok = _close(r.delta, r.effect_size - r.full_effect_size)
+        sign = bool(opposite_signs(r.effect_size, r.full_effect_size)) if r.p_method else False
+        sig = (is_significant(r.p_value, a.alpha) != is_significant(r.full_p_value, a.alpha)) if r.p_method else False
+        if not (full_ok and delta_ok and r.sign_change == sign and r.significance_change == sig and r.alpha == a.alpha):
+            return f"the left-out row {r.role}:{printable(str(r.word))}"
+    return ""
 
 
 def read_audits(res: Any) -> tuple[list[Any] | None, str | None]:

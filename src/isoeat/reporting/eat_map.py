@@ -4,8 +4,9 @@ An EAT-Map of a test is, per space (raw beside calibrated): the four-quadrant su
 each block's mean cosine, and its z on the model's random-pair cosine) above the word x word heatmap (every target
 word with every attribute word, the quadrants divided by white lines). Both come from the same data: the target x
 attribute cosines stored in the folder's WEAT cells (the per-test heatmaps' data); ``tables/levels.csv`` adds the
-pattern and the z-scores, and is used only where its block means equal the cells' (to their 6 stored decimals; a
-stale or edited file: the maps are drawn without it and the section says so in one line). Drawn only for folders
+pattern and the z-scores, and is used only where its block means equal the cells' (to their 6 stored decimals) and
+its pattern, z-scores and Flat follow from its own Level-2 numbers and frame (a stale or edited file: the maps are
+drawn without it and the section says so in one line). Drawn only for folders
 that have a ``tables/levels.csv`` (``isoeat run --levels``).
 """
 
@@ -79,19 +80,48 @@ def read_levels(res: Any) -> tuple[dict[tuple[str, str], dict[str, Any]], str]:
             continue
         cs = res.cosines(model, key[1], key[0])
         blocks = block_means(cs) if cs and cs.get("X_AB") and cs.get("Y_AB") else None
-        if blocks is None or any(abs(float(blocks[b].mean()) - means[b]) > _MATCH for b in _BLOCKS):
+        if (
+            blocks is None
+            or any(abs(float(blocks[b].mean()) - means[b]) > _MATCH for b in _BLOCKS)
+            or not _consistent(r, means, z, getattr(res, "alpha", None))
+        ):
             stale.append(f"{key[0]} ({key[1]})")
             continue
         out[key] = {"pattern": pattern, "z": z, "cosine_flat": r.get("cosine_flat", "")}
     note = (
         (
-            f"{LEVELS_CSV}: {len(stale)} row(s) do not match the folder's cells and are left out "
+            f"{LEVELS_CSV}: {len(stale)} row(s) do not match the folder's cells or their own Level-2 numbers and "
+            f"frame, and are left out "
             f"({', '.join(stale[:5])}{' ...' if len(stale) > 5 else ''})"
         )
         if stale
         else ""
     )
     return out, note
+
+
+def _consistent(r: dict[str, Any], means: dict[str, float], z: dict[str, float], alpha: Any) -> bool:
+    """Whether a levels.csv row agrees with itself: its pattern is the call of its Level-2 numbers at its alpha
+    (the folder's), each z is (block mean - frame mean) / frame SD, and Flat is the rule on those z (an edited
+    pattern, z or Flat beside untouched block means is not the folder's data)."""
+    from ..labels import cosine_flat, eat_pattern
+
+    try:
+        a = float(r["alpha"])
+        l2 = [float(r[k]) for k in ("l2x_d", "l2x_p", "l2y_d", "l2y_p")]
+        mu, sd = float(r.get("frame_mean") or "nan"), float(r.get("frame_sd") or "nan")
+    except (KeyError, ValueError, TypeError):
+        return False
+    if (alpha is not None and not math.isclose(a, float(alpha))) or str(r["pattern"]) != eat_pattern(
+        l2[0], l2[1], l2[2], l2[3], a
+    ):
+        return False
+    if not (math.isfinite(mu) and math.isfinite(sd) and sd > 0):  # no frame: no z and no Flat
+        return all(math.isnan(z[b]) for b in _BLOCKS) and r.get("cosine_flat", "") in ("", "None")
+    want = {b: (means[b] - mu) / sd for b in _BLOCKS}
+    if any(not math.isclose(z[b], want[b], rel_tol=1e-9, abs_tol=1e-9) for b in _BLOCKS):
+        return False
+    return r.get("cosine_flat", "") == str(cosine_flat([want[b] for b in _BLOCKS]))
 
 
 def figure_eat_map(res: Any, model: str, test: str, levels: dict[tuple[str, str], dict[str, Any]]) -> Any | None:

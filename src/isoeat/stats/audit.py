@@ -29,30 +29,24 @@ which. Each left-out word draws from its own named stream
 A set of two words keeps one without the word: no WEAT set, so that row is
 ``nan`` and its ``note`` says why.
 
-Kept by content: with a seed (an int) and a store installed for the slow counts
-(:func:`isoeat.stats._certified.set_bracket_store`: the embedding cache, which
-``isoeat run`` and ``isoeat weat --audit`` install), the rows of one test in one
-space are stored under a key of everything they depend on — every vector's bytes,
-the words, the full test's d, p, ddof and side, alpha, the permutation options,
-the seed and isoeat's code (:func:`_loo_key`) — and read back the next time
-instead of computed (a bad entry is computed again).
+With an integer seed and the bracket store installed
+(:func:`~isoeat.stats._certified.bracket_store`: the embedding cache of every
+command), one test's left-out rows are kept by content (every input byte for
+byte, the seed and the digest of isoeat's code) and read back the next time:
+the same rows, without the reduced tests.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 import numpy as np
 
 from .._errors import CoverageError
 from .._random import stream
-from .._records import canonical_json
 from ..labels import is_significant, opposite_signs
-from ._certified import bracket_store
 from .options import PermutationOptions, ResultLabels
 from .results import WEATResult
 from .weat import weat_from_vectors
@@ -142,7 +136,7 @@ class LeaveOneOut:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a flat, JSON-ready dict (the field order; every field a plain value, so no deep copy)."""
+        """The record as a flat, JSON-ready dict (the field order; every field a scalar, so no deep copy)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def to_frame(self) -> Any:
@@ -194,59 +188,19 @@ def leave_one_out(
     (10, 'x1', 'set B keeps 1 word without it: no WEAT set')
     """
     perm = permutation or PermutationOptions(alternative=full.alternative)
-    store = bracket_store()
-    key = _loo_key(vectors, words, full, alpha, rng, perm, store.code()) if store is not None else None
-    if key is not None:
-        kept = _read_rows(store.get(key))
-        if kept is not None:
-            return kept
-    out = _leave_one_out(vectors, words, full, alpha, rng, perm)
-    if key is not None:
-        store.put(key, json.dumps([r.to_dict() for r in out]))
-    return out
-
-
-def _loo_key(vectors: dict[str, np.ndarray], words: dict[str, list[str]], full: WEATResult, alpha: float, rng: Any,
-             perm: PermutationOptions, code: str) -> dict[str, Any] | None:
-    """What the rows of :func:`leave_one_out` depend on, or None where they are not reproducible (no int seed)."""
-    if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
-        return None
-    try:
-        perm_text = canonical_json(asdict(perm))
-    except (TypeError, ValueError):  # an option JSON cannot hold exactly: not kept
-        return None
-    h = hashlib.sha256()
-    for role in ROLES:
-        a = np.ascontiguousarray(vectors[role])
-        h.update(f"{role}:{a.dtype.str}:{a.shape}:".encode())
-        h.update(a.tobytes())
-        h.update(json.dumps(list(words[role]), ensure_ascii=False).encode())
-    return {"what": "weat-loo", "vectors": h.hexdigest(), "test": full.test, "model": full.model,
-            "calibration": full.calibration, "d": repr(float(full.effect_size)), "p": repr(float(full.p_value)),
-            "ddof": int(full.ddof), "alternative": full.alternative, "alpha": repr(float(alpha)), "seed": int(rng),
-            "permutation": perm_text, "code": code}
-
-
-def _read_rows(record: str | None) -> tuple[LeaveOneOut, ...] | None:
-    """Rows kept by :func:`leave_one_out`, or None (nothing kept, or an entry that does not read as rows)."""
-    if record is None:
-        return None
-    try:
-        return tuple(LeaveOneOut(**r) for r in json.loads(record))
-    except (ValueError, TypeError):
-        return None
-
-
-def _leave_one_out(vectors: dict[str, np.ndarray], words: dict[str, list[str]], full: WEATResult, alpha: float,
-                   rng: Any, perm: PermutationOptions) -> tuple[LeaveOneOut, ...]:
-    """:func:`leave_one_out`, computed."""
     _, root = stream(rng, "weat-loo")
     d0, p0 = float(full.effect_size), float(full.p_value)
+    key = _store_key(vectors, words, full, perm, alpha, root) if isinstance(rng, (int, np.integer)) else None
+    kept = _kept(key)
+    read_back = bool(kept)
     out: list[LeaveOneOut] = []
     for role in ROLES:
         for i, word in enumerate(words[role]):
-            seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
-            r = _without(vectors, role, i, full, perm, seed, alpha)
+            if kept:  # read back: no stream drawn from, no reduced test
+                r = kept.pop(0)
+            else:
+                seed = stream(root, "weat-loo", full.test, role, word)[0] if root is not None else rng
+                r = _without(vectors, role, i, full, perm, seed, alpha)
             base: dict[str, Any] = dict(
                 test=full.test,
                 model=full.model,
@@ -284,7 +238,87 @@ def _leave_one_out(vectors: dict[str, np.ndarray], words: dict[str, list[str]], 
                     note=r.undefined or "",
                 )
             )
+    if not read_back:
+        _keep(key, out)
     return tuple(out)
+
+
+class _Kept:
+    """A left-out test read back from the store: the fields :func:`leave_one_out` reads of a WEATResult."""
+
+    def __init__(self, d: float, p: float, how: str, undefined: str) -> None:
+        self.effect_size, self.p_value, self.p_method, self.undefined = d, p, how, undefined
+
+
+def _store_key(
+    vectors: dict[str, np.ndarray],
+    words: dict[str, list[str]],
+    full: WEATResult,
+    perm: PermutationOptions,
+    alpha: float,
+    root: Any,
+) -> dict[str, Any] | None:
+    """The key of one test's left-out rows in the installed bracket store
+    (:func:`~isoeat.stats._certified.bracket_store`, the embedding cache): every input byte for byte (the vectors,
+    the words, the full d and p, ``ddof``, ``alpha``, the options, the root seed) and the digest of isoeat's code,
+    as the certified brackets and the Level-2 counts are kept; None without a store."""
+    import hashlib
+    from dataclasses import asdict
+
+    from .._records import canonical_json
+    from ._certified import bracket_store
+
+    store = bracket_store()
+    if store is None:
+        return None
+    h = hashlib.sha256()
+    for r in ROLES:
+        v = np.ascontiguousarray(vectors[r], dtype=np.float64)
+        h.update(repr(v.shape).encode())
+        h.update(v.tobytes())
+    return {
+        "audit-loo": 1,
+        "vectors": h.hexdigest(),
+        "words": [list(words[r]) for r in ROLES],
+        "test": full.test,
+        "full": [float(full.effect_size).hex(), float(full.p_value).hex(), int(full.ddof)],
+        "alpha": float(alpha).hex(),
+        "root": int(root),
+        "options": canonical_json({k: v for k, v in asdict(perm).items() if v is not None}),
+        "code": store.code(),
+    }
+
+
+def _kept(key: dict[str, Any] | None) -> list[Any]:
+    """The rows kept under ``key`` (in :func:`leave_one_out`'s order), or ``[]``."""
+    import json
+
+    from ._certified import bracket_store
+
+    store = bracket_store()
+    found = None if key is None or store is None else store.get(key)
+    if found is None:
+        return []
+    try:
+        return [
+            (str(r[0]) if len(r) == 1 else _Kept(float.fromhex(r[0]), float.fromhex(r[1]), str(r[2]), str(r[3])))
+            for r in json.loads(str(found))
+        ]
+    except (ValueError, TypeError, IndexError, AttributeError):  # not a record this code wrote: computed again
+        return []
+
+
+def _keep(key: dict[str, Any] | None, rows: list[LeaveOneOut]) -> None:
+    """Keep ``rows``' numbers under ``key`` (a row without a test: its note alone)."""
+    import json
+
+    from ._certified import bracket_store
+
+    store = bracket_store()
+    if key is None or store is None:
+        return
+    recs = [[r.note] if not r.p_method else [r.effect_size.hex(), r.p_value.hex(), r.p_method, r.note] for r in rows]
+    store.put(key, json.dumps(recs))
 
 
 def _without(
