@@ -140,11 +140,7 @@ def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
     """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
     if not records:
         return ""
-    fields: list[str] = []
-    for rec in records:
-        for k in rec:
-            if k not in fields:
-                fields.append(k)
+    fields: list[str] = list(dict.fromkeys(k for rec in records for k in rec))  # first-seen order, linear
     fields_text = {k: csv_text(str(k)) for k in fields}
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")

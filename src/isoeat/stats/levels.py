@@ -40,7 +40,7 @@ the model-level entry point is :func:`isoeat.eat_levels` (:mod:`isoeat.diagnosti
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -132,9 +132,7 @@ class LevelsResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a flat dict (the word x word cosines of the blocks left out: :attr:`block_cosines`)."""
-        out = asdict(self)
-        out.pop("block_cosines")
-        return out
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "block_cosines"}  # no deep copy
 
     def to_frame(self) -> pd.DataFrame:
         """A one-row :class:`pandas.DataFrame` of :meth:`to_dict`."""
