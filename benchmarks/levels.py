@@ -10,8 +10,8 @@ Target (the script exits with status 1 when it is missed):
   not waiting, and on a quiet 2-core machine wall time is about CPU time; the wall times are printed beside.
 
 * ``isoeat run --levels --audit --out DIR`` (the levels and the word-list audit of every test, written to the
-  folder) takes <= 1.2x the CPU time of ``isoeat run --out DIR``, the same protocol (issue 43: "levels and audit
-  add at most 20% to isoeat run's time"; the audit's left-out d and p are kept by content in the embedding cache,
+  folder) takes <= 1.2x the CPU time of ``isoeat run --out DIR``, the same protocol (the levels and the audit together
+  add at most 20% to the run's time; the audit's left-out d and p are kept by content in the embedding cache,
   as the Level-2 counts are).
 
 Printed, no target: the cold cost, one pair with an empty embedding cache (the first ``--levels`` run on a

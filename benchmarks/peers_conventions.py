@@ -1,4 +1,4 @@
-"""WEFE 1.0.1 against ``--convention wefe`` on W1-W10 of the bundled GloVe (issue 46).
+"""WEFE 1.0.1 against ``--convention wefe`` on W1-W10 of the bundled GloVe.
 
 The vectors of every word of W1-W10 (and of its lowercase form) are written by ``isoeat export`` to a GloVe
 text file; WEFE runs in its own environment (``--peers-python``, default ``/work/venv-peers/bin/python``:

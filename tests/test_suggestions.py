@@ -157,8 +157,8 @@ def test_cli_prints_and_records_the_suggestions(glove, tmp_path, capsys):
 
 def test_too_few_words_names_the_suggestions_in_the_error(glove):
     t = isoeat.get_test("W6")
-    bad = type(t)(**{**{k: getattr(t, k) for k in ("id", "bias_type", "Y", "A", "B")},
-                     "X": type(t.X)("names", ["kevn", "jonh", "paul"])})
+    bad = type(t)(**{**{k: getattr(t, k) for k in ("bias_type", "Y", "A", "B")}, "id": "W6-misspelled",
+                     "X": type(t.X)("names", ["kevn", "jonh", "paul"])})  # its own id: a built-in's is refused
     with pytest.raises(CoverageError, match=r"kevn \(did you mean kevin.*\).*jonh \(did you mean john"):
         isoeat.weat(glove, bad, rng=0)
 
