@@ -87,28 +87,22 @@ def _save(fig: Any, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
 
 
 def _png(fig: Any, dpi: int) -> bytes:
-    """``fig`` drawn by Agg at ``dpi`` as an RGB PNG, zlib level 3 (~25% less time than 6, ~4% larger).
+    """``fig`` drawn by Agg at ``dpi`` as an RGB PNG (:func:`isoeat.reporting._png.png_bytes`: rows filtered "Up",
+    zlib level 3, half Pillow's time for the same size).
 
     RGB, not savefig's RGBA: the figures are opaque, and the alpha channel was a
     quarter of the bytes to filter and compress (and ~10% of the file).
     """
-    import io
-
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from PIL import Image, PngImagePlugin
+
+    from ._png import png_bytes
 
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
     if fig.dpi != dpi:
         fig.set_dpi(dpi)
     canvas.draw()
     rgba = np.asarray(canvas.buffer_rgba())
-    info = PngImagePlugin.PngInfo()
-    for k, v in (_metadata("png") or {}).items():
-        info.add_text(k, v)
-    buf = io.BytesIO()
-    Image.fromarray(np.ascontiguousarray(rgba[..., :3]), "RGB").save(buf, format="png", compress_level=3, pnginfo=info,
-                                                                      dpi=(dpi, dpi))
-    return buf.getvalue()
+    return png_bytes(rgba[..., :3], dpi, (_metadata("png") or {})["Software"])
 
 
 def _metadata(fmt: str) -> dict | None:

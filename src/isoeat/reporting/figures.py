@@ -437,14 +437,25 @@ def _cells(ax: Any, M: np.ndarray, **kw: Any) -> Any:
     it as it is, which some PDF viewers smooth when they enlarge it: as blocks
     of k x k pixels the smoothing stays within the outer 1/k of a cell. PNG
     (Agg resamples either way, nearest) is unchanged. Matrices too large for
-    k >= 2 are drawn with ``"nearest"``.
+    k >= 2 are drawn with ``"nearest"``. Returns the mappable of the colour bar
+    (``cmap``, ``vmin`` and ``vmax`` are required): the image itself holds
+    RGBA bytes, each cell coloured once before it is blown up.
     """
     n_r, n_c = M.shape
     k = min(16, 256 // max(n_r, n_c, 1))
     if k < 2:
         return ax.imshow(M, interpolation="nearest", **kw)
-    blocks = np.repeat(np.repeat(M, k, axis=0), k, axis=1)
-    return ax.imshow(blocks, interpolation="none", extent=(-0.5, n_c - 0.5, n_r - 0.5, -0.5), **kw)
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize
+
+    # coloured per cell, then blown up: the colour map runs on n_r x n_c values, not on the k^2 times larger image,
+    # and Agg and PDF take RGBA bytes as they are (the same pixels: each block is one value)
+    sm = ScalarMappable(Normalize(kw.pop("vmin"), kw.pop("vmax")), kw.pop("cmap"))
+    rgba = sm.to_rgba(M, bytes=True)
+    blocks = np.repeat(np.repeat(rgba, k, axis=0), k, axis=1)
+    ax.imshow(blocks, interpolation="none", extent=(-0.5, n_c - 0.5, n_r - 0.5, -0.5), **kw)
+    sm.set_array(M)
+    return sm  # the colour bar's mappable
 
 
 def _word_labels(ax: Any, rows: Sequence[str], cols: Sequence[str], fs: float) -> None:
