@@ -247,9 +247,8 @@ def test_contextual_model_ranks_by_its_corpus_counts():
     from collections import Counter
 
     import isoeat
-    from isoeat.corpora import Corpus
-
     from _w6_corpus import W6_SENTENCES
+    from isoeat.corpora import Corpus
 
     corp = Corpus.from_sentences(W6_SENTENCES, name="audit-w6")
     model = isoeat.load_model("minilm", corpus=corp, use_cache=False, progress=False, device="cpu")

@@ -30,8 +30,8 @@ def test_views_that_do_not_combine_are_one_line(capsys, monkeypatch, extra, says
 
 @pytest.mark.parametrize("extra", [("--levels", "--audit", "--format", "json"), ("--levels", "--convention", "isoeat")])
 def test_views_that_combine_are_not_refused(extra):
-    from isoeat.commands.core import _check_weat_views
     from isoeat.cli import build_parser
+    from isoeat.commands.core import _check_weat_views
 
     args = build_parser("weat").parse_args(["weat", "--test", "W6", *extra])
     _check_weat_views(args)  # no error
