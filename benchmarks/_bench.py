@@ -21,8 +21,11 @@ import datetime
 import json
 import os
 import platform
+import resource
 import shlex
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 NO_TARGET = "no target"
@@ -118,3 +121,20 @@ class Run:
             return 1
         print("all targets met")
         return 0
+
+
+def children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children so far."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed_isoeat(*args: str, env: dict) -> tuple[float, float]:
+    """``(wall, CPU)`` seconds of ``isoeat ARGS`` run as a child (CPU: user + system of it and its children);
+    exits naming the command on failure."""
+    c0, t0 = children_cpu(), time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "isoeat.cli", *args], capture_output=True, text=True, env=env)
+    wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+    if r.returncode != 0:
+        sys.exit(f"isoeat {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+    return wall, cpu

@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
 import _bench
 
@@ -67,19 +64,7 @@ def check(figures: dict) -> list[str]:
     return _bench.missed(rows(figures))
 
 
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def timed(*args: str, env: dict) -> tuple[float, float]:
-    """``(wall, CPU)`` seconds of ``isoeat ARGS``; exits on failure."""
-    c0, t0 = _children_cpu(), time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "isoeat.cli", *args], capture_output=True, text=True, env=env)
-    wall, cpu = time.perf_counter() - t0, _children_cpu() - c0
-    if r.returncode != 0:
-        sys.exit(f"isoeat {' '.join(args)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
-    return wall, cpu
+timed = _bench.timed_isoeat
 
 
 def main() -> int:

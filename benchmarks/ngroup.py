@@ -17,37 +17,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import _bench
 
-GROUPS = {
-    "christian": [
-        "church",
-        "bible",
-        "christian",
-        "christianity",
-        "priest",
-        "gospel",
-        "baptism",
-        "cathedral",
-        "pastor",
-        "jesus",
-    ],
-    "muslim": ["mosque", "quran", "muslim", "islam", "imam", "ramadan", "mecca", "allah", "sheikh", "hijab"],
-    "jewish": ["synagogue", "torah", "jewish", "judaism", "rabbi", "hebrew", "passover", "kosher", "talmud", "yiddish"],
-}
-VALENCE = {
-    "pleasant": ["love", "peace", "joy", "honest", "friend", "heaven", "gentle", "happy", "loyal", "gift"],
-    "unpleasant": ["hatred", "war", "agony", "evil", "terrible", "filth", "abuse", "murder", "poison", "prison"],
-}
-REGIONS = {
-    "europe": ["europe", "european", "rome", "england", "france", "germany", "italy", "spain", "ireland", "poland"],
-    "arab": ["arabia", "egypt", "iraq", "syria", "arab", "jordan", "yemen", "kuwait", "libya", "saudi"],
-    "israel": ["israel", "israeli", "jerusalem", "haifa", "zion", "galilee", "knesset", "negev", "eilat", "hebron"],
-}
+#: the two tests of docs/ngroup.md (three religions, 10 words each, against regions and against valence)
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "religion.yaml"
 
 
 def rows(f: dict) -> list[dict]:
@@ -92,21 +68,14 @@ def main() -> int:
     cal = isoeat.fit_calibrator(model, "zca")
     stages.append(("fit ZCA (once)", time.perf_counter() - t))
     tests = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name, attrs in (("valence", VALENCE), ("regions", REGIONS)):
-            path = Path(tmp) / f"{name}.json"
-            import json
-
-            path.write_text(json.dumps({"id": name, "targets": GROUPS, "attributes": attrs}), encoding="utf-8")
-            cached = CachedEncoder(model)
-            t, c = time.perf_counter(), time.process_time()
-            for space in (None, cal):
-                for r in isoeat.ngroup(cached, str(path), calibration=space, rng=0, n_permutations=n_perm):
-                    print(
-                        f"{name:8} {r.calibration:5} {r.statistic:6} {r.estimate:8.4f}  p {r.p_value:.4g} "
-                        f"({r.p_method})"
-                    )
-            tests.append((name, time.perf_counter() - t, time.process_time() - c))
+    for test in isoeat.load_ngroup_tests(EXAMPLE):
+        name = test.id.removeprefix("religion-")
+        cached = CachedEncoder(model)
+        t, c = time.perf_counter(), time.process_time()
+        for space in (None, cal):
+            for r in isoeat.ngroup(cached, test, calibration=space, rng=0, n_permutations=n_perm):
+                print(f"{name:8} {r.calibration:5} {r.statistic:6} {r.estimate:8.4f}  p {r.p_value:.4g} ({r.p_method})")
+        tests.append((name, time.perf_counter() - t, time.process_time() - c))
     return run.finish(rows({"stages": stages, "tests": tests, "target": args.target}), args.json)
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -47,11 +46,6 @@ def rows(f: dict) -> list[dict]:
 def check(figures: dict) -> list[str]:
     """The targets missed by ``figures`` (empty when all are met)."""
     return _bench.missed(rows(figures))
-
-
-def children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def isoeat(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -83,9 +77,9 @@ def main() -> int:
     run = _bench.Run("report")
     walls, cpus = [], []
     for i in range(args.repeats):
-        c0, t0 = children_cpu(), time.perf_counter()
+        c0, t0 = _bench.children_cpu(), time.perf_counter()
         r = isoeat("report", str(out), "--html", env=env)
-        wall, cpu = time.perf_counter() - t0, children_cpu() - c0
+        wall, cpu = time.perf_counter() - t0, _bench.children_cpu() - c0
         if r.returncode != 0:
             print(r.stderr[-2000:])
             return 1
