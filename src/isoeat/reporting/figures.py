@@ -26,6 +26,7 @@ from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
 from ._render import _RC, _save, _save_all, fix_layout  # noqa: F401 - _save stays importable from here
+from .heatmap_plan import _space_title
 
 __all__ = [
     "require_matplotlib",
@@ -76,15 +77,6 @@ def _figure(w: float, h: float, layout: str | None = "constrained") -> Any:
     fig = Figure(figsize=(w, h), layout=layout)
     FigureCanvasAgg(fig)
     return fig
-
-
-def _space_title(res: Any, label: str) -> str:
-    name = next((c["name"] for c in res.calibrations if c["label"] == label), label)
-    if name == "none":
-        return "raw"
-    if name == "zca" and label == "zca":
-        return "ZCA-whitened"
-    return label
 
 
 def _models_in_family_order(res: Any, present: set[str]) -> list[dict]:
@@ -369,63 +361,36 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
 
     One row of panels per space (raw, then each calibration), each with its own
     symmetric colour scale and colour bar; the attribute words label the
-    columns once, under the last row. Laid out by hand in inches (word labels
-    make automatic layout slow), labels as plain text (see :func:`_word_labels`).
+    columns once, under the last row. Laid out by hand in inches by
+    :func:`~isoeat.reporting.heatmap_plan.heatmap_plan` (word labels make
+    automatic layout slow; the report's direct renderer draws the same plan),
+    labels as plain text (see :func:`_word_labels`).
     """
-    spaces = [(c, res.cosines(model, c["label"], test)) for c in res.calibrations]
-    spaces = [(c, cs) for c, cs in spaces if cs and cs.get("X_AB") and cs.get("Y_AB")]
-    if not spaces:
-        return None
-    c0 = spaces[0][1]
-    nx, ny = len(c0["X_words"]), len(c0["Y_words"])
-    n_attr = len(c0["A_words"]) + len(c0["B_words"])
-    big = max(nx, ny, n_attr) > 30
-    fs = 5.5 if big else 7.0
-    cell = 0.13 if big else 0.2
-    ch = fs * 0.62 / 72  # inches per character of a label
-    lab_x = max((len(w) for w in c0["X_words"]), default=4) * ch + 0.2
-    lab_y = max((len(w) for w in c0["Y_words"]), default=4) * ch + 0.2
-    lab_attr = max((len(w) for w in list(c0["A_words"]) + list(c0["B_words"])), default=4) * ch + 0.15
-    pw = max(2.6, n_attr * cell)          # panel width
-    ph = max(1.3, max(nx, ny) * cell)     # panel height
-    left, gap, cbar_w, right = lab_x + 0.1, lab_y + 0.35, 0.14, 0.85
-    width = left + pw + gap + pw + 0.25 + cbar_w + right
-    title_h, row_title, xlab = 0.5, 0.32, lab_attr + 0.05
-    row_h = row_title + ph + 0.12  # attribute words only under the last row: the columns are the same in every row
-    height = title_h + row_h * len(spaces) + xlab + 0.35
-    fig = _figure(width, height, layout=None)
-    bias = next((t.get("bias_type", "") for t in res.tests if t["id"] == test), "")
+    from .heatmap_plan import BAR_LABEL_PT, BAR_TICK_PT, EDGE, FOOTER_PT, PANEL_TITLE_PT, TITLE_PT, heatmap_plan
 
-    def box(x: float, y_top: float, w: float, h: float) -> list[float]:
+    plan = heatmap_plan(res, model, test)
+    if plan is None:
+        return None
+    width, height = plan.width, plan.height
+    fig = _figure(width, height, layout=None)
+
+    def box(b: tuple[float, float, float, float]) -> list[float]:
+        x, y_top, w, h = b
         return [x / width, 1 - (y_top + h) / height, w / width, h / height]
 
-    for i, (c, cs) in enumerate(spaces):
-        mats = [np.asarray(cs["X_AB"], dtype=float), np.asarray(cs["Y_AB"], dtype=float)]
-        vmax = max(float(np.abs(M).max()) for M in mats) or 1.0
-        y0 = title_h + i * row_h + row_title
-        im = None
-        for j, (M, role) in enumerate(zip(mats, "XY")):
-            x0 = left + j * (pw + gap)
-            h = ph * M.shape[0] / max(nx, ny)
-            ax = fig.add_axes(box(x0, y0, pw, h))
-            im = _cells(ax, M, cmap="RdBu_r", vmin=-vmax, vmax=vmax, aspect="auto")
-            ax.axvline(len(cs["A_words"]) - 0.5, color="white", linewidth=2.5)
-            last = i == len(spaces) - 1
-            _word_labels(ax, cs[f"{role}_words"], list(cs["A_words"]) + list(cs["B_words"]) if last else (), fs)
-            ax.set_title(f"{_space_title(res, c['label'])}: {role} = {cs.get(f'{role}_name', role)}", fontsize=9,
-                         pad=4)
-        cax = fig.add_axes(box(left + 2 * pw + gap + 0.25, y0, cbar_w, ph))
-        cb = fig.colorbar(im, cax=cax)
-        cb.ax.tick_params(labelsize=7)
-        cb.set_label(f"cosine ({_space_title(res, c['label'])})", fontsize=8)
-    fig.text(left / width, 0.12 / height, f"columns: A = {c0.get('A_name', 'A')}  |  B = {c0.get('B_name', 'B')}"
-             "  (white line between them)", fontsize=8, va="bottom")
-    import textwrap
-
-    text = (f"{test} ({bias}) on {model}: cosine of each target word (rows) with each attribute word (columns), "
-            "per space")
-    fig.text(0.5, 1 - 0.12 / height, "\n".join(textwrap.wrap(text, max(40, int(width * 72 / 5.6)))), ha="center",
-             va="top", fontsize=10)
+    ims = []
+    for p in plan.panels:
+        ax = fig.add_axes(box(p.box))
+        ims.append(_cells(ax, p.cells, cmap="RdBu_r", vmin=-p.vmax, vmax=p.vmax, aspect="auto"))
+        ax.axvline(p.split - 0.5, color="white", linewidth=2.5)
+        _word_labels(ax, p.rows, p.cols, plan.fs)
+        ax.set_title(p.title, fontsize=PANEL_TITLE_PT, pad=4)
+    for k, bar in enumerate(plan.bars):
+        cb = fig.colorbar(ims[2 * k], cax=fig.add_axes(box(bar.box)))
+        cb.ax.tick_params(labelsize=BAR_TICK_PT)
+        cb.set_label(bar.label, fontsize=BAR_LABEL_PT)
+    fig.text(plan.footer_x / width, EDGE / height, plan.footer, fontsize=FOOTER_PT, va="bottom")
+    fig.text(0.5, 1 - EDGE / height, "\n".join(plan.title), ha="center", va="top", fontsize=TITLE_PT)
     return fig
 
 
@@ -494,6 +459,14 @@ def _word_labels(ax: Any, rows: Sequence[str], cols: Sequence[str], fs: float) -
                     multialignment="right", fontsize=fs, linespacing=spacing, parse_math=False)
 
 
+def _test_heatmap(res: Any, model: str, test: str, formats: Sequence[str]) -> Any | None:
+    from ._heatmap_draw import direct_heatmap
+    from .heatmap_plan import heatmap_plan
+
+    direct = direct_heatmap(heatmap_plan(res, model, test), formats) if formats else None
+    return direct if direct is not None else figure_test_heatmap(res, model, test)
+
+
 # --------------------------------------------------------------------------- all of them
 def check_dpi(dpi: Any) -> int:
     """``dpi`` as an int in [:data:`MIN_DPI`, :data:`MAX_DPI`], else :class:`~isoeat.InvalidValueError`."""
@@ -511,8 +484,12 @@ def _check_pixels(fig: Any, path: Path, dpi: int) -> None:
                           f"{MAX_SIDE_PIXELS:,} per side and {MAX_PIXELS:,} in all); use a lower dpi")
 
 
-def figure_plan(res: Any, *, test_heatmaps: Any = "all") -> list[tuple[str, Any]]:
+def figure_plan(res: Any, *, test_heatmaps: Any = "all", formats: Sequence[str] = ()) -> list[tuple[str, Any]]:
     """``(name, draw)`` for every figure :func:`write_figures` may write; ``draw()`` returns a Figure or None.
+
+    With ``formats`` that :mod:`~isoeat.reporting._heatmap_draw` draws (PNG, PDF), a per-test heatmap whose texts
+    are printable ASCII is a :class:`~isoeat.reporting._heatmap_draw.DirectHeatmap` (the same layout, drawn
+    without matplotlib); the others are matplotlib Figures.
 
     Names: ``fig1_cosine_heatmaps``, ``fig2_explained_variance``, ``fig3_effect_sizes-CAL``,
     ``fig4_scatter-CAL`` and ``tests/MODEL-TEST``, with labels made file names by
@@ -534,7 +511,7 @@ def figure_plan(res: Any, *, test_heatmaps: Any = "all") -> list[tuple[str, Any]
         ids = [t["id"] for t in res.tests] if test_heatmaps == "all" else list(test_heatmaps)
         pairs = [(m["label"], tid) for m in res.models for tid in ids]
         for (model, tid), name in zip(pairs, unique_names(pairs)):
-            plan.append((f"tests/{name}", lambda model=model, tid=tid: figure_test_heatmap(res, model, tid)))
+            plan.append((f"tests/{name}", lambda model=model, tid=tid: _test_heatmap(res, model, tid, formats)))
     return plan
 
 
@@ -574,7 +551,8 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     built, names = [], []
     memo = FigureMemo(res, folder, formats, dpi)  # figures drawn into this folder before from these very inputs
     with rc_context({"figure.dpi": dpi, **_RC}):  # built at the resolution they are saved at, measured as drawn
-        for name, draw in figure_plan(res, test_heatmaps=sel):  # built once; all sizes checked before any is rendered
+        # built once; all sizes checked before any is rendered
+        for name, draw in figure_plan(res, test_heatmaps=sel, formats=formats):
             if memo.kept(name):  # its files are there, with the bytes drawing them gives
                 names.append(name)
                 continue
