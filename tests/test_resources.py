@@ -163,3 +163,16 @@ def test_torch_headroom_is_one_line_through_the_command(monkeypatch, capsys):
         _hf.require_transformers()
     with pytest.raises(MemoryError):  # a MemoryError for callers who catch that
         _hf.require_sentence_transformers()
+
+
+@pytest.mark.parametrize("limited", [True, False])
+def test_a_system_error_without_exception_is_memory_only_under_a_limit(monkeypatch, limited):
+    """CPython's import machinery, failing an allocation under ``prlimit --as`` (150 MB), raised
+    ``SystemError: error return without exception set`` (seen 1 run in 3 of ``isoeat weat --test W6``): under an
+    address-space limit that is the limit, said in one line; without one it stays a bug (None: its traceback)."""
+    from isoeat import _resources
+
+    monkeypatch.setattr(_resources, "address_space_limit", lambda: 150_000_000 if limited else None)
+    line = describe(SystemError("error return without exception set"), "while running isoeat weat")
+    assert (line is not None and line.startswith("out of memory while running isoeat weat")) == limited
+    assert describe(SystemError("some other internal error")) is None  # only the allocation-failure form

@@ -63,6 +63,10 @@ def describe(exc: BaseException, where: str = "", elsewhere: str = "") -> str | 
     module = type(exc).__module__ or ""
     if isinstance(exc, MemoryError):  # pyarrow's ArrowMemoryError too
         return _memory(what, exc)
+    if isinstance(exc, SystemError) and "without exception set" in str(exc) and address_space_limit() is not None:
+        # CPython's import machinery failing an allocation under an address-space limit without a MemoryError
+        # (seen importing a command's modules at 150 MB); with no limit it stays a bug, with its traceback
+        return _memory(what, exc)
     if isinstance(exc, OSError) and not module.startswith("pyarrow"):
         name = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         if exc.errno == errno.ENOMEM:
