@@ -4,7 +4,9 @@
 and pre-draw a figure that has a layout engine for every format);
 :func:`_save` draws it once per format (PNG as RGB, PDF and SVG with
 reproducible metadata) under :data:`_RC`; :func:`_save_all` renders a list of
-built figures in this process or in forked workers (``ISOEAT_REPORT_JOBS``).
+built figures in this process or in forked workers (``ISOEAT_REPORT_JOBS``, else
+:func:`idle_cores`); a figure drawn without matplotlib (``write_files``:
+:class:`~isoeat.reporting._heatmap_draw.DirectHeatmap`) writes its own files.
 matplotlib is imported lazily, as in :mod:`isoeat.reporting.figures`.
 """
 
