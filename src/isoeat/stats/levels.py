@@ -216,8 +216,12 @@ def _kept_p(scores: np.ndarray, n_a: int, rng: Any, kw: dict[str, Any]) -> tuple
     t0 = time.perf_counter()
     perm = partition_test(scores, n_a, rng=rng, **kw)
     out = (float(perm.p_value), perm.p_method, float(perm.tolerance))
-    if key is not None and perm.p_method != "monte-carlo" and time.perf_counter() - t0 >= CACHE_SECONDS:
-        store.put(key, json.dumps([out[0].hex(), out[1], out[2].hex()]))
+    if key is not None and perm.p_method != "monte-carlo":
+        record = json.dumps([out[0].hex(), out[1], out[2].hex()])
+        if time.perf_counter() - t0 >= CACHE_SECONDS:
+            store.put(key, record)
+        elif hasattr(store, "keep"):  # a quick count: kept in the batch's bundle only (stats._bundle)
+            store.keep(key, record)
     return out
 
 
