@@ -110,6 +110,40 @@ def test_indented_json_refuses_what_json_refuses():
             indented_json(bad)
 
 
+_UNCLEAN = [
+    math.nan,
+    math.inf,
+    -math.inf,
+    np.float64(math.nan),
+    np.float32(1.5),
+    np.int64(7),
+    np.bool_(True),
+    np.array([1.0, math.nan]),
+    np.array([[1, 2], [3, 4]]),
+    np.array([]),
+    np.float64(2.0),
+]
+
+
+def _random_unclean(rng: random.Random, depth: int):
+    if depth < 4 and rng.random() < 0.5:
+        n = rng.randint(0, 5)
+        if rng.random() < 0.5:
+            return [_random_unclean(rng, depth + 1) for _ in range(n)]
+        return {rng.choice(["a", "b", "c", "d", 5]): _random_unclean(rng, depth + 1) for _ in range(n)}
+    return rng.choice(_UNCLEAN + _SCALARS)
+
+
+def test_indented_json_clean_values_is_dumps_of_clean():
+    # clean() (NaN/inf to null, numpy to Python) then the standard encoder: what write_json wrote before
+    rng = random.Random(43)
+    for _ in range(3000):
+        obj = _random_unclean(rng, 0)
+        assert indented_json(obj, clean_values=True) == _reference_json(clean(obj))
+    rows = [{"d": 1.0, "p": math.nan, "w": "x"}, {"d": 2.0, "p": 0.5, "w": "y"}]
+    assert indented_json({"rows": rows}, clean_values=True) == _reference_json(clean({"rows": rows}))
+
+
 def test_write_json_text_unchanged(tmp_path):
     obj = {"d": math.nan, "v": np.array([1.5, np.inf]), "n": np.int64(3), "rows": [{"a": 1, "b": [0.5, None]}]}
     write_json(tmp_path / "x.json", obj)

@@ -252,15 +252,16 @@ def is_sealed(rec: Any) -> bool:
 # --------------------------------------------------------------------------- JSON files
 def write_json(path: Path, obj: Any, *, compact: bool = False) -> None:
     """Strict JSON (NaN written as null), atomically; ``compact`` for the per-cell files (fast C encoder), else
-    indented by two spaces (:func:`indented_json`: the text of ``json.dumps(..., indent=2)``)."""
+    indented by two spaces (:func:`indented_json`: the text of ``json.dumps(clean(obj), indent=2)``)."""
     if compact:
         text = json.dumps(clean(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
     else:
-        text = indented_json(clean(obj))
+        text = indented_json(obj, clean_values=True)
     atomic_write_text(path, text + "\n")
 
 
 _SCALAR = (str, int, float, type(None))
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # exact types that clean() leaves as they are (finite)
 _FLAT: dict[int, json.JSONEncoder] = {}  # an encoder per depth: items on their own lines, that depth's indent
 
 
@@ -272,25 +273,31 @@ def _flat_encoder(depth: int) -> json.JSONEncoder:
     return enc
 
 
-def indented_json(obj: Any) -> str:
-    """``json.dumps(obj, indent=2, allow_nan=False, default=...)``, character for character, faster.
+def indented_json(obj: Any, *, clean_values: bool = False) -> str:
+    """``json.dumps(obj, indent=2, allow_nan=False, default=...)``, character for character, faster;
+    ``clean_values``: of :func:`clean` ``(obj)`` (NaN and infinity as null, numpy as Python), without building it.
 
     Python's JSON encoder indents in pure Python; here a container of scalars (a record, a list of numbers)
     is written by the C encoder in one call, its items separated by a newline and its depth's indent, so
-    only the nesting above the records is walked in Python.
+    only the nesting above the records is walked in Python (and cleaned: a record of plain values is written
+    as it is, unless the encoder finds a NaN or infinity in it).
 
     Examples
     --------
     >>> indented_json({"a": [1, 2.5], "b": {}, "c": [{"x": None, "y": "é"}]}) == json.dumps(
     ...     {"a": [1, 2.5], "b": {}, "c": [{"x": None, "y": "é"}]}, indent=2)
     True
+    >>> indented_json({"d": float("nan")}, clean_values=True)
+    '{\\n  "d": null\\n}'
     """
     out: list[str] = []
-    _indent_into(obj, 0, out)
+    _indent_into(obj, 0, out, clean_values)
     return "".join(out)
 
 
-def _indent_into(o: Any, depth: int, out: list[str]) -> None:
+def _indent_into(o: Any, depth: int, out: list[str], cleaning: bool) -> None:
+    if cleaning and isinstance(o, (float, np.generic, np.ndarray)):
+        o = clean(o)
     if isinstance(o, dict):
         values: Any = o.values()
         opening, closing = "{", "}"
@@ -300,14 +307,20 @@ def _indent_into(o: Any, depth: int, out: list[str]) -> None:
         out.append(_flat_encoder(0).encode(o))
         return
     else:  # what json's encoder does: the default's value, encoded in its place
-        _indent_into(_json_default(o), depth, out)
+        _indent_into(_json_default(o), depth, out, cleaning)
         return
     if not o:
         out.append(opening + closing)
         return
     pad, inner = "  " * depth, "  " * (depth + 1)
-    if all(isinstance(v, _SCALAR) for v in values):  # a record: one C call
-        text = _flat_encoder(depth + 1).encode(o)
+    if all(type(v) in _PLAIN for v in values) if cleaning else all(isinstance(v, _SCALAR) for v in values):
+        enc = _flat_encoder(depth + 1)  # a record: one C call
+        try:
+            text = enc.encode(o)
+        except ValueError:  # a NaN or infinity: null where clean() writes it
+            if not cleaning:
+                raise
+            text = enc.encode(clean(o))
         out.append(f"{opening}\n{inner}{text[1:-1]}\n{pad}{closing}")
         return
     out.append(opening)
@@ -317,7 +330,7 @@ def _indent_into(o: Any, depth: int, out: list[str]) -> None:
         first = False
         if opening == "{":
             out.append(_flat_encoder(0).encode({k: 0})[1:-2])  # the key as json writes it, and ": "
-        _indent_into(v, depth + 1, out)
+        _indent_into(v, depth + 1, out, cleaning)
     out.append(f"\n{pad}{closing}")
 
 

@@ -93,6 +93,10 @@ def _relabel(audit: Any, model: str, cal_label: str | None) -> Any:
     from dataclasses import replace
 
     cal = audit.calibration if audit.calibration == "none" or cal_label is None else cal_label
+    if (audit.model, audit.calibration) == (model, cal) and all(
+        (r.model, r.calibration) == (model, cal) for r in audit.leave_one_out
+    ):
+        return audit  # the labels already: nothing to replace
     rows = tuple(replace(r, model=model, calibration=cal) for r in audit.leave_one_out)
     return replace(audit, model=model, calibration=cal, leave_one_out=rows)
 
