@@ -185,6 +185,9 @@ def test_records_to_csv_matches_the_rules():
     ]
     assert records_to_csv(records) == _reference_csv(records)
     assert records_to_csv([]) == ""
+    header_cr = [{"a\rb": 1, "c": "x"}, {"c": "y\rz"}, {"c": "plain"}]  # a CR in a field name, then in a cell
+    assert records_to_csv(header_cr) == _reference_csv(header_cr)
+    assert records_to_csv(header_cr[:1]) == _reference_csv(header_cr[:1])
 
 
 def test_records_to_csv_random_rows():

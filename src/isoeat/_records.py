@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import math
 import warnings
@@ -144,14 +145,27 @@ def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
     """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
     if not records:
         return ""
-    fields: list[str] = list(dict.fromkeys(k for rec in records for k in rec))  # first-seen order, linear
+    fields: list[str] = list(dict.fromkeys(itertools.chain.from_iterable(records)))  # first-seen order, linear
+    rows = [
+        [
+            v if type(v) in _PLAIN_CELL or (type(v) is str and not v.startswith(_FORMULA_START)) else _cell(v)
+            for v in map(rec.get, fields)
+        ]
+        for rec in records
+    ]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")  # rows as lists: what csv.DictWriter writes, without its checks
+    w.writerow([csv_text(str(k)) for k in fields])
+    w.writerows(rows)
+    text = buf.getvalue()
+    if "\r" not in text:  # only a text cell can hold a CR
+        return text
     # the csv module quotes only the characters of the line terminator: a row with a CR is quoted in full
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
     w_cr = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     w.writerow([csv_text(str(k)) for k in fields])
-    for rec in records:
-        row = [v if type(v) in _PLAIN_CELL else _cell(v) for v in map(rec.get, fields)]
+    for row in rows:
         (w_cr if any(isinstance(v, str) and "\r" in v for v in row) else w).writerow(row)
     return buf.getvalue()
 
