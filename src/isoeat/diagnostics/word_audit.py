@@ -380,7 +380,6 @@ def word_list_audit(
             )
         else:
             given = _given_full(full[k], s_x, s_y, ddof, test.id, name)
-        scores = np.concatenate([s_x, s_y])
         base = base_raw if c is None else c.transform(base_raw)
         coherence: dict[str, Any] = {f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES}
         out.append(
@@ -390,7 +389,7 @@ def word_list_audit(
                 calibration=name,
                 effect_size=float(given.effect_size),
                 p_value=float(given.p_value),
-                **_frequency(model, words, scores),
+                **_frequency(model, words, np.concatenate([s_x, s_y])),
                 **coherence,
                 baseline_cosine=mean_pair_cosine(base),
                 baseline_source=base_desc,
