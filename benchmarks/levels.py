@@ -12,7 +12,7 @@ Target (the script exits with status 1 when it is missed):
 * ``isoeat run --levels --audit --out DIR`` (the levels and the word-list audit of every test, written to the
   folder) takes <= 1.2x the CPU time of ``isoeat run --out DIR``, the same protocol (the levels and the audit together
   add at most 20% to the run's time; the audit's left-out d and p are kept by content in the embedding cache,
-  as the Level-2 counts are).
+  as the Level-2 counts are, and each batch's records are read back as one bundle, ``stats/_bundle.py``).
 
 Printed, no target: the cold cost, one pair with an empty embedding cache (the first ``--levels`` run on a
 machine counts the 8 exact two-sided Level-2 p-values of 50 attribute words per space, about 1.5 s each).

@@ -22,6 +22,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+import itertools
 import json
 import math
 import warnings
@@ -36,7 +37,7 @@ from ._io import atomic_write_text
 
 __all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "finite_or_none", "nan_of",
            "canonical_json", "digest_json", "content_hash", "record_digest", "seal", "is_sealed", "CONTENT_KEY",
-           "write_json", "read_json", "write_outputs"]
+           "write_json", "indented_json", "read_json", "write_outputs"]
 
 
 def clean(x: Any) -> Any:
@@ -136,20 +137,36 @@ def _cell(v: Any) -> Any:
     return csv_text(v) if isinstance(v, str) else v
 
 
+#: Cell values written as they are (exact types: a subclass goes through :func:`_cell`).
+_PLAIN_CELL = frozenset({float, int, bool})
+
+
 def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
     """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
     if not records:
         return ""
-    fields: list[str] = list(dict.fromkeys(k for rec in records for k in rec))  # first-seen order, linear
-    fields_text = {k: csv_text(str(k)) for k in fields}
+    fields: list[str] = list(dict.fromkeys(itertools.chain.from_iterable(records)))  # first-seen order, linear
+    rows = [
+        [
+            v if type(v) in _PLAIN_CELL or (type(v) is str and not v.startswith(_FORMULA_START)) else _cell(v)
+            for v in map(rec.get, fields)
+        ]
+        for rec in records
+    ]
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\n")  # rows as lists: what csv.DictWriter writes, without its checks
+    w.writerow([csv_text(str(k)) for k in fields])
+    w.writerows(rows)
+    text = buf.getvalue()
+    if "\r" not in text:  # only a text cell can hold a CR
+        return text
     # the csv module quotes only the characters of the line terminator: a row with a CR is quoted in full
-    w_cr = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", quoting=csv.QUOTE_ALL)
-    w.writerow(fields_text)
-    for rec in records:
-        row = {k: _cell(rec.get(k)) for k in fields}
-        (w_cr if any(isinstance(v, str) and "\r" in v for v in row.values()) else w).writerow(row)
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w_cr = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
+    w.writerow([csv_text(str(k)) for k in fields])
+    for row in rows:
+        (w_cr if any(isinstance(v, str) and "\r" in v for v in row) else w).writerow(row)
     return buf.getvalue()
 
 
@@ -248,10 +265,87 @@ def is_sealed(rec: Any) -> bool:
 
 # --------------------------------------------------------------------------- JSON files
 def write_json(path: Path, obj: Any, *, compact: bool = False) -> None:
-    """Strict JSON (NaN written as null), atomically; ``compact`` for the per-cell files (fast C encoder)."""
-    text = json.dumps(clean(obj), separators=(",", ":") if compact else None, indent=None if compact else 2,
-                      allow_nan=False, default=_json_default)
+    """Strict JSON (NaN written as null), atomically; ``compact`` for the per-cell files (fast C encoder), else
+    indented by two spaces (:func:`indented_json`: the text of ``json.dumps(clean(obj), indent=2)``)."""
+    if compact:
+        text = json.dumps(clean(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
+    else:
+        text = indented_json(obj, clean_values=True)
     atomic_write_text(path, text + "\n")
+
+
+_SCALAR = (str, int, float, type(None))
+_PLAIN = frozenset({str, int, float, bool, type(None)})  # exact types that clean() leaves as they are (finite)
+_FLAT: dict[int, json.JSONEncoder] = {}  # an encoder per depth: items on their own lines, that depth's indent
+
+
+def _flat_encoder(depth: int) -> json.JSONEncoder:
+    enc = _FLAT.get(depth)
+    if enc is None:
+        sep = (",\n" + "  " * depth, ": ")
+        enc = _FLAT[depth] = json.JSONEncoder(separators=sep, allow_nan=False, default=_json_default)
+    return enc
+
+
+def indented_json(obj: Any, *, clean_values: bool = False) -> str:
+    """``json.dumps(obj, indent=2, allow_nan=False, default=...)``, character for character, faster;
+    ``clean_values``: of :func:`clean` ``(obj)`` (NaN and infinity as null, numpy as Python), without building it.
+
+    Python's JSON encoder indents in pure Python; here a container of scalars (a record, a list of numbers)
+    is written by the C encoder in one call, its items separated by a newline and its depth's indent, so
+    only the nesting above the records is walked in Python (and cleaned: a record of plain values is written
+    as it is, unless the encoder finds a NaN or infinity in it).
+
+    Examples
+    --------
+    >>> indented_json({"a": [1, 2.5], "b": {}, "c": [{"x": None, "y": "é"}]}) == json.dumps(
+    ...     {"a": [1, 2.5], "b": {}, "c": [{"x": None, "y": "é"}]}, indent=2)
+    True
+    >>> indented_json({"d": float("nan")}, clean_values=True)
+    '{\\n  "d": null\\n}'
+    """
+    out: list[str] = []
+    _indent_into(obj, 0, out, clean_values)
+    return "".join(out)
+
+
+def _indent_into(o: Any, depth: int, out: list[str], cleaning: bool) -> None:
+    if cleaning and isinstance(o, (float, np.generic, np.ndarray)):
+        o = clean(o)
+    if isinstance(o, dict):
+        values: Any = o.values()
+        opening, closing = "{", "}"
+    elif isinstance(o, (list, tuple)):
+        values, opening, closing = o, "[", "]"
+    elif isinstance(o, _SCALAR):
+        out.append(_flat_encoder(0).encode(o))
+        return
+    else:  # what json's encoder does: the default's value, encoded in its place
+        _indent_into(_json_default(o), depth, out, cleaning)
+        return
+    if not o:
+        out.append(opening + closing)
+        return
+    pad, inner = "  " * depth, "  " * (depth + 1)
+    if all(type(v) in _PLAIN for v in values) if cleaning else all(isinstance(v, _SCALAR) for v in values):
+        enc = _flat_encoder(depth + 1)  # a record: one C call
+        try:
+            text = enc.encode(o)
+        except ValueError:  # a NaN or infinity: null where clean() writes it
+            if not cleaning:
+                raise
+            text = enc.encode(clean(o))
+        out.append(f"{opening}\n{inner}{text[1:-1]}\n{pad}{closing}")
+        return
+    out.append(opening)
+    first = True
+    for k, v in o.items() if opening == "{" else ((None, v) for v in o):
+        out.append(("\n" if first else ",\n") + inner)
+        first = False
+        if opening == "{":
+            out.append(_flat_encoder(0).encode({k: 0})[1:-2])  # the key as json writes it, and ": "
+        _indent_into(v, depth + 1, out, cleaning)
+    out.append(f"\n{pad}{closing}")
 
 
 def read_json(path: Path) -> Any:

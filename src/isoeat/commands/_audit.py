@@ -18,7 +18,9 @@ def run_audit(
 ) -> list[list[Any]]:
     """The audits of ``tests``: per test, raw first, then the calibrated space; ``full``: each test's full results
     already computed (by id), not computed again."""
-    from ..diagnostics.word_audit import word_list_audit
+    from .._resources import one_blas_thread
+    from .._types import name_of
+    from ..stats._bundle import bundled
     from ..stats._certified import bracket_store, set_bracket_store
 
     if bracket_store() is None:  # the left-out rows kept by content, as 'isoeat run' keeps its slow counts
@@ -30,6 +32,16 @@ def run_audit(
         perm["sequential_alpha"] = args.alpha
     if getattr(args, "exact_memory", None) is not None:
         perm["exact_memory"] = args.exact_memory
+    # the left-out rows kept in the store, read as one bundle; many small products: BLAS threads only contend
+    with bundled("audit", [name_of(model), [t.id for t in tests]]), one_blas_thread():
+        return _audits(args, model, tests, cal, full, perm)
+
+
+def _audits(
+    args: argparse.Namespace, model: Any, tests: list[Any], cal: Any, full: dict[str, list[Any]] | None, perm: dict
+) -> list[list[Any]]:
+    from ..diagnostics.word_audit import word_list_audit
+
     return [
         word_list_audit(
             model,
@@ -81,6 +93,10 @@ def _relabel(audit: Any, model: str, cal_label: str | None) -> Any:
     from dataclasses import replace
 
     cal = audit.calibration if audit.calibration == "none" or cal_label is None else cal_label
+    if (audit.model, audit.calibration) == (model, cal) and all(
+        (r.model, r.calibration) == (model, cal) for r in audit.leave_one_out
+    ):
+        return audit  # the labels already: nothing to replace
     rows = tuple(replace(r, model=model, calibration=cal) for r in audit.leave_one_out)
     return replace(audit, model=model, calibration=cal, leave_one_out=rows)
 

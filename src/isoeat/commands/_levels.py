@@ -62,6 +62,7 @@ def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.
     from .._io import atomic_write_text
     from .._random import stream
     from .._records import records_to_csv
+    from .._resources import one_blas_thread
     from ..calibration import load_calibrator
     from ..diagnostics.isotropy_check import space_records
     from ..diagnostics.levels import frame_label, levels_of
@@ -90,17 +91,18 @@ def run_levels(res: Any, out: Any, comps: list[Any], model: Any, args: argparse.
     perm = PermutationOptions(
         method=args.method, n_permutations=args.permutations, exact_memory=getattr(args, "exact_memory", None)
     )
-    levels = levels_of(
-        model,
-        [tests[r.test] for r in rows],
-        [[r.raw for r in rows], [r.calibrated for r in rows]],
-        cal,
-        alpha=res.alpha,
-        frames=frames,
-        rng=stream(args.seed)[1],
-        permutation=perm,
-        min_coverage=args.min_coverage,
-    )
+    with one_blas_thread():  # many small products: BLAS threads only contend
+        levels = levels_of(
+            model,
+            [tests[r.test] for r in rows],
+            [[r.raw for r in rows], [r.calibrated for r in rows]],
+            cal,
+            alpha=res.alpha,
+            frames=frames,
+            rng=stream(args.seed)[1],
+            permutation=perm,
+            min_coverage=args.min_coverage,
+        )
     if getattr(args, "format", "table") == "table":
         print()
         print(levels_table(levels, res.alpha))

@@ -62,6 +62,25 @@ def levels_of(
 ) -> list[list[LevelsResult]]:
     """The levels of each test in each space (``level1[space][i]`` the WEAT of ``tests[i]``: space 0 raw,
     space 1 calibrated by ``calibrator``), per space as ``level1``; ``frames`` per space (None: no z-scores)."""
+    from .._types import name_of
+    from ..stats._bundle import bundled
+
+    # the Level-2 counts kept in the bracket store, read as one bundle (the same records, one file)
+    with bundled("levels", [name_of(model), [t.id for t in tests]]):
+        return _levels_of(model, tests, level1, calibrator, alpha, frames, rng, permutation, min_coverage)
+
+
+def _levels_of(
+    model: Any,
+    tests: Sequence[AssociationTest],
+    level1: Sequence[Sequence[WEATResult]],
+    calibrator: Any,
+    alpha: float,
+    frames: Sequence[tuple[str, float, float]] | None,
+    rng: Any,
+    permutation: PermutationOptions | None,
+    min_coverage: float,
+) -> list[list[LevelsResult]]:
     from ..stats.weat import _lookup_sets
 
     out: list[list[LevelsResult]] = [[] for _ in level1]

@@ -233,14 +233,13 @@ def _frequency(model: Any, words: dict[str, list[str]], scores: np.ndarray) -> d
     return out
 
 
-def _given_full(res: Any, vecs: dict[str, np.ndarray], ddof: int, test: str, space: str) -> Any:
-    """A full result handed in, checked: its d is the d of ``vecs`` (relative 1e-9), relabelled for this space."""
+def _given_full(res: Any, s_x: np.ndarray, s_y: np.ndarray, ddof: int, test: str, space: str) -> Any:
+    """A full result handed in, checked: its d is the d of the association scores ``s_x``, ``s_y`` of this space's
+    vectors (relative 1e-9), relabelled for this space."""
     from dataclasses import replace
 
     from ..stats.bootstrap import effect_size
-    from ..stats.weat import association_scores
 
-    s_x, s_y = (association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY")
     d = effect_size(s_x, s_y, ddof=ddof)
     same = (math.isnan(d) and math.isnan(res.effect_size)) or math.isclose(d, res.effect_size, rel_tol=1e-9)
     if not same or res.ddof != ddof:
@@ -366,6 +365,7 @@ def word_list_audit(
         raise ConfigError(f"full: {len(full)} result(s) for {len(spaces)} space(s) (raw first, then calibrated)")
     for k, (name, c) in enumerate(spaces):
         vecs = raw if c is None else {r: c.transform(v) for r, v in raw.items()}
+        s_x, s_y = (association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY")  # once: the check and rho
         labels = ResultLabels(test=test.id, model=name_of(model), calibration=name)
         if full is None:
             given = weat_from_vectors(
@@ -379,8 +379,7 @@ def word_list_audit(
                 labels=labels,
             )
         else:
-            given = _given_full(full[k], vecs, ddof, test.id, name)
-        scores = np.concatenate([association_scores(vecs[t], vecs["A"], vecs["B"]) for t in "XY"])
+            given = _given_full(full[k], s_x, s_y, ddof, test.id, name)
         base = base_raw if c is None else c.transform(base_raw)
         coherence: dict[str, Any] = {f"coherence_{r.lower()}": mean_pair_cosine(vecs[r]) for r in ROLES}
         out.append(
@@ -390,7 +389,7 @@ def word_list_audit(
                 calibration=name,
                 effect_size=float(given.effect_size),
                 p_value=float(given.p_value),
-                **_frequency(model, words, scores),
+                **_frequency(model, words, np.concatenate([s_x, s_y])),
                 **coherence,
                 baseline_cosine=mean_pair_cosine(base),
                 baseline_source=base_desc,

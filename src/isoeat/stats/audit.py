@@ -137,13 +137,16 @@ class LeaveOneOut:
 
     def to_dict(self) -> dict[str, Any]:
         """The record as a flat, JSON-ready dict (the field order; every field a scalar, so no deep copy)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in _LOO_FIELDS}
 
     def to_frame(self) -> Any:
         """The record as a one-row :class:`pandas.DataFrame` (needs pandas)."""
         from .results import records_frame
 
         return records_frame([self.to_dict()])
+
+
+_LOO_FIELDS = tuple(f.name for f in fields(LeaveOneOut))
 
 
 def leave_one_out(

@@ -170,8 +170,15 @@ def level2(
     >>> round(d, 3), p, how  # the 3 A words closest: 2 of the 20 splits (this one and its mirror) reach it
     (1.784, 0.1, 'exact')
     """
-    scores = np.concatenate([cosine_matrix(T, A).mean(axis=0), cosine_matrix(T, B).mean(axis=0)])
-    n_a = A.shape[0]
+    return _level2(cosine_matrix(T, A), cosine_matrix(T, B), ddof, rng, permutation)
+
+
+def _level2(
+    c_a: np.ndarray, c_b: np.ndarray, ddof: int, rng: Any, permutation: PermutationOptions | None
+) -> tuple[float, float, str]:
+    """:func:`level2` from the cosines of T with A and with B (the Level-3 blocks: computed once)."""
+    scores = np.concatenate([c_a.mean(axis=0), c_b.mean(axis=0)])
+    n_a = c_a.shape[1]
     sd = float(np.std(scores, ddof=ddof))
     d = float((scores[:n_a].mean() - scores[n_a:].mean()) / sd) if sd > 0 else math.nan
     opts = permutation or PermutationOptions()
@@ -216,8 +223,12 @@ def _kept_p(scores: np.ndarray, n_a: int, rng: Any, kw: dict[str, Any]) -> tuple
     t0 = time.perf_counter()
     perm = partition_test(scores, n_a, rng=rng, **kw)
     out = (float(perm.p_value), perm.p_method, float(perm.tolerance))
-    if key is not None and perm.p_method != "monte-carlo" and time.perf_counter() - t0 >= CACHE_SECONDS:
-        store.put(key, json.dumps([out[0].hex(), out[1], out[2].hex()]))
+    if key is not None and perm.p_method != "monte-carlo":
+        record = json.dumps([out[0].hex(), out[1], out[2].hex()])
+        if time.perf_counter() - t0 >= CACHE_SECONDS:
+            store.put(key, record)
+        elif hasattr(store, "keep"):  # a quick count: kept in the batch's bundle only (stats._bundle)
+            store.keep(key, record)
     return out
 
 
@@ -231,7 +242,10 @@ def level3(T: np.ndarray, U: np.ndarray) -> tuple[float, float, np.ndarray]:
     >>> m, round(sd, 4), c.shape
     (0.5, 0.7071, (2, 1))
     """
-    c = cosine_matrix(T, U)
+    return _level3(cosine_matrix(T, U))
+
+
+def _level3(c: np.ndarray) -> tuple[float, float, np.ndarray]:
     return float(c.mean()), float(np.std(c, ddof=1)), c
 
 
@@ -276,15 +290,13 @@ def levels_from_vectors(
     """
     ddof = int(level1.ddof)
     test = level1.test
+    # the four blocks' cosines, once: Level 3's blocks and Level 2's per-attribute means
+    cos = {b: cosine_matrix(X if b[0] == "x" else Y, A if b[1] == "a" else B) for b in BLOCKS}
     l2 = {}
-    for side, T in (("x", X), ("y", Y)):
+    for side in ("x", "y"):
         seed = rng if isinstance(rng, np.random.Generator) else stream(rng, "levels", test, side.upper())[0]
-        l2[side] = level2(T, A, B, ddof=ddof, rng=seed, permutation=permutation)
-    l3 = {}
-    for b in BLOCKS:
-        T = X if b[0] == "x" else Y
-        U = A if b[1] == "a" else B
-        l3[b] = level3(T, U)
+        l2[side] = _level2(cos[f"{side}a"], cos[f"{side}b"], ddof, seed, permutation)
+    l3 = {b: _level3(cos[b]) for b in BLOCKS}
     z: dict[str, float] = {b: math.nan for b in BLOCKS}
     flat = None
     name, mu, sigma = frame if frame is not None else ("", math.nan, math.nan)
@@ -312,7 +324,7 @@ def levels_from_vectors(
         alpha=float(alpha),
         l2_p_method=l2["x"][2] if l2["x"][2] == l2["y"][2] else f"{l2['x'][2]}/{l2['y'][2]}",
         seed=level1.seed if isinstance(level1.seed, int) else None,
-        block_cosines={b: tuple(tuple(float(v) for v in row) for row in l3[b][2]) for b in BLOCKS},
+        block_cosines={b: tuple(map(tuple, l3[b][2].tolist())) for b in BLOCKS},  # Python floats, row by row
         **kw,
     )
 
