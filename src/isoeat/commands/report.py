@@ -82,10 +82,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
             from ..reporting.figures import write_figures
 
             with glyphs_for(report_texts(res)):  # a label's characters the font lacks: another font, or one line
-                figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat)
-                from ..reporting.mechanism_figure import write_aid_figures  # why d moved; anisotropy severity (PNG)
+                from ..reporting.mechanism_figure import aid_figures  # why d moved; anisotropy severity (PNG)
 
-                figures += write_aid_figures(res, out / "figures", dpi=args.dpi)
+                figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat,
+                                        extra=aid_figures(res))
                 from ..reporting.layer_section import write_layer_figure_from  # --layers: figures/layers.png
 
                 figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)

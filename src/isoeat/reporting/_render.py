@@ -128,6 +128,20 @@ def _release(fig: Any) -> None:
         FigureCanvasBase(fig)
 
 
+class PngOnly:
+    """A built matplotlib figure drawn as PNG whatever formats the other figures take (the decision aids: the
+    report embeds PNG); :func:`_save` draws it by its ``write_files``, as it draws any figure."""
+
+    def __init__(self, fig: Any) -> None:
+        self.fig = fig
+
+    def get_size_inches(self) -> Any:
+        return self.fig.get_size_inches()
+
+    def write_files(self, base: Path, formats: Sequence[str], dpi: int) -> list[Path]:
+        return _save(self.fig, base, ("png",), dpi)
+
+
 #: Figures waiting to be rendered by the forked workers of :func:`_save_all` (inherited, never pickled).
 _PENDING: list[tuple[str, Any]] = []
 

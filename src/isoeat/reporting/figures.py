@@ -517,7 +517,7 @@ def figure_plan(res: Any, *, test_heatmaps: Any = "all", formats: Sequence[str] 
 
 def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None = None,
                   dpi: int | None = None, test_heatmaps: Any = None, jobs: int | None = None,
-                  progress: bool | None = None) -> list[Path]:
+                  progress: bool | None = None, extra: Sequence[tuple[str, Any]] = ()) -> list[Path]:
     """Draw every figure the results support into ``folder``; returns the files written.
 
     Names as in :func:`figure_plan`; one file per format (default from the
@@ -530,7 +530,9 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     the cores the last minute left idle, :func:`~isoeat.reporting._render.idle_cores`;
     1: render in this process; more only where the system can fork), with a
     progress stage counting the figures (``progress``: None follows ``--quiet``
-    and ``$ISOEAT_PROGRESS``, as every long step of isoeat does).
+    and ``$ISOEAT_PROGRESS``, as every long step of isoeat does). ``extra``:
+    ``(name, Figure)`` built by the caller (the decision aids), drawn with the
+    others as PNG only, never kept (their files follow the plan's).
 
     Raises
     ------
@@ -562,6 +564,12 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
                 _check_pixels(fig, folder / name, dpi)
                 built.append((name, fig))
                 names.append(name)
+    planned = [name for name, _ in built]
+    from ._render import PngOnly
+
+    for name, fig in extra:
+        _check_pixels(fig, folder / name, dpi)
+        built.append((name, PngOnly(fig)))
     _save_all(built, folder, formats, dpi, jobs, progress)
-    memo.record([name for name, _ in built])
-    return [p for name in names for p in memo.paths(name)]  # the plan's order
+    memo.record(planned)
+    return [p for name in names for p in memo.paths(name)] + [folder / f"{name}.png" for name, _ in extra]

@@ -14,7 +14,8 @@ r"""The decision-aid figures of the report: why d moved (paper §5.5) and anisot
   measured; :func:`severity_points` says why not otherwise.
 
 Rendered with matplotlib's Agg canvas (no pyplot), PNG only (the report
-embeds PNG), in this process.
+embeds PNG): by :func:`write_aid_figures` in this process, or built by
+:func:`aid_figures` and drawn with the report's other figures.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from .._io import atomic_write_bytes
 from .mechanism_data import mechanism_records
 
 __all__ = ["MIN_SEVERITY_MODELS", "figure_mechanism", "severity_points", "figure_severity", "write_aid_figures",
+           "aid_figures",
            "AID_PREFIXES", "aid_figure_names", "is_aid_figure"]
 
 #: The severity plot needs at least this many models with a raw mean cosine (a rank correlation of 2 is ±1).
@@ -189,6 +191,18 @@ def aid_figure_names(res: Any) -> dict[tuple[str, str | None, str], str]:
     return names
 
 
+def aid_figures(res: Any) -> list[tuple[str, Any]]:
+    """``(file stem, Figure)`` of every decision-aid figure ``res`` supports (built, not drawn): the mechanism
+    figure of every (model, calibrated space), the severity figure of every space. ``isoeat report`` draws them
+    with the other figures (:func:`isoeat.reporting.figures.write_figures`, ``extra=``), PNG only."""
+    out = []
+    for (kind, model, cal), stem in aid_figure_names(res).items():
+        fig = figure_mechanism(res, model, cal) if kind == "mechanism" else figure_severity(res, cal)
+        if fig is not None:
+            out.append((stem, fig))
+    return out
+
+
 def write_aid_figures(res: Any, folder: str | Path, *, dpi: int | None = None) -> list[Path]:
     """Draw the mechanism figure of every (model, calibrated space) and the severity figure of every space (PNG).
 
@@ -199,12 +213,7 @@ def write_aid_figures(res: Any, folder: str | Path, *, dpi: int | None = None) -
     folder = Path(folder)
     rep = ((getattr(res, "experiment", None) or {}).get("config", {}) or {}).get("report", {}) or {}
     dpi = check_dpi(dpi if dpi is not None else (rep.get("dpi") or _DPI))
-    out: list[Path] = []
-    for (kind, model, cal), stem in aid_figure_names(res).items():
-        fig = figure_mechanism(res, model, cal) if kind == "mechanism" else figure_severity(res, cal)
-        if fig is not None:
-            out.append(_save_png(fig, folder / f"{stem}.png", dpi))
-    return out
+    return [_save_png(fig, folder / f"{stem}.png", dpi) for stem, fig in aid_figures(res)]
 
 
 def is_aid_figure(path: Path, names: Sequence[str] = AID_PREFIXES) -> bool:
