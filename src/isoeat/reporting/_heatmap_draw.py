@@ -21,7 +21,9 @@ places, in about a tenth of the time:
 
 Used only where :func:`direct_heatmap` says so: every text printable ASCII
 (Helvetica's standard encoding, and every character in DejaVu Sans), formats
-PNG and PDF only, Pillow importable and both font files present. Otherwise
+PNG and PDF only, Pillow importable and both font files present, and every
+colour bar's ticks written by matplotlib as plain numbers (a scale below
+1e-4 gets matplotlib's ``1eN`` offset text). Otherwise
 matplotlib draws the figure, as before (a word in another script, SVG).
 """
 
@@ -46,6 +48,7 @@ from .heatmap_plan import (
     HeatmapPlan,
     bar_ticks,
     tick_text,
+    ticks_plain,
 )
 
 __all__ = ["DirectHeatmap", "direct_heatmap", "FORMATS"]
@@ -89,8 +92,11 @@ def _pillow() -> bool:
 
 def direct_heatmap(plan: HeatmapPlan | None, formats: Sequence[str]) -> DirectHeatmap | None:
     """A :class:`DirectHeatmap` of ``plan`` when it can be drawn directly in ``formats``, else None (then
-    matplotlib draws it: a text that is not printable ASCII, a format other than PNG and PDF, no Pillow)."""
+    matplotlib draws it: a text that is not printable ASCII, a format other than PNG and PDF, no Pillow, a colour
+    bar whose ticks matplotlib writes scaled by a power of ten, see :func:`~.heatmap_plan.ticks_plain`)."""
     if plan is None or not formats or not set(formats) <= FORMATS:
+        return None
+    if not all(ticks_plain(b.vmax, b.box[3]) for b in plan.bars):
         return None
     if not all(_printable_ascii(t) for t in plan.texts()) or _font_files() is None or not _pillow():
         return None

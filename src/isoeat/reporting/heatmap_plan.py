@@ -152,6 +152,17 @@ def bar_ticks(vmax: float, length_in: float, size_pt: float = BAR_TICK_PT) -> li
     return [k * step for k in range(lo, hi + 1)]
 
 
+def ticks_plain(vmax: float, length_in: float) -> bool:
+    """Whether matplotlib writes the ticks of this colour bar as plain numbers, as :func:`tick_text` does: its
+    ``ScalarFormatter`` scales them (offset text ``1eN`` above the bar) where the largest tick's order of magnitude
+    is <= -5 or >= 6 (``axes.formatter.limits``), e.g. a space whose cosines are all below 1e-4. False there and
+    for a scale no tick can be placed on (subnormal, infinite)."""
+    if not 1e-300 < vmax < 1e300:
+        return False
+    top = max(abs(v) for v in bar_ticks(vmax, length_in))
+    return top > 0 and -5 < math.floor(math.log10(top)) < 6
+
+
 def tick_text(values: Sequence[float]) -> list[str]:
     """Tick labels with one number of decimals, the fewest that write every value exactly (as matplotlib's
     ``ScalarFormatter`` does: ``-0.2, 0.0, 0.2``; ``-1, 0, 1``); ``-0`` written as 0."""
