@@ -8,6 +8,10 @@ fonts' own metrics read by matplotlib (Helvetica's AFM through ``matplotlib._afm
 
 from __future__ import annotations
 
+import io
+import re
+import zlib
+from functools import cache
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -114,3 +118,143 @@ def _write(folder: Path, res, formats=("png", "pdf"), **kw):
     res.heatmap = lambda model, cal: None
     return [p for p in write_figures(res, folder, formats=formats, dpi=kw.pop("dpi", 60), test_heatmaps="all",
                                      jobs=1, progress=False, **kw) if p.parent.name == "tests"]
+
+
+# --------------------------------------------------------------------------- every text on the page, clear of the rest
+@cache
+def _font_widths() -> tuple[object, object]:
+    """Helvetica's AFM (matplotlib's parser) and DejaVu Sans (FreeType at 72 px per em): the fonts' own metrics."""
+    from pathlib import Path
+
+    import matplotlib
+    from matplotlib._afm import AFM
+    from matplotlib.ft2font import FT2Font
+
+    root = Path(matplotlib.get_data_path()) / "fonts"
+    with open(root / "pdfcorefonts" / "Helvetica.afm", "rb") as fh:
+        afm = AFM(fh)
+    ft = FT2Font(str(root / "ttf" / "DejaVuSans.ttf"))
+    ft.set_size(72, 72)
+    return afm, ft
+
+
+def _widths(s: str, size: float) -> tuple[float, float]:
+    """Width of ``s`` at ``size`` points in Helvetica (the direct PDF) and in DejaVu Sans (the PNG, matplotlib)."""
+    afm, ft = _font_widths()
+    names = {"'": "quotesingle", "`": "grave"}  # WinAnsiEncoding's glyphs where the AFM's StandardEncoding differs
+    helv = sum(afm.get_width_from_char_name(names[c]) if c in names else afm.get_width_char(ord(c)) for c in s)
+    helv *= size / 1000
+    dejavu = sum(ft.load_char(ord(c)).linearHoriAdvance / 65536 / 72 for c in s) * size
+    return helv, dejavu
+
+
+def _pdf_boxes(data: bytes) -> tuple[list, list, float, float]:
+    """The direct PDF's texts (text, x0, y0, x1, y1 in points, as wide as the wider font would draw it, grown
+    from the end it is anchored at) and its images (x0, y0, x1, y1); the page's size."""
+    media = re.search(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", data)
+    i = data.index(b"stream\n", data.index(b"5 0 obj")) + 7
+    ops = zlib.decompress(data[i:data.index(b"\nendstream", i)]).decode("ascii")
+    images = []
+    for m in re.finditer(r"q ([-\d.]+) 0 0 ([-\d.]+) ([-\d.]+) ([-\d.]+) cm /Im", ops):
+        w, h, x, y = map(float, m.groups())
+        images.append((x, y, x + w, y + h))
+    texts = []
+    for m in re.finditer(r"BT /F1 ([\d.]+) Tf ([-\d. ]+) Tm \(((?:\\.|[^\\)])*)\) Tj ET", ops):
+        size, (a, _b, _c, _d, e, f) = float(m.group(1)), map(float, m.group(2).split())
+        s = re.sub(r"\\(.)", r"\1", m.group(3))
+        helv, dejavu = _widths(s, size)
+        more = max(0.0, dejavu - helv)
+        asc, desc = 0.718 * size, 0.207 * size  # Helvetica's ascender and descender
+        # anchored at its end (a word label 2.5 pt before its panel): it grows away from the panel; else both ways
+        if a == 1:
+            end = any(abs(e + helv - (r[0] - 2.5)) < 0.01 for r in images)
+            lo, hi = (more, 0.0) if end else (more / 2, more / 2)
+            texts.append((s, e - lo, f - desc, e + helv + hi, f + asc))
+        else:  # a quarter turn, reading upwards: x across, y along
+            end = any(abs(f + helv - (r[1] - 2.5)) < 0.01 for r in images)
+            lo, hi = (more, 0.0) if end else (more / 2, more / 2)
+            texts.append((s, e - asc, f - lo, e + desc, f + helv + hi))
+    return texts, images, float(media.group(1)), float(media.group(2))
+
+
+def _clashes(texts, images, width, height, tol: float = 0.5) -> list[tuple]:
+    def meet(a, b):
+        return a[0] < b[2] - tol and a[2] > b[0] + tol and a[1] < b[3] - tol and a[3] > b[1] + tol
+
+    out = []
+    for s, *box in texts:
+        if box[0] < -tol or box[1] < -tol or box[2] > width + tol or box[3] > height + tol:
+            out.append(("off the page", s))
+        out += [("on the cells", s) for im in images if meet(box, im)]
+    for i, (s, *a) in enumerate(texts):
+        out += [("on another text", s, t) for t, *b in texts[i + 1:] if meet(a, b)]
+    return out
+
+
+def _matplotlib_clashes(res, model: str, test: str) -> list[tuple]:
+    """The same check on the matplotlib figure of the same plan (its Agg renderer's text extents, in pixels, at the
+    report's default 150 dpi and settings)."""
+    from matplotlib import rc_context
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from isoeat.reporting._render import _RC
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    with rc_context({"figure.dpi": 150, **_RC}):  # as the report draws it
+        fig = figure_test_heatmap(res, model, test)
+        FigureCanvasAgg(fig).draw()
+        renderer = fig.canvas.get_renderer()
+    hidden = set()  # tick labels outside their axis's range: built, never drawn
+    for ax in fig.axes:
+        lo, hi = sorted(ax.get_ylim())
+        hidden |= {id(t) for t in ax.get_yticklabels() if not lo - 1e-9 <= t.get_position()[1] <= hi + 1e-9}
+    texts = [(t.get_text(), *t.get_window_extent(renderer).extents) for t in fig.findobj(
+        lambda o: hasattr(o, "get_text") and hasattr(o, "get_window_extent") and o.get_visible() and o.get_text())
+        if id(t) not in hidden]
+    images = [tuple(ax.get_window_extent(renderer).extents) for ax in fig.axes]
+    return _clashes(texts, images, fig.bbox.width, fig.bbox.height, tol=1.0)
+
+
+LONG = "career family words of the original study, extended"
+ADVERSE = {
+    "long lowercase words": dict(words=(["m" * 60, *X], ["w" * 60, *Y], A, B)),
+    "capital words": dict(words=(["MOHAMMEDWWWWWWWWWWWW", *X], ["WASHINGTONIANWWWWWWW", *Y], A, B)),
+    "long attribute words": dict(words=(X, Y, ["W" * 24, *A], ["m" * 62, *B])),
+    "long set names": dict(names={"A": "male names of the original study " * 2, "B": "female names " * 4}),
+    "long target names": dict(names={"X": LONG, "Y": LONG + " too"}),
+    "long calibration labels": dict(cals=[{"name": "zca", "label": "zca-shrinkage-0.5-eps-1e-5-reference-100000"},
+                                          {"name": "zca", "label": "zca-shrinkage-0.5-eps-1e-5-reference-100001"}]),
+    "capital test id": dict(test="W" * 90),
+    "five-line title": dict(test="career family names from the original study extended v2 " * 5),
+}
+
+
+@pytest.mark.parametrize("case", list(ADVERSE))
+def test_every_text_on_the_page_and_clear_of_cells_and_texts(case):
+    """Long words, long names and labels in wide letters: every word, title, label and footer lies on the page,
+    off the cells and off every other text, in the direct PDF (either font's widths) and in matplotlib's figure."""
+    from isoeat.reporting._heatmap_draw import direct_heatmap, pdf_heatmap, png_heatmap
+
+    kw = dict(ADVERSE[case])
+    test = kw.get("test", "T")
+    res = _results(**kw)
+    plan = _plan(res, test=test)
+    assert direct_heatmap(plan, ("png", "pdf")) is not None
+    assert _clashes(*_pdf_boxes(pdf_heatmap(plan))) == []
+    assert _matplotlib_clashes(res, "M", test) == []
+    from PIL import Image
+
+    img = Image.open(io.BytesIO(png_heatmap(plan, 50)))
+    assert img.size == (int(plan.width * 50), int(plan.height * 50))
+
+
+def test_ordinary_layout_unchanged():
+    """Words the 0.62 em per character estimate fits keep the layout they had (the figures of the docs)."""
+    plan = _plan(_results())
+    ch = 7 * 0.62 / 72  # inches per character of a 7 pt label (the plan's estimate)
+    lab_x, lab_y, lab_attr = 9 * ch + 0.2, 6 * ch + 0.2, 6 * ch + 0.15  # "equations", "poetry", "female"
+    left, gap = lab_x + 0.1, lab_y + 0.35
+    width = left + 2.6 + gap + 2.6 + 0.25 + 0.14 + 0.85  # panels 2.6 in wide (7 columns of 0.2 in are narrower)
+    height = 0.5 + 2 * (0.32 + 1.3 + 0.12) + lab_attr + 0.05 + 0.35  # two rows of panels 1.3 in tall
+    assert (plan.width, plan.height) == pytest.approx((width, height), abs=1e-12)
+    assert plan.panels[0].box == pytest.approx((left, 0.82, 2.6, 1.3))

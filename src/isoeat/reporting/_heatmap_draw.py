@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from ._heatmap_fonts import font_files as _font_files
+from ._heatmap_fonts import helvetica_widths as _helvetica_widths
 from .heatmap_plan import (
     BAR_LABEL_PT,
     BAR_TICK_PT,
@@ -68,18 +70,6 @@ _HELV_MID = (_HELV_ASC + _HELV_DESC) / 2000
 
 def _printable_ascii(s: str) -> bool:
     return all(" " <= ch <= "~" for ch in s)
-
-
-@cache
-def _font_files() -> tuple[Path, Path] | None:
-    """DejaVu Sans (PNG) and Helvetica's metrics (PDF) from matplotlib's data folder, or None."""
-    try:
-        import matplotlib
-    except ImportError:
-        return None
-    root = Path(matplotlib.get_data_path()) / "fonts"
-    ttf, afm = root / "ttf" / "DejaVuSans.ttf", root / "pdfcorefonts" / "Helvetica.afm"
-    return (ttf, afm) if ttf.is_file() and afm.is_file() else None
 
 
 def _pillow() -> bool:
@@ -262,25 +252,6 @@ def png_heatmap(plan: HeatmapPlan, dpi: int) -> bytes:
 
 
 # --------------------------------------------------------------------------- PDF
-#: Names of printable ASCII in PDF's WinAnsiEncoding where they differ from the AFM file's StandardEncoding.
-_WINANSI_NAMES = {39: "quotesingle", 96: "grave"}
-
-
-@cache
-def _helvetica_widths() -> dict[str, float]:
-    """Advance width (per 1 pt of font size) of each printable ASCII character in Helvetica, from its AFM file."""
-    files = _font_files()
-    assert files is not None
-    by_code, by_name = {}, {}
-    for line in files[1].read_text(encoding="latin-1").splitlines():
-        if not line.startswith("C "):
-            continue
-        fields = dict(f.strip().split(" ", 1) for f in line.split(";") if f.strip())
-        by_name[fields["N"]] = int(fields["WX"]) / 1000
-        by_code[int(fields["C"])] = fields["N"]
-    return {chr(c): by_name[_WINANSI_NAMES.get(c) or by_code[c]] for c in range(32, 127)}
-
-
 def text_width(s: str, size_pt: float) -> float:
     """Width of ``s`` (printable ASCII) in Helvetica at ``size_pt``, in points."""
     widths = _helvetica_widths()
