@@ -258,3 +258,16 @@ def test_ordinary_layout_unchanged():
     height = 0.5 + 2 * (0.32 + 1.3 + 0.12) + lab_attr + 0.05 + 0.35  # two rows of panels 1.3 in tall
     assert (plan.width, plan.height) == pytest.approx((width, height), abs=1e-12)
     assert plan.panels[0].box == pytest.approx((left, 0.82, 2.6, 1.3))
+
+
+# --------------------------------------------------------------------------- formats
+def test_a_format_named_twice_is_written_once(tmp_path):
+    """``--formats pdf,png,pdf``: each file once in the list of files written (the report counted 43 files for a
+    folder of 28), each a valid file."""
+    pypdf = pytest.importorskip("pypdf")
+    from PIL import Image
+
+    files = _write(tmp_path, _results(), formats=("pdf", "png", "pdf"))
+    assert [p.suffix for p in files] == [".pdf", ".png"]
+    pypdf.PdfReader(files[0], strict=True)
+    Image.open(files[1]).verify()

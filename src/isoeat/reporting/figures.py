@@ -541,7 +541,7 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     require_matplotlib()
     folder = Path(folder)
     rep = (res.experiment.get("config", {}) or {}).get("report", {}) or {}
-    formats = tuple(formats or rep.get("figure_formats") or ("png", "pdf"))
+    formats = tuple(dict.fromkeys(formats or rep.get("figure_formats") or ("png", "pdf")))  # each format once
     dpi = check_dpi(dpi if dpi is not None else (rep.get("dpi") or 150))
     sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
     from matplotlib import rc_context
