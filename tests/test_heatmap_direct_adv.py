@@ -117,7 +117,7 @@ def _write(folder: Path, res, formats=("png", "pdf"), **kw):
     res.models, res.experiment, res.anisotropy, res.comparisons = [{"label": "M", "family": "static"}], {}, [], []
     res.heatmap = lambda model, cal: None
     return [p for p in write_figures(res, folder, formats=formats, dpi=kw.pop("dpi", 60), test_heatmaps="all",
-                                     jobs=1, progress=False, **kw) if p.parent.name == "tests"]
+                                     jobs=kw.pop("jobs", 1), progress=False, **kw) if p.parent.name == "tests"]
 
 
 # --------------------------------------------------------------------------- every text on the page, clear of the rest
@@ -271,3 +271,34 @@ def test_a_format_named_twice_is_written_once(tmp_path):
     assert [p.suffix for p in files] == [".pdf", ".png"]
     pypdf.PdfReader(files[0], strict=True)
     Image.open(files[1]).verify()
+
+
+# --------------------------------------------------------------------------- forked drawing
+def test_a_drawing_process_killed_leaves_no_traceback_and_no_figure_missing(tmp_path, monkeypatch):
+    """A forked drawing process killed by the system (the OOM killer's SIGKILL): the figures it left are drawn
+    in this process, said once; it was a BrokenProcessPool traceback."""
+    import os
+    import signal
+
+    from PIL import Image
+
+    from isoeat import IsoeatWarning
+    from isoeat.reporting import _render
+
+    parent, draw = os.getpid(), _render._save
+
+    def killed_in_a_worker(fig, base, formats, dpi):
+        if os.getpid() != parent and base.name == "M-T2":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return draw(fig, base, formats, dpi)
+
+    monkeypatch.setattr(_render, "_save", killed_in_a_worker)
+    res = _results()
+    res.tests = [{"id": f"T{k}", "bias_type": "Gender"} for k in range(1, 7)]
+    with pytest.warns(IsoeatWarning, match="ended abruptly"):
+        files = _write(tmp_path, res, jobs=2)
+    assert sorted(p.name for p in files) == sorted(f"M-T{k}.{f}" for k in range(1, 7) for f in ("png", "pdf"))
+    for p in files:
+        assert p.is_file()
+        if p.suffix == ".png":
+            Image.open(p).verify()
