@@ -302,3 +302,25 @@ def test_a_drawing_process_killed_leaves_no_traceback_and_no_figure_missing(tmp_
         assert p.is_file()
         if p.suffix == ".png":
             Image.open(p).verify()
+
+
+# --------------------------------------------------------------------------- Pillow
+@pytest.mark.parametrize("lacks", ["Transpose", "Resampling", "freetype2"])
+def test_an_old_or_freetype_less_pillow_leaves_the_heatmap_to_matplotlib(tmp_path, monkeypatch, lacks):
+    """isoeat asks only matplotlib >= 3.7, which takes Pillow >= 6.2: Pillow before 9.1 has no ``Image.Transpose``
+    or ``Image.Resampling`` and a Pillow built without FreeType no ``truetype``; the direct renderer died there
+    (AttributeError, ImportError). Such a Pillow: matplotlib draws the heatmap, and the files are valid."""
+    pypdf = pytest.importorskip("pypdf")
+    from PIL import Image, features
+
+    from isoeat.reporting._heatmap_draw import direct_heatmap
+
+    if lacks == "freetype2":
+        real = features.check_module
+        monkeypatch.setattr(features, "check_module", lambda name: False if name == "freetype2" else real(name))
+    else:
+        monkeypatch.delattr(Image, lacks)
+    assert direct_heatmap(_plan(_results()), ("png", "pdf")) is None
+    png, pdf = _write(tmp_path, _results())
+    Image.open(png).verify()
+    assert "isoeat" not in str(pypdf.PdfReader(pdf, strict=True).metadata.get("/Producer", ""))  # matplotlib's PDF

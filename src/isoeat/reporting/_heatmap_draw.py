@@ -21,7 +21,7 @@ places, in about a tenth of the time:
 
 Used only where :func:`direct_heatmap` says so: every text printable ASCII
 (Helvetica's standard encoding, and every character in DejaVu Sans), formats
-PNG and PDF only, Pillow importable and both font files present, and every
+PNG and PDF only, Pillow 9.1 or later with FreeType, both font files present, and every
 colour bar's ticks written by matplotlib as plain numbers (a scale below
 1e-4 gets matplotlib's ``1eN`` offset text). Otherwise
 matplotlib draws the figure, as before (a word in another script, SVG).
@@ -73,11 +73,14 @@ def _printable_ascii(s: str) -> bool:
 
 
 def _pillow() -> bool:
+    """Pillow with what the direct renderer uses: FreeType text (``ImageFont.truetype``) and the enums of Pillow
+    9.1 (``Image.Transpose``, ``Image.Resampling``). matplotlib >= 3.7 takes Pillow from 6.2 on: an older Pillow,
+    or one built without FreeType, leaves the heatmaps to matplotlib."""
     try:
-        from PIL import Image, ImageDraw, ImageFont  # noqa: F401
+        from PIL import Image, ImageDraw, ImageFont, features  # noqa: F401
     except ImportError:
         return False
-    return True
+    return hasattr(Image, "Transpose") and hasattr(Image, "Resampling") and bool(features.check_module("freetype2"))
 
 
 def direct_heatmap(plan: HeatmapPlan | None, formats: Sequence[str]) -> DirectHeatmap | None:
