@@ -324,3 +324,60 @@ def test_an_old_or_freetype_less_pillow_leaves_the_heatmap_to_matplotlib(tmp_pat
     png, pdf = _write(tmp_path, _results())
     Image.open(png).verify()
     assert "isoeat" not in str(pypdf.PdfReader(pdf, strict=True).metadata.get("/Producer", ""))  # matplotlib's PDF
+
+
+# --------------------------------------------------------------------------- undefined cosines
+def _map_distance(rgb) -> int:
+    """The smallest largest-channel difference between ``rgb`` and any of RdBu_r's 256 colours (matplotlib's)."""
+    from matplotlib import colormaps
+
+    cols = colormaps["RdBu_r"](np.linspace(0, 1, 256), bytes=True)[:, :3].astype(int)
+    return int(np.abs(cols - np.asarray(rgb, dtype=int)).max(axis=1).min())
+
+
+@pytest.mark.parametrize("all_nan", [False, True])
+def test_an_undefined_cosine_never_looks_like_a_cosine_of_zero(all_nan):
+    """An undefined cosine (a zero vector) was drawn white: 8 levels from RdBu_r's centre (247, 247, 247), the colour
+    of a cosine of 0, so a reader saw "no association" where there is no number. Its cell must be far from every
+    colour of the map in the direct PNG, the direct PDF and matplotlib's PNG, and the footer must say what it
+    means (only where a cell is undefined)."""
+    from PIL import Image
+
+    from isoeat.reporting._heatmap_draw import pdf_heatmap, png_heatmap
+
+    res = _results()
+    cos = res.cosines("M", "none", "T")
+    x_ab = np.asarray(cos["X_AB"])
+    if all_nan:
+        x_ab[:] = np.nan
+        cos["Y_AB"] = np.full_like(np.asarray(cos["Y_AB"]), np.nan).tolist()
+    else:
+        x_ab[1, 2] = np.nan
+    cos["X_AB"] = x_ab.tolist()
+    plan = _plan(res)
+    assert "undefined" in plan.footer and "undefined" not in _plan(_results()).footer
+    dpi = 100
+    x, y, w, h = plan.panels[0].box
+    cx, cy = int((x + w * 2.5 / x_ab.shape[1]) * dpi), int((y + h * 1.5 / x_ab.shape[0]) * dpi)
+    direct = np.asarray(Image.open(io.BytesIO(png_heatmap(plan, dpi))), dtype=int)
+    assert _map_distance(direct[cy, cx]) >= 40, direct[cy, cx]
+    mpl = _matplotlib_png(res, dpi)
+    assert _map_distance(mpl[cy, cx]) >= 40 and np.abs(mpl[cy, cx] - direct[cy, cx]).max() <= 1
+    # the PDF: the first panel's cell image, block (1, 2)
+    pypdf = pytest.importorskip("pypdf")
+    page = pypdf.PdfReader(io.BytesIO(pdf_heatmap(plan))).pages[0]
+    im = page["/Resources"]["/XObject"]["/Im0"].get_object()
+    data = np.frombuffer(im.get_data(), np.uint8).reshape(im["/Height"], im["/Width"], 3).astype(int)
+    k = im["/Height"] // x_ab.shape[0]
+    assert _map_distance(data[k + k // 2, 2 * k + k // 2]) >= 40
+
+
+def _matplotlib_png(res, dpi: int) -> np.ndarray:
+    from matplotlib import rc_context
+    from PIL import Image
+
+    from isoeat.reporting._render import _RC, _png
+    from isoeat.reporting.figures import figure_test_heatmap
+
+    with rc_context({"figure.dpi": dpi, **_RC}):
+        return np.asarray(Image.open(io.BytesIO(_png(figure_test_heatmap(res, "M", "T"), dpi))), dtype=int)

@@ -10,8 +10,8 @@ two colour bars: :class:`DirectHeatmap` draws the
 places, in about a tenth of the time:
 
 * **PNG**: the cells are numpy blocks coloured by matplotlib's ``RdBu_r`` map
-  (the colours ``imshow`` gives them; an undefined cosine white, as the map's
-  transparent "bad" colour on the white figure), words and titles by Pillow's
+  (the colours ``imshow`` gives them; an undefined cosine grey, the map's
+  "bad" colour ``heatmap_plan.UNDEFINED_RGB``), words and titles by Pillow's
   FreeType in DejaVu Sans (matplotlib's default font, from matplotlib's own
   data folder), encoded by :func:`isoeat.reporting._png.png_bytes`.
 * **PDF**: vector text in Helvetica (one of PDF's 14 standard fonts, so
@@ -123,14 +123,14 @@ class DirectHeatmap:
 # --------------------------------------------------------------------------- colours
 @cache
 def _cmap() -> Any:
-    from matplotlib import colormaps
+    from .heatmap_plan import heatmap_cmap
 
-    return colormaps["RdBu_r"]  # a copy each time it is looked up: once here
+    return heatmap_cmap()  # a copy each time it is built: once here
 
 
 def cell_rgb(cells: np.ndarray, vmax: float) -> np.ndarray:
     """``cells`` coloured by ``RdBu_r`` on ``[-vmax, vmax]`` as uint8 RGB, composited on white (an undefined
-    cosine, the map's transparent "bad" colour, is white): the colours ``imshow`` draws."""
+    cosine is the map's "bad" colour, :data:`~.heatmap_plan.UNDEFINED_RGB`): the colours ``imshow`` draws."""
     from matplotlib.colors import Normalize
 
     rgba = _cmap()(Normalize(-vmax, vmax)(np.asarray(cells, dtype=float)), bytes=True)

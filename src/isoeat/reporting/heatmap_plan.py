@@ -78,9 +78,22 @@ EDGE = 0.12
 TITLE_PT, PANEL_TITLE_PT, BAR_LABEL_PT, BAR_TICK_PT, FOOTER_PT = 10.0, 9.0, 8.0, 7.0, 8.0
 
 
+#: The colour of an undefined cosine (a zero vector): mid grey, at least 53 levels from every colour of ``RdBu_r``
+#: (whose white centre is a cosine of 0); the footer then says so (:data:`UNDEFINED_NOTE`).
+UNDEFINED_RGB = (0.6, 0.6, 0.6)
+UNDEFINED_NOTE = "grey: undefined cosine"
+
+
+def heatmap_cmap() -> Any:
+    """``RdBu_r`` with undefined cosines in :data:`UNDEFINED_RGB` (both renderers colour cells with it)."""
+    from matplotlib import colormaps
+
+    return colormaps["RdBu_r"].with_extremes(bad=UNDEFINED_RGB)
+
+
 def colour_scale(mats: Sequence[np.ndarray]) -> float:
     """The symmetric scale of one space's panels: the largest finite ``|cosine|``, 1.0 when there is none or it is
-    0 (an undefined cosine is drawn in the colour map's "bad" colour and does not set the scale)."""
+    0 (an undefined cosine is drawn in :data:`UNDEFINED_RGB` and does not set the scale)."""
     finite = [np.abs(M[np.isfinite(M)]) for M in mats]
     top = max((float(a.max()) for a in finite if a.size), default=0.0)
     return top if top > 0 else 1.0
@@ -123,6 +136,9 @@ def heatmap_plan(res: Any, model: str, test: str) -> HeatmapPlan | None:
     ph = max(1.3, max(nx, ny) * cell, *(text_in(f"cosine ({n})", BAR_LABEL_PT) - 0.4 for n in names))
     left, gap, cbar_w, right = lab_x + 0.1, lab_y + 0.35, 0.14, 0.85
     footer = f"columns: A = {c0.get('A_name', 'A')}  |  B = {c0.get('B_name', 'B')}  (white line between them)"
+    mats = [[np.asarray(cs["X_AB"], dtype=float), np.asarray(cs["Y_AB"], dtype=float)] for _, cs in spaces]
+    if any(np.isnan(M).any() for pair in mats for M in pair):
+        footer += f";  {UNDEFINED_NOTE}"
     width = max(left + pw + gap + pw + 0.25 + cbar_w + right, left + text_in(footer, FOOTER_PT) + EDGE)
     bias = next((t.get("bias_type", "") for t in res.tests if t["id"] == test), "")
     title = _wrap(f"{test} ({bias}) on {model}: cosine of each target word (rows) with each attribute word "
@@ -133,11 +149,10 @@ def heatmap_plan(res: Any, model: str, test: str) -> HeatmapPlan | None:
     height = title_h + row_h * len(spaces) + lab_attr + 0.05 + 0.35
     panels, bars = [], []
     for i, (_, cs) in enumerate(spaces):
-        mats = [np.asarray(cs["X_AB"], dtype=float), np.asarray(cs["Y_AB"], dtype=float)]
-        vmax = colour_scale(mats)
+        vmax = colour_scale(mats[i])
         y0 = title_h + i * row_h + row_title
         last = i == len(spaces) - 1
-        for j, (M, role) in enumerate(zip(mats, "XY")):
+        for j, (M, role) in enumerate(zip(mats[i], "XY")):
             panels.append(Panel((left + j * (pw + gap), y0, pw, ph * M.shape[0] / max(nx, ny)), M, vmax,
                                 len(cs["A_words"]), tuple(cs[f"{role}_words"]),
                                 tuple(cs["A_words"]) + tuple(cs["B_words"]) if last else (), titles[i][j]))
