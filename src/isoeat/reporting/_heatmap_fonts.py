@@ -47,14 +47,17 @@ def helvetica_widths() -> dict[str, float]:
     return {chr(c): by_name[_WINANSI_NAMES.get(c) or by_code[c]] for c in range(32, 127)}
 
 
+#: The width (em) counted for a character DejaVu Sans lacks, drawn by a fallback font (CJK: 1 em) or as a box
+#: (matplotlib measured 1.1 em per character of such a word on a system without CJK fonts).
+MISSING_EM = 1.1
 #: The estimate of a label character's width (em): a floor, so that a word it fits keeps the layout it had.
 EST_EM = 0.62
 
 
 def text_in(s: str, size_pt: float) -> float:
     """Width of ``s`` at ``size_pt`` in inches: the wider of DejaVu Sans (the PNG and matplotlib's figures) and
-    Helvetica (the direct PDF), summed over its characters' advances (a character DejaVu Sans lacks counts 1 em;
-    no fonts found: :data:`EST_EM` per character)."""
+    Helvetica (the direct PDF), summed over its characters' advances (a character DejaVu Sans lacks counts
+    :data:`MISSING_EM`; no fonts found: :data:`EST_EM` per character)."""
     return sum(_char_em(ch) for ch in s) * size_pt / 72
 
 
@@ -70,7 +73,7 @@ def _char_em(ch: str) -> float:
         return EST_EM
     ft, helvetica = fonts
     code = ord(ch)
-    dejavu = ft.load_char(code).linearHoriAdvance / 65536 / 72 if ft.get_char_index(code) else 1.0
+    dejavu = ft.load_char(code).linearHoriAdvance / 65536 / 72 if ft.get_char_index(code) else MISSING_EM
     return max(dejavu, helvetica.get(ch, 0.0))
 
 
