@@ -166,10 +166,12 @@ def _pdf_boxes(data: bytes) -> tuple[list, list, float, float]:
         helv, dejavu = _widths(s, size)
         more = max(0.0, dejavu - helv)
         asc, desc = 0.718 * size, 0.207 * size  # Helvetica's ascender and descender
-        # anchored at its end (a word label 2.5 pt before its panel): it grows away from the panel; else both ways
+        # anchored at its end (a word label 2.5 pt before its panel): it grows away from the panel; at its start (the
+        # footer, under the first panel's left edge): rightwards; else both ways
         if a == 1:
             end = any(abs(e + helv - (r[0] - 2.5)) < 0.01 for r in images)
-            lo, hi = (more, 0.0) if end else (more / 2, more / 2)
+            start = any(abs(e - r[0]) < 0.01 for r in images)
+            lo, hi = (more, 0.0) if end else (0.0, more) if start else (more / 2, more / 2)
             texts.append((s, e - lo, f - desc, e + helv + hi, f + asc))
         else:  # a quarter turn, reading upwards: x across, y along
             end = any(abs(f + helv - (r[1] - 2.5)) < 0.01 for r in images)
@@ -198,11 +200,11 @@ def _matplotlib_clashes(res, model: str, test: str) -> list[tuple]:
     from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from isoeat.reporting._render import _RC
+    from isoeat.reporting._render import _RC, literal_text
     from isoeat.reporting.figures import figure_test_heatmap
 
-    with rc_context({"figure.dpi": 150, **_RC}):  # as the report draws it
-        fig = figure_test_heatmap(res, model, test)
+    with rc_context({"figure.dpi": 150, **_RC}):  # as the report draws it: texts as written, never mathtext
+        fig = literal_text(figure_test_heatmap(res, model, test))
         FigureCanvasAgg(fig).draw()
         renderer = fig.canvas.get_renderer()
     hidden = set()  # tick labels outside their axis's range: built, never drawn
