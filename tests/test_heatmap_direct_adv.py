@@ -391,3 +391,17 @@ def _matplotlib_png(res, dpi: int) -> np.ndarray:
 
     with rc_context({"figure.dpi": dpi, **_RC}):
         return np.asarray(Image.open(io.BytesIO(_png(figure_test_heatmap(res, "M", "T"), dpi))), dtype=int)
+
+
+# --------------------------------------------------------------------------- space names
+@pytest.mark.parametrize("cals", [
+    [{"name": "none", "label": "none"}, {"name": "zca", "label": "raw"}],  # a whitened space labelled "raw"
+    [{"name": "zca", "label": "zca"}, {"name": "zca", "label": "ZCA-whitened"}],  # two ZCA spaces, one by that name
+])
+def test_every_space_has_its_own_name_in_the_figure(cals):
+    """A calibration labelled like another space's title ("raw", "ZCA-whitened"): two rows of panels and two colour
+    bars with the same name, the whitened space passing for the raw one. Each space's name must differ."""
+    plan = _plan(_results(cals=cals))
+    assert len({b.label for b in plan.bars}) == 2
+    assert len({p.title for p in plan.panels}) == 4
+    assert plan.bars[0].label == ("cosine (raw)" if cals[0]["name"] == "none" else "cosine (ZCA-whitened)")

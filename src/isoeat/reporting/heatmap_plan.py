@@ -100,13 +100,18 @@ def colour_scale(mats: Sequence[np.ndarray]) -> float:
 
 
 def _space_title(res: Any, label: str) -> str:
-    """A space's name in figure titles: "raw", "ZCA-whitened" (the default ZCA), else its label."""
+    """A space's name in figure titles: "raw", "ZCA-whitened" (the default ZCA), else its label, followed by its
+    method where another space goes by that name (a ZCA space labelled "raw": "raw (zca)")."""
     name = next((c["name"] for c in res.calibrations if c["label"] == label), label)
+    title = _usual_title(name, label)
+    others = {_usual_title(c["name"], c["label"]).casefold() for c in res.calibrations if c["label"] != label}
+    return f"{label} ({name})" if title == label and label.casefold() in others else title
+
+
+def _usual_title(name: str, label: str) -> str:
     if name == "none":
         return "raw"
-    if name == "zca" and label == "zca":
-        return "ZCA-whitened"
-    return label
+    return "ZCA-whitened" if name == "zca" and label == "zca" else label
 
 
 def heatmap_plan(res: Any, model: str, test: str) -> HeatmapPlan | None:
