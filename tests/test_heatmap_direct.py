@@ -40,12 +40,12 @@ def _results(words=(X, Y, A, B), nan: bool = False, spaces: int = 2) -> SimpleNa
 
 
 def _expected_rgb(value: float, vmax: float) -> np.ndarray:
-    """matplotlib's RdBu_r colour of ``value`` on [-vmax, vmax] (an undefined value: white, the figure behind the
-    map's transparent "bad" colour)."""
+    """matplotlib's RdBu_r colour of ``value`` on [-vmax, vmax] (an undefined value: grey 0.6, i.e. 153, the map's
+    "bad" colour for the heatmaps: white was a cosine of 0 to the eye)."""
     from matplotlib import colormaps
 
     if not math.isfinite(value):
-        return np.array([255, 255, 255])
+        return np.array([153, 153, 153])
     return np.asarray(colormaps["RdBu_r"]((value + vmax) / (2 * vmax), bytes=True)[:3], dtype=int)
 
 

@@ -10,8 +10,8 @@ two colour bars: :class:`DirectHeatmap` draws the
 places, in about a tenth of the time:
 
 * **PNG**: the cells are numpy blocks coloured by matplotlib's ``RdBu_r`` map
-  (the colours ``imshow`` gives them; an undefined cosine white, as the map's
-  transparent "bad" colour on the white figure), words and titles by Pillow's
+  (the colours ``imshow`` gives them; an undefined cosine grey, the map's
+  "bad" colour ``heatmap_plan.UNDEFINED_RGB``), words and titles by Pillow's
   FreeType in DejaVu Sans (matplotlib's default font, from matplotlib's own
   data folder), encoded by :func:`isoeat.reporting._png.png_bytes`.
 * **PDF**: vector text in Helvetica (one of PDF's 14 standard fonts, so
@@ -21,7 +21,9 @@ places, in about a tenth of the time:
 
 Used only where :func:`direct_heatmap` says so: every text printable ASCII
 (Helvetica's standard encoding, and every character in DejaVu Sans), formats
-PNG and PDF only, Pillow importable and both font files present. Otherwise
+PNG and PDF only, Pillow 9.1 or later with FreeType, both font files present, and every
+colour bar's ticks written by matplotlib as plain numbers (a scale below
+1e-4 gets matplotlib's ``1eN`` offset text). Otherwise
 matplotlib draws the figure, as before (a word in another script, SVG).
 """
 
@@ -36,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from ._heatmap_fonts import font_files as _font_files
+from ._heatmap_fonts import helvetica_widths as _helvetica_widths
 from .heatmap_plan import (
     BAR_LABEL_PT,
     BAR_TICK_PT,
@@ -46,6 +50,7 @@ from .heatmap_plan import (
     HeatmapPlan,
     bar_ticks,
     tick_text,
+    ticks_plain,
 )
 
 __all__ = ["DirectHeatmap", "direct_heatmap", "FORMATS"]
@@ -67,30 +72,24 @@ def _printable_ascii(s: str) -> bool:
     return all(" " <= ch <= "~" for ch in s)
 
 
-@cache
-def _font_files() -> tuple[Path, Path] | None:
-    """DejaVu Sans (PNG) and Helvetica's metrics (PDF) from matplotlib's data folder, or None."""
-    try:
-        import matplotlib
-    except ImportError:
-        return None
-    root = Path(matplotlib.get_data_path()) / "fonts"
-    ttf, afm = root / "ttf" / "DejaVuSans.ttf", root / "pdfcorefonts" / "Helvetica.afm"
-    return (ttf, afm) if ttf.is_file() and afm.is_file() else None
-
-
 def _pillow() -> bool:
+    """Pillow with what the direct renderer uses: FreeType text (``ImageFont.truetype``) and the enums of Pillow
+    9.1 (``Image.Transpose``, ``Image.Resampling``). matplotlib >= 3.7 takes Pillow from 6.2 on: an older Pillow,
+    or one built without FreeType, leaves the heatmaps to matplotlib."""
     try:
-        from PIL import Image, ImageDraw, ImageFont  # noqa: F401
+        from PIL import Image, ImageDraw, ImageFont, features  # noqa: F401
     except ImportError:
         return False
-    return True
+    return hasattr(Image, "Transpose") and hasattr(Image, "Resampling") and bool(features.check_module("freetype2"))
 
 
 def direct_heatmap(plan: HeatmapPlan | None, formats: Sequence[str]) -> DirectHeatmap | None:
     """A :class:`DirectHeatmap` of ``plan`` when it can be drawn directly in ``formats``, else None (then
-    matplotlib draws it: a text that is not printable ASCII, a format other than PNG and PDF, no Pillow)."""
+    matplotlib draws it: a text that is not printable ASCII, a format other than PNG and PDF, no Pillow, a colour
+    bar whose ticks matplotlib writes scaled by a power of ten, see :func:`~.heatmap_plan.ticks_plain`)."""
     if plan is None or not formats or not set(formats) <= FORMATS:
+        return None
+    if not all(ticks_plain(b.vmax, b.box[3]) for b in plan.bars):
         return None
     if not all(_printable_ascii(t) for t in plan.texts()) or _font_files() is None or not _pillow():
         return None
@@ -124,14 +123,14 @@ class DirectHeatmap:
 # --------------------------------------------------------------------------- colours
 @cache
 def _cmap() -> Any:
-    from matplotlib import colormaps
+    from .heatmap_plan import heatmap_cmap
 
-    return colormaps["RdBu_r"]  # a copy each time it is looked up: once here
+    return heatmap_cmap()  # a copy each time it is built: once here
 
 
 def cell_rgb(cells: np.ndarray, vmax: float) -> np.ndarray:
     """``cells`` coloured by ``RdBu_r`` on ``[-vmax, vmax]`` as uint8 RGB, composited on white (an undefined
-    cosine, the map's transparent "bad" colour, is white): the colours ``imshow`` draws."""
+    cosine is the map's "bad" colour, :data:`~.heatmap_plan.UNDEFINED_RGB`): the colours ``imshow`` draws."""
     from matplotlib.colors import Normalize
 
     rgba = _cmap()(Normalize(-vmax, vmax)(np.asarray(cells, dtype=float)), bytes=True)
@@ -256,25 +255,6 @@ def png_heatmap(plan: HeatmapPlan, dpi: int) -> bytes:
 
 
 # --------------------------------------------------------------------------- PDF
-#: Names of printable ASCII in PDF's WinAnsiEncoding where they differ from the AFM file's StandardEncoding.
-_WINANSI_NAMES = {39: "quotesingle", 96: "grave"}
-
-
-@cache
-def _helvetica_widths() -> dict[str, float]:
-    """Advance width (per 1 pt of font size) of each printable ASCII character in Helvetica, from its AFM file."""
-    files = _font_files()
-    assert files is not None
-    by_code, by_name = {}, {}
-    for line in files[1].read_text(encoding="latin-1").splitlines():
-        if not line.startswith("C "):
-            continue
-        fields = dict(f.strip().split(" ", 1) for f in line.split(";") if f.strip())
-        by_name[fields["N"]] = int(fields["WX"]) / 1000
-        by_code[int(fields["C"])] = fields["N"]
-    return {chr(c): by_name[_WINANSI_NAMES.get(c) or by_code[c]] for c in range(32, 127)}
-
-
 def text_width(s: str, size_pt: float) -> float:
     """Width of ``s`` (printable ASCII) in Helvetica at ``size_pt``, in points."""
     widths = _helvetica_widths()

@@ -210,20 +210,35 @@ def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str]
 
 def _save_forked(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
                  bar: Any) -> list[Path]:
-    """:func:`_save_all` in ``jobs`` forked workers, ``bar`` advanced as each figure's files come back in order."""
+    """:func:`_save_all` in ``jobs`` forked workers, ``bar`` advanced as each figure's files come back in order.
+    A worker killed by the system (the OOM killer's SIGKILL breaks the pool): the figures not yet back are drawn
+    in this process, said once."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
     from functools import partial
 
     global _PENDING
     _PENDING = built
+    parts: list[list[Path]] = []
     try:
         with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as ex:
-            parts = []
             for (name, _), part in zip(built, ex.map(partial(_save_one, folder=folder, formats=formats, dpi=dpi),
                                                       range(len(built)))):
                 parts.append(part)
                 bar.update(1, label=name)
+    except BrokenProcessPool:
+        import warnings
+
+        from .._errors import IsoeatWarning
+
+        left = len(built) - len(parts)
+        warnings.warn(f"a figure-drawing process ended abruptly (killed, perhaps for memory): the {left} figures not "
+                      "back yet are drawn in this process", IsoeatWarning, stacklevel=3)
+        for name, fig in built[len(parts):]:
+            parts.append(_save(fig, folder / name, formats, dpi))
+            _release(fig)
+            bar.update(1, label=name)
     finally:
         _PENDING = []
     return [p for part in parts for p in part]

@@ -366,7 +366,16 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     automatic layout slow; the report's direct renderer draws the same plan),
     labels as plain text (see :func:`_word_labels`).
     """
-    from .heatmap_plan import BAR_LABEL_PT, BAR_TICK_PT, EDGE, FOOTER_PT, PANEL_TITLE_PT, TITLE_PT, heatmap_plan
+    from .heatmap_plan import (
+        BAR_LABEL_PT,
+        BAR_TICK_PT,
+        EDGE,
+        FOOTER_PT,
+        PANEL_TITLE_PT,
+        TITLE_PT,
+        heatmap_cmap,
+        heatmap_plan,
+    )
 
     plan = heatmap_plan(res, model, test)
     if plan is None:
@@ -381,7 +390,7 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     ims = []
     for p in plan.panels:
         ax = fig.add_axes(box(p.box))
-        ims.append(_cells(ax, p.cells, cmap="RdBu_r", vmin=-p.vmax, vmax=p.vmax, aspect="auto"))
+        ims.append(_cells(ax, p.cells, cmap=heatmap_cmap(), vmin=-p.vmax, vmax=p.vmax, aspect="auto"))
         ax.axvline(p.split - 0.5, color="white", linewidth=2.5)
         _word_labels(ax, p.rows, p.cols, plan.fs)
         ax.set_title(p.title, fontsize=PANEL_TITLE_PT, pad=4)
@@ -544,7 +553,7 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     require_matplotlib()
     folder = Path(folder)
     rep = (res.experiment.get("config", {}) or {}).get("report", {}) or {}
-    formats = tuple(formats or rep.get("figure_formats") or ("png", "pdf"))
+    formats = tuple(dict.fromkeys(formats or rep.get("figure_formats") or ("png", "pdf")))  # each format once
     dpi = check_dpi(dpi if dpi is not None else (rep.get("dpi") or 150))
     sel = test_heatmaps if test_heatmaps is not None else rep.get("test_heatmaps", "all")
     from matplotlib import rc_context
