@@ -255,3 +255,31 @@ def test_report_processes_one_off_linux(monkeypatch):
 
     monkeypatch.setattr(sys, "platform", "darwin")
     assert _render.idle_cores(8, 0.0) == 1
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("max 100000\n", None), ("150000 100000\n", 1.5), ("100000 100000", 1.0), ("50000 100000", 0.5),
+    ("", None), ("garbage", None), ("a b", None), ("0 100000", None), ("100000 0", None),
+])
+def test_cpu_quota_reads_cgroup_v2(tmp_path, text, want):
+    """cpu.max as the kernel writes it: "QUOTA PERIOD" in microseconds, or "max PERIOD" (no limit)."""
+    from isoeat.reporting._render import cpu_quota
+
+    f = tmp_path / "cpu.max"
+    f.write_text(text)
+    assert cpu_quota(str(f)) == want
+    assert cpu_quota(str(tmp_path / "absent")) is None
+
+
+def test_idle_cores_never_exceed_the_container_quota(monkeypatch):
+    import os
+    import sys
+
+    from isoeat.reporting import _render
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(_render, "cpu_quota", lambda: 1.5)  # a container limited to 1.5 CPUs on a big host
+    assert _render.idle_cores(None, 0.0) == 1
+    monkeypatch.setattr(_render, "cpu_quota", lambda: None)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    assert _render.idle_cores(None, 0.0) == 4

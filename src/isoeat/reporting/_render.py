@@ -176,12 +176,32 @@ def idle_cores(cpus: int | None = None, load: float | None = None) -> int:
         return 1
     if cpus is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        quota = cpu_quota()
+        if quota is not None:
+            cpus = max(1, min(cpus, int(quota)))  # a container's CPU limit: the cores it may use in all
     if load is None:
         try:
             load = os.getloadavg()[0]
         except OSError:
             return 1
     return max(1, min(cpus, int(cpus - load + 0.5)))
+
+
+def cpu_quota(path: str = "/sys/fs/cgroup/cpu.max") -> float | None:
+    """The CPUs a cgroup-v2 limit allows this process (``quota / period`` of ``cpu.max``), or None: no limit
+    (``max``), no such file, or a line that is not two numbers."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            parts = fh.read().split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if len(parts) != 2 or parts[0] == "max":
+        return None
+    try:
+        quota, period = float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+    return quota / period if quota > 0 and period > 0 else None
 
 
 def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int,
