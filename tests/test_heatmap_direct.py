@@ -283,3 +283,34 @@ def test_idle_cores_never_exceed_the_container_quota(monkeypatch):
     monkeypatch.setattr(_render, "cpu_quota", lambda: None)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
     assert _render.idle_cores(None, 0.0) == 4
+
+
+def test_cpu_ticks_reads_proc_stat(tmp_path):
+    """/proc/stat's first line: user nice system idle iowait irq softirq steal (guest ...): busy = all but idle and
+    iowait (proc(5))."""
+    from isoeat.reporting._render import cpu_ticks
+
+    f = tmp_path / "stat"
+    f.write_text("cpu  100 5 50 1000 20 3 2 1 0 0\ncpu0 50 2 25 500 10 1 1 0 0 0\n")
+    assert cpu_ticks(str(f)) == (100 + 5 + 50 + 3 + 2 + 1, 100 + 5 + 50 + 1000 + 20 + 3 + 2 + 1)
+    f.write_text("intr 1 2 3\n")
+    assert cpu_ticks(str(f)) is None
+    assert cpu_ticks(str(tmp_path / "absent")) is None
+
+
+@pytest.mark.parametrize(("busy_ticks", "own_s", "dt", "want"), [
+    (150, 0.5, 1.0, 1.0),    # 1.5 CPU-seconds by everyone, 0.5 by this process: one other core busy
+    (50, 0.5, 1.0, 0.0),     # only this process
+    (40, 0.5, 1.0, 0.0),     # tick rounding below this process's own time: never negative
+    (100, 0.4, 0.2, 3.0),    # exactly the shortest interval measured
+    (100, 0.4, 0.19, None),  # shorter: too few ticks, the load average decides
+])
+def test_cpu_probe_counts_the_cores_others_keep_busy(busy_ticks, own_s, dt, want):
+    from isoeat.reporting._render import CpuProbe
+
+    ticks = iter([(0, 0), (busy_ticks, 1000)])
+    clock = iter([0.0, dt])
+    own = iter([2.0, 2.0 + own_s])
+    probe = CpuProbe(ticks=lambda: next(ticks), clock=lambda: next(clock), own=lambda: next(own))
+    got = probe.others_busy(hz=100.0)
+    assert got == (None if want is None else pytest.approx(want))

@@ -151,7 +151,7 @@ def _save_one(i: int, folder: Path, formats: Sequence[str], dpi: int) -> list[Pa
     return _save(fig, folder / name, formats, dpi)
 
 
-def _jobs(jobs: int | None, n: int) -> int:
+def _jobs(jobs: int | None, n: int, probe: CpuProbe | None = None) -> int:
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -159,16 +159,60 @@ def _jobs(jobs: int | None, n: int) -> int:
     if jobs is None:
         from .._env import REPORT_JOBS_MAX, env_int
 
-        jobs = env_int("ISOEAT_REPORT_JOBS", 0, lo=1, hi=REPORT_JOBS_MAX) or idle_cores()
+        busy = probe.others_busy() if probe is not None else None
+        jobs = env_int("ISOEAT_REPORT_JOBS", 0, lo=1, hi=REPORT_JOBS_MAX) or idle_cores(load=busy)
     return max(1, min(jobs, n // 2))  # a worker pays off only with a few figures each
 
 
+def cpu_ticks(path: str = "/proc/stat") -> tuple[int, int] | None:
+    """``(busy, total)`` clock ticks of all CPUs since boot, from the ``cpu`` line of ``/proc/stat`` (idle and
+    iowait are idle; user, nice, system, irq, softirq and steal busy); None where there is no such line."""
+    try:
+        with open(path, encoding="ascii") as fh:
+            first = fh.readline().split()
+        ticks = [int(v) for v in first[1:9]]
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not first or first[0] != "cpu" or len(ticks) < 5:
+        return None
+    total = sum(ticks)
+    return total - ticks[3] - ticks[4], total
+
+
+class CpuProbe:
+    """How many cores other processes kept busy while this one built the figures (Linux's ``/proc/stat`` and this
+    process's own CPU time over the same interval): the load of *now*, where the 1-minute load average still
+    counts the grid this report follows."""
+
+    MIN_SECONDS = 0.2  # shorter: too few clock ticks (100 a second) to tell; the load average instead
+
+    def __init__(self, ticks: Any = cpu_ticks, clock: Any = None, own: Any = None) -> None:
+        import time
+
+        self._ticks, self._clock, self._own = ticks, clock or time.monotonic, own or time.process_time
+        self.start = (self._ticks(), self._clock(), self._own())
+
+    def others_busy(self, hz: float | None = None) -> float | None:
+        """Cores busy with other processes since the probe started (>= 0), or None (too short, or no /proc)."""
+        import os
+
+        t0, w0, c0 = self.start
+        t1, dt = self._ticks(), self._clock() - w0
+        if t0 is None or t1 is None or dt < self.MIN_SECONDS:
+            return None
+        if hz is None:
+            hz = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
+        everyone = (t1[0] - t0[0]) / hz  # CPU seconds of every process, this one included
+        return max(0.0, (everyone - (self._own() - c0)) / dt)
+
+
 def idle_cores(cpus: int | None = None, load: float | None = None) -> int:
-    """The report's default number of drawing processes: the cores the last minute left idle, rounded
-    (``cpus - load``, at least 1, at most ``cpus``), on Linux; 1 elsewhere (forking a process that has used the
-    system's graphics or BLAS libraries is unsafe on macOS). On a quiet 2-core machine (load < 0.5) two
-    processes halve the figures' wall time; under load a second one only costs CPU. ``cpus`` and ``load``
-    default to this process's usable cores and the 1-minute load average."""
+    """The report's default number of drawing processes: the cores left idle, rounded (``cpus - load``, at
+    least 1, at most ``cpus``), on Linux; 1 elsewhere (forking a process that has used the system's graphics or
+    BLAS libraries is unsafe on macOS). On a quiet 2-core machine two processes halve the figures' wall time;
+    under load a second one only costs CPU. ``cpus``: default this process's usable cores, at most a container's
+    CPU quota; ``load``: the cores other processes keep busy (:class:`CpuProbe`), default the 1-minute load
+    average."""
     import os
     import sys
 

@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
-from ._render import _RC, _save, _save_all, fix_layout  # noqa: F401 - _save stays importable from here
+from ._render import _RC, CpuProbe, _jobs, _save, _save_all, fix_layout  # noqa: F401 - _save importable here
 from .heatmap_plan import _space_title
 
 __all__ = [
@@ -561,6 +561,7 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     from ._figure_memo import FigureMemo
 
     built, names = [], []
+    probe = CpuProbe()
     memo = FigureMemo(res, folder, formats, dpi)  # figures drawn into this folder before from these very inputs
     with rc_context({"figure.dpi": dpi, **_RC}):  # built at the resolution they are saved at, measured as drawn
         # built once; all sizes checked before any is rendered
@@ -579,6 +580,8 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     for name, fig in extra:
         _check_pixels(fig, folder / name, dpi)
         built.append((name, PngOnly(fig)))
+    if jobs is None:  # the drawing processes: the cores others kept busy while these figures were built
+        jobs = _jobs(None, len(built), probe)
     _save_all(built, folder, formats, dpi, jobs, progress)
     memo.record(planned)
     return [p for name in names for p in memo.paths(name)] + [folder / f"{name}.png" for name, _ in extra]
