@@ -269,12 +269,18 @@ def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str]
                 _release(fig)
                 bar.update(1, label=name)
             return out
-        return _save_forked(built, folder, formats, dpi, jobs, bar)
+        # the longest first (matplotlib's figures, then the heatmaps drawn directly), so that no worker is left
+        # drawing a long figure alone at the end; the files are returned in the plan's order
+        order = sorted(range(len(built)), key=lambda i: hasattr(built[i][1], "plan"))
+        parts = _save_forked([built[i] for i in order], folder, formats, dpi, jobs, bar)
+        by_plan = dict(zip(order, parts))
+        return [p for i in range(len(built)) for p in by_plan[i]]
 
 
 def _save_forked(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
-                 bar: Any) -> list[Path]:
-    """:func:`_save_all` in ``jobs`` forked workers, ``bar`` advanced as each figure's files come back in order.
+                 bar: Any) -> list[list[Path]]:
+    """:func:`_save_all` in ``jobs`` forked workers, ``bar`` advanced as each figure's files come back in order;
+    the files of each figure, in ``built``'s order.
     A worker killed by the system (the OOM killer's SIGKILL breaks the pool): the figures not yet back are drawn
     in this process, said once."""
     import multiprocessing
@@ -305,4 +311,4 @@ def _save_forked(built: list[tuple[str, Any]], folder: Path, formats: Sequence[s
             bar.update(1, label=name)
     finally:
         _PENDING = []
-    return [p for part in parts for p in part]
+    return parts
