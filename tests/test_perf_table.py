@@ -173,5 +173,5 @@ def test_the_repository_readme_has_one_block_per_benchmark() -> None:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     region = text[text.index(pt.START):text.index(pt.END)].splitlines()
     names = [m.group(1) for line in region if (m := pt.BENCH.match(line))]
-    assert sorted(names) == ["certified", "corpora", "encoders", "layers", "metrics", "permutation", "report", "suggest",
-                             "whitening"]
+    assert sorted(names) == ["certified", "corpora", "encoders", "layers", "levels", "metrics", "permutation", "report",
+                             "speed", "suggest", "whitening"]
