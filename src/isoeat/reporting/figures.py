@@ -536,7 +536,7 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     checked before any figure is drawn, and ``folder`` is created only when
     there is a figure to write. Each figure is built once and rendered once per
     format, by ``jobs`` forked processes (default: ``ISOEAT_REPORT_JOBS``, else
-    the cores the last minute left idle, :func:`~isoeat.reporting._render.idle_cores`;
+    the cores left idle while the figures were built, :func:`~isoeat.reporting._render.idle_cores`;
     1: render in this process; more only where the system can fork), with a
     progress stage counting the figures (``progress``: None follows ``--quiet``
     and ``$ISOEAT_PROGRESS``, as every long step of isoeat does). ``extra``:
