@@ -145,8 +145,10 @@ def bar_rgb(vmax: float, steps: int = BAR_STEPS) -> np.ndarray:
 
 
 def _blocks(rgb: np.ndarray) -> np.ndarray:
-    """Each cell a block of k x k pixels (k up to 16, the image up to 256 px a side), as ``figures._cells``."""
-    k = max(1, min(16, 256 // max(rgb.shape[0], rgb.shape[1], 1)))
+    """Each cell a block of k x k pixels (:func:`~.heatmap_plan.block_pixels`, as ``figures._cells``)."""
+    from .heatmap_plan import block_pixels
+
+    k = block_pixels(rgb.shape[0], rgb.shape[1])
     return np.repeat(np.repeat(rgb, k, axis=0), k, axis=1)
 
 

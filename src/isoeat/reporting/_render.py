@@ -271,7 +271,9 @@ def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str]
             return out
         # the longest first (matplotlib's figures, then the heatmaps drawn directly), so that no worker is left
         # drawing a long figure alone at the end; the files are returned in the plan's order
-        order = sorted(range(len(built)), key=lambda i: hasattr(built[i][1], "plan"))
+        from ._heatmap_draw import DirectHeatmap
+
+        order = sorted(range(len(built)), key=lambda i: isinstance(built[i][1], DirectHeatmap))
         parts = _save_forked([built[i] for i in order], folder, formats, dpi, jobs, bar)
         by_plan = dict(zip(order, parts))
         return [p for i in range(len(built)) for p in by_plan[i]]

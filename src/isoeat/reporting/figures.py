@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
-from ._render import _RC, CpuProbe, _jobs, _save, _save_all, fix_layout  # noqa: F401 - _save importable here
+from ._render import _RC, CpuProbe, PngOnly, _jobs, _save, _save_all, fix_layout  # noqa: F401 - _save too
 from .heatmap_plan import _space_title
 
 __all__ = [
@@ -366,20 +366,16 @@ def figure_test_heatmap(res: Any, model: str, test: str) -> Any | None:
     automatic layout slow; the report's direct renderer draws the same plan),
     labels as plain text (see :func:`_word_labels`).
     """
-    from .heatmap_plan import (
-        BAR_LABEL_PT,
-        BAR_TICK_PT,
-        EDGE,
-        FOOTER_PT,
-        PANEL_TITLE_PT,
-        TITLE_PT,
-        heatmap_cmap,
-        heatmap_plan,
-    )
+    from .heatmap_plan import heatmap_plan
 
     plan = heatmap_plan(res, model, test)
-    if plan is None:
-        return None
+    return None if plan is None else _heatmap_figure(plan)
+
+
+def _heatmap_figure(plan: Any) -> Any:
+    """The matplotlib Figure of a :class:`~isoeat.reporting.heatmap_plan.HeatmapPlan`."""
+    from .heatmap_plan import BAR_LABEL_PT, BAR_TICK_PT, EDGE, FOOTER_PT, PANEL_TITLE_PT, TITLE_PT, heatmap_cmap
+
     width, height = plan.width, plan.height
     fig = _figure(width, height, layout=None)
 
@@ -415,8 +411,10 @@ def _cells(ax: Any, M: np.ndarray, **kw: Any) -> Any:
     (``cmap``, ``vmin`` and ``vmax`` are required): the image itself holds
     RGBA bytes, each cell coloured once before it is blown up.
     """
+    from .heatmap_plan import block_pixels
+
     n_r, n_c = M.shape
-    k = min(16, 256 // max(n_r, n_c, 1))
+    k = block_pixels(n_r, n_c)
     if k < 2:
         return ax.imshow(M, interpolation="nearest", **kw)
     from matplotlib.cm import ScalarMappable
@@ -472,8 +470,11 @@ def _test_heatmap(res: Any, model: str, test: str, formats: Sequence[str]) -> An
     from ._heatmap_draw import direct_heatmap
     from .heatmap_plan import heatmap_plan
 
-    direct = direct_heatmap(heatmap_plan(res, model, test), formats) if formats else None
-    return direct if direct is not None else figure_test_heatmap(res, model, test)
+    plan = heatmap_plan(res, model, test)  # the cells read once, whichever renderer draws them
+    if plan is None:
+        return None
+    direct = direct_heatmap(plan, formats) if formats else None
+    return direct if direct is not None else _heatmap_figure(plan)
 
 
 # --------------------------------------------------------------------------- all of them
@@ -575,8 +576,6 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
                 built.append((name, fig))
                 names.append(name)
     planned = [name for name, _ in built]
-    from ._render import PngOnly
-
     for name, fig in extra:
         _check_pixels(fig, folder / name, dpi)
         built.append((name, PngOnly(fig)))

@@ -91,6 +91,13 @@ def heatmap_cmap() -> Any:
     return colormaps["RdBu_r"].with_extremes(bad=UNDEFINED_RGB)
 
 
+def block_pixels(n_rows: int, n_cols: int) -> int:
+    """The side k of the k x k pixel block each cell is drawn as in an embedded image: up to 16, the image up to
+    256 px a side (a PDF viewer that smooths an enlarged image then blurs only the outer 1/k of a cell); 1 for
+    matrices too large for k >= 2."""
+    return max(1, min(16, 256 // max(n_rows, n_cols, 1)))
+
+
 def colour_scale(mats: Sequence[np.ndarray]) -> float:
     """The symmetric scale of one space's panels: the largest finite ``|cosine|``, 1.0 when there is none or it is
     0 (an undefined cosine is drawn in :data:`UNDEFINED_RGB` and does not set the scale)."""
