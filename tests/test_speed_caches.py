@@ -277,8 +277,14 @@ def test_figures_of_the_same_inputs_in_the_same_folder_are_kept_not_drawn(small_
     assert [p.relative_to(tmp_path / "other") for p in fresh] == [p.relative_to(tmp_path / "figs") for p in first]
     assert all(q.read_bytes() == drawn[p] for p, q in zip(first, fresh))  # drawing is reproducible, byte for byte
     calls = []
-    real = F._save_all
-    monkeypatch.setattr(F, "_save_all", lambda built, *a, **k: calls.append([n for n, _ in built]) or real(built, *a, **k))
+    real = F.draw_all
+
+    def spy(entries, *a, **k):  # the figures drawn (an entry built as None, no figure, draws nothing)
+        files = real(entries, *a, **k)
+        calls.append([e.name for e, f in zip(entries, files) if f is not None])
+        return files
+
+    monkeypatch.setattr(F, "draw_all", spy)
     again = F.write_figures(res, tmp_path / "figs")
     assert again == first and calls == [[]]  # nothing drawn, the same list in the plan's order
     assert all(p.read_bytes() == drawn[p] for p in again)

@@ -206,7 +206,7 @@ def test_wheel_metadata_states_version_licence_and_command(dists: dict[str, Path
     assert meta["Version"] == __version__
     assert meta["License-Expression"] == "BSD-3-Clause"
     assert {f"{info}/licenses/LICENSE", f"{info}/licenses/NOTICE.md"} <= names
-    assert "isoeat = isoeat.cli:main" in entry
+    assert "isoeat = isoeat.cli:console" in entry
 
 
 def test_sdist_holds_the_package_licence_citation_and_tests(dists: dict[str, Path]) -> None:

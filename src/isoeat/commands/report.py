@@ -48,8 +48,10 @@ def _cmd_report(args: argparse.Namespace) -> int:
     from ..experiments.lock import DirLock
     from ..experiments.results import FORMAT_TYPE, check_writable
     from ..experiments.runner import load_experiment, write_results
+    from ..reporting._render import CpuProbe
 
     t0 = time.perf_counter()
+    probe = CpuProbe()  # the cores other processes keep busy while the folder is read: the drawing processes
     out = Path(args.dir)
     res = load_experiment(out)
     formats = None
@@ -79,13 +81,15 @@ def _cmd_report(args: argparse.Namespace) -> int:
         written = write_results(out, res)
         if not args.no_figures:
             from ..reporting._glyphs import glyphs_for, report_texts
-            from ..reporting.figures import write_figures
+            from ..reporting._render import _jobs
+            from ..reporting.figures import require_matplotlib, write_figures
 
             with glyphs_for(report_texts(res)):  # a label's characters the font lacks: another font, or one line
-                from ..reporting.mechanism_figure import aid_figures  # why d moved; anisotropy severity (PNG)
+                from ..reporting.mechanism_figure import aid_plan  # why d moved; anisotropy severity (PNG)
 
+                require_matplotlib()  # loaded before the processes are counted: the probe's interval, ~0.4 s
                 figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat,
-                                        extra=aid_figures(res))
+                                        extra=aid_plan(res), jobs=_jobs(None, 1 << 20, probe))
                 from ..reporting.layer_section import write_layer_figure_from  # --layers: figures/layers.png
 
                 figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)

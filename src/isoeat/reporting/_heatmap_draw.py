@@ -32,7 +32,7 @@ from __future__ import annotations
 import io
 import zlib
 from collections.abc import Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -165,16 +165,23 @@ def _font(size_pt: float, dpi: int) -> Any:
         return ImageFont.truetype(str(files[0]), max(1, round(size_pt * dpi / 72)))
 
 
-def _rotated(img: Any, text: str, font: Any, x: float, y: float, where: str) -> None:
-    """``text`` rotated 90 degrees (reading upwards) onto ``img``: ``where`` "top-centre" puts the end of the text
-    at height ``y`` and its middle line at ``x``; "left-middle" its ascender side at ``x``, centred on ``y``."""
+@lru_cache(maxsize=4096)
+def _rotated_mask(text: str, font: Any) -> tuple[Any, int, int]:
+    """``text`` in ``font`` rotated 90 degrees (reading upwards) as a mask, with its bounding box's top and width
+    (kept: a word drawn in every space's row is rendered once)."""
     from PIL import Image, ImageDraw
 
     left, top, right, bottom = font.getbbox(text, anchor="lm")
     w, h = max(1, right - left), max(1, bottom - top)
     mask = Image.new("L", (w, h), 0)
     ImageDraw.Draw(mask).text((-left, -top), text, font=font, fill=255, anchor="lm")
-    rot = mask.transpose(Image.Transpose.ROTATE_90)  # (w x h) -> (h x w): the text's end at the top
+    return mask.transpose(Image.Transpose.ROTATE_90), top, w  # (w x h) -> (h x w): the text's end at the top
+
+
+def _rotated(img: Any, text: str, font: Any, x: float, y: float, where: str) -> None:
+    """``text`` rotated 90 degrees (reading upwards) onto ``img``: ``where`` "top-centre" puts the end of the text
+    at height ``y`` and its middle line at ``x``; "left-middle" its ascender side at ``x``, centred on ``y``."""
+    rot, top, w = _rotated_mask(text, font)
     if where == "top-centre":
         pos = (round(x + top), round(y))
     else:

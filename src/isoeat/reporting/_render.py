@@ -1,20 +1,22 @@
-"""Rendering of built figures: one layout, one draw per format, atomic files, optionally in forked workers.
+"""Rendering of figures: one layout, one draw per format, atomic files, optionally shared with forked processes.
 
 :func:`fix_layout` computes a figure's layout once (``savefig`` would lay out
 and pre-draw a figure that has a layout engine for every format);
 :func:`_save` draws it once per format (PNG as RGB, PDF and SVG with
-reproducible metadata) under :data:`_RC`; :func:`_save_all` renders a list of
-built figures in this process or in forked workers (``ISOEAT_REPORT_JOBS``, else
-:func:`idle_cores`); a figure drawn without matplotlib (``write_files``:
+reproducible metadata) under :data:`_RC`; :func:`draw_all` builds, checks and
+draws a list of :class:`Entry` in this process or shared with forked ones
+(``ISOEAT_REPORT_JOBS``, else :func:`idle_cores`), every size checked before
+any file is written; a figure drawn without matplotlib (``write_files``:
 :class:`~isoeat.reporting._heatmap_draw.DirectHeatmap`) writes its own files.
 matplotlib is imported lazily, as in :mod:`isoeat.reporting.figures`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -142,16 +144,10 @@ class PngOnly:
         return _save(self.fig, base, ("png",), dpi)
 
 
-#: Figures waiting to be rendered by the forked workers of :func:`_save_all` (inherited, never pickled).
-_PENDING: list[tuple[str, Any]] = []
-
-
-def _save_one(i: int, folder: Path, formats: Sequence[str], dpi: int) -> list[Path]:
-    name, fig = _PENDING[i]
-    return _save(fig, folder / name, formats, dpi)
-
-
 def _jobs(jobs: int | None, n: int, probe: CpuProbe | None = None) -> int:
+    """The processes that draw ``n`` figures: ``jobs``, else ``ISOEAT_REPORT_JOBS``, else :func:`idle_cores` (with
+    ``probe``'s measure of the cores other processes keep busy); 1 where the system cannot fork; at most ``n // 2``
+    (a process pays off only with a few figures)."""
     import multiprocessing
 
     if "fork" not in multiprocessing.get_all_start_methods():
@@ -161,7 +157,7 @@ def _jobs(jobs: int | None, n: int, probe: CpuProbe | None = None) -> int:
 
         busy = probe.others_busy() if probe is not None else None
         jobs = env_int("ISOEAT_REPORT_JOBS", 0, lo=1, hi=REPORT_JOBS_MAX) or idle_cores(load=busy)
-    return max(1, min(jobs, n // 2))  # a worker pays off only with a few figures each
+    return max(1, min(jobs, n // 2))
 
 
 def cpu_ticks(path: str = "/proc/stat") -> tuple[int, int] | None:
@@ -248,69 +244,248 @@ def cpu_quota(path: str = "/sys/fs/cgroup/cpu.max") -> float | None:
     return quota / period if quota > 0 and period > 0 else None
 
 
-def _save_all(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int,
-              jobs: int | None, progress: bool | None = None) -> list[Path]:
-    """Render ``built`` (name, Figure) to every format: each figure drawn once per format, in ``jobs`` processes.
+class Entry(NamedTuple):
+    """A figure to draw: its file stem, a zero-argument ``draw`` that builds it (a matplotlib Figure, a figure drawn
+    directly, or None: nothing to draw), whether it is drawn as PNG whatever the formats (the decision aids), and
+    its ``weight``: a rough cost of drawing it, used only to share the figures between processes."""
 
-    Workers are forked after the figures are built, so they render the very
-    objects the parent checked; the order of the files returned is the plan's.
-    One progress stage counts the figures rendered (``progress`` as in
-    :func:`isoeat._progress.progress_bar`: None follows ``--quiet`` and
-    ``$ISOEAT_PROGRESS``).
+    name: str
+    draw: Callable[[], Any]
+    png_only: bool = False
+    weight: float = 1.0
+
+
+def shares(weights: Sequence[float], jobs: int) -> list[list[int]]:
+    """The figures (indices of ``weights``) each of ``jobs`` processes draws: the heaviest first, each to the least
+    loaded process so far (longest processing time first); each share in the plan's order, the first the
+    calling process's. Deterministic (ties go to the lower process)."""
+    jobs = max(1, min(int(jobs), len(weights)))
+    loads, out = [0.0] * jobs, [[] for _ in range(jobs)]  # type: list[float], list[list[int]]
+    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):
+        k = min(range(jobs), key=loads.__getitem__)
+        out[k].append(i)
+        loads[k] += weights[i]
+    return [sorted(s) for s in out]
+
+
+def _build(entry: Entry, folder: Path, dpi: int, check: Callable[[Any, Path, int], None]) -> Any | None:
+    """``entry`` built, its size checked (``check`` raises for a figure too large): the figure to save, or None."""
+    fig = entry.draw()
+    if fig is None:
+        return None
+    check(fig, folder / entry.name, dpi)
+    return PngOnly(fig) if entry.png_only else fig
+
+
+#: The entries the forked processes of :func:`draw_all` build and draw (inherited at the fork, never pickled).
+_PENDING: list[Entry] = []
+
+
+def draw_all(entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
+             check: Callable[[Any, Path, int], None], progress: bool | None = None) -> list[list[Path] | None]:
+    """Build, check and draw ``entries`` into ``folder``: the files of each entry, in their order (None: its
+    ``draw`` gave nothing).
+
+    Every figure is built and its size checked before any file is written (a
+    figure too large raises, and nothing is written). With ``jobs`` > 1 the
+    figures are shared between this process and ``jobs - 1`` forked ones
+    (:func:`shares` by weight): each builds and checks its own share, they all
+    wait until every share has passed (a barrier), then each draws its share
+    (building in the processes, not before the fork, keeps that work parallel
+    too). A process that ends abruptly (the OOM killer's SIGKILL) leaves its
+    figures to this process, said once. One progress stage counts the figures
+    drawn, once every share is built (``progress`` as in :func:`isoeat._progress.progress_bar`).
     """
+    entries = list(entries)
+    parts = shares([e.weight for e in entries], jobs)
+    out: list[list[Path] | None] = [None] * len(entries)
+    with _frozen():
+        if len(parts) <= 1:
+            built = [_build(e, folder, dpi, check) for e in entries]  # every size checked first
+            with _stage(sum(f is not None for f in built), progress) as bar:
+                for i, fig in enumerate(built):
+                    _draw_here(i, fig, entries, folder, formats, dpi, out, bar)
+            return out
+        _draw_shared(entries, parts, folder, formats, dpi, check, out, progress)
+    return out
+
+
+def _stage(n: int, progress: bool | None) -> Any:
+    """The progress stage of ``n`` figures drawn."""
     from .._progress import progress_bar
 
-    jobs = _jobs(jobs, len(built))
-    with progress_bar(len(built), "figures", progress, prefix="isoeat report") as bar:
-        if jobs <= 1:
-            out = []
-            for name, fig in built:
-                out += _save(fig, folder / name, formats, dpi)
-                _release(fig)
-                bar.update(1, label=name)
-            return out
-        # the longest first (matplotlib's figures, then the heatmaps drawn directly), so that no worker is left
-        # drawing a long figure alone at the end; the files are returned in the plan's order
-        from ._heatmap_draw import DirectHeatmap
-
-        order = sorted(range(len(built)), key=lambda i: isinstance(built[i][1], DirectHeatmap))
-        parts = _save_forked([built[i] for i in order], folder, formats, dpi, jobs, bar)
-        by_plan = dict(zip(order, parts))
-        return [p for i in range(len(built)) for p in by_plan[i]]
+    return progress_bar(n, "figures", progress, prefix="isoeat report")
 
 
-def _save_forked(built: list[tuple[str, Any]], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
-                 bar: Any) -> list[list[Path]]:
-    """:func:`_save_all` in ``jobs`` forked workers, ``bar`` advanced as each figure's files come back in order;
-    the files of each figure, in ``built``'s order.
-    A worker killed by the system (the OOM killer's SIGKILL breaks the pool): the figures not yet back are drawn
-    in this process, said once."""
+@contextlib.contextmanager
+def _frozen() -> Iterator[None]:
+    """The objects alive now left out of the garbage collector's passes while the figures are drawn
+    (``gc.freeze``), then given back: every full collection of matplotlib's many short-lived objects walked the
+    ~100,000 objects numpy, matplotlib and isoeat had loaded, and, in a forked process, wrote to each one's memory
+    page (copying it). Where the caller froze objects already, their freeze is left as it is."""
+    import gc
+
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _draw_here(i: int, fig: Any, entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int,
+               out: list, bar: Any) -> None:
+    if fig is not None:
+        out[i] = _save(fig, folder / entries[i].name, formats, dpi)
+        _release(fig)
+        bar.update(1, label=entries[i].name)
+
+
+class _Kid:
+    """A forked drawing process: its share, its end of the pipe, and the figures it has sent back."""
+
+    def __init__(self, ctx: Any, share: list[int], target: Callable[..., None], args: tuple) -> None:
+        self.share, self.built, self.ended = share, None, False  # type: list[int], list[int] | None, bool
+        self.conn, child = ctx.Pipe()
+        self.proc = ctx.Process(target=target, args=(child, share, *args), daemon=True)
+        self.proc.start()
+        child.close()
+
+    def recv(self) -> tuple | None:
+        """The next message, or None: the process ended without saying so (killed)."""
+        try:
+            return self.conn.recv()
+        except (EOFError, OSError):
+            self.ended = True
+            return None
+
+
+def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, formats: Sequence[str], dpi: int,
+                 check: Callable[[Any, Path, int], None], out: list, progress: bool | None) -> None:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-    from functools import partial
+    import sys
 
     global _PENDING
-    _PENDING = built
-    parts: list[list[Path]] = []
+    if "pdf" in formats:  # imported once before the fork, not once per process
+        import matplotlib.backends.backend_pdf  # noqa: F401
+    _PENDING = entries
+    for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written again by a child
+        stream.flush()
+    ctx = multiprocessing.get_context("fork")
+    kids: list[_Kid] = []
+    go = False
     try:
-        with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) as ex:
-            for (name, _), part in zip(built, ex.map(partial(_save_one, folder=folder, formats=formats, dpi=dpi),
-                                                      range(len(built)))):
-                parts.append(part)
-                bar.update(1, label=name)
-    except BrokenProcessPool:
-        import warnings
-
-        from .._errors import IsoeatWarning
-
-        left = len(built) - len(parts)
-        warnings.warn(f"a figure-drawing process ended abruptly (killed, perhaps for memory): the {left} figures not "
-                      "back yet are drawn in this process", IsoeatWarning, stacklevel=3)
-        for name, fig in built[len(parts):]:
-            parts.append(_save(fig, folder / name, formats, dpi))
-            _release(fig)
-            bar.update(1, label=name)
+        kids = [_Kid(ctx, share, _child, (folder, tuple(formats), dpi, check)) for share in parts[1:]]
+        mine = {i: _build(entries[i], folder, dpi, check) for i in parts[0]}
+        lost: list[int] = []
+        for kid in kids:  # the barrier: every share built and checked
+            msg = kid.recv()
+            if msg is None:
+                lost += kid.share
+            elif msg[0] == "error":
+                raise msg[1]
+            else:
+                kid.built = msg[1]
+                _warn_again(msg[2])
+        mine.update({i: _build(entries[i], folder, dpi, check) for i in lost})  # checked before any file
+        for kid in kids:
+            if not kid.ended:
+                kid.conn.send("go")
+        go = True
+        if lost:
+            _said_lost(len(lost))
+        n = sum(f is not None for f in mine.values()) + sum(len(kid.built or ()) for kid in kids)
+        with _stage(n, progress) as bar:
+            for i in sorted(mine):
+                _draw_here(i, mine[i], entries, folder, formats, dpi, out, bar)
+                _collect(kids, entries, out, bar, block=False)
+            _collect(kids, entries, out, bar, block=True)
+            left = [i for kid in kids if kid.ended and kid.built for i in kid.built if out[i] is None]
+            if left:
+                _said_lost(len(left))
+                for i in left:
+                    _draw_here(i, _build(entries[i], folder, dpi, check), entries, folder, formats, dpi, out, bar)
     finally:
         _PENDING = []
-    return parts
+        for kid in kids:
+            if not go:
+                kid.proc.kill()  # nothing written yet: stopped at once
+            else:
+                while not kid.ended and kid.recv() is not None:  # the figures it is drawing are finished
+                    pass
+            kid.proc.join()
+            kid.conn.close()
+
+
+def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, block: bool) -> None:
+    """The figures the other processes have drawn since: their files noted, the stage advanced; ``block``: until
+    every process has ended."""
+    for kid in kids:
+        while not kid.ended and (block or kid.conn.poll()):
+            msg = kid.recv()
+            if msg is None or msg[0] == "end":
+                kid.ended = True
+            elif msg[0] == "error":
+                raise msg[1]
+            else:
+                out[msg[1]] = msg[2]
+                bar.update(1, label=entries[msg[1]].name)
+
+
+def _said_lost(n: int) -> None:
+    import warnings
+
+    from .._errors import IsoeatWarning
+
+    warnings.warn(f"a figure-drawing process ended abruptly (killed, perhaps for memory): the {n} figures not back "
+                  "yet are drawn in this process", IsoeatWarning, stacklevel=5)
+
+
+def _warn_again(caught: Sequence[tuple[type, str]]) -> None:
+    """The warnings a child caught while building its figures, given again here (where the user sees them once)."""
+    import warnings
+
+    for category, message in caught:
+        warnings.warn(message, category, stacklevel=5)
+
+
+def _portable(exc: BaseException) -> BaseException:
+    """``exc`` as it can cross the pipe (its own type where it pickles, else a RuntimeError naming it)."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(exc))  # our own object, between our own processes
+        return exc
+    except Exception:  # noqa: BLE001 - any exception that does not cross
+        return RuntimeError(f"{type(exc).__name__}: {exc}")
+
+
+def _child(conn: Any, share: list[int], folder: Path, formats: Sequence[str], dpi: int,
+           check: Callable[[Any, Path, int], None]) -> None:
+    """A forked process of :func:`draw_all`: build and check its share, say so, wait for "go", draw, say each."""
+    import warnings
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            figs = {i: _build(_PENDING[i], folder, dpi, check) for i in share}
+        conn.send(("built", [i for i in share if figs[i] is not None],
+                   [(w.category, str(w.message)) for w in caught]))
+        if conn.recv() != "go":
+            return
+        for i, fig in figs.items():
+            if fig is not None:
+                files = _save(fig, folder / _PENDING[i].name, formats, dpi)
+                _release(fig)
+                conn.send(("done", i, files))
+        conn.send(("end",))
+    except KeyboardInterrupt:  # the terminal's Ctrl-C reaches every process: the parent says it
+        pass
+    except BaseException as exc:  # noqa: BLE001 - said by the parent, as its own
+        try:
+            conn.send(("error", _portable(exc)))
+        except OSError:
+            pass
+    finally:
+        conn.close()

@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
-from ._render import _RC, CpuProbe, PngOnly, _jobs, _save, _save_all, fix_layout  # noqa: F401 - _save too
+from ._render import _RC, CpuProbe, Entry, PngOnly, _jobs, _save, draw_all, fix_layout  # noqa: F401 - _save too
 from .heatmap_plan import _space_title
 
 __all__ = [
@@ -131,6 +131,7 @@ def figure_explained_variance(res: Any) -> Any | None:
     fig = _figure(4.2 * len(cals) + 0.5, 3.6)
     axes = fig.subplots(1, len(cals), squeeze=False, sharey=True)[0]
     cmap = _colors(len(res.models))
+    minors: list[Any] = []
     for j, c in enumerate(cals):
         ax = axes[j]
         for k, m in enumerate(res.models):
@@ -148,11 +149,13 @@ def figure_explained_variance(res: Any) -> Any | None:
         ax.set_xlabel("principal component (rank)")
         ax.set_title(_space_title(res, c["label"]), fontsize=10)
         ax.grid(True, which="both", alpha=0.25)
+        minors.append(ax)
         dims = {a.get("dim") for a in res.anisotropy if a.get("dim")}
         for d in dims:
             ax.axhline(1.0 / d, color="grey", linestyle=":", linewidth=1)
         if j == 0:
             ax.set_ylabel("explained variance ratio (log scale)")
+    _light_minor_ticks(minors, alpha=0.25)
     axes[-1].legend(fontsize=8, loc="upper right")
     k = res.anisotropy[0].get("top_k", "")
     _title(fig, f"Figure 2: explained variance ratio of the top {k} principal components of the sampled reference "
@@ -195,6 +198,46 @@ def _plain_log_labels(axis: Any) -> None:
 
     axis.set_major_formatter(PlainLogFormatter())
     axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+
+
+def _light_minor_ticks(axes: Sequence[Any], alpha: float) -> None:
+    """The minor ticks and minor gridlines of the log y axes ``axes`` as two artists each, where matplotlib labels
+    none of them.
+
+    matplotlib makes a tick object per minor tick (two marks, a gridline, two labels), updated at every layout and
+    every draw: 8 per decade, half of Figure 2's time. Where its own minor formatter labels none of them (a view
+    over more than one decade: ``LogFormatter.minor_thresholds``), the marks and gridlines are the whole of them:
+    drawn here at the places its minor locator gives inside the limits, with the marker, size, width and colour of
+    its tick marks and the grid's line, at the axis's z-order. Where a minor tick would be labelled, matplotlib's
+    ticks stay. All axes are read before any is changed (axes sharing y share their locators).
+    """
+    import matplotlib as mpl
+    from matplotlib.lines import Line2D
+    from matplotlib.markers import TICKLEFT
+    from matplotlib.ticker import NullLocator
+
+    places = []
+    for ax in axes:
+        lo, hi = sorted(ax.get_ylim())
+        if not (lo > 0 and math.isfinite(hi)):
+            return
+        ys = [float(y) for y in ax.yaxis.get_minorticklocs() if lo * (1 - 1e-10) <= y <= hi * (1 + 1e-10)]
+        fmt = ax.yaxis.get_minor_formatter()
+        fmt.set_locs(ys)
+        if not ys or any(fmt(y, k) for k, y in enumerate(ys)):
+            return
+        places.append(ys)
+    rc = mpl.rcParams
+    for ax, ys in zip(axes, places):
+        ax.yaxis.set_minor_locator(NullLocator())
+        z = ax.yaxis.get_zorder()
+        tr = ax.get_yaxis_transform()  # x in axes fractions, y in data
+        ax.add_line(Line2D([v for _ in ys for v in (0.0, 1.0, np.nan)], [v for y in ys for v in (y, y, np.nan)],
+                           transform=tr, color=rc["grid.color"], linewidth=rc["grid.linewidth"],
+                           linestyle=rc["grid.linestyle"], alpha=alpha, zorder=z))
+        ax.add_line(Line2D([0.0] * len(ys), ys, transform=tr, linestyle="none", marker=TICKLEFT,
+                           markersize=rc["ytick.minor.size"], markeredgewidth=rc["ytick.minor.width"],
+                           color=rc["ytick.color"], clip_on=False, zorder=z))
 
 
 def _title(fig: Any, text: str, width_in: float, fontsize: float = 10) -> None:
@@ -506,22 +549,43 @@ def figure_plan(res: Any, *, test_heatmaps: Any = "all", formats: Sequence[str] 
     :func:`~isoeat.reporting.paper_tables.unique_names` (labels such as ``z 1`` and
     ``z_1`` get different names).
     """
+    return [(name, draw) for name, draw, _ in _weighed_plan(res, test_heatmaps, formats)]
+
+
+#: Rough CPU seconds of drawing a figure as PNG and PDF (2-core machine of 2026, paper_glove, 150 dpi): used only
+#: to share the figures fairly between the drawing processes (:func:`isoeat.reporting._render.shares`). A per-test
+#: heatmap: a fixed part and a part per cell (targets by attributes, in every space).
+_WEIGHT = {"fig1": 0.25, "fig2": 0.35, "fig3": 0.25, "fig4": 0.55, "aid": 0.15}
+_HEATMAP_WEIGHT, _CELL_WEIGHT = 0.02, 1.6e-5
+
+
+def _heatmap_cells(res: Any, model: str, test: str) -> int:
+    """The cells of a per-test heatmap: (targets) x (attributes) of each of the model's spaces."""
+    return sum(((r.get("n_x") or 0) + (r.get("n_y") or 0)) * ((r.get("n_a") or 0) + (r.get("n_b") or 0))
+               for r in getattr(res, "weat", ()) if r.get("model") == model and r.get("test") == test)
+
+
+def _weighed_plan(res: Any, test_heatmaps: Any, formats: Sequence[str]) -> list[tuple[str, Any, float]]:
+    """:func:`figure_plan` with each figure's weight (``_WEIGHT``)."""
     from .._names import unique_names
     from .paper_tables import calibration_names
 
-    plan: list[tuple[str, Any]] = [("fig1_cosine_heatmaps", lambda: figure_cosine_heatmaps(res)),
-                                   ("fig2_explained_variance", lambda: figure_explained_variance(res))]
+    plan: list[tuple[str, Any, float]] = [
+        ("fig1_cosine_heatmaps", lambda: figure_cosine_heatmaps(res), _WEIGHT["fig1"]),
+        ("fig2_explained_variance", lambda: figure_explained_variance(res), _WEIGHT["fig2"])]
     cal_file = calibration_names(res)
     for c in res.calibrations:
         if c["name"] != "none":
             lab = c["label"]
-            plan.append((f"fig3_effect_sizes-{cal_file[lab]}", lambda lab=lab: figure_effect_sizes(res, lab)))
-            plan.append((f"fig4_scatter-{cal_file[lab]}", lambda lab=lab: figure_scatter(res, lab)))
+            plan.append((f"fig3_effect_sizes-{cal_file[lab]}", lambda lab=lab: figure_effect_sizes(res, lab),
+                         _WEIGHT["fig3"]))
+            plan.append((f"fig4_scatter-{cal_file[lab]}", lambda lab=lab: figure_scatter(res, lab), _WEIGHT["fig4"]))
     if test_heatmaps != "none":
         ids = [t["id"] for t in res.tests] if test_heatmaps == "all" else list(test_heatmaps)
         pairs = [(m["label"], tid) for m in res.models for tid in ids]
         for (model, tid), name in zip(pairs, unique_names(pairs)):
-            plan.append((f"tests/{name}", lambda model=model, tid=tid: _test_heatmap(res, model, tid, formats)))
+            plan.append((f"tests/{name}", lambda model=model, tid=tid: _test_heatmap(res, model, tid, formats),
+                         _HEATMAP_WEIGHT + _CELL_WEIGHT * _heatmap_cells(res, model, tid)))
     return plan
 
 
@@ -533,16 +597,19 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
     Names as in :func:`figure_plan`; one file per format (default from the
     config's ``report`` section: PNG and PDF at 150 dpi). ``dpi`` must lie in
     [:data:`MIN_DPI`, :data:`MAX_DPI`] and no figure may exceed
-    :data:`MAX_SIDE_PIXELS` per side or :data:`MAX_PIXELS` in all: both are
-    checked before any figure is drawn, and ``folder`` is created only when
-    there is a figure to write. Each figure is built once and rendered once per
-    format, by ``jobs`` forked processes (default: ``ISOEAT_REPORT_JOBS``, else
-    the cores left idle while the figures were built, :func:`~isoeat.reporting._render.idle_cores`;
-    1: render in this process; more only where the system can fork), with a
-    progress stage counting the figures (``progress``: None follows ``--quiet``
-    and ``$ISOEAT_PROGRESS``, as every long step of isoeat does). ``extra``:
-    ``(name, Figure)`` built by the caller (the decision aids), drawn with the
-    others as PNG only, never kept (their files follow the plan's).
+    :data:`MAX_SIDE_PIXELS` per side or :data:`MAX_PIXELS` in all: every figure
+    is built and checked before any file is written, and ``folder`` is created
+    only when there is a figure to write. Each figure is built once and rendered
+    once per format, the figures shared between ``jobs`` processes, each building
+    and drawing its share (:func:`isoeat.reporting._render.draw_all`; default:
+    ``ISOEAT_REPORT_JOBS``, else the cores left idle,
+    :func:`~isoeat.reporting._render.idle_cores`; 1: all in this process; more
+    only where the system can fork), with a progress stage counting the figures
+    (``progress``: None follows ``--quiet`` and ``$ISOEAT_PROGRESS``, as every
+    long step of isoeat does). ``extra``: ``(name, draw)`` of figures the caller
+    adds (the decision aids: ``draw`` a zero-argument callable that builds a
+    Figure or gives None, or a built Figure), drawn with the others as PNG only,
+    never kept (their files follow the plan's).
 
     Raises
     ------
@@ -552,6 +619,7 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
         A figure would be too large at this ``dpi`` (the message names it).
     """
     require_matplotlib()
+    probe = CpuProbe()
     folder = Path(folder)
     rep = (res.experiment.get("config", {}) or {}).get("report", {}) or {}
     formats = tuple(dict.fromkeys(formats or rep.get("figure_formats") or ("png", "pdf")))  # each format once
@@ -561,26 +629,19 @@ def write_figures(res: Any, folder: str | Path, *, formats: Sequence[str] | None
 
     from ._figure_memo import FigureMemo
 
-    built, names = [], []
-    probe = CpuProbe()
     memo = FigureMemo(res, folder, formats, dpi)  # figures drawn into this folder before from these very inputs
+    plan = _weighed_plan(res, sel, formats)
+    kept = {name for name, _, _ in plan if memo.kept(name)}  # its files are there, with the bytes drawing them gives
+    entries = [Entry(name, draw, False, weight) for name, draw, weight in plan if name not in kept]
+    planned = len(entries)
+    entries += [Entry(name, draw if callable(draw) else (lambda fig=draw: fig), True, _WEIGHT["aid"])
+                for name, draw in extra]
+    if jobs is None:  # the drawing processes: the cores others keep busy
+        jobs = _jobs(None, len(entries), probe)
     with rc_context({"figure.dpi": dpi, **_RC}):  # built at the resolution they are saved at, measured as drawn
-        # built once; all sizes checked before any is rendered
-        for name, draw in figure_plan(res, test_heatmaps=sel, formats=formats):
-            if memo.kept(name):  # its files are there, with the bytes drawing them gives
-                names.append(name)
-                continue
-            fig = draw()
-            if fig is not None:
-                _check_pixels(fig, folder / name, dpi)
-                built.append((name, fig))
-                names.append(name)
-    planned = [name for name, _ in built]
-    for name, fig in extra:
-        _check_pixels(fig, folder / name, dpi)
-        built.append((name, PngOnly(fig)))
-    if jobs is None:  # the drawing processes: the cores others kept busy while these figures were built
-        jobs = _jobs(None, len(built), probe)
-    _save_all(built, folder, formats, dpi, jobs, progress)
-    memo.record(planned)
-    return [p for name in names for p in memo.paths(name)] + [folder / f"{name}.png" for name, _ in extra]
+        drawn = draw_all(entries, folder, formats, dpi, max(1, min(jobs, len(entries) // 2)), _check_pixels,
+                         progress)
+    done = {e.name for e, files in zip(entries[:planned], drawn) if files is not None}
+    memo.record([e.name for e in entries[:planned] if e.name in done])
+    return [p for name, _, _ in plan if name in done or name in kept for p in memo.paths(name)] + \
+        [folder / f"{e.name}.png" for e, files in zip(entries[planned:], drawn[planned:]) if files is not None]

@@ -14,8 +14,8 @@ r"""The decision-aid figures of the report: why d moved (paper §5.5) and anisot
   measured; :func:`severity_points` says why not otherwise.
 
 Rendered with matplotlib's Agg canvas (no pyplot), PNG only (the report
-embeds PNG): by :func:`write_aid_figures` in this process, or built by
-:func:`aid_figures` and drawn with the report's other figures.
+embeds PNG): by :func:`write_aid_figures` in this process, or planned by
+:func:`aid_plan` and built and drawn with the report's other figures.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from .._io import atomic_write_bytes
 from .mechanism_data import mechanism_records
 
 __all__ = ["MIN_SEVERITY_MODELS", "figure_mechanism", "severity_points", "figure_severity", "write_aid_figures",
-           "aid_figures",
+           "aid_figures", "aid_plan",
            "AID_PREFIXES", "aid_figure_names", "is_aid_figure"]
 
 #: The severity plot needs at least this many models with a raw mean cosine (a rank correlation of 2 is ±1).
@@ -191,16 +191,20 @@ def aid_figure_names(res: Any) -> dict[tuple[str, str | None, str], str]:
     return names
 
 
+def aid_plan(res: Any) -> list[tuple[str, Any]]:
+    """``(file stem, draw)`` of every decision-aid figure ``res`` may support, nothing built: ``draw()`` builds the
+    mechanism figure of a (model, calibrated space) or the severity figure of a space, or gives None. ``isoeat
+    report`` draws them with the other figures (:func:`isoeat.reporting.figures.write_figures`, ``extra=``), PNG
+    only, each built in the process that draws it."""
+    return [(stem, (lambda model=model, cal=cal: figure_mechanism(res, model, cal)) if kind == "mechanism"
+             else (lambda cal=cal: figure_severity(res, cal)))
+            for (kind, model, cal), stem in aid_figure_names(res).items()]
+
+
 def aid_figures(res: Any) -> list[tuple[str, Any]]:
     """``(file stem, Figure)`` of every decision-aid figure ``res`` supports (built, not drawn): the mechanism
-    figure of every (model, calibrated space), the severity figure of every space. ``isoeat report`` draws them
-    with the other figures (:func:`isoeat.reporting.figures.write_figures`, ``extra=``), PNG only."""
-    out = []
-    for (kind, model, cal), stem in aid_figure_names(res).items():
-        fig = figure_mechanism(res, model, cal) if kind == "mechanism" else figure_severity(res, cal)
-        if fig is not None:
-            out.append((stem, fig))
-    return out
+    figure of every (model, calibrated space), the severity figure of every space (:func:`aid_plan`, built)."""
+    return [(stem, fig) for stem, draw in aid_plan(res) if (fig := draw()) is not None]
 
 
 def write_aid_figures(res: Any, folder: str | Path, *, dpi: int | None = None) -> list[Path]:
