@@ -23,7 +23,9 @@ import numpy as np
 #: matplotlib settings every figure is measured, laid out and saved under. Text unhinted: FreeType's autohinter,
 #: run on every glyph of every draw, was a third of the PNG text time; at the report's resolution the glyphs look
 #: the same, and they are the shapes the PDF (never hinted) has.
-_RC = {"text.hinting": "no_hinting"}
+#: ``svg.hashsalt``: the ids of an SVG's clip paths and markers hashed with a fixed salt, not a random one per
+#: process: the same figure is the same bytes, whichever process draws it, in every run.
+_RC = {"text.hinting": "no_hinting", "svg.hashsalt": "isoeat"}
 
 
 def literal_text(fig: Any) -> Any:
@@ -277,10 +279,6 @@ def _build(entry: Entry, folder: Path, dpi: int, check: Callable[[Any, Path, int
     return PngOnly(fig) if entry.png_only else fig
 
 
-#: The entries the forked processes of :func:`draw_all` build and draw (inherited at the fork, never pickled).
-_PENDING: list[Entry] = []
-
-
 def draw_all(entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
              check: Callable[[Any, Path, int], None], progress: bool | None = None) -> list[list[Path] | None]:
     """Build, check and draw ``entries`` into ``folder``: the files of each entry, in their order (None: its
@@ -367,17 +365,15 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
     import multiprocessing
     import sys
 
-    global _PENDING
     if "pdf" in formats:  # imported once before the fork, not once per process
         import matplotlib.backends.backend_pdf  # noqa: F401
-    _PENDING = entries
     for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written again by a child
         stream.flush()
     ctx = multiprocessing.get_context("fork")
     kids: list[_Kid] = []
     go = False
     try:
-        kids = [_Kid(ctx, share, _child, (folder, tuple(formats), dpi, check)) for share in parts[1:]]
+        kids = [_Kid(ctx, share, _child, (entries, folder, tuple(formats), dpi, check)) for share in parts[1:]]
         mine = {i: _build(entries[i], folder, dpi, check) for i in parts[0]}
         lost: list[int] = []
         for kid in kids:  # the barrier: every share built and checked
@@ -408,7 +404,6 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
                 for i in left:
                     _draw_here(i, _build(entries[i], folder, dpi, check), entries, folder, formats, dpi, out, bar)
     finally:
-        _PENDING = []
         for kid in kids:
             if not go:
                 kid.proc.kill()  # nothing written yet: stopped at once
@@ -431,6 +426,7 @@ def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, bl
                 raise msg[1]
             else:
                 out[msg[1]] = msg[2]
+                _warn_again(msg[3])
                 bar.update(1, label=entries[msg[1]].name)
 
 
@@ -443,42 +439,62 @@ def _said_lost(n: int) -> None:
                   "yet are drawn in this process", IsoeatWarning, stacklevel=5)
 
 
-def _warn_again(caught: Sequence[tuple[type, str]]) -> None:
-    """The warnings a child caught while building its figures, given again here (where the user sees them once)."""
+def _warn_again(caught: Sequence[Warning]) -> None:
+    """The warnings a child caught while building or drawing its figures, given again here (where the user sees
+    them once, through the caller's filters)."""
     import warnings
 
-    for category, message in caught:
-        warnings.warn(message, category, stacklevel=5)
+    for message in caught:
+        warnings.warn(message, stacklevel=5)
+
+
+def _crosses(obj: object) -> bool:
+    """Whether ``obj`` can cross the pipe: pickled and unpickled (our own object, between our own processes)."""
+    import pickle
+
+    try:
+        pickle.loads(pickle.dumps(obj))
+        return True
+    except Exception:  # noqa: BLE001 - any object that does not cross
+        return False
+
+
+def _portable_warnings(caught: Sequence[Any]) -> list[Warning]:
+    """The warnings ``caught`` (``warnings.WarningMessage``) as they can cross the pipe: each its own instance, or,
+    where that does not pickle (a class defined in a function), its text as the nearest class above that does."""
+    out = []
+    for w in caught:
+        msg = w.message
+        if not _crosses(msg):
+            bases = [b for b in type(msg).__mro__[1:] if issubclass(b, Warning) and _crosses(b)]
+            msg = bases[0](str(msg))  # Warning itself crosses
+        out.append(msg)
+    return out
 
 
 def _portable(exc: BaseException) -> BaseException:
     """``exc`` as it can cross the pipe (its own type where it pickles, else a RuntimeError naming it)."""
-    import pickle
-
-    try:
-        pickle.loads(pickle.dumps(exc))  # our own object, between our own processes
-        return exc
-    except Exception:  # noqa: BLE001 - any exception that does not cross
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
+    return exc if _crosses(exc) else RuntimeError(f"{type(exc).__name__}: {exc}")
 
 
-def _child(conn: Any, share: list[int], folder: Path, formats: Sequence[str], dpi: int,
+def _child(conn: Any, share: list[int], entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int,
            check: Callable[[Any, Path, int], None]) -> None:
-    """A forked process of :func:`draw_all`: build and check its share, say so, wait for "go", draw, say each."""
+    """A forked process of :func:`draw_all`: build and check its share, say so, wait for "go", draw, say each (with
+    the warnings caught, given again by the parent). ``entries``: inherited at the fork, never pickled."""
     import warnings
 
     try:
         with warnings.catch_warnings(record=True) as caught:
-            figs = {i: _build(_PENDING[i], folder, dpi, check) for i in share}
-        conn.send(("built", [i for i in share if figs[i] is not None],
-                   [(w.category, str(w.message)) for w in caught]))
+            figs = {i: _build(entries[i], folder, dpi, check) for i in share}
+        conn.send(("built", [i for i in share if figs[i] is not None], _portable_warnings(caught)))
         if conn.recv() != "go":
             return
         for i, fig in figs.items():
             if fig is not None:
-                files = _save(fig, folder / _PENDING[i].name, formats, dpi)
+                with warnings.catch_warnings(record=True) as caught:
+                    files = _save(fig, folder / entries[i].name, formats, dpi)
                 _release(fig)
-                conn.send(("done", i, files))
+                conn.send(("done", i, files, _portable_warnings(caught)))
         conn.send(("end",))
     except KeyboardInterrupt:  # the terminal's Ctrl-C reaches every process: the parent says it
         pass

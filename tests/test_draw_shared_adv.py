@@ -1,0 +1,189 @@
+"""Adversarial cases of the report's shared drawing (reporting/_render.py: ``draw_all``), each a defect found and
+fixed: what a forked process caught must reach the caller as a one-process drawing gives it, whatever the
+warning's class; two threads drawing at once each get their own figures; SVG files are the same bytes whoever
+draws them.
+
+Expected values come from a one-process drawing (``jobs=1``) of the same entries, or from the entries themselves
+(each fake file holds the name of the figure it was built for).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from isoeat.reporting._render import Entry, draw_all
+
+FORK = sys.platform.startswith("linux")
+needs_fork = pytest.mark.skipif(not FORK, reason="the drawing processes are forked (Linux)")
+
+
+class _Fake:
+    """A figure drawn without matplotlib: one file per format holding its name; ``warn``: a warning given while
+    its files are written (at draw time, not build time)."""
+
+    def __init__(self, name: str, warn=None):
+        self.name, self.warn = name, warn
+
+    def get_size_inches(self):
+        return np.array((2.0, 1.0))
+
+    def write_files(self, base: Path, formats, dpi):
+        if self.warn is not None:
+            self.warn(self.name)
+        out = []
+        base.parent.mkdir(parents=True, exist_ok=True)
+        for fmt in formats:
+            p = base.parent / f"{base.name}.{fmt}"
+            p.write_text(self.name)
+            out.append(p)
+        return out
+
+
+def _check(fig, path, dpi):
+    from isoeat.reporting.figures import _check_pixels
+
+    _check_pixels(fig, path, dpi)
+
+
+def _entries(n=6, draw=None, prefix="f"):
+    return [Entry(f"{prefix}{k}", (lambda name=f"{prefix}{k}": draw(name)) if draw else
+                  (lambda name=f"{prefix}{k}": _Fake(name)), False, 1.0) for k in range(n)]
+
+
+def _files(folder: Path):
+    return sorted(p.name for p in folder.rglob("*") if p.is_file())
+
+
+# --------------------------------------------------------------------------- warnings of any class
+class _NeedsCode(UserWarning):
+    """A warning class whose constructor needs a second argument (``warnings.warn(message, category)`` cannot
+    make one from the message alone)."""
+
+    def __init__(self, message: str, code: int):
+        super().__init__(message, code)
+        self.code = code
+
+    def __str__(self) -> str:
+        return f"{self.args[0]} (code {self.code})"
+
+
+@needs_fork
+@pytest.mark.parametrize("kind", ["local", "needs-code"])
+def test_a_warning_of_any_class_built_in_a_forked_process_is_given_not_fatal(tmp_path, kind):
+    """A warning whose class does not pickle (defined in a function) or cannot be made from its message alone was
+    fatal with two processes (the message could not cross, or the parent could not give it again); one process
+    only warns. Both draw every figure and warn with the same text."""
+
+    class Local(UserWarning):
+        pass
+
+    def draw(name):
+        if kind == "local":
+            warnings.warn(f"odd {name}", Local, stacklevel=1)
+        else:
+            warnings.warn(_NeedsCode(f"odd {name}", 7), stacklevel=1)
+        return _Fake(name)
+
+    got = {}
+    for jobs in (1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = draw_all(_entries(draw=draw), tmp_path / str(jobs), ("png",), 50, jobs, _check, progress=False)
+        assert all(out)
+        got[jobs] = sorted(str(w.message) for w in caught)
+    assert got[2] == got[1] and len(got[1]) == 6
+
+
+@needs_fork
+def test_a_warning_given_while_a_forked_process_draws_reaches_the_caller(tmp_path):
+    """Warnings given while a figure's files are written (matplotlib warns at draw time) reach the caller's
+    filters and records as with one process, not printed by the forked process behind the caller's back."""
+
+    def warn(name):
+        warnings.warn(f"drawing {name}", UserWarning, stacklevel=1)
+
+    got = {}
+    for jobs in (1, 2):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            draw_all(_entries(draw=lambda name: _Fake(name, warn)), tmp_path / str(jobs), ("png",), 50, jobs,
+                     _check, progress=False)
+        got[jobs] = sorted(str(w.message) for w in caught)
+    assert got[1] == [f"drawing f{k}" for k in range(6)]
+    assert got[2] == got[1]
+
+
+# --------------------------------------------------------------------------- two threads drawing at once
+class _Flush:
+    """A stream whose first flush (``draw_all`` flushes before it forks) runs ``hook`` first: a deterministic
+    thread switch at the worst moment."""
+
+    def __init__(self, stream, hook):
+        self.stream, self.hook = stream, hook
+
+    def write(self, s):
+        return self.stream.write(s)
+
+    def flush(self):
+        hook, self.hook = self.hook, None
+        if hook is not None:
+            hook()
+        return self.stream.flush()
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+@needs_fork
+def test_two_threads_drawing_at_once_each_draw_their_own_figures(tmp_path, monkeypatch):
+    """Library use from threads (a service writing two reports at once): another thread's drawing, started and
+    finished while this one was about to fork, must not change which figures this one's processes draw."""
+    other = {}
+
+    def run_other():
+        other["out"] = draw_all(_entries(prefix="b"), tmp_path / "b", ("png",), 50, 2, _check, progress=False)
+
+    def hook():
+        t = threading.Thread(target=run_other)
+        t.start()
+        t.join()
+
+    monkeypatch.setattr(sys, "stdout", _Flush(sys.stdout, hook))
+    mine = draw_all(_entries(prefix="a"), tmp_path / "a", ("png",), 50, 2, _check, progress=False)
+    for out, prefix in ((mine, "a"), (other["out"], "b")):
+        assert [p.read_text() for f in out for p in f] == [f"{prefix}{k}" for k in range(6)]
+        assert [p.stem for f in out for p in f] == [f"{prefix}{k}" for k in range(6)]
+
+
+# --------------------------------------------------------------------------- the same bytes whoever draws
+def _plot(name):
+    """A small matplotlib figure with a clip path and markers (the ids an SVG names)."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(2.0, 1.5))
+    ax = fig.add_subplot()
+    ax.plot([1, 2, 3], [1, 4, 2 + len(name)], marker="o")
+    ax.set_title(name)
+    return fig
+
+
+@needs_fork
+def test_svg_files_are_the_same_bytes_in_one_process_in_two_and_in_every_run(tmp_path):
+    """matplotlib names an SVG's clip paths and markers by a hash salted at random per process unless
+    ``svg.hashsalt`` is set: two processes (or two runs) gave different bytes for the same figure, where PNG and
+    PDF are the same. Compared: jobs=1 twice, jobs=2 and jobs=3, file by file."""
+    pytest.importorskip("matplotlib")
+    runs = {}
+    for tag, jobs in (("one", 1), ("again", 1), ("two", 2), ("three", 3)):
+        entries = [Entry(f"p{k}", (lambda k=k: _plot(f"p{k}")), False, 1.0) for k in range(6)]
+        draw_all(entries, tmp_path / tag, ("svg",), 50, jobs, _check, progress=False)
+        runs[tag] = {p.name: p.read_bytes() for p in sorted((tmp_path / tag).iterdir())}
+    assert len(runs["one"]) == 6 and b'clip-path="url(#' in runs["one"]["p0.svg"]
+    for tag in ("again", "two", "three"):
+        assert runs[tag] == runs["one"], tag
