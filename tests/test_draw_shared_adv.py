@@ -9,14 +9,19 @@ Expected values come from a one-process drawing (``jobs=1``) of the same entries
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 import threading
+import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from isoeat import IsoeatWarning
+from isoeat.reporting import _render
 from isoeat.reporting._render import Entry, draw_all
 
 FORK = sys.platform.startswith("linux")
@@ -187,3 +192,57 @@ def test_svg_files_are_the_same_bytes_in_one_process_in_two_and_in_every_run(tmp
     assert len(runs["one"]) == 6 and b'clip-path="url(#' in runs["one"]["p0.svg"]
     for tag in ("again", "two", "three"):
         assert runs[tag] == runs["one"], tag
+
+
+# --------------------------------------------------------------------------- stopping, and what a killed process leaves
+@needs_fork
+def test_an_interrupt_here_stops_the_forked_process_after_its_current_figure(tmp_path, monkeypatch):
+    """Ctrl-C reaching this process only (a supervisor's SIGINT to its pid, not the terminal's to the group): the
+    forked process used to draw the whole of its share (each figure 0.4 s here) before the interrupt was given;
+    it stops after the figure it is drawing."""
+    parent, save = os.getpid(), _render._save
+
+    def slow(fig, base, formats, dpi):
+        if os.getpid() == parent:
+            raise KeyboardInterrupt
+        files = save(fig, base, formats, dpi)
+        time.sleep(0.4)
+        return files
+
+    monkeypatch.setattr(_render, "_save", slow)
+    with pytest.raises(KeyboardInterrupt):
+        draw_all(_entries(), tmp_path, ("png",), 50, 2, _check, progress=False)
+    assert len(_files(tmp_path)) < 3  # its share is 3 figures
+
+
+class _AtomicFake(_Fake):
+    """A fake figure written as the report writes its files (``_io.atomic_write_bytes``: a temporary file renamed)."""
+
+    def write_files(self, base: Path, formats, dpi):
+        from isoeat._io import atomic_write_bytes
+
+        out = []
+        for fmt in formats:
+            p = base.parent / f"{base.name}.{fmt}"
+            atomic_write_bytes(p, self.name.encode())
+            out.append(p)
+        return out
+
+
+@needs_fork
+def test_a_process_killed_while_writing_leaves_no_temporary_file(tmp_path, monkeypatch):
+    """Killed (the OOM killer's SIGKILL) between writing a file and renaming it: this process draws its figures
+    again, and the temporary file it left is removed, not left in the report's folder."""
+    parent, fsync = os.getpid(), os.fsync
+
+    def killing(fd):
+        if os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", killing)
+    entries = _entries(draw=lambda name: _AtomicFake(name))
+    with pytest.warns(IsoeatWarning, match="ended abruptly"):
+        got = draw_all(entries, tmp_path, ("png", "pdf"), 50, 2, _check, progress=False)
+    assert all(got)
+    assert _files(tmp_path) == sorted(f"f{k}.{fmt}" for k in range(6) for fmt in ("png", "pdf"))

@@ -291,7 +291,10 @@ def draw_all(entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi
     wait until every share has passed (a barrier), then each draws its share
     (building in the processes, not before the fork, keeps that work parallel
     too). A process that ends abruptly (the OOM killer's SIGKILL) leaves its
-    figures to this process, said once. One progress stage counts the figures
+    figures to this process, said once (and the temporary files it left are
+    removed); an error or an interrupt here stops the others after the figure
+    they are drawing. The warnings they catch, building or drawing, are given
+    again here. One progress stage counts the figures
     drawn, once every share is built (``progress`` as in :func:`isoeat._progress.progress_bar`).
     """
     entries = list(entries)
@@ -402,7 +405,13 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
             if left:
                 _said_lost(len(left))
                 for i in left:
+                    _unlink_temporary(folder / entries[i].name)
                     _draw_here(i, _build(entries[i], folder, dpi, check), entries, folder, formats, dpi, out, bar)
+    except BaseException:
+        for kid in kids if go else ():  # an error or an interrupt here: the others stop after their current figure
+            with contextlib.suppress(OSError):
+                kid.conn.send("stop")
+        raise
     finally:
         for kid in kids:
             if not go:
@@ -428,6 +437,16 @@ def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, bl
                 out[msg[1]] = msg[2]
                 _warn_again(msg[3])
                 bar.update(1, label=entries[msg[1]].name)
+
+
+def _unlink_temporary(base: Path) -> None:
+    """The temporary files (``_io.atomic_write``'s ``.NAME.FMT.*.tmp``) of the figure ``base`` that a killed
+    process left unrenamed."""
+    import glob
+
+    for tmp in base.parent.glob(f".{glob.escape(base.name)}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 def _said_lost(n: int) -> None:
@@ -490,6 +509,8 @@ def _child(conn: Any, share: list[int], entries: Sequence[Entry], folder: Path, 
         if conn.recv() != "go":
             return
         for i, fig in figs.items():
+            if conn.poll() and conn.recv() == "stop":  # the parent failed or was interrupted
+                break
             if fig is not None:
                 with warnings.catch_warnings(record=True) as caught:
                     files = _save(fig, folder / entries[i].name, formats, dpi)
