@@ -246,3 +246,33 @@ def test_a_process_killed_while_writing_leaves_no_temporary_file(tmp_path, monke
         got = draw_all(entries, tmp_path, ("png", "pdf"), 50, 2, _check, progress=False)
     assert all(got)
     assert _files(tmp_path) == sorted(f"f{k}.{fmt}" for k in range(6) for fmt in ("png", "pdf"))
+
+
+# --------------------------------------------------------------------------- errors as one process gives them
+@needs_fork
+def test_an_error_of_a_forked_process_keeps_its_causes_as_one_process_gives_them(tmp_path):
+    """An error raised while handling another (isoeat's message for a library that could not load as memory ran
+    out) crossed the pipe without its cause: the command's line (``_resources.underlying``: the cause chain) then
+    named no resource with two processes where one process names it. The child's own traceback is kept too (a
+    note, where Python has them), for an unexpected error's report."""
+    from isoeat._errors import MissingDependencyError
+    from isoeat._resources import underlying
+
+    def draw(name):
+        if name == "f3":  # the forked process's share with two processes
+            try:
+                raise MemoryError("cannot allocate 12 GiB")
+            except MemoryError as exc:
+                raise MissingDependencyError("matplotlib could not be loaded") from exc
+        return _Fake(name)
+
+    got = {}
+    for jobs in (1, 2):
+        with pytest.raises(MissingDependencyError) as info:
+            draw_all(_entries(draw=draw), tmp_path / str(jobs), ("png",), 50, jobs, _check, progress=False)
+        exc = info.value
+        got[jobs] = (str(exc), type(exc.__cause__), str(exc.__cause__), underlying(exc, "while drawing"))
+    assert got[1][3] is not None and "memory" in got[1][3]
+    assert got[2] == got[1]
+    if sys.version_info >= (3, 11):
+        assert any("in draw" in note for note in getattr(info.value, "__notes__", ()))

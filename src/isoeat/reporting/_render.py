@@ -384,7 +384,7 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
             if msg is None:
                 lost += kid.share
             elif msg[0] == "error":
-                raise msg[1]
+                raise _arrived(msg[1])
             else:
                 kid.built = msg[1]
                 _warn_again(msg[2])
@@ -432,7 +432,7 @@ def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, bl
             if msg is None or msg[0] == "end":
                 kid.ended = True
             elif msg[0] == "error":
-                raise msg[1]
+                raise _arrived(msg[1])
             else:
                 out[msg[1]] = msg[2]
                 _warn_again(msg[3])
@@ -491,9 +491,29 @@ def _portable_warnings(caught: Sequence[Any]) -> list[Warning]:
     return out
 
 
-def _portable(exc: BaseException) -> BaseException:
-    """``exc`` as it can cross the pipe (its own type where it pickles, else a RuntimeError naming it)."""
-    return exc if _crosses(exc) else RuntimeError(f"{type(exc).__name__}: {exc}")
+def _portable(exc: BaseException | None, depth: int = 3) -> tuple | None:
+    """``exc`` as it can cross the pipe (its own type where it pickles, else a RuntimeError naming it) with what
+    pickling drops: its cause and context (as many deep as ``depth``: ``_resources.underlying`` reads them for the
+    command's line), and its traceback's text. :func:`_arrived` puts it together again."""
+    import traceback
+
+    if exc is None or depth == 0:
+        return None
+    own = exc if _crosses(exc) else RuntimeError(f"{type(exc).__name__}: {exc}")
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, chain=False))
+    return own, _portable(exc.__cause__, depth - 1), _portable(exc.__context__, depth - 1), \
+        exc.__suppress_context__, tb
+
+
+def _arrived(sent: tuple, note: bool = True) -> BaseException:
+    """The exception :func:`_portable` sent, its causes in place; ``note``: the child's traceback as a note (3.11+)."""
+    own, cause, context, suppress, tb = sent
+    own.__cause__ = _arrived(cause, False) if cause else None
+    own.__context__ = _arrived(context, False) if context else None
+    own.__suppress_context__ = suppress
+    if note and hasattr(own, "add_note"):
+        own.add_note(f"raised in a forked figure-drawing process:\n{tb.rstrip()}")
+    return own
 
 
 def _child(conn: Any, share: list[int], entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int,
