@@ -323,17 +323,28 @@ def _frozen() -> Iterator[None]:
     """The objects alive now left out of the garbage collector's passes while the figures are drawn
     (``gc.freeze``), then given back: every full collection of matplotlib's many short-lived objects walked the
     ~100,000 objects numpy, matplotlib and isoeat had loaded, and, in a forked process, wrote to each one's memory
-    page (copying it). Where the caller froze objects already, their freeze is left as it is."""
+    page (copying it). Where the caller froze objects already, their freeze is left as it is. From the second
+    drawing in a process on (library use), the objects are collected first: the last drawing's figures, garbage in
+    reference cycles, would otherwise be frozen again, call after call, and never freed (the command draws once
+    and pays nothing)."""
     import gc
 
+    global _DREW
     if gc.get_freeze_count():
         yield
         return
+    if _DREW:
+        gc.collect()
     gc.freeze()
     try:
         yield
     finally:
         gc.unfreeze()
+        _DREW = True
+
+
+#: Whether :func:`_frozen` has frozen and given back the collector's objects in this process already.
+_DREW = False
 
 
 def _draw_here(i: int, fig: Any, entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int,
