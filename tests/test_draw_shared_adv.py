@@ -309,3 +309,43 @@ def test_drawing_many_times_in_one_process_does_not_keep_earlier_figures(tmp_pat
         draw_all(_entries(draw=draw), tmp_path / str(k % 2), ("png",), 50, jobs, _check, progress=False)
     alive = sum(r() is not None for r in made)
     assert alive <= 6, f"{alive} figures of earlier calls alive"
+
+
+# --------------------------------------------------------------------------- no standard output
+@needs_fork
+@pytest.mark.parametrize("stream", ["none", "closed"])
+def test_a_missing_or_closed_standard_output_draws_as_one_process_does(tmp_path, monkeypatch, stream):
+    """``isoeat report D >&-`` (standard output closed: Python's ``sys.stdout`` is None) ended in a traceback
+    and no figure with two processes (the flush before the fork), where one process draws every figure; a
+    closed stream object (library use) likewise."""
+    if stream == "none":
+        monkeypatch.setattr(sys, "stdout", None)
+    else:
+        closed = open(tmp_path.parent / f"{tmp_path.name}-stderr.txt", "w")  # noqa: SIM115 - closed at once
+        closed.close()
+        monkeypatch.setattr(sys, "stderr", closed)
+    got = draw_all(_entries(), tmp_path, ("png",), 50, 2, _check, progress=False)
+    assert all(got) and _files(tmp_path) == [f"f{k}.png" for k in range(6)]
+
+
+def test_the_command_with_standard_output_closed_draws_every_figure(tmp_path):
+    """The command itself: ``isoeat report`` with file descriptor 1 closed exits 0 having drawn its figures, with
+    two drawing processes as with one (a report from a small results folder of fake records)."""
+    import subprocess
+
+    pytest.importorskip("matplotlib")
+    env = dict(os.environ, ISOEAT_REPORT_JOBS="2", ISOEAT_PROGRESS="0")
+    out = tmp_path / "run"
+    cfg = tmp_path / "small.yaml"  # the bundled GloVe, two tests, small samples
+    cfg.write_text("name: small\nmodels: [{spec: glove-6b-50d, label: G, family: static}]\ntests: [W1, W2]\n"
+                   "calibrations: [none, zca]\nsettings: {permutations: 200, seed: 0, reference: {size: 2000}}\n"
+                   "anisotropy: {sample: 200, components: 20}\nreport: {test_heatmaps: none}\n")
+    run = subprocess.run([sys.executable, "-m", "isoeat.cli", "run", str(cfg), "--out", str(out)], capture_output=True,
+                         text=True, env=env)
+    if run.returncode != 0:
+        pytest.skip(f"no run folder: {run.stderr.strip()[-200:]}")
+    rep = subprocess.run(f'"{sys.executable}" -m isoeat.cli report "{out}" --formats png >&-', shell=True,
+                         capture_output=False, stderr=subprocess.PIPE, text=True, env=env)
+    assert rep.returncode == 0, rep.stderr[-500:]
+    assert "Traceback" not in rep.stderr
+    assert (out / "figures" / "fig2_explained_variance.png").exists()

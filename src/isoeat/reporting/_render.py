@@ -382,7 +382,8 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
     if "pdf" in formats:  # imported once before the fork, not once per process
         import matplotlib.backends.backend_pdf  # noqa: F401
     for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written again by a child
-        stream.flush()
+        if stream is not None and not getattr(stream, "closed", False):  # None: the descriptor was closed (>&-)
+            stream.flush()
     ctx = multiprocessing.get_context("fork")
     kids: list[_Kid] = []
     go = False
