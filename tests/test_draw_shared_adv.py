@@ -349,3 +349,50 @@ def test_the_command_with_standard_output_closed_draws_every_figure(tmp_path):
     assert rep.returncode == 0, rep.stderr[-500:]
     assert "Traceback" not in rep.stderr
     assert (out / "figures" / "fig2_explained_variance.png").exists()
+
+
+# --------------------------------------------------------------------------- another thread drawing with matplotlib
+_LOCKED_DRAW = r"""
+import sys, threading, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from matplotlib.figure import Figure
+from test_draw_shared_adv import _check, _plot
+from isoeat.reporting._render import Entry, draw_all
+
+held = threading.Event()
+
+def other():  # another thread drawing a matplotlib figure: Figure.draw holds Figure._render_lock
+    with Figure._render_lock:
+        held.set()
+        time.sleep(1.0)
+
+threading.Thread(target=other).start()
+held.wait()
+entries = [Entry(f"p{k}", (lambda k=k: _plot(f"p{k}")), False, 1.0) for k in range(4)]
+out = draw_all(entries, Path(sys.argv[2]), ("png",), 50, 2, _check, progress=False)
+print(sum(1 for f in out if f))
+"""
+
+
+@needs_fork
+def test_forking_while_another_thread_draws_with_matplotlib_does_not_hang(tmp_path):
+    """A thread of the caller drawing a matplotlib figure holds matplotlib's render lock (``Figure._render_lock``:
+    one figure draws at a time, its font and text caches shared): a process forked then inherited the lock held
+    by a thread it does not have, and its first draw waited for ever, and this process with it. The forks wait
+    until no figure is drawing."""
+    import subprocess
+
+    pytest.importorskip("matplotlib")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(_render.__file__).parents[2]),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.Popen([sys.executable, "-c", _LOCKED_DRAW, str(Path(__file__).parent), str(tmp_path)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    try:
+        stdout, stderr = run.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)  # its forked process too
+        run.communicate()
+        pytest.fail("the drawing did not end in 30 s (a forked process waits for a lock no thread of it holds)")
+    assert run.returncode == 0, stderr[-800:]
+    assert stdout.strip() == "4"

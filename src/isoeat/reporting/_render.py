@@ -388,7 +388,8 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
     kids: list[_Kid] = []
     go = False
     try:
-        kids = [_Kid(ctx, share, _child, (entries, folder, tuple(formats), dpi, check)) for share in parts[1:]]
+        with _render_lock():  # no other thread of this process is drawing a matplotlib figure as they fork
+            kids = [_Kid(ctx, share, _child, (entries, folder, tuple(formats), dpi, check)) for share in parts[1:]]
         mine = {i: _build(entries[i], folder, dpi, check) for i in parts[0]}
         lost: list[int] = []
         for kid in kids:  # the barrier: every share built and checked
@@ -433,6 +434,17 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
                     pass
             kid.proc.join()
             kid.conn.close()
+
+
+def _render_lock() -> Any:
+    """matplotlib's render lock (``Figure._render_lock``, held while a figure draws: its font and text caches are
+    shared), to hold while forking: a process forked as another thread draws would inherit the lock held by a
+    thread it does not have and wait for ever at its first figure; forked by the thread that holds it, the
+    (re-entrant) lock is its own. A null context where matplotlib's figures are not loaded (nothing draws)."""
+    import sys
+
+    lock = getattr(getattr(sys.modules.get("matplotlib.figure"), "Figure", None), "_render_lock", None)
+    return lock if lock is not None else contextlib.nullcontext()
 
 
 def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, block: bool) -> None:
