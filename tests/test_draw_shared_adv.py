@@ -9,6 +9,7 @@ Expected values come from a one-process drawing (``jobs=1``) of the same entries
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -396,3 +397,59 @@ def test_forking_while_another_thread_draws_with_matplotlib_does_not_hang(tmp_pa
         pytest.fail("the drawing did not end in 30 s (a forked process waits for a lock no thread of it holds)")
     assert run.returncode == 0, stderr[-800:]
     assert stdout.strip() == "4"
+
+
+# --------------------------------------------------------------------------- this process ended by a signal
+_PARENT_KILLED = r"""
+import os, signal, sys, time
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from test_draw_shared_adv import _Fake, _check, _entries
+from isoeat.reporting._render import draw_all
+
+phase, parent = sys.argv[3], os.getpid()
+
+class Slow(_Fake):
+    def write_files(self, base, formats, dpi):
+        if os.getpid() == parent:  # this process ends (a supervisor's SIGTERM to its pid, the OOM killer)
+            os.kill(parent, signal.SIGKILL)
+        time.sleep(0.3)
+        return super().write_files(base, formats, dpi)
+
+def draw(name):
+    if phase == "building" and os.getpid() == parent:
+        time.sleep(0.5)  # the other process is waiting for "go"
+        os.kill(parent, signal.SIGKILL)
+    return Slow(name)
+
+draw_all(_entries(16, draw=draw), Path(sys.argv[2]), ("png",), 50, 2, _check, progress=False)
+"""
+
+
+@needs_fork
+@pytest.mark.parametrize("phase", ["building", "drawing"])
+def test_a_forked_process_ends_soon_after_this_one_is_killed(tmp_path, phase):
+    """This process killed (SIGKILL; SIGTERM to its pid alone, as a workflow manager's ``terminate()`` sends):
+    the forked process held both ends of its pipe, so it never saw this one go. Waiting for "go", it waited for
+    ever (a process left behind); drawing, it drew the rest of its share into the folder of a command that had
+    ended. It ends at its next message, after at most the figure it is drawing."""
+    import subprocess
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(_render.__file__).parents[2]),
+                                                       os.environ.get("PYTHONPATH", "")]))
+    run = subprocess.Popen([sys.executable, "-c", _PARENT_KILLED, str(Path(__file__).parent), str(tmp_path), phase],
+                           stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    try:
+        run.wait(timeout=60)
+        deadline = time.monotonic() + 4.0
+        while time.monotonic() < deadline:
+            left = subprocess.run(["pgrep", "-g", str(run.pid)], capture_output=True, text=True).stdout.split()
+            if not left:
+                break
+            time.sleep(0.1)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(run.pid, signal.SIGKILL)
+    assert run.returncode == -signal.SIGKILL
+    assert left == [], "a forked drawing process outlived this one"
+    assert len(_files(tmp_path)) <= 1  # its share is 8 figures of 0.3 s

@@ -358,10 +358,14 @@ def _draw_here(i: int, fig: Any, entries: Sequence[Entry], folder: Path, formats
 class _Kid:
     """A forked drawing process: its share, its end of the pipe, and the figures it has sent back."""
 
-    def __init__(self, ctx: Any, share: list[int], target: Callable[..., None], args: tuple) -> None:
+    def __init__(self, ctx: Any, share: list[int], target: Callable[..., None], args: tuple,
+                 others: Sequence[Any] = ()) -> None:
         self.share, self.built, self.ended = share, None, False  # type: list[int], list[int] | None, bool
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=target, args=(child, share, *args), daemon=True)
+        # the parent's ends it inherits (its own and the earlier processes'): closed there, so that it sees the
+        # parent end (EOF, a broken pipe) instead of holding both ends of its own pipe open
+        ends = [self.conn, *others]
+        self.proc = ctx.Process(target=target, args=(child, ends, share, *args), daemon=True)
         self.proc.start()
         child.close()
 
@@ -389,7 +393,9 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
     go = False
     try:
         with _render_lock():  # no other thread of this process is drawing a matplotlib figure as they fork
-            kids = [_Kid(ctx, share, _child, (entries, folder, tuple(formats), dpi, check)) for share in parts[1:]]
+            for share in parts[1:]:
+                kids.append(_Kid(ctx, share, _child, (entries, folder, tuple(formats), dpi, check),
+                                 [k.conn for k in kids]))
         mine = {i: _build(entries[i], folder, dpi, check) for i in parts[0]}
         lost: list[int] = []
         for kid in kids:  # the barrier: every share built and checked
@@ -540,17 +546,21 @@ def _arrived(sent: tuple, note: bool = True) -> BaseException:
     return own
 
 
-def _child(conn: Any, share: list[int], entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int,
-           check: Callable[[Any, Path, int], None]) -> None:
+def _child(conn: Any, ends: Sequence[Any], share: list[int], entries: Sequence[Entry], folder: Path,
+           formats: Sequence[str], dpi: int, check: Callable[[Any, Path, int], None]) -> None:
     """A forked process of :func:`draw_all`: build and check its share, say so, wait for "go", draw, say each (with
-    the warnings caught, given again by the parent). ``entries``: inherited at the fork, never pickled."""
+    the warnings caught, given again by the parent). ``entries``: inherited at the fork, never pickled; ``ends``:
+    the parent's ends of the pipes, closed here (the parent ended, killed: "go" never comes, a "done" is refused,
+    and this process ends)."""
     import warnings
 
+    for end in ends:
+        end.close()
     try:
         with warnings.catch_warnings(record=True) as caught:
             figs = {i: _build(entries[i], folder, dpi, check) for i in share}
         conn.send(("built", [i for i in share if figs[i] is not None], _portable_warnings(caught)))
-        if conn.recv() != "go":
+        if conn.recv() != "go":  # EOFError where the parent ended
             return
         for i, fig in figs.items():
             if conn.poll() and conn.recv() == "stop":  # the parent failed or was interrupted
