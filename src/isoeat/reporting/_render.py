@@ -65,6 +65,9 @@ def fix_layout(fig: Any, dpi: float | None = None) -> Any:
 
     with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)  # None removes the engine ('none' leaves a placeholder that savefig lays out)
+    for after in getattr(fig, "_isoeat_after_layout", ()):  # what depends on the laid-out sizes (figures.py)
+        after()
+    fig._isoeat_after_layout = []
     return fig
 
 
