@@ -498,3 +498,23 @@ def test_light_minor_ticks_follow_the_laid_out_axis(lo, dpi, monkeypatch):
     theirs = _fig2_png(lo, False, monkeypatch, dpi)
     assert mine.shape == theirs.shape
     assert int((mine != theirs).any(-1).sum()) == 0
+
+
+# --------------------------------------------------------------------------- where the system cannot fork
+def test_jobs_asked_for_where_the_system_cannot_fork_draw_in_this_process(tmp_path, monkeypatch):
+    """``write_figures(..., jobs=2)`` on Windows (no "fork" start method): its docstring promises more processes
+    "only where the system can fork", but ``draw_all`` asked for the fork context and failed. It draws every
+    figure in this process instead (simulated: the methods and context Windows gives)."""
+    import multiprocessing
+
+    real = multiprocessing.get_context
+
+    def context(method=None):
+        if method == "fork":
+            raise ValueError("cannot find context for 'fork'")
+        return real(method)
+
+    monkeypatch.setattr(multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    monkeypatch.setattr(multiprocessing, "get_context", context)
+    got = draw_all(_entries(), tmp_path, ("png",), 50, 2, _check, progress=False)
+    assert all(got) and _files(tmp_path) == [f"f{k}.png" for k in range(6)]

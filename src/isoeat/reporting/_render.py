@@ -300,7 +300,11 @@ def draw_all(entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi
     again here. One progress stage counts the figures
     drawn, once every share is built (``progress`` as in :func:`isoeat._progress.progress_bar`).
     """
+    import multiprocessing
+
     entries = list(entries)
+    if "fork" not in multiprocessing.get_all_start_methods():  # Windows: every figure here
+        jobs = 1
     parts = shares([e.weight for e in entries], jobs)
     out: list[list[Path] | None] = [None] * len(entries)
     with _frozen():
