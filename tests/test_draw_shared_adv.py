@@ -518,3 +518,25 @@ def test_jobs_asked_for_where_the_system_cannot_fork_draw_in_this_process(tmp_pa
     monkeypatch.setattr(multiprocessing, "get_context", context)
     got = draw_all(_entries(), tmp_path, ("png",), 50, 2, _check, progress=False)
     assert all(got) and _files(tmp_path) == [f"f{k}.png" for k in range(6)]
+
+
+@needs_fork
+def test_a_process_killed_after_building_its_share_leaves_it_to_this_one(tmp_path):
+    """Killed (the OOM killer) after it said "built", before "go" reached it: sending "go" raised BrokenPipeError
+    here, which the command reads as its standard output closed by a reader (``isoeat report D | head``): exit
+    status 0, not one figure, not a word. Its figures are drawn here, said once, as when it dies building."""
+    import multiprocessing
+
+    parent = os.getpid()
+
+    def draw(name):
+        if os.getpid() == parent and name == "f0":
+            time.sleep(0.5)  # the other process has built its share and waits for "go"
+            for kid in multiprocessing.active_children():
+                os.kill(kid.pid, signal.SIGKILL)
+                kid.join()
+        return _Fake(name)
+
+    with pytest.warns(IsoeatWarning, match="ended abruptly"):
+        got = draw_all(_entries(draw=draw), tmp_path, ("png",), 50, 2, _check, progress=False)
+    assert all(got) and _files(tmp_path) == [f"f{k}.png" for k in range(6)]

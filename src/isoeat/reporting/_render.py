@@ -417,7 +417,10 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
         mine.update({i: _build(entries[i], folder, dpi, check) for i in lost})  # checked before any file
         for kid in kids:
             if not kid.ended:
-                kid.conn.send("go")
+                try:
+                    kid.conn.send("go")
+                except OSError:  # killed after it said "built" (not the command's stdout: BrokenPipeError): drawn here
+                    kid.ended = True
         go = True
         if lost:
             _said_lost(len(lost))
