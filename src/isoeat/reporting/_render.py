@@ -23,7 +23,9 @@ import numpy as np
 #: matplotlib settings every figure is measured, laid out and saved under. Text unhinted: FreeType's autohinter,
 #: run on every glyph of every draw, was a third of the PNG text time; at the report's resolution the glyphs look
 #: the same, and they are the shapes the PDF (never hinted) has.
-_RC = {"text.hinting": "no_hinting"}
+#: ``svg.hashsalt``: the ids of an SVG's clip paths and markers hashed with a fixed salt, not a random one per
+#: process: the same figure is the same bytes, whichever process draws it, in every run.
+_RC = {"text.hinting": "no_hinting", "svg.hashsalt": "isoeat"}
 
 
 def literal_text(fig: Any) -> Any:
@@ -63,6 +65,9 @@ def fix_layout(fig: Any, dpi: float | None = None) -> Any:
 
     with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
         fig.set_layout_engine(None)  # None removes the engine ('none' leaves a placeholder that savefig lays out)
+    for after in getattr(fig, "_isoeat_after_layout", ()):  # what depends on the laid-out sizes (figures.py)
+        after()
+    fig._isoeat_after_layout = []
     return fig
 
 
@@ -277,10 +282,6 @@ def _build(entry: Entry, folder: Path, dpi: int, check: Callable[[Any, Path, int
     return PngOnly(fig) if entry.png_only else fig
 
 
-#: The entries the forked processes of :func:`draw_all` build and draw (inherited at the fork, never pickled).
-_PENDING: list[Entry] = []
-
-
 def draw_all(entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int, jobs: int,
              check: Callable[[Any, Path, int], None], progress: bool | None = None) -> list[list[Path] | None]:
     """Build, check and draw ``entries`` into ``folder``: the files of each entry, in their order (None: its
@@ -293,10 +294,17 @@ def draw_all(entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi
     wait until every share has passed (a barrier), then each draws its share
     (building in the processes, not before the fork, keeps that work parallel
     too). A process that ends abruptly (the OOM killer's SIGKILL) leaves its
-    figures to this process, said once. One progress stage counts the figures
+    figures to this process, said once (and the temporary files it left are
+    removed); an error or an interrupt here stops the others after the figure
+    they are drawing. The warnings they catch, building or drawing, are given
+    again here. One progress stage counts the figures
     drawn, once every share is built (``progress`` as in :func:`isoeat._progress.progress_bar`).
     """
+    import multiprocessing
+
     entries = list(entries)
+    if "fork" not in multiprocessing.get_all_start_methods():  # Windows: every figure here
+        jobs = 1
     parts = shares([e.weight for e in entries], jobs)
     out: list[list[Path] | None] = [None] * len(entries)
     with _frozen():
@@ -322,17 +330,28 @@ def _frozen() -> Iterator[None]:
     """The objects alive now left out of the garbage collector's passes while the figures are drawn
     (``gc.freeze``), then given back: every full collection of matplotlib's many short-lived objects walked the
     ~100,000 objects numpy, matplotlib and isoeat had loaded, and, in a forked process, wrote to each one's memory
-    page (copying it). Where the caller froze objects already, their freeze is left as it is."""
+    page (copying it). Where the caller froze objects already, their freeze is left as it is. From the second
+    drawing in a process on (library use), the objects are collected first: the last drawing's figures, garbage in
+    reference cycles, would otherwise be frozen again, call after call, and never freed (the command draws once
+    and pays nothing)."""
     import gc
 
+    global _DREW
     if gc.get_freeze_count():
         yield
         return
+    if _DREW:
+        gc.collect()
     gc.freeze()
     try:
         yield
     finally:
         gc.unfreeze()
+        _DREW = True
+
+
+#: Whether :func:`_frozen` has frozen and given back the collector's objects in this process already.
+_DREW = False
 
 
 def _draw_here(i: int, fig: Any, entries: Sequence[Entry], folder: Path, formats: Sequence[str], dpi: int,
@@ -346,10 +365,14 @@ def _draw_here(i: int, fig: Any, entries: Sequence[Entry], folder: Path, formats
 class _Kid:
     """A forked drawing process: its share, its end of the pipe, and the figures it has sent back."""
 
-    def __init__(self, ctx: Any, share: list[int], target: Callable[..., None], args: tuple) -> None:
+    def __init__(self, ctx: Any, share: list[int], target: Callable[..., None], args: tuple,
+                 others: Sequence[Any] = ()) -> None:
         self.share, self.built, self.ended = share, None, False  # type: list[int], list[int] | None, bool
         self.conn, child = ctx.Pipe()
-        self.proc = ctx.Process(target=target, args=(child, share, *args), daemon=True)
+        # the parent's ends it inherits (its own and the earlier processes'): closed there, so that it sees the
+        # parent end (EOF, a broken pipe) instead of holding both ends of its own pipe open
+        ends = [self.conn, *others]
+        self.proc = ctx.Process(target=target, args=(child, ends, share, *args), daemon=True)
         self.proc.start()
         child.close()
 
@@ -367,17 +390,19 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
     import multiprocessing
     import sys
 
-    global _PENDING
     if "pdf" in formats:  # imported once before the fork, not once per process
         import matplotlib.backends.backend_pdf  # noqa: F401
-    _PENDING = entries
     for stream in (sys.stdout, sys.stderr):  # nothing buffered here is written again by a child
-        stream.flush()
+        if stream is not None and not getattr(stream, "closed", False):  # None: the descriptor was closed (>&-)
+            stream.flush()
     ctx = multiprocessing.get_context("fork")
     kids: list[_Kid] = []
     go = False
     try:
-        kids = [_Kid(ctx, share, _child, (folder, tuple(formats), dpi, check)) for share in parts[1:]]
+        with _render_lock():  # no other thread of this process is drawing a matplotlib figure as they fork
+            for share in parts[1:]:
+                kids.append(_Kid(ctx, share, _child, (entries, folder, tuple(formats), dpi, check),
+                                 [k.conn for k in kids]))
         mine = {i: _build(entries[i], folder, dpi, check) for i in parts[0]}
         lost: list[int] = []
         for kid in kids:  # the barrier: every share built and checked
@@ -385,14 +410,17 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
             if msg is None:
                 lost += kid.share
             elif msg[0] == "error":
-                raise msg[1]
+                raise _arrived(msg[1])
             else:
                 kid.built = msg[1]
                 _warn_again(msg[2])
         mine.update({i: _build(entries[i], folder, dpi, check) for i in lost})  # checked before any file
         for kid in kids:
             if not kid.ended:
-                kid.conn.send("go")
+                try:
+                    kid.conn.send("go")
+                except OSError:  # killed after it said "built" (not the command's stdout: BrokenPipeError): drawn here
+                    kid.ended = True
         go = True
         if lost:
             _said_lost(len(lost))
@@ -406,9 +434,14 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
             if left:
                 _said_lost(len(left))
                 for i in left:
+                    _unlink_temporary(folder / entries[i].name)
                     _draw_here(i, _build(entries[i], folder, dpi, check), entries, folder, formats, dpi, out, bar)
+    except BaseException:
+        for kid in kids if go else ():  # an error or an interrupt here: the others stop after their current figure
+            with contextlib.suppress(OSError):
+                kid.conn.send("stop")
+        raise
     finally:
-        _PENDING = []
         for kid in kids:
             if not go:
                 kid.proc.kill()  # nothing written yet: stopped at once
@@ -417,6 +450,17 @@ def _draw_shared(entries: list[Entry], parts: list[list[int]], folder: Path, for
                     pass
             kid.proc.join()
             kid.conn.close()
+
+
+def _render_lock() -> Any:
+    """matplotlib's render lock (``Figure._render_lock``, held while a figure draws: its font and text caches are
+    shared), to hold while forking: a process forked as another thread draws would inherit the lock held by a
+    thread it does not have and wait for ever at its first figure; forked by the thread that holds it, the
+    (re-entrant) lock is its own. A null context where matplotlib's figures are not loaded (nothing draws)."""
+    import sys
+
+    lock = getattr(getattr(sys.modules.get("matplotlib.figure"), "Figure", None), "_render_lock", None)
+    return lock if lock is not None else contextlib.nullcontext()
 
 
 def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, block: bool) -> None:
@@ -428,10 +472,21 @@ def _collect(kids: list[_Kid], entries: Sequence[Entry], out: list, bar: Any, bl
             if msg is None or msg[0] == "end":
                 kid.ended = True
             elif msg[0] == "error":
-                raise msg[1]
+                raise _arrived(msg[1])
             else:
                 out[msg[1]] = msg[2]
+                _warn_again(msg[3])
                 bar.update(1, label=entries[msg[1]].name)
+
+
+def _unlink_temporary(base: Path) -> None:
+    """The temporary files (``_io.atomic_write``'s ``.NAME.FMT.*.tmp``) of the figure ``base`` that a killed
+    process left unrenamed."""
+    import glob
+
+    for tmp in base.parent.glob(f".{glob.escape(base.name)}.*.tmp"):
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 def _said_lost(n: int) -> None:
@@ -443,42 +498,88 @@ def _said_lost(n: int) -> None:
                   "yet are drawn in this process", IsoeatWarning, stacklevel=5)
 
 
-def _warn_again(caught: Sequence[tuple[type, str]]) -> None:
-    """The warnings a child caught while building its figures, given again here (where the user sees them once)."""
+def _warn_again(caught: Sequence[Warning]) -> None:
+    """The warnings a child caught while building or drawing its figures, given again here (where the user sees
+    them once, through the caller's filters)."""
     import warnings
 
-    for category, message in caught:
-        warnings.warn(message, category, stacklevel=5)
+    for message in caught:
+        warnings.warn(message, stacklevel=5)
 
 
-def _portable(exc: BaseException) -> BaseException:
-    """``exc`` as it can cross the pipe (its own type where it pickles, else a RuntimeError naming it)."""
+def _crosses(obj: object) -> bool:
+    """Whether ``obj`` can cross the pipe: pickled and unpickled (our own object, between our own processes)."""
     import pickle
 
     try:
-        pickle.loads(pickle.dumps(exc))  # our own object, between our own processes
-        return exc
-    except Exception:  # noqa: BLE001 - any exception that does not cross
-        return RuntimeError(f"{type(exc).__name__}: {exc}")
+        pickle.loads(pickle.dumps(obj))
+        return True
+    except Exception:  # noqa: BLE001 - any object that does not cross
+        return False
 
 
-def _child(conn: Any, share: list[int], folder: Path, formats: Sequence[str], dpi: int,
-           check: Callable[[Any, Path, int], None]) -> None:
-    """A forked process of :func:`draw_all`: build and check its share, say so, wait for "go", draw, say each."""
+def _portable_warnings(caught: Sequence[Any]) -> list[Warning]:
+    """The warnings ``caught`` (``warnings.WarningMessage``) as they can cross the pipe: each its own instance, or,
+    where that does not pickle (a class defined in a function), its text as the nearest class above that does."""
+    out = []
+    for w in caught:
+        msg = w.message
+        if not _crosses(msg):
+            bases = [b for b in type(msg).__mro__[1:] if issubclass(b, Warning) and _crosses(b)]
+            msg = bases[0](str(msg))  # Warning itself crosses
+        out.append(msg)
+    return out
+
+
+def _portable(exc: BaseException | None, depth: int = 3) -> tuple | None:
+    """``exc`` as it can cross the pipe (its own type where it pickles, else a RuntimeError naming it) with what
+    pickling drops: its cause and context (as many deep as ``depth``: ``_resources.underlying`` reads them for the
+    command's line), and its traceback's text. :func:`_arrived` puts it together again."""
+    import traceback
+
+    if exc is None or depth == 0:
+        return None
+    own = exc if _crosses(exc) else RuntimeError(f"{type(exc).__name__}: {exc}")
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__, chain=False))
+    return own, _portable(exc.__cause__, depth - 1), _portable(exc.__context__, depth - 1), \
+        exc.__suppress_context__, tb
+
+
+def _arrived(sent: tuple, note: bool = True) -> BaseException:
+    """The exception :func:`_portable` sent, its causes in place; ``note``: the child's traceback as a note (3.11+)."""
+    own, cause, context, suppress, tb = sent
+    own.__cause__ = _arrived(cause, False) if cause else None
+    own.__context__ = _arrived(context, False) if context else None
+    own.__suppress_context__ = suppress
+    if note and hasattr(own, "add_note"):
+        own.add_note(f"raised in a forked figure-drawing process:\n{tb.rstrip()}")
+    return own
+
+
+def _child(conn: Any, ends: Sequence[Any], share: list[int], entries: Sequence[Entry], folder: Path,
+           formats: Sequence[str], dpi: int, check: Callable[[Any, Path, int], None]) -> None:
+    """A forked process of :func:`draw_all`: build and check its share, say so, wait for "go", draw, say each (with
+    the warnings caught, given again by the parent). ``entries``: inherited at the fork, never pickled; ``ends``:
+    the parent's ends of the pipes, closed here (the parent ended, killed: "go" never comes, a "done" is refused,
+    and this process ends)."""
     import warnings
 
+    for end in ends:
+        end.close()
     try:
         with warnings.catch_warnings(record=True) as caught:
-            figs = {i: _build(_PENDING[i], folder, dpi, check) for i in share}
-        conn.send(("built", [i for i in share if figs[i] is not None],
-                   [(w.category, str(w.message)) for w in caught]))
-        if conn.recv() != "go":
+            figs = {i: _build(entries[i], folder, dpi, check) for i in share}
+        conn.send(("built", [i for i in share if figs[i] is not None], _portable_warnings(caught)))
+        if conn.recv() != "go":  # EOFError where the parent ended
             return
         for i, fig in figs.items():
+            if conn.poll() and conn.recv() == "stop":  # the parent failed or was interrupted
+                break
             if fig is not None:
-                files = _save(fig, folder / _PENDING[i].name, formats, dpi)
+                with warnings.catch_warnings(record=True) as caught:
+                    files = _save(fig, folder / entries[i].name, formats, dpi)
                 _release(fig)
-                conn.send(("done", i, files))
+                conn.send(("done", i, files, _portable_warnings(caught)))
         conn.send(("end",))
     except KeyboardInterrupt:  # the terminal's Ctrl-C reaches every process: the parent says it
         pass

@@ -209,7 +209,9 @@ def _light_minor_ticks(axes: Sequence[Any], alpha: float) -> None:
     over more than one decade: ``LogFormatter.minor_thresholds``), the marks and gridlines are the whole of them:
     drawn here at the places its minor locator gives inside the limits, with the marker, size, width and colour of
     its tick marks and the grid's line, at the axis's z-order. Where a minor tick would be labelled, matplotlib's
-    ticks stay. All axes are read before any is changed (axes sharing y share their locators).
+    ticks stay. All axes are read before any is changed (axes sharing y share their locators). How many decades
+    apart matplotlib puts its major ticks (minor ticks only where they are one apart) depends on the axis's length
+    once laid out: :func:`~isoeat.reporting._render.fix_layout` runs :func:`_light_ticks_hold` after the layout.
     """
     import matplotlib as mpl
     from matplotlib.lines import Line2D
@@ -226,18 +228,34 @@ def _light_minor_ticks(axes: Sequence[Any], alpha: float) -> None:
         fmt.set_locs(ys)
         if not ys or any(fmt(y, k) for k, y in enumerate(ys)):
             return
-        places.append(ys)
+        places.append((ys, ax.yaxis.get_minor_locator()))
     rc = mpl.rcParams
-    for ax, ys in zip(axes, places):
+    drawn = []
+    for ax, (ys, locator) in zip(axes, places):
         ax.yaxis.set_minor_locator(NullLocator())
         z = ax.yaxis.get_zorder()
         tr = ax.get_yaxis_transform()  # x in axes fractions, y in data
-        ax.add_line(Line2D([v for _ in ys for v in (0.0, 1.0, np.nan)], [v for y in ys for v in (y, y, np.nan)],
-                           transform=tr, color=rc["grid.color"], linewidth=rc["grid.linewidth"],
-                           linestyle=rc["grid.linestyle"], alpha=alpha, zorder=z))
-        ax.add_line(Line2D([0.0] * len(ys), ys, transform=tr, linestyle="none", marker=TICKLEFT,
-                           markersize=rc["ytick.minor.size"], markeredgewidth=rc["ytick.minor.width"],
-                           color=rc["ytick.color"], clip_on=False, zorder=z))
+        lines = [ax.add_line(Line2D([v for _ in ys for v in (0.0, 1.0, np.nan)],
+                                    [v for y in ys for v in (y, y, np.nan)], transform=tr, color=rc["grid.color"],
+                                    linewidth=rc["grid.linewidth"], linestyle=rc["grid.linestyle"], alpha=alpha,
+                                    zorder=z)),
+                 ax.add_line(Line2D([0.0] * len(ys), ys, transform=tr, linestyle="none", marker=TICKLEFT,
+                                    markersize=rc["ytick.minor.size"], markeredgewidth=rc["ytick.minor.width"],
+                                    color=rc["ytick.color"], clip_on=False, zorder=z))]
+        drawn.append((ax, locator, ys, lines))
+    fig = axes[0].figure
+    fig._isoeat_after_layout = [*getattr(fig, "_isoeat_after_layout", []), lambda: _light_ticks_hold(drawn)]
+
+
+def _light_ticks_hold(drawn: Sequence[tuple[Any, Any, list[float], list[Any]]]) -> None:
+    """After the layout: each axis whose minor locator, on the laid-out axis, gives other minor ticks than the light
+    ones drawn (its major ticks now more than a decade apart: none) gets matplotlib's own ticks back."""
+    for ax, locator, ys, lines in drawn:
+        lo, hi = sorted(ax.get_ylim())
+        if [float(y) for y in locator() if lo * (1 - 1e-10) <= y <= hi * (1 + 1e-10)] != ys:
+            ax.yaxis.set_minor_locator(locator)
+            for line in lines:
+                line.remove()
 
 
 def _title(fig: Any, text: str, width_in: float, fontsize: float = 10) -> None:
