@@ -394,12 +394,16 @@ def console() -> None:
     collections then skip the hundred thousand objects numpy, matplotlib and isoeat keep to the end, which took
     about 0.15 s of a report's exit on a 2-core machine (``benchmarks/speed.py``). Nothing is left to a
     collection: every file isoeat writes is closed explicitly (``_io.atomic_write_*``), and exit handlers run as
-    always. Only the command does this: :func:`main` called from Python leaves the collector alone.
+    always. Only after a command that succeeded: one that failed may have run out of memory, and a teardown that
+    no longer frees the objects in cycles then failed to allocate, in a screen of ``MemoryError`` lines after the
+    one-line error (under ``prlimit --as``). Only the command does this: :func:`main` called from Python leaves
+    the collector alone.
     """
     code = main()
-    import gc
+    if code == 0:
+        import gc
 
-    gc.freeze()
+        gc.freeze()
     sys.exit(code)
 
 

@@ -234,8 +234,15 @@ def _sources():
     return {p: p.read_text("utf-8") for p in SRC.rglob("*.py")}
 
 
+#: The one pickle load allowed: reporting/_render.py round-trips an object it has just pickled itself (a warning or an
+#: error of a forked drawing process, to know it can cross the pipe to the parent), never bytes read from anywhere.
+_ROUND_TRIP = "pickle.loads(pickle.dumps("
+
+
 def test_no_pickle_anywhere():
     for p, text in _sources().items():
+        if p.name == "_render.py":
+            text = text.replace(_ROUND_TRIP, "")
         assert not re.search(r"allow_pickle\s*=\s*True", text), p
         assert not re.search(r"\bpickle\.loads?\(|\bcPickle\b|\bdill\b|\bjoblib\.load\(", text), p
         assert "torch.load(" not in text or "weights_only=True" in text, p
