@@ -12,7 +12,7 @@ from isoeat.stats.weat import cosine_matrix
 
 @pytest.fixture(scope="module")
 def comparison(glove, glove_zca):
-    return isoeat.compare_calibration(glove, ["W1", "W4", "W6", "W7", "W8", "W9", "W10"], calibrator=glove_zca, rng=0)
+    return isoeat.compare_calibration(glove, ["W1", "W4", "W6", "W7", "W8", "W9", "W10"], calibration=glove_zca, rng=0)
 
 
 def test_adjusted_p_match_statsmodels(comparison):

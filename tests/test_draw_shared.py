@@ -334,3 +334,20 @@ def test_the_command_prints_everything_and_exits_with_its_status():
     bad = subprocess.run([sys.executable, "-m", "isoeat.cli", "weat", "--test", "W99"], capture_output=True,
                          text=True)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "W99" in bad.stderr
+
+
+# --------------------------------------------------------------------------- labels drawn as written
+def test_every_public_figure_draws_a_name_with_dollar_signs_as_written():
+    """``figure_test_heatmap`` called on its own (not through ``write_figures``, whose layout step made the texts
+    literal) parsed a name with two ``$`` as mathtext: an unknown command was a ValueError, a valid one was drawn as
+    a formula. Every public figure function now returns its labels as written."""
+    pytest.importorskip("matplotlib")
+    from isoeat.reporting.figures import figure_test_heatmap
+    from test_heatmap_direct_adv import _results
+
+    name = "a $x^{2}$ b $\\\\foo$"
+    res = _results(names={"X": name})
+    fig = figure_test_heatmap(res, "M", "T")
+    fig.canvas.draw()  # was: ValueError (Unknown symbol: \\foo)
+    dollar = [t for t in fig.findobj(lambda a: hasattr(a, "get_parse_math")) if "$" in t.get_text()]
+    assert dollar and not any(t.get_parse_math() for t in dollar)

@@ -76,7 +76,7 @@ def test_small_grid_end_to_end(small_run, glove, glove_zca):
     assert not (out / ".isoeat.lock").exists()
     assert not [p for p in out.rglob(".*.tmp")]
     # the numbers are the library's: the grid reproduces compare_calibration (same seeds) bit for bit
-    comp = isoeat.compare_calibration(glove, ["W6", "W7"], calibrator=glove_zca, rng=0, n_permutations=2000)
+    comp = isoeat.compare_calibration(glove, ["W6", "W7"], calibration=glove_zca, rng=0, n_permutations=2000)
     rows = {r["test"]: r for r in json.loads((out / "comparison.json").read_text())}
     for row in comp.rows:
         mine = rows[row.test]

@@ -25,7 +25,7 @@ import numpy as np
 from .._errors import MissingDependencyError
 from .._limits import MAX_DPI, MIN_DPI  # noqa: F401 - resolutions accepted by write_figures (one home)
 from ..labels import is_significant
-from ._render import _RC, CpuProbe, Entry, PngOnly, _jobs, _save, draw_all, fix_layout  # noqa: F401 - _save too
+from ._render import _RC, CpuProbe, Entry, PngOnly, _jobs, _save, draw_all, fix_layout, literal_text  # noqa: F401 - _save too
 from .heatmap_plan import _space_title
 
 __all__ = [
@@ -119,7 +119,7 @@ def figure_cosine_heatmaps(res: Any) -> Any | None:
     shown = res.heatmap(models[0]["label"], cals[0]["label"])
     _title(fig, f"Figure 1: pairwise cosine similarity of sampled reference vectors, before and after calibration "
            f"(mean ± SD over all {n} vectors; the first {shown.shape[0]} shown)", 2.6 * len(cals) + 1.2)
-    return fig
+    return literal_text(fig)  # labels are data: a name with two $ signs is drawn as written
 
 
 # --------------------------------------------------------------------------- Figure 2
@@ -160,7 +160,7 @@ def figure_explained_variance(res: Any) -> Any | None:
     k = res.anisotropy[0].get("top_k", "")
     _title(fig, f"Figure 2: explained variance ratio of the top {k} principal components of the sampled reference "
            "vectors, before and after calibration (dotted: 1/dim, a perfectly isotropic space)", 4.2 * len(cals) + 0.5)
-    return fig
+    return literal_text(fig)  # labels are data: a name with two $ signs is drawn as written
 
 
 _SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
@@ -345,7 +345,7 @@ def figure_effect_sizes(res: Any, calibration: str) -> Any | None:
     title = _space_title(res, calibration)
     _title(fig, f"Figure 3: WEAT effect sizes, raw d (upper-left triangle of each cell) vs {title} d "
            f"(lower-right). Bold with * and bordered: p < {alpha:g}.", max(1.05 * nt + 2.6, 5.0))
-    return fig
+    return literal_text(fig)  # labels are data: a name with two $ signs is drawn as written
 
 
 def _inset(verts: list[tuple[float, float]], f: float) -> list[tuple[float, float]]:
@@ -413,7 +413,7 @@ def figure_scatter(res: Any, calibration: str) -> Any | None:
         fix_layout(fig)  # the constrained layout fixes the axes; labels are then placed in pixels
         for ax, items in labelled:
             place_labels(ax, items, fontsize=7, marker_pt=48 ** 0.5)
-    return fig
+    return literal_text(fig)  # labels are data: a name with two $ signs is drawn as written
 
 
 # --------------------------------------------------------------------------- per-test heatmaps (tutorial)
@@ -457,7 +457,7 @@ def _heatmap_figure(plan: Any) -> Any:
         cb.set_label(bar.label, fontsize=BAR_LABEL_PT)
     fig.text(plan.footer_x / width, EDGE / height, plan.footer, fontsize=FOOTER_PT, va="bottom")
     fig.text(0.5, 1 - EDGE / height, "\n".join(plan.title), ha="center", va="top", fontsize=TITLE_PT)
-    return fig
+    return literal_text(fig)  # labels are data: a name with two $ signs is drawn as written
 
 
 def _cells(ax: Any, M: np.ndarray, **kw: Any) -> Any:
