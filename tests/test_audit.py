@@ -266,3 +266,41 @@ def test_contextual_model_ranks_by_its_corpus_counts():
     assert math.isnan(a.rho_score_log_rank)  # fewer than 3 ranked target words: no rho
     a_words = [w for w in ("executive", "salary", "office") if counts[w]]
     assert a.median_log_rank_a == pytest.approx(float(np.median([math.log(rank(w)) for w in a_words])), rel=1e-12)
+
+
+def test_a_monte_carlo_p_that_does_not_settle_at_alpha_is_counted_instead():
+    """A left-out word's reduced test of more than LOO_EXACT_PARTITIONS partitions gets a Monte Carlo p of at most
+    10,000 partitions, stopped once its interval lies clear of alpha. Where it never does (p within the interval's
+    width of alpha), its side of alpha, and so the significance flag, was a coin toss; it is counted instead.
+
+    Here alpha sits on the reduced test's exact p, counted by brute force over all C(18, 9) = 48,620 partitions
+    (S_i = sum s over the X side minus the Y side; p = share of S_i >= S_observed)."""
+    from itertools import combinations
+
+    rng = np.random.default_rng(11)
+    dim = 6
+    A, B = rng.normal(size=(4, dim)), rng.normal(size=(4, dim))
+    X, Y = rng.normal(size=(10, dim)) + 0.15, rng.normal(size=(9, dim))
+
+    def s(W):
+        def unit(M):
+            return M / np.linalg.norm(M, axis=1, keepdims=True)
+
+        return (unit(W) @ unit(A).T).mean(axis=1) - (unit(W) @ unit(B).T).mean(axis=1)
+
+    sx, sy = s(X[1:]), s(Y)  # X's first word left out: 9 + 9 target words
+    allv = np.concatenate([sx, sy])
+    total, observed = allv.sum(), sx.sum() - sy.sum()
+    sums = np.array([allv[list(c)].sum() for c in combinations(range(18), 9)])
+    stats = 2 * sums - total
+    p_exact = float(np.count_nonzero(stats >= observed - 1e-12 * np.abs(allv).sum()) / stats.size)
+    assert math.comb(18, 9) > LOO_EXACT_PARTITIONS and 0.02 < p_exact < 0.98
+    alpha = float(np.nextafter(p_exact, 1.0))  # p < alpha holds for the exact p, by one ulp
+    vecs = {"X": X, "Y": Y, "A": A, "B": B}
+    words = {"X": [f"x{k}" for k in range(10)], "Y": [f"y{k}" for k in range(9)],
+             "A": [f"a{k}" for k in range(4)], "B": [f"b{k}" for k in range(4)]}
+    full = weat_from_vectors(X, Y, A, B, rng=0)
+    row = next(r for r in leave_one_out(vecs, words, full, alpha=alpha, rng=0) if r.word == "x0")
+    assert row.p_method in ("exact", "certified")
+    assert math.isclose(row.p_value, p_exact, rel_tol=1e-9) if row.p_method == "exact" else row.p_value >= p_exact
+    assert row.significance_change == (is_significant(row.p_value, alpha) != is_significant(full.p_value, alpha))

@@ -23,8 +23,11 @@ it is a Monte Carlo estimate of at most :data:`LOO_PERMUTATIONS` random
 partitions, drawn :data:`LOO_BATCH` at a time and stopped once its
 Clopper–Pearson interval lies clear of ``alpha`` (``sequential_alpha``): the
 significance flag is what it is for, and an exact or certified p of every
-word of a 25-word test costs about 0.1-1 s each (W1 on GloVe: 99 words). ``p_method`` says
-which. Each left-out word draws from its own named stream
+word of a 25-word test costs about 0.1-1 s each (W1 on GloVe: 99 words). Where
+the interval never leaves ``alpha`` (p within its width of ``alpha``: which
+side p lies on, and so the flag, would be a coin toss), that word's p is
+counted as the full test's is (``method="auto"``: exact, else certified).
+``p_method`` says which. Each left-out word draws from its own named stream
 ``("weat-loo", TEST, ROLE, WORD)`` of the root seed, the same in every space.
 A set of two words keeps one without the word: no WEAT set, so that row is
 ``nan`` and its ``note`` says why.
@@ -340,15 +343,17 @@ def _without(
     n_x, n = keep["X"].shape[0], keep["X"].shape[0] + keep["Y"].shape[0]
     opts = loo_options(perm, alpha, n, n_x)
     try:
-        return weat_from_vectors(
-            keep["X"],
-            keep["Y"],
-            keep["A"],
-            keep["B"],
-            ddof=full.ddof,
-            rng=seed,
-            permutation=opts,
-            labels=ResultLabels(test=full.test),
-        )
+        r = _reduced(keep, full, seed, opts)
+        if r.p_method == "monte-carlo" and r.p_ci_low <= alpha <= r.p_ci_high:
+            # its interval never left alpha: which side p is on (the significance flag) is counted, not guessed
+            from dataclasses import replace
+
+            r = _reduced(keep, full, seed, replace(perm, method="auto", sequential_alpha=None))
+        return r
     except CoverageError as exc:
         return str(exc)
+
+
+def _reduced(keep: dict[str, np.ndarray], full: WEATResult, seed: Any, opts: PermutationOptions) -> WEATResult:
+    return weat_from_vectors(keep["X"], keep["Y"], keep["A"], keep["B"], ddof=full.ddof, rng=seed,
+                             permutation=opts, labels=ResultLabels(test=full.test))
