@@ -177,3 +177,14 @@ def test_exact_memory_and_allow_overlap_settings():
     assert small.protocol_hash() != plain.protocol_hash()
     with pytest.raises(isoeat.ConfigError, match="settings.exact_memory"):
         parse_config({**base, "settings": {"exact_memory": "lots"}})
+
+
+def test_the_bundled_sentence_models_are_supervised_contrastive_by_their_spec():
+    """all-MiniLM-L6-v2 and all-mpnet-base-v2 were both trained contrastively on the same ~1B labelled sentence
+    pairs (their model cards, sentence-transformers): one family for both; ``mpnet`` read as static before."""
+    from isoeat.experiments.config import default_family
+
+    for spec in ("minilm", "mpnet", "all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2", "st:minilm"):
+        assert default_family(spec) == "supervised-contrastive", spec
+    assert default_family("st:some-other-model") == "contrastive"
+    assert default_family("glove-6b-50d") == "static"

@@ -111,7 +111,8 @@ class ModelSpec:
     family : str
         ``static``, ``contextualized`` or ``contrastive`` (paper §4.1), for the
         breakdowns of §5.5; default from the spec (``hf:``: contextualized, or
-        contrastive for SimCSE names; ``st:``: contrastive; ``minilm``: supervised-contrastive; else static).
+        contrastive for SimCSE names; ``st:``: contrastive; ``minilm``, ``mpnet``: supervised-contrastive; else
+        static).
     layer, contexts_per_word : int or None
         Per-model overrides of the settings of the same name (contextual encoders only).
     options : dict
@@ -357,12 +358,19 @@ test_hash.__test__ = False  # type: ignore[attr-defined]  # keep pytest from col
 
 # --------------------------------------------------------------------------- loading
 def default_family(spec: str) -> str:
-    """The family of a spec: hf: -> contextualized (SimCSE: contrastive), st: -> contrastive, minilm: supervised-."""
+    """The family of a spec: hf: -> contextualized (SimCSE: contrastive), st: -> contrastive, the bundled
+    sentence-transformers models (minilm, mpnet: all-MiniLM-L6-v2, all-mpnet-base-v2) supervised-contrastive.
+
+    Examples
+    --------
+    >>> [default_family(s) for s in ("glove-6b-50d", "minilm", "mpnet", "st:all-mpnet-base-v2", "hf:gpt2")]
+    ['static', 'supervised-contrastive', 'supervised-contrastive', 'supervised-contrastive', 'contextualized']
+    """
     low = spec.strip().lower()
     if low.startswith("hf:"):
         return "contrastive" if ("simcse" in low or "contrastive" in low) else "contextualized"
-    if low.startswith("st:") or "minilm" in low:  # all-MiniLM-L6-v2 was trained on labelled pairs
-        return "supervised-contrastive" if "minilm" in low else "contrastive"
+    if low.startswith("st:") or "minilm" in low or "mpnet" in low:  # the all-* models: trained on labelled pairs
+        return "supervised-contrastive" if ("minilm" in low or "mpnet" in low) else "contrastive"
     return "static"
 
 
