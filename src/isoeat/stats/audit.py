@@ -26,8 +26,8 @@ significance flag is what it is for, and an exact or certified p of every
 word of a 25-word test costs about 0.1-1 s each (W1 on GloVe: 99 words). Where
 the interval never leaves ``alpha`` (p within its width of ``alpha``: which
 side p lies on, and so the flag, would be a coin toss), that word's p is
-counted as the full test's is (``method="auto"``: exact, else certified).
-``p_method`` says which. Each left-out word draws from its own named stream
+computed as the full test's is (by default ``method="auto"``: counted, exact
+or certified). ``p_method`` says which. Each left-out word draws from its own named stream
 ``("weat-loo", TEST, ROLE, WORD)`` of the root seed, the same in every space.
 A set of two words keeps one without the word: no WEAT set, so that row is
 ``nan`` and its ``note`` says why.
@@ -344,11 +344,12 @@ def _without(
     opts = loo_options(perm, alpha, n, n_x)
     try:
         r = _reduced(keep, full, seed, opts)
-        if r.p_method == "monte-carlo" and r.p_ci_low <= alpha <= r.p_ci_high:
-            # its interval never left alpha: which side p is on (the significance flag) is counted, not guessed
+        if opts.method == "monte-carlo" and r.p_method == "monte-carlo" and r.p_ci_low <= alpha <= r.p_ci_high:
+            # its interval never left alpha: p is computed as the full test's is (by default counted: exact, else
+            # certified), so that the side of alpha it lies on, the significance flag, is not a coin toss
             from dataclasses import replace
 
-            r = _reduced(keep, full, seed, replace(perm, method="auto", sequential_alpha=None))
+            r = _reduced(keep, full, seed, replace(perm, sequential_alpha=None))
         return r
     except CoverageError as exc:
         return str(exc)
