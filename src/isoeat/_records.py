@@ -35,7 +35,7 @@ import numpy as np
 from ._errors import IsoeatWarning
 from ._io import atomic_write_text
 
-__all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "finite_or_none", "nan_of",
+__all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "list_cell", "cell_list", "finite_or_none", "nan_of",
            "canonical_json", "digest_json", "content_hash", "record_digest", "seal", "is_sealed", "CONTENT_KEY",
            "write_json", "indented_json", "read_json", "write_outputs"]
 
@@ -129,9 +129,51 @@ def csv_text(text: str) -> str:
         return "'" + text
 
 
+def list_cell(items: Any) -> str:
+    """A list as one CSV cell: its items joined by ``;``, each ``\\`` in an item written ``\\\\`` and each ``;``
+    written ``\\;`` (a stimulus may hold a ``;``: ``rock;roll``), so that :func:`cell_list` reads back the very
+    items. Items without either character are written as they are.
+
+    Examples
+    --------
+    >>> list_cell(["rock;roll", "jazz"]), list_cell(["a", "b"])
+    ('rock\\\\;roll;jazz', 'a;b')
+    """
+    return ";".join(str(x).replace("\\", "\\\\").replace(";", "\\;") for x in items)
+
+
+def cell_list(value: Any) -> list[str]:
+    """The items of a list cell written by :func:`list_cell` (``\\;`` and ``\\\\`` read as ``;`` and ``\\``; any other
+    backslash kept, as a cell written before the escapes holds it); a list (JSON) as it is; empty items and an empty
+    or missing cell give none.
+
+    Examples
+    --------
+    >>> cell_list("rock\\\\;roll;jazz"), cell_list(["x;y"]), cell_list(None)
+    (['rock;roll', 'jazz'], ['x;y'], [])
+    """
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    text, out, item, i = str(value or ""), [], [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch == "\\" and i + 1 < len(text) and text[i + 1] in "\\;":
+            item.append(text[i + 1])
+            i += 2
+            continue
+        if ch == ";":
+            out.append("".join(item))
+            item = []
+        else:
+            item.append(ch)
+        i += 1
+    out.append("".join(item))
+    return [v for v in out if v]
+
+
 def _cell(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
-        v = ";".join(str(x) for x in v)
+        v = list_cell(v)
     if v is None:
         return ""
     return csv_text(v) if isinstance(v, str) else v
@@ -142,7 +184,8 @@ _PLAIN_CELL = frozenset({float, int, bool})
 
 
 def records_to_csv(records: Sequence[dict[str, Any]]) -> str:
-    """CSV text with one row per record (lists joined by ``;``; text cells escaped by :func:`csv_text`)."""
+    """CSV text with one row per record (lists joined by ``;``: :func:`list_cell`; text cells escaped by
+    :func:`csv_text`)."""
     if not records:
         return ""
     fields: list[str] = list(dict.fromkeys(itertools.chain.from_iterable(records)))  # first-seen order, linear

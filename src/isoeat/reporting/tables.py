@@ -260,10 +260,11 @@ def corpora_cell(marks: dict[str, Any] | None) -> str:
 
 
 def corpus_names(value: Any) -> list[str]:
-    """A ``corpora``/``corpora_left_out`` field as a list: a list as it is (JSON), a CSV cell split at ``;``."""
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    return [v for v in str(value or "").split(";") if v]
+    """A ``corpora``/``corpora_left_out`` field as a list: a list as it is (JSON), a CSV cell split by
+    :func:`isoeat._records.cell_list`."""
+    from .._records import cell_list
+
+    return cell_list(value)
 
 
 def corpora_footer(marks: Sequence[dict[str, Any]]) -> str:

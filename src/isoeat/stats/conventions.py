@@ -518,9 +518,10 @@ def convention_lines(records: list[Any]) -> list[str]:
     def get(r: Any, key: str, default: Any) -> Any:
         return r.get(key, default) if isinstance(r, dict) else getattr(r, key, default)
 
-    def listed(r: Any, key: str) -> list[str]:  # a CSV record holds a list as "a;b" (reporting/tables.py)
-        v = get(r, key, ()) or ()
-        return [w for w in v.split(";") if w] if isinstance(v, str) else list(v)
+    def listed(r: Any, key: str) -> list[str]:  # a CSV record holds a list as "a;b" (_records.list_cell)
+        from .._records import cell_list
+
+        return cell_list(get(r, key, ()) or ())
 
     names = list(dict.fromkeys(str(get(r, "convention", DEFAULT_CONVENTION)) for r in records))
     out = []
