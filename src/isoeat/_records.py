@@ -35,7 +35,8 @@ import numpy as np
 from ._errors import IsoeatWarning
 from ._io import atomic_write_text
 
-__all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "list_cell", "cell_list", "finite_or_none", "nan_of",
+__all__ = ["clean", "to_json", "jsonable", "records_to_csv", "csv_text", "list_cell", "cell_list", "finite_or_none",
+           "nan_of",
            "canonical_json", "digest_json", "content_hash", "record_digest", "seal", "is_sealed", "CONTENT_KEY",
            "write_json", "indented_json", "read_json", "write_outputs"]
 
