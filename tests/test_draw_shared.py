@@ -220,7 +220,10 @@ def test_the_collector_is_frozen_while_drawing_and_given_back(tmp_path):
 
 
 # --------------------------------------------------------------------------- Figure 2's minor ticks
-def _fig2(lo_exp: float, light: bool, monkeypatch):
+def _fig2(lo_exp: float, light: bool, monkeypatch, top: float = 10.0 ** -0.5, dpi: int = 60):
+    """Figure 2 of one model whose explained variance falls from ``top`` to ``10**lo_exp`` in 12 components: its PNG
+    bytes and the classes of its log axes' minor locators (``light``: isoeat's minor ticks; else matplotlib's own,
+    the reference). Also used by tests/test_draw_shared_adv.py."""
     pytest.importorskip("matplotlib")
     from types import SimpleNamespace
 
@@ -231,17 +234,18 @@ def _fig2(lo_exp: float, light: bool, monkeypatch):
 
     if not light:  # matplotlib's own minor ticks
         monkeypatch.setattr(F, "_light_minor_ticks", lambda axes, alpha: None)
-    evr = list(np.geomspace(10.0 ** -0.5, 10.0 ** lo_exp, 12))
+    evr = list(np.geomspace(top, 10.0 ** lo_exp, 12))
     res = SimpleNamespace(
         models=[{"label": "M", "family": "static"}],
         calibrations=[{"name": "none", "label": "raw"}, {"name": "zca", "label": "zca"}],
         anisotropy=[{"model": "M", "calibration": c, "explained_variance_ratio": evr, "dim": 50, "top_k": 12}
                     for c in ("raw", "zca")],
         experiment={})
-    with rc_context({"figure.dpi": 60, **_render._RC}):
+    with rc_context({"figure.dpi": dpi, **_render._RC}):
         fig = F.figure_explained_variance(res)
-        fix_layout(fig, 60)
-        png = _png(fig, 60)
+        fix_layout(fig, dpi)
+        png = _png(fig, dpi)
+    monkeypatch.undo()
     minor = [type(ax.yaxis.get_minor_locator()).__name__ for ax in fig.axes if ax.get_yscale() == "log"]
     return png, minor
 

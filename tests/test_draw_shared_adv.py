@@ -461,30 +461,14 @@ def test_a_forked_process_ends_soon_after_this_one_is_killed(tmp_path, phase):
 # --------------------------------------------------------------------------- Figure 2's light minor ticks
 def _fig2_png(lo: float, light: bool, monkeypatch, dpi: int = 60):
     """Figure 2 of one model whose explained variance falls from 0.5 to 10**lo in 12 components, as PNG pixels
-    (``light``: isoeat's minor ticks; else matplotlib's own, the reference)."""
+    (``light``: isoeat's minor ticks; else matplotlib's own, the reference: ``test_draw_shared._fig2``)."""
     import io
-    from types import SimpleNamespace
 
-    from matplotlib import rc_context
     from PIL import Image
 
-    from isoeat.reporting import figures as F
-    from isoeat.reporting._render import _png, fix_layout
+    from test_draw_shared import _fig2
 
-    if not light:
-        monkeypatch.setattr(F, "_light_minor_ticks", lambda axes, alpha: None)
-    evr = list(np.geomspace(0.5, 10.0 ** lo, 12))
-    res = SimpleNamespace(
-        models=[{"label": "M", "family": "static"}],
-        calibrations=[{"name": "none", "label": "raw"}, {"name": "zca", "label": "zca"}],
-        anisotropy=[{"model": "M", "calibration": c, "explained_variance_ratio": evr, "dim": 50, "top_k": 12}
-                    for c in ("raw", "zca")],
-        experiment={})
-    with rc_context({"figure.dpi": dpi, **_render._RC}):
-        fig = F.figure_explained_variance(res)
-        fix_layout(fig, dpi)
-        png = _png(fig, dpi)
-    monkeypatch.undo()
+    png, _ = _fig2(lo, light, monkeypatch, top=0.5, dpi=dpi)
     return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
 
 

@@ -89,7 +89,8 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
                 require_matplotlib()  # loaded before the processes are counted: the probe's interval, ~0.4 s
                 figures = write_figures(res, out / "figures", formats=formats, dpi=args.dpi, test_heatmaps=heat,
-                                        extra=aid_plan(res), jobs=_jobs(None, 1 << 20, probe))
+                                        extra=aid_plan(res),
+                                        jobs=_jobs(None, 1 << 20, probe))  # capped by its figures there
                 from ..reporting.layer_section import write_layer_figure_from  # --layers: figures/layers.png
 
                 figures += write_layer_figure_from(res, out / "figures", dpi=args.dpi)
